@@ -1,0 +1,63 @@
+// Options of a profiling Session, with the keys of anemoi-training's
+// diagnostics.benchmark_profiler section. Every key is listed in docs/config.md.
+//
+//   trainprof::Options o;                       // defaults: time + speed reports on
+//   o.output.name = "my-model";
+//   auto loaded = trainprof::LoadOptionsFile("profiler.yaml");  // or from YAML
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trainprof/schedule.h"
+#include "trainprof/status.h"
+
+namespace trainprof {
+
+struct Options {
+  struct Time {
+    bool enabled = true;
+    bool verbose = false;  // false: the concise set of actions; true: every action
+  } time;
+  struct Speed {
+    bool enabled = true;
+    int64_t warmup_batches = 5;  // batches left out of the averaged throughput, per stage
+  } speed;
+  struct Memory {  // operator and memory report (issue: LibTorch depth)
+    bool enabled = false;
+    int64_t steps = 5;
+    int64_t warmup = 2;
+    bool extra_plots = false;
+    bool trace_rank0_only = false;
+  } memory;
+  struct System {  // system report (issue: system sampler)
+    bool enabled = false;
+    double interval_s = 1.0;
+  } system;
+  struct ModelSummary {
+    bool enabled = false;
+  } model_summary;
+  struct Snapshot {  // CUDA memory snapshot
+    bool enabled = false;
+    int64_t steps = 4;
+    int64_t warmup = 0;
+  } snapshot;
+  Schedule schedule;
+  struct Output {
+    std::string dir = "runs";        // run folders are created below it
+    std::string name = "run";        // folder: <dir>/<UTC time>-<name>
+    std::string run_dir;             // if set, use exactly this folder (created if missing)
+    bool trace = true;               // write trace.json
+    bool csv = true;                 // write one CSV per table
+    bool print = true;               // print the reports when the session finishes
+  } output;
+  struct Buffer {
+    int64_t events_per_thread = 1 << 20;  // recorded scopes kept per thread; more are dropped
+  } buffer;
+};
+
+// Reads a YAML file holding only profiler keys. Errors name the file, line and column; an
+// unknown key is named with the nearest valid key.
+StatusOr<Options> LoadOptionsFile(const std::string& path);
+
+}  // namespace trainprof

@@ -1,0 +1,88 @@
+#include "base/atomic_file.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace trainprof::base {
+
+Status ErrnoStatus(const std::string& what, int err) {
+  std::string msg = fmt::format("{}: {}", what, std::strerror(err));
+  switch (err) {
+    case ENOENT: return NotFound(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS: return PermissionDenied(msg);
+    default: return InvalidArgument(msg);
+  }
+}
+
+AtomicFile::~AtomicFile() { Discard(); }
+
+Status AtomicFile::Open(const std::string& path) {
+  Discard();
+  path_ = path;
+  tmp_path_ = fmt::format("{}.tmp.{}", path, getpid());
+  file_ = std::fopen(tmp_path_.c_str(), "wb");
+  if (file_ == nullptr) return ErrnoStatus(fmt::format("cannot write {}", path), errno);
+  static constexpr size_t kBuf = 1 << 20;
+  std::setvbuf(file_, nullptr, _IOFBF, kBuf);
+  write_failed_ = false;
+  return Status::Ok();
+}
+
+void AtomicFile::Write(std::string_view data) {
+  if (file_ == nullptr || data.empty()) return;
+  if (std::fwrite(data.data(), 1, data.size(), file_) != data.size()) write_failed_ = true;
+}
+
+Status AtomicFile::Commit() {
+  if (file_ == nullptr) return InternalError(fmt::format("{}: not open", path_));
+  bool failed = write_failed_ || std::fflush(file_) != 0;
+  int err = errno;
+  if (std::fclose(file_) != 0 && !failed) {
+    failed = true;
+    err = errno;
+  }
+  file_ = nullptr;
+  if (failed) {
+    std::remove(tmp_path_.c_str());
+    return ErrnoStatus(fmt::format("cannot write {}", path_), err);
+  }
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    err = errno;
+    std::remove(tmp_path_.c_str());
+    return ErrnoStatus(fmt::format("cannot rename {} to {}", tmp_path_, path_), err);
+  }
+  return Status::Ok();
+}
+
+void AtomicFile::Discard() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(tmp_path_.c_str());
+  }
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view data) {
+  AtomicFile f;
+  TRAINPROF_RETURN_IF_ERROR(f.Open(path));
+  f.Write(data);
+  return f.Commit();
+}
+
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoStatus(fmt::format("cannot read {}", path), errno);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return ErrnoStatus(fmt::format("cannot read {}", path), errno);
+  return ss.str();
+}
+
+}  // namespace trainprof::base

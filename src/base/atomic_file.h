@@ -1,0 +1,51 @@
+// Files written whole or not at all: the data goes to "<path>.tmp.<pid>" and is renamed over
+// <path> on Commit(), so a crash never leaves a half-written report.
+//
+//   base::AtomicFile f;
+//   TRAINPROF_RETURN_IF_ERROR(f.Open("run/report.json"));
+//   f.Write(text);
+//   TRAINPROF_RETURN_IF_ERROR(f.Commit());   // the destructor discards an uncommitted file
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "trainprof/status.h"
+
+namespace trainprof::base {
+
+class AtomicFile {
+ public:
+  AtomicFile() = default;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  // Errors: the folder does not exist or is not writable (message names the path).
+  Status Open(const std::string& path);
+  // Buffered; a write error is kept and returned by Commit().
+  void Write(std::string_view data);
+  // Flushes, closes and renames over the final path. Errors name the path.
+  Status Commit();
+  // Removes the temporary file.
+  void Discard();
+  FILE* file() { return file_; }
+
+ private:
+  std::string path_;
+  std::string tmp_path_;
+  FILE* file_ = nullptr;
+  bool write_failed_ = false;
+};
+
+// Writes `data` to `path` atomically.
+Status WriteFileAtomically(const std::string& path, std::string_view data);
+
+// Reads a whole file. Errors: NotFound / PermissionDenied with the path and strerror.
+StatusOr<std::string> ReadFile(const std::string& path);
+
+// "path: <strerror(err)>" as a Status of a fitting code.
+Status ErrnoStatus(const std::string& what, int err);
+
+}  // namespace trainprof::base

@@ -1,0 +1,111 @@
+// The Report: one value holding everything a user sees, built by collectors and read by every
+// renderer (terminal, CSV, JSON). Renderers never compute metrics; collectors never format.
+//
+//   report::Report r;
+//   report::Section& s = r.AddSection("time", "Time report");
+//   report::Table& t = s.AddTable("time_report", "Time per action",
+//       {{"action", "Action", Unit::kText}, {"total_s", "Total", Unit::kSeconds}});
+//   t.rows.push_back({std::string("forward"), 1.25});
+//   report::RenderTerminal(r, std::cout);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace trainprof::report {
+
+inline constexpr int kSchemaVersion = 1;
+
+// How a value is shown. Values are stored in base units: seconds, bytes, percent (0-100).
+enum class Unit {
+  kText,
+  kCount,      // integer count, shown with thousands separators
+  kNumber,     // plain number
+  kSeconds,    // duration, shown in ns/µs/ms/s/min as fits
+  kBytes,      // shown in B/KiB/MiB/GiB
+  kPercent,    // 0-100
+  kPerSecond,  // a rate; the column title names what is counted
+  kBool,
+};
+const char* UnitName(Unit unit);  // "text", "count", "seconds", ... (used in report.json)
+
+using Value = std::variant<std::monostate, int64_t, double, std::string, bool>;
+
+struct Column {
+  std::string key;    // machine name: CSV header and JSON key ("mean_s")
+  std::string title;  // human name for the terminal ("Mean")
+  Unit unit = Unit::kText;
+};
+
+enum class TableKind {
+  kTable,   // printed in the terminal
+  kSeries,  // a time series: not printed row by row in the terminal, written to CSV and JSON
+};
+
+struct Table {
+  std::string id;     // file name stem of its CSV ("time_report" -> time_report.csv)
+  std::string title;  // heading in the terminal
+  TableKind kind = TableKind::kTable;
+  std::vector<Column> columns;
+  std::vector<std::vector<Value>> rows;    // each row has columns.size() values
+  std::vector<std::vector<Value>> footer;  // e.g. the Total row; rendered after a rule
+  std::vector<std::string> notes;          // one line each, printed under the table
+};
+
+// A headline figure ("training throughput: 412.3 batches/s").
+struct Metric {
+  std::string key;
+  std::string title;
+  Value value;
+  Unit unit = Unit::kNumber;
+  std::string suffix;  // printed after the value in the terminal, e.g. "batches/s"
+};
+
+enum class Severity { kInfo, kWarning, kError };
+const char* SeverityName(Severity s);  // "info", "warning", "error"
+
+struct Finding {
+  Severity severity = Severity::kInfo;
+  std::string text;
+};
+
+struct Section {
+  std::string id;
+  std::string title;
+  std::vector<Metric> metrics;
+  std::vector<Table> tables;
+  std::vector<Finding> findings;
+  std::vector<std::string> notes;
+
+  Table& AddTable(std::string table_id, std::string table_title, std::vector<Column> cols,
+                  TableKind kind = TableKind::kTable);
+  void AddMetric(std::string key, std::string title, Value v, Unit unit, std::string suffix = "");
+};
+
+// Something about the input or the recording the user should know (dropped events, ...).
+struct Diagnostic {
+  Severity severity = Severity::kInfo;
+  std::string name;  // stable name, e.g. "dropped_events"
+  int64_t count = 0;
+  std::string message;
+};
+
+struct Report {
+  int schema_version = kSchemaVersion;
+  std::string kind = "profile";  // "profile" or "analyze"
+  std::string title;             // e.g. "trainprof profile: fashion-mnist"
+  // Flat key/value metadata: "trainprof_version", "created_utc", "host.name", "run_dir", ...
+  std::vector<std::pair<std::string, Value>> meta;
+  // The configuration as dotted keys ("time.verbose" -> false); nested again in report.json.
+  std::vector<std::pair<std::string, Value>> config;
+  std::vector<Section> sections;
+  std::vector<Diagnostic> diagnostics;
+
+  Section& AddSection(std::string id, std::string title);
+  const Section* FindSection(const std::string& id) const;
+};
+
+}  // namespace trainprof::report
