@@ -6,8 +6,6 @@
 #include <thread>
 
 namespace trainprof::base {
-namespace {
-
 bool DetectInvariantTsc() {
 #if defined(__x86_64__) || defined(__i386__)
   std::ifstream in("/proc/cpuinfo");
@@ -22,13 +20,7 @@ bool DetectInvariantTsc() {
   return false;
 }
 
-}  // namespace
-
-namespace internal {
-bool g_use_tsc = DetectInvariantTsc();
-}
-
-bool TicksAreTsc() { return internal::g_use_tsc; }
+bool TicksAreTsc() { return ::trainprof::internal::g_use_tsc; }
 
 int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -78,3 +70,8 @@ int64_t TickConverter::ToNs(uint64_t ticks) const {
 }
 
 }  // namespace trainprof::base
+
+namespace trainprof::internal {
+bool g_use_tsc = base::DetectInvariantTsc();
+uint64_t SlowTicks() noexcept { return static_cast<uint64_t>(base::SteadyNowNs()); }
+}  // namespace trainprof::internal

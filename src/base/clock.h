@@ -9,9 +9,7 @@
 
 #include <cstdint>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
+#include "trainprof/scope.h"
 
 namespace trainprof::base {
 
@@ -22,17 +20,9 @@ int64_t WallNowNs();
 
 // True when Ticks() reads the TSC (decided once, at start-up, from /proc/cpuinfo).
 bool TicksAreTsc();
-namespace internal {
-extern bool g_use_tsc;
-}
 
 // A monotonic tick count: TSC cycles or steady_clock ns. Cheap (about 10 ns with the TSC).
-inline uint64_t Ticks() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_expect(internal::g_use_tsc, 1)) return __rdtsc();
-#endif
-  return static_cast<uint64_t>(SteadyNowNs());
-}
+inline uint64_t Ticks() { return ::trainprof::internal::Ticks(); }
 
 // A tick reading and a steady_clock reading taken together.
 struct ClockPair {

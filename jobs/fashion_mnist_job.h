@@ -1,0 +1,43 @@
+// The built-in training job of `trainprof profile`: the CNN of the PyTorch profiler tutorial
+// (CIFAR10CNN, adapted to 28x28x1) trained on Fashion-MNIST with Adam, a training loop and a
+// validation loop per epoch, instrumented with trainprof's public API under Lightning's action
+// names.
+//
+//   jobs::JobConfig cfg = ...;
+//   TRAINPROF_ASSIGN_OR_RETURN(jobs::FashionMnistData data, jobs::LoadData(cfg.data));
+//   TRAINPROF_ASSIGN_OR_RETURN(jobs::JobResult res, jobs::RunFashionMnist(cfg, data, session));
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "jobs/idx_dataset.h"
+#include "jobs/job_config.h"
+#include "trainprof/session.h"
+
+namespace trainprof::jobs {
+
+struct FashionMnistData {
+  IdxDataset train;
+  IdxDataset test;
+};
+// Errors: see LoadFashionMnist().
+StatusOr<FashionMnistData> LoadData(const DataConfig& data);
+
+struct JobResult {
+  int64_t train_steps = 0;
+  int64_t val_steps = 0;
+  double last_train_loss = 0;
+  double val_loss = 0;      // of the last validation
+  double val_accuracy = 0;  // 0-1, of the last validation
+  int stop_signal = 0;      // the signal that stopped training early, 0 when it ran to the end
+};
+
+// Set by a signal handler; the job stops at the next batch boundary when it is non-zero.
+extern std::atomic<int> g_stop_signal;
+
+// Trains. Errors: LibTorch failures, turned into a Status.
+StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData& data,
+                                    Session& session);
+
+}  // namespace trainprof::jobs

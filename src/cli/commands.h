@@ -1,0 +1,29 @@
+// The subcommands of the trainprof command. Each registers its options on the CLI11 app and
+// returns the process exit code when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace trainprof::cli {
+
+// Exit codes, also listed in `trainprof --help`.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;     // failed while running or writing outputs
+inline constexpr int kExitBadInput = 2;    // bad command line, config or dataset
+inline constexpr int kExitNoOutput = 3;    // the run folder cannot be created
+// A run stopped by a signal exits with 128 + the signal number (130 for Ctrl-C, 143 for
+// SIGTERM), after writing the reports of the steps it completed.
+
+inline constexpr const char* kExitCodesHelp =
+    "Exit codes:\n"
+    "  0    success\n"
+    "  1    failure while running or writing the reports\n"
+    "  2    bad input: command line, config file, dataset\n"
+    "  3    the run folder cannot be created or written\n"
+    "  130  stopped by Ctrl-C (SIGINT), 143 by SIGTERM: reports of the completed steps written\n";
+
+// Registers `profile`; *run is set to the function that runs it.
+void AddProfileCommand(CLI::App& app, std::function<int()>* run);
+
+}  // namespace trainprof::cli

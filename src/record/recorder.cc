@@ -1,0 +1,260 @@
+#include "record/recorder.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace trainprof {
+namespace internal {
+std::atomic<bool> g_recording{false};
+thread_local ThreadState t_state __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
+}  // namespace internal
+
+namespace record {
+namespace {
+
+constexpr size_t kChunkEvents = 16384;  // 512 KiB per chunk
+
+// Append-only storage owned by one thread. Chunk pointers and the count are published with
+// release stores, so a reader that loads the count with acquire sees complete events.
+class ThreadBuffer {
+ public:
+  ThreadBuffer(int64_t tid, std::string thread_name) : name(std::move(thread_name)), tid_(tid) {}
+
+  // Owner thread only, with the registry lock held (no reader of this buffer is running).
+  void Reset(uint32_t epoch, int64_t capacity) {
+    epoch_ = epoch;
+    size_t chunks = std::max<size_t>(1, (static_cast<size_t>(capacity) + kChunkEvents - 1) / kChunkEvents);
+    if (chunks != max_chunks_) {
+      for (size_t i = 0; i < max_chunks_; ++i) delete[] chunks_[i].load(std::memory_order_relaxed);
+      chunks_ = std::make_unique<std::atomic<Event*>[]>(chunks);
+      for (size_t i = 0; i < chunks; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
+      max_chunks_ = chunks;
+    }
+    capacity_ = static_cast<size_t>(capacity);
+    count_.store(0, std::memory_order_release);
+    dropped_.store(0, std::memory_order_relaxed);
+    cur_ = end_ = nullptr;
+  }
+
+  void Append(const Event& e) noexcept {
+    if (__builtin_expect(cur_ == end_, 0)) {
+      if (!NextChunk()) {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    *cur_++ = e;
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+
+  void CopyTo(ThreadEvents& out) const {
+    size_t n = count_.load(std::memory_order_acquire);
+    out.events.reserve(n);
+    for (size_t c = 0; c * kChunkEvents < n; ++c) {
+      const Event* chunk = chunks_[c].load(std::memory_order_acquire);
+      size_t m = std::min(kChunkEvents, n - c * kChunkEvents);
+      out.events.insert(out.events.end(), chunk, chunk + m);
+    }
+    out.dropped = dropped_.load(std::memory_order_relaxed);
+  }
+
+  uint32_t epoch() const { return epoch_; }
+  int64_t tid() const { return tid_; }
+  std::string name;  // guarded by the registry lock
+  bool orphaned = false;  // the owner thread has exited; guarded by the registry lock
+
+  ~ThreadBuffer() {
+    for (size_t i = 0; i < max_chunks_; ++i) delete[] chunks_[i].load(std::memory_order_relaxed);
+  }
+
+ private:
+  bool NextChunk() noexcept {
+    size_t n = count_.load(std::memory_order_relaxed);
+    size_t c = n / kChunkEvents;
+    if (c >= max_chunks_ || n >= capacity_) return false;
+    Event* chunk = chunks_[c].load(std::memory_order_relaxed);
+    if (chunk == nullptr) {
+      chunk = new (std::nothrow) Event[kChunkEvents];
+      if (chunk == nullptr) return false;
+      chunks_[c].store(chunk, std::memory_order_release);
+    }
+    cur_ = chunk;
+    end_ = chunk + std::min(kChunkEvents, capacity_ - n);
+    return true;
+  }
+
+  int64_t tid_;
+  uint32_t epoch_ = 0;
+  std::unique_ptr<std::atomic<Event*>[]> chunks_;
+  size_t max_chunks_ = 0;
+  size_t capacity_ = 0;
+  Event* cur_ = nullptr;
+  Event* end_ = nullptr;
+  std::atomic<size_t> count_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+struct Registry {
+  std::mutex mu;
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+  uint32_t active_epoch = 0;  // 0: none
+  uint32_t last_epoch = 0;
+  int64_t capacity = 0;
+  std::unordered_map<std::string, std::unique_ptr<SourceLocation>> interned;
+  std::vector<std::unique_ptr<std::string>> interned_names;
+};
+
+Registry& GetRegistry() {
+  static Registry* r = new Registry();  // never destroyed: threads may record during exit
+  return *r;
+}
+
+std::atomic<uint32_t> g_epoch{0};
+
+int64_t CurrentTid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
+
+std::string PthreadName() {
+  char buf[32] = {0};
+  pthread_getname_np(pthread_self(), buf, sizeof(buf));
+  return buf;
+}
+
+// Marks the thread's buffer orphaned when the thread exits.
+struct BufferOwner {
+  ThreadBuffer* buffer = nullptr;
+  ~BufferOwner() {
+    if (buffer == nullptr) return;
+    Registry& r = GetRegistry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    buffer->orphaned = true;
+    internal::t_state.buffer = nullptr;
+  }
+};
+thread_local BufferOwner t_owner;
+thread_local std::string t_thread_name;  // set by SetThreadName()
+
+// Slow path: give the calling thread a buffer of the current epoch. Returns null when no
+// epoch is active.
+ThreadBuffer* Attach(uint32_t epoch) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.active_epoch == 0 || r.active_epoch != epoch) return nullptr;
+  auto* buf = static_cast<ThreadBuffer*>(internal::t_state.buffer);
+  if (buf == nullptr) {
+    r.buffers.push_back(std::make_unique<ThreadBuffer>(
+        CurrentTid(), t_thread_name.empty() ? PthreadName() : t_thread_name));
+    buf = r.buffers.back().get();
+    t_owner.buffer = buf;
+    internal::t_state.buffer = buf;
+  }
+  buf->Reset(epoch, r.capacity);
+  internal::t_state.epoch = epoch;
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<uint32_t> BeginEpoch(int64_t events_per_thread) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.active_epoch != 0) {
+    return FailedPrecondition(
+        "another trainprof Session is active in this process; Finish() it first");
+  }
+  // Buffers of threads that have exited and whose data was collected can go now.
+  std::erase_if(r.buffers, [](const std::unique_ptr<ThreadBuffer>& b) { return b->orphaned; });
+  r.capacity = std::max<int64_t>(1, events_per_thread);
+  r.active_epoch = ++r.last_epoch;
+  g_epoch.store(r.active_epoch, std::memory_order_release);
+  return r.active_epoch;
+}
+
+void SetRecording(bool on) { internal::g_recording.store(on, std::memory_order_relaxed); }
+
+std::vector<ThreadEvents> Collect(uint32_t epoch) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<ThreadEvents> out;
+  for (const auto& b : r.buffers) {
+    if (b->epoch() != epoch) continue;
+    ThreadEvents te;
+    te.tid = b->tid();
+    te.name = b->name;
+    b->CopyTo(te);
+    if (te.events.empty() && te.dropped == 0) continue;
+    out.push_back(std::move(te));
+  }
+  return out;
+}
+
+void EndEpoch(uint32_t epoch) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.active_epoch == epoch) {
+    r.active_epoch = 0;
+    g_epoch.store(0, std::memory_order_release);
+    internal::g_recording.store(false, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace record
+
+namespace internal {
+
+void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end,
+                 uint32_t depth) noexcept {
+  ThreadState& s = t_state;
+  const uint32_t epoch = record::g_epoch.load(std::memory_order_relaxed);
+  if (__builtin_expect(s.epoch != epoch || s.buffer == nullptr, 0)) {
+    if (epoch == 0 || record::Attach(epoch) == nullptr) return;
+  }
+  static_cast<record::ThreadBuffer*>(s.buffer)->Append(record::Event{begin, end, loc, depth, 0});
+}
+
+}  // namespace internal
+
+const char* ActionKindName(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kOther: return "other";
+    case ActionKind::kLoop: return "loop";
+    case ActionKind::kDataLoader: return "dataloader";
+    case ActionKind::kForward: return "forward";
+    case ActionKind::kBackward: return "backward";
+    case ActionKind::kOptimizer: return "optimizer";
+    case ActionKind::kStep: return "step";
+  }
+  return "other";
+}
+
+void SetThreadName(std::string_view name) {
+  record::Registry& r = record::GetRegistry();
+  auto* buf = static_cast<record::ThreadBuffer*>(internal::t_state.buffer);
+  std::string n(name);
+  pthread_setname_np(pthread_self(), n.substr(0, 15).c_str());
+  record::t_thread_name = n;
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (buf != nullptr) buf->name = n;
+}
+
+const SourceLocation* InternAction(std::string_view name, ActionKind kind) {
+  record::Registry& r = record::GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::string key = std::string(name) + '\x1f' + static_cast<char>('0' + static_cast<int>(kind));
+  auto it = r.interned.find(key);
+  if (it != r.interned.end()) return it->second.get();
+  r.interned_names.push_back(std::make_unique<std::string>(name));
+  auto loc = std::make_unique<SourceLocation>(
+      SourceLocation{r.interned_names.back()->c_str(), "", 0, kind});
+  const SourceLocation* p = loc.get();
+  r.interned.emplace(std::move(key), std::move(loc));
+  return p;
+}
+
+}  // namespace trainprof

@@ -1,0 +1,151 @@
+#include "record/statistics.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace trainprof::record {
+namespace {
+
+// Linear interpolation between closest ranks on sorted data, q in [0, 1].
+double Quantile(const std::vector<int64_t>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return static_cast<double>(sorted[lo]) +
+         frac * static_cast<double>(sorted[hi] - sorted[lo]);
+}
+
+constexpr double kNs = 1e-9;
+
+}  // namespace
+
+DurationSummary Summarize(std::vector<int64_t>& ns) {
+  DurationSummary s;
+  if (ns.empty()) return s;
+  std::sort(ns.begin(), ns.end());
+  s.count = static_cast<int64_t>(ns.size());
+  long double total = 0;
+  for (int64_t v : ns) total += v;
+  s.total_s = static_cast<double>(total) * kNs;
+  s.mean_s = s.total_s / static_cast<double>(s.count);
+  s.min_s = static_cast<double>(ns.front()) * kNs;
+  s.max_s = static_cast<double>(ns.back()) * kNs;
+  s.median_s = Quantile(ns, 0.5) * kNs;
+  s.p95_s = Quantile(ns, 0.95) * kNs;
+  return s;
+}
+
+std::string_view CategoryOf(std::string_view action) {
+  if (action.size() < 2 || action[0] != '[') return {};
+  size_t close = action.find(']');
+  if (close == std::string_view::npos) return {};
+  return action.substr(1, close - 1);
+}
+
+std::vector<ActionStats> ComputeActionStats(const std::vector<TimedEvent>& events) {
+  struct Acc {
+    ActionKind kind;
+    uint32_t min_depth;
+    std::vector<int64_t> durations;
+  };
+  std::unordered_map<std::string_view, Acc> by_name;
+  for (const TimedEvent& e : events) {
+    auto [it, inserted] = by_name.try_emplace(e.loc->name, Acc{e.loc->kind, e.depth, {}});
+    Acc& a = it->second;
+    a.min_depth = std::min(a.min_depth, e.depth);
+    if (a.kind == ActionKind::kOther) a.kind = e.loc->kind;
+    a.durations.push_back(e.dur_ns);
+  }
+  std::vector<ActionStats> out;
+  out.reserve(by_name.size());
+  for (auto& [name, acc] : by_name) {
+    ActionStats s;
+    s.name = std::string(name);
+    s.category = std::string(CategoryOf(name));
+    s.kind = acc.kind;
+    s.min_depth = acc.min_depth;
+    s.time = Summarize(acc.durations);
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const ActionStats& a, const ActionStats& b) {
+    if (a.time.total_s != b.time.total_s) return a.time.total_s > b.time.total_s;
+    return a.name < b.name;
+  });
+  return out;
+}
+
+bool InConciseSet(const ActionStats& a) {
+  return a.kind != ActionKind::kOther || a.min_depth == 0;
+}
+
+namespace {
+
+StageSpeed StageSpeedOf(const std::vector<const StepMark*>& steps, int64_t warmup) {
+  StageSpeed s;
+  s.steps = static_cast<int64_t>(steps.size());
+  int64_t total_ns = 0, samples = 0;
+  for (const StepMark* m : steps) {
+    if (m->index_in_stage < warmup) continue;
+    ++s.measured_steps;
+    total_ns += m->end_ns - m->begin_ns;
+    samples += m->batch_size;
+  }
+  if (s.measured_steps > 0 && total_ns > 0) {
+    double total_s = static_cast<double>(total_ns) * kNs;
+    s.mean_step_s = total_s / static_cast<double>(s.measured_steps);
+    s.batches_per_s = static_cast<double>(s.measured_steps) / total_s;
+    s.samples_per_s = static_cast<double>(samples) / total_s;
+  }
+  return s;
+}
+
+LoaderSpeed LoaderSpeedOf(const std::vector<LoaderFetch>& fetches, Stage stage) {
+  LoaderSpeed l;
+  int64_t total_ns = 0, samples = 0;
+  for (const LoaderFetch& f : fetches) {
+    if (f.stage != stage) continue;
+    ++l.fetches;
+    total_ns += f.dur_ns;
+    samples += f.batch_size;
+  }
+  if (l.fetches > 0 && total_ns > 0) {
+    double n = static_cast<double>(l.fetches);
+    l.mean_fetch_s = static_cast<double>(total_ns) * kNs / n;
+    l.batches_per_s = 1.0 / l.mean_fetch_s;
+    l.samples_per_s = (static_cast<double>(samples) / n) / l.mean_fetch_s;
+  }
+  return l;
+}
+
+std::vector<RatePoint> RateSeries(const std::vector<const StepMark*>& steps) {
+  std::vector<RatePoint> out;
+  out.reserve(steps.size());
+  for (const StepMark* m : steps) {
+    int64_t d = m->end_ns - m->begin_ns;
+    if (d <= 0) continue;
+    double s = static_cast<double>(d) * kNs;
+    out.push_back({m->index_in_stage, m->epoch, static_cast<double>(m->end_ns) * kNs, 1.0 / s,
+                   static_cast<double>(m->batch_size) / s});
+  }
+  return out;
+}
+
+}  // namespace
+
+SpeedStats ComputeSpeed(const std::vector<StepMark>& steps, const std::vector<LoaderFetch>& fetches,
+                        int64_t warmup_batches) {
+  std::vector<const StepMark*> train, val;
+  for (const StepMark& m : steps) (m.stage == Stage::kTrain ? train : val).push_back(&m);
+  SpeedStats s;
+  s.train = StageSpeedOf(train, warmup_batches);
+  s.validation = StageSpeedOf(val, warmup_batches);
+  s.train_loader = LoaderSpeedOf(fetches, Stage::kTrain);
+  s.validation_loader = LoaderSpeedOf(fetches, Stage::kValidation);
+  s.training_rate = RateSeries(train);
+  s.validation_rate = RateSeries(val);
+  return s;
+}
+
+}  // namespace trainprof::record

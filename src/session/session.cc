@@ -1,0 +1,381 @@
+#include "trainprof/session.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "base/atomic_file.h"
+#include "base/clock.h"
+#include "base/config_schema.h"
+#include "base/text.h"
+#include "record/options_schema.h"
+#include "record/recorder.h"
+#include "record/statistics.h"
+#include "report/csv.h"
+#include "report/json.h"
+#include "report/terminal.h"
+#include "session/report_builder.h"
+#include "session/trace_export.h"
+#include "trainprof/version.h"
+
+namespace trainprof {
+
+const char* StageName(Stage stage) { return stage == Stage::kTrain ? "train" : "validation"; }
+
+namespace {
+
+// Creates the run folder: output.run_dir as given, else <dir>/<UTC time>-<name>[-N].
+StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!out.run_dir.empty()) {
+    fs::create_directories(out.run_dir, ec);
+    if (ec) {
+      return base::ErrnoStatus(
+          fmt::format("cannot create run folder {} (output.run_dir)", out.run_dir), ec.value());
+    }
+    return out.run_dir;
+  }
+  fs::create_directories(out.dir, ec);
+  if (ec) {
+    return base::ErrnoStatus(fmt::format("cannot create output folder {} (output.dir)", out.dir),
+                             ec.value());
+  }
+  std::string stem = fmt::format("{}/{}-{}", out.dir, base::UtcCompact(unix_ns), out.name);
+  for (int i = 1; i < 1000; ++i) {
+    std::string dir = i == 1 ? stem : fmt::format("{}-{}", stem, i);
+    if (fs::create_directory(dir, ec)) return dir;
+    if (ec) {
+      return base::ErrnoStatus(fmt::format("cannot create run folder {} (output.dir)", dir),
+                               ec.value());
+    }
+  }
+  return InvalidArgument(fmt::format("cannot create run folder {}: 999 folders of that name", stem));
+}
+
+std::string ReadCpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+template <typename V>
+report::Value ToValue(const V& v) {
+  return std::visit([](const auto& x) { return report::Value(x); }, v);
+}
+
+struct StepTicks {
+  Stage stage;
+  int64_t epoch, batch_size, index_in_stage, profiler_step;
+  uint64_t begin, end;
+  int64_t tid;
+};
+
+int64_t CurrentTid() { return static_cast<int64_t>(gettid()); }
+
+}  // namespace
+
+class SessionImpl {
+ public:
+  Options options;
+  std::string run_dir;
+  uint32_t epoch_id = 0;
+  base::ClockPair start;
+
+  mutable std::mutex mu;
+  Stage stage = Stage::kTrain;
+  int64_t epoch = 0;
+  int64_t batch_size = 0;
+  int64_t global_step = 0;
+  int64_t profiler_step = 0;
+  int64_t stage_index[2] = {0, 0};
+  uint64_t step_begin = 0;
+  std::vector<StepTicks> steps;
+  std::vector<std::pair<std::string, std::string>> meta;
+  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, report::Value>> extra_config;
+  bool finished = false;
+  std::string summary;
+
+  bool Recording(int64_t step) const {
+    if (!options.time.enabled && !options.speed.enabled) return false;
+    return options.schedule.ActionAt(step) != ProfilerAction::kNone;
+  }
+
+  Status Finish();
+  report::Report BuildReport(const std::vector<record::ThreadEvents>& threads,
+                             const base::TickConverter& conv, int64_t end_ns,
+                             session::TraceInput* trace);
+};
+
+Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+
+Session::~Session() {
+  if (impl_) (void)Finish();
+}
+
+StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
+  TRAINPROF_RETURN_IF_ERROR(ValidateOptions(options));
+  TRAINPROF_RETURN_IF_ERROR(options.schedule.Validate());
+  auto impl = std::make_unique<SessionImpl>();
+  impl->start = base::ClockPair::Now();
+  TRAINPROF_ASSIGN_OR_RETURN(impl->run_dir, CreateRunDir(options.output, impl->start.wall_ns));
+  TRAINPROF_ASSIGN_OR_RETURN(impl->epoch_id,
+                             record::BeginEpoch(options.buffer.events_per_thread));
+  impl->options = std::move(options);
+  impl->step_begin = impl->start.ticks;
+  record::SetRecording(impl->Recording(0));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+StatusOr<std::unique_ptr<Session>> Session::CreateFromConfigFile(const std::string& path) {
+  TRAINPROF_ASSIGN_OR_RETURN(Options options, LoadOptionsFile(path));
+  return Create(std::move(options));
+}
+
+void Session::SetStage(Stage stage) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->stage = stage;
+  impl_->step_begin = base::Ticks();
+}
+
+void Session::SetEpoch(int64_t epoch) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->epoch = epoch;
+}
+
+void Session::SetBatchSize(int64_t batch_size) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->batch_size = batch_size;
+}
+
+void Session::Step() {
+  const uint64_t now = base::Ticks();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  SessionImpl& s = *impl_;
+  if (s.finished) return;
+  const int st = s.stage == Stage::kTrain ? 0 : 1;
+  s.steps.push_back({s.stage, s.epoch, s.batch_size, s.stage_index[st]++, s.profiler_step,
+                     s.step_begin, now, CurrentTid()});
+  if (s.stage == Stage::kTrain) ++s.global_step;
+  ++s.profiler_step;
+  s.step_begin = now;
+  record::SetRecording(s.Recording(s.profiler_step));
+}
+
+Stage Session::stage() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->stage;
+}
+int64_t Session::epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->epoch;
+}
+int64_t Session::global_step() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->global_step;
+}
+int64_t Session::profiler_step() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->profiler_step;
+}
+const std::string& Session::run_dir() const { return impl_->run_dir; }
+const Options& Session::options() const { return impl_->options; }
+const std::string& Session::summary() const { return impl_->summary; }
+
+void Session::SetMeta(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->meta.emplace_back(key, value);
+}
+
+void Session::AddNote(const std::string& note) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->notes.push_back(note);
+}
+
+void Session::AddConfigValue(const std::string& key, bool v) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->extra_config.emplace_back(key, v);
+}
+void Session::AddConfigValue(const std::string& key, int64_t v) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->extra_config.emplace_back(key, v);
+}
+void Session::AddConfigValue(const std::string& key, double v) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->extra_config.emplace_back(key, v);
+}
+void Session::AddConfigValue(const std::string& key, const std::string& v) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->extra_config.emplace_back(key, v);
+}
+
+Status Session::Finish() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->Finish();
+}
+
+report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>& threads,
+                                        const base::TickConverter& conv, int64_t end_ns,
+                                        session::TraceInput* trace) {
+  const int64_t t0 = start.steady_ns;
+  auto rel = [&](uint64_t ticks) { return conv.ToNs(ticks) - t0; };
+
+  // Step marks in ns since the start.
+  std::vector<record::StepMark> marks;
+  marks.reserve(steps.size());
+  std::vector<int64_t> mark_ends;
+  for (const StepTicks& s : steps) {
+    marks.push_back({s.stage, s.epoch, s.batch_size, s.index_in_stage, s.profiler_step,
+                     rel(s.begin), rel(s.end), s.tid});
+    mark_ends.push_back(marks.back().end_ns);
+  }
+  // The schedule step of an instant: Step() calls that ended before it.
+  auto step_at = [&](int64_t t) {
+    return static_cast<int64_t>(std::upper_bound(mark_ends.begin(), mark_ends.end(), t) -
+                                mark_ends.begin());
+  };
+
+  std::vector<record::TimedEvent> kept;
+  std::vector<record::LoaderFetch> fetches;
+  report::Report r;
+  int64_t recorded = 0, warmup_dropped = 0;
+  for (const record::ThreadEvents& te : threads) {
+    session::TraceThread tt;
+    tt.tid = te.tid;
+    tt.name = te.name;
+    for (const record::Event& e : te.events) {
+      const int64_t b = rel(e.begin);
+      const int64_t step = step_at(b);
+      if (!options.schedule.RecordsStep(step)) {
+        ++warmup_dropped;
+        continue;
+      }
+      record::TimedEvent ev{e.loc, b, rel(e.end) - b, e.depth};
+      kept.push_back(ev);
+      tt.events.push_back(ev);
+      tt.steps.push_back(step);
+      if (e.loc->kind == ActionKind::kDataLoader) {
+        bool have = step < static_cast<int64_t>(marks.size());
+        fetches.push_back({have ? marks[step].stage : stage, ev.dur_ns,
+                           have ? marks[step].batch_size : batch_size});
+      }
+    }
+    recorded += static_cast<int64_t>(tt.events.size());
+    if (te.dropped > 0) {
+      r.diagnostics.push_back(
+          {report::Severity::kWarning, "dropped_events", static_cast<int64_t>(te.dropped),
+           fmt::format("thread '{}' ({}) dropped {} scope events: its buffer was full "
+                       "(buffer.events_per_thread = {}); raise it or record fewer steps",
+                       te.name, te.tid, te.dropped, options.buffer.events_per_thread)});
+    }
+    if (trace != nullptr && !tt.events.empty()) trace->threads.push_back(std::move(tt));
+  }
+  if (trace != nullptr) {
+    for (const record::StepMark& m : marks) {
+      if (options.schedule.RecordsStep(m.profiler_step)) trace->steps.push_back(m);
+    }
+  }
+
+  r.kind = "profile";
+  r.title = fmt::format("trainprof report: {}", options.output.name);
+  r.meta.emplace_back("trainprof_version", std::string(TRAINPROF_VERSION));
+  r.meta.emplace_back("created_utc", base::UtcIso8601(start.wall_ns));
+  r.meta.emplace_back("run_dir", run_dir);
+  struct utsname u{};
+  if (uname(&u) == 0) {
+    r.meta.emplace_back("host.name", std::string(u.nodename));
+    r.meta.emplace_back("host.os", fmt::format("{} {} {}", u.sysname, u.release, u.machine));
+  }
+  r.meta.emplace_back("host.cpu", ReadCpuModel());
+  r.meta.emplace_back("host.cores", static_cast<int64_t>(std::thread::hardware_concurrency()));
+  r.meta.emplace_back("clock", std::string(base::TicksAreTsc() ? "tsc" : "steady_clock"));
+  r.meta.emplace_back("pid", static_cast<int64_t>(getpid()));
+  r.meta.emplace_back("wall_time_s", static_cast<double>(end_ns) * 1e-9);
+  r.meta.emplace_back("steps", static_cast<int64_t>(marks.size()));
+  // Scopes that began in warm-up steps (recorded to warm the buffers, then discarded).
+  r.meta.emplace_back("discarded_warmup_events", warmup_dropped);
+  for (const auto& [k, v] : meta) r.meta.emplace_back(k, v);
+
+  base::ConfigSchema schema;
+  Options copy = options;
+  AddOptionsKeys(schema, copy);
+  for (const auto& [k, v] : schema.CurrentValues()) r.config.emplace_back(k, ToValue(v));
+  for (const auto& kv : extra_config) r.config.push_back(kv);
+
+  if (!notes.empty()) {
+    report::Section& run = r.AddSection("run", "Run");
+    run.notes = notes;
+  }
+  if (options.time.enabled) {
+    session::TimeInput in;
+    in.actions = record::ComputeActionStats(kept);
+    in.wall_s = static_cast<double>(end_ns) * 1e-9;
+    in.recorded_events = recorded;
+    in.verbose = options.time.verbose;
+    session::AddTimeSection(in, r);
+  }
+  if (options.speed.enabled) {
+    session::AddSpeedSection(record::ComputeSpeed(marks, fetches, options.speed.warmup_batches),
+                             options.speed.warmup_batches, r);
+  }
+  auto not_built = [&](bool enabled, const char* key, const char* what) {
+    if (!enabled) return;
+    r.diagnostics.push_back({report::Severity::kInfo, "report_not_available", 1,
+                             fmt::format("{} is true, but the {} is not part of this trainprof "
+                                         "version yet; nothing was measured for it",
+                                         key, what)});
+  };
+  not_built(options.memory.enabled, "memory.enabled", "operator and memory report");
+  not_built(options.system.enabled, "system.enabled", "system report");
+  not_built(options.model_summary.enabled, "model_summary.enabled", "model summary");
+  not_built(options.snapshot.enabled, "snapshot.enabled", "CUDA memory snapshot");
+  return r;
+}
+
+Status SessionImpl::Finish() {
+  if (finished) return Status::Ok();
+  finished = true;
+  record::SetRecording(false);
+  const base::ClockPair end = base::ClockPair::Now();
+  std::vector<record::ThreadEvents> threads = record::Collect(epoch_id);
+  record::EndEpoch(epoch_id);
+  const base::TickConverter conv = base::TickConverter::Fit(start, end);
+  const int64_t end_ns = conv.ToNs(end.ticks) - start.steady_ns;
+
+  session::TraceInput trace;
+  trace.process_name = fmt::format("trainprof: {}", options.output.name);
+  trace.pid = getpid();
+  trace.start_unix_ns = start.wall_ns;
+  report::Report r = BuildReport(threads, conv, end_ns, options.output.trace ? &trace : nullptr);
+
+  std::ostringstream text;
+  report::TerminalRenderer().Render(r, text);
+  summary = text.str();
+
+  Status first = Status::Ok();
+  auto keep = [&](Status s) {
+    if (!s.ok() && first.ok()) first = std::move(s);
+  };
+  keep(base::WriteFileAtomically(run_dir + "/report.json", report::RenderJsonString(r)));
+  keep(base::WriteFileAtomically(run_dir + "/summary.txt", summary));
+  if (options.output.csv) keep(report::WriteCsvFiles(r, run_dir, nullptr));
+  if (options.output.trace) keep(session::WriteTrace(trace, run_dir + "/trace.json"));
+  if (options.output.print) fmt::print("{}", summary);
+  return first;
+}
+
+}  // namespace trainprof

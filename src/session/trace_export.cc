@@ -1,0 +1,45 @@
+#include "session/trace_export.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "base/text.h"
+#include "trace/chrome_trace_writer.h"
+#include "trainprof/version.h"
+
+namespace trainprof::session {
+
+Status WriteTrace(const TraceInput& in, const std::string& path) {
+  trace::ChromeTraceWriter w;
+  TRAINPROF_RETURN_IF_ERROR(w.Open(path));
+  w.OtherData("producer", "trainprof " TRAINPROF_VERSION);
+  w.OtherData("start_utc", base::UtcIso8601(in.start_unix_ns));
+  w.ProcessName(in.pid, in.process_name);
+  std::unordered_map<int64_t, bool> named;
+  for (const TraceThread& t : in.threads) {
+    w.ThreadName(in.pid, t.tid, t.name.empty() ? fmt::format("thread {}", t.tid) : t.name);
+    named[t.tid] = true;
+  }
+  for (const record::StepMark& m : in.steps) {
+    if (!named[m.tid]) {
+      w.ThreadName(in.pid, m.tid, fmt::format("thread {}", m.tid));
+      named[m.tid] = true;
+    }
+    trace::NameId id = w.InternName(fmt::format("ProfilerStep#{}", m.profiler_step));
+    w.Complete(id, trace::kCatStep, m.begin_ns, m.end_ns - m.begin_ns, in.pid, m.tid,
+               m.profiler_step);
+  }
+  std::unordered_map<const SourceLocation*, trace::NameId> names;
+  for (const TraceThread& t : in.threads) {
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const record::TimedEvent& e = t.events[i];
+      auto it = names.find(e.loc);
+      if (it == names.end()) it = names.emplace(e.loc, w.InternName(e.loc->name)).first;
+      w.Complete(it->second, trace::kCatScope, e.begin_ns, e.dur_ns, in.pid, t.tid, t.steps[i]);
+    }
+  }
+  return w.Close();
+}
+
+}  // namespace trainprof::session
