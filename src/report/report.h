@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <variant>
@@ -76,7 +77,7 @@ struct Section {
   std::string id;
   std::string title;
   std::vector<Metric> metrics;
-  std::vector<Table> tables;
+  std::deque<Table> tables;  // deque: references from AddTable() stay valid
   std::vector<Finding> findings;
   std::vector<std::string> notes;
 
@@ -93,19 +94,27 @@ struct Diagnostic {
   std::string message;
 };
 
+struct MetaEntry {
+  std::string key;
+  Value value;
+  bool in_terminal = true;  // false: only in report.json (pid, clock source, ...)
+};
+
 struct Report {
   int schema_version = kSchemaVersion;
   std::string kind = "profile";  // "profile" or "analyze"
   std::string title;             // e.g. "trainprof profile: fashion-mnist"
   // Flat key/value metadata: "trainprof_version", "created_utc", "host.name", "run_dir", ...
-  std::vector<std::pair<std::string, Value>> meta;
+  // Dotted keys are nested in report.json ("host": {"name": ...}).
+  std::vector<MetaEntry> meta;
   // The configuration as dotted keys ("time.verbose" -> false); nested again in report.json.
   std::vector<std::pair<std::string, Value>> config;
-  std::vector<Section> sections;
+  std::deque<Section> sections;  // deque: references from AddSection() stay valid
   std::vector<Diagnostic> diagnostics;
 
   Section& AddSection(std::string id, std::string title);
   const Section* FindSection(const std::string& id) const;
+  void AddMeta(std::string key, Value value, bool in_terminal = true);
 };
 
 }  // namespace trainprof::report

@@ -292,23 +292,23 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
 
   r.kind = "profile";
   r.title = fmt::format("trainprof report: {}", options.output.name);
-  r.meta.emplace_back("trainprof_version", std::string(TRAINPROF_VERSION));
-  r.meta.emplace_back("created_utc", base::UtcIso8601(start.wall_ns));
-  r.meta.emplace_back("run_dir", run_dir);
+  r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
+  r.AddMeta("created_utc", base::UtcIso8601(start.wall_ns));
+  r.AddMeta("run_dir", run_dir);
   struct utsname u{};
   if (uname(&u) == 0) {
-    r.meta.emplace_back("host.name", std::string(u.nodename));
-    r.meta.emplace_back("host.os", fmt::format("{} {} {}", u.sysname, u.release, u.machine));
+    r.AddMeta("host.name", std::string(u.nodename));
+    r.AddMeta("host.os", fmt::format("{} {} {}", u.sysname, u.release, u.machine));
   }
-  r.meta.emplace_back("host.cpu", ReadCpuModel());
-  r.meta.emplace_back("host.cores", static_cast<int64_t>(std::thread::hardware_concurrency()));
-  r.meta.emplace_back("clock", std::string(base::TicksAreTsc() ? "tsc" : "steady_clock"));
-  r.meta.emplace_back("pid", static_cast<int64_t>(getpid()));
-  r.meta.emplace_back("wall_time_s", static_cast<double>(end_ns) * 1e-9);
-  r.meta.emplace_back("steps", static_cast<int64_t>(marks.size()));
+  r.AddMeta("host.cpu", ReadCpuModel());
+  r.AddMeta("host.cores", static_cast<int64_t>(std::thread::hardware_concurrency()));
+  r.AddMeta("clock", std::string(base::TicksAreTsc() ? "tsc" : "steady_clock"), false);
+  r.AddMeta("pid", static_cast<int64_t>(getpid()), false);
+  r.AddMeta("wall_time_s", static_cast<double>(end_ns) * 1e-9, false);
+  r.AddMeta("steps", static_cast<int64_t>(marks.size()));
   // Scopes that began in warm-up steps (recorded to warm the buffers, then discarded).
-  r.meta.emplace_back("discarded_warmup_events", warmup_dropped);
-  for (const auto& [k, v] : meta) r.meta.emplace_back(k, v);
+  r.AddMeta("discarded_warmup_events", warmup_dropped, false);
+  for (const auto& [k, v] : meta) r.AddMeta(k, v);
 
   base::ConfigSchema schema;
   Options copy = options;

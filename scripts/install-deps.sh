@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of trainprof from Debian 12's archive. Idempotent:
+# packages already installed are left alone, and apt-get update runs only when something is
+# missing. Run as root, or as a user with sudo.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev libgloo-dev
+  dataset-fashion-mnist
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,84 @@
+#include "record/options_schema.h"
+
+namespace trainprof {
+
+void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  s.AddBool("time.enabled", &o.time.enabled,
+            "Time report: time per action (mean, calls, total, % of wall time, min, median, p95, "
+            "max), as Lightning's SimpleProfiler and anemoi's time report.");
+  s.AddBool("time.verbose", &o.time.verbose,
+            "false: the concise set of actions (training/validation loops, data loader, forward, "
+            "backward, optimizer step and other top-level actions); true: every recorded action.");
+  s.AddBool("speed.enabled", &o.speed.enabled,
+            "Speed report: training, validation and data-loader throughput (batches/s and "
+            "samples/s) and the throughput over time.");
+  s.AddInt("speed.warmup_batches", &o.speed.warmup_batches, 0, kBig,
+           "Batches at the start of each stage left out of the averaged throughput.");
+  s.AddBool("memory.enabled", &o.memory.enabled,
+            "Operator and memory report (LibTorch). Not part of this version yet: the report "
+            "says so when it is true.");
+  s.AddInt("memory.steps", &o.memory.steps, 1, kBig, "Steps the operator observer records.");
+  s.AddInt("memory.warmup", &o.memory.warmup, 0, kBig,
+           "Steps to wait before the operator observer records.");
+  s.AddBool("memory.extra_plots", &o.memory.extra_plots, "Memory timeline plots.");
+  s.AddBool("memory.trace_rank0_only", &o.memory.trace_rank0_only,
+            "Record operators on rank 0 only.");
+  s.AddBool("system.enabled", &o.system.enabled,
+            "System report (CPU, memory, disk, network, GPU, energy). Not part of this version "
+            "yet: the report says so when it is true.");
+  s.AddDouble("system.interval_s", &o.system.interval_s, 0.05, 3600.0,
+              "Seconds between two samples of the system report.");
+  s.AddBool("model_summary.enabled", &o.model_summary.enabled,
+            "Model summary (torchinfo-like). Not part of this version yet.");
+  s.AddBool("snapshot.enabled", &o.snapshot.enabled,
+            "CUDA memory snapshot (needs a CUDA build). Not part of this version yet.");
+  s.AddInt("snapshot.steps", &o.snapshot.steps, 1, kBig, "Steps of allocator history recorded.");
+  s.AddInt("snapshot.warmup", &o.snapshot.warmup, 0, kBig,
+           "Steps before the allocator history starts.");
+  s.AddInt("schedule.skip_first", &o.schedule.skip_first, 0, kBig,
+           "Steps skipped before the first cycle (torch.profiler.schedule's skip_first).");
+  s.AddInt("schedule.wait", &o.schedule.wait, 0, kBig, "Idle steps at the start of each cycle.");
+  s.AddInt("schedule.warmup", &o.schedule.warmup, 0, kBig,
+           "Steps recorded then discarded after the wait steps of each cycle.");
+  s.AddInt("schedule.active", &o.schedule.active, 1, kBig, "Recorded steps of each cycle.");
+  s.AddInt("schedule.repeat", &o.schedule.repeat, 0, kBig, "Cycles to run; 0 = forever.");
+  s.AddString("output.dir", &o.output.dir,
+              "Folder below which each run gets its folder, <dir>/<UTC time>-<name>/.");
+  s.AddString("output.name", &o.output.name, "Suffix of the run folder's name.");
+  s.AddString("output.run_dir", &o.output.run_dir,
+              "Use exactly this run folder (created if missing) instead of <dir>/<time>-<name>.");
+  s.AddBool("output.trace", &o.output.trace,
+            "Write trace.json (Chrome trace: Perfetto UI, chrome://tracing).");
+  s.AddBool("output.csv", &o.output.csv, "Write one CSV file per report table.");
+  s.AddBool("output.print", &o.output.print, "Print the reports when the session finishes.");
+  s.AddInt("buffer.events_per_thread", &o.buffer.events_per_thread, 1, int64_t{1} << 32,
+           "Scopes kept per thread (32 bytes each, allocated as needed); more are counted as "
+           "dropped and shown in the report.");
+}
+
+Status ValidateOptions(const Options& o) {
+  Options copy = o;
+  base::ConfigSchema schema;
+  AddOptionsKeys(schema, copy);
+  TRAINPROF_RETURN_IF_ERROR(schema.Validate());
+  if (o.output.run_dir.empty()) {
+    if (o.output.name.empty() || o.output.name.find('/') != std::string::npos) {
+      return InvalidArgument(
+          "output.name must be a non-empty folder name without '/', got '" + o.output.name + "'");
+    }
+    if (o.output.dir.empty()) return InvalidArgument("output.dir must not be empty");
+  }
+  return o.schedule.Validate();
+}
+
+StatusOr<Options> LoadOptionsFile(const std::string& path) {
+  Options o;
+  base::ConfigSchema schema;
+  AddOptionsKeys(schema, o);
+  TRAINPROF_RETURN_IF_ERROR(schema.ApplyFile(path));
+  TRAINPROF_RETURN_IF_ERROR(ValidateOptions(o));
+  return o;
+}
+
+}  // namespace trainprof

@@ -1,0 +1,96 @@
+#include "report/format.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace trainprof::report {
+namespace {
+
+std::string Thousands(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  int n = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    if (n > 0 && n % 3 == 0) out += ',';
+    out += *it;
+    ++n;
+  }
+  if (v < 0) out += '-';
+  return {out.rbegin(), out.rend()};
+}
+
+// 3 significant digits for small values, no decimals from 100 up, separators from 1000 up.
+std::string Plain(double x) {
+  const double a = std::fabs(x);
+  if (a >= 1000) return Thousands(static_cast<int64_t>(std::llround(x)));
+  if (a >= 100) return fmt::format("{:.0f}", x);
+  if (a >= 10) return fmt::format("{:.1f}", x);
+  if (a >= 1 || a == 0) return fmt::format("{:.2f}", x);
+  return fmt::format("{:.3g}", x);
+}
+
+std::string Seconds(double s) {
+  const double a = std::fabs(s);
+  if (a == 0) return "0 s";
+  if (a < 1e-6) return fmt::format("{} ns", Plain(s * 1e9));
+  if (a < 1e-3) return fmt::format("{} µs", Plain(s * 1e6));
+  if (a < 1) return fmt::format("{} ms", Plain(s * 1e3));
+  if (a < 600) return fmt::format("{} s", Plain(s));
+  const int64_t total = static_cast<int64_t>(std::llround(s));
+  if (total < 3600) return fmt::format("{}m {:02}s", total / 60, total % 60);
+  return fmt::format("{}h {:02}m", total / 3600, total / 60 % 60);
+}
+
+std::string Bytes(double b) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(b) >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{} {}", Plain(b), kUnits[u]);
+}
+
+double AsDouble(const Value& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return 0;
+}
+
+}  // namespace
+
+std::string FormatHuman(const Value& v, Unit unit) {
+  if (std::holds_alternative<std::monostate>(v)) return "-";
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  const double x = AsDouble(v);
+  if (std::isnan(x)) return "-";
+  switch (unit) {
+    case Unit::kSeconds: return Seconds(x);
+    case Unit::kBytes: return Bytes(x);
+    case Unit::kPercent: return fmt::format("{:.1f} %", x);
+    case Unit::kCount:
+      if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
+      return Plain(x);
+    case Unit::kText:
+    case Unit::kNumber:
+    case Unit::kPerSecond:
+    case Unit::kBool:
+      if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
+      return Plain(x);
+  }
+  return Plain(x);
+}
+
+std::string FormatMachine(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "";
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  const double d = std::get<double>(v);
+  if (!std::isfinite(d)) return "";
+  return fmt::format("{}", d);
+}
+
+}  // namespace trainprof::report

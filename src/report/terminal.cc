@@ -1,0 +1,124 @@
+#include "report/terminal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/format.h"
+
+namespace trainprof::report {
+namespace {
+
+// Columns on screen: UTF-8 continuation bytes take none ("µs" is two columns).
+size_t DisplayWidth(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+void Pad(std::ostream& out, const std::string& s, size_t width, bool right) {
+  const size_t w = DisplayWidth(s);
+  const std::string fill(width > w ? width - w : 0, ' ');
+  if (right) {
+    out << fill << s;
+  } else {
+    out << s << fill;
+  }
+}
+
+bool RightAligned(Unit u) { return u != Unit::kText; }
+
+std::string MetaText(const Value& v) { return FormatHuman(v, Unit::kNumber); }
+
+void RenderMetrics(const Section& s, std::ostream& out) {
+  size_t width = 0;
+  for (const Metric& m : s.metrics) width = std::max(width, DisplayWidth(m.title));
+  for (const Metric& m : s.metrics) {
+    out << "  ";
+    Pad(out, m.title, width, false);
+    std::string v = FormatHuman(m.value, m.unit);
+    if (!std::holds_alternative<std::monostate>(m.value) && !m.suffix.empty()) v += " " + m.suffix;
+    out << "  " << v << '\n';
+  }
+}
+
+}  // namespace
+
+void RenderTableText(const Table& t, std::ostream& out) {
+  out << "  " << t.title << '\n';
+  if (t.kind == TableKind::kSeries) {
+    out << fmt::format("    {} points, in {}.csv and report.json\n", t.rows.size(), t.id);
+    return;
+  }
+  const size_t n = t.columns.size();
+  std::vector<std::vector<std::string>> cells;
+  auto add = [&](const std::vector<Value>& row) {
+    std::vector<std::string> c(n);
+    for (size_t i = 0; i < n && i < row.size(); ++i) c[i] = FormatHuman(row[i], t.columns[i].unit);
+    cells.push_back(std::move(c));
+  };
+  for (const auto& r : t.rows) add(r);
+  for (const auto& r : t.footer) add(r);
+  std::vector<size_t> width(n);
+  for (size_t i = 0; i < n; ++i) {
+    width[i] = DisplayWidth(t.columns[i].title);
+    for (const auto& c : cells) width[i] = std::max(width[i], DisplayWidth(c[i]));
+  }
+  size_t total = 0;
+  for (size_t w : width) total += w + 2;
+  const std::string rule = "  " + std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+  auto line = [&](const std::vector<std::string>& c) {
+    out << "  ";
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0) out << "  ";
+      Pad(out, c[i], width[i], RightAligned(t.columns[i].unit));
+    }
+    out << '\n';
+  };
+  std::vector<std::string> header(n);
+  for (size_t i = 0; i < n; ++i) header[i] = t.columns[i].title;
+  line(header);
+  out << rule;
+  for (size_t r = 0; r < t.rows.size(); ++r) line(cells[r]);
+  if (t.rows.empty()) out << "  (no rows)\n";
+  if (!t.footer.empty()) {
+    out << rule;
+    for (size_t r = t.rows.size(); r < cells.size(); ++r) line(cells[r]);
+  }
+  for (const std::string& note : t.notes) out << "  * " << note << '\n';
+}
+
+void TerminalRenderer::Render(const Report& r, std::ostream& out) const {
+  out << r.title << '\n' << std::string(DisplayWidth(r.title), '=') << '\n';
+  size_t width = 0;
+  for (const MetaEntry& m : r.meta) {
+    if (m.in_terminal) width = std::max(width, DisplayWidth(m.key));
+  }
+  for (const MetaEntry& m : r.meta) {
+    if (!m.in_terminal) continue;
+    out << "  ";
+    Pad(out, m.key, width, false);
+    out << "  " << MetaText(m.value) << '\n';
+  }
+  for (const Section& s : r.sections) {
+    out << '\n' << s.title << '\n' << std::string(DisplayWidth(s.title), '-') << '\n';
+    for (const Finding& f : s.findings) {
+      out << "  [" << SeverityName(f.severity) << "] " << f.text << '\n';
+    }
+    for (const std::string& note : s.notes) out << "  " << note << '\n';
+    if (!s.metrics.empty()) RenderMetrics(s, out);
+    for (const Table& t : s.tables) {
+      out << '\n';
+      RenderTableText(t, out);
+    }
+  }
+  if (!r.diagnostics.empty()) {
+    out << "\nDiagnostics\n-----------\n";
+    for (const Diagnostic& d : r.diagnostics) {
+      out << fmt::format("  [{}] {} (x{}): {}\n", SeverityName(d.severity), d.name, d.count,
+                         d.message);
+    }
+  }
+}
+
+}  // namespace trainprof::report
