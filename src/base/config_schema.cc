@@ -15,6 +15,16 @@
 namespace trainprof::base {
 namespace {
 
+const char* ConfigTypeArticle(ConfigType type) {
+  switch (type) {
+    case ConfigType::kBool: return "true or false";
+    case ConfigType::kInt: return "an integer";
+    case ConfigType::kDouble: return "a number";
+    case ConfigType::kString: return "a string";
+  }
+  return "a value";
+}
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -113,8 +123,8 @@ class YamlWalker {
                                                         : fmt::format("; did you mean '{}'?", near)));
       }
       if (!v.IsScalar()) {
-        return InvalidArgument(fmt::format("{}: {}: expected a {}, got {}", Where(source_, v.Mark()),
-                                           key, ConfigTypeName(ck->type),
+        return InvalidArgument(fmt::format("{}: {}: expected {}, got {}", Where(source_, v.Mark()),
+                                           key, ConfigTypeArticle(ck->type),
                                            v.IsMap() ? "a mapping"
                                            : v.IsSequence() ? "a list"
                                                             : "nothing"));
@@ -137,6 +147,7 @@ class YamlWalker {
   std::vector<std::string> names_;
   std::string source_;
 };
+
 
 }  // namespace
 

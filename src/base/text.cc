@@ -27,6 +27,10 @@ std::string NearestWord(std::string_view word, const std::vector<std::string>& c
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
     size_t d = EditDistance(word, c);
+    // "training.batch" means "training.batch_size" more likely than "training.epochs".
+    const bool prefix = word.size() >= 3 && (std::string_view(c).substr(0, word.size()) == word ||
+                                             word.substr(0, c.size()) == c);
+    if (prefix) d = std::min<size_t>(d, 1);
     if (d < best_d) {
       best_d = d;
       best = c;

@@ -33,10 +33,12 @@ void AddTimeSection(const TimeInput& in, report::Report& r) {
   std::map<std::string, CategoryAcc> categories;
   for (const record::ActionStats& a : in.actions) {
     calls += a.time.count;
-    CategoryAcc& c = categories[a.category.empty() ? "-" : a.category];
-    ++c.actions;
-    c.calls += a.time.count;
-    c.total_s += a.time.total_s;
+    if (!a.category.empty()) {
+      CategoryAcc& c = categories[a.category];
+      ++c.actions;
+      c.calls += a.time.count;
+      c.total_s += a.time.total_s;
+    }
     if (!in.verbose && !record::InConciseSet(a)) continue;
     ++shown;
     t.rows.push_back({a.name, a.category.empty() ? Value(std::string("-")) : Value(a.category),
@@ -54,6 +56,7 @@ void AddTimeSection(const TimeInput& in, report::Report& r) {
   t.notes.push_back("% wall: share of the session's wall time; nested actions overlap, so the "
                     "shares do not add up to 100 %");
 
+  if (categories.empty()) return;
   report::Table& c = s.AddTable("time_by_category", "Time per category",
                                 {{"category", "Category", Unit::kText},
                                  {"actions", "Actions", Unit::kCount},
@@ -66,7 +69,8 @@ void AddTimeSection(const TimeInput& in, report::Report& r) {
   for (const auto& [name, acc] : sorted) {
     c.rows.push_back({name, acc.actions, acc.calls, acc.total_s, pct(acc.total_s)});
   }
-  c.notes.push_back("category: the [Category] prefix of the action name ('-' for none)");
+  c.notes.push_back("category: the [Category] prefix of the action name, as Lightning names its "
+                    "loops' actions; actions without one are not counted here");
 }
 
 namespace {
@@ -116,7 +120,7 @@ void AddSpeedSection(const record::SpeedStats& sp, int64_t warmup_batches, repor
                                 {{"stage", "Stage", Unit::kText},
                                  {"steps", "Steps", Unit::kCount},
                                  {"measured_steps", "Measured", Unit::kCount},
-                                 {"mean_step_s", "Mean step", Unit::kSeconds},
+                                 {"mean_s", "Mean time", Unit::kSeconds},
                                  {"batches_per_s", "Batches/s", Unit::kPerSecond},
                                  {"samples_per_s", "Samples/s", Unit::kPerSecond}});
   auto stage_row = [&](const char* name, const record::StageSpeed& st) {

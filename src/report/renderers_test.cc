@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "report/csv.h"
+#include "report/format.h"
+#include "report/json.h"
+#include "report/terminal.h"
+#include "util/golden.h"
+
+namespace trainprof::report {
+namespace {
+
+// A report with every kind of content a renderer must handle.
+Report SampleReport() {
+  Report r;
+  r.title = "trainprof report: sample";
+  r.AddMeta("trainprof_version", std::string("0.1.0"));
+  r.AddMeta("host.name", std::string("node-1"));
+  r.AddMeta("host.cores", int64_t{2});
+  r.AddMeta("pid", int64_t{4242}, /*in_terminal=*/false);
+  r.config.emplace_back("time.verbose", false);
+  r.config.emplace_back("training.learning_rate", 0.001);
+  r.config.emplace_back("output.name", std::string("sample"));
+
+  Section& run = r.AddSection("run", "Run");
+  run.notes.push_back("stopped by Interrupt after 3 steps");
+
+  Section& t = r.AddSection("time", "Time report");
+  t.AddMetric("wall_time_s", "Wall time", 12.5, Unit::kSeconds);
+  t.AddMetric("recorded_events", "Recorded scopes", int64_t{1234567}, Unit::kCount);
+  t.AddMetric("nothing", "Not measured", Value(), Unit::kPerSecond, "batches/s");
+  Table& tab = t.AddTable("time_report", "Time per action",
+                          {{"action", "Action", Unit::kText},
+                           {"calls", "Calls", Unit::kCount},
+                           {"mean_s", "Mean", Unit::kSeconds},
+                           {"pct", "% wall", Unit::kPercent},
+                           {"bytes", "Memory", Unit::kBytes},
+                           {"rate", "Rate", Unit::kPerSecond},
+                           {"ok", "OK", Unit::kBool}});
+  tab.rows.push_back({std::string("[Model].forward"), int64_t{300}, 0.0042, 33.333, int64_t{3 << 20},
+                      1234.5, true});
+  tab.rows.push_back({std::string("a, \"quoted\" µ-name"), int64_t{2}, 1.5e-7, 0.05,
+                      int64_t{512}, 0.5, false});
+  tab.rows.push_back({std::string("slow"), int64_t{1}, 754.0, 100.0, Value(), Value(), Value()});
+  tab.footer.push_back({std::string("Total"), int64_t{303}, Value(), 100.0, Value(), Value(),
+                        Value()});
+  tab.notes.push_back("nested actions overlap");
+  Table& series = t.AddTable("rate", "Throughput per step",
+                             {{"step", "Step", Unit::kCount}, {"v", "Batches/s", Unit::kPerSecond}},
+                             TableKind::kSeries);
+  series.rows.push_back({int64_t{0}, 10.0});
+  series.rows.push_back({int64_t{1}, 12.25});
+  t.findings.push_back({Severity::kWarning, "the data loader is slow"});
+  r.diagnostics.push_back({Severity::kWarning, "dropped_events", 7, "thread 'x' dropped 7 events"});
+  return r;
+}
+
+TEST(Format, HumanUnits) {
+  EXPECT_EQ(FormatHuman(0.0123, Unit::kSeconds), "12.3 ms");
+  EXPECT_EQ(FormatHuman(4.2e-8, Unit::kSeconds), "42.0 ns");
+  EXPECT_EQ(FormatHuman(3.5e-5, Unit::kSeconds), "35.0 µs");
+  EXPECT_EQ(FormatHuman(1.25, Unit::kSeconds), "1.25 s");
+  EXPECT_EQ(FormatHuman(754.0, Unit::kSeconds), "12m 34s");
+  EXPECT_EQ(FormatHuman(7384.0, Unit::kSeconds), "2h 03m");
+  EXPECT_EQ(FormatHuman(int64_t{1234567}, Unit::kCount), "1,234,567");
+  EXPECT_EQ(FormatHuman(int64_t{-1234}, Unit::kCount), "-1,234");
+  EXPECT_EQ(FormatHuman(int64_t{1536}, Unit::kBytes), "1.50 KiB");
+  EXPECT_EQ(FormatHuman(int64_t{3} << 30, Unit::kBytes), "3.00 GiB");
+  EXPECT_EQ(FormatHuman(12.345, Unit::kPercent), "12.3 %");
+  EXPECT_EQ(FormatHuman(Value(), Unit::kSeconds), "-");
+  EXPECT_EQ(FormatMachine(0.1), "0.1");
+  EXPECT_EQ(FormatMachine(Value()), "");
+}
+
+TEST(TerminalRenderer, Golden) {
+  std::ostringstream out;
+  TerminalRenderer().Render(SampleReport(), out);
+  EXPECT_TRUE(testutil::MatchesGoldenText("renderers/report_terminal.txt", out.str()));
+}
+
+TEST(JsonRenderer, Golden) {
+  EXPECT_TRUE(testutil::MatchesGoldenJson("renderers/report.json", RenderJsonString(SampleReport())));
+}
+
+TEST(JsonRenderer, NestsDottedKeysAndKeepsSchemaVersion) {
+  auto j = nlohmann::json::parse(RenderJsonString(SampleReport()));
+  EXPECT_EQ(j["schema_version"], kSchemaVersion);
+  EXPECT_EQ(j["meta"]["host"]["name"], "node-1");
+  EXPECT_EQ(j["meta"]["pid"], 4242);  // terminal-hidden meta is still in report.json
+  EXPECT_EQ(j["config"]["training"]["learning_rate"], 0.001);
+  EXPECT_TRUE(j["sections"][1]["metrics"]["nothing"]["value"].is_null());
+  EXPECT_EQ(j["sections"][1]["tables"][1]["kind"], "series");
+  EXPECT_EQ(j["sections"][1]["tables"][1]["rows"][1]["v"], 12.25);
+}
+
+TEST(CsvRenderer, GoldenFiles) {
+  const std::string dir = testutil::FreshTempDir();
+  std::vector<std::string> written;
+  ASSERT_TRUE(WriteCsvFiles(SampleReport(), dir, &written).ok());
+  EXPECT_EQ(written, (std::vector<std::string>{"time_metrics.csv", "time_report.csv", "rate.csv"}));
+  for (const std::string& f : written) {
+    EXPECT_TRUE(testutil::MatchesGoldenText("renderers/" + f, testutil::ReadText(dir + "/" + f)));
+  }
+}
+
+TEST(CsvRenderer, UnwritableFolderIsNamed) {
+  Status s = WriteCsvFiles(SampleReport(), "/nonexistent-trainprof-dir", nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent-trainprof-dir/time_metrics.csv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainprof::report

@@ -1,0 +1,30 @@
+// Golden-file checks for tests. A golden lives in tests/golden/<name>; run the tests with
+// TRAINPROF_UPDATE_GOLDEN=1 (scripts/update-goldens.sh) to rewrite them from the actual output, so
+// a reviewer sees the change as a diff.
+//
+//   EXPECT_TRUE(testutil::MatchesGoldenText("report_terminal.txt", text));
+//   EXPECT_TRUE(testutil::MatchesGoldenJson("session_report.json", json_text));
+//
+// JSON goldens are compared after parsing, never byte for byte. In a JSON golden the string
+// "<number>" matches any number, "<string>" any string, "<any>" anything, so values that depend
+// on the machine (durations, host names) stay out of the file.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace trainprof::testutil {
+
+// The folder with the project's sources (TRAINPROF_SOURCE_DIR).
+std::string SourceDir();
+// ../shared/data/traces of the checkout.
+std::string SharedTracesDir();
+// A fresh empty folder under the test temp dir, named after the running test.
+std::string FreshTempDir();
+std::string ReadText(const std::string& path);
+
+::testing::AssertionResult MatchesGoldenText(const std::string& name, const std::string& actual);
+::testing::AssertionResult MatchesGoldenJson(const std::string& name, const std::string& actual);
+
+}  // namespace trainprof::testutil
