@@ -1,0 +1,194 @@
+// End-to-end tests of `trainprof profile`: the real binary on the real Fashion-MNIST job.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "util/golden.h"
+#include "util/process.h"
+
+namespace trainprof {
+namespace {
+
+using nlohmann::json;
+using testutil::ProcessResult;
+namespace fs = std::filesystem;
+
+// A short run: 1 epoch of 12 training and 2 validation batches.
+std::vector<std::string> Profile(const std::string& out_dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {TRAINPROF_CLI, "profile", "-q", "-o", out_dir,
+                                   "--set", "training.epochs=1",
+                                   "--limit-train-batches", "12",
+                                   "--set", "training.limit_val_batches=2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);  // throws (fails the test) when the file is not valid JSON
+}
+
+std::string OnlyRunDir(const std::string& out_dir) {
+  std::vector<std::string> dirs;
+  for (const auto& e : fs::directory_iterator(out_dir)) dirs.push_back(e.path().string());
+  EXPECT_EQ(dirs.size(), 1u);
+  return dirs.empty() ? "" : dirs[0];
+}
+
+bool Empty(const std::string& dir) { return !fs::exists(dir) || fs::is_empty(dir); }
+
+TEST(Cli, HelpListsCommandsAndExitCodes) {
+  ProcessResult r = testutil::RunProcess({TRAINPROF_CLI, "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("profile"), std::string::npos);
+  EXPECT_NE(r.out.find("130  stopped by Ctrl-C"), std::string::npos);
+  r = testutil::RunProcess({TRAINPROF_CLI, "profile", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--config"), std::string::npos);
+  r = testutil::RunProcess({TRAINPROF_CLI, "frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, ProfilePrintsTheReportsAndWritesTheRunFolder) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Time report"), std::string::npos);
+  EXPECT_NE(r.out.find("Speed report"), std::string::npos);
+  EXPECT_NE(r.out.find("[_TrainingEpochLoop].train_dataloader_next"), std::string::npos);
+  const std::string run = OnlyRunDir(out);
+  for (const char* f : {"report.json", "summary.txt", "trace.json", "time_report.csv",
+                        "speed_report.csv", "speed_metrics.csv", "training_rate.csv"}) {
+    EXPECT_TRUE(fs::exists(run + "/" + f)) << f;
+  }
+  json report = ReadJson(run + "/report.json");
+  EXPECT_EQ(report["schema_version"], 1);
+  EXPECT_EQ(report["meta"]["steps"], 14);
+  EXPECT_EQ(report["config"]["training"]["limit_train_batches"], 12);
+  std::map<std::string, int64_t> calls;
+  for (const json& s : report["sections"]) {
+    if (s["id"] == "time") {
+      for (const json& row : s["tables"][0]["rows"]) calls[row["action"]] = row["calls"];
+    }
+  }
+  EXPECT_EQ(calls["run_training_batch"], 12);
+  EXPECT_EQ(calls["[_TrainingEpochLoop].train_dataloader_next"], 12);
+  EXPECT_EQ(calls["backward"], 12);
+  EXPECT_EQ(calls["validation_step"], 2);
+  EXPECT_EQ(calls["[Model].forward"], 14);
+  json trace = ReadJson(run + "/trace.json");
+  int steps = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) ++steps;
+  }
+  EXPECT_EQ(steps, 14);
+}
+
+TEST(Cli, MissingConfigFile) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out, {"--config", out + "/nope.yaml"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trainprof profile: error: config file cannot read " + out +
+                       "/nope.yaml: No such file or directory\n");
+  EXPECT_TRUE(Empty(out)) << "no run folder for bad input";
+}
+
+TEST(Cli, YamlSyntaxErrorNamesLineAndColumn) {
+  const std::string out = testutil::FreshTempDir();
+  std::ofstream(out + "/c.yaml") << "training:\n  epochs: 1\n  batch_size: [64\n";
+  ProcessResult r = testutil::RunProcess(Profile(out + "/runs", {"--config", out + "/c.yaml"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(out + "/c.yaml:4:1: YAML syntax error"), std::string::npos) << r.err;
+  EXPECT_TRUE(Empty(out + "/runs"));
+}
+
+TEST(Cli, UnknownKeyWithSuggestion) {
+  const std::string out = testutil::FreshTempDir();
+  std::ofstream(out + "/c.yaml") << "training:\n  batch: 32\n";
+  ProcessResult r = testutil::RunProcess(Profile(out + "/runs", {"--config", out + "/c.yaml"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trainprof profile: error: " + out +
+                       "/c.yaml:2:3: unknown key 'training.batch'; did you mean "
+                       "'training.batch_size'?\n");
+}
+
+TEST(Cli, WrongTypeAndOutOfRange) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out, {"--set", "training.batch_size=big"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trainprof profile: error: --set training.batch_size=big: training.batch_size: "
+                   "expected an integer, got 'big'\n");
+  r = testutil::RunProcess(Profile(out, {"--set", "system.interval_s=0.01"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("system.interval_s: 0.01 is out of range (0.05 to 3600)"),
+            std::string::npos);
+  EXPECT_TRUE(Empty(out));
+}
+
+TEST(Cli, MissingDatasetNamesThePackage) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out + "/runs", {"--set", "data.dir=" + out}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("apt-get install dataset-fashion-mnist"), std::string::npos) << r.err;
+  EXPECT_TRUE(Empty(out + "/runs"));
+}
+
+TEST(Cli, CorruptIdxFileIsNamed) {
+  const std::string out = testutil::FreshTempDir();
+  const std::string data = out + "/data";
+  fs::create_directories(data);
+  const std::string real = "/usr/share/datasets/fashion-mnist";
+  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}) {
+    fs::copy_file(real + "/" + f, data + "/" + f);
+  }
+  // Cut the training images short: a valid gzip stream of a truncated IDX file.
+  gzFile g = gzopen((data + "/train-images-idx3-ubyte.gz").c_str(), "wb");
+  const unsigned char header[16] = {0, 0, 8, 3, 0, 0, 0xea, 0x60, 0, 0, 0, 28, 0, 0, 0, 28};
+  gzwrite(g, header, sizeof(header));
+  gzwrite(g, std::string(1000, '\0').data(), 1000);
+  gzclose(g);
+  ProcessResult r = testutil::RunProcess(Profile(out + "/runs", {"--set", "data.dir=" + data}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trainprof profile: error: " + data +
+                       "/train-images-idx3-ubyte.gz: truncated: the header promises 47040000 "
+                       "bytes of image data, the file ends after 1000\n");
+}
+
+TEST(Cli, UnwritableOutputFolder) {
+  const std::string out = testutil::FreshTempDir();
+  std::ofstream(out + "/file") << "x";
+  ProcessResult r = testutil::RunProcess(Profile(out + "/file/runs"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("cannot create output folder " + out + "/file/runs (output.dir): Not a "
+                       "directory"),
+            std::string::npos)
+      << r.err;
+}
+
+// SIGTERM mid-training: the reports of the completed steps are written, trace.json is valid.
+TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
+  const std::string out = testutil::FreshTempDir();
+  testutil::Child child({TRAINPROF_CLI, "profile", "-o", out, "--set", "training.progress=lines",
+                         "--set", "training.epochs=50"});
+  std::string line;
+  ASSERT_TRUE(child.WaitForStderr("run folder", &line));
+  // The progress line comes after the first batches; then stop it.
+  ASSERT_TRUE(child.WaitForStderr("it/s", &line));
+  child.Signal(SIGTERM);
+  ProcessResult r = child.Wait();
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+  const std::string run = OnlyRunDir(out);
+  json report = ReadJson(run + "/report.json");
+  EXPECT_GT(report["meta"]["steps"].get<int64_t>(), 0);
+  EXPECT_NE(r.out.find("stopped by Terminated after"), std::string::npos);
+  json trace = ReadJson(run + "/trace.json");
+  EXPECT_FALSE(trace["traceEvents"].empty());
+}
+
+}  // namespace
+}  // namespace trainprof
