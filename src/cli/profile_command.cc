@@ -1,6 +1,7 @@
 // `trainprof profile`: trains the built-in LibTorch job under the profiler and prints the
 // reports, as `anemoi-training profile` does.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <csignal>
 #include <cstring>
@@ -68,12 +69,35 @@ Status BuildConfig(const ProfileFlags& f, jobs::JobConfig& cfg, base::ConfigSche
   return Status::Ok();
 }
 
+// Every key as a Markdown table row: key, type, value (defaults plus --config and --set), the
+// allowed values, and what it does. docs/config.md is made from this output.
+void PrintKeys(const base::ConfigSchema& schema) {
+  fmt::print("| key | type | value | allowed | what it does |\n|---|---|---|---|---|\n");
+  for (const base::ConfigKey& k : schema.Keys()) {
+    std::string allowed;
+    switch (k.type) {
+      case base::ConfigType::kInt:
+        allowed = k.int_max >= (int64_t{1} << 32) ? fmt::format(">= {}", k.int_min)
+                                                   : fmt::format("{} to {}", k.int_min, k.int_max);
+        break;
+      case base::ConfigType::kDouble:
+        allowed = fmt::format("{} to {}", k.double_min, k.double_max);
+        break;
+      case base::ConfigType::kBool: allowed = "true, false"; break;
+      case base::ConfigType::kString: allowed = k.choices.empty() ? "any" : fmt::format("{}", fmt::join(k.choices, ", ")); break;
+    }
+    std::string value = base::ConfigValueText(base::ConfigSchema::ValueOf(k));
+    fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.key, base::ConfigTypeName(k.type),
+               value.empty() ? "\"\"" : value, allowed, k.help);
+  }
+}
+
 int RunProfile(const ProfileFlags& f) {
   jobs::JobConfig cfg;
   base::ConfigSchema schema;
   if (Status s = BuildConfig(f, cfg, schema); !s.ok()) return Fail(kExitBadInput, s);
   if (f.print_config) {
-    for (const auto& k : schema.Keys()) fmt::print("{}\n", k.key);
+    PrintKeys(schema);
     return kExitOk;
   }
 #ifndef TRAINPROF_HAVE_TORCH
@@ -146,7 +170,9 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--name", flags->name, "output.name: the run folder's name suffix");
   cmd->add_flag("-v,--verbose", flags->verbose, "time.verbose: every action in the time report");
   cmd->add_flag("-q,--quiet", flags->quiet, "training.progress=off: no progress display");
-  cmd->add_flag("--list-keys", flags->print_config, "List every config key and exit");
+  cmd->add_flag("--list-keys", flags->print_config,
+                "List every config key with its value (after --config and --set), allowed "
+                "values and meaning, as a Markdown table, and exit");
   cmd->footer(kExitCodesHelp);
   cmd->callback([flags, run] { *run = [flags] { return RunProfile(*flags); }; });
 }

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what trainprof needs (Debian 12), builds it, and runs the main job: `trainprof
+# profile` with the default config, which trains the CNN on Fashion-MNIST and prints the time
+# and speed reports. Extra arguments go to `trainprof profile` (try --help).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release
+exec ./build/release/src/cli/trainprof profile "$@"
