@@ -98,8 +98,9 @@ class YamlWalker {
 
   Status Walk(const YAML::Node& node, const std::string& prefix, std::vector<Assignment>& out) {
     for (auto it = node.begin(); it != node.end(); ++it) {
-      const YAML::Node& k = it->first;
-      const YAML::Node& v = it->second;
+      // Copies: the iterator's value is a temporary pair; Nodes are cheap handles.
+      const YAML::Node k = it->first;
+      const YAML::Node v = it->second;
       if (!k.IsScalar()) {
         return InvalidArgument(fmt::format("{}: a key must be a plain name",
                                            Where(source_, k.Mark())));
@@ -107,7 +108,7 @@ class YamlWalker {
       const std::string key = prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar();
       const ConfigKey* ck = schema_.Find(key);
       if (ck == nullptr) {
-        if (IsSection(key)) {
+        if (schema_.IsSection(key)) {
           if (v.IsMap()) {
             TRAINPROF_RETURN_IF_ERROR(Walk(v, key, out));
             continue;
@@ -137,12 +138,6 @@ class YamlWalker {
   }
 
  private:
-  bool IsSection(const std::string& key) const {
-    const std::string p = key + ".";
-    return std::any_of(names_.begin(), names_.end(),
-                       [&](const std::string& n) { return n.rfind(p, 0) == 0; });
-  }
-
   const ConfigSchema& schema_;
   std::vector<std::string> names_;
   std::string source_;
@@ -161,48 +156,37 @@ const char* ConfigTypeName(ConfigType type) {
   return "value";
 }
 
-void ConfigSchema::AddBool(std::string key, bool* target, std::string help) {
+ConfigKey& ConfigSchema::AddKey(std::string key, ConfigType type, void* target, std::string help) {
   ConfigKey k;
   k.key = std::move(key);
-  k.type = ConfigType::kBool;
+  k.type = type;
   k.help = std::move(help);
   k.target = target;
   keys_.push_back(std::move(k));
+  return keys_.back();
+}
+
+void ConfigSchema::AddBool(std::string key, bool* target, std::string help) {
+  AddKey(std::move(key), ConfigType::kBool, target, std::move(help));
 }
 
 void ConfigSchema::AddInt(std::string key, int64_t* target, int64_t min, int64_t max,
                           std::string help) {
-  ConfigKey k;
-  k.key = std::move(key);
-  k.type = ConfigType::kInt;
-  k.help = std::move(help);
+  ConfigKey& k = AddKey(std::move(key), ConfigType::kInt, target, std::move(help));
   k.int_min = min;
   k.int_max = max;
-  k.target = target;
-  keys_.push_back(std::move(k));
 }
 
 void ConfigSchema::AddDouble(std::string key, double* target, double min, double max,
                              std::string help) {
-  ConfigKey k;
-  k.key = std::move(key);
-  k.type = ConfigType::kDouble;
-  k.help = std::move(help);
+  ConfigKey& k = AddKey(std::move(key), ConfigType::kDouble, target, std::move(help));
   k.double_min = min;
   k.double_max = max;
-  k.target = target;
-  keys_.push_back(std::move(k));
 }
 
 void ConfigSchema::AddString(std::string key, std::string* target, std::string help,
                              std::vector<std::string> choices) {
-  ConfigKey k;
-  k.key = std::move(key);
-  k.type = ConfigType::kString;
-  k.help = std::move(help);
-  k.choices = std::move(choices);
-  k.target = target;
-  keys_.push_back(std::move(k));
+  AddKey(std::move(key), ConfigType::kString, target, std::move(help)).choices = std::move(choices);
 }
 
 const ConfigKey* ConfigSchema::Find(std::string_view key) const {

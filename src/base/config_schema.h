@@ -59,13 +59,15 @@ class ConfigSchema {
 
   const std::vector<ConfigKey>& Keys() const { return keys_; }
   const ConfigKey* Find(std::string_view key) const;
+  // True when some key starts with "<prefix>." ("training" for "training.epochs").
+  bool IsSection(std::string_view prefix) const;
   // Every key with its current value, in registration order.
   std::vector<std::pair<std::string, ConfigValue>> CurrentValues() const;
   static ConfigValue ValueOf(const ConfigKey& key);
 
  private:
+  ConfigKey& AddKey(std::string key, ConfigType type, void* target, std::string help);
   std::vector<std::string> KeyNames() const;
-  bool IsSection(std::string_view prefix) const;
 
   std::vector<ConfigKey> keys_;
 };

@@ -115,6 +115,10 @@ class SessionImpl {
     return options.schedule.ActionAt(step) != ProfilerAction::kNone;
   }
 
+  void AddConfig(const std::string& key, report::Value v) {
+    std::lock_guard<std::mutex> lock(mu);
+    extra_config.emplace_back(key, std::move(v));
+  }
   Status Finish();
   report::Report BuildReport(const std::vector<record::ThreadEvents>& threads,
                              const base::TickConverter& conv, int64_t end_ns,
@@ -206,21 +210,11 @@ void Session::AddNote(const std::string& note) {
   impl_->notes.push_back(note);
 }
 
-void Session::AddConfigValue(const std::string& key, bool v) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->extra_config.emplace_back(key, v);
-}
-void Session::AddConfigValue(const std::string& key, int64_t v) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->extra_config.emplace_back(key, v);
-}
-void Session::AddConfigValue(const std::string& key, double v) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->extra_config.emplace_back(key, v);
-}
+void Session::AddConfigValue(const std::string& key, bool v) { impl_->AddConfig(key, v); }
+void Session::AddConfigValue(const std::string& key, int64_t v) { impl_->AddConfig(key, v); }
+void Session::AddConfigValue(const std::string& key, double v) { impl_->AddConfig(key, v); }
 void Session::AddConfigValue(const std::string& key, const std::string& v) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->extra_config.emplace_back(key, v);
+  impl_->AddConfig(key, v);
 }
 
 Status Session::Finish() {
