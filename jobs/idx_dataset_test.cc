@@ -9,17 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "util/golden.h"
+
 namespace trainprof::jobs {
 namespace {
 
 class IdxTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/idx_test_" + std::to_string(getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { dir_ = testutil::FreshTempDir(); }
 
   static std::vector<uint8_t> Header(uint32_t magic, std::vector<uint32_t> dims) {
     std::vector<uint8_t> h;

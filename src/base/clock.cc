@@ -6,6 +6,8 @@
 #include <thread>
 
 namespace trainprof::base {
+namespace {
+
 bool DetectInvariantTsc() {
 #if defined(__x86_64__) || defined(__i386__)
   std::ifstream in("/proc/cpuinfo");
@@ -19,6 +21,8 @@ bool DetectInvariantTsc() {
 #endif
   return false;
 }
+
+}  // namespace
 
 bool TicksAreTsc() { return ::trainprof::internal::g_use_tsc; }
 

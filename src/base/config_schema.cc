@@ -25,6 +25,15 @@ const char* ConfigTypeArticle(ConfigType type) {
   return "a value";
 }
 
+// "<where>: unknown key 'k'; did you mean 'nearest'?" (the suggestion only when one is close).
+Status UnknownKey(const std::string& where, const std::string& key,
+                  const std::vector<std::string>& names) {
+  const std::string near = NearestWord(key, names);
+  return InvalidArgument(fmt::format("{}: unknown key '{}'{}", where, key,
+                                     near.empty() ? std::string()
+                                                  : fmt::format("; did you mean '{}'?", near)));
+}
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -118,10 +127,7 @@ class YamlWalker {
                                              "a value",
                                              Where(source_, v.Mark()), key));
         }
-        std::string near = NearestWord(key, names_);
-        return InvalidArgument(fmt::format("{}: unknown key '{}'{}", Where(source_, k.Mark()), key,
-                                           near.empty() ? std::string()
-                                                        : fmt::format("; did you mean '{}'?", near)));
+        return UnknownKey(Where(source_, k.Mark()), key, names_);
       }
       if (!v.IsScalar()) {
         return InvalidArgument(fmt::format("{}: {}: expected {}, got {}", Where(source_, v.Mark()),
@@ -142,7 +148,6 @@ class YamlWalker {
   std::vector<std::string> names_;
   std::string source_;
 };
-
 
 }  // namespace
 
@@ -249,12 +254,7 @@ Status ConfigSchema::ApplyOverride(std::string_view kv) {
   }
   const std::string key(Trim(kv.substr(0, eq)));
   const ConfigKey* ck = Find(key);
-  if (ck == nullptr) {
-    std::string near = NearestWord(key, KeyNames());
-    return InvalidArgument(fmt::format("{}: unknown key '{}'{}", where, key,
-                                       near.empty() ? std::string()
-                                                    : fmt::format("; did you mean '{}'?", near)));
-  }
+  if (ck == nullptr) return UnknownKey(where, key, KeyNames());
   TRAINPROF_ASSIGN_OR_RETURN(ConfigValue v, ParseConfigValue(*ck, Trim(kv.substr(eq + 1)), where));
   Assign(*ck, v);
   return Status::Ok();
@@ -284,9 +284,9 @@ std::vector<std::pair<std::string, ConfigValue>> ConfigSchema::CurrentValues() c
 
 StatusOr<ConfigValue> ParseConfigValue(const ConfigKey& k, std::string_view text,
                                        const std::string& where) {
-  auto wrong = [&](const char* expected) {
-    return InvalidArgument(fmt::format("{}: {}: expected {}, got '{}'", where, k.key, expected,
-                                       text));
+  auto wrong = [&] {
+    return InvalidArgument(fmt::format("{}: {}: expected {}, got '{}'", where, k.key,
+                                       ConfigTypeArticle(k.type), text));
   };
   ConfigValue v;
   switch (k.type) {
@@ -297,7 +297,7 @@ StatusOr<ConfigValue> ParseConfigValue(const ConfigKey& k, std::string_view text
       } else if (t == "false" || t == "no" || t == "off") {
         v = false;
       } else {
-        return wrong("true or false");
+        return wrong();
       }
       break;
     }
@@ -305,7 +305,7 @@ StatusOr<ConfigValue> ParseConfigValue(const ConfigKey& k, std::string_view text
       int64_t x = 0;
       auto r = std::from_chars(text.data(), text.data() + text.size(), x);
       if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-        return wrong("an integer");
+        return wrong();
       }
       v = x;
       break;
@@ -315,7 +315,7 @@ StatusOr<ConfigValue> ParseConfigValue(const ConfigKey& k, std::string_view text
       char* end = nullptr;
       errno = 0;
       double x = std::strtod(s.c_str(), &end);
-      if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE) return wrong("a number");
+      if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE) return wrong();
       v = x;
       break;
     }

@@ -11,6 +11,7 @@
 #include "base/config_schema.h"
 #include "cli/commands.h"
 #include "jobs/job_config.h"
+#include "record/options_schema.h"
 #include "trainprof/session.h"
 #ifdef TRAINPROF_HAVE_TORCH
 #include "jobs/fashion_mnist_job.h"
@@ -96,6 +97,9 @@ int RunProfile(const ProfileFlags& f) {
   jobs::JobConfig cfg;
   base::ConfigSchema schema;
   if (Status s = BuildConfig(f, cfg, schema); !s.ok()) return Fail(kExitBadInput, s);
+  // Checked here, before the dataset is read, so that Session::Create() can only fail on the
+  // run folder.
+  if (Status s = ValidateOptions(cfg.profiler); !s.ok()) return Fail(kExitBadInput, s);
   if (f.print_config) {
     PrintKeys(schema);
     return kExitOk;
@@ -110,11 +114,7 @@ int RunProfile(const ProfileFlags& f) {
   if (!data.ok()) return Fail(kExitBadInput, data.status());
   cfg.profiler.output.print = false;  // this command prints the summary itself
   auto session = Session::Create(cfg.profiler);
-  if (!session.ok()) {
-    const bool bad_option = session.status().code() == StatusCode::kInvalidArgument &&
-                            session.status().message().find("cannot create") == std::string::npos;
-    return Fail(bad_option ? kExitBadInput : kExitNoOutput, session.status());
-  }
+  if (!session.ok()) return Fail(kExitNoOutput, session.status());
   Session& s = **session;
   for (const auto& [key, value] : schema.CurrentValues()) {
     if (key.rfind("training.", 0) != 0 && key.rfind("data.", 0) != 0) continue;

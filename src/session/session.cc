@@ -231,16 +231,14 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   // Step marks in ns since the start.
   std::vector<record::StepMark> marks;
   marks.reserve(steps.size());
-  std::vector<int64_t> mark_ends;
   for (const StepTicks& s : steps) {
     marks.push_back({s.stage, s.epoch, s.batch_size, s.index_in_stage, s.profiler_step,
                      rel(s.begin), rel(s.end), s.tid});
-    mark_ends.push_back(marks.back().end_ns);
   }
   // The schedule step of an instant: Step() calls that ended before it.
   auto step_at = [&](int64_t t) {
-    return static_cast<int64_t>(std::upper_bound(mark_ends.begin(), mark_ends.end(), t) -
-                                mark_ends.begin());
+    return static_cast<int64_t>(
+        std::ranges::upper_bound(marks, t, {}, &record::StepMark::end_ns) - marks.begin());
   };
 
   std::vector<record::TimedEvent> kept;

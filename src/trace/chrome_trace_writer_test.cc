@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/golden.h"
+
 namespace trainprof::trace {
 namespace {
 
@@ -43,8 +45,7 @@ TEST(ChromeTraceWriter, WritesValidJsonWithExactFractionalMicroseconds) {
 }
 
 TEST(ChromeTraceWriter, FileAppearsOnlyAfterCloseAndSurvivesFlushes) {
-  std::string dir = ::testing::TempDir() + "/trace_writer_" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
+  const std::string dir = testutil::FreshTempDir();
   std::string path = dir + "/trace.json";
   ChromeTraceWriter w;
   ASSERT_TRUE(w.Open(path).ok());
@@ -56,7 +57,6 @@ TEST(ChromeTraceWriter, FileAppearsOnlyAfterCloseAndSurvivesFlushes) {
   auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j["traceEvents"].size(), 100000u);
   EXPECT_EQ(j["traceEvents"][99999]["args"]["step"], 99999);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ChromeTraceWriter, OpenFailsWithTheFileNamed) {

@@ -98,19 +98,16 @@ nlohmann::json KeepPlaceholders(const nlohmann::json& old, const nlohmann::json&
 }  // namespace
 
 std::string SourceDir() { return TRAINPROF_SOURCE_DIR; }
-std::string SharedTracesDir() { return SourceDir() + "/../shared/data/traces"; }
 
 std::string FreshTempDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string dir = ::testing::TempDir() + "/trainprof_" + std::to_string(getpid()) + "_" +
-                    info->test_suite_name() + "_" + info->name();
-  for (char& c : dir) {
-    if (c == '/' && &c != &dir[0]) continue;
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' &&
-        c != '/') {
-      c = '_';
-    }
+  // Parameterized tests have '/' in their names: keep the name one path component.
+  std::string name = std::string(info->test_suite_name()) + "_" + info->name();
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
   }
+  const std::string dir =
+      ::testing::TempDir() + "/trainprof_" + std::to_string(getpid()) + "_" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

@@ -18,8 +18,6 @@ namespace trainprof::testutil {
 
 // The folder with the project's sources (TRAINPROF_SOURCE_DIR).
 std::string SourceDir();
-// ../shared/data/traces of the checkout.
-std::string SharedTracesDir();
 // A fresh empty folder under the test temp dir, named after the running test.
 std::string FreshTempDir();
 std::string ReadText(const std::string& path);
