@@ -52,6 +52,13 @@ std::string Bytes(double b) {
   return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{} {}", Plain(b), kUnits[u]);
 }
 
+std::string Joules(double j) {
+  const double a = std::fabs(j);
+  if (a >= 1e6) return fmt::format("{} MJ", Plain(j / 1e6));
+  if (a >= 1e3) return fmt::format("{} kJ", Plain(j / 1e3));
+  return fmt::format("{} J", Plain(j));
+}
+
 double AsDouble(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
   if (const auto* d = std::get_if<double>(&v)) return *d;
@@ -70,13 +77,20 @@ std::string FormatHuman(const Value& v, Unit unit) {
     case Unit::kSeconds: return Seconds(x);
     case Unit::kBytes: return Bytes(x);
     case Unit::kPercent: return fmt::format("{:.1f} %", x);
+    case Unit::kBytesPerSecond: return Bytes(x) + "/s";
+    case Unit::kWatts: return fmt::format("{} W", Plain(x));
+    case Unit::kJoules: return Joules(x);
+    case Unit::kCelsius: return fmt::format("{} °C", Plain(x));
+    case Unit::kMegahertz: return fmt::format("{} MHz", Plain(x));
     case Unit::kCount:
       if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
-      return Plain(x);
+      if (x == std::round(x) && std::fabs(x) < 9e15) return Thousands(std::llround(x));
+      return fmt::format("{:.1f}", x);  // a mean of counts
     case Unit::kText:
     case Unit::kNumber:
     case Unit::kPerSecond:
     case Unit::kBool:
+    case Unit::kByRow:
       if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
       return Plain(x);
   }

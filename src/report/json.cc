@@ -46,7 +46,9 @@ Json TableJson(const Table& t) {
   Json j = Json::object();
   j["id"] = t.id;
   j["title"] = t.title;
-  j["kind"] = t.kind == TableKind::kSeries ? "series" : "table";
+  j["kind"] = t.kind == TableKind::kSeries   ? "series"
+              : t.kind == TableKind::kDetail ? "detail"
+                                             : "table";
   Json cols = Json::array();
   for (const Column& c : t.columns) {
     cols.push_back({{"key", c.key}, {"title", c.title}, {"unit", UnitName(c.unit)}});

@@ -67,12 +67,40 @@ TEST(Format, HumanUnits) {
   EXPECT_EQ(FormatHuman(7384.0, Unit::kSeconds), "2h 03m");
   EXPECT_EQ(FormatHuman(int64_t{1234567}, Unit::kCount), "1,234,567");
   EXPECT_EQ(FormatHuman(int64_t{-1234}, Unit::kCount), "-1,234");
+  EXPECT_EQ(FormatHuman(2.0, Unit::kCount), "2");
+  EXPECT_EQ(FormatHuman(2.5, Unit::kCount), "2.5");
   EXPECT_EQ(FormatHuman(int64_t{1536}, Unit::kBytes), "1.50 KiB");
   EXPECT_EQ(FormatHuman(int64_t{3} << 30, Unit::kBytes), "3.00 GiB");
   EXPECT_EQ(FormatHuman(12.345, Unit::kPercent), "12.3 %");
   EXPECT_EQ(FormatHuman(Value(), Unit::kSeconds), "-");
   EXPECT_EQ(FormatMachine(0.1), "0.1");
   EXPECT_EQ(FormatMachine(Value()), "");
+}
+
+TEST(Format, PhysicalUnits) {
+  EXPECT_EQ(FormatHuman(2.5 * 1024 * 1024, Unit::kBytesPerSecond), "2.50 MiB/s");
+  EXPECT_EQ(FormatHuman(287.4, Unit::kWatts), "287 W");
+  EXPECT_EQ(FormatHuman(950.0, Unit::kJoules), "950 J");
+  EXPECT_EQ(FormatHuman(12500.0, Unit::kJoules), "12.5 kJ");
+  EXPECT_EQ(FormatHuman(3.2e6, Unit::kJoules), "3.20 MJ");
+  EXPECT_EQ(FormatHuman(64.0, Unit::kCelsius), "64.0 °C");
+  EXPECT_EQ(FormatHuman(1410.0, Unit::kMegahertz), "1,410 MHz");
+}
+
+TEST(TerminalRenderer, ByRowUnitsFormatEachRowInItsOwnUnit) {
+  Table t;
+  t.title = "Figures";
+  t.columns = {{"figure", "Figure", Unit::kText},
+               {"unit", "Unit", Unit::kText, /*in_terminal=*/false},
+               {"mean", "Mean", Unit::kByRow}};
+  t.rows = {{std::string("RSS"), std::string("bytes"), 3.0 * 1024 * 1024},
+            {std::string("CPU"), std::string("percent"), 42.0}};
+  t.row_units = {Unit::kBytes, Unit::kPercent};
+  std::ostringstream out;
+  RenderTableText(t, out);
+  EXPECT_NE(out.str().find("3.00 MiB"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("42.0 %"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("percent"), std::string::npos) << "a machine-only column was printed";
 }
 
 TEST(TerminalRenderer, Golden) {

@@ -12,6 +12,12 @@ const char* UnitName(Unit unit) {
     case Unit::kPercent: return "percent";
     case Unit::kPerSecond: return "per_second";
     case Unit::kBool: return "bool";
+    case Unit::kBytesPerSecond: return "bytes_per_second";
+    case Unit::kWatts: return "watts";
+    case Unit::kJoules: return "joules";
+    case Unit::kCelsius: return "celsius";
+    case Unit::kMegahertz: return "megahertz";
+    case Unit::kByRow: return "by_row";
   }
   return "text";
 }

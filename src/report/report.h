@@ -30,6 +30,12 @@ enum class Unit {
   kPercent,    // 0-100
   kPerSecond,  // a rate; the column title names what is counted
   kBool,
+  kBytesPerSecond,  // shown in B/s, KiB/s, MiB/s, ...
+  kWatts,
+  kJoules,     // shown in J, kJ, MJ
+  kCelsius,
+  kMegahertz,
+  kByRow,      // a column whose unit differs per row: Table::row_units says which
 };
 const char* UnitName(Unit unit);  // "text", "count", "seconds", ... (used in report.json)
 
@@ -39,11 +45,13 @@ struct Column {
   std::string key;    // machine name: CSV header and JSON key ("mean_s")
   std::string title;  // human name for the terminal ("Mean")
   Unit unit = Unit::kText;
+  bool in_terminal = true;  // false: only in CSV and JSON (machine keys, units of kByRow rows)
 };
 
 enum class TableKind {
   kTable,   // printed in the terminal
   kSeries,  // a time series: not printed row by row in the terminal, written to CSV and JSON
+  kDetail,  // too long for the terminal (e.g. one row per CPU core): only in CSV and JSON
 };
 
 struct Table {
@@ -54,6 +62,9 @@ struct Table {
   std::vector<std::vector<Value>> rows;    // each row has columns.size() values
   std::vector<std::vector<Value>> footer;  // e.g. the Total row; rendered after a rule
   std::vector<std::string> notes;          // one line each, printed under the table
+  // Only for tables with kByRow columns: the unit of each row (parallel to rows). Such a table
+  // should also carry the unit as a text column so CSV and JSON readers see it.
+  std::vector<Unit> row_units;
 };
 
 // A headline figure ("training throughput: 412.3 batches/s").

@@ -50,33 +50,48 @@ void RenderTableText(const Table& t, std::ostream& out) {
     out << fmt::format("    {} points, in {}.csv and report.json\n", t.rows.size(), t.id);
     return;
   }
-  const size_t n = t.columns.size();
+  if (t.kind == TableKind::kDetail) {
+    out << fmt::format("    {} rows, in {}.csv and report.json\n", t.rows.size(), t.id);
+    return;
+  }
+  std::vector<size_t> shown;  // the columns printed here
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].in_terminal) shown.push_back(i);
+  }
+  const size_t n = shown.size();
   std::vector<std::vector<std::string>> cells;
   auto add = [&](const std::vector<Value>& row) {
+    const size_t r = cells.size();
+    const Unit row_unit = r < t.row_units.size() ? t.row_units[r] : Unit::kNumber;
     std::vector<std::string> c(n);
-    for (size_t i = 0; i < n && i < row.size(); ++i) c[i] = FormatHuman(row[i], t.columns[i].unit);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = shown[k];
+      if (i >= row.size()) continue;
+      const Unit u = t.columns[i].unit == Unit::kByRow ? row_unit : t.columns[i].unit;
+      c[k] = FormatHuman(row[i], u);
+    }
     cells.push_back(std::move(c));
   };
   for (const auto& r : t.rows) add(r);
   for (const auto& r : t.footer) add(r);
   std::vector<size_t> width(n);
-  for (size_t i = 0; i < n; ++i) {
-    width[i] = DisplayWidth(t.columns[i].title);
-    for (const auto& c : cells) width[i] = std::max(width[i], DisplayWidth(c[i]));
+  for (size_t k = 0; k < n; ++k) {
+    width[k] = DisplayWidth(t.columns[shown[k]].title);
+    for (const auto& c : cells) width[k] = std::max(width[k], DisplayWidth(c[k]));
   }
   size_t total = 0;
   for (size_t w : width) total += w + 2;
   const std::string rule = "  " + std::string(total > 2 ? total - 2 : 0, '-') + "\n";
   auto line = [&](const std::vector<std::string>& c) {
     out << "  ";
-    for (size_t i = 0; i < n; ++i) {
-      if (i > 0) out << "  ";
-      Pad(out, c[i], width[i], RightAligned(t.columns[i].unit));
+    for (size_t k = 0; k < n; ++k) {
+      if (k > 0) out << "  ";
+      Pad(out, c[k], width[k], RightAligned(t.columns[shown[k]].unit));
     }
     out << '\n';
   };
   std::vector<std::string> header(n);
-  for (size_t i = 0; i < n; ++i) header[i] = t.columns[i].title;
+  for (size_t k = 0; k < n; ++k) header[k] = t.columns[shown[k]].title;
   line(header);
   out << rule;
   for (size_t r = 0; r < t.rows.size(); ++r) line(cells[r]);

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -23,6 +25,8 @@
 #include "report/terminal.h"
 #include "session/report_builder.h"
 #include "session/trace_export.h"
+#include "system/sampler.h"
+#include "system/system_report.h"
 #include "trainprof/version.h"
 
 namespace trainprof {
@@ -109,6 +113,7 @@ class SessionImpl {
   std::vector<std::pair<std::string, report::Value>> extra_config;
   bool finished = false;
   std::string summary;
+  std::unique_ptr<system::SystemSampler> sampler;  // when system.enabled
 
   bool Recording(int64_t step) const {
     if (!options.time.enabled && !options.speed.enabled) return false;
@@ -122,7 +127,7 @@ class SessionImpl {
   Status Finish();
   report::Report BuildReport(const std::vector<record::ThreadEvents>& threads,
                              const base::TickConverter& conv, int64_t end_ns,
-                             session::TraceInput* trace);
+                             const system::SystemData* sys, session::TraceInput* trace);
 };
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -141,6 +146,17 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
                              record::BeginEpoch(options.buffer.events_per_thread));
   impl->options = std::move(options);
   impl->step_begin = impl->start.ticks;
+  if (impl->options.system.enabled) {
+    system::SamplerOptions so;
+    // TRAINPROF_NVML_LIBRARY names another NVML (a driver outside the loader's path, or "" to
+    // switch GPU sampling off).
+    if (const char* lib = std::getenv("TRAINPROF_NVML_LIBRARY")) so.nvml_library = lib;
+    so.disk_path = impl->run_dir;
+    so.interval_s = impl->options.system.interval_s;
+    so.t0_ns = impl->start.steady_ns;
+    impl->sampler = system::SystemSampler::Create(std::move(so));
+    impl->sampler->Start();
+  }
   record::SetRecording(impl->Recording(0));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -224,6 +240,7 @@ Status Session::Finish() {
 
 report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>& threads,
                                         const base::TickConverter& conv, int64_t end_ns,
+                                        const system::SystemData* sys,
                                         session::TraceInput* trace) {
   const int64_t t0 = start.steady_ns;
   auto rel = [&](uint64_t ticks) { return conv.ToNs(ticks) - t0; };
@@ -324,6 +341,14 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
     session::AddSpeedSection(record::ComputeSpeed(marks, fetches, options.speed.warmup_batches),
                              options.speed.warmup_batches, r);
   }
+  if (sys != nullptr) {
+    int64_t trained = 0;  // samples trained while the sampler ran (the whole session)
+    for (const record::StepMark& m : marks) {
+      if (m.stage == Stage::kTrain) trained += m.batch_size;
+    }
+    system::AddSystemSection(*sys, trained, r);
+    if (trace != nullptr) trace->counters = system::CounterTracks(*sys);
+  }
   auto not_built = [&](bool enabled, const char* key, const char* what) {
     if (!enabled) return;
     r.diagnostics.push_back({report::Severity::kInfo, "report_not_available", 1,
@@ -332,7 +357,6 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
                                          key, what)});
   };
   not_built(options.memory.enabled, "memory.enabled", "operator and memory report");
-  not_built(options.system.enabled, "system.enabled", "system report");
   not_built(options.model_summary.enabled, "model_summary.enabled", "model summary");
   not_built(options.snapshot.enabled, "snapshot.enabled", "CUDA memory snapshot");
   return r;
@@ -342,6 +366,12 @@ Status SessionImpl::Finish() {
   if (finished) return Status::Ok();
   finished = true;
   record::SetRecording(false);
+  std::optional<system::SystemData> sys;
+  if (sampler) {
+    sampler->Stop();
+    sys = sampler->TakeData();
+    sampler.reset();
+  }
   const base::ClockPair end = base::ClockPair::Now();
   std::vector<record::ThreadEvents> threads = record::Collect(epoch_id);
   record::EndEpoch(epoch_id);
@@ -352,7 +382,8 @@ Status SessionImpl::Finish() {
   trace.process_name = fmt::format("trainprof: {}", options.output.name);
   trace.pid = getpid();
   trace.start_unix_ns = start.wall_ns;
-  report::Report r = BuildReport(threads, conv, end_ns, options.output.trace ? &trace : nullptr);
+  report::Report r = BuildReport(threads, conv, end_ns, sys ? &*sys : nullptr,
+                                 options.output.trace ? &trace : nullptr);
 
   std::ostringstream text;
   report::TerminalRenderer().Render(r, text);

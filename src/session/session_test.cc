@@ -263,13 +263,62 @@ TEST(Session, CreateFromConfigFile) {
 TEST(Session, FeaturesOfLaterVersionsSaySoInTheReport) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   Options o = TestOptions(dir);
-  o.system.enabled = true;
+  o.memory.enabled = true;
   auto s = Session::Create(o);
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE((*s)->Finish().ok());
-  EXPECT_NE((*s)->summary().find("system.enabled is true, but the system report is not part of "
-                                 "this trainprof version yet"),
+  EXPECT_NE((*s)->summary().find("memory.enabled is true, but the operator and memory report is "
+                                 "not part of this trainprof version yet"),
             std::string::npos);
+}
+
+// The sampler thread runs for the whole session; its figures reach every output.
+TEST(Session, SystemReportSampledDuringTheRun) {
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  Options o = TestOptions(dir);
+  o.system.enabled = true;
+  o.system.interval_s = 0.05;
+  setenv("TRAINPROF_NVML_LIBRARY", "", 1);  // the same figures whether or not a GPU is here
+  auto session = Session::Create(o);
+  unsetenv("TRAINPROF_NVML_LIBRARY");
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  Session& s = **session;
+  TrainingLoop(s, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(s.Finish().ok());
+
+  json r = ReadJson(dir + "/report.json");
+  const json* sys = nullptr;
+  for (const json& sec : r["sections"]) {
+    if (sec["id"] == "system") sys = &sec;
+  }
+  ASSERT_NE(sys, nullptr) << "no system section";
+  EXPECT_GE((*sys)["metrics"]["samples"]["value"].get<int64_t>(), 3);
+  bool cpu = false;
+  for (const json& t : (*sys)["tables"]) {
+    if (t["id"] != "system_report") continue;
+    for (const json& row : t["rows"]) {
+      if (row["key"] == "cpu_utilization_percent") {
+        cpu = true;
+        EXPECT_GE(row["max"].get<double>(), 0.0);
+        EXPECT_LE(row["max"].get<double>(), 100.0);
+        EXPECT_EQ(row["unit"], "percent");
+      }
+    }
+  }
+  EXPECT_TRUE(cpu) << "no CPU utilization row";
+  EXPECT_NE(s.summary().find("System report"), std::string::npos);
+  EXPECT_NE(s.summary().find("GPU: NVML is switched off"), std::string::npos) << s.summary();
+
+  const std::string csv = testutil::ReadText(dir + "/system_timeseries.csv");
+  EXPECT_EQ(csv.rfind("time_s,cpu_utilization_percent,", 0), 0u) << csv.substr(0, 200);
+
+  json trace = ReadJson(dir + "/trace.json");
+  int counters = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"] == "Process resident memory (RSS) (MiB)") ++counters;
+  }
+  EXPECT_GE(counters, 3) << "RSS counter track in trace.json";
 }
 
 // Steps, setters and scopes from several threads at once (run under TSan in CI).

@@ -39,6 +39,9 @@ Status WriteTrace(const TraceInput& in, const std::string& path) {
       w.Complete(it->second, trace::kCatScope, e.begin_ns, e.dur_ns, in.pid, t.tid, t.steps[i]);
     }
   }
+  for (const system::CounterTrack& c : in.counters) {
+    for (size_t i = 0; i < c.t_ns.size(); ++i) w.Counter(c.name, c.t_ns[i], in.pid, c.values[i]);
+  }
   return w.Close();
 }
 

@@ -1,12 +1,14 @@
 // Writes a finished Session's recorded scopes and steps as trace.json (Chrome trace format):
 // one process, one track per thread, a "ProfilerStep#N" event per recorded step (as Kineto
-// names them) and every scope nested under it, with the step number in args.
+// names them) and every scope nested under it, with the step number in args; the system
+// sampler's figures as counter tracks (CPU, memory, GPU curves) of the same process.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "record/statistics.h"
+#include "system/system_report.h"
 #include "trainprof/status.h"
 
 namespace trainprof::session {
@@ -24,6 +26,7 @@ struct TraceInput {
   int64_t start_unix_ns = 0;  // wall clock at the session start (otherData)
   std::vector<TraceThread> threads;
   std::vector<record::StepMark> steps;  // only recorded steps
+  std::vector<system::CounterTrack> counters;  // system figures, drawn under the steps
 };
 
 // Errors name the file.

@@ -1,0 +1,225 @@
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "system/sources.h"
+
+namespace trainprof::system {
+
+using report::Unit;
+
+namespace {
+
+enum GpuFigure {
+  kUtil,
+  kMemUtil,
+  kMemUsed,
+  kMemUsedPct,
+  kPower,
+  kPowerPct,
+  kTemp,
+  kSmClock,
+  kMemClock,
+  kPcieTx,
+  kPcieRx,
+  kEnergy,
+  kGpuFigures
+};
+
+}  // namespace
+
+std::vector<SeriesColumn> GpuSource::Columns(int i) {
+  auto col = [&](const char* key, const char* title, Unit unit, bool trace, const char* mlflow) {
+    return SeriesColumn{fmt::format("gpu{}_{}", i, key),
+                        fmt::format("GPU {} {}", i, title),
+                        unit,
+                        Group::kGpu,
+                        false,
+                        trace,
+                        *mlflow ? fmt::format("system/gpu_{}_{}", i, mlflow) : std::string()};
+  };
+  return {col("utilization_percent", "utilization", Unit::kPercent, true, "utilization_percentage"),
+          col("memory_bandwidth_percent", "memory bandwidth utilization", Unit::kPercent, false,
+              ""),
+          col("memory_used_bytes", "memory used", Unit::kBytes, true, "memory_usage_megabytes"),
+          col("memory_used_percent", "memory used", Unit::kPercent, false,
+              "memory_usage_percentage"),
+          col("power_w", "power", Unit::kWatts, true, "power_usage_watts"),
+          col("power_percent", "power (of the limit)", Unit::kPercent, false,
+              "power_usage_percentage"),
+          col("temperature_c", "temperature", Unit::kCelsius, false, ""),
+          col("sm_clock_mhz", "SM clock", Unit::kMegahertz, false, ""),
+          col("memory_clock_mhz", "memory clock", Unit::kMegahertz, false, ""),
+          col("pcie_tx_bytes_per_s", "PCIe transmit", Unit::kBytesPerSecond, false, ""),
+          col("pcie_rx_bytes_per_s", "PCIe receive", Unit::kBytesPerSecond, false, ""),
+          col("energy_j", "energy since start", Unit::kJoules, false, "")};
+}
+
+GpuSource::GpuSource(const std::string& library, DiagnosticSink* diagnostics)
+    : diag_(diagnostics) {
+  if (library.empty()) {
+    why_not_ = "GPU: NVML is switched off (no library given); GPU figures are not sampled";
+    return;
+  }
+  StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Load(library);
+  if (!nvml.ok()) {
+    why_not_ = fmt::format("GPU: {}; GPU figures are not sampled (no NVIDIA driver here)",
+                           nvml.status().message());
+    return;
+  }
+  nvml_ = std::move(*nvml);
+  unsigned int count = 0;
+  if (NvmlReturn rc = nvml_->DeviceCount(&count); rc != kNvmlSuccess) {
+    why_not_ = fmt::format("GPU: NVML cannot count the GPUs: {}; GPU figures are not sampled",
+                           nvml_->ErrorString(rc));
+    return;
+  }
+  if (count == 0) {
+    why_not_ = "GPU: NVML sees no GPU; GPU figures are not sampled";
+    return;
+  }
+  for (unsigned int i = 0; i < count; ++i) {
+    Device d;
+    GpuInfo info;
+    info.index = static_cast<int>(i);
+    info.power_limit_w = kNaN;
+    if (NvmlReturn rc = nvml_->DeviceHandle(i, &d.handle); rc != kNvmlSuccess) {
+      diag_->Add(report::Severity::kWarning, "nvml_error", fmt::format("GPU {}", i),
+                 fmt::format("GPU {}: NVML gives no handle ({}); it is not sampled", i,
+                             nvml_->ErrorString(rc)));
+      d.lost = true;
+    } else {
+      if (nvml_->Name(d.handle, &info.name) != kNvmlSuccess) info.name = "unknown GPU";
+      NvmlMemory m{};
+      if (nvml_->Memory(d.handle, &m) == kNvmlSuccess) {
+        info.memory_total_bytes = static_cast<double>(m.total);
+      }
+      unsigned int limit = 0;
+      if (nvml_->PowerLimitMilliwatts(d.handle, &limit) == kNvmlSuccess) {
+        info.power_limit_w = limit / 1000.0;
+      }
+    }
+    devices_.push_back(std::move(d));
+    infos_.push_back(std::move(info));
+  }
+}
+
+GpuSource::~GpuSource() = default;
+
+void GpuSource::SetInterval(double interval_s) {
+  // Each PCIe reading blocks for 20 ms; keep them under a quarter of the interval.
+  const double cost_s = 0.040 * static_cast<double>(devices_.size());
+  pcie_every_ = std::max(1, static_cast<int>(std::ceil(cost_s / (0.25 * interval_s))));
+}
+
+bool GpuSource::Check(size_t i, NvmlReturn rc, const char* figure) {
+  if (rc == kNvmlSuccess) return true;
+  Device& d = devices_[i];
+  if (rc == kNvmlErrorNotSupported) {
+    d.unsupported[figure] = true;
+    diag_->Add(report::Severity::kInfo, "gpu_figure_not_supported",
+               fmt::format("GPU {} {}", i, figure),
+               fmt::format("GPU {} does not report its {} (NVML: not supported)", i, figure));
+    return false;
+  }
+  if (rc == kNvmlErrorGpuIsLost) {
+    d.lost = true;
+    diag_->Add(report::Severity::kWarning, "gpu_lost", fmt::format("GPU {}", i),
+               fmt::format("GPU {} fell off the bus during the run (NVML: {}); it is not "
+                           "sampled from then on",
+                           i, nvml_->ErrorString(rc)));
+    return false;
+  }
+  diag_->Add(report::Severity::kWarning, "nvml_error", fmt::format("GPU {} {}", i, figure),
+             fmt::format("GPU {}: NVML failed to read the {}: {}; those samples are missing", i,
+                         figure, nvml_->ErrorString(rc)));
+  return false;
+}
+
+void GpuSource::Read(double* out, double dt_s) {
+  const bool pcie_now = reads_ % pcie_every_ == 0;
+  ++reads_;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    double* v = out + i * kGpuFigures;
+    std::fill(v, v + kGpuFigures, kNaN);
+    Device& d = devices_[i];
+    auto get = [&](const char* figure, auto&& call) {
+      if (d.lost || d.unsupported.count(figure) > 0) return false;
+      return Check(i, call(), figure);
+    };
+    NvmlUtilization u{};
+    if (get("utilization", [&] { return nvml_->Utilization(d.handle, &u); })) {
+      v[kUtil] = u.gpu;
+      v[kMemUtil] = u.memory;
+    }
+    NvmlMemory m{};
+    if (get("memory", [&] { return nvml_->Memory(d.handle, &m); })) {
+      v[kMemUsed] = static_cast<double>(m.used);
+      if (m.total > 0) v[kMemUsedPct] = 100.0 * static_cast<double>(m.used) / m.total;
+    }
+    unsigned int x = 0;
+    double power = kNaN;
+    if (get("power", [&] { return nvml_->PowerMilliwatts(d.handle, &x); })) {
+      power = x / 1000.0;
+      v[kPower] = power;
+      if (infos_[i].power_limit_w > 0) v[kPowerPct] = 100.0 * power / infos_[i].power_limit_w;
+    }
+    if (get("temperature", [&] { return nvml_->TemperatureC(d.handle, &x); })) v[kTemp] = x;
+    if (get("SM clock", [&] { return nvml_->ClockMhz(d.handle, kNvmlClockSm, &x); })) {
+      v[kSmClock] = x;
+    }
+    if (get("memory clock", [&] { return nvml_->ClockMhz(d.handle, kNvmlClockMem, &x); })) {
+      v[kMemClock] = x;
+    }
+    if (pcie_now) {
+      if (get("PCIe throughput",
+              [&] { return nvml_->PcieKilobytesPerSecond(d.handle, kNvmlPcieTxBytes, &x); })) {
+        v[kPcieTx] = x * 1000.0;
+      }
+      if (get("PCIe throughput",
+              [&] { return nvml_->PcieKilobytesPerSecond(d.handle, kNvmlPcieRxBytes, &x); })) {
+        v[kPcieRx] = x * 1000.0;
+      }
+    }
+    // Energy: the counter where the GPU has one, else power integrated (trapezoids).
+    if (!std::isnan(power) && !std::isnan(d.last_power_w) && !std::isnan(dt_s)) {
+      d.integrated_j += 0.5 * (power + d.last_power_w) * dt_s;
+    }
+    d.last_power_w = power;
+    unsigned long long mj = 0;  // NOLINT(runtime/int)
+    if (d.has_energy_counter && !d.lost) {
+      const NvmlReturn rc = nvml_->EnergyMillijoules(d.handle, &mj);
+      if (rc == kNvmlErrorNotSupported) {
+        d.has_energy_counter = false;
+      } else if (Check(i, rc, "energy counter")) {
+        if (!d.have_energy) {
+          d.have_energy = true;
+        } else if (mj >= d.energy_last_mj) {
+          d.counter_j += static_cast<double>(mj - d.energy_last_mj) / 1000.0;
+        } else {
+          diag_->Add(report::Severity::kWarning, "system_counter_backwards",
+                     fmt::format("GPU {} energy counter", i),
+                     fmt::format("GPU {} energy counter went backwards ({} -> {} mJ; driver "
+                                 "reloaded?); that interval's energy is left out",
+                                 i, d.energy_last_mj, mj));
+        }
+        d.energy_last_mj = mj;
+      }
+    }
+    if (!d.lost) v[kEnergy] = d.has_energy_counter && d.have_energy ? d.counter_j : d.integrated_j;
+  }
+}
+
+std::vector<EnergyDevice> GpuSource::Energy() const {
+  std::vector<EnergyDevice> out;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const Device& d = devices_[i];
+    const bool counter = d.has_energy_counter && d.have_energy;
+    out.push_back({fmt::format("GPU {}: {}", i, infos_[i].name),
+                   counter ? "NVML energy counter" : "NVML power integrated over time",
+                   counter ? d.counter_j : d.integrated_j});
+  }
+  return out;
+}
+
+}  // namespace trainprof::system

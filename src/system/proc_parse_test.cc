@@ -1,0 +1,119 @@
+#include "system/proc_parse.h"
+
+#include <gtest/gtest.h>
+
+namespace trainprof::system {
+namespace {
+
+TEST(ParseProcStat, AddsBusyAndIdleJiffiesPerCpu) {
+  auto st = ParseProcStat(
+      "cpu  10 1 3 80 5 2 4 6 9 9\n"
+      "cpu0 5 0 1 40 2 1 2 3 0 0\n"
+      "cpu2 5 1 2 40 3 1 2 3 0 0\n"
+      "intr 1 2 3\n");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  // busy = user + nice + system + irq + softirq + steal; guest is already in user and nice.
+  EXPECT_EQ(st->all.busy, 10u + 1 + 3 + 2 + 4 + 6);
+  EXPECT_EQ(st->all.total, st->all.busy + 80 + 5);
+  ASSERT_EQ(st->cores.size(), 3u);
+  EXPECT_TRUE(st->present[0]);
+  EXPECT_FALSE(st->present[1]) << "cpu1 is offline: no line";
+  EXPECT_EQ(st->cores[2].busy, 5u + 1 + 2 + 1 + 2 + 3);
+}
+
+TEST(ParseProcStat, OlderKernelsWithFourCountersStillParse) {
+  auto st = ParseProcStat("cpu 10 0 5 100\n");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->all.busy, 15u);
+  EXPECT_EQ(st->all.total, 115u);
+}
+
+TEST(ParseProcStat, BadInputNamesTheLine) {
+  auto st = ParseProcStat("cpu  1 2 3 4\ncpu0 1 x 3 4\n");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.status().message(), "line 2: 'x' is not a counter");
+  EXPECT_EQ(ParseProcStat("intr 1 2\n").status().message(), "no 'cpu' line");
+  EXPECT_EQ(ParseProcStat("cpu 1 2\n").status().message(),
+            "line 1: a cpu line with fewer than 4 counters");
+}
+
+TEST(ParseMeminfo, ReadsKilobytesAsBytes) {
+  auto m = ParseMeminfo(
+      "MemTotal:       1000 kB\nMemFree:  10 kB\nMemAvailable:    600 kB\n"
+      "SwapTotal: 200 kB\nSwapFree: 50 kB\n");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->total, 1000u * 1024);
+  EXPECT_EQ(m->available, 600u * 1024);
+  EXPECT_EQ(m->swap_total - m->swap_free, 150u * 1024);
+}
+
+TEST(ParseMeminfo, MissingOrBadFieldsAreErrors) {
+  EXPECT_EQ(ParseMeminfo("MemTotal: 1000 kB\nMemFree: 10 kB\n").status().message(),
+            "no MemAvailable line (kernel older than 3.14?)");
+  EXPECT_EQ(ParseMeminfo("MemTotal: lots kB\n").status().message(),
+            "line 1: 'lots' is not a size in kB");
+}
+
+TEST(ParsePidStat, CommandNamesWithSpacesAndParentheses) {
+  auto s = ParsePidStat(
+      "4242 (a (b) c) S 1 4242 4242 0 -1 4194304 50000 0 10 0 1000 200 30 40 20 0 8 0 12345 "
+      "4294967296 262144 18446744073709551615 1 1 0\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->utime, 1000u);
+  EXPECT_EQ(s->stime, 200u);
+  EXPECT_EQ(s->cutime, 30u);
+  EXPECT_EQ(s->cstime, 40u);
+  EXPECT_EQ(s->threads, 8);
+  EXPECT_EQ(s->vsize, 4294967296u);
+  EXPECT_EQ(s->rss_pages, 262144u);
+}
+
+TEST(ParsePidStat, TruncatedLineIsAnError) {
+  EXPECT_EQ(ParsePidStat("4242 (x) S 1 2 3").status().message(),
+            "line 1: 4 fields after the command name, expected at least 22");
+  EXPECT_EQ(ParsePidStat("4242 x S").status().message(),
+            "line 1: no ')' after the command name");
+}
+
+TEST(ParseNetDev, SkipsHeadersAndReadsBytes) {
+  auto n = ParseNetDev(
+      "Inter-|   Receive  |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes\n"
+      "    lo: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n"
+      "eth0:300 3 0 0 0 0 0 0 400 4 0 0 0 0 0 0\n");
+  ASSERT_TRUE(n.ok());
+  ASSERT_EQ(n->size(), 2u);
+  EXPECT_EQ((*n)[0].name, "lo");
+  EXPECT_EQ((*n)[1].name, "eth0");
+  EXPECT_EQ((*n)[1].rx_bytes, 300u);
+  EXPECT_EQ((*n)[1].tx_bytes, 400u);
+  EXPECT_EQ(ParseNetDev("eth0: 1 2 3\n").status().message(),
+            "line 1: interface 'eth0' lacks its receive and transmit byte counters");
+}
+
+TEST(ParseDiskstats, ReadsSectorCounters) {
+  auto d = ParseDiskstats("   8       0 sda 1000 0 200000 500 2000 0 400000 800 0 1000 1300\n");
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].name, "sda");
+  EXPECT_EQ((*d)[0].sectors_read, 200000u);
+  EXPECT_EQ((*d)[0].sectors_written, 400000u);
+  EXPECT_EQ(ParseDiskstats("8 0 sda 1 2\n").status().message(),
+            "line 1: a device line without sector counters");
+}
+
+TEST(ParseLoadavg, ThreeAverages) {
+  auto l = ParseLoadavg("1.50 1.20 0.90 3/412 4300\n");
+  ASSERT_TRUE(l.ok());
+  EXPECT_DOUBLE_EQ((*l)[0], 1.5);
+  EXPECT_DOUBLE_EQ((*l)[2], 0.9);
+  EXPECT_EQ(ParseLoadavg("1.5 abc 2\n").status().message(), "line 1: 'abc' is not a number");
+}
+
+TEST(ParsePidList, SpaceSeparatedPids) {
+  EXPECT_EQ(ParsePidList("4300 4301 \n"), (std::vector<int64_t>{4300, 4301}));
+  EXPECT_TRUE(ParsePidList("").empty());
+}
+
+}  // namespace
+}  // namespace trainprof::system

@@ -1,0 +1,118 @@
+// The system sampler: a background thread that reads CPU, memory, process, disk, network, GPU
+// (NVML) and CPU energy (RAPL) figures every `interval_s` and keeps them as a time series.
+// Every file is read below `root` ("/" in production, tests/fake_root/ in tests). A source that
+// is missing, malformed or failing becomes a counted diagnostic and NaN values; the sampler never
+// stops the program it observes.
+//
+//   system::SamplerOptions o;
+//   o.disk_path = run_dir;
+//   o.interval_s = 0.1;
+//   auto sampler = system::SystemSampler::Create(o);
+//   sampler->Start();
+//   ...train...
+//   sampler->Stop();                       // takes a last sample, joins the thread
+//   system::SystemData data = sampler->TakeData();
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "report/report.h"
+
+namespace trainprof::system {
+
+struct SamplerOptions {
+  std::string root = "/";                          // prefix of /proc and /sys
+  std::string nvml_library = "libnvidia-ml.so.1";  // empty: no GPU sampling
+  std::string disk_path = ".";                     // folder whose file system usage is sampled
+  double interval_s = 1.0;
+  int64_t t0_ns = 0;                       // clock value that becomes time 0 of the series
+  std::function<int64_t()> clock;          // monotonic ns; default steady_clock
+};
+
+enum class Group { kCpu, kMemory, kProcess, kDisk, kNetwork, kGpu, kEnergy };
+
+// One figure of the time series.
+struct SeriesColumn {
+  std::string key;    // "cpu_utilization_percent", "gpu0_power_w"
+  std::string title;  // "CPU utilization (all cores)"
+  report::Unit unit = report::Unit::kNumber;
+  Group group = Group::kCpu;
+  bool detail = false;  // per core or interface: summarised in a separate table
+  bool trace = false;   // drawn as a counter track in trace.json
+  std::string mlflow;   // MLflow's name of the same figure, "" if it has none
+};
+
+struct EnergyDevice {
+  std::string device;  // "CPU (RAPL package-0 + package-1)", "GPU 0: NVIDIA H100"
+  std::string source;  // "RAPL energy counter", "NVML energy counter", "NVML power × time"
+  double joules = 0;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  double memory_total_bytes = 0;
+  double power_limit_w = 0;  // NaN if unknown
+};
+
+struct SystemData {
+  std::vector<SeriesColumn> columns;
+  std::vector<int64_t> t_ns;   // time of each sample, ns since t0
+  std::vector<double> values;  // row-major: t_ns.size() rows of columns.size(); NaN = no value
+  std::vector<GpuInfo> gpus;
+  std::vector<EnergyDevice> energy;
+  std::vector<std::string> notes;  // one line per source that is not there ("no NVML: ...")
+  std::vector<report::Diagnostic> diagnostics;
+  double interval_s = 0;
+  double wall_s = 0;             // from Start() to Stop()
+  double thread_cpu_s = 0;       // CPU time of the sampler thread
+  int64_t reads = 0;             // samples taken by the thread, the baseline included
+  double sample_mean_s = 0;      // wall time of one sample (includes time waiting for a core)
+  double sample_max_s = 0;
+
+  double At(size_t row, size_t col) const { return values[row * columns.size() + col]; }
+  int Find(const std::string& key) const;  // column index or -1
+};
+
+class SystemSampler {
+ public:
+  // Discovers the sources (CPUs, interfaces, disks, GPUs, RAPL zones). Never fails: a source
+  // that is not there is noted and its figures are left out.
+  static std::unique_ptr<SystemSampler> Create(SamplerOptions options);
+  ~SystemSampler();  // Stop()s
+  SystemSampler(const SystemSampler&) = delete;
+  SystemSampler& operator=(const SystemSampler&) = delete;
+
+  // Reads the baseline counters and starts the thread.
+  void Start();
+  // Takes a last sample, stops and joins the thread. Safe to call twice.
+  void Stop();
+  // Reads every source once and appends a sample, on the calling thread (tests, benchmarks).
+  // The first call after Create() only reads the baseline of the counters.
+  void SampleOnce();
+  // The collected series; call after Stop() (or from the thread that calls SampleOnce()).
+  SystemData TakeData();
+
+  const std::vector<SeriesColumn>& columns() const;
+
+ private:
+  struct State;
+  explicit SystemSampler(std::unique_ptr<State> state);
+  void Run();
+
+  std::unique_ptr<State> s_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool running_ = false;
+};
+
+}  // namespace trainprof::system

@@ -1,0 +1,200 @@
+#include "system/system_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainprof::system {
+
+using report::Column;
+using report::Unit;
+using report::Value;
+
+namespace {
+
+struct Stats {
+  int64_t n = 0;
+  double sum = 0, min = 0, max = 0, last = 0;
+};
+
+Stats ColumnStats(const SystemData& d, size_t col) {
+  Stats s;
+  for (size_t r = 0; r < d.t_ns.size(); ++r) {
+    const double v = d.At(r, col);
+    if (std::isnan(v)) continue;
+    s.min = s.n == 0 ? v : std::min(s.min, v);
+    s.max = s.n == 0 ? v : std::max(s.max, v);
+    s.sum += v;
+    s.last = v;
+    ++s.n;
+  }
+  return s;
+}
+
+Value Num(double v) { return std::isnan(v) ? Value() : Value(v); }
+
+report::Table& SummaryTable(report::Section& s, const std::string& id, const std::string& title,
+                            report::TableKind kind) {
+  return s.AddTable(id, title,
+                    {{"figure", "Figure", Unit::kText},
+                     {"key", "Key", Unit::kText, false},
+                     {"unit", "Unit", Unit::kText, false},
+                     {"mean", "Mean", Unit::kByRow},
+                     {"min", "Min", Unit::kByRow},
+                     {"max", "Max", Unit::kByRow},
+                     {"last", "Last", Unit::kByRow},
+                     {"samples", "Samples", Unit::kCount}},
+                    kind);
+}
+
+void AddSummaryRow(report::Table& t, const SeriesColumn& c, const Stats& st) {
+  t.rows.push_back({c.title, c.key, std::string(report::UnitName(c.unit)),
+                    st.sum / static_cast<double>(st.n), st.min, st.max, st.last, st.n});
+  t.row_units.push_back(c.unit);
+}
+
+}  // namespace
+
+void AddSystemSection(const SystemData& d, int64_t training_samples, report::Report& r) {
+  report::Section& s = r.AddSection("system", "System report");
+  for (const std::string& n : d.notes) s.notes.push_back(n);
+  const int64_t samples = static_cast<int64_t>(d.t_ns.size());
+  const double wall_s = d.wall_s > 0 ? d.wall_s
+                        : samples > 0 ? static_cast<double>(d.t_ns.back()) * 1e-9
+                                      : 0;
+  s.AddMetric("total_execution_time_s", "Total execution time", wall_s, Unit::kSeconds);
+  s.AddMetric("samples", "Samples", samples, Unit::kCount);
+  s.AddMetric("interval_s", "Sampling interval (system.interval_s)", d.interval_s,
+              Unit::kSeconds);
+  if (d.wall_s > 0) {
+    s.AddMetric("sampler_cpu_percent", "Sampler cost (CPU of one core)",
+                100.0 * d.thread_cpu_s / d.wall_s, Unit::kPercent);
+  }
+  if (d.reads > 0) {
+    s.AddMetric("sample_cpu_s", "CPU time per sample", d.thread_cpu_s / d.reads, Unit::kSeconds);
+  }
+  s.AddMetric("sample_wall_s", "Wall time per sample (mean)", d.sample_mean_s, Unit::kSeconds);
+
+  double energy_j = 0;
+  for (const EnergyDevice& e : d.energy) energy_j += e.joules;
+  const bool have_energy = !d.energy.empty();
+  s.AddMetric("energy_total_j", "Energy, all devices", have_energy ? Value(energy_j) : Value(),
+              Unit::kJoules);
+  s.AddMetric("energy_total_wh", "Energy, all devices (Wh)",
+              have_energy ? Value(energy_j / 3600.0) : Value(), Unit::kNumber, "Wh");
+  const bool per_sample = have_energy && training_samples > 0;
+  s.AddMetric("energy_per_training_sample_j", "Energy per training sample",
+              per_sample ? Value(energy_j / static_cast<double>(training_samples)) : Value(),
+              Unit::kJoules);
+  if (!have_energy) {
+    s.notes.push_back("Energy: no device here reports energy (no GPU and no readable CPU "
+                      "counter), so no energy figures");
+  }
+  if (samples == 0) {
+    s.findings.push_back({report::Severity::kWarning,
+                          "no system sample was taken: the run ended before the first one"});
+  }
+
+  if (!d.gpus.empty()) {
+    report::Table& g = s.AddTable("gpus", "GPUs",
+                                  {{"index", "GPU", Unit::kCount},
+                                   {"name", "Name", Unit::kText},
+                                   {"memory_total_bytes", "Memory", Unit::kBytes},
+                                   {"power_limit_w", "Power limit", Unit::kWatts}});
+    for (const GpuInfo& gi : d.gpus) {
+      g.rows.push_back({static_cast<int64_t>(gi.index), gi.name, gi.memory_total_bytes,
+                        Num(gi.power_limit_w)});
+    }
+  }
+
+  report::Table& t = SummaryTable(s, "system_report", "System figures", report::TableKind::kTable);
+  std::vector<size_t> detail;
+  for (size_t c = 0; c < d.columns.size(); ++c) {
+    if (d.columns[c].detail) {
+      detail.push_back(c);
+      continue;
+    }
+    const Stats st = ColumnStats(d, c);
+    if (st.n > 0) AddSummaryRow(t, d.columns[c], st);
+  }
+  t.notes.push_back("rates and CPU shares are over the interval before each sample; memory, "
+                    "disk usage and GPU figures are read at the sample");
+  if (!detail.empty()) {
+    // A handful of rows fits on screen; a 128-core machine's go to the CSV and JSON only.
+    report::Table& c = SummaryTable(s, "system_detail", "Per CPU core and network interface",
+                                    detail.size() <= 16 ? report::TableKind::kTable
+                                                        : report::TableKind::kDetail);
+    for (size_t col : detail) {
+      const Stats st = ColumnStats(d, col);
+      if (st.n > 0) AddSummaryRow(c, d.columns[col], st);
+    }
+  }
+
+  if (have_energy) {
+    report::Table& e = s.AddTable("energy", "Energy",
+                                  {{"device", "Device", Unit::kText},
+                                   {"source", "Source", Unit::kText},
+                                   {"energy_j", "Energy", Unit::kJoules},
+                                   {"energy_wh", "Energy (Wh)", Unit::kNumber},
+                                   {"mean_power_w", "Mean power", Unit::kWatts}});
+    auto power = [&](double j) { return wall_s > 0 ? Value(j / wall_s) : Value(); };
+    for (const EnergyDevice& dev : d.energy) {
+      e.rows.push_back({dev.device, dev.source, dev.joules, dev.joules / 3600.0,
+                        power(dev.joules)});
+    }
+    e.footer.push_back({std::string("Total"), std::string("-"), energy_j, energy_j / 3600.0,
+                        power(energy_j)});
+    if (per_sample) {
+      e.notes.push_back(fmt::format("{:.4g} J per training sample ({} samples trained)",
+                                    energy_j / static_cast<double>(training_samples),
+                                    training_samples));
+    }
+  }
+
+  std::vector<Column> cols = {{"time_s", "Time", Unit::kSeconds}};
+  for (const SeriesColumn& c : d.columns) cols.push_back({c.key, c.title, c.unit});
+  report::Table& ts = s.AddTable("system_timeseries", "System time series", std::move(cols),
+                                 report::TableKind::kSeries);
+  ts.rows.reserve(d.t_ns.size());
+  for (size_t row = 0; row < d.t_ns.size(); ++row) {
+    std::vector<Value> v;
+    v.reserve(d.columns.size() + 1);
+    v.emplace_back(static_cast<double>(d.t_ns[row]) * 1e-9);
+    for (size_t c = 0; c < d.columns.size(); ++c) v.push_back(Num(d.At(row, c)));
+    ts.rows.push_back(std::move(v));
+  }
+  for (const report::Diagnostic& diag : d.diagnostics) r.diagnostics.push_back(diag);
+}
+
+std::vector<CounterTrack> CounterTracks(const SystemData& d) {
+  std::vector<CounterTrack> out;
+  for (size_t c = 0; c < d.columns.size(); ++c) {
+    const SeriesColumn& col = d.columns[c];
+    if (!col.trace) continue;
+    double scale = 1;
+    const char* unit = "";
+    switch (col.unit) {
+      case Unit::kBytes: scale = 1.0 / (1 << 20), unit = "MiB"; break;
+      case Unit::kBytesPerSecond: scale = 1.0 / (1 << 20), unit = "MiB/s"; break;
+      case Unit::kPercent: unit = "%"; break;
+      case Unit::kWatts: unit = "W"; break;
+      case Unit::kCelsius: unit = "°C"; break;
+      case Unit::kMegahertz: unit = "MHz"; break;
+      case Unit::kJoules: unit = "J"; break;
+      default: break;
+    }
+    CounterTrack t;
+    t.name = *unit ? fmt::format("{} ({})", col.title, unit) : col.title;
+    for (size_t row = 0; row < d.t_ns.size(); ++row) {
+      const double v = d.At(row, c);
+      if (std::isnan(v)) continue;
+      t.t_ns.push_back(d.t_ns[row]);
+      t.values.push_back(v * scale);
+    }
+    if (!t.values.empty()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace trainprof::system

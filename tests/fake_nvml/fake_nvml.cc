@@ -1,0 +1,152 @@
+// A stand-in for libnvidia-ml.so.1, built by the tests and loaded by the sampler with dlopen.
+// It exports the NVML functions trainprof uses with NVML's C signatures, and control functions
+// (fake_nvml_*) the tests call through their own dlopen handle of the same file to set device
+// counts, figures and errors.
+#include <cstring>
+#include <map>
+#include <string>
+
+namespace {
+
+constexpr int kMaxDevices = 8;
+
+struct FakeDevice {
+  std::map<std::string, double> values;
+  std::map<std::string, int> errors;  // figure -> return code ("*": every call)
+};
+
+struct FakeState {
+  int init_error = 0;
+  int devices = 0;
+  FakeDevice dev[kMaxDevices];
+  int pcie_calls = 0;
+  int initialised = 0;
+};
+
+FakeState& State() {
+  static FakeState s;
+  return s;
+}
+
+FakeDevice* Dev(void* handle) { return static_cast<FakeDevice*>(handle); }
+
+// The return code for `figure` of `handle`, 0 if it has no error.
+int ErrorOf(void* handle, const char* figure) {
+  FakeDevice* d = Dev(handle);
+  auto all = d->errors.find("*");
+  if (all != d->errors.end()) return all->second;
+  auto it = d->errors.find(figure);
+  return it == d->errors.end() ? 0 : it->second;
+}
+
+double ValueOf(void* handle, const char* figure) {
+  auto it = Dev(handle)->values.find(figure);
+  return it == Dev(handle)->values.end() ? 0 : it->second;
+}
+
+struct Memory {
+  unsigned long long total, free, used;  // NOLINT(runtime/int)
+};
+struct Utilization {
+  unsigned int gpu, memory;
+};
+
+}  // namespace
+
+extern "C" {
+
+// ---- control ------------------------------------------------------------------------------
+void fake_nvml_reset(int devices) {
+  FakeState& s = State();
+  s = FakeState();
+  s.devices = devices;
+}
+void fake_nvml_set_init_error(int rc) { State().init_error = rc; }
+void fake_nvml_set_value(int device, const char* figure, double v) {
+  State().dev[device].values[figure] = v;
+}
+void fake_nvml_set_error(int device, const char* figure, int rc) {
+  State().dev[device].errors[figure] = rc;
+}
+int fake_nvml_pcie_calls() { return State().pcie_calls; }
+int fake_nvml_initialised() { return State().initialised; }
+
+// ---- NVML ---------------------------------------------------------------------------------
+int nvmlInit_v2() {
+  if (State().init_error != 0) return State().init_error;
+  ++State().initialised;
+  return 0;
+}
+int nvmlShutdown() {
+  --State().initialised;
+  return 0;
+}
+const char* nvmlErrorString(int rc) {
+  switch (rc) {
+    case 3: return "Not Supported";
+    case 9: return "Driver Not Loaded";
+    case 15: return "GPU is lost";
+    case 999: return "Unknown Error";
+    default: return "Fake NVML error";
+  }
+}
+int nvmlDeviceGetCount_v2(unsigned int* count) {
+  *count = static_cast<unsigned int>(State().devices);
+  return 0;
+}
+int nvmlDeviceGetHandleByIndex_v2(unsigned int index, void** device) {
+  if (index >= static_cast<unsigned int>(State().devices)) return 2;
+  *device = &State().dev[index];
+  return 0;
+}
+int nvmlDeviceGetName(void* d, char* name, unsigned int length) {
+  if (int rc = ErrorOf(d, "name")) return rc;
+  std::strncpy(name, "Fake GPU 80GB", length);
+  return 0;
+}
+int nvmlDeviceGetUtilizationRates(void* d, Utilization* u) {
+  if (int rc = ErrorOf(d, "util")) return rc;
+  u->gpu = static_cast<unsigned int>(ValueOf(d, "util"));
+  u->memory = static_cast<unsigned int>(ValueOf(d, "memutil"));
+  return 0;
+}
+int nvmlDeviceGetMemoryInfo(void* d, Memory* m) {
+  if (int rc = ErrorOf(d, "memory")) return rc;
+  m->total = static_cast<unsigned long long>(ValueOf(d, "mem_total"));  // NOLINT(runtime/int)
+  m->used = static_cast<unsigned long long>(ValueOf(d, "mem_used"));    // NOLINT(runtime/int)
+  m->free = m->total - m->used;
+  return 0;
+}
+int nvmlDeviceGetPowerUsage(void* d, unsigned int* mw) {
+  if (int rc = ErrorOf(d, "power")) return rc;
+  *mw = static_cast<unsigned int>(ValueOf(d, "power_mw"));
+  return 0;
+}
+int nvmlDeviceGetEnforcedPowerLimit(void* d, unsigned int* mw) {
+  if (int rc = ErrorOf(d, "limit")) return rc;
+  *mw = static_cast<unsigned int>(ValueOf(d, "limit_mw"));
+  return 0;
+}
+int nvmlDeviceGetTemperature(void* d, int sensor, unsigned int* c) {
+  if (int rc = ErrorOf(d, "temp")) return rc;
+  *c = static_cast<unsigned int>(ValueOf(d, "temp"));
+  return sensor == 0 ? 0 : 2;
+}
+int nvmlDeviceGetClockInfo(void* d, int clock, unsigned int* mhz) {
+  if (int rc = ErrorOf(d, "clock")) return rc;
+  *mhz = static_cast<unsigned int>(ValueOf(d, clock == 1 ? "sm_clock" : "mem_clock"));
+  return 0;
+}
+int nvmlDeviceGetPcieThroughput(void* d, int counter, unsigned int* kbps) {
+  ++State().pcie_calls;
+  if (int rc = ErrorOf(d, "pcie")) return rc;
+  *kbps = static_cast<unsigned int>(ValueOf(d, counter == 0 ? "pcie_tx" : "pcie_rx"));
+  return 0;
+}
+int nvmlDeviceGetTotalEnergyConsumption(void* d, unsigned long long* mj) {  // NOLINT
+  if (int rc = ErrorOf(d, "energy")) return rc;
+  *mj = static_cast<unsigned long long>(ValueOf(d, "energy_mj"));  // NOLINT(runtime/int)
+  return 0;
+}
+
+}  // extern "C"
