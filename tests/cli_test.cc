@@ -88,6 +88,34 @@ TEST(Cli, ProfilePrintsTheReportsAndWritesTheRunFolder) {
   EXPECT_EQ(steps, 14);
 }
 
+// The GPU path end to end: the fake NVML of the sampler tests stands in for the driver.
+TEST(Cli, SystemReportWithAFakeGpu) {
+  const std::string out = testutil::FreshTempDir();
+  setenv("TRAINPROF_NVML_LIBRARY", TRAINPROF_FAKE_NVML, 1);
+  setenv("FAKE_NVML_DEVICES", "1", 1);
+  ProcessResult r = testutil::RunProcess(Profile(
+      out, {"--set", "system.enabled=true", "--set", "system.interval_s=0.05", "-v"}));
+  unsetenv("TRAINPROF_NVML_LIBRARY");
+  unsetenv("FAKE_NVML_DEVICES");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // One fake GPU at 75 % utilization and 300 W, with an energy counter.
+  EXPECT_NE(r.out.find("System report"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Fake GPU 80GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0 utilization"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVML energy counter"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Energy per training sample"), std::string::npos) << r.out;
+  const std::string run = OnlyRunDir(out);
+  const std::string csv = testutil::ReadText(run + "/system_timeseries.csv");
+  EXPECT_NE(csv.find(",gpu0_utilization_percent,"), std::string::npos);
+  EXPECT_NE(testutil::ReadText(run + "/system_report.csv").find("gpu0_power_w"), std::string::npos);
+  json trace = ReadJson(run + "/trace.json");
+  bool gpu_track = false;
+  for (const json& e : trace["traceEvents"]) {
+    gpu_track = gpu_track || (e["ph"] == "C" && e["name"] == "GPU 0 utilization (%)");
+  }
+  EXPECT_TRUE(gpu_track) << "no GPU counter track in trace.json";
+}
+
 TEST(Cli, MissingConfigFile) {
   const std::string out = testutil::FreshTempDir();
   ProcessResult r = testutil::RunProcess(Profile(out, {"--config", out + "/nope.yaml"}));

@@ -50,12 +50,10 @@ int ReadSmallFile(const std::string& path, std::string* out) {
   return err;
 }
 
-double CounterDelta(uint64_t now, uint64_t before, const std::string& what, DiagnosticSink& d) {
-  if (now >= before) return static_cast<double>(now - before);
+void ReportBackwards(const std::string& what, uint64_t before, uint64_t now, DiagnosticSink& d) {
   d.Add(report::Severity::kWarning, "system_counter_backwards", what,
         fmt::format("{} went backwards ({} -> {}); that sample's rate is left out", what, before,
                     now));
-  return kNaN;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "report/report.h"
@@ -36,8 +37,19 @@ class DiagnosticSink {
 // Reads a whole (small) file into `out`, reusing its capacity. Returns 0 or the errno.
 int ReadSmallFile(const std::string& path, std::string* out);
 
-// Counter difference; a counter that went backwards yields NaN and a diagnostic.
-double CounterDelta(uint64_t now, uint64_t before, const std::string& what, DiagnosticSink& d);
+// Counter difference; a counter that went backwards yields NaN and a diagnostic. `what` names
+// the counter: a string, or a callable returning one (only called when it went backwards).
+void ReportBackwards(const std::string& what, uint64_t before, uint64_t now, DiagnosticSink& d);
+template <typename What>
+double CounterDelta(uint64_t now, uint64_t before, const What& what, DiagnosticSink& d) {
+  if (now >= before) return static_cast<double>(now - before);
+  if constexpr (std::is_invocable_v<What>) {
+    ReportBackwards(what(), before, now, d);
+  } else {
+    ReportBackwards(what, before, now, d);
+  }
+  return kNaN;
+}
 
 // CPU energy from RAPL (/sys/class/powercap/intel-rapl:N, also used for AMD CPUs by recent
 // kernels) or AMD's amd_energy hwmon driver (/sys/class/hwmon/hwmonN/energyN_input, socket

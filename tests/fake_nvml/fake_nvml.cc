@@ -1,7 +1,10 @@
 // A stand-in for libnvidia-ml.so.1, built by the tests and loaded by the sampler with dlopen.
 // It exports the NVML functions trainprof uses with NVML's C signatures, and control functions
 // (fake_nvml_*) the tests call through their own dlopen handle of the same file to set device
-// counts, figures and errors.
+// counts, figures and errors. A process that never calls them (the CLI test, run through
+// TRAINPROF_NVML_LIBRARY) gets FAKE_NVML_DEVICES GPUs with fixed figures and an energy counter
+// that moves 30 J per reading.
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -21,6 +24,8 @@ struct FakeState {
   FakeDevice dev[kMaxDevices];
   int pcie_calls = 0;
   int initialised = 0;
+  bool configured = false;  // by a fake_nvml_* call; else from FAKE_NVML_DEVICES
+  bool energy_moves = false;
 };
 
 FakeState& State() {
@@ -60,6 +65,7 @@ void fake_nvml_reset(int devices) {
   FakeState& s = State();
   s = FakeState();
   s.devices = devices;
+  s.configured = true;
 }
 void fake_nvml_set_init_error(int rc) { State().init_error = rc; }
 void fake_nvml_set_value(int device, const char* figure, double v) {
@@ -73,7 +79,20 @@ int fake_nvml_initialised() { return State().initialised; }
 
 // ---- NVML ---------------------------------------------------------------------------------
 int nvmlInit_v2() {
-  if (State().init_error != 0) return State().init_error;
+  FakeState& s = State();
+  const char* env = std::getenv("FAKE_NVML_DEVICES");
+  if (!s.configured && env != nullptr) {
+    s.configured = true;
+    s.energy_moves = true;
+    s.devices = std::atoi(env);
+    for (int g = 0; g < s.devices && g < kMaxDevices; ++g) {
+      s.dev[g].values = {{"util", 75},          {"memutil", 40},     {"mem_total", 80e9},
+                         {"mem_used", 12e9},    {"power_mw", 300000}, {"limit_mw", 700000},
+                         {"temp", 58},          {"sm_clock", 1755},  {"mem_clock", 2619},
+                         {"pcie_tx", 5000},     {"pcie_rx", 9000},   {"energy_mj", 0}};
+    }
+  }
+  if (s.init_error != 0) return s.init_error;
   ++State().initialised;
   return 0;
 }
@@ -145,6 +164,7 @@ int nvmlDeviceGetPcieThroughput(void* d, int counter, unsigned int* kbps) {
 }
 int nvmlDeviceGetTotalEnergyConsumption(void* d, unsigned long long* mj) {  // NOLINT
   if (int rc = ErrorOf(d, "energy")) return rc;
+  if (State().energy_moves) Dev(d)->values["energy_mj"] += 30000;
   *mj = static_cast<unsigned long long>(ValueOf(d, "energy_mj"));  // NOLINT(runtime/int)
   return 0;
 }
