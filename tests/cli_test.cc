@@ -202,7 +202,8 @@ TEST(Cli, UnwritableOutputFolder) {
 TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
   const std::string out = testutil::FreshTempDir();
   testutil::Child child({TRAINPROF_CLI, "profile", "-o", out, "--set", "training.progress=lines",
-                         "--set", "training.epochs=50"});
+                         "--set", "training.epochs=50", "--set", "system.enabled=true",
+                         "--set", "system.interval_s=0.05"});
   std::string line;
   ASSERT_TRUE(child.WaitForStderr("run folder", &line));
   // The progress line comes after the first batches; then stop it.
@@ -214,6 +215,12 @@ TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
   json report = ReadJson(run + "/report.json");
   EXPECT_GT(report["meta"]["steps"].get<int64_t>(), 0);
   EXPECT_NE(r.out.find("stopped by Terminated after"), std::string::npos);
+  // The sampler was stopped and joined, and its figures reported.
+  bool system = false;
+  for (const json& sec : report["sections"]) {
+    if (sec["id"] == "system") system = sec["metrics"]["samples"]["value"].get<int64_t>() > 0;
+  }
+  EXPECT_TRUE(system) << "no system samples after SIGTERM";
   json trace = ReadJson(run + "/trace.json");
   EXPECT_FALSE(trace["traceEvents"].empty());
 }
