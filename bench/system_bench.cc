@@ -39,15 +39,12 @@ void BM_System_ReadProcFile(benchmark::State& state, const char* path) {
   state.SetLabel(path);
 }
 BENCHMARK_CAPTURE(BM_System_ReadProcFile, stat, "/proc/stat")->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_System_ReadProcFile, meminfo, "/proc/meminfo")
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_System_ReadProcFile, meminfo, "/proc/meminfo")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_System_ReadProcFile, self_stat, "/proc/self/stat")
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_System_ReadProcFile, net_dev, "/proc/net/dev")
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_System_ReadProcFile, net_dev, "/proc/net/dev")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_System_ReadProcFile, diskstats, "/proc/diskstats")
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_System_ReadProcFile, loadavg, "/proc/loadavg")
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_System_ReadProcFile, loadavg, "/proc/loadavg")->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -38,25 +38,22 @@ std::vector<SeriesColumn> GpuSource::Columns(int i) {
                         trace,
                         *mlflow ? fmt::format("system/gpu_{}_{}", i, mlflow) : std::string()};
   };
-  return {col("utilization_percent", "utilization", Unit::kPercent, true, "utilization_percentage"),
-          col("memory_bandwidth_percent", "memory bandwidth utilization", Unit::kPercent, false,
-              ""),
-          col("memory_used_bytes", "memory used", Unit::kBytes, true, "memory_usage_megabytes"),
-          col("memory_used_percent", "memory used", Unit::kPercent, false,
-              "memory_usage_percentage"),
-          col("power_w", "power", Unit::kWatts, true, "power_usage_watts"),
-          col("power_percent", "power (of the limit)", Unit::kPercent, false,
-              "power_usage_percentage"),
-          col("temperature_c", "temperature", Unit::kCelsius, false, ""),
-          col("sm_clock_mhz", "SM clock", Unit::kMegahertz, false, ""),
-          col("memory_clock_mhz", "memory clock", Unit::kMegahertz, false, ""),
-          col("pcie_tx_bytes_per_s", "PCIe transmit", Unit::kBytesPerSecond, false, ""),
-          col("pcie_rx_bytes_per_s", "PCIe receive", Unit::kBytesPerSecond, false, ""),
-          col("energy_j", "energy since start", Unit::kJoules, false, "")};
+  return {
+      col("utilization_percent", "utilization", Unit::kPercent, true, "utilization_percentage"),
+      col("memory_bandwidth_percent", "memory bandwidth utilization", Unit::kPercent, false, ""),
+      col("memory_used_bytes", "memory used", Unit::kBytes, true, "memory_usage_megabytes"),
+      col("memory_used_percent", "memory used", Unit::kPercent, false, "memory_usage_percentage"),
+      col("power_w", "power", Unit::kWatts, true, "power_usage_watts"),
+      col("power_percent", "power (of the limit)", Unit::kPercent, false, "power_usage_percentage"),
+      col("temperature_c", "temperature", Unit::kCelsius, false, ""),
+      col("sm_clock_mhz", "SM clock", Unit::kMegahertz, false, ""),
+      col("memory_clock_mhz", "memory clock", Unit::kMegahertz, false, ""),
+      col("pcie_tx_bytes_per_s", "PCIe transmit", Unit::kBytesPerSecond, false, ""),
+      col("pcie_rx_bytes_per_s", "PCIe receive", Unit::kBytesPerSecond, false, ""),
+      col("energy_j", "energy since start", Unit::kJoules, false, "")};
 }
 
-GpuSource::GpuSource(const std::string& library, DiagnosticSink* diagnostics)
-    : diag_(diagnostics) {
+GpuSource::GpuSource(const std::string& library, DiagnosticSink* diagnostics) : diag_(diagnostics) {
   if (library.empty()) {
     why_not_ = "GPU: NVML is switched off (no library given); GPU figures are not sampled";
     return;

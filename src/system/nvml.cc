@@ -44,8 +44,8 @@ StatusOr<std::unique_ptr<Nvml>> Nvml::Load(const std::string& library) {
   void* h = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* err = dlerror();
-    return NotFound(fmt::format("cannot load NVML ({}): {}", library,
-                                err != nullptr ? err : "unknown error"));
+    return NotFound(
+        fmt::format("cannot load NVML ({}): {}", library, err != nullptr ? err : "unknown error"));
   }
   auto api = std::make_unique<Api>();
   const char* missing = nullptr;

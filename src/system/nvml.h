@@ -22,7 +22,7 @@ inline constexpr NvmlReturn kNvmlErrorNotSupported = 3;
 inline constexpr NvmlReturn kNvmlErrorGpuIsLost = 15;
 using NvmlDevice = struct NvmlDeviceOpaque*;  // nvmlDevice_t
 
-struct NvmlMemory {  // nvmlMemory_t
+struct NvmlMemory {                      // nvmlMemory_t
   unsigned long long total, free, used;  // NOLINT(runtime/int): NVML's ABI
 };
 struct NvmlUtilization {  // nvmlUtilization_t

@@ -139,8 +139,8 @@ StatusOr<PidStat> ParsePidStat(std::string_view text) {
   std::vector<std::string_view> f = Fields(text.substr(close + 1));
   // f[0] is field 3 (state); field N is f[N - 3].
   if (f.size() < 22) {
-    return Malformed(1, fmt::format("{} fields after the command name, expected at least 22",
-                                    f.size()));
+    return Malformed(
+        1, fmt::format("{} fields after the command name, expected at least 22", f.size()));
   }
   PidStat s;
   uint64_t* u64[] = {&s.utime, &s.stime, &s.cutime, &s.cstime};
@@ -154,7 +154,8 @@ StatusOr<PidStat> ParsePidStat(std::string_view text) {
   if (!ToI64(f[17], s.threads)) {
     return Malformed(1, fmt::format("field 20 '{}' is not a thread count", f[17]));
   }
-  if (!ToU64(f[20], s.vsize)) return Malformed(1, fmt::format("field 23 '{}' is not a size", f[20]));
+  if (!ToU64(f[20], s.vsize))
+    return Malformed(1, fmt::format("field 23 '{}' is not a size", f[20]));
   int64_t rss = 0;
   if (!ToI64(f[21], rss) || rss < 0) {
     return Malformed(1, fmt::format("field 24 '{}' is not a page count", f[21]));
@@ -176,9 +177,9 @@ StatusOr<std::vector<NetCounters>> ParseNetDev(std::string_view text) {
     NetCounters c;
     c.name = std::string(name[0]);
     if (f.size() < 9 || !ToU64(f[0], c.rx_bytes) || !ToU64(f[8], c.tx_bytes)) {
-      return Malformed(lines.number(),
-                       fmt::format("interface '{}' lacks its receive and transmit byte counters",
-                                   c.name));
+      return Malformed(
+          lines.number(),
+          fmt::format("interface '{}' lacks its receive and transmit byte counters", c.name));
     }
     out.push_back(std::move(c));
   }

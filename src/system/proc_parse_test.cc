@@ -71,8 +71,7 @@ TEST(ParsePidStat, CommandNamesWithSpacesAndParentheses) {
 TEST(ParsePidStat, TruncatedLineIsAnError) {
   EXPECT_EQ(ParsePidStat("4242 (x) S 1 2 3").status().message(),
             "line 1: 4 fields after the command name, expected at least 22");
-  EXPECT_EQ(ParsePidStat("4242 x S").status().message(),
-            "line 1: no ')' after the command name");
+  EXPECT_EQ(ParsePidStat("4242 x S").status().message(), "line 1: no ')' after the command name");
 }
 
 TEST(ParseNetDev, SkipsHeadersAndReadsBytes) {

@@ -32,8 +32,8 @@ struct SamplerOptions {
   std::string nvml_library = "libnvidia-ml.so.1";  // empty: no GPU sampling
   std::string disk_path = ".";                     // folder whose file system usage is sampled
   double interval_s = 1.0;
-  int64_t t0_ns = 0;                       // clock value that becomes time 0 of the series
-  std::function<int64_t()> clock;          // monotonic ns; default steady_clock
+  int64_t t0_ns = 0;               // clock value that becomes time 0 of the series
+  std::function<int64_t()> clock;  // monotonic ns; default steady_clock
 };
 
 enum class Group { kCpu, kMemory, kProcess, kDisk, kNetwork, kGpu, kEnergy };
@@ -71,10 +71,10 @@ struct SystemData {
   std::vector<std::string> notes;  // one line per source that is not there ("no NVML: ...")
   std::vector<report::Diagnostic> diagnostics;
   double interval_s = 0;
-  double wall_s = 0;             // from Start() to Stop()
-  double thread_cpu_s = 0;       // CPU time of the sampler thread
-  int64_t reads = 0;             // samples taken by the thread, the baseline included
-  double sample_mean_s = 0;      // wall time of one sample (includes time waiting for a core)
+  double wall_s = 0;         // from Start() to Stop()
+  double thread_cpu_s = 0;   // CPU time of the sampler thread
+  int64_t reads = 0;         // samples taken by the thread, the baseline included
+  double sample_mean_s = 0;  // wall time of one sample (includes time waiting for a core)
   double sample_max_s = 0;
 
   double At(size_t row, size_t col) const { return values[row * columns.size() + col]; }

@@ -152,7 +152,8 @@ TEST(SystemSampler, HostFiguresFromTheFakeRoot) {
 
   EXPECT_TRUE(d.diagnostics.empty()) << d.diagnostics[0].message;
   ASSERT_EQ(d.notes.size(), 1u);
-  EXPECT_EQ(d.notes[0], "GPU: NVML is switched off (no library given); GPU figures are not sampled");
+  EXPECT_EQ(d.notes[0],
+            "GPU: NVML is switched off (no library given); GPU figures are not sampled");
 }
 
 TEST(SystemSampler, RaplCounterWrapsAround) {
@@ -603,7 +604,8 @@ TEST(SystemReport, NoSampleIsAFinding) {
   AddSystemSection(d, 0, r);
   const report::Section* sec = r.FindSection("system");
   ASSERT_EQ(sec->findings.size(), 1u);
-  EXPECT_EQ(sec->findings[0].text, "no system sample was taken: the run ended before the first one");
+  EXPECT_EQ(sec->findings[0].text,
+            "no system sample was taken: the run ended before the first one");
 }
 
 }  // namespace

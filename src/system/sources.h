@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>

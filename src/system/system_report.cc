@@ -60,13 +60,12 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
   report::Section& s = r.AddSection("system", "System report");
   for (const std::string& n : d.notes) s.notes.push_back(n);
   const int64_t samples = static_cast<int64_t>(d.t_ns.size());
-  const double wall_s = d.wall_s > 0 ? d.wall_s
+  const double wall_s = d.wall_s > 0  ? d.wall_s
                         : samples > 0 ? static_cast<double>(d.t_ns.back()) * 1e-9
                                       : 0;
   s.AddMetric("total_execution_time_s", "Total execution time", wall_s, Unit::kSeconds);
   s.AddMetric("samples", "Samples", samples, Unit::kCount);
-  s.AddMetric("interval_s", "Sampling interval (system.interval_s)", d.interval_s,
-              Unit::kSeconds);
+  s.AddMetric("interval_s", "Sampling interval (system.interval_s)", d.interval_s, Unit::kSeconds);
   if (d.wall_s > 0) {
     s.AddMetric("sampler_cpu_percent", "Sampler cost (CPU of one core)",
                 100.0 * d.thread_cpu_s / d.wall_s, Unit::kPercent);
@@ -88,8 +87,9 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
               per_sample ? Value(energy_j / static_cast<double>(training_samples)) : Value(),
               Unit::kJoules);
   if (!have_energy) {
-    s.notes.push_back("Energy: no device here reports energy (no GPU and no readable CPU "
-                      "counter), so no energy figures");
+    s.notes.push_back(
+        "Energy: no device here reports energy (no GPU and no readable CPU "
+        "counter), so no energy figures");
   }
   if (samples == 0) {
     s.findings.push_back({report::Severity::kWarning,
@@ -103,8 +103,8 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
                                    {"memory_total_bytes", "Memory", Unit::kBytes},
                                    {"power_limit_w", "Power limit", Unit::kWatts}});
     for (const GpuInfo& gi : d.gpus) {
-      g.rows.push_back({static_cast<int64_t>(gi.index), gi.name, gi.memory_total_bytes,
-                        Num(gi.power_limit_w)});
+      g.rows.push_back(
+          {static_cast<int64_t>(gi.index), gi.name, gi.memory_total_bytes, Num(gi.power_limit_w)});
     }
   }
 
@@ -118,13 +118,14 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
     const Stats st = ColumnStats(d, c);
     if (st.n > 0) AddSummaryRow(t, d.columns[c], st);
   }
-  t.notes.push_back("rates and CPU shares are over the interval before each sample; memory, "
-                    "disk usage and GPU figures are read at the sample");
+  t.notes.push_back(
+      "rates and CPU shares are over the interval before each sample; memory, "
+      "disk usage and GPU figures are read at the sample");
   if (!detail.empty()) {
     // A handful of rows fits on screen; a 128-core machine's go to the CSV and JSON only.
-    report::Table& c = SummaryTable(s, "system_detail", "Per CPU core and network interface",
-                                    detail.size() <= 16 ? report::TableKind::kTable
-                                                        : report::TableKind::kDetail);
+    report::Table& c =
+        SummaryTable(s, "system_detail", "Per CPU core and network interface",
+                     detail.size() <= 16 ? report::TableKind::kTable : report::TableKind::kDetail);
     for (size_t col : detail) {
       const Stats st = ColumnStats(d, col);
       if (st.n > 0) AddSummaryRow(c, d.columns[col], st);
@@ -140,11 +141,11 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
                                    {"mean_power_w", "Mean power", Unit::kWatts}});
     auto power = [&](double j) { return wall_s > 0 ? Value(j / wall_s) : Value(); };
     for (const EnergyDevice& dev : d.energy) {
-      e.rows.push_back({dev.device, dev.source, dev.joules, dev.joules / 3600.0,
-                        power(dev.joules)});
+      e.rows.push_back(
+          {dev.device, dev.source, dev.joules, dev.joules / 3600.0, power(dev.joules)});
     }
-    e.footer.push_back({std::string("Total"), std::string("-"), energy_j, energy_j / 3600.0,
-                        power(energy_j)});
+    e.footer.push_back(
+        {std::string("Total"), std::string("-"), energy_j, energy_j / 3600.0, power(energy_j)});
     if (per_sample) {
       e.notes.push_back(fmt::format("{:.4g} J per training sample ({} samples trained)",
                                     energy_j / static_cast<double>(training_samples),
@@ -175,14 +176,29 @@ std::vector<CounterTrack> CounterTracks(const SystemData& d) {
     double scale = 1;
     const char* unit = "";
     switch (col.unit) {
-      case Unit::kBytes: scale = 1.0 / (1 << 20), unit = "MiB"; break;
-      case Unit::kBytesPerSecond: scale = 1.0 / (1 << 20), unit = "MiB/s"; break;
-      case Unit::kPercent: unit = "%"; break;
-      case Unit::kWatts: unit = "W"; break;
-      case Unit::kCelsius: unit = "°C"; break;
-      case Unit::kMegahertz: unit = "MHz"; break;
-      case Unit::kJoules: unit = "J"; break;
-      default: break;
+      case Unit::kBytes:
+        scale = 1.0 / (1 << 20), unit = "MiB";
+        break;
+      case Unit::kBytesPerSecond:
+        scale = 1.0 / (1 << 20), unit = "MiB/s";
+        break;
+      case Unit::kPercent:
+        unit = "%";
+        break;
+      case Unit::kWatts:
+        unit = "W";
+        break;
+      case Unit::kCelsius:
+        unit = "°C";
+        break;
+      case Unit::kMegahertz:
+        unit = "MHz";
+        break;
+      case Unit::kJoules:
+        unit = "J";
+        break;
+      default:
+        break;
     }
     CounterTrack t;
     t.name = *unit ? fmt::format("{} ({})", col.title, unit) : col.title;

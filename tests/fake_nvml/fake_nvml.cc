@@ -86,10 +86,10 @@ int nvmlInit_v2() {
     s.energy_moves = true;
     s.devices = std::atoi(env);
     for (int g = 0; g < s.devices && g < kMaxDevices; ++g) {
-      s.dev[g].values = {{"util", 75},          {"memutil", 40},     {"mem_total", 80e9},
-                         {"mem_used", 12e9},    {"power_mw", 300000}, {"limit_mw", 700000},
-                         {"temp", 58},          {"sm_clock", 1755},  {"mem_clock", 2619},
-                         {"pcie_tx", 5000},     {"pcie_rx", 9000},   {"energy_mj", 0}};
+      s.dev[g].values = {{"util", 75},       {"memutil", 40},      {"mem_total", 80e9},
+                         {"mem_used", 12e9}, {"power_mw", 300000}, {"limit_mw", 700000},
+                         {"temp", 58},       {"sm_clock", 1755},   {"mem_clock", 2619},
+                         {"pcie_tx", 5000},  {"pcie_rx", 9000},    {"energy_mj", 0}};
     }
   }
   if (s.init_error != 0) return s.init_error;
@@ -102,11 +102,16 @@ int nvmlShutdown() {
 }
 const char* nvmlErrorString(int rc) {
   switch (rc) {
-    case 3: return "Not Supported";
-    case 9: return "Driver Not Loaded";
-    case 15: return "GPU is lost";
-    case 999: return "Unknown Error";
-    default: return "Fake NVML error";
+    case 3:
+      return "Not Supported";
+    case 9:
+      return "Driver Not Loaded";
+    case 15:
+      return "GPU is lost";
+    case 999:
+      return "Unknown Error";
+    default:
+      return "Fake NVML error";
   }
 }
 int nvmlDeviceGetCount_v2(unsigned int* count) {

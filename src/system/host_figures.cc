@@ -1,0 +1,194 @@
+// The host figures of a sample: CPU, memory, process tree, disk and network, from /proc and
+// statvfs. Each reader fills its columns of `row` and leaves NaN where a source failed.
+#include <sys/statvfs.h>
+
+#include <cmath>
+
+#include "system/sampler_state.h"
+
+namespace trainprof::system {
+
+using report::Severity;
+
+void SystemSampler::State::ReadCpu(double dt) {
+  ProcStat st;
+  const bool ok = Read("/proc/stat") && Parse("/proc/stat", ParseProcStat(buf), &st);
+  if (ok && prev_stat_ok && !std::isnan(dt)) {
+    auto util = [&](const CpuTimes& now, const CpuTimes& before, const auto& what) {
+      const double total = CounterDelta(now.total, before.total, what, diag);
+      const double busy = CounterDelta(now.busy, before.busy, what, diag);
+      if (std::isnan(total) || std::isnan(busy) || total <= 0) return kNaN;
+      return std::min(100.0, 100.0 * busy / total);
+    };
+    Set("cpu_utilization_percent", util(st.all, prev_stat.all, "/proc/stat cpu"));
+    for (size_t i = 0; i < n_cores; ++i) {
+      const bool both = i < st.cores.size() && st.present[i] && i < prev_stat.cores.size() &&
+                        prev_stat.present[i];
+      auto what = [i] { return fmt::format("/proc/stat cpu{}", i); };
+      row[c_core0 + i] = both ? util(st.cores[i], prev_stat.cores[i], what) : kNaN;
+    }
+  }
+  prev_stat_ok = ok;
+  if (ok) prev_stat = std::move(st);
+  std::array<double, 3> load{};
+  if (Read("/proc/loadavg") && Parse("/proc/loadavg", ParseLoadavg(buf), &load)) {
+    Set("load_average_1m", load[0]);
+  }
+}
+
+void SystemSampler::State::ReadMemory() {
+  Meminfo m;
+  if (!Read("/proc/meminfo") || !Parse("/proc/meminfo", ParseMeminfo(buf), &m)) return;
+  const double used = static_cast<double>(m.total) - static_cast<double>(m.available);
+  Set("system_memory_used_bytes", used);
+  if (m.total > 0) Set("system_memory_used_percent", 100.0 * used / static_cast<double>(m.total));
+  Set("swap_used_bytes", static_cast<double>(m.swap_total) - static_cast<double>(m.swap_free));
+  const int rss = Col("process_rss_bytes");
+  if (!std::isnan(row[rss]) && m.total > 0) {
+    Set("process_memory_percent", 100.0 * row[rss] / static_cast<double>(m.total));
+  }
+}
+
+// Descendants of `pid` from /proc/<pid>/task/<tid>/children (every thread can fork).
+void SystemSampler::State::ListTree(const std::string& pid, std::vector<std::string>& out,
+                                    int depth) {
+  if (depth > 8) return;
+  const std::string task = Path("/proc/" + pid + "/task/");
+  std::vector<int64_t> children;
+  ForEachEntry(task, [&](const char* tid) {
+    if (ReadSmallFile(task + tid + "/children", &buf) != 0) return;
+    for (int64_t child : ParsePidList(buf)) children.push_back(child);
+  });
+  for (int64_t child : children) {
+    out.push_back(std::to_string(child));
+    ListTree(out.back(), out, depth + 1);
+  }
+}
+
+bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t, bool self) {
+  const std::string rel = "/proc/" + pid + "/stat";
+  PidStat ps;
+  if (self) {
+    if (!Read(rel) || !Parse(rel, ParsePidStat(buf), &ps)) return false;
+  } else {
+    // A child may exit between listing and reading: not a problem worth a diagnostic.
+    if (ReadSmallFile(Path(rel), &buf) != 0) return true;
+    if (!Parse(rel, ParsePidStat(buf), &ps)) return true;
+  }
+  t.jiffies += ps.utime + ps.stime + ps.cutime + ps.cstime;
+  t.rss += static_cast<double>(ps.rss_pages) * page_size;
+  t.vms += static_cast<double>(ps.vsize);
+  t.threads += static_cast<double>(ps.threads);
+  t.processes += 1;
+  ForEachEntry(Path("/proc/" + pid + "/fd"), [&](const char*) { t.files += 1; });
+  return true;
+}
+
+void SystemSampler::State::ReadProcess(double dt) {
+  ProcTotals t;
+  if (!ReadOneProcess("self", t, true)) {
+    prev_proc_ok = false;
+    return;
+  }
+  std::vector<std::string> tree;
+  ListTree("self", tree, 0);
+  for (const std::string& pid : tree) ReadOneProcess(pid, t, false);
+  Set("process_rss_bytes", t.rss);
+  Set("process_vms_bytes", t.vms);
+  Set("process_threads", t.threads);
+  Set("process_open_files", t.files);
+  Set("process_count", t.processes);
+  if (prev_proc_ok && !std::isnan(dt) && dt > 0) {
+    const double d = CounterDelta(t.jiffies, prev_proc, "process CPU time (with children)", diag);
+    Set("process_cpu_percent", 100.0 * d / clk_tck / dt);
+  }
+  prev_proc = t.jiffies;
+  prev_proc_ok = true;
+}
+
+void SystemSampler::State::ReadDisk(double dt) {
+  struct statvfs vfs {};
+  if (statvfs(o.disk_path.c_str(), &vfs) == 0) {
+    const double frsize = static_cast<double>(vfs.f_frsize);
+    const double used = static_cast<double>(vfs.f_blocks - vfs.f_bfree) * frsize;
+    const double avail = static_cast<double>(vfs.f_bavail) * frsize;
+    Set("disk_used_bytes", used);
+    Set("disk_available_bytes", avail);
+    if (used + avail > 0) Set("disk_usage_percent", 100.0 * used / (used + avail));
+  } else {
+    diag.Add(Severity::kWarning, "system_source_unreadable", o.disk_path,
+             fmt::format("cannot stat the file system of {}: {}; disk usage is missing",
+                         o.disk_path, std::strerror(errno)));
+  }
+  if (disks.empty()) return;
+  std::vector<DiskCounters> ds;
+  if (!Read("/proc/diskstats") || !Parse("/proc/diskstats", ParseDiskstats(buf), &ds)) {
+    prev_disk_ok = false;
+    return;
+  }
+  uint64_t r = 0, w = 0;
+  for (const DiskCounters& d : ds) {
+    if (std::ranges::find(disks, d.name) == disks.end()) continue;
+    r += d.sectors_read * 512;
+    w += d.sectors_written * 512;
+  }
+  if (prev_disk_ok && !std::isnan(dt) && dt > 0) {
+    Set("disk_read_bytes_per_s", CounterDelta(r, prev_disk_r, "/proc/diskstats reads", diag) / dt);
+    Set("disk_write_bytes_per_s",
+        CounterDelta(w, prev_disk_w, "/proc/diskstats writes", diag) / dt);
+  }
+  prev_disk_r = r;
+  prev_disk_w = w;
+  prev_disk_ok = true;
+}
+
+void SystemSampler::State::ReadNetwork(double dt) {
+  std::vector<NetCounters> net;
+  if (!Read("/proc/net/dev") || !Parse("/proc/net/dev", ParseNetDev(buf), &net)) {
+    prev_net_ok = false;
+    return;
+  }
+  auto find = [](const std::vector<NetCounters>& v, const std::string& name) {
+    auto it = std::ranges::find(v, name, &NetCounters::name);
+    return it == v.end() ? nullptr : &*it;
+  };
+  if (net_start_rx.empty()) {
+    for (const std::string& n : ifaces) {
+      const NetCounters* c = find(net, n);
+      net_start_rx.push_back(c != nullptr ? c->rx_bytes : 0);
+      net_start_tx.push_back(c != nullptr ? c->tx_bytes : 0);
+    }
+  }
+  double rx = 0, tx = 0, rx_total = 0, tx_total = 0;
+  bool rates = prev_net_ok && !std::isnan(dt) && dt > 0;
+  for (size_t i = 0; i < ifaces.size(); ++i) {
+    const NetCounters* now = find(net, ifaces[i]);
+    const NetCounters* before = rates ? find(prev_net, ifaces[i]) : nullptr;
+    if (now == nullptr) continue;  // the interface went away
+    const bool lo = ifaces[i] == "lo";
+    if (!lo) {
+      rx_total += now->rx_bytes >= net_start_rx[i] ? now->rx_bytes - net_start_rx[i] : 0;
+      tx_total += now->tx_bytes >= net_start_tx[i] ? now->tx_bytes - net_start_tx[i] : 0;
+    }
+    if (before == nullptr) continue;
+    auto what = [&] { return "/proc/net/dev " + ifaces[i]; };
+    const double r = CounterDelta(now->rx_bytes, before->rx_bytes, what, diag) / dt;
+    const double t = CounterDelta(now->tx_bytes, before->tx_bytes, what, diag) / dt;
+    row[c_if0 + 2 * i] = r;
+    row[c_if0 + 2 * i + 1] = t;
+    if (!lo) {
+      rx += r;
+      tx += t;
+    }
+  }
+  if (rates) {
+    row[c_net_total] = rx;
+    row[c_net_total + 1] = tx;
+  }
+  row[c_net_total + 2] = rx_total;
+  row[c_net_total + 3] = tx_total;
+  prev_net = std::move(net);
+  prev_net_ok = true;
+}
+
+}  // namespace trainprof::system

@@ -1,0 +1,165 @@
+// Internal: the sampler's state, shared by sampler.cc (discovery, the thread) and
+// host_figures.cc (the /proc and /sys readers). Not part of any public surface.
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "system/proc_parse.h"
+#include "system/sampler.h"
+#include "system/sources.h"
+
+namespace trainprof::system {
+
+// Calls f(name) for each entry of `dir` but "." and ".."; false if it cannot be opened.
+template <typename F>
+inline bool ForEachEntry(const std::string& dir, F&& f) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0))) {
+      continue;
+    }
+    f(e->d_name);
+  }
+  closedir(d);
+  return true;
+}
+
+// Process figures summed over this process and its descendants.
+struct ProcTotals {
+  uint64_t jiffies = 0;
+  double rss = 0, vms = 0, threads = 0, files = 0, processes = 0;
+};
+
+struct SystemSampler::State {
+  SamplerOptions o;
+  DiagnosticSink diag;
+  std::unique_ptr<CpuEnergySource> cpu_energy;
+  std::unique_ptr<GpuSource> gpu;
+  std::vector<SeriesColumn> columns;
+  std::vector<std::string> ifaces, disks;
+  size_t n_cores = 0, n_gpus = 0;
+  int c_core0 = 0, c_if0 = 0, c_gpu0 = 0, c_gpu_avg = -1, c_cpu_power = -1;
+  int c_net_total = 0;  // rx/s, tx/s, rx total, tx total
+  std::string buf;
+  double clk_tck = 100, page_size = 4096;
+
+  // Counters of the previous sample.
+  bool have_prev = false;
+  int64_t prev_t = 0;
+  ProcStat prev_stat;
+  bool prev_stat_ok = false;
+  uint64_t prev_proc = 0;
+  bool prev_proc_ok = false;
+  uint64_t prev_disk_r = 0, prev_disk_w = 0;
+  bool prev_disk_ok = false;
+  std::vector<NetCounters> prev_net;
+  std::vector<uint64_t> net_start_rx, net_start_tx;  // per interface, at the baseline
+  bool prev_net_ok = false;
+
+  SystemData data;
+  std::vector<double> row;
+  int64_t start_ns = 0;
+  double sample_total_s = 0;
+  int64_t timed_samples = 0;
+
+  std::string Path(const std::string& rel) const { return o.root + rel; }
+
+  // Files read every sample stay open and are re-read from offset 0 (procfs regenerates them),
+  // which saves the path lookup of open(): about 40 % of a sample.
+  std::map<std::string, int> open_files;
+  ~State() {
+    for (const auto& [rel, fd] : open_files) close(fd);
+  }
+  int ReadKeptOpen(const std::string& rel) {
+    auto it = open_files.find(rel);
+    if (it == open_files.end()) {
+      const int fd = open(Path(rel).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return errno;
+      it = open_files.emplace(rel, fd).first;
+    }
+    buf.resize(std::max<size_t>(buf.capacity(), 4096));
+    size_t got = 0;
+    for (;;) {
+      const ssize_t n =
+          pread(it->second, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        close(it->second);
+        open_files.erase(it);
+        return err;
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+      if (got == buf.size()) buf.resize(buf.size() * 2);
+    }
+    buf.resize(got);
+    return 0;
+  }
+  int64_t Now() const { return o.clock ? o.clock() : base::SteadyNowNs(); }
+
+  // Reads root/rel into buf; a failure is a diagnostic.
+  bool Read(const std::string& rel) {
+    const int err = ReadKeptOpen(rel);
+    if (err == 0) return true;
+    diag.Add(report::Severity::kWarning, "system_source_unreadable", rel,
+             fmt::format("cannot read {}: {}; its figures are missing from those samples",
+                         Path(rel), std::strerror(err)));
+    return false;
+  }
+  template <typename T>
+  bool Parse(const std::string& rel, StatusOr<T> parsed, T* out) {
+    if (parsed.ok()) {
+      *out = std::move(*parsed);
+      return true;
+    }
+    diag.Add(report::Severity::kWarning, "system_source_malformed", rel,
+             fmt::format("{}: {}; its figures are missing from those samples", Path(rel),
+                         parsed.status().message()));
+    return false;
+  }
+
+  void Add(std::string key, std::string title, report::Unit unit, Group group, bool trace,
+           std::string mlflow = "", bool detail = false) {
+    columns.push_back(
+        {std::move(key), std::move(title), unit, group, detail, trace, std::move(mlflow)});
+  }
+  int Col(const std::string& key) const {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (columns[i].key == key) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  // Column of a fixed key, looked up once per literal (the sample path sets about 20 of them).
+  std::unordered_map<const char*, int> fixed;
+  void Set(const char* key, double v) {
+    auto it = fixed.find(key);
+    if (it == fixed.end()) it = fixed.emplace(key, Col(key)).first;
+    row[it->second] = v;
+  }
+
+  void Discover();
+  void ReadCpu(double dt);
+  void ReadMemory();
+  void ReadProcess(double dt);
+  void ReadDisk(double dt);
+  void ReadNetwork(double dt);
+  void ListTree(const std::string& pid, std::vector<std::string>& out, int depth);
+  bool ReadOneProcess(const std::string& pid, ProcTotals& t, bool self);
+};
+
+}  // namespace trainprof::system
