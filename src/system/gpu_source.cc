@@ -8,32 +8,11 @@ namespace trainprof::system {
 
 using report::Unit;
 
-namespace {
-
-enum GpuFigure {
-  kUtil,
-  kMemUtil,
-  kMemUsed,
-  kMemUsedPct,
-  kPower,
-  kPowerPct,
-  kTemp,
-  kSmClock,
-  kMemClock,
-  kPcieTx,
-  kPcieRx,
-  kEnergy,
-  kGpuFigures
-};
-
-}  // namespace
-
 std::vector<SeriesColumn> GpuSource::Columns(int i) {
   auto col = [&](const char* key, const char* title, Unit unit, bool trace, const char* mlflow) {
     return SeriesColumn{fmt::format("gpu{}_{}", i, key),
                         fmt::format("GPU {} {}", i, title),
                         unit,
-                        Group::kGpu,
                         false,
                         trace,
                         *mlflow ? fmt::format("system/gpu_{}_{}", i, mlflow) : std::string()};
@@ -113,7 +92,7 @@ bool GpuSource::Check(size_t i, NvmlReturn rc, const char* figure) {
   if (rc == kNvmlSuccess) return true;
   Device& d = devices_[i];
   if (rc == kNvmlErrorNotSupported) {
-    d.unsupported[figure] = true;
+    d.unsupported.insert(figure);
     diag_->Add(report::Severity::kInfo, "gpu_figure_not_supported",
                fmt::format("GPU {} {}", i, figure),
                fmt::format("GPU {} does not report its {} (NVML: not supported)", i, figure));
@@ -137,8 +116,8 @@ void GpuSource::Read(double* out, double dt_s) {
   const bool pcie_now = reads_ % pcie_every_ == 0;
   ++reads_;
   for (size_t i = 0; i < devices_.size(); ++i) {
-    double* v = out + i * kGpuFigures;
-    std::fill(v, v + kGpuFigures, kNaN);
+    double* v = out + i * kFigures;
+    std::fill(v, v + kFigures, kNaN);
     Device& d = devices_[i];
     auto get = [&](const char* figure, auto&& call) {
       if (d.lost || d.unsupported.count(figure) > 0) return false;

@@ -43,9 +43,9 @@ void SystemSampler::State::ReadMemory() {
   Set("system_memory_used_bytes", used);
   if (m.total > 0) Set("system_memory_used_percent", 100.0 * used / static_cast<double>(m.total));
   Set("swap_used_bytes", static_cast<double>(m.swap_total) - static_cast<double>(m.swap_free));
-  const int rss = Col("process_rss_bytes");
-  if (!std::isnan(row[rss]) && m.total > 0) {
-    Set("process_memory_percent", 100.0 * row[rss] / static_cast<double>(m.total));
+  const double rss = Cell("process_rss_bytes");
+  if (!std::isnan(rss) && m.total > 0) {
+    Set("process_memory_percent", 100.0 * rss / static_cast<double>(m.total));
   }
 }
 

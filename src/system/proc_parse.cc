@@ -214,6 +214,11 @@ StatusOr<std::array<double, 3>> ParseLoadavg(std::string_view text) {
   return out;
 }
 
+bool ParseSysfsU64(std::string_view text, uint64_t* v) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  return !text.empty() && ToU64(text, *v);
+}
+
 std::vector<int64_t> ParsePidList(std::string_view text) {
   std::vector<int64_t> out;
   for (std::string_view f : Fields(text.substr(0, text.find('\n')))) {

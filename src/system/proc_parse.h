@@ -72,6 +72,9 @@ StatusOr<std::vector<DiskCounters>> ParseDiskstats(std::string_view text);
 // /proc/loadavg: the 1, 5 and 15 minute averages. Errors: fewer than 3 numbers.
 StatusOr<std::array<double, 3>> ParseLoadavg(std::string_view text);
 
+// A sysfs file holding one unsigned number ("262143328850\n"). False if it holds anything else.
+bool ParseSysfsU64(std::string_view text, uint64_t* v);
+
 // /proc/<pid>/task/<tid>/children: space-separated pids (empty text: none).
 std::vector<int64_t> ParsePidList(std::string_view text);
 

@@ -12,7 +12,7 @@ namespace trainprof::system {
 using report::Severity;
 using report::Unit;
 
-int SystemData::Find(const std::string& key) const {
+int FindColumn(const std::vector<SeriesColumn>& columns, const std::string& key) {
   for (size_t i = 0; i < columns.size(); ++i) {
     if (columns[i].key == key) return static_cast<int>(i);
   }
@@ -56,55 +56,52 @@ void SystemSampler::State::Discover() {
   gpu->SetInterval(o.interval_s);
   n_gpus = gpu->gpus().size();
 
-  Add("cpu_utilization_percent", "CPU utilization (all cores)", Unit::kPercent, Group::kCpu, true,
+  Add("cpu_utilization_percent", "CPU utilization (all cores)", Unit::kPercent, true,
       "system/cpu_utilization_percentage");
   c_core0 = static_cast<int>(columns.size());
   for (size_t i = 0; i < n_cores; ++i) {
     Add(fmt::format("cpu{}_utilization_percent", i), fmt::format("CPU {} utilization", i),
-        Unit::kPercent, Group::kCpu, false, "", true);
+        Unit::kPercent, false, "", true);
   }
-  Add("load_average_1m", "Load average (1 min)", Unit::kNumber, Group::kCpu, false);
-  Add("system_memory_used_bytes", "System memory used (total - available)", Unit::kBytes,
-      Group::kMemory, true, "system/system_memory_usage_megabytes");
-  Add("system_memory_used_percent", "System memory used", Unit::kPercent, Group::kMemory, false,
+  Add("load_average_1m", "Load average (1 min)", Unit::kNumber, false);
+  Add("system_memory_used_bytes", "System memory used (total - available)", Unit::kBytes, true,
+      "system/system_memory_usage_megabytes");
+  Add("system_memory_used_percent", "System memory used", Unit::kPercent, false,
       "system/system_memory_usage_percentage");
-  Add("swap_used_bytes", "Swap used", Unit::kBytes, Group::kMemory, false);
-  Add("process_cpu_percent", "Process CPU (100 % = one core)", Unit::kPercent, Group::kProcess,
-      true, "system/process_cpu_percentage");
-  Add("process_rss_bytes", "Process resident memory (RSS)", Unit::kBytes, Group::kProcess, true,
+  Add("swap_used_bytes", "Swap used", Unit::kBytes, false);
+  Add("process_cpu_percent", "Process CPU (100 % = one core)", Unit::kPercent, true,
+      "system/process_cpu_percentage");
+  Add("process_rss_bytes", "Process resident memory (RSS)", Unit::kBytes, true,
       "system/process_memory_rss_megabytes");
-  Add("process_vms_bytes", "Process virtual memory (VMS)", Unit::kBytes, Group::kProcess, false,
+  Add("process_vms_bytes", "Process virtual memory (VMS)", Unit::kBytes, false,
       "system/process_memory_vms_megabytes");
-  Add("process_memory_percent", "Process RSS of system memory", Unit::kPercent, Group::kProcess,
-      false, "system/process_memory_percentage");
-  Add("process_threads", "Process threads", Unit::kCount, Group::kProcess, false,
-      "system/process_threads");
-  Add("process_open_files", "Process open files (descriptors)", Unit::kCount, Group::kProcess,
-      false, "system/process_open_files");
-  Add("process_count", "Processes (this one + children)", Unit::kCount, Group::kProcess, false);
-  Add("disk_read_bytes_per_s", "Disk read", Unit::kBytesPerSecond, Group::kDisk, true);
-  Add("disk_write_bytes_per_s", "Disk write", Unit::kBytesPerSecond, Group::kDisk, true);
-  Add("disk_used_bytes", "Disk used (run folder's file system)", Unit::kBytes, Group::kDisk, false,
+  Add("process_memory_percent", "Process RSS of system memory", Unit::kPercent, false,
+      "system/process_memory_percentage");
+  Add("process_threads", "Process threads", Unit::kCount, false, "system/process_threads");
+  Add("process_open_files", "Process open files (descriptors)", Unit::kCount, false,
+      "system/process_open_files");
+  Add("process_count", "Processes (this one + children)", Unit::kCount, false);
+  Add("disk_read_bytes_per_s", "Disk read", Unit::kBytesPerSecond, true);
+  Add("disk_write_bytes_per_s", "Disk write", Unit::kBytesPerSecond, true);
+  Add("disk_used_bytes", "Disk used (run folder's file system)", Unit::kBytes, false,
       "system/disk_usage_megabytes");
-  Add("disk_available_bytes", "Disk available (run folder's file system)", Unit::kBytes,
-      Group::kDisk, false, "system/disk_available_megabytes");
-  Add("disk_usage_percent", "Disk usage (run folder's file system)", Unit::kPercent, Group::kDisk,
-      false, "system/disk_usage_percentage");
+  Add("disk_available_bytes", "Disk available (run folder's file system)", Unit::kBytes, false,
+      "system/disk_available_megabytes");
+  Add("disk_usage_percent", "Disk usage (run folder's file system)", Unit::kPercent, false,
+      "system/disk_usage_percentage");
   c_net_total = static_cast<int>(columns.size());
-  Add("network_receive_bytes_per_s", "Network receive (all but lo)", Unit::kBytesPerSecond,
-      Group::kNetwork, true);
-  Add("network_transmit_bytes_per_s", "Network transmit (all but lo)", Unit::kBytesPerSecond,
-      Group::kNetwork, true);
-  Add("network_received_bytes", "Network received since start (all but lo)", Unit::kBytes,
-      Group::kNetwork, false, "system/network_receive_megabytes");
+  Add("network_receive_bytes_per_s", "Network receive (all but lo)", Unit::kBytesPerSecond, true);
+  Add("network_transmit_bytes_per_s", "Network transmit (all but lo)", Unit::kBytesPerSecond, true);
+  Add("network_received_bytes", "Network received since start (all but lo)", Unit::kBytes, false,
+      "system/network_receive_megabytes");
   Add("network_transmitted_bytes", "Network transmitted since start (all but lo)", Unit::kBytes,
-      Group::kNetwork, false, "system/network_transmit_megabytes");
+      false, "system/network_transmit_megabytes");
   c_if0 = static_cast<int>(columns.size());
   for (const std::string& n : ifaces) {
     Add(fmt::format("net_{}_receive_bytes_per_s", n), fmt::format("Network {} receive", n),
-        Unit::kBytesPerSecond, Group::kNetwork, false, "", true);
+        Unit::kBytesPerSecond, false, "", true);
     Add(fmt::format("net_{}_transmit_bytes_per_s", n), fmt::format("Network {} transmit", n),
-        Unit::kBytesPerSecond, Group::kNetwork, false, "", true);
+        Unit::kBytesPerSecond, false, "", true);
   }
   c_gpu0 = static_cast<int>(columns.size());
   for (size_t i = 0; i < n_gpus; ++i) {
@@ -113,19 +110,17 @@ void SystemSampler::State::Discover() {
   if (n_gpus >= 2) {
     c_gpu_avg = static_cast<int>(columns.size());
     Add("gpu_avg_utilization_percent", "GPU utilization (average over GPUs)", Unit::kPercent,
-        Group::kGpu, false);
-    Add("gpu_avg_memory_used_bytes", "GPU memory used (average over GPUs)", Unit::kBytes,
-        Group::kGpu, false);
+        false);
+    Add("gpu_avg_memory_used_bytes", "GPU memory used (average over GPUs)", Unit::kBytes, false);
     Add("gpu_avg_memory_used_percent", "GPU memory used (average over GPUs)", Unit::kPercent,
-        Group::kGpu, false);
-    Add("gpu_avg_power_w", "GPU power (average over GPUs)", Unit::kWatts, Group::kGpu, false);
+        false);
+    Add("gpu_avg_power_w", "GPU power (average over GPUs)", Unit::kWatts, false);
   }
   if (cpu_energy->available()) {
     c_cpu_power = static_cast<int>(columns.size());
-    Add("cpu_power_w", fmt::format("{} power", cpu_energy->device_name()), Unit::kWatts,
-        Group::kEnergy, true);
+    Add("cpu_power_w", fmt::format("{} power", cpu_energy->device_name()), Unit::kWatts, true);
     Add("cpu_energy_j", fmt::format("{} energy since start", cpu_energy->device_name()),
-        Unit::kJoules, Group::kEnergy, false);
+        Unit::kJoules, false);
   }
   if (!gpu->why_not().empty()) data.notes.push_back(gpu->why_not());
   if (!cpu_energy->why_not().empty()) data.notes.push_back(cpu_energy->why_not());
@@ -161,7 +156,6 @@ void SystemSampler::SampleOnce() {
   State& s = *s_;
   const auto wall0 = std::chrono::steady_clock::now();
   const int64_t now = s.Now();
-  if (!s.have_prev) s.start_ns = now;
   const double dt = s.have_prev ? static_cast<double>(now - s.prev_t) * 1e-9 : kNaN;
   std::fill(s.row.begin(), s.row.end(), kNaN);
   s.ReadCpu(dt);
@@ -172,8 +166,9 @@ void SystemSampler::SampleOnce() {
   if (s.n_gpus > 0) {
     s.gpu->Read(s.row.data() + s.c_gpu0, dt);
     if (s.c_gpu_avg >= 0) {
-      const size_t per = GpuSource::Columns(0).size();
-      const size_t figures[4] = {0, 2, 3, 4};  // utilization, memory bytes, memory %, power
+      const size_t per = GpuSource::kFigures;
+      const size_t figures[4] = {GpuSource::kUtil, GpuSource::kMemUsed, GpuSource::kMemUsedPct,
+                                 GpuSource::kPower};
       for (int k = 0; k < 4; ++k) {
         double sum = 0;
         int n = 0;

@@ -36,18 +36,18 @@ struct SamplerOptions {
   std::function<int64_t()> clock;  // monotonic ns; default steady_clock
 };
 
-enum class Group { kCpu, kMemory, kProcess, kDisk, kNetwork, kGpu, kEnergy };
-
 // One figure of the time series.
 struct SeriesColumn {
   std::string key;    // "cpu_utilization_percent", "gpu0_power_w"
   std::string title;  // "CPU utilization (all cores)"
   report::Unit unit = report::Unit::kNumber;
-  Group group = Group::kCpu;
   bool detail = false;  // per core or interface: summarised in a separate table
   bool trace = false;   // drawn as a counter track in trace.json
   std::string mlflow;   // MLflow's name of the same figure, "" if it has none
 };
+
+// Index of the column with `key`, or -1.
+int FindColumn(const std::vector<SeriesColumn>& columns, const std::string& key);
 
 struct EnergyDevice {
   std::string device;  // "CPU (RAPL package-0 + package-1)", "GPU 0: NVIDIA H100"
@@ -78,7 +78,7 @@ struct SystemData {
   double sample_max_s = 0;
 
   double At(size_t row, size_t col) const { return values[row * columns.size() + col]; }
-  int Find(const std::string& key) const;  // column index or -1
+  int Find(const std::string& key) const { return FindColumn(columns, key); }
 };
 
 class SystemSampler {

@@ -72,7 +72,6 @@ struct SystemSampler::State {
 
   SystemData data;
   std::vector<double> row;
-  int64_t start_ns = 0;
   double sample_total_s = 0;
   int64_t timed_samples = 0;
 
@@ -91,24 +90,12 @@ struct SystemSampler::State {
       if (fd < 0) return errno;
       it = open_files.emplace(rel, fd).first;
     }
-    buf.resize(std::max<size_t>(buf.capacity(), 4096));
-    size_t got = 0;
-    for (;;) {
-      const ssize_t n =
-          pread(it->second, buf.data() + got, buf.size() - got, static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        const int err = errno;
-        close(it->second);
-        open_files.erase(it);
-        return err;
-      }
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-      if (got == buf.size()) buf.resize(buf.size() * 2);
+    const int err = ReadFd(it->second, &buf);
+    if (err != 0) {  // opened again next time
+      close(it->second);
+      open_files.erase(it);
     }
-    buf.resize(got);
-    return 0;
+    return err;
   }
   int64_t Now() const { return o.clock ? o.clock() : base::SteadyNowNs(); }
 
@@ -133,24 +120,18 @@ struct SystemSampler::State {
     return false;
   }
 
-  void Add(std::string key, std::string title, report::Unit unit, Group group, bool trace,
+  void Add(std::string key, std::string title, report::Unit unit, bool trace,
            std::string mlflow = "", bool detail = false) {
-    columns.push_back(
-        {std::move(key), std::move(title), unit, group, detail, trace, std::move(mlflow)});
-  }
-  int Col(const std::string& key) const {
-    for (size_t i = 0; i < columns.size(); ++i) {
-      if (columns[i].key == key) return static_cast<int>(i);
-    }
-    return -1;
+    columns.push_back({std::move(key), std::move(title), unit, detail, trace, std::move(mlflow)});
   }
   // Column of a fixed key, looked up once per literal (the sample path sets about 20 of them).
   std::unordered_map<const char*, int> fixed;
-  void Set(const char* key, double v) {
+  double& Cell(const char* key) {
     auto it = fixed.find(key);
-    if (it == fixed.end()) it = fixed.emplace(key, Col(key)).first;
-    row[it->second] = v;
+    if (it == fixed.end()) it = fixed.emplace(key, FindColumn(columns, key)).first;
+    return row[it->second];
   }
+  void Set(const char* key, double v) { Cell(key) = v; }
 
   void Discover();
   void ReadCpu(double dt);

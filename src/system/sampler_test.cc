@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
 #include <thread>
 
 #include "system/system_report.h"
@@ -493,6 +494,30 @@ TEST(SystemSampler, PcieIsReadOnlyAsOftenAsItsTwentyMillisecondsAllow) {
   SystemData d = s->TakeData();
   EXPECT_TRUE(std::isnan(Value(d, "gpu0_pcie_tx_bytes_per_s", 0)));
   EXPECT_DOUBLE_EQ(Value(d, "gpu0_pcie_tx_bytes_per_s", 3), 1e6);
+}
+
+// docs/system-report.md defines every figure and gives MLflow's name for it: each column's key
+// and MLflow name (with the GPU, core or interface written <N> / <if>) must be there, together.
+TEST(SystemSampler, EveryFigureAndItsMlflowNameAreDocumented) {
+  FakeNvml nvml;
+  nvml.TwoGpus();
+  FakeRoot root;
+  FakeClock clock;
+  auto s = SystemSampler::Create(Options(root, clock, TRAINPROF_FAKE_NVML));
+  const std::string doc = testutil::ReadText(testutil::SourceDir() + "/docs/system-report.md");
+  auto general = [](std::string name) {
+    name = std::regex_replace(name, std::regex("^cpu[0-9]+_"), "cpu<N>_");
+    name = std::regex_replace(name, std::regex("^gpu[0-9]+_"), "gpu<N>_");
+    name = std::regex_replace(name, std::regex("^system/gpu_[0-9]+_"), "system/gpu_<N>_");
+    return std::regex_replace(name, std::regex("^net_(lo|eth0)_"), "net_<if>_");
+  };
+  for (const SeriesColumn& c : s->columns()) {
+    const std::string key = "`" + general(c.key) + "`";
+    EXPECT_NE(doc.find(key), std::string::npos) << key << " is not in docs/system-report.md";
+    if (c.mlflow.empty()) continue;
+    const std::string row = "| `" + general(c.mlflow) + "` | " + key + " |";
+    EXPECT_NE(doc.find(row), std::string::npos) << "no MLflow mapping row " << row;
+  }
 }
 
 // ---- the thread, on this machine ----------------------------------------------------------

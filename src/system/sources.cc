@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "system/proc_parse.h"
+
 namespace trainprof::system {
 
 void DiagnosticSink::Add(report::Severity severity, const std::string& name,
@@ -30,22 +32,29 @@ std::vector<report::Diagnostic> DiagnosticSink::Take() const {
   return out;
 }
 
+int ReadFd(int fd, std::string* out) {
+  out->resize(std::max<size_t>(out->capacity(), 4096));
+  size_t got = 0;
+  for (;;) {
+    const ssize_t n = pread(fd, out->data() + got, out->size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      out->clear();
+      return err;
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+    if (got == out->size()) out->resize(out->size() * 2);
+  }
+  out->resize(got);
+  return 0;
+}
+
 int ReadSmallFile(const std::string& path, std::string* out) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errno;
-  out->clear();
-  char buf[16384];
-  int err = 0;
-  for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n > 0) {
-      out->append(buf, static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = errno;
-    break;
-  }
+  const int err = ReadFd(fd, out);
   close(fd);
   return err;
 }
@@ -61,17 +70,6 @@ namespace {
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
-}
-
-bool ParseU64(const std::string& text, uint64_t* v) {
-  const std::string t = Trim(text);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long x = std::strtoull(t.c_str(), &end, 10);  // NOLINT(runtime/int)
-  if (errno != 0 || end != t.c_str() + t.size()) return false;
-  *v = x;
-  return true;
 }
 
 std::vector<std::string> SortedEntries(const std::string& dir) {
@@ -101,7 +99,8 @@ CpuEnergySource::CpuEnergySource(const std::string& root, DiagnosticSink* diagno
     z.name = ReadSmallFile(dir + "/name", &text) == 0 ? Trim(text) : entry;
     if (z.name == "psys") continue;  // the platform zone already contains the packages
     z.energy_path = dir + "/energy_uj";
-    if (ReadSmallFile(dir + "/max_energy_range_uj", &text) != 0 || !ParseU64(text, &z.range_uj)) {
+    if (ReadSmallFile(dir + "/max_energy_range_uj", &text) != 0 ||
+        !ParseSysfsU64(text, &z.range_uj)) {
       z.range_uj = 0;
     }
     zones_.push_back(std::move(z));
@@ -156,7 +155,7 @@ double CpuEnergySource::Read() {
   for (Zone& z : zones_) {
     uint64_t uj = 0;
     const int err = ReadSmallFile(z.energy_path, &buf_);
-    if (err != 0 || !ParseU64(buf_, &uj)) {
+    if (err != 0 || !ParseSysfsU64(buf_, &uj)) {
       diag_->Add(report::Severity::kWarning, "system_source_unreadable", z.energy_path,
                  fmt::format("cannot read {}: {}; CPU energy of that sample is missing",
                              z.energy_path, err != 0 ? std::strerror(err) : "not a number"));
