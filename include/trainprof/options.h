@@ -23,12 +23,15 @@ struct Options {
     bool enabled = true;
     int64_t warmup_batches = 5;  // batches left out of the averaged throughput, per stage
   } speed;
-  struct Memory {  // operator and memory report (issue: LibTorch depth)
+  struct Memory {  // operator and memory report (LibTorch: trainprof/torch.h)
     bool enabled = false;
-    int64_t steps = 5;
-    int64_t warmup = 2;
+    int64_t steps = 5;   // steps the operator observer records
+    int64_t warmup = 2;  // steps observed then discarded before those
     bool extra_plots = false;
     bool trace_rank0_only = false;
+    bool record_shapes = false;  // group operators by input shapes; shapes in trace.json
+    std::string sort_by = "cpu_time_total";
+    int64_t row_limit = 20;  // operators printed in the terminal
   } memory;
   struct System {  // system report (issue: system sampler)
     bool enabled = false;
@@ -36,6 +39,7 @@ struct Options {
   } system;
   struct ModelSummary {
     bool enabled = false;
+    int64_t depth = 3;  // module levels shown (torchinfo's depth)
   } model_summary;
   struct Snapshot {  // CUDA memory snapshot
     bool enabled = false;

@@ -28,6 +28,11 @@
 namespace trainprof {
 
 class SessionImpl;
+class Session;
+namespace session {
+class Extension;  // collectors of optional libraries (src/session/extension.h)
+Status AttachExtension(Session& session, std::shared_ptr<Extension> extension);
+}  // namespace session
 
 class Session {
  public:
@@ -74,6 +79,7 @@ class Session {
   const std::string& summary() const;
 
  private:
+  friend Status session::AttachExtension(Session&, std::shared_ptr<session::Extension>);
   explicit Session(std::unique_ptr<SessionImpl> impl);
   std::unique_ptr<SessionImpl> impl_;
 };

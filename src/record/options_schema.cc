@@ -16,14 +16,27 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddInt("speed.warmup_batches", &o.speed.warmup_batches, 0, kBig,
            "Batches at the start of each stage left out of the averaged throughput.");
   s.AddBool("memory.enabled", &o.memory.enabled,
-            "Operator and memory report (LibTorch). Not part of this version yet: the report "
-            "says so when it is true.");
-  s.AddInt("memory.steps", &o.memory.steps, 1, kBig, "Steps the operator observer records.");
+            "Operator and memory report (LibTorch programs that attach a TorchProfiler; the "
+            "built-in job does): per operator calls, self and total CPU time and memory, as "
+            "PyTorch's key_averages().table(); the memory timeline and activation memory.");
+  s.AddInt("memory.steps", &o.memory.steps, 1, kBig,
+           "Steps the operator observer records (after memory.warmup).");
   s.AddInt("memory.warmup", &o.memory.warmup, 0, kBig,
-           "Steps to wait before the operator observer records.");
-  s.AddBool("memory.extra_plots", &o.memory.extra_plots, "Memory timeline plots.");
+           "Steps the operator observer runs and discards before it records (its first-call "
+           "costs stay out of the report).");
+  s.AddBool("memory.extra_plots", &o.memory.extra_plots,
+            "Also write every allocation and free of the recorded steps (memory_events.csv: "
+            "time, bytes, address, device, operator), besides the memory timeline.");
   s.AddBool("memory.trace_rank0_only", &o.memory.trace_rank0_only,
-            "Record operators on rank 0 only.");
+            "Observe operators on rank 0 only (the rank is read from RANK, then SLURM_PROCID).");
+  s.AddBool("memory.record_shapes", &o.memory.record_shapes,
+            "Group operators by input shapes (group_by_input_shape) and write the shapes into "
+            "trace.json's operator events (\"Input Dims\").");
+  s.AddString("memory.sort_by", &o.memory.sort_by, "Order of the operator table.",
+              {"cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
+               "self_cpu_memory_usage", "count"});
+  s.AddInt("memory.row_limit", &o.memory.row_limit, 1, kBig,
+           "Operators printed in the terminal; operators.csv and report.json have all.");
   s.AddBool("system.enabled", &o.system.enabled,
             "System report: CPU, memory, process, disk, network, GPU (NVML) and energy, sampled "
             "by a background thread (docs/system-report.md).");
@@ -31,9 +44,13 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
               "Seconds between two samples of the system report (10 Hz costs about 0.3 % of one "
               "core).");
   s.AddBool("model_summary.enabled", &o.model_summary.enabled,
-            "Model summary (torchinfo-like). Not part of this version yet.");
+            "Model summary, as torchinfo: module tree, input and output shapes, parameters, "
+            "mult-adds and estimated sizes (model_summary.txt).");
+  s.AddInt("model_summary.depth", &o.model_summary.depth, 1, 100,
+           "Module levels shown in the model summary (torchinfo's depth).");
   s.AddBool("snapshot.enabled", &o.snapshot.enabled,
-            "CUDA memory snapshot (needs a CUDA build). Not part of this version yet.");
+            "CUDA memory snapshot (memory_snapshot.pickle for pytorch.org/memory_viz); needs "
+            "trainprof built against a CUDA LibTorch and a GPU.");
   s.AddInt("snapshot.steps", &o.snapshot.steps, 1, kBig, "Steps of allocator history recorded.");
   s.AddInt("snapshot.warmup", &o.snapshot.warmup, 0, kBig,
            "Steps before the allocator history starts.");

@@ -23,6 +23,7 @@
 #include "report/csv.h"
 #include "report/json.h"
 #include "report/terminal.h"
+#include "session/extension.h"
 #include "session/report_builder.h"
 #include "session/trace_export.h"
 #include "system/sampler.h"
@@ -114,6 +115,8 @@ class SessionImpl {
   bool finished = false;
   std::string summary;
   std::unique_ptr<system::SystemSampler> sampler;  // when system.enabled
+  std::vector<std::shared_ptr<session::Extension>> extensions;
+  Status extension_status = Status::Ok();  // the first error of an extension's OnFinish()
 
   bool Recording(int64_t step) const {
     if (!options.time.enabled && !options.speed.enabled) return false;
@@ -194,7 +197,21 @@ void Session::Step() {
   ++s.profiler_step;
   s.step_begin = now;
   record::SetRecording(s.Recording(s.profiler_step));
+  for (const auto& ext : s.extensions) ext->OnStep(s.profiler_step);
 }
+
+namespace session {
+Status AttachExtension(Session& session, std::shared_ptr<Extension> extension) {
+  std::lock_guard<std::mutex> lock(session.impl_->mu);
+  SessionImpl& s = *session.impl_;
+  if (s.finished) {
+    return FailedPrecondition("the session has finished; attach collectors before Finish()");
+  }
+  extension->OnStep(s.profiler_step);
+  s.extensions.push_back(std::move(extension));
+  return Status::Ok();
+}
+}  // namespace session
 
 Stage Session::stage() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -349,16 +366,29 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
     system::AddSystemSection(*sys, trained, r);
     if (trace != nullptr) trace->counters = system::CounterTracks(*sys);
   }
-  auto not_built = [&](bool enabled, const char* key, const char* what) {
-    if (!enabled) return;
-    r.diagnostics.push_back({report::Severity::kInfo, "report_not_available", 1,
-                             fmt::format("{} is true, but the {} is not part of this trainprof "
-                                         "version yet; nothing was measured for it",
-                                         key, what)});
+  if (!extensions.empty()) {
+    session::FinishContext ctx{options, run_dir, conv, t0, end_ns, marks, r, trace};
+    for (const auto& ext : extensions) {
+      Status st = ext->OnFinish(ctx);
+      if (!st.ok() && extension_status.ok()) extension_status = std::move(st);
+    }
+  }
+  // Keys whose collector lives in an optional library the program did not attach.
+  auto claimed = [&](std::string_view key) {
+    return std::ranges::any_of(extensions, [&](const auto& e) { return e->Claims(key); });
   };
-  not_built(options.memory.enabled, "memory.enabled", "operator and memory report");
-  not_built(options.model_summary.enabled, "model_summary.enabled", "model summary");
-  not_built(options.snapshot.enabled, "snapshot.enabled", "CUDA memory snapshot");
+  auto not_attached = [&](bool enabled, std::string_view key, std::string_view what) {
+    if (!enabled || claimed(key)) return;
+    r.diagnostics.push_back(
+        {report::Severity::kInfo, "report_not_available", 1,
+         fmt::format("{} is true, but no collector for the {} is attached to this session: a "
+                     "LibTorch program attaches one with trainprof::TorchProfiler::Attach(session) "
+                     "(trainprof/torch.h); nothing was measured for it",
+                     key, what)});
+  };
+  not_attached(options.memory.enabled, "memory.enabled", "operator and memory report");
+  not_attached(options.model_summary.enabled, "model_summary.enabled", "model summary");
+  not_attached(options.snapshot.enabled, "snapshot.enabled", "CUDA memory snapshot");
   return r;
 }
 
@@ -396,6 +426,7 @@ Status SessionImpl::Finish() {
   keep(base::WriteFileAtomically(run_dir + "/report.json", report::RenderJsonString(r)));
   keep(base::WriteFileAtomically(run_dir + "/summary.txt", summary));
   if (options.output.csv) keep(report::WriteCsvFiles(r, run_dir, nullptr));
+  keep(std::move(extension_status));
   if (options.output.trace) keep(session::WriteTrace(trace, run_dir + "/trace.json"));
   if (options.output.print) fmt::print("{}", summary);
   return first;

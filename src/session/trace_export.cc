@@ -39,7 +39,20 @@ Status WriteTrace(const TraceInput& in, const std::string& path) {
       w.Complete(it->second, trace::kCatScope, e.begin_ns, e.dur_ns, in.pid, t.tid, t.steps[i]);
     }
   }
-  for (const system::CounterTrack& c : in.counters) {
+  for (const ExtraEvents& x : in.extra) {
+    std::vector<trace::NameId> ids;
+    ids.reserve(x.names.size());
+    for (const std::string& n : x.names) ids.push_back(w.InternName(n));
+    for (const ExtraEvents::Event& e : x.events) {
+      if (!named[e.tid]) {
+        w.ThreadName(in.pid, e.tid, fmt::format("thread {}", e.tid));
+        named[e.tid] = true;
+      }
+      w.Complete(ids[e.name], x.cat, e.begin_ns, e.dur_ns, in.pid, e.tid, e.step,
+                 e.args == ExtraEvents::kNoArgs ? std::string_view() : x.args[e.args]);
+    }
+  }
+  for (const trace::CounterTrack& c : in.counters) {
     for (size_t i = 0; i < c.t_ns.size(); ++i) w.Counter(c.name, c.t_ns[i], in.pid, c.values[i]);
   }
   return w.Close();

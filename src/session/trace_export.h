@@ -1,14 +1,15 @@
 // Writes a finished Session's recorded scopes and steps as trace.json (Chrome trace format):
 // one process, one track per thread, a "ProfilerStep#N" event per recorded step (as Kineto
 // names them) and every scope nested under it, with the step number in args; the system
-// sampler's figures as counter tracks (CPU, memory, GPU curves) of the same process.
+// sampler's figures as counter tracks (CPU, memory, GPU curves) of the same process; events
+// of extensions (LibTorch operators) on their threads' tracks.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "record/statistics.h"
-#include "system/system_report.h"
+#include "trace/chrome_trace_writer.h"
 #include "trainprof/status.h"
 
 namespace trainprof::session {
@@ -20,13 +21,29 @@ struct TraceThread {
   std::vector<int64_t> steps;  // step number of each event, parallel to events
 };
 
+// Events of an extension (LibTorch operators): drawn on their thread's track, where the viewer
+// nests them by time under the steps and scopes.
+struct ExtraEvents {
+  std::string cat;                 // e.g. "cpu_op", as Kineto names operator events
+  std::vector<std::string> names;  // indexed by ExtraEvent::name
+  std::vector<std::string> args;   // JSON object members, indexed by ExtraEvent::args
+  struct Event {
+    uint32_t name;
+    uint32_t args;  // kNoArgs: none
+    int64_t tid, begin_ns, dur_ns, step;
+  };
+  static constexpr uint32_t kNoArgs = UINT32_MAX;
+  std::vector<Event> events;
+};
+
 struct TraceInput {
   std::string process_name;
   int64_t pid = 0;
   int64_t start_unix_ns = 0;  // wall clock at the session start (otherData)
   std::vector<TraceThread> threads;
   std::vector<record::StepMark> steps;  // only recorded steps
-  std::vector<system::CounterTrack> counters;  // system figures, drawn under the steps
+  std::vector<trace::CounterTrack> counters;  // system figures, memory curves
+  std::vector<ExtraEvents> extra;
 };
 
 // Errors name the file.

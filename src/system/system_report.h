@@ -12,6 +12,7 @@
 
 #include "report/report.h"
 #include "system/sampler.h"
+#include "trace/chrome_trace_writer.h"
 
 namespace trainprof::system {
 
@@ -20,11 +21,7 @@ namespace trainprof::system {
 void AddSystemSection(const SystemData& data, int64_t training_samples, report::Report& r);
 
 // One counter track: values in the unit its name gives ("Process RSS (MiB)").
-struct CounterTrack {
-  std::string name;
-  std::vector<int64_t> t_ns;
-  std::vector<double> values;
-};
+using CounterTrack = trace::CounterTrack;
 // Tracks for the figures marked `trace`, NaN samples left out, empty tracks dropped.
 std::vector<CounterTrack> CounterTracks(const SystemData& data);
 

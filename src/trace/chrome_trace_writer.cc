@@ -95,7 +95,7 @@ void ChromeTraceWriter::ThreadName(int64_t pid, int64_t tid, std::string_view na
 }
 
 void ChromeTraceWriter::Complete(NameId name, std::string_view cat, int64_t ts_ns, int64_t dur_ns,
-                                 int64_t pid, int64_t tid, int64_t step) {
+                                 int64_t pid, int64_t tid, int64_t step, std::string_view args) {
   BeginEvent();
   buf_ += R"({"ph":"X","cat":")";
   buf_ += cat;
@@ -109,9 +109,14 @@ void ChromeTraceWriter::Complete(NameId name, std::string_view cat, int64_t ts_n
   AppendTimeUs(ts_ns);
   buf_ += R"(,"dur":)";
   AppendTimeUs(dur_ns);
-  if (step >= 0) {
-    buf_ += R"(,"args":{"step":)";
-    AppendInt(buf_, step);
+  if (step >= 0 || !args.empty()) {
+    buf_ += R"(,"args":{)";
+    if (step >= 0) {
+      buf_ += R"("step":)";
+      AppendInt(buf_, step);
+      if (!args.empty()) buf_ += ',';
+    }
+    buf_ += args;
     buf_ += "}}";
   } else {
     buf_ += '}';

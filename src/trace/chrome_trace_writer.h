@@ -28,6 +28,13 @@ using NameId = uint32_t;
 inline constexpr std::string_view kCatScope = "trainprof";
 inline constexpr std::string_view kCatStep = "user_annotation";  // as Kineto labels ProfilerStep#N
 
+// A counter track ("C" events): one named curve, samples in ns since the trace's origin.
+struct CounterTrack {
+  std::string name;
+  std::vector<int64_t> t_ns;
+  std::vector<double> values;
+};
+
 class ChromeTraceWriter {
  public:
   // Errors: the file cannot be created (message names it).
@@ -40,9 +47,10 @@ class ChromeTraceWriter {
 
   void ProcessName(int64_t pid, std::string_view name);
   void ThreadName(int64_t pid, int64_t tid, std::string_view name);
-  // step < 0: no "step" arg.
+  // step < 0: no "step" arg. `args`: more members of the args object, as JSON text
+  // (`"Input Dims":[[2,3]]`), written as given.
   void Complete(NameId name, std::string_view cat, int64_t ts_ns, int64_t dur_ns, int64_t pid,
-                int64_t tid, int64_t step);
+                int64_t tid, int64_t step, std::string_view args = {});
   // One counter track sample: {"name": value}.
   void Counter(std::string_view name, int64_t ts_ns, int64_t pid, double value);
 

@@ -1,0 +1,397 @@
+#include "torch/op_observer.h"
+
+#include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <fmt/format.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/published_log.h"
+
+namespace trainprof::torchlib {
+namespace {
+
+constexpr uint32_t kMaxDepth = 128;
+
+struct RawOp {
+  uint64_t begin, end, child_ticks;
+  int64_t step;
+  uint32_t name, shapes, depth;
+  bool backward;
+  int64_t self_alloc[kDeviceClasses], self_freed[kDeviceClasses], total_net[kDeviceClasses];
+};
+
+struct RawMem {
+  uint64_t t;
+  int64_t step;
+  uint64_t ptr;
+  int64_t bytes, total_allocated, total_reserved;
+  int16_t device_type, device_index;
+  uint32_t op;
+};
+
+// An operator call in progress on a thread.
+struct Frame {
+  const at::RecordFunction* fn;
+  uint64_t begin, child_ticks;
+  int64_t step;
+  uint32_t name, shapes;
+  bool backward;
+  int64_t self_alloc[kDeviceClasses], self_freed[kDeviceClasses], total_net[kDeviceClasses];
+};
+
+// Names and shape strings, shared by all threads (interned under the registry lock; each thread
+// caches the ids it has seen).
+struct Strings {
+  std::deque<std::string> names;
+  std::unordered_map<std::string_view, uint32_t> name_ids;
+  std::vector<std::string> shapes{""};
+  std::unordered_map<uint64_t, uint32_t> shape_ids;  // by hash of the dims
+};
+
+struct ThreadLog {
+  ThreadLog(int64_t thread_id, int64_t capacity) : tid(thread_id), ops(capacity), mem(capacity) {}
+  int64_t tid;
+  base::PublishedLog<RawOp> ops;
+  base::PublishedLog<RawMem> mem;
+  Frame stack[kMaxDepth];
+  uint32_t depth = 0;
+  std::atomic<uint64_t> too_deep{0};
+  std::unordered_map<std::string_view, uint32_t> name_cache;
+  std::unordered_map<uint64_t, uint32_t> shape_cache;
+};
+
+struct Registry {
+  std::mutex mu;
+  bool installed = false;
+  uint64_t generation = 0;
+  int64_t capacity = 0;
+  std::vector<std::unique_ptr<ThreadLog>> logs;
+  Strings strings;
+};
+
+Registry& GetRegistry() {
+  static Registry* r = new Registry();  // never destroyed: callbacks may run during exit
+  return *r;
+}
+
+std::atomic<bool> g_observing{false};
+std::atomic<int64_t> g_step{0};
+std::atomic<uint64_t> g_generation{0};
+bool g_record_shapes = false;  // set before the callback is registered
+
+thread_local ThreadLog* t_log = nullptr;
+thread_local uint64_t t_generation = 0;
+
+// The calling thread's log of the current observer, created on first use.
+ThreadLog* Log() {
+  const uint64_t gen = g_generation.load(std::memory_order_acquire);
+  if (__builtin_expect(t_generation == gen && t_log != nullptr, 1)) return t_log;
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.installed || r.generation != gen) return nullptr;
+  r.logs.push_back(std::make_unique<ThreadLog>(syscall(SYS_gettid), r.capacity));
+  t_log = r.logs.back().get();
+  t_generation = gen;
+  return t_log;
+}
+
+ThreadLog* LogIfAny() {
+  return t_generation == g_generation.load(std::memory_order_acquire) ? t_log : nullptr;
+}
+
+uint32_t InternName(ThreadLog* t, const char* name) {
+  const std::string_view view(name == nullptr ? "" : name);
+  auto it = t->name_cache.find(view);
+  if (__builtin_expect(it != t->name_cache.end(), 1)) return it->second;
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto g = r.strings.name_ids.find(view);
+  if (g == r.strings.name_ids.end()) {
+    r.strings.names.emplace_back(view);
+    g = r.strings.name_ids
+            .emplace(r.strings.names.back(), static_cast<uint32_t>(r.strings.names.size() - 1))
+            .first;
+  }
+  t->name_cache.emplace(g->first, g->second);
+  return g->second;
+}
+
+// Input shapes as PyTorch prints them: [[64, 1, 28, 28], [6], []] (non-tensors are []).
+uint32_t InternShapes(ThreadLog* t, const at::RecordFunction& fn) {
+  const auto inputs = fn.inputs();
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over (rank, dims...) of each input
+  auto mix = [&h](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  for (const c10::IValue& v : inputs) {
+    if (v.isTensor() && v.toTensor().defined()) {
+      const auto sizes = v.toTensor().sizes();
+      mix(sizes.size() + 1);
+      for (int64_t d : sizes) mix(static_cast<uint64_t>(d));
+    } else {
+      mix(0);
+    }
+  }
+  mix(inputs.size());
+  auto it = t->shape_cache.find(h);
+  if (__builtin_expect(it != t->shape_cache.end(), 1)) return it->second;
+  std::string text = "[";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i > 0) text += ", ";
+    const c10::IValue& v = inputs[i];
+    if (v.isTensor() && v.toTensor().defined()) {
+      text += fmt::format("[{}]", fmt::join(v.toTensor().sizes(), ", "));
+    } else {
+      text += "[]";
+    }
+  }
+  text += "]";
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto [g, added] = r.strings.shape_ids.emplace(h, 0);
+  if (added) {
+    r.strings.shapes.push_back(std::move(text));
+    g->second = static_cast<uint32_t>(r.strings.shapes.size() - 1);
+  }
+  t->shape_cache.emplace(h, g->second);
+  return g->second;
+}
+
+std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
+  if (!g_observing.load(std::memory_order_relaxed)) return nullptr;
+  ThreadLog* t = Log();
+  if (t == nullptr) return nullptr;
+  if (t->depth == kMaxDepth) {
+    t->too_deep.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  const uint32_t name = InternName(t, fn.name());
+  const uint32_t shapes = g_record_shapes ? InternShapes(t, fn) : 0;
+  Frame& f = t->stack[t->depth++];
+  f = Frame{};
+  f.fn = &fn;
+  f.name = name;
+  f.shapes = shapes;
+  f.backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  f.step = g_step.load(std::memory_order_relaxed);
+  f.begin = base::Ticks();
+  return nullptr;
+}
+
+// Also runs when the operator throws (RecordFunction ends in its destructor), so the stack
+// stays balanced.
+void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
+  const uint64_t end = base::Ticks();
+  ThreadLog* t = LogIfAny();
+  if (t == nullptr) return;
+  uint32_t d = t->depth;
+  while (d > 0 && t->stack[d - 1].fn != &fn) --d;
+  if (d == 0) return;  // began before the observer was on
+  t->depth = d - 1;
+  const Frame& f = t->stack[d - 1];
+  RawOp op;
+  op.begin = f.begin;
+  op.end = end;
+  op.child_ticks = f.child_ticks;
+  op.step = f.step;
+  op.name = f.name;
+  op.shapes = f.shapes;
+  op.depth = d - 1;
+  op.backward = f.backward;
+  for (int c = 0; c < kDeviceClasses; ++c) {
+    op.self_alloc[c] = f.self_alloc[c];
+    op.self_freed[c] = f.self_freed[c];
+    op.total_net[c] = f.total_net[c];
+  }
+  t->ops.Append(op);
+  if (d >= 2) {
+    Frame& parent = t->stack[d - 2];
+    parent.child_ticks += end - f.begin;
+    for (int c = 0; c < kDeviceClasses; ++c) parent.total_net[c] += f.total_net[c];
+  }
+}
+
+class MemoryReporter final : public c10::MemoryReportingInfoBase {
+ public:
+  void reportMemoryUsage(void* ptr, int64_t bytes, int64_t total_allocated,
+                         int64_t total_reserved, c10::Device device) override {
+    if (!g_observing.load(std::memory_order_relaxed)) return;
+    ThreadLog* t = Log();
+    if (t == nullptr) return;
+    const int dc = device.is_cuda() ? kCuda : kCpu;
+    uint32_t op = MemEvent::kNoOp;
+    if (t->depth > 0) {
+      Frame& f = t->stack[t->depth - 1];
+      op = f.name;
+      (bytes > 0 ? f.self_alloc[dc] : f.self_freed[dc]) += bytes > 0 ? bytes : -bytes;
+      f.total_net[dc] += bytes;
+    }
+    t->mem.Append({base::Ticks(), g_step.load(std::memory_order_relaxed),
+                   reinterpret_cast<uint64_t>(ptr), bytes, total_allocated, total_reserved,
+                   static_cast<int16_t>(device.type()), static_cast<int16_t>(device.index()), op});
+  }
+  // True for as long as the observer is installed, so the CPU allocator keeps the size of every
+  // block (and can report its free) even between the recorded steps.
+  bool memoryProfilingEnabled() const override { return true; }
+};
+
+}  // namespace
+
+struct OpObserver::State {
+  at::CallbackHandle handle = 0;
+  bool wanted = false;     // the schedule asks for observing
+  bool suspended = false;  // Suspend(true)
+  bool enabled = false;    // callback enabled
+  bool reporter_pushed = false;
+  std::mutex mu;
+};
+
+StatusOr<std::unique_ptr<OpObserver>> OpObserver::Install(const ObserverOptions& options) {
+  Registry& r = GetRegistry();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.installed) {
+      return FailedPrecondition(
+          "the trainprof operator observer is already installed in this process (one "
+          "TorchProfiler at a time); destroy the first one before attaching another");
+    }
+    if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) != nullptr) {
+      return FailedPrecondition(
+          "LibTorch's own profiler (torch::autograd::profiler) is enabled on this thread; "
+          "trainprof's operator observer cannot run beside it: disable it first");
+    }
+    r.installed = true;
+    r.generation = g_generation.load() + 1;
+    r.capacity = options.events_per_thread;
+    r.logs.clear();
+    r.strings = Strings{};
+    g_generation.store(r.generation, std::memory_order_release);
+  }
+  g_observing.store(false);
+  g_step.store(0);
+  g_record_shapes = options.record_shapes;
+  auto obs = std::unique_ptr<OpObserver>(new OpObserver());
+  obs->state_ = std::make_unique<State>();
+  try {
+    obs->state_->handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&OnOpStart, &OnOpEnd).needsInputs(options.record_shapes));
+    at::disableCallback(obs->state_->handle);
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE,
+                                     std::make_shared<MemoryReporter>());
+    obs->state_->reporter_pushed = true;
+  } catch (const std::exception& e) {
+    return InternalError(fmt::format("LibTorch refused the operator observer: {}", e.what()));
+  }
+  return obs;
+}
+
+OpObserver::~OpObserver() {
+  g_observing.store(false);
+  try {
+    if (state_->handle != 0) at::removeCallback(state_->handle);
+    if (state_->reporter_pushed) {
+      c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+    }
+  } catch (const std::exception&) {
+    // Destroyed on another thread than Install(): the reporter stays on that thread, silent
+    // (g_observing is false). Nothing else can be done from here.
+  }
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.installed = false;
+}
+
+void OpObserver::SetStep(int64_t step, bool observe) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  g_step.store(step, std::memory_order_relaxed);
+  state_->wanted = observe;
+  Apply();
+}
+
+void OpObserver::Suspend(bool suspended) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->suspended = suspended;
+  Apply();
+}
+
+// With state_->mu held.
+void OpObserver::Apply() {
+  const bool on = state_->wanted && !state_->suspended;
+  if (on == state_->enabled) return;
+  state_->enabled = on;
+  g_observing.store(on, std::memory_order_relaxed);
+  if (on) {
+    at::reenableCallback(state_->handle);
+  } else {
+    at::disableCallback(state_->handle);
+  }
+}
+
+OpData OpObserver::Collect() {
+  SetStep(g_step.load(), false);
+  OpData out;
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  out.names.assign(r.strings.names.begin(), r.strings.names.end());
+  out.shapes = r.strings.shapes;
+  std::vector<RawOp> ops;
+  std::vector<RawMem> mem;
+  for (const auto& log : r.logs) {
+    ops.clear();
+    mem.clear();
+    log->ops.CopyTo(ops);
+    log->mem.CopyTo(mem);
+    out.dropped_ops += log->ops.dropped();
+    out.dropped_mem += log->mem.dropped();
+    out.too_deep += log->too_deep.load(std::memory_order_relaxed);
+    for (const RawOp& o : ops) {
+      OpEvent e;
+      e.begin_ns = static_cast<int64_t>(o.begin);
+      e.dur_ns = static_cast<int64_t>(o.end - o.begin);
+      e.self_ns = static_cast<int64_t>(o.end - o.begin - std::min(o.child_ticks, o.end - o.begin));
+      e.step = o.step;
+      e.tid = log->tid;
+      e.name = o.name;
+      e.shapes = o.shapes;
+      e.depth = o.depth;
+      e.backward = o.backward;
+      for (int c = 0; c < kDeviceClasses; ++c) {
+        e.self_alloc[c] = o.self_alloc[c];
+        e.self_freed[c] = o.self_freed[c];
+        e.total_net[c] = o.total_net[c];
+      }
+      out.ops.push_back(e);
+    }
+    for (const RawMem& m : mem) {
+      out.mem.push_back({static_cast<int64_t>(m.t), m.step, m.ptr, m.bytes, m.total_allocated,
+                         m.total_reserved, m.device_type, m.device_index, m.op});
+    }
+  }
+  std::ranges::stable_sort(out.ops, {}, &OpEvent::begin_ns);
+  std::ranges::stable_sort(out.mem, {}, &MemEvent::t_ns);
+  return out;
+}
+
+void ToSessionTime(OpData& data, const base::TickConverter& conv, int64_t t0_ns) {
+  const double k = conv.ns_per_tick();
+  auto span = [k](int64_t ticks) { return static_cast<int64_t>(static_cast<double>(ticks) * k); };
+  for (OpEvent& e : data.ops) {
+    e.begin_ns = conv.ToNs(static_cast<uint64_t>(e.begin_ns)) - t0_ns;
+    e.dur_ns = span(e.dur_ns);
+    e.self_ns = span(e.self_ns);
+  }
+  for (MemEvent& m : data.mem) m.t_ns = conv.ToNs(static_cast<uint64_t>(m.t_ns)) - t0_ns;
+}
+
+}  // namespace trainprof::torchlib

@@ -1,0 +1,154 @@
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "base/atomic_file.h"
+#include "report/terminal.h"
+#include "session/extension.h"
+#include "torch/model_summary.h"
+#include "torch/op_observer.h"
+#include "torch/torch_report.h"
+#include "trainprof/torch.h"
+
+namespace trainprof {
+namespace {
+
+// The process's rank under torchrun (RANK) or Slurm (SLURM_PROCID); 0 when neither is set.
+int64_t ProcessRank() {
+  for (const char* var : {"RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') {
+      char* end = nullptr;
+      const long long r = std::strtoll(v, &end, 10);
+      if (end != v && *end == '\0') return r;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+class TorchProfilerImpl : public session::Extension {
+ public:
+  Options options;
+  torchlib::StepRange window;  // recorded steps
+  std::mutex mu;
+  std::unique_ptr<torchlib::OpObserver> observer;  // while observing
+  std::optional<torchlib::OpData> data;            // once collected (times in ticks)
+  std::optional<torchlib::ModelSummary> summary;
+  std::vector<report::Diagnostic> diagnostics;
+  int64_t rank = 0;
+  bool skipped_rank = false;
+
+  void OnStep(int64_t step) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (observer) observer->SetStep(step, step < window.end);
+  }
+
+  bool Claims(std::string_view key) const override {
+    return key == "memory.enabled" || key == "model_summary.enabled" || key == "snapshot.enabled";
+  }
+
+  // Collects what the observer recorded and removes it (on the thread that installed it).
+  void StopObserver() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!observer) return;
+    data = observer->Collect();
+    observer.reset();
+  }
+
+  Status OnFinish(session::FinishContext& ctx) override {
+    StopObserver();
+    std::lock_guard<std::mutex> lock(mu);
+    report::Report& r = ctx.report;
+    for (report::Diagnostic& d : diagnostics) r.diagnostics.push_back(std::move(d));
+    diagnostics.clear();
+    if (data) {
+      torchlib::ToSessionTime(*data, ctx.conv, ctx.t0_ns);
+      torchlib::OperatorReportInput in{*data, window, options.memory,
+                                       static_cast<int64_t>(ctx.steps.size())};
+      torchlib::AddOperatorSection(in, r);
+      if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
+    } else if (skipped_rank) {
+      r.diagnostics.push_back(
+          {report::Severity::kInfo, "operators_not_on_this_rank", 1,
+           fmt::format("memory.trace_rank0_only is true and this is rank {}: operators were not "
+                       "observed",
+                       rank)});
+    }
+    Status st = Status::Ok();
+    if (options.model_summary.enabled) {
+      if (summary) {
+        torchlib::AddModelSummarySection(*summary, options.model_summary.depth, r);
+        // model_summary.txt: the section as the terminal shows it.
+        report::Report only;
+        only.title = fmt::format("Model summary: {}", summary->model_type);
+        only.sections.push_back(*r.FindSection("model_summary"));
+        std::ostringstream text;
+        report::TerminalRenderer().Render(only, text);
+        st = base::WriteFileAtomically(ctx.run_dir + "/model_summary.txt", text.str());
+      } else {
+        r.diagnostics.push_back(
+            {report::Severity::kWarning, "model_summary_not_taken", 1,
+             "model_summary.enabled is true, but the program never called "
+             "TorchProfiler::SummarizeModel(): there is no model summary"});
+      }
+    }
+    if (options.snapshot.enabled) {
+      r.diagnostics.push_back(
+          {report::Severity::kInfo, "snapshot_needs_cuda", 1,
+           "snapshot.enabled is true, but the CUDA memory snapshot needs trainprof built against "
+           "a CUDA LibTorch and a GPU; this build uses a CPU-only LibTorch, so no "
+           "memory_snapshot.pickle was written"});
+    }
+    return st;
+  }
+};
+
+TorchProfiler::TorchProfiler(std::shared_ptr<TorchProfilerImpl> impl) : impl_(std::move(impl)) {}
+
+TorchProfiler::~TorchProfiler() { impl_->StopObserver(); }
+
+StatusOr<std::unique_ptr<TorchProfiler>> TorchProfiler::Attach(Session& session) {
+  auto impl = std::make_shared<TorchProfilerImpl>();
+  impl->options = session.options();
+  const Options::Memory& m = impl->options.memory;
+  impl->window = {m.warmup, m.warmup + m.steps};
+  impl->rank = ProcessRank();
+  if (m.enabled) {
+    if (m.trace_rank0_only && impl->rank != 0) {
+      impl->skipped_rank = true;
+    } else {
+      torchlib::ObserverOptions oo;
+      oo.record_shapes = m.record_shapes;
+      oo.events_per_thread = impl->options.buffer.events_per_thread;
+      TRAINPROF_ASSIGN_OR_RETURN(impl->observer, torchlib::OpObserver::Install(oo));
+    }
+  }
+  TRAINPROF_RETURN_IF_ERROR(session::AttachExtension(session, impl));
+  return std::unique_ptr<TorchProfiler>(new TorchProfiler(std::move(impl)));
+}
+
+Status TorchProfiler::SummarizeModule(torch::nn::Module& module, std::vector<torch::Tensor> inputs,
+                                      const std::function<torch::Tensor()>& forward) {
+  TorchProfilerImpl& p = *impl_;
+  if (!p.options.model_summary.enabled) return Status::Ok();
+  {
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (p.observer) p.observer->Suspend(true);
+  }
+  torchlib::ModelSummary s;
+  Status st = torchlib::SummarizeModule(module, inputs, forward, &s);
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.observer) p.observer->Suspend(false);
+  p.summary = std::move(s);
+  if (!st.ok()) {
+    p.diagnostics.push_back(
+        {report::Severity::kWarning, "model_summary_without_shapes", 1, st.message()});
+  }
+  return st;
+}
+
+}  // namespace trainprof
