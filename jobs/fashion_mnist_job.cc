@@ -11,6 +11,7 @@
 
 #include "jobs/progress.h"
 #include "trainprof/scope.h"
+#include "trainprof/torch.h"
 
 namespace trainprof::jobs {
 
@@ -105,6 +106,9 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
                                     Session& session) {
   const TrainingConfig& tc = cfg.training;
   JobResult res;
+  // Before the model exists, so every allocation of the training is tracked.
+  TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<TorchProfiler> torch_prof,
+                             TorchProfiler::Attach(session));
   try {
     torch::manual_seed(static_cast<uint64_t>(tc.seed));
     if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
@@ -141,6 +145,9 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
                                  ActionKind::kDataLoader);
             if (!train.Next(&batch)) break;
           }
+          // The model summary's extra forward pass on the first real batch (model_summary.*);
+          // a failure is in the report, and training goes on.
+          if (epoch == 0 && b == 0) (void)torch_prof->SummarizeModel(model, batch.images);
           session.SetBatchSize(batch.images.size(0));
           {
             TRAINPROF_SCOPE_KIND("run_training_batch", ActionKind::kLoop);

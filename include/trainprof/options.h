@@ -29,7 +29,8 @@ struct Options {
     int64_t warmup = 2;  // steps observed then discarded before those
     bool extra_plots = false;
     bool trace_rank0_only = false;
-    bool record_shapes = false;  // group operators by input shapes; shapes in trace.json
+    bool record_shapes = false;         // input shapes of each call (trace.json "Input Dims")
+    bool group_by_input_shape = false;  // one table row per (operator, input shapes)
     std::string sort_by = "cpu_time_total";
     int64_t row_limit = 20;  // operators printed in the terminal
   } memory;

@@ -30,8 +30,11 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddBool("memory.trace_rank0_only", &o.memory.trace_rank0_only,
             "Observe operators on rank 0 only (the rank is read from RANK, then SLURM_PROCID).");
   s.AddBool("memory.record_shapes", &o.memory.record_shapes,
-            "Group operators by input shapes (group_by_input_shape) and write the shapes into "
-            "trace.json's operator events (\"Input Dims\").");
+            "Record the input shapes of each operator call, written into trace.json's operator "
+            "events (\"Input Dims\"), as torch.profiler's record_shapes.");
+  s.AddBool("memory.group_by_input_shape", &o.memory.group_by_input_shape,
+            "One operator table row per operator and input shapes, as key_averages("
+            "group_by_input_shape=True); needs memory.record_shapes.");
   s.AddString("memory.sort_by", &o.memory.sort_by, "Order of the operator table.",
               {"cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
                "self_cpu_memory_usage", "count"});
@@ -86,6 +89,11 @@ Status ValidateOptions(const Options& o) {
           "output.name must be a non-empty folder name without '/', got '" + o.output.name + "'");
     }
     if (o.output.dir.empty()) return InvalidArgument("output.dir must not be empty");
+  }
+  if (o.memory.group_by_input_shape && !o.memory.record_shapes) {
+    return InvalidArgument(
+        "memory.group_by_input_shape needs memory.record_shapes: true (shapes are only known "
+        "when they are recorded)");
   }
   return o.schedule.Validate();
 }

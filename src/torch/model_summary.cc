@@ -42,55 +42,63 @@ void ComputeMultAdds(ModuleInfo& m) {
   }
 }
 
+// Operators are matched to modules at the top level of the forward pass (operators called
+// inside another operator are not looked at). An operator belongs to a module when one of its
+// tensor inputs is a parameter of the module, or a view computed from parameters only (LibTorch's
+// F::linear runs t(weight), then addmm(bias, input, weight_t)).
 struct Capture {
-  std::unordered_map<const c10::TensorImpl*, size_t> param_owner;  // -> module index
+  std::unordered_map<const c10::TensorImpl*, size_t> owner;  // parameters and their views
+  std::vector<at::Tensor> views;
   std::vector<ModuleInfo>* modules = nullptr;
-  std::vector<const at::RecordFunction*> open;  // capturing call per module (nullptr: none)
+  int depth = 0;
 };
 thread_local Capture* t_capture = nullptr;
 
-std::vector<int64_t> ShapeOf(const at::Tensor& t) { return t.sizes().vec(); }
-
-std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
-  Capture* c = t_capture;
-  if (c == nullptr) return nullptr;
-  for (const c10::IValue& v : fn.inputs()) {
-    if (!v.isTensor()) continue;
-    auto it = c->param_owner.find(v.toTensor().unsafeGetTensorImpl());
-    if (it == c->param_owner.end()) continue;
-    ModuleInfo& m = (*c->modules)[it->second];
-    if (c->open[it->second] != nullptr) return nullptr;  // an operator inside the module's call
-    ++m.calls;
-    if (m.has_shapes) return nullptr;  // shapes of the first call only
-    c->open[it->second] = &fn;
-    for (const c10::IValue& in : fn.inputs()) {
-      if (in.isTensor() && in.toTensor().defined() &&
-          !c->param_owner.contains(in.toTensor().unsafeGetTensorImpl())) {
-        m.input_shape = ShapeOf(in.toTensor());
-        break;
-      }
-    }
-    return nullptr;
-  }
+std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction&) {
+  if (t_capture != nullptr) ++t_capture->depth;
   return nullptr;
 }
 
 void OnEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   Capture* c = t_capture;
-  if (c == nullptr) return;
-  for (size_t i = 0; i < c->open.size(); ++i) {
-    if (c->open[i] != &fn) continue;
-    c->open[i] = nullptr;
-    ModuleInfo& m = (*c->modules)[i];
-    for (const c10::IValue& out : fn.outputs()) {
-      if (out.isTensor() && out.toTensor().defined()) {
-        m.output_shape = ShapeOf(out.toTensor());
-        m.output_bytes = static_cast<int64_t>(out.toTensor().nbytes());
-        m.has_shapes = true;
-        break;
-      }
+  if (c == nullptr || --c->depth != 0) return;
+  size_t module = SIZE_MAX;
+  for (const c10::IValue& v : fn.inputs()) {
+    if (!v.isTensor() || !v.toTensor().defined()) continue;
+    auto it = c->owner.find(v.toTensor().unsafeGetTensorImpl());
+    if (it != c->owner.end()) {
+      module = it->second;
+      break;
     }
   }
+  if (module == SIZE_MAX) return;
+  const at::Tensor* input = nullptr;  // the first tensor input the module does not own
+  for (const c10::IValue& v : fn.inputs()) {
+    if (!v.isTensor() || !v.toTensor().defined()) continue;
+    auto it = c->owner.find(v.toTensor().unsafeGetTensorImpl());
+    if (it == c->owner.end() || it->second != module) {
+      input = &v.toTensor();
+      break;
+    }
+  }
+  const at::Tensor* output = nullptr;
+  for (const c10::IValue& v : fn.outputs()) {
+    if (v.isTensor() && v.toTensor().defined()) {
+      output = &v.toTensor();
+      break;
+    }
+  }
+  if (output == nullptr) return;
+  if (input == nullptr) {  // computed from parameters only: a view of them
+    c->owner.emplace(output->unsafeGetTensorImpl(), module);
+    c->views.push_back(*output);  // kept alive, so its address is not reused by another tensor
+    return;
+  }
+  ModuleInfo& m = (*c->modules)[module];
+  if (!m.has_shapes) m.input_shape = input->sizes().vec();  // the first call's input
+  m.output_shape = output->sizes().vec();                   // the last operator's output
+  m.output_bytes = static_cast<int64_t>(output->nbytes());
+  m.has_shapes = true;
 }
 
 void Walk(const torch::nn::Module& module, const std::string& name, int depth, int index,
@@ -153,10 +161,9 @@ Status SummarizeModule(torch::nn::Module& module, const std::vector<torch::Tenso
 
   Capture capture;
   capture.modules = &s.modules;
-  capture.open.assign(s.modules.size(), nullptr);
   for (size_t i = 0; i < ptrs.size(); ++i) {
     for (const auto& p : ptrs[i]->named_parameters(/*recurse=*/false)) {
-      capture.param_owner.emplace(p.value().unsafeGetTensorImpl(), i);
+      capture.owner.emplace(p.value().unsafeGetTensorImpl(), i);
     }
   }
   Status status = Status::Ok();
@@ -176,7 +183,6 @@ Status SummarizeModule(torch::nn::Module& module, const std::vector<torch::Tenso
       root.output_bytes = static_cast<int64_t>(result.nbytes());
       root.has_shapes = true;
     }
-    root.calls = 1;
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (const size_t nl = what.find('\n'); nl != std::string::npos) what.resize(nl);

@@ -1,12 +1,14 @@
 // A torchinfo-like model summary of a LibTorch module: the module tree, parameters, and the
 // input and output shapes of one real forward pass.
 //
-// LibTorch modules have no forward hooks, so shapes are captured from the operators of the
-// forward pass (a thread-local RecordFunction callback): a module that owns parameters gets the
-// shapes of the first operator that takes one of its parameters (aten::conv2d, aten::linear,
-// ...); a Sequential gets its first child's input and its last child's output; the root gets the
-// given inputs and the forward's result. Modules without parameters (ReLU, MaxPool2d, Dropout as
-// modules) and other containers show no shapes.
+// LibTorch modules have no forward hooks, so shapes are captured from the top-level operators
+// of the forward pass (a thread-local RecordFunction callback): a module that owns parameters
+// gets as input the first tensor its operators take that is not a parameter (or a view of one),
+// and as output the output of its last operator (aten::conv2d; t + addmm for Linear; called
+// twice: the first call's input, the last call's output); a Sequential gets its first child's
+// input and its last child's output; the root gets the given inputs and the forward's result.
+// Modules without parameters (ReLU, MaxPool2d, Dropout as modules) and other containers show no
+// shapes.
 //
 //   torchlib::ModelSummary s;
 //   Status st = torchlib::SummarizeModule(*model, {batch}, [&] { return model->forward(batch); },
@@ -38,7 +40,6 @@ struct ModuleInfo {
   int64_t trainable = 0;
   int64_t param_bytes = 0;
   int64_t mult_adds = 0;  // for its own parameters, from the output shape (torchinfo's rule)
-  int64_t calls = 0;      // times it ran in the captured forward
 };
 
 struct ModelSummary {

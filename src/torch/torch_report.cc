@@ -195,7 +195,7 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
          fmt::format("{} operator calls nested more than 128 deep were not timed", d.too_deep)});
   }
 
-  std::vector<OpRow> rows = AggregateOps(d, in.steps, o.record_shapes);
+  std::vector<OpRow> rows = AggregateOps(d, in.steps, o.group_by_input_shape);
   SortKey key = SortKey::kCpuTimeTotal;
   ParseSortKey(o.sort_by, &key);  // validated with the options
   SortOps(rows, key);
@@ -214,17 +214,17 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
     const size_t shown = std::min<size_t>(rows.size(), static_cast<size_t>(o.row_limit));
     report::Table& top = s.AddTable(
         "operators_top", fmt::format("Top {} of {} operators by {}", shown, rows.size(), o.sort_by),
-        OperatorColumns(o.record_shapes, cuda, false));
+        OperatorColumns(o.group_by_input_shape, cuda, false));
     for (size_t i = 0; i < shown; ++i) {
-      top.rows.push_back(OperatorRow(rows[i], self_total, o.record_shapes, cuda, false));
+      top.rows.push_back(OperatorRow(rows[i], self_total, o.group_by_input_shape, cuda, false));
     }
     top.notes.push_back(fmt::format("Self CPU time total: {:.3f} ms. All operators: operators.csv.",
                                     self_total * 1e3));
     report::Table& all = s.AddTable("operators", "All operators",
-                                    OperatorColumns(o.record_shapes, cuda, true),
+                                    OperatorColumns(o.group_by_input_shape, cuda, true),
                                     report::TableKind::kDetail);
     for (const OpRow& r : rows) {
-      all.rows.push_back(OperatorRow(r, self_total, o.record_shapes, cuda, true));
+      all.rows.push_back(OperatorRow(r, self_total, o.group_by_input_shape, cuda, true));
     }
   }
   AddMemoryTables(in, AnalyzeMemory(d, in.steps), s);
