@@ -1,5 +1,7 @@
 #include "trainprof/session.h"
 
+#include "session/extension.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -260,16 +262,67 @@ TEST(Session, CreateFromConfigFile) {
             dir + "/bad.yaml:2:3: unknown key 'time.verbos'; did you mean 'time.verbose'?");
 }
 
-TEST(Session, FeaturesOfLaterVersionsSaySoInTheReport) {
+// memory.* needs the LibTorch adapter; a program that did not attach it hears why nothing came.
+TEST(Session, EnabledReportWithoutItsCollectorSaysSo) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   Options o = TestOptions(dir);
   o.memory.enabled = true;
   auto s = Session::Create(o);
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE((*s)->Finish().ok());
-  EXPECT_NE((*s)->summary().find("memory.enabled is true, but the operator and memory report is "
-                                 "not part of this trainprof version yet"),
+  EXPECT_NE((*s)->summary().find("memory.enabled is true, but no collector for the operator and "
+                                 "memory report is attached to this session"),
             std::string::npos);
+}
+
+// An extension hears every step and adds its section and trace events at Finish().
+class CountingExtension : public session::Extension {
+ public:
+  std::vector<int64_t> steps;
+  void OnStep(int64_t step) override { steps.push_back(step); }
+  Status OnFinish(session::FinishContext& ctx) override {
+    report::Section& sec = ctx.report.AddSection("counting", "Counting");
+    sec.AddMetric("steps_seen", "Steps seen", static_cast<int64_t>(ctx.steps.size()),
+                  report::Unit::kCount);
+    session::ExtraEvents x;
+    x.cat = "test_op";
+    x.names = {"op"};
+    x.args = {"\"k\":1"};
+    x.events.push_back({0, 0, 7, 10, 5, 1});
+    ctx.trace->extra.push_back(x);
+    return Status::Ok();
+  }
+  bool Claims(std::string_view key) const override { return key == "memory.enabled"; }
+};
+
+TEST(Session, ExtensionsHearStepsAndAddToTheReportAndTrace) {
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  Options o = TestOptions(dir);
+  o.memory.enabled = true;
+  auto s = Session::Create(o);
+  ASSERT_TRUE(s.ok());
+  (*s)->Step();
+  auto ext = std::make_shared<CountingExtension>();
+  ASSERT_TRUE(session::AttachExtension(**s, ext).ok());
+  (*s)->Step();
+  (*s)->Step();
+  ASSERT_TRUE((*s)->Finish().ok());
+  EXPECT_EQ(ext->steps, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_NE((*s)->summary().find("Steps seen  3"), std::string::npos) << (*s)->summary();
+  EXPECT_EQ((*s)->summary().find("no collector"), std::string::npos);
+  auto trace = nlohmann::json::parse(testutil::ReadText(dir + "/trace.json"));
+  int found = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "test_op") {
+      EXPECT_EQ(e["name"], "op");
+      EXPECT_EQ(e["tid"], 7);
+      EXPECT_EQ(e["args"]["k"], 1);
+      EXPECT_EQ(e["args"]["step"], 1);
+      ++found;
+    }
+  }
+  EXPECT_EQ(found, 1);
+  EXPECT_EQ(session::AttachExtension(**s, ext).code(), StatusCode::kFailedPrecondition);
 }
 
 // The sampler thread runs for the whole session; its figures reach every output.

@@ -225,9 +225,10 @@ Status SummarizeModule(torch::nn::Module& module, const std::vector<torch::Tenso
 
 namespace {
 
-std::string ShapeText(const ModuleInfo& m, const std::vector<int64_t>& shape) {
-  return m.has_shapes && !shape.empty() ? fmt::format("[{}]", fmt::join(shape, ", "))
-                                        : std::string();
+// Null (shown as "-") when the shape was not captured.
+report::Value ShapeText(const ModuleInfo& m, const std::vector<int64_t>& shape) {
+  if (!m.has_shapes || shape.empty()) return {};
+  return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
 // torchinfo's layer label: "Cnn", "├─Conv2d: 1-1", "│    └─Linear: 2-3".
