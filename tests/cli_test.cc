@@ -88,6 +88,59 @@ TEST(Cli, ProfilePrintsTheReportsAndWritesTheRunFolder) {
   EXPECT_EQ(steps, 14);
 }
 
+// The default config's LibTorch reports on the built-in CNN: operators of steps 2-6 (memory.warmup
+// 2, memory.steps 5; all training steps), the memory timeline, and the model summary.
+TEST(Cli, ProfileHasTheOperatorReportAndTheModelSummary) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Operator and memory report"), std::string::npos);
+  EXPECT_NE(r.out.find("Model summary"), std::string::npos);
+  const std::string run = OnlyRunDir(out);
+  for (const char* f : {"operators.csv", "operators_top.csv", "memory_timeline.csv",
+                        "activation_memory.csv", "model_summary.txt", "model_summary.csv"}) {
+    EXPECT_TRUE(fs::exists(run + "/" + f)) << f;
+  }
+  json report = ReadJson(run + "/report.json");
+  std::map<std::string, int64_t> calls;
+  std::map<std::string, json> layers;
+  json summary_metrics, op_metrics;
+  size_t timeline = 0;
+  for (const json& s : report["sections"]) {
+    for (const json& t : s["tables"]) {
+      if (t["id"] == "operators") {
+        for (const json& row : t["rows"]) calls[row["name"]] = row["calls"];
+      }
+      if (t["id"] == "model_summary") {
+        for (const json& row : t["rows"]) layers[row["name"]] = row;
+      }
+      if (t["id"] == "memory_timeline") timeline = t["rows"].size();
+    }
+    if (s["id"] == "model_summary") summary_metrics = s["metrics"];
+    if (s["id"] == "operators") op_metrics = s["metrics"];
+  }
+  EXPECT_EQ(calls["aten::conv2d"], 5 * 2);  // two convolutions per step
+  EXPECT_EQ(calls["aten::addmm"], 5 * 3);   // three linear layers per step
+  EXPECT_EQ(calls["aten::max_pool2d"], 5 * 2);
+  EXPECT_GT(op_metrics["self_cpu_time_total_s"]["value"].get<double>(), 0);
+  EXPECT_GT(op_metrics["peak_allocated_cpu"]["value"].get<int64_t>(), 0);
+  EXPECT_GT(timeline, 0u);
+  // conv1 6x1x5x5+6, conv2 16x6x5x5+16, fc1 256x120+120, fc2 120x84+84, fc3 84x10+10.
+  EXPECT_EQ(summary_metrics["total_params"]["value"], 156 + 2416 + 30840 + 10164 + 850);
+  EXPECT_EQ(layers["conv1"]["output_shape"], "[64, 6, 24, 24]");
+  EXPECT_EQ(layers["fc1"]["input_shape"], "[64, 256]");
+  EXPECT_EQ(layers["fc3"]["output_shape"], "[64, 10]");
+  json trace = ReadJson(run + "/trace.json");
+  int conv_events = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "cpu_op" && e["name"] == "aten::conv2d") {
+      ++conv_events;
+      EXPECT_TRUE(e["args"].contains("Input Dims"));
+    }
+  }
+  EXPECT_EQ(conv_events, 5 * 2);
+}
+
 // The GPU path end to end: the fake NVML of the sampler tests stands in for the driver.
 TEST(Cli, SystemReportWithAFakeGpu) {
   const std::string out = testutil::FreshTempDir();
