@@ -38,10 +38,14 @@ double Median(std::vector<double> v) {
 enum class Mode { kOff, kScopes, kOperators, kLibTorch };
 const char* ModeName(Mode m) {
   switch (m) {
-    case Mode::kOff: return "profiler off";
-    case Mode::kScopes: return "time + speed reports";
-    case Mode::kOperators: return "trainprof operator observer";
-    case Mode::kLibTorch: return "LibTorch profiler (legacy)";
+    case Mode::kOff:
+      return "profiler off";
+    case Mode::kScopes:
+      return "time + speed reports";
+    case Mode::kOperators:
+      return "trainprof operator observer";
+    case Mode::kLibTorch:
+      return "LibTorch profiler (legacy)";
   }
   return "";
 }
@@ -78,8 +82,7 @@ double RunOnce(const jobs::JobConfig& base, const jobs::FashionMnistData& data, 
   Status fin = (*session)->Finish();
   std::filesystem::remove_all(dir);
   if (!result.ok() || !fin.ok()) {
-    fmt::print(stderr, "error: {}\n",
-               result.ok() ? fin.ToString() : result.status().ToString());
+    fmt::print(stderr, "error: {}\n", result.ok() ? fin.ToString() : result.status().ToString());
     return -1;
   }
   const int64_t steps = result->train_steps + result->val_steps;
@@ -99,8 +102,7 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--compare") == 0) {
       compare = argv[i + 1];
     } else {
-      fmt::print(stderr, "usage: {} [--rounds N] [--batches N] [--compare scopes|ops]\n",
-                 argv[0]);
+      fmt::print(stderr, "usage: {} [--rounds N] [--batches N] [--compare scopes|ops]\n", argv[0]);
       return 2;
     }
   }

@@ -19,10 +19,17 @@ namespace fs = std::filesystem;
 
 // A short run: 1 epoch of 12 training and 2 validation batches.
 std::vector<std::string> Profile(const std::string& out_dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {TRAINPROF_CLI, "profile", "-q", "-o", out_dir,
-                                   "--set", "training.epochs=1",
-                                   "--limit-train-batches", "12",
-                                   "--set", "training.limit_val_batches=2"};
+  std::vector<std::string> args = {TRAINPROF_CLI,
+                                   "profile",
+                                   "-q",
+                                   "-o",
+                                   out_dir,
+                                   "--set",
+                                   "training.epochs=1",
+                                   "--limit-train-batches",
+                                   "12",
+                                   "--set",
+                                   "training.limit_val_batches=2"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -146,8 +153,8 @@ TEST(Cli, SystemReportWithAFakeGpu) {
   const std::string out = testutil::FreshTempDir();
   setenv("TRAINPROF_NVML_LIBRARY", TRAINPROF_FAKE_NVML, 1);
   setenv("FAKE_NVML_DEVICES", "1", 1);
-  ProcessResult r = testutil::RunProcess(Profile(
-      out, {"--set", "system.enabled=true", "--set", "system.interval_s=0.05", "-v"}));
+  ProcessResult r = testutil::RunProcess(
+      Profile(out, {"--set", "system.enabled=true", "--set", "system.interval_s=0.05", "-v"}));
   unsetenv("TRAINPROF_NVML_LIBRARY");
   unsetenv("FAKE_NVML_DEVICES");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -201,8 +208,9 @@ TEST(Cli, WrongTypeAndOutOfRange) {
   const std::string out = testutil::FreshTempDir();
   ProcessResult r = testutil::RunProcess(Profile(out, {"--set", "training.batch_size=big"}));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "trainprof profile: error: --set training.batch_size=big: training.batch_size: "
-                   "expected an integer, got 'big'\n");
+  EXPECT_EQ(r.err,
+            "trainprof profile: error: --set training.batch_size=big: training.batch_size: "
+            "expected an integer, got 'big'\n");
   r = testutil::RunProcess(Profile(out, {"--set", "system.interval_s=0.01"}));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("system.interval_s: 0.01 is out of range (0.05 to 3600)"),
@@ -245,7 +253,8 @@ TEST(Cli, UnwritableOutputFolder) {
   std::ofstream(out + "/file") << "x";
   ProcessResult r = testutil::RunProcess(Profile(out + "/file/runs"));
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("cannot create output folder " + out + "/file/runs (output.dir): Not a "
+  EXPECT_NE(r.err.find("cannot create output folder " + out +
+                       "/file/runs (output.dir): Not a "
                        "directory"),
             std::string::npos)
       << r.err;
@@ -255,8 +264,8 @@ TEST(Cli, UnwritableOutputFolder) {
 TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
   const std::string out = testutil::FreshTempDir();
   testutil::Child child({TRAINPROF_CLI, "profile", "-o", out, "--set", "training.progress=lines",
-                         "--set", "training.epochs=50", "--set", "system.enabled=true",
-                         "--set", "system.interval_s=0.05"});
+                         "--set", "training.epochs=50", "--set", "system.enabled=true", "--set",
+                         "system.interval_s=0.05"});
   std::string line;
   ASSERT_TRUE(child.WaitForStderr("run folder", &line));
   // The progress line comes after the first batches; then stop it.

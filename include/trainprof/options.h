@@ -49,12 +49,12 @@ struct Options {
   } snapshot;
   Schedule schedule;
   struct Output {
-    std::string dir = "runs";        // run folders are created below it
-    std::string name = "run";        // folder: <dir>/<UTC time>-<name>
-    std::string run_dir;             // if set, use exactly this folder (created if missing)
-    bool trace = true;               // write trace.json
-    bool csv = true;                 // write one CSV per table
-    bool print = true;               // print the reports when the session finishes
+    std::string dir = "runs";  // run folders are created below it
+    std::string name = "run";  // folder: <dir>/<UTC time>-<name>
+    std::string run_dir;       // if set, use exactly this folder (created if missing)
+    bool trace = true;         // write trace.json
+    bool csv = true;           // write one CSV per table
+    bool print = true;         // print the reports when the session finishes
   } output;
   struct Buffer {
     int64_t events_per_thread = 1 << 20;  // recorded scopes kept per thread; more are dropped

@@ -56,8 +56,8 @@ class Session {
 
   Stage stage() const;
   int64_t epoch() const;
-  int64_t global_step() const;     // training steps done so far
-  int64_t profiler_step() const;   // Step() calls so far, all stages (the schedule's step)
+  int64_t global_step() const;    // training steps done so far
+  int64_t profiler_step() const;  // Step() calls so far, all stages (the schedule's step)
   const std::string& run_dir() const;
   const Options& options() const;
 

@@ -36,8 +36,8 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
             "One operator table row per operator and input shapes, as key_averages("
             "group_by_input_shape=True); needs memory.record_shapes.");
   s.AddString("memory.sort_by", &o.memory.sort_by, "Order of the operator table.",
-              {"cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
-               "self_cpu_memory_usage", "count"});
+              {"cpu_time_total", "self_cpu_time_total", "cpu_memory_usage", "self_cpu_memory_usage",
+               "count"});
   s.AddInt("memory.row_limit", &o.memory.row_limit, 1, kBig,
            "Operators printed in the terminal; operators.csv and report.json have all.");
   s.AddBool("system.enabled", &o.system.enabled,
@@ -85,8 +85,8 @@ Status ValidateOptions(const Options& o) {
   TRAINPROF_RETURN_IF_ERROR(schema.Validate());
   if (o.output.run_dir.empty()) {
     if (o.output.name.empty() || o.output.name.find('/') != std::string::npos) {
-      return InvalidArgument(
-          "output.name must be a non-empty folder name without '/', got '" + o.output.name + "'");
+      return InvalidArgument("output.name must be a non-empty folder name without '/', got '" +
+                             o.output.name + "'");
     }
     if (o.output.dir.empty()) return InvalidArgument("output.dir must not be empty");
   }

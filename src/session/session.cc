@@ -62,7 +62,8 @@ StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) 
                                ec.value());
     }
   }
-  return InvalidArgument(fmt::format("cannot create run folder {}: 999 folders of that name", stem));
+  return InvalidArgument(
+      fmt::format("cannot create run folder {}: 999 folders of that name", stem));
 }
 
 std::string ReadCpuModel() {
@@ -145,8 +146,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   auto impl = std::make_unique<SessionImpl>();
   impl->start = base::ClockPair::Now();
   TRAINPROF_ASSIGN_OR_RETURN(impl->run_dir, CreateRunDir(options.output, impl->start.wall_ns));
-  TRAINPROF_ASSIGN_OR_RETURN(impl->epoch_id,
-                             record::BeginEpoch(options.buffer.events_per_thread));
+  TRAINPROF_ASSIGN_OR_RETURN(impl->epoch_id, record::BeginEpoch(options.buffer.events_per_thread));
   impl->options = std::move(options);
   impl->step_begin = impl->start.ticks;
   if (impl->options.system.enabled) {
@@ -257,8 +257,7 @@ Status Session::Finish() {
 
 report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>& threads,
                                         const base::TickConverter& conv, int64_t end_ns,
-                                        const system::SystemData* sys,
-                                        session::TraceInput* trace) {
+                                        const system::SystemData* sys, session::TraceInput* trace) {
   const int64_t t0 = start.steady_ns;
   auto rel = [&](uint64_t ticks) { return conv.ToNs(ticks) - t0; };
 
@@ -271,8 +270,8 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   }
   // The schedule step of an instant: Step() calls that ended before it.
   auto step_at = [&](int64_t t) {
-    return static_cast<int64_t>(
-        std::ranges::upper_bound(marks, t, {}, &record::StepMark::end_ns) - marks.begin());
+    return static_cast<int64_t>(std::ranges::upper_bound(marks, t, {}, &record::StepMark::end_ns) -
+                                marks.begin());
   };
 
   std::vector<record::TimedEvent> kept;
@@ -321,7 +320,7 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(start.wall_ns));
   r.AddMeta("run_dir", run_dir);
-  struct utsname u{};
+  struct utsname u {};
   if (uname(&u) == 0) {
     r.AddMeta("host.name", std::string(u.nodename));
     r.AddMeta("host.os", fmt::format("{} {} {}", u.sysname, u.release, u.machine));

@@ -1,7 +1,5 @@
 #include "trainprof/session.h"
 
-#include "session/extension.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "session/extension.h"
 #include "util/golden.h"
 
 namespace trainprof {
@@ -89,7 +88,8 @@ void Normalize(json& report) {
         if (!timing(c["unit"])) continue;
         for (const char* part : {"rows", "footer"}) {
           for (json& row : t[part]) {
-            if (!row[c["key"].get<std::string>()].is_null()) row[c["key"].get<std::string>()] = "<number>";
+            if (!row[c["key"].get<std::string>()].is_null())
+              row[c["key"].get<std::string>()] = "<number>";
           }
         }
       }
@@ -137,7 +137,8 @@ TEST(Session, TraceHoldsStepsScopesAndThreadNames) {
   double step0_end = 0, first_forward_ts = -1;
   for (const json& e : trace["traceEvents"]) {
     const std::string name = e["name"];
-    if (e["ph"] == "M" && name == "thread_name" && e["args"]["name"] == "loader") loader_named = true;
+    if (e["ph"] == "M" && name == "thread_name" && e["args"]["name"] == "loader")
+      loader_named = true;
     if (e["ph"] != "X") continue;
     if (name.rfind("ProfilerStep#", 0) == 0) {
       ++steps;
@@ -214,7 +215,8 @@ TEST(Session, InvalidOptionsAreNamed) {
   EXPECT_EQ(s.status().message(), "system.interval_s: 0.001 is out of range (0.05 to 3600)");
   o = TestOptions(testutil::FreshTempDir());
   o.schedule.active = 0;
-  EXPECT_EQ(Session::Create(o).status().message(), "schedule.active: 0 is out of range (1 to 1099511627776)");
+  EXPECT_EQ(Session::Create(o).status().message(),
+            "schedule.active: 0 is out of range (1 to 1099511627776)");
 }
 
 TEST(Session, UnwritableOutputFolderIsNamed) {
@@ -225,8 +227,9 @@ TEST(Session, UnwritableOutputFolderIsNamed) {
   o.output.dir = dir + "/file/runs";
   auto s = Session::Create(o);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("cannot create output folder " + dir + "/file/runs (output.dir)"),
-            std::string::npos)
+  EXPECT_NE(
+      s.status().message().find("cannot create output folder " + dir + "/file/runs (output.dir)"),
+      std::string::npos)
       << s.status().message();
 }
 

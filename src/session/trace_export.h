@@ -41,7 +41,7 @@ struct TraceInput {
   int64_t pid = 0;
   int64_t start_unix_ns = 0;  // wall clock at the session start (otherData)
   std::vector<TraceThread> threads;
-  std::vector<record::StepMark> steps;  // only recorded steps
+  std::vector<record::StepMark> steps;        // only recorded steps
   std::vector<trace::CounterTrack> counters;  // system figures, memory curves
   std::vector<ExtraEvents> extra;
 };

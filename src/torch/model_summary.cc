@@ -120,8 +120,8 @@ void Walk(const torch::nn::Module& module, const std::string& name, int depth, i
   ptrs.push_back(&module);
   int i = 1;
   for (const auto& child : children) {
-    Walk(*child.value(), name.empty() ? child.key() : name + "." + child.key(), depth + 1, i++,
-         out, ptrs);
+    Walk(*child.value(), name.empty() ? child.key() : name + "." + child.key(), depth + 1, i++, out,
+         ptrs);
   }
 }
 
@@ -260,17 +260,18 @@ void AddModelSummarySection(const ModelSummary& s, int64_t depth, report::Report
   using report::Unit;
   using report::Value;
   report::Section& sec = report.AddSection("model_summary", "Model summary");
-  report::Table& t = sec.AddTable("model_summary", fmt::format("{} (depth {})", s.model_type, depth),
-                                  {{"layer", "Layer (type:depth-idx)", Unit::kText},
-                                   {"name", "Name", Unit::kText},
-                                   {"input_shape", "Input Shape", Unit::kText},
-                                   {"output_shape", "Output Shape", Unit::kText},
-                                   {"params", "Param #", Unit::kCount},
-                                   {"params_pct", "Param %", Unit::kPercent},
-                                   {"trainable", "Trainable", Unit::kText},
-                                   {"mult_adds", "Mult-Adds", Unit::kCount},
-                                   {"depth", "Depth", Unit::kCount, false},
-                                   {"type", "Type", Unit::kText, false}});
+  report::Table& t =
+      sec.AddTable("model_summary", fmt::format("{} (depth {})", s.model_type, depth),
+                   {{"layer", "Layer (type:depth-idx)", Unit::kText},
+                    {"name", "Name", Unit::kText},
+                    {"input_shape", "Input Shape", Unit::kText},
+                    {"output_shape", "Output Shape", Unit::kText},
+                    {"params", "Param #", Unit::kCount},
+                    {"params_pct", "Param %", Unit::kPercent},
+                    {"trainable", "Trainable", Unit::kText},
+                    {"mult_adds", "Mult-Adds", Unit::kCount},
+                    {"depth", "Depth", Unit::kCount, false},
+                    {"type", "Type", Unit::kText, false}});
   for (size_t i = 0; i < s.modules.size(); ++i) {
     const ModuleInfo& m = s.modules[i];
     if (m.depth > depth) continue;
@@ -282,9 +283,9 @@ void AddModelSummarySection(const ModelSummary& s, int64_t depth, report::Report
     std::string trainable;
     if (own) trainable = m.trainable == m.params ? "True" : m.trainable == 0 ? "False" : "Partial";
     t.rows.push_back({LayerLabel(s.modules, i), m.name, ShapeText(m, m.input_shape),
-                      ShapeText(m, m.output_shape), own ? Value(m.params) : Value(), pct,
-                      trainable, m.mult_adds > 0 ? Value(m.mult_adds) : Value(),
-                      static_cast<int64_t>(m.depth), m.type});
+                      ShapeText(m, m.output_shape), own ? Value(m.params) : Value(), pct, trainable,
+                      m.mult_adds > 0 ? Value(m.mult_adds) : Value(), static_cast<int64_t>(m.depth),
+                      m.type});
   }
   t.notes = s.notes;
   t.notes.push_back(
@@ -292,8 +293,8 @@ void AddModelSummarySection(const ModelSummary& s, int64_t depth, report::Report
       "(torchinfo prints MB = 10^6 bytes).");
   sec.AddMetric("total_params", "Total params", s.total_params, Unit::kCount);
   sec.AddMetric("trainable_params", "Trainable params", s.trainable_params, Unit::kCount);
-  sec.AddMetric("non_trainable_params", "Non-trainable params",
-                s.total_params - s.trainable_params, Unit::kCount);
+  sec.AddMetric("non_trainable_params", "Non-trainable params", s.total_params - s.trainable_params,
+                Unit::kCount);
   sec.AddMetric("total_mult_adds", "Total mult-adds", s.total_mult_adds, Unit::kCount);
   sec.AddMetric("input_size_bytes", "Input size", s.input_bytes, Unit::kBytes);
   sec.AddMetric("forward_backward_pass_size_bytes", "Forward/backward pass size",

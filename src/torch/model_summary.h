@@ -50,9 +50,7 @@ struct ModelSummary {
   int64_t forward_backward_bytes = 0;  // 2 x the output bytes of the leaf modules with shapes
   int64_t param_bytes = 0;
   std::vector<std::string> notes;  // what could not be seen
-  int64_t EstimatedTotalBytes() const {
-    return input_bytes + forward_backward_bytes + param_bytes;
-  }
+  int64_t EstimatedTotalBytes() const { return input_bytes + forward_backward_bytes + param_bytes; }
 };
 
 // Runs `forward` once on the calling thread, in eval mode and without gradients (the module's

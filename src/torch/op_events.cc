@@ -55,11 +55,16 @@ bool ParseSortKey(const std::string& name, SortKey* out) {
 void SortOps(std::vector<OpRow>& rows, SortKey key) {
   auto value = [key](const OpRow& r) -> double {
     switch (key) {
-      case SortKey::kCpuTimeTotal: return r.total_s;
-      case SortKey::kSelfCpuTimeTotal: return r.self_s;
-      case SortKey::kCpuMemory: return static_cast<double>(r.total_net[kCpu]);
-      case SortKey::kSelfCpuMemory: return static_cast<double>(r.self_net[kCpu]);
-      case SortKey::kCount: return static_cast<double>(r.calls);
+      case SortKey::kCpuTimeTotal:
+        return r.total_s;
+      case SortKey::kSelfCpuTimeTotal:
+        return r.self_s;
+      case SortKey::kCpuMemory:
+        return static_cast<double>(r.total_net[kCpu]);
+      case SortKey::kSelfCpuMemory:
+        return static_cast<double>(r.self_net[kCpu]);
+      case SortKey::kCount:
+        return static_cast<double>(r.calls);
     }
     return 0;
   };
@@ -178,7 +183,8 @@ MemoryStats AnalyzeMemory(const OpData& data, StepRange steps) {
     auto pi = peak_index.find(key);
     if (pi != peak_index.end() && pi->second == i) take_live_by_op(key, peaks[key]);
   }
-  for (; next_backward != backward_begin.end(); ++next_backward) activation_at(next_backward->first);
+  for (; next_backward != backward_begin.end(); ++next_backward)
+    activation_at(next_backward->first);
 
   for (auto& [key, p] : peaks) out.peaks.push_back(std::move(p));
   return out;

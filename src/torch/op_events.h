@@ -22,9 +22,9 @@ struct OpEvent {
   int64_t self_ns = 0;  // dur_ns minus the time of the operators called inside it
   int64_t step = 0;     // the schedule's step the call began in
   int64_t tid = 0;
-  uint32_t name = 0;    // index into OpData::names
-  uint32_t shapes = 0;  // index into OpData::shapes; 0 = not recorded ("")
-  uint32_t depth = 0;   // 0 = called outside any other observed operator
+  uint32_t name = 0;      // index into OpData::names
+  uint32_t shapes = 0;    // index into OpData::shapes; 0 = not recorded ("")
+  uint32_t depth = 0;     // 0 = called outside any other observed operator
   bool backward = false;  // run by the autograd engine (RecordScope::BACKWARD_FUNCTION)
   // Bytes allocated and freed while this call was the innermost operator, per device class.
   int64_t self_alloc[kDeviceClasses] = {0, 0};
@@ -43,7 +43,7 @@ struct MemEvent {
   int64_t total_reserved = 0;   // caching allocators (CUDA); 0 for the CPU allocator
   int16_t device_type = 0;      // c10::DeviceType value (0 = CPU, 1 = CUDA)
   int16_t device_index = -1;
-  uint32_t op = kNoOp;          // name of the innermost operator running, or kNoOp
+  uint32_t op = kNoOp;  // name of the innermost operator running, or kNoOp
   static constexpr uint32_t kNoOp = UINT32_MAX;
 };
 
@@ -54,7 +54,7 @@ struct OpData {
   std::vector<MemEvent> mem;        // sorted by t_ns
   uint64_t dropped_ops = 0;         // buffer full
   uint64_t dropped_mem = 0;
-  uint64_t too_deep = 0;            // calls nested deeper than the observer's stack
+  uint64_t too_deep = 0;  // calls nested deeper than the observer's stack
 };
 
 // The recorded steps: [first, end).
@@ -92,7 +92,7 @@ struct MemoryPeak {
   int16_t device_index = -1;
   int64_t peak_allocated = 0;
   int64_t peak_reserved = 0;
-  int64_t t_ns = 0;   // when the peak was first reached
+  int64_t t_ns = 0;  // when the peak was first reached
   int64_t step = 0;
   int64_t events = 0;  // allocator reports of this device in the recorded steps
   // Bytes still allocated at the peak, by the operator that allocated them, largest first.

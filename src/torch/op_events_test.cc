@@ -6,8 +6,8 @@
 namespace trainprof::torchlib {
 namespace {
 
-OpEvent Op(uint32_t name, int64_t step, int64_t begin, int64_t dur, int64_t self,
-           int64_t alloc = 0, int64_t freed = 0, int64_t net = 0, bool backward = false) {
+OpEvent Op(uint32_t name, int64_t step, int64_t begin, int64_t dur, int64_t self, int64_t alloc = 0,
+           int64_t freed = 0, int64_t net = 0, bool backward = false) {
   OpEvent e;
   e.name = name;
   e.step = step;
@@ -71,11 +71,11 @@ TEST(OpEvents, PeakNamesWhatWasLiveAndActivationsCountTheStepsBlocksAtBackward) 
   OpData d;
   d.names = {"aten::empty", "aten::mm", "MmBackward0"};
   // 1000 bytes were allocated before the observer ran (the total starts at 1000).
-  d.mem = {Mem(10, 1, 0xa, 100, 1100, 0),    // input, step 1
-           Mem(20, 1, 0xb, 400, 1500, 1),    // mm output, saved for backward
-           Mem(30, 1, 0xc, 50, 1550, 1),     // temporary
+  d.mem = {Mem(10, 1, 0xa, 100, 1100, 0),  // input, step 1
+           Mem(20, 1, 0xb, 400, 1500, 1),  // mm output, saved for backward
+           Mem(30, 1, 0xc, 50, 1550, 1),   // temporary
            Mem(40, 1, 0xc, -50, 1500, 1),
-           Mem(60, 1, 0xd, 300, 1800, 2),    // gradient during backward: the peak
+           Mem(60, 1, 0xd, 300, 1800, 2),  // gradient during backward: the peak
            Mem(70, 1, 0xb, -400, 1400, 2),
            Mem(80, 2, 0xe, 100, 1500, 0)};
   d.ops = {Op(2, 1, 50, 30, 30, 0, 0, 0, /*backward=*/true)};
@@ -87,8 +87,8 @@ TEST(OpEvents, PeakNamesWhatWasLiveAndActivationsCountTheStepsBlocksAtBackward) 
   EXPECT_EQ(p.step, 1);
   EXPECT_EQ(p.events, 7);
   ASSERT_EQ(p.live_by_op.size(), 4u);
-  EXPECT_EQ(p.live_by_op[0], (std::pair<std::string, int64_t>{"(allocated before the observer)",
-                                                                1000}));
+  EXPECT_EQ(p.live_by_op[0],
+            (std::pair<std::string, int64_t>{"(allocated before the observer)", 1000}));
   EXPECT_EQ(p.live_by_op[1], (std::pair<std::string, int64_t>{"aten::mm", 400}));
   EXPECT_EQ(p.live_by_op[2], (std::pair<std::string, int64_t>{"MmBackward0", 300}));
   EXPECT_EQ(p.live_by_op[3], (std::pair<std::string, int64_t>{"aten::empty", 100}));

@@ -224,8 +224,8 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
 
 class MemoryReporter final : public c10::MemoryReportingInfoBase {
  public:
-  void reportMemoryUsage(void* ptr, int64_t bytes, int64_t total_allocated,
-                         int64_t total_reserved, c10::Device device) override {
+  void reportMemoryUsage(void* ptr, int64_t bytes, int64_t total_allocated, int64_t total_reserved,
+                         c10::Device device) override {
     if (!g_observing.load(std::memory_order_relaxed)) return;
     ThreadLog* t = Log();
     if (t == nullptr) return;

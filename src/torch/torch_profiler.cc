@@ -90,10 +90,9 @@ class TorchProfilerImpl : public session::Extension {
         report::TerminalRenderer().Render(only, text);
         st = base::WriteFileAtomically(ctx.run_dir + "/model_summary.txt", text.str());
       } else {
-        r.diagnostics.push_back(
-            {report::Severity::kWarning, "model_summary_not_taken", 1,
-             "model_summary.enabled is true, but the program never called "
-             "TorchProfiler::SummarizeModel(): there is no model summary"});
+        r.diagnostics.push_back({report::Severity::kWarning, "model_summary_not_taken", 1,
+                                 "model_summary.enabled is true, but the program never called "
+                                 "TorchProfiler::SummarizeModel(): there is no model summary"});
       }
     }
     if (options.snapshot.enabled) {

@@ -248,10 +248,11 @@ TEST(TorchProfiler, ActivationMemoryIsWhatTheStepStillHoldsWhenBackwardBegins) {
 
 struct TwoLayerImpl : torch::nn::Module {
   TwoLayerImpl()
-      : body(register_module("body", torch::nn::Sequential(torch::nn::Linear(8, 4),
-                                                           torch::nn::ReLU(),
-                                                           torch::nn::Linear(4, 2)))),
-        frozen(register_module("frozen", torch::nn::Linear(torch::nn::LinearOptions(2, 2).bias(false)))) {
+      : body(register_module("body",
+                             torch::nn::Sequential(torch::nn::Linear(8, 4), torch::nn::ReLU(),
+                                                   torch::nn::Linear(4, 2)))),
+        frozen(register_module("frozen",
+                               torch::nn::Linear(torch::nn::LinearOptions(2, 2).bias(false)))) {
     frozen->weight.set_requires_grad(false);
   }
   torch::Tensor forward(torch::Tensor x) { return frozen->forward(body->forward(x)); }

@@ -97,11 +97,12 @@ void AddMemoryTables(const OperatorReportInput& in, const MemoryStats& mem, repo
     }
   }
   if (!mem.peaks.empty()) {
-    report::Table& t = s.AddTable("memory_at_peak", "Memory live at the peak, by allocating operator",
-                                  {{"device", "Device", Unit::kText},
-                                   {"operator", "Allocated by", Unit::kText},
-                                   {"bytes", "Live bytes", Unit::kBytes},
-                                   {"pct_of_peak", "% of peak", Unit::kPercent}});
+    report::Table& t =
+        s.AddTable("memory_at_peak", "Memory live at the peak, by allocating operator",
+                   {{"device", "Device", Unit::kText},
+                    {"operator", "Allocated by", Unit::kText},
+                    {"bytes", "Live bytes", Unit::kBytes},
+                    {"pct_of_peak", "% of peak", Unit::kPercent}});
     for (const MemoryPeak& p : mem.peaks) {
       const std::string dev = DeviceName(p.device_type, p.device_index);
       for (size_t i = 0; i < p.live_by_op.size() && i < kPeakRows; ++i) {
@@ -126,8 +127,8 @@ void AddMemoryTables(const OperatorReportInput& in, const MemoryStats& mem, repo
     }
     t.notes.push_back(
         "Bytes allocated during the step and still allocated when its backward pass began: the "
-        "tensors saved for backward, plus the forward's outputs and the loss (LibTorch 1.13 has "
-        "no C++ saved-tensor hooks to count saved tensors one by one).");
+        "tensors saved for backward, plus the forward's outputs, the loss and its gradient seed "
+        "(LibTorch 1.13 has no C++ saved-tensor hooks to count saved tensors one by one).");
   }
   report::Table& tl = s.AddTable("memory_timeline", "Memory timeline",
                                  {{"time_s", "Time", Unit::kSeconds},
@@ -220,9 +221,9 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
     }
     top.notes.push_back(fmt::format("Self CPU time total: {:.3f} ms. All operators: operators.csv.",
                                     self_total * 1e3));
-    report::Table& all = s.AddTable("operators", "All operators",
-                                    OperatorColumns(o.group_by_input_shape, cuda, true),
-                                    report::TableKind::kDetail);
+    report::Table& all =
+        s.AddTable("operators", "All operators",
+                   OperatorColumns(o.group_by_input_shape, cuda, true), report::TableKind::kDetail);
     for (const OpRow& r : rows) {
       all.rows.push_back(OperatorRow(r, self_total, o.group_by_input_shape, cuda, true));
     }
