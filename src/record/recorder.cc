@@ -10,6 +10,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/published_log.h"
+
 namespace trainprof {
 namespace internal {
 std::atomic<bool> g_recording{false};
@@ -21,84 +23,35 @@ namespace {
 
 constexpr size_t kChunkEvents = 16384;  // 512 KiB per chunk
 
-// Append-only storage owned by one thread. Chunk pointers and the count are published with
-// release stores, so a reader that loads the count with acquire sees complete events.
+// The events of one thread in one epoch: only the owner appends (base::PublishedLog), a
+// Session copies the published prefix at any time.
 class ThreadBuffer {
  public:
-  ThreadBuffer(int64_t tid, std::string thread_name) : name(std::move(thread_name)), tid_(tid) {}
+  ThreadBuffer(int64_t tid, std::string thread_name)
+      : name(std::move(thread_name)), tid_(tid), log_(1) {}
 
   // Owner thread only, with the registry lock held (no reader of this buffer is running).
   void Reset(uint32_t epoch, int64_t capacity) {
     epoch_ = epoch;
-    size_t chunks = std::max<size_t>(1, (static_cast<size_t>(capacity) + kChunkEvents - 1) / kChunkEvents);
-    if (chunks != max_chunks_) {
-      for (size_t i = 0; i < max_chunks_; ++i) delete[] chunks_[i].load(std::memory_order_relaxed);
-      chunks_ = std::make_unique<std::atomic<Event*>[]>(chunks);
-      for (size_t i = 0; i < chunks; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
-      max_chunks_ = chunks;
-    }
-    capacity_ = static_cast<size_t>(capacity);
-    count_.store(0, std::memory_order_release);
-    dropped_.store(0, std::memory_order_relaxed);
-    cur_ = end_ = nullptr;
+    log_.Reset(capacity);
   }
 
-  void Append(const Event& e) noexcept {
-    if (__builtin_expect(cur_ == end_, 0)) {
-      if (!NextChunk()) {
-        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        return;
-      }
-    }
-    *cur_++ = e;
-    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  }
+  void Append(const Event& e) noexcept { log_.Append(e); }
 
   void CopyTo(ThreadEvents& out) const {
-    size_t n = count_.load(std::memory_order_acquire);
-    out.events.reserve(n);
-    for (size_t c = 0; c * kChunkEvents < n; ++c) {
-      const Event* chunk = chunks_[c].load(std::memory_order_acquire);
-      size_t m = std::min(kChunkEvents, n - c * kChunkEvents);
-      out.events.insert(out.events.end(), chunk, chunk + m);
-    }
-    out.dropped = dropped_.load(std::memory_order_relaxed);
+    log_.CopyTo(out.events);
+    out.dropped = log_.dropped();
   }
 
   uint32_t epoch() const { return epoch_; }
   int64_t tid() const { return tid_; }
-  std::string name;  // guarded by the registry lock
+  std::string name;       // guarded by the registry lock
   bool orphaned = false;  // the owner thread has exited; guarded by the registry lock
 
-  ~ThreadBuffer() {
-    for (size_t i = 0; i < max_chunks_; ++i) delete[] chunks_[i].load(std::memory_order_relaxed);
-  }
-
  private:
-  bool NextChunk() noexcept {
-    size_t n = count_.load(std::memory_order_relaxed);
-    size_t c = n / kChunkEvents;
-    if (c >= max_chunks_ || n >= capacity_) return false;
-    Event* chunk = chunks_[c].load(std::memory_order_relaxed);
-    if (chunk == nullptr) {
-      chunk = new (std::nothrow) Event[kChunkEvents];
-      if (chunk == nullptr) return false;
-      chunks_[c].store(chunk, std::memory_order_release);
-    }
-    cur_ = chunk;
-    end_ = chunk + std::min(kChunkEvents, capacity_ - n);
-    return true;
-  }
-
   int64_t tid_;
   uint32_t epoch_ = 0;
-  std::unique_ptr<std::atomic<Event*>[]> chunks_;
-  size_t max_chunks_ = 0;
-  size_t capacity_ = 0;
-  Event* cur_ = nullptr;
-  Event* end_ = nullptr;
-  std::atomic<size_t> count_{0};
-  std::atomic<uint64_t> dropped_{0};
+  base::PublishedLog<Event, kChunkEvents> log_;
 };
 
 struct Registry {
@@ -208,8 +161,7 @@ void EndEpoch(uint32_t epoch) {
 
 namespace internal {
 
-void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end,
-                 uint32_t depth) noexcept {
+void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end, uint32_t depth) noexcept {
   ThreadState& s = t_state;
   const uint32_t epoch = record::g_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(s.epoch != epoch || s.buffer == nullptr, 0)) {
@@ -222,13 +174,20 @@ void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end,
 
 const char* ActionKindName(ActionKind kind) {
   switch (kind) {
-    case ActionKind::kOther: return "other";
-    case ActionKind::kLoop: return "loop";
-    case ActionKind::kDataLoader: return "dataloader";
-    case ActionKind::kForward: return "forward";
-    case ActionKind::kBackward: return "backward";
-    case ActionKind::kOptimizer: return "optimizer";
-    case ActionKind::kStep: return "step";
+    case ActionKind::kOther:
+      return "other";
+    case ActionKind::kLoop:
+      return "loop";
+    case ActionKind::kDataLoader:
+      return "dataloader";
+    case ActionKind::kForward:
+      return "forward";
+    case ActionKind::kBackward:
+      return "backward";
+    case ActionKind::kOptimizer:
+      return "optimizer";
+    case ActionKind::kStep:
+      return "step";
   }
   return "other";
 }

@@ -17,15 +17,15 @@ Status WriteTrace(const TraceInput& in, const std::string& path) {
   w.OtherData("start_utc", base::UtcIso8601(in.start_unix_ns));
   w.ProcessName(in.pid, in.process_name);
   std::unordered_map<int64_t, bool> named;
-  for (const TraceThread& t : in.threads) {
-    w.ThreadName(in.pid, t.tid, t.name.empty() ? fmt::format("thread {}", t.tid) : t.name);
-    named[t.tid] = true;
-  }
+  // Each track is named once: by its recorded thread name, else "thread <tid>".
+  auto name_thread = [&](int64_t tid, const std::string& name) {
+    if (named[tid]) return;
+    w.ThreadName(in.pid, tid, name.empty() ? fmt::format("thread {}", tid) : name);
+    named[tid] = true;
+  };
+  for (const TraceThread& t : in.threads) name_thread(t.tid, t.name);
   for (const record::StepMark& m : in.steps) {
-    if (!named[m.tid]) {
-      w.ThreadName(in.pid, m.tid, fmt::format("thread {}", m.tid));
-      named[m.tid] = true;
-    }
+    name_thread(m.tid, "");
     trace::NameId id = w.InternName(fmt::format("ProfilerStep#{}", m.profiler_step));
     w.Complete(id, trace::kCatStep, m.begin_ns, m.end_ns - m.begin_ns, in.pid, m.tid,
                m.profiler_step);
@@ -44,10 +44,7 @@ Status WriteTrace(const TraceInput& in, const std::string& path) {
     ids.reserve(x.names.size());
     for (const std::string& n : x.names) ids.push_back(w.InternName(n));
     for (const ExtraEvents::Event& e : x.events) {
-      if (!named[e.tid]) {
-        w.ThreadName(in.pid, e.tid, fmt::format("thread {}", e.tid));
-        named[e.tid] = true;
-      }
+      name_thread(e.tid, "");
       w.Complete(ids[e.name], x.cat, e.begin_ns, e.dur_ns, in.pid, e.tid, e.step,
                  e.args == ExtraEvents::kNoArgs ? std::string_view() : x.args[e.args]);
     }

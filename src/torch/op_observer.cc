@@ -22,31 +22,12 @@ namespace {
 
 constexpr uint32_t kMaxDepth = 128;
 
-struct RawOp {
-  uint64_t begin, end, child_ticks;
-  int64_t step;
-  uint32_t name, shapes, depth;
-  bool backward;
-  int64_t self_alloc[kDeviceClasses], self_freed[kDeviceClasses], total_net[kDeviceClasses];
-};
-
-struct RawMem {
-  uint64_t t;
-  int64_t step;
-  uint64_t ptr;
-  int64_t bytes, total_allocated, total_reserved;
-  int16_t device_type, device_index;
-  uint32_t op;
-};
-
-// An operator call in progress on a thread.
+// An operator call in progress on a thread. `ev` is what Collect() returns, in ticks: begin_ns
+// holds the begin tick until the call ends.
 struct Frame {
   const at::RecordFunction* fn;
-  uint64_t begin, child_ticks;
-  int64_t step;
-  uint32_t name, shapes;
-  bool backward;
-  int64_t self_alloc[kDeviceClasses], self_freed[kDeviceClasses], total_net[kDeviceClasses];
+  uint64_t child_ticks;
+  OpEvent ev;
 };
 
 // Names and shape strings, shared by all threads (interned under the registry lock; each thread
@@ -61,8 +42,8 @@ struct Strings {
 struct ThreadLog {
   ThreadLog(int64_t thread_id, int64_t capacity) : tid(thread_id), ops(capacity), mem(capacity) {}
   int64_t tid;
-  base::PublishedLog<RawOp> ops;
-  base::PublishedLog<RawMem> mem;
+  base::PublishedLog<OpEvent> ops;  // times in ticks
+  base::PublishedLog<MemEvent> mem;
   Frame stack[kMaxDepth];
   uint32_t depth = 0;
   std::atomic<uint64_t> too_deep{0};
@@ -178,14 +159,15 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   }
   const uint32_t name = InternName(t, fn.name());
   const uint32_t shapes = g_record_shapes ? InternShapes(t, fn) : 0;
-  Frame& f = t->stack[t->depth++];
+  Frame& f = t->stack[t->depth];
   f = Frame{};
   f.fn = &fn;
-  f.name = name;
-  f.shapes = shapes;
-  f.backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
-  f.step = g_step.load(std::memory_order_relaxed);
-  f.begin = base::Ticks();
+  f.ev.name = name;
+  f.ev.shapes = shapes;
+  f.ev.depth = t->depth++;
+  f.ev.backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  f.ev.step = g_step.load(std::memory_order_relaxed);
+  f.ev.begin_ns = static_cast<int64_t>(base::Ticks());
   return nullptr;
 }
 
@@ -199,26 +181,16 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   while (d > 0 && t->stack[d - 1].fn != &fn) --d;
   if (d == 0) return;  // began before the observer was on
   t->depth = d - 1;
-  const Frame& f = t->stack[d - 1];
-  RawOp op;
-  op.begin = f.begin;
-  op.end = end;
-  op.child_ticks = f.child_ticks;
-  op.step = f.step;
-  op.name = f.name;
-  op.shapes = f.shapes;
-  op.depth = d - 1;
-  op.backward = f.backward;
-  for (int c = 0; c < kDeviceClasses; ++c) {
-    op.self_alloc[c] = f.self_alloc[c];
-    op.self_freed[c] = f.self_freed[c];
-    op.total_net[c] = f.total_net[c];
-  }
-  t->ops.Append(op);
+  Frame& f = t->stack[d - 1];
+  const uint64_t dur = end - static_cast<uint64_t>(f.ev.begin_ns);
+  f.ev.dur_ns = static_cast<int64_t>(dur);
+  f.ev.self_ns = static_cast<int64_t>(dur - std::min(f.child_ticks, dur));
+  f.ev.tid = t->tid;
+  t->ops.Append(f.ev);
   if (d >= 2) {
     Frame& parent = t->stack[d - 2];
-    parent.child_ticks += end - f.begin;
-    for (int c = 0; c < kDeviceClasses; ++c) parent.total_net[c] += f.total_net[c];
+    parent.child_ticks += dur;
+    for (int c = 0; c < kDeviceClasses; ++c) parent.ev.total_net[c] += f.ev.total_net[c];
   }
 }
 
@@ -232,12 +204,12 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     const int dc = device.is_cuda() ? kCuda : kCpu;
     uint32_t op = MemEvent::kNoOp;
     if (t->depth > 0) {
-      Frame& f = t->stack[t->depth - 1];
-      op = f.name;
-      (bytes > 0 ? f.self_alloc[dc] : f.self_freed[dc]) += bytes > 0 ? bytes : -bytes;
-      f.total_net[dc] += bytes;
+      OpEvent& ev = t->stack[t->depth - 1].ev;
+      op = ev.name;
+      (bytes > 0 ? ev.self_alloc[dc] : ev.self_freed[dc]) += bytes > 0 ? bytes : -bytes;
+      ev.total_net[dc] += bytes;
     }
-    t->mem.Append({base::Ticks(), g_step.load(std::memory_order_relaxed),
+    t->mem.Append({static_cast<int64_t>(base::Ticks()), g_step.load(std::memory_order_relaxed),
                    reinterpret_cast<uint64_t>(ptr), bytes, total_allocated, total_reserved,
                    static_cast<int16_t>(device.type()), static_cast<int16_t>(device.index()), op});
   }
@@ -345,38 +317,12 @@ OpData OpObserver::Collect() {
   std::lock_guard<std::mutex> lock(r.mu);
   out.names.assign(r.strings.names.begin(), r.strings.names.end());
   out.shapes = r.strings.shapes;
-  std::vector<RawOp> ops;
-  std::vector<RawMem> mem;
   for (const auto& log : r.logs) {
-    ops.clear();
-    mem.clear();
-    log->ops.CopyTo(ops);
-    log->mem.CopyTo(mem);
+    log->ops.CopyTo(out.ops);
+    log->mem.CopyTo(out.mem);
     out.dropped_ops += log->ops.dropped();
     out.dropped_mem += log->mem.dropped();
     out.too_deep += log->too_deep.load(std::memory_order_relaxed);
-    for (const RawOp& o : ops) {
-      OpEvent e;
-      e.begin_ns = static_cast<int64_t>(o.begin);
-      e.dur_ns = static_cast<int64_t>(o.end - o.begin);
-      e.self_ns = static_cast<int64_t>(o.end - o.begin - std::min(o.child_ticks, o.end - o.begin));
-      e.step = o.step;
-      e.tid = log->tid;
-      e.name = o.name;
-      e.shapes = o.shapes;
-      e.depth = o.depth;
-      e.backward = o.backward;
-      for (int c = 0; c < kDeviceClasses; ++c) {
-        e.self_alloc[c] = o.self_alloc[c];
-        e.self_freed[c] = o.self_freed[c];
-        e.total_net[c] = o.total_net[c];
-      }
-      out.ops.push_back(e);
-    }
-    for (const RawMem& m : mem) {
-      out.mem.push_back({static_cast<int64_t>(m.t), m.step, m.ptr, m.bytes, m.total_allocated,
-                         m.total_reserved, m.device_type, m.device_index, m.op});
-    }
   }
   std::ranges::stable_sort(out.ops, {}, &OpEvent::begin_ns);
   std::ranges::stable_sort(out.mem, {}, &MemEvent::t_ns);

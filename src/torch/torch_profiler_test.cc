@@ -62,21 +62,30 @@ bool HasDiagnostic(const nlohmann::json& r, const std::string& name, std::string
   return false;
 }
 
+// Creates the session and attaches a TorchProfiler to it.
+void Start(const Options& o, std::unique_ptr<Session>* s, std::unique_ptr<TorchProfiler>* tp) {
+  auto created = Session::Create(o);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  *s = std::move(*created);
+  auto attached = TorchProfiler::Attach(**s);
+  ASSERT_TRUE(attached.ok()) << attached.status().ToString();
+  *tp = std::move(*attached);
+}
+
 // Three steps of mm on fixed shapes: step 0 is the warm-up, steps 1-2 are recorded.
 TEST(TorchProfiler, OperatorTableCountsCallsAndBytesOfRecordedStepsOnly) {
   const std::string dir = testutil::FreshTempDir() + "/run";
-  auto s = Session::Create(TorchOptions(dir));
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok()) << tp.status().ToString();
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(TorchOptions(dir), &s, &tp));
   torch::Tensor a = torch::ones({32, 64});
   torch::Tensor b = torch::ones({64, 16});
   std::vector<torch::Tensor> kept;
   for (int step = 0; step < 3; ++step) {
     for (int i = 0; i < 4; ++i) kept.push_back(torch::mm(a, b));  // 32 x 16 floats = 2048 B
-    (*s)->Step();
+    s->Step();
   }
-  ASSERT_TRUE((*s)->Finish().ok());
+  ASSERT_TRUE(s->Finish().ok());
   const nlohmann::json r = Report(dir);
   const nlohmann::json* ops = FindSection(r, "operators");
   ASSERT_NE(ops, nullptr);
@@ -123,10 +132,9 @@ TEST(TorchProfiler, ExceptionInsideAnObservedOperatorLeavesTheStackBalanced) {
   Options o = TorchOptions(dir);
   o.memory.warmup = 0;
   o.memory.steps = 1;
-  auto s = Session::Create(o);
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok());
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
   torch::Tensor a = torch::ones({4, 5});
   bool threw = false;
   try {
@@ -136,8 +144,8 @@ TEST(TorchProfiler, ExceptionInsideAnObservedOperatorLeavesTheStackBalanced) {
   }
   EXPECT_TRUE(threw);
   torch::Tensor ok = torch::mm(a, a.t());
-  (*s)->Step();
-  ASSERT_TRUE((*s)->Finish().ok());
+  s->Step();
+  ASSERT_TRUE(s->Finish().ok());
   const nlohmann::json r = Report(dir);
   const nlohmann::json* all = FindTable(*FindSection(r, "operators"), "operators");
   const nlohmann::json* mm = FindRow(*all, "name", "aten::mm");
@@ -157,18 +165,17 @@ TEST(TorchProfiler, ExceptionInsideAnObservedOperatorLeavesTheStackBalanced) {
 
 TEST(TorchProfiler, SecondObserverIsRefusedWhileTheFirstIsAttached) {
   const std::string dir = testutil::FreshTempDir() + "/run";
-  auto s = Session::Create(TorchOptions(dir));
-  ASSERT_TRUE(s.ok());
-  auto first = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(first.ok());
-  auto second = TorchProfiler::Attach(**s);
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> first;
+  ASSERT_NO_FATAL_FAILURE(Start(TorchOptions(dir), &s, &first));
+  auto second = TorchProfiler::Attach(*s);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(second.status().message().find("already installed"), std::string::npos);
-  first->reset();  // once the first is gone, another may attach
-  auto third = TorchProfiler::Attach(**s);
+  first.reset();  // once the first is gone, another may attach
+  auto third = TorchProfiler::Attach(*s);
   EXPECT_TRUE(third.ok()) << third.status().ToString();
-  ASSERT_TRUE((*s)->Finish().ok());
+  ASSERT_TRUE(s->Finish().ok());
 }
 
 TEST(TorchProfiler, ScheduleLongerThanTheRunSaysHowManyStepsAreNeeded) {
@@ -176,16 +183,15 @@ TEST(TorchProfiler, ScheduleLongerThanTheRunSaysHowManyStepsAreNeeded) {
   Options o = TorchOptions(dir);
   o.memory.warmup = 2;
   o.memory.steps = 5;
-  auto s = Session::Create(o);
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok());
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
   torch::Tensor a = torch::ones({4, 4});
   for (int i = 0; i < 3; ++i) {
     torch::Tensor c = a + a;
-    (*s)->Step();
+    s->Step();
   }
-  ASSERT_TRUE((*s)->Finish().ok());
+  ASSERT_TRUE(s->Finish().ok());
   std::string msg;
   ASSERT_TRUE(HasDiagnostic(Report(dir), "memory_schedule_not_reached", &msg));
   EXPECT_EQ(msg,
@@ -198,15 +204,15 @@ TEST(TorchProfiler, OtherRanksAreNotObservedWithTraceRank0Only) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   Options o = TorchOptions(dir);
   o.memory.trace_rank0_only = true;
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
   setenv("RANK", "3", 1);
-  auto s = Session::Create(o);
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
+  Start(o, &s, &tp);
   unsetenv("RANK");
-  ASSERT_TRUE(tp.ok());
+  ASSERT_FALSE(HasFatalFailure());
   torch::Tensor c = torch::ones({2, 2}) + 1;
-  (*s)->Step();
-  ASSERT_TRUE((*s)->Finish().ok());
+  s->Step();
+  ASSERT_TRUE(s->Finish().ok());
   const nlohmann::json r = Report(dir);
   EXPECT_EQ(FindSection(r, "operators"), nullptr);
   std::string msg;
@@ -221,10 +227,9 @@ TEST(TorchProfiler, ActivationMemoryIsWhatTheStepStillHoldsWhenBackwardBegins) {
   Options o = TorchOptions(dir);
   o.memory.warmup = 1;
   o.memory.steps = 2;
-  auto s = Session::Create(o);
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok());
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
   torch::Tensor w = torch::ones({64, 16}, torch::requires_grad());
   for (int step = 0; step < 3; ++step) {
     torch::Tensor x = torch::ones({32, 64});  // 8192 B
@@ -232,9 +237,9 @@ TEST(TorchProfiler, ActivationMemoryIsWhatTheStepStillHoldsWhenBackwardBegins) {
     torch::Tensor loss = y.sum();             // 4 B
     loss.backward();
     w.mutable_grad().zero_();
-    (*s)->Step();
+    s->Step();
   }
-  ASSERT_TRUE((*s)->Finish().ok());
+  ASSERT_TRUE(s->Finish().ok());
   const nlohmann::json r = Report(dir);
   const nlohmann::json* act = FindTable(*FindSection(r, "operators"), "activation_memory");
   ASSERT_NE(act, nullptr);
@@ -263,17 +268,16 @@ TORCH_MODULE(TwoLayer);
 
 TEST(TorchProfiler, ModelSummaryHasTheTreeShapesParametersAndSizes) {
   const std::string dir = testutil::FreshTempDir() + "/run";
-  auto s = Session::Create(TorchOptions(dir));
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok());
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(TorchOptions(dir), &s, &tp));
   TwoLayer model;
   model->train();
   torch::Tensor x = torch::ones({5, 8});
-  ASSERT_TRUE((*tp)->SummarizeModel(model, x).ok());
+  ASSERT_TRUE(tp->SummarizeModel(model, x).ok());
   EXPECT_TRUE(model->is_training());  // restored after the eval-mode pass
-  (*s)->Step();
-  ASSERT_TRUE((*s)->Finish().ok());
+  s->Step();
+  ASSERT_TRUE(s->Finish().ok());
 
   const nlohmann::json r = Report(dir);
   const nlohmann::json* sec = FindSection(r, "model_summary");
@@ -317,12 +321,11 @@ TEST(TorchProfiler, ModelSummaryHasTheTreeShapesParametersAndSizes) {
 // A forward that cannot run on the given input: the summary keeps the tree and says why.
 TEST(TorchProfiler, ModelSummaryOnAWrongInputKeepsTheTreeAndSaysWhy) {
   const std::string dir = testutil::FreshTempDir() + "/run";
-  auto s = Session::Create(TorchOptions(dir));
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok());
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(TorchOptions(dir), &s, &tp));
   TwoLayer model;
-  Status st = (*tp)->SummarizeModel(model, torch::ones({5, 3}));  // 3 features, not 8
+  Status st = tp->SummarizeModel(model, torch::ones({5, 3}));  // 3 features, not 8
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("model summary: the forward pass on the given input failed: "),
@@ -330,8 +333,8 @@ TEST(TorchProfiler, ModelSummaryOnAWrongInputKeepsTheTreeAndSaysWhy) {
   // Training goes on.
   torch::Tensor y = model->forward(torch::ones({2, 8}));
   EXPECT_EQ(y.size(1), 2);
-  (*s)->Step();
-  ASSERT_TRUE((*s)->Finish().ok());
+  s->Step();
+  ASSERT_TRUE(s->Finish().ok());
   const nlohmann::json r = Report(dir);
   std::string msg;
   EXPECT_TRUE(HasDiagnostic(r, "model_summary_without_shapes", &msg));
@@ -349,12 +352,11 @@ TEST(TorchProfiler, SnapshotWithoutCudaSaysWhatItNeeds) {
   Options o = TorchOptions(dir);
   o.snapshot.enabled = true;
   o.model_summary.enabled = false;
-  auto s = Session::Create(o);
-  ASSERT_TRUE(s.ok());
-  auto tp = TorchProfiler::Attach(**s);
-  ASSERT_TRUE(tp.ok());
-  (*s)->Step();
-  ASSERT_TRUE((*s)->Finish().ok());
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
+  s->Step();
+  ASSERT_TRUE(s->Finish().ok());
   std::string msg;
   ASSERT_TRUE(HasDiagnostic(Report(dir), "snapshot_needs_cuda", &msg));
   EXPECT_NE(msg.find("needs trainprof built against a CUDA LibTorch and a GPU"), std::string::npos);
