@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "jobs/batch_loader.h"
 #include "jobs/progress.h"
 #include "trainprof/scope.h"
 #include "trainprof/torch.h"
@@ -50,46 +51,24 @@ struct Batch {
   torch::Tensor labels;  // [n] int64
 };
 
-// A single-process data loader over an in-memory IDX dataset: gathers the samples of a batch and
-// normalises them with Fashion-MNIST's mean and std.
-class Loader {
- public:
-  Loader(const IdxDataset& d, int64_t batch_size, bool shuffle, uint64_t seed)
-      : d_(d), batch_size_(batch_size), shuffle_(shuffle), rng_(seed), order_(d.count) {
-    std::iota(order_.begin(), order_.end(), 0);
-  }
-  void StartEpoch() {
-    if (shuffle_) std::shuffle(order_.begin(), order_.end(), rng_);
-    pos_ = 0;
-  }
-  int64_t batches() const { return (d_.count + batch_size_ - 1) / batch_size_; }
-  bool Next(Batch* out) {
-    if (pos_ >= d_.count) return false;
-    const int64_t n = std::min(batch_size_, d_.count - pos_);
-    const int64_t pixels = d_.rows * d_.cols;
-    auto images = torch::empty({n, 1, d_.rows, d_.cols}, torch::kUInt8);
-    auto labels = torch::empty({n}, torch::kInt64);
-    uint8_t* img = images.data_ptr<uint8_t>();
-    int64_t* lab = labels.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t idx = order_[pos_ + i];
-      std::memcpy(img + i * pixels, d_.images.data() + idx * pixels, pixels);
-      lab[i] = d_.labels[idx];
-    }
-    pos_ += n;
-    out->images = images.to(torch::kFloat32).div_(255.0).sub_(0.2860).div_(0.3530);
-    out->labels = labels;
-    return true;
-  }
+// Wraps a loaded batch without copying it: both tensors keep the RawBatch alive.
+Batch ToTensors(RawBatch&& raw, int64_t rows, int64_t cols) {
+  auto keep = std::make_shared<RawBatch>(std::move(raw));
+  Batch b;
+  b.images = torch::from_blob(
+      keep->images.data(), {keep->n, 1, rows, cols}, [keep](void*) {}, torch::kFloat32);
+  b.labels = torch::from_blob(
+      keep->labels.data(), {keep->n}, [keep](void*) {}, torch::kInt64);
+  return b;
+}
 
- private:
-  const IdxDataset& d_;
-  int64_t batch_size_;
-  bool shuffle_;
-  std::mt19937_64 rng_;
-  std::vector<int64_t> order_;
-  int64_t pos_ = 0;
-};
+// The next batch, or false at the end of the epoch; a read error stops training.
+StatusOr<bool> NextBatch(BatchLoader& loader, const SampleSource& src, Batch* out) {
+  RawBatch raw;
+  TRAINPROF_ASSIGN_OR_RETURN(bool got, loader.Next(&raw));
+  if (got) *out = ToTensors(std::move(raw), src.rows(), src.cols());
+  return got;
+}
 
 bool Stopped() { return g_stop_signal.load(std::memory_order_relaxed) != 0; }
 
@@ -97,8 +76,8 @@ bool Stopped() { return g_stop_signal.load(std::memory_order_relaxed) != 0; }
 
 StatusOr<FashionMnistData> LoadData(const DataConfig& data) {
   FashionMnistData d;
-  TRAINPROF_ASSIGN_OR_RETURN(d.train, LoadFashionMnist(data.dir, Split::kTrain));
-  TRAINPROF_ASSIGN_OR_RETURN(d.test, LoadFashionMnist(data.dir, Split::kTest));
+  TRAINPROF_ASSIGN_OR_RETURN(d.train, OpenSource(data, Split::kTrain));
+  TRAINPROF_ASSIGN_OR_RETURN(d.test, OpenSource(data, Split::kTest));
   return d;
 }
 
@@ -114,16 +93,28 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
     if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
     Cnn model;
     torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(tc.learning_rate));
-    Loader train(data.train, tc.batch_size, cfg.data.shuffle, static_cast<uint64_t>(tc.seed));
-    Loader val(data.test, tc.val_batch_size, false, 0);
+    LoaderOptions lo;
+    lo.batch_size = tc.batch_size;
+    lo.shuffle = cfg.data.shuffle;
+    lo.seed = static_cast<uint64_t>(tc.seed);
+    lo.num_workers = cfg.data.num_workers;
+    lo.prefetch = cfg.data.prefetch;
+    BatchLoader train(*data.train, lo);
+    lo.batch_size = tc.val_batch_size;
+    lo.shuffle = false;
+    BatchLoader val(*data.test, lo);
+    session.SetDataLoaderWorkers(cfg.data.num_workers);
     const int64_t train_batches = tc.limit_train_batches > 0
                                       ? std::min(tc.limit_train_batches, train.batches())
                                       : train.batches();
     const int64_t val_batches =
         tc.limit_val_batches > 0 ? std::min(tc.limit_val_batches, val.batches()) : val.batches();
     session.SetMeta("model", "CIFAR10CNN (PyTorch profiler tutorial), 1x28x28 input");
-    session.SetMeta("dataset", fmt::format("Fashion-MNIST ({}), {} train / {} test samples",
-                                           cfg.data.dir, data.train.count, data.test.count));
+    session.SetMeta("dataset", fmt::format("Fashion-MNIST, {} train / {} test samples",
+                                           data.train->count(), data.test->count()));
+    session.SetMeta("data", fmt::format("{}; {} loader worker{}, prefetch {}",
+                                        data.train->Describe(), cfg.data.num_workers,
+                                        cfg.data.num_workers == 1 ? "" : "s", cfg.data.prefetch));
     session.SetMeta("device", "cpu");
     session.SetMeta("torch_threads", std::to_string(torch::get_num_threads()));
     Progress progress(tc.progress);
@@ -134,7 +125,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
       {
         TRAINPROF_SCOPE_KIND("run_training_epoch", ActionKind::kLoop);
         model->train();
-        train.StartEpoch();
+        train.StartEpoch(epoch, train_batches);
         session.SetBatchSize(tc.batch_size);
         session.SetStage(Stage::kTrain);
         progress.Begin(fmt::format("epoch {}/{} train", epoch + 1, tc.epochs), train_batches);
@@ -143,7 +134,8 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
           {
             TRAINPROF_SCOPE_KIND("[_TrainingEpochLoop].train_dataloader_next",
                                  ActionKind::kDataLoader);
-            if (!train.Next(&batch)) break;
+            TRAINPROF_ASSIGN_OR_RETURN(bool got, NextBatch(train, *data.train, &batch));
+            if (!got) break;
           }
           // The model summary's extra forward pass on the first real batch (model_summary.*);
           // a failure is in the report, and training goes on.
@@ -188,7 +180,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
         TRAINPROF_SCOPE_KIND("run_validation", ActionKind::kLoop);
         torch::NoGradGuard no_grad;
         model->eval();
-        val.StartEpoch();
+        val.StartEpoch(epoch, val_batches);
         session.SetStage(Stage::kValidation);
         progress.Begin(fmt::format("epoch {}/{} val  ", epoch + 1, tc.epochs), val_batches);
         double loss_sum = 0;
@@ -197,7 +189,8 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
           Batch batch;
           {
             TRAINPROF_SCOPE_KIND("[_EvaluationLoop].val_next", ActionKind::kDataLoader);
-            if (!val.Next(&batch)) break;
+            TRAINPROF_ASSIGN_OR_RETURN(bool got, NextBatch(val, *data.test, &batch));
+            if (!got) break;
           }
           session.SetBatchSize(batch.images.size(0));
           {

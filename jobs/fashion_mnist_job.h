@@ -10,18 +10,19 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
-#include "jobs/idx_dataset.h"
+#include "jobs/dataset_formats.h"
 #include "jobs/job_config.h"
 #include "trainprof/session.h"
 
 namespace trainprof::jobs {
 
 struct FashionMnistData {
-  IdxDataset train;
-  IdxDataset test;
+  std::unique_ptr<SampleSource> train;
+  std::unique_ptr<SampleSource> test;
 };
-// Errors: see LoadFashionMnist().
+// Opens both splits in data.format. Errors: see OpenSource().
 StatusOr<FashionMnistData> LoadData(const DataConfig& data);
 
 struct JobResult {

@@ -79,9 +79,10 @@ StatusOr<std::vector<uint8_t>> ReadIdx(const std::string& path, uint32_t magic, 
   const size_t header_size = 4 + 4 * static_cast<size_t>(ndims);
   TRAINPROF_ASSIGN_OR_RETURN(size_t got, r.Read(header, header_size));
   if (got >= 4 && BigEndian32(header) != magic) {
-    return InvalidArgument(fmt::format("{}: not an IDX {} file: magic number 0x{:08x} at byte 0, "
-                                       "expected 0x{:08x}",
-                                       path, what, BigEndian32(header), magic));
+    return InvalidArgument(
+        fmt::format("{}: not an IDX {} file: magic number 0x{:08x} at byte 0, "
+                    "expected 0x{:08x}",
+                    path, what, BigEndian32(header), magic));
   }
   if (got < header_size) {
     return DataLoss(fmt::format("{}: truncated: the IDX header needs {} bytes, the file has {}",
@@ -104,24 +105,26 @@ StatusOr<std::vector<uint8_t>> ReadIdx(const std::string& path, uint32_t magic, 
   std::vector<uint8_t> data(total);
   TRAINPROF_ASSIGN_OR_RETURN(got, r.Read(data.data(), data.size()));
   if (got < total) {
-    return DataLoss(fmt::format("{}: truncated: the header promises {} bytes of {} data, the file "
-                                "ends after {}",
-                                path, total, what, got));
+    return DataLoss(
+        fmt::format("{}: truncated: the header promises {} bytes of {} data, the file "
+                    "ends after {}",
+                    path, total, what, got));
   }
   uint8_t extra;
   TRAINPROF_ASSIGN_OR_RETURN(got, r.Read(&extra, 1));
   if (got != 0) {
-    return DataLoss(fmt::format("{}: wrong size: data continues past the {} bytes the header "
-                                "promises (byte {})",
-                                path, total, header_size + total));
+    return DataLoss(
+        fmt::format("{}: wrong size: data continues past the {} bytes the header "
+                    "promises (byte {})",
+                    path, total, header_size + total));
   }
   return data;
 }
 
 }  // namespace
 
-StatusOr<std::vector<uint8_t>> ReadIdxImages(const std::string& path, int64_t* count,
-                                             int64_t* rows, int64_t* cols) {
+StatusOr<std::vector<uint8_t>> ReadIdxImages(const std::string& path, int64_t* count, int64_t* rows,
+                                             int64_t* cols) {
   std::vector<int64_t> dims;
   TRAINPROF_ASSIGN_OR_RETURN(std::vector<uint8_t> data,
                              ReadIdx(path, kImageMagic, 3, "image", &dims));
@@ -144,7 +147,7 @@ StatusOr<IdxDataset> LoadFashionMnist(const std::string& dir, Split split) {
   std::string images = fmt::format("{}/{}-images-idx3-ubyte.gz", dir, prefix);
   std::string labels = fmt::format("{}/{}-labels-idx1-ubyte.gz", dir, prefix);
   for (const std::string& p : {images, labels}) {
-    struct stat st{};
+    struct stat st {};
     if (stat(p.c_str(), &st) != 0) {
       return NotFound(fmt::format(
           "Fashion-MNIST not found: {} is missing; install it with 'apt-get install {}' or set "
@@ -157,8 +160,8 @@ StatusOr<IdxDataset> LoadFashionMnist(const std::string& dir, Split split) {
   int64_t nlabels = 0;
   TRAINPROF_ASSIGN_OR_RETURN(d.labels, ReadIdxLabels(labels, &nlabels));
   if (nlabels != d.count) {
-    return InvalidArgument(fmt::format("{} holds {} labels but {} holds {} images", labels,
-                                       nlabels, images, d.count));
+    return InvalidArgument(
+        fmt::format("{} holds {} labels but {} holds {} images", labels, nlabels, images, d.count));
   }
   for (size_t i = 0; i < d.labels.size(); ++i) {
     if (d.labels[i] > 9) {

@@ -24,8 +24,8 @@ struct IdxDataset {
 
 // Reads an IDX image file (magic 0x00000803) or label file (0x00000801). Errors name the file
 // and say what is wrong: missing, not IDX (bad magic), truncated, trailing bytes, corrupt gzip.
-StatusOr<std::vector<uint8_t>> ReadIdxImages(const std::string& path, int64_t* count,
-                                             int64_t* rows, int64_t* cols);
+StatusOr<std::vector<uint8_t>> ReadIdxImages(const std::string& path, int64_t* count, int64_t* rows,
+                                             int64_t* cols);
 StatusOr<std::vector<uint8_t>> ReadIdxLabels(const std::string& path, int64_t* count);
 
 enum class Split { kTrain, kTest };

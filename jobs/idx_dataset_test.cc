@@ -108,8 +108,8 @@ TEST_F(IdxTest, TrailingBytesAreWrongSize) {
 TEST_F(IdxTest, CorruptGzipIsDataLoss) {
   // A gzip header followed by bytes that are not a deflate stream.
   std::string p = dir_ + "/c.gz";
-  std::ofstream(p, std::ios::binary) << std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10)
-                                     << std::string(64, '\xff');
+  std::ofstream(p, std::ios::binary)
+      << std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) << std::string(64, '\xff');
   int64_t n;
   auto got = ReadIdxLabels(p, &n);
   ASSERT_FALSE(got.ok());

@@ -13,8 +13,7 @@ void AddJobKeys(base::ConfigSchema& schema, JobConfig& cfg) {
   schema.AddInt("training.batch_size", &t.batch_size, 1, 65536, "Training batch size (samples).");
   schema.AddInt("training.val_batch_size", &t.val_batch_size, 1, 65536,
                 "Validation batch size (samples).");
-  schema.AddDouble("training.learning_rate", &t.learning_rate, 1e-9, 10.0,
-                   "Adam learning rate.");
+  schema.AddDouble("training.learning_rate", &t.learning_rate, 1e-9, 10.0, "Adam learning rate.");
   schema.AddInt("training.limit_train_batches", &t.limit_train_batches, 0, 1000000000,
                 "Training batches per epoch (0 = the whole training set), as Lightning's "
                 "limit_train_batches.");
@@ -30,11 +29,23 @@ void AddJobKeys(base::ConfigSchema& schema, JobConfig& cfg) {
                    "otherwise (auto), always a bar, always lines, or off.",
                    {"auto", "bar", "lines", "off"});
   schema.AddString("data.dir", &cfg.data.dir,
-                   "Folder with the Fashion-MNIST IDX files (train-images-idx3-ubyte.gz, ...), "
-                   "as Debian's dataset-fashion-mnist installs them.");
+                   "Folder of the dataset in data.format: for idx the Fashion-MNIST IDX files "
+                   "(train-images-idx3-ubyte.gz, ...) as Debian's dataset-fashion-mnist installs "
+                   "them; for png_dir and packed a folder written by `trainprof dataset "
+                   "export-png` / `export-packed`.");
   schema.AddString("data.format", &cfg.data.format,
-                   "Dataset layout read by the job: idx (the packed .gz files).", {"idx"});
-  schema.AddBool("data.shuffle", &cfg.data.shuffle, "Shuffle the training set every epoch.");
+                   "Dataset layout read by the job: idx (the .gz files, decompressed into memory "
+                   "once), png_dir (one PNG file per sample, read and decoded on every access), "
+                   "packed (one uncompressed file of fixed-size records, memory-mapped).",
+                   {"idx", "png_dir", "packed"});
+  schema.AddBool("data.shuffle", &cfg.data.shuffle,
+                 "Shuffle the training set every epoch (the same order on every rank, which "
+                 "then takes its shard, as DistributedSampler).");
+  schema.AddInt("data.num_workers", &cfg.data.num_workers, 0, 256,
+                "Data-loader worker threads (DataLoader's num_workers); 0 = the training loop "
+                "reads each batch itself.");
+  schema.AddInt("data.prefetch", &cfg.data.prefetch, 1, 1024,
+                "Batches each worker keeps loaded ahead (DataLoader's prefetch_factor).");
 }
 
 std::string_view DefaultConfigYaml() { return kDefaultConfigYaml; }

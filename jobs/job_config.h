@@ -32,8 +32,10 @@ struct TrainingConfig {
 
 struct DataConfig {
   std::string dir = "/usr/share/datasets/fashion-mnist";
-  std::string format = "idx";
+  std::string format = "idx";  // idx | png_dir | packed (jobs/dataset_formats.h)
   bool shuffle = true;
+  int64_t num_workers = 0;  // loader worker threads; 0 = the training loop loads
+  int64_t prefetch = 2;     // batches each worker keeps ready
 };
 
 struct JobConfig {

@@ -33,7 +33,9 @@ TEST(JobConfig, FlagsOverrideTheFile) {
   EXPECT_EQ(cfg.training.epochs, 1);
   Status bad = schema.ApplyOverride("data.format=parquet");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.message(), "--set data.format=parquet: data.format: 'parquet' is not one of: idx");
+  EXPECT_EQ(
+      bad.message(),
+      "--set data.format=parquet: data.format: 'parquet' is not one of: idx, png_dir, packed");
 }
 
 // docs/config.md must describe every key the job accepts.
@@ -47,7 +49,8 @@ TEST(JobConfig, EveryKeyIsDocumented) {
   ss << in.rdbuf();
   const std::string doc = ss.str();
   for (const base::ConfigKey& k : schema.Keys()) {
-    EXPECT_NE(doc.find("`" + k.key + "`"), std::string::npos) << k.key << " is not in docs/config.md";
+    EXPECT_NE(doc.find("`" + k.key + "`"), std::string::npos)
+        << k.key << " is not in docs/config.md";
   }
 }
 

@@ -52,9 +52,8 @@ void Progress::Print(bool final, std::string_view extra) {
   const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
   const std::string sep = extra.empty() ? "" : ", ";
   if (mode_ == Mode::kBar) {
-    const int filled = total_ > 0 ? static_cast<int>(kBarWidth * std::min<int64_t>(done_, total_) /
-                                                     total_)
-                                  : 0;
+    const int filled =
+        total_ > 0 ? static_cast<int>(kBarWidth * std::min<int64_t>(done_, total_) / total_) : 0;
     fmt::print(stderr, "\r{} {:>5}/{} [{}{}] {:.1f} it/s{}{}\x1b[K{}", label_, done_, total_,
                std::string(filled, '#'), std::string(kBarWidth - filled, '.'), rate, sep, extra,
                final ? "\n" : "");

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
-  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
   dataset-fashion-mnist

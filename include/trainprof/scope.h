@@ -37,7 +37,8 @@ enum class ActionKind : uint8_t {
   kForward,
   kBackward,
   kOptimizer,
-  kStep,  // training_step, validation_step
+  kStep,           // training_step, validation_step
+  kCommunication,  // collectives of data-parallel training: [DDP].all_reduce_gradients
 };
 const char* ActionKindName(ActionKind kind);
 
@@ -143,11 +144,11 @@ F Profiled(std::string_view, F fn, ActionKind = ActionKind::kOther) {
 #define TRAINPROF_INTERNAL_CAT_(a, b) TRAINPROF_INTERNAL_CAT2_(a, b)
 
 #if TRAINPROF_ENABLE
-#define TRAINPROF_SCOPE_KIND(name, kind)                                              \
-  static constexpr ::trainprof::SourceLocation TRAINPROF_INTERNAL_CAT_(               \
-      trainprof_loc_, __LINE__){name, __FILE__, __LINE__, kind};                      \
-  ::trainprof::Scope TRAINPROF_INTERNAL_CAT_(trainprof_scope_, __LINE__)(             \
-      &TRAINPROF_INTERNAL_CAT_(trainprof_loc_, __LINE__))
+#define TRAINPROF_SCOPE_KIND(name, kind)                                                          \
+  static constexpr ::trainprof::SourceLocation TRAINPROF_INTERNAL_CAT_(trainprof_loc_, __LINE__){ \
+      name, __FILE__, __LINE__, kind};                                                            \
+  ::trainprof::Scope TRAINPROF_INTERNAL_CAT_(                                                     \
+      trainprof_scope_, __LINE__)(&TRAINPROF_INTERNAL_CAT_(trainprof_loc_, __LINE__))
 #else
 #define TRAINPROF_SCOPE_KIND(name, kind) \
   do {                                   \

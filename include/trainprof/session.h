@@ -51,6 +51,9 @@ class Session {
   void SetStage(Stage stage);
   void SetEpoch(int64_t epoch);
   void SetBatchSize(int64_t batch_size);
+  // The number of worker threads or processes of the program's data loader (0: the loop fetches
+  // its batches itself). The speed report uses it to say how many workers would hide a wait.
+  void SetDataLoaderWorkers(int64_t workers);
   // Ends the current step of the current stage and begins the next; advances the schedule.
   void Step();
 

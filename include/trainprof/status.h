@@ -44,7 +44,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) {
@@ -59,7 +61,7 @@ template <typename T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : v_(std::move(status)) { assert(!std::get<0>(v_).ok()); }  // NOLINT
-  StatusOr(T value) : v_(std::move(value)) {}                                          // NOLINT
+  StatusOr(T value) : v_(std::move(value)) {}                                         // NOLINT
 
   bool ok() const { return v_.index() == 1; }
   const Status& status() const {
@@ -84,9 +86,9 @@ class [[nodiscard]] StatusOr {
 #define TRAINPROF_CONCAT_INNER_(a, b) a##b
 #define TRAINPROF_CONCAT_(a, b) TRAINPROF_CONCAT_INNER_(a, b)
 
-#define TRAINPROF_RETURN_IF_ERROR(expr)              \
-  do {                                               \
-    ::trainprof::Status trainprof_status_ = (expr);  \
+#define TRAINPROF_RETURN_IF_ERROR(expr)                    \
+  do {                                                     \
+    ::trainprof::Status trainprof_status_ = (expr);        \
     if (!trainprof_status_.ok()) return trainprof_status_; \
   } while (0)
 

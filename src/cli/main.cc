@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "trainprof " TRAINPROF_VERSION);
     std::function<int()> run;
     trainprof::cli::AddProfileCommand(app, &run);
+    trainprof::cli::AddDatasetCommand(app, &run);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -79,13 +79,17 @@ void PrintKeys(const base::ConfigSchema& schema) {
     switch (k.type) {
       case base::ConfigType::kInt:
         allowed = k.int_max >= (int64_t{1} << 32) ? fmt::format(">= {}", k.int_min)
-                                                   : fmt::format("{} to {}", k.int_min, k.int_max);
+                                                  : fmt::format("{} to {}", k.int_min, k.int_max);
         break;
       case base::ConfigType::kDouble:
         allowed = fmt::format("{} to {}", k.double_min, k.double_max);
         break;
-      case base::ConfigType::kBool: allowed = "true, false"; break;
-      case base::ConfigType::kString: allowed = k.choices.empty() ? "any" : fmt::format("{}", fmt::join(k.choices, ", ")); break;
+      case base::ConfigType::kBool:
+        allowed = "true, false";
+        break;
+      case base::ConfigType::kString:
+        allowed = k.choices.empty() ? "any" : fmt::format("{}", fmt::join(k.choices, ", "));
+        break;
     }
     std::string value = base::ConfigValueText(base::ConfigSchema::ValueOf(k));
     fmt::print("| `{}` | {} | `{}` | {} | {} |\n", k.key, base::ConfigTypeName(k.type),
@@ -130,10 +134,10 @@ int RunProfile(const ProfileFlags& f) {
     fmt::print(stderr, "trainprof profile: error: {}\n", result.status().ToString());
     code = kExitFailure;
   } else if (result->stop_signal != 0) {
-    s.AddNote(fmt::format("stopped by {} after {} training and {} validation steps; the reports "
-                          "cover the completed steps",
-                          strsignal(result->stop_signal), result->train_steps,
-                          result->val_steps));
+    s.AddNote(
+        fmt::format("stopped by {} after {} training and {} validation steps; the reports "
+                    "cover the completed steps",
+                    strsignal(result->stop_signal), result->train_steps, result->val_steps));
     code = 128 + result->stop_signal;
   } else {
     s.SetMeta("result", fmt::format("validation loss {:.4f}, accuracy {:.2f} %", result->val_loss,
@@ -157,8 +161,7 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
       "Train the built-in LibTorch job (the PyTorch profiler tutorial's CNN on Fashion-MNIST)\n"
       "under the profiler and print the time and speed reports. With no option it runs the\n"
       "embedded default config (configs/default.yaml in the source tree).");
-  cmd->add_option("-c,--config", flags->config, "YAML config file (keys: docs/config.md)")
-;
+  cmd->add_option("-c,--config", flags->config, "YAML config file (keys: docs/config.md)");
   cmd->add_option("-s,--set", flags->sets,
                   "Override one config key, e.g. --set training.epochs=1 (repeatable)");
   cmd->add_option("--epochs", flags->epochs, "training.epochs");

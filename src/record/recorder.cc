@@ -186,6 +186,8 @@ const char* ActionKindName(ActionKind kind) {
       return "backward";
     case ActionKind::kOptimizer:
       return "optimizer";
+    case ActionKind::kCommunication:
+      return "communication";
     case ActionKind::kStep:
       return "step";
   }

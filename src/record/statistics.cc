@@ -13,8 +13,7 @@ double Quantile(const std::vector<int64_t>& sorted, double q) {
   size_t lo = static_cast<size_t>(pos);
   size_t hi = std::min(lo + 1, sorted.size() - 1);
   double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(sorted[lo]) +
-         frac * static_cast<double>(sorted[hi] - sorted[lo]);
+  return static_cast<double>(sorted[lo]) + frac * static_cast<double>(sorted[hi] - sorted[lo]);
 }
 
 constexpr double kNs = 1e-9;
@@ -76,36 +75,53 @@ std::vector<ActionStats> ComputeActionStats(const std::vector<TimedEvent>& event
   return out;
 }
 
-bool InConciseSet(const ActionStats& a) {
-  return a.kind != ActionKind::kOther || a.min_depth == 0;
-}
+bool InConciseSet(const ActionStats& a) { return a.kind != ActionKind::kOther || a.min_depth == 0; }
 
 namespace {
 
-StageSpeed StageSpeedOf(const std::vector<const StepMark*>& steps, int64_t warmup) {
+// Per step mark: nanoseconds of data-loader fetches and of collectives inside it.
+struct StepTimes {
+  std::vector<int64_t> wait_ns, comm_ns;
+};
+
+StageSpeed StageSpeedOf(const std::vector<StepMark>& all, const std::vector<int64_t>& stage_steps,
+                        const StepTimes& st, int64_t warmup) {
   StageSpeed s;
-  s.steps = static_cast<int64_t>(steps.size());
-  int64_t total_ns = 0, samples = 0;
-  for (const StepMark* m : steps) {
-    if (m->index_in_stage < warmup) continue;
+  s.steps = static_cast<int64_t>(stage_steps.size());
+  int64_t total_ns = 0, samples = 0, wait_ns = 0, comm_ns = 0;
+  std::vector<int64_t> durations;
+  for (int64_t i : stage_steps) {
+    const StepMark& m = all[static_cast<size_t>(i)];
+    if (m.index_in_stage < warmup) continue;
     ++s.measured_steps;
-    total_ns += m->end_ns - m->begin_ns;
-    samples += m->batch_size;
+    durations.push_back(m.end_ns - m.begin_ns);
+    total_ns += m.end_ns - m.begin_ns;
+    samples += m.batch_size;
+    wait_ns += st.wait_ns[static_cast<size_t>(i)];
+    comm_ns += st.comm_ns[static_cast<size_t>(i)];
   }
   if (s.measured_steps > 0 && total_ns > 0) {
     double total_s = static_cast<double>(total_ns) * kNs;
     s.mean_step_s = total_s / static_cast<double>(s.measured_steps);
+    DurationSummary d = Summarize(durations);
+    s.median_step_s = d.median_s;
+    s.min_step_s = d.min_s;
+    s.max_step_s = d.max_s;
     s.batches_per_s = static_cast<double>(s.measured_steps) / total_s;
     s.samples_per_s = static_cast<double>(samples) / total_s;
+    s.data_wait_s = static_cast<double>(wait_ns) * kNs;
+    s.data_wait_pct = 100.0 * static_cast<double>(wait_ns) / static_cast<double>(total_ns);
+    s.communication_s = static_cast<double>(comm_ns) * kNs;
+    s.communication_pct = 100.0 * static_cast<double>(comm_ns) / static_cast<double>(total_ns);
   }
   return s;
 }
 
-LoaderSpeed LoaderSpeedOf(const std::vector<LoaderFetch>& fetches, Stage stage) {
+LoaderSpeed LoaderSpeedOf(const std::vector<StepScope>& scopes, Stage stage) {
   LoaderSpeed l;
   int64_t total_ns = 0, samples = 0;
-  for (const LoaderFetch& f : fetches) {
-    if (f.stage != stage) continue;
+  for (const StepScope& f : scopes) {
+    if (f.kind != ActionKind::kDataLoader || f.stage != stage) continue;
     ++l.fetches;
     total_ns += f.dur_ns;
     samples += f.batch_size;
@@ -119,32 +135,45 @@ LoaderSpeed LoaderSpeedOf(const std::vector<LoaderFetch>& fetches, Stage stage) 
   return l;
 }
 
-std::vector<RatePoint> RateSeries(const std::vector<const StepMark*>& steps) {
+std::vector<RatePoint> RateSeries(const std::vector<StepMark>& all,
+                                  const std::vector<int64_t>& stage_steps, const StepTimes& st) {
   std::vector<RatePoint> out;
-  out.reserve(steps.size());
-  for (const StepMark* m : steps) {
-    int64_t d = m->end_ns - m->begin_ns;
+  out.reserve(stage_steps.size());
+  for (int64_t i : stage_steps) {
+    const StepMark& m = all[static_cast<size_t>(i)];
+    int64_t d = m.end_ns - m.begin_ns;
     if (d <= 0) continue;
     double s = static_cast<double>(d) * kNs;
-    out.push_back({m->index_in_stage, m->epoch, static_cast<double>(m->end_ns) * kNs, 1.0 / s,
-                   static_cast<double>(m->batch_size) / s});
+    out.push_back({m.index_in_stage, m.epoch, static_cast<double>(m.end_ns) * kNs, 1.0 / s,
+                   static_cast<double>(m.batch_size) / s,
+                   static_cast<double>(st.wait_ns[static_cast<size_t>(i)]) * kNs});
   }
   return out;
 }
 
 }  // namespace
 
-SpeedStats ComputeSpeed(const std::vector<StepMark>& steps, const std::vector<LoaderFetch>& fetches,
+SpeedStats ComputeSpeed(const std::vector<StepMark>& steps, const std::vector<StepScope>& scopes,
                         int64_t warmup_batches) {
-  std::vector<const StepMark*> train, val;
-  for (const StepMark& m : steps) (m.stage == Stage::kTrain ? train : val).push_back(&m);
+  std::vector<int64_t> train, val;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    (steps[i].stage == Stage::kTrain ? train : val).push_back(static_cast<int64_t>(i));
+  }
+  StepTimes st{std::vector<int64_t>(steps.size()), std::vector<int64_t>(steps.size())};
+  for (const StepScope& sc : scopes) {
+    if (sc.step < 0 || sc.step >= static_cast<int64_t>(steps.size())) continue;
+    if (sc.kind == ActionKind::kDataLoader) st.wait_ns[static_cast<size_t>(sc.step)] += sc.dur_ns;
+    if (sc.kind == ActionKind::kCommunication) {
+      st.comm_ns[static_cast<size_t>(sc.step)] += sc.dur_ns;
+    }
+  }
   SpeedStats s;
-  s.train = StageSpeedOf(train, warmup_batches);
-  s.validation = StageSpeedOf(val, warmup_batches);
-  s.train_loader = LoaderSpeedOf(fetches, Stage::kTrain);
-  s.validation_loader = LoaderSpeedOf(fetches, Stage::kValidation);
-  s.training_rate = RateSeries(train);
-  s.validation_rate = RateSeries(val);
+  s.train = StageSpeedOf(steps, train, st, warmup_batches);
+  s.validation = StageSpeedOf(steps, val, st, warmup_batches);
+  s.train_loader = LoaderSpeedOf(scopes, Stage::kTrain);
+  s.validation_loader = LoaderSpeedOf(scopes, Stage::kValidation);
+  s.training_rate = RateSeries(steps, train, st);
+  s.validation_rate = RateSeries(steps, val, st);
   return s;
 }
 

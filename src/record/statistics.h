@@ -2,7 +2,7 @@
 // seconds; turning them into report sections is the Session's job.
 //
 //   std::vector<record::ActionStats> t = record::ComputeActionStats(events);
-//   record::SpeedStats s = record::ComputeSpeed(steps, loader_fetches, /*warmup_batches=*/5);
+//   record::SpeedStats s = record::ComputeSpeed(steps, step_scopes, /*warmup_batches=*/5);
 #pragma once
 
 #include <cstdint>
@@ -58,9 +58,12 @@ struct StepMark {
   int64_t tid = 0;
 };
 
-// A data-loader fetch: a scope of kind kDataLoader, with the stage and batch size of its step.
-struct LoaderFetch {
+// A scope the speed report attributes to its step: a data-loader fetch (kDataLoader: the time
+// the loop waited for its batch) or a collective (kCommunication).
+struct StepScope {
+  ActionKind kind = ActionKind::kDataLoader;
   Stage stage = Stage::kTrain;
+  int64_t step = -1;  // index into the step marks; -1 when it began after the last step
   int64_t dur_ns = 0;
   int64_t batch_size = 0;
 };
@@ -69,8 +72,13 @@ struct StageSpeed {
   int64_t steps = 0;           // all steps of the stage
   int64_t measured_steps = 0;  // after the warm-up batches
   double mean_step_s = 0;
+  double median_step_s = 0, min_step_s = 0, max_step_s = 0;
   double batches_per_s = 0;  // measured steps / their total time
   double samples_per_s = 0;  // samples of measured steps / their total time
+  // Over the measured steps: time in data-loader fetches and in collectives, and their share
+  // of the steps' wall time (0-100).
+  double data_wait_s = 0, data_wait_pct = 0;
+  double communication_s = 0, communication_pct = 0;
 };
 struct LoaderSpeed {
   int64_t fetches = 0;
@@ -84,13 +92,14 @@ struct RatePoint {
   double t_s = 0;  // end of the step, since the session started
   double batches_per_s = 0;
   double samples_per_s = 0;
+  double data_wait_s = 0;  // data-loader time inside the step
 };
 struct SpeedStats {
   StageSpeed train, validation;
   LoaderSpeed train_loader, validation_loader;
   std::vector<RatePoint> training_rate, validation_rate;
 };
-SpeedStats ComputeSpeed(const std::vector<StepMark>& steps, const std::vector<LoaderFetch>& fetches,
+SpeedStats ComputeSpeed(const std::vector<StepMark>& steps, const std::vector<StepScope>& scopes,
                         int64_t warmup_batches);
 
 }  // namespace trainprof::record

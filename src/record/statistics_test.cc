@@ -38,7 +38,7 @@ TEST(CategoryOf, BracketPrefix) {
 
 TEST(ComputeActionStats, GroupsByNameSortsByTotalAndKeepsDepth) {
   std::vector<TimedEvent> ev = {
-      {&kBatch, 0, 100, 0}, {&kFwd, 10, 30, 1}, {&kInner, 45, 5, 2},
+      {&kBatch, 0, 100, 0},   {&kFwd, 10, 30, 1},  {&kInner, 45, 5, 2},
       {&kBatch, 100, 200, 0}, {&kFwd, 110, 50, 1}, {&kTop, 300, 1, 0},
   };
   auto stats = ComputeActionStats(ev);
@@ -73,14 +73,24 @@ TEST(ComputeSpeed, ThroughputAfterWarmupAndLoader) {
       Mark(Stage::kTrain, 2, 600 * ms, 900 * ms),  // 300 ms
       Mark(Stage::kValidation, 0, 1000 * ms, 1050 * ms, 20),
   };
-  std::vector<LoaderFetch> fetches = {{Stage::kTrain, 10 * ms, 10}, {Stage::kTrain, 30 * ms, 10},
-                                      {Stage::kValidation, 5 * ms, 20}};
-  SpeedStats s = ComputeSpeed(steps, fetches, 1);
+  const ActionKind kData = ActionKind::kDataLoader;
+  std::vector<StepScope> scopes = {{kData, Stage::kTrain, 1, 10 * ms, 10},
+                                   {kData, Stage::kTrain, 2, 30 * ms, 10},
+                                   {ActionKind::kCommunication, Stage::kTrain, 2, 60 * ms, 10},
+                                   {kData, Stage::kValidation, 3, 5 * ms, 20}};
+  SpeedStats s = ComputeSpeed(steps, scopes, 1);
   EXPECT_EQ(s.train.steps, 3);
   EXPECT_EQ(s.train.measured_steps, 2);
   EXPECT_DOUBLE_EQ(s.train.batches_per_s, 2 / 0.4);
   EXPECT_DOUBLE_EQ(s.train.samples_per_s, 20 / 0.4);
   EXPECT_DOUBLE_EQ(s.train.mean_step_s, 0.2);
+  EXPECT_DOUBLE_EQ(s.train.median_step_s, 0.2);
+  EXPECT_DOUBLE_EQ(s.train.min_step_s, 0.1);
+  EXPECT_DOUBLE_EQ(s.train.max_step_s, 0.3);
+  // Waits and collectives of the measured steps over their 400 ms.
+  EXPECT_DOUBLE_EQ(s.train.data_wait_s, 0.04);
+  EXPECT_DOUBLE_EQ(s.train.data_wait_pct, 10);
+  EXPECT_DOUBLE_EQ(s.train.communication_pct, 15);
   EXPECT_EQ(s.validation.measured_steps, 0);  // its only step is warm-up
   EXPECT_DOUBLE_EQ(s.train_loader.mean_fetch_s, 0.02);
   EXPECT_DOUBLE_EQ(s.train_loader.batches_per_s, 50);
@@ -89,6 +99,7 @@ TEST(ComputeSpeed, ThroughputAfterWarmupAndLoader) {
   ASSERT_EQ(s.training_rate.size(), 3u);
   EXPECT_DOUBLE_EQ(s.training_rate[1].batches_per_s, 10);
   EXPECT_DOUBLE_EQ(s.training_rate[2].t_s, 0.9);
+  EXPECT_DOUBLE_EQ(s.training_rate[2].data_wait_s, 0.03);
   EXPECT_EQ(s.validation_rate.size(), 1u);
 }
 

@@ -17,7 +17,14 @@ struct TimeInput {
 };
 void AddTimeSection(const TimeInput& in, report::Report& report);
 
-void AddSpeedSection(const record::SpeedStats& speed, int64_t warmup_batches,
-                     report::Report& report);
+struct SpeedInput {
+  record::SpeedStats speed;
+  int64_t warmup_batches = 0;
+  int64_t loader_workers = -1;  // Session::SetDataLoaderWorkers(); -1 when not said
+};
+// Adds the "speed" section; a warning finding when training waited for data more than
+// kDataWaitFindingPct of its step time, with the loader workers that would hide the wait.
+void AddSpeedSection(const SpeedInput& in, report::Report& report);
+inline constexpr double kDataWaitFindingPct = 5.0;
 
 }  // namespace trainprof::session

@@ -105,6 +105,7 @@ class SessionImpl {
   Stage stage = Stage::kTrain;
   int64_t epoch = 0;
   int64_t batch_size = 0;
+  int64_t loader_workers = -1;  // SetDataLoaderWorkers()
   int64_t global_step = 0;
   int64_t profiler_step = 0;
   int64_t stage_index[2] = {0, 0};
@@ -233,6 +234,11 @@ const std::string& Session::run_dir() const { return impl_->run_dir; }
 const Options& Session::options() const { return impl_->options; }
 const std::string& Session::summary() const { return impl_->summary; }
 
+void Session::SetDataLoaderWorkers(int64_t workers) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->loader_workers = workers;
+}
+
 void Session::SetMeta(const std::string& key, const std::string& value) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->meta.emplace_back(key, value);
@@ -275,7 +281,7 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   };
 
   std::vector<record::TimedEvent> kept;
-  std::vector<record::LoaderFetch> fetches;
+  std::vector<record::StepScope> step_scopes;
   report::Report r;
   int64_t recorded = 0, warmup_dropped = 0;
   for (const record::ThreadEvents& te : threads) {
@@ -293,10 +299,10 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
       kept.push_back(ev);
       tt.events.push_back(ev);
       tt.steps.push_back(step);
-      if (e.loc->kind == ActionKind::kDataLoader) {
+      if (e.loc->kind == ActionKind::kDataLoader || e.loc->kind == ActionKind::kCommunication) {
         bool have = step < static_cast<int64_t>(marks.size());
-        fetches.push_back({have ? marks[step].stage : stage, ev.dur_ns,
-                           have ? marks[step].batch_size : batch_size});
+        step_scopes.push_back({e.loc->kind, have ? marks[step].stage : stage, have ? step : -1,
+                               ev.dur_ns, have ? marks[step].batch_size : batch_size});
       }
     }
     recorded += static_cast<int64_t>(tt.events.size());
@@ -354,8 +360,10 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
     session::AddTimeSection(in, r);
   }
   if (options.speed.enabled) {
-    session::AddSpeedSection(record::ComputeSpeed(marks, fetches, options.speed.warmup_batches),
-                             options.speed.warmup_batches, r);
+    session::AddSpeedSection(
+        {record::ComputeSpeed(marks, step_scopes, options.speed.warmup_batches),
+         options.speed.warmup_batches, loader_workers},
+        r);
   }
   if (sys != nullptr) {
     int64_t trained = 0;  // samples trained while the sampler ran (the whole session)
