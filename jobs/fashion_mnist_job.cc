@@ -10,6 +10,7 @@
 #include <random>
 
 #include "jobs/batch_loader.h"
+#include "jobs/distributed.h"
 #include "jobs/progress.h"
 #include "trainprof/scope.h"
 #include "trainprof/torch.h"
@@ -82,7 +83,7 @@ StatusOr<FashionMnistData> LoadData(const DataConfig& data) {
 }
 
 StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData& data,
-                                    Session& session) {
+                                    Session& session, Distributed* dist) {
   const TrainingConfig& tc = cfg.training;
   JobResult res;
   // Before the model exists, so every allocation of the training is tracked.
@@ -99,6 +100,12 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
     lo.seed = static_cast<uint64_t>(tc.seed);
     lo.num_workers = cfg.data.num_workers;
     lo.prefetch = cfg.data.prefetch;
+    if (dist != nullptr) {
+      lo.rank = dist->rank();
+      lo.world_size = dist->world_size();
+      // DDP starts every replica from rank 0's weights.
+      TRAINPROF_RETURN_IF_ERROR(dist->Broadcast(model->parameters()));
+    }
     BatchLoader train(*data.train, lo);
     lo.batch_size = tc.val_batch_size;
     lo.shuffle = false;
@@ -116,10 +123,19 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
                                         data.train->Describe(), cfg.data.num_workers,
                                         cfg.data.num_workers == 1 ? "" : "s", cfg.data.prefetch));
     session.SetMeta("device", "cpu");
+    if (dist != nullptr) {
+      session.SetMeta("distributed",
+                      fmt::format("rank {} of {}, {} backend, shard of {} samples", dist->rank(),
+                                  dist->world_size(), dist->backend(), train.shard_size()));
+    }
+    // A multi-rank run stops when any rank wishes to (a signal), all at the same step: the
+    // wish travels with the gradients.
+    bool stop_agreed = false;
+    auto stop_now = [&] { return dist != nullptr ? stop_agreed : Stopped(); };
     session.SetMeta("torch_threads", std::to_string(torch::get_num_threads()));
     Progress progress(tc.progress);
 
-    for (int64_t epoch = 0; epoch < tc.epochs && !Stopped(); ++epoch) {
+    for (int64_t epoch = 0; epoch < tc.epochs && !stop_now(); ++epoch) {
       session.SetEpoch(epoch);
       // ---- training ----
       {
@@ -129,7 +145,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
         session.SetBatchSize(tc.batch_size);
         session.SetStage(Stage::kTrain);
         progress.Begin(fmt::format("epoch {}/{} train", epoch + 1, tc.epochs), train_batches);
-        for (int64_t b = 0; b < train_batches && !Stopped(); ++b) {
+        for (int64_t b = 0; b < train_batches && !stop_now(); ++b) {
           Batch batch;
           {
             TRAINPROF_SCOPE_KIND("[_TrainingEpochLoop].train_dataloader_next",
@@ -162,6 +178,13 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
               TRAINPROF_SCOPE_KIND("backward", ActionKind::kBackward);
               loss.backward();
             }
+            if (dist != nullptr) {
+              TRAINPROF_SCOPE_KIND("[DDP].all_reduce_gradients", ActionKind::kCommunication);
+              std::vector<torch::Tensor> grads;
+              for (const torch::Tensor& p : model->parameters()) grads.push_back(p.grad());
+              stop_agreed = Stopped();
+              TRAINPROF_RETURN_IF_ERROR(dist->AllReduceMean(grads, &stop_agreed));
+            }
             {
               TRAINPROF_SCOPE_KIND("optimizer_step", ActionKind::kOptimizer);
               optimizer.step();
@@ -174,7 +197,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
         }
         progress.End();
       }
-      if (Stopped()) break;
+      if (stop_now()) break;
       // ---- validation ----
       {
         TRAINPROF_SCOPE_KIND("run_validation", ActionKind::kLoop);
@@ -211,6 +234,14 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
           ++res.val_steps;
           progress.Update(b + 1, "");
         }
+        if (dist != nullptr) {  // every rank validated its shard
+          auto sums = torch::tensor(
+              {loss_sum, static_cast<double>(correct), static_cast<double>(seen)}, torch::kFloat64);
+          TRAINPROF_RETURN_IF_ERROR(dist->AllReduceSum(sums));
+          loss_sum = sums[0].item<double>();
+          correct = static_cast<int64_t>(sums[1].item<double>());
+          seen = static_cast<int64_t>(sums[2].item<double>());
+        }
         if (seen > 0) {
           res.val_loss = loss_sum / static_cast<double>(seen);
           res.val_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
@@ -221,6 +252,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
       }
       session.SetStage(Stage::kTrain);
     }
+    res.stopped_by_other_rank = stop_agreed && !Stopped();
   } catch (const std::exception& e) {
     return InternalError(fmt::format("LibTorch failed during training: {}", e.what()));
   }

@@ -32,13 +32,19 @@ struct JobResult {
   double val_loss = 0;      // of the last validation
   double val_accuracy = 0;  // 0-1, of the last validation
   int stop_signal = 0;      // the signal that stopped training early, 0 when it ran to the end
+  bool stopped_by_other_rank = false;  // another rank was stopped by a signal, so this one was
 };
 
 // Set by a signal handler; the job stops at the next batch boundary when it is non-zero.
 extern std::atomic<int> g_stop_signal;
 
-// Trains. Errors: LibTorch failures, turned into a Status.
+class Distributed;  // jobs/distributed.h
+
+// Trains. With `dist` (a multi-rank run), each rank trains on its shard, the gradients are
+// averaged over the ranks after backward ("[DDP].all_reduce_gradients", a communication
+// action) and the validation figures are summed over the ranks. Errors: LibTorch failures,
+// a data file that cannot be read, a peer rank that died or timed out.
 StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData& data,
-                                    Session& session);
+                                    Session& session, Distributed* dist = nullptr);
 
 }  // namespace trainprof::jobs

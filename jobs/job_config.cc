@@ -44,6 +44,13 @@ void AddJobKeys(base::ConfigSchema& schema, JobConfig& cfg) {
   schema.AddInt("data.num_workers", &cfg.data.num_workers, 0, 256,
                 "Data-loader worker threads (DataLoader's num_workers); 0 = the training loop "
                 "reads each batch itself.");
+  schema.AddString("distributed.backend", &cfg.distributed.backend,
+                   "Process-group backend of multi-rank runs (--nproc-per-node, torchrun, "
+                   "srun): gloo on CPU; nccl needs a trainprof built against a CUDA LibTorch.",
+                   {"gloo", "nccl"});
+  schema.AddDouble("distributed.timeout_s", &cfg.distributed.timeout_s, 1, 86400,
+                   "Seconds a rank waits for the others (joining, each all-reduce, the final "
+                   "report exchange) before it fails with an error naming the missing rank.");
   schema.AddInt("data.prefetch", &cfg.data.prefetch, 1, 1024,
                 "Batches each worker keeps loaded ahead (DataLoader's prefetch_factor).");
 }

@@ -38,10 +38,16 @@ struct DataConfig {
   int64_t prefetch = 2;     // batches each worker keeps ready
 };
 
+struct DistributedConfig {
+  std::string backend = "gloo";  // gloo (CPU) | nccl (CUDA LibTorch builds)
+  double timeout_s = 300;        // a collective or rendezvous waiting longer fails
+};
+
 struct JobConfig {
   Options profiler;
   TrainingConfig training;
   DataConfig data;
+  DistributedConfig distributed;
 };
 
 // Registers every key (profiler, training.*, data.*) bound to the fields of `cfg`.

@@ -1,11 +1,19 @@
 // End-to-end tests of `trainprof profile`: the real binary on the real Fashion-MNIST job.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
 
 #include "util/golden.h"
 #include "util/process.h"
@@ -285,6 +293,173 @@ TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
   EXPECT_TRUE(system) << "no system samples after SIGTERM";
   json trace = ReadJson(run + "/trace.json");
   EXPECT_FALSE(trace["traceEvents"].empty());
+}
+
+const json* Section(const json& report, const std::string& id) {
+  for (const json& s : report["sections"]) {
+    if (s["id"] == id) return &s;
+  }
+  return nullptr;
+}
+
+// A loopback port the kernel just picked as free.
+int FreeTcpPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+TEST(Cli, TwoRanksWriteRankFoldersAndAMergedReportAndTrace) {
+  const std::string run = testutil::FreshTempDir() + "/run";
+  std::vector<std::string> args = Profile(
+      "unused", {"--nproc-per-node", "2", "--run-dir", run, "--set", "memory.enabled=false"});
+  ProcessResult r = testutil::RunProcess(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("starting 2 ranks"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("(2 ranks, merged)"), std::string::npos) << r.out;
+  for (const char* rank : {"/rank0", "/rank1"}) {
+    json rr = ReadJson(run + rank + "/report.json");
+    const json* speed = Section(rr, "speed");
+    ASSERT_NE(speed, nullptr);
+    // The all-reduce after backward is recorded as communication.
+    EXPECT_GT((*speed)["metrics"]["training_communication_s"]["value"].get<double>(), 0) << rank;
+  }
+  json merged = ReadJson(run + "/report.json");
+  EXPECT_EQ(merged["meta"]["world_size"], 2);
+  const json* ranks = Section(merged, "ranks");
+  ASSERT_NE(ranks, nullptr);
+  const json& rows = (*ranks)["tables"][0]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  double total = 0;
+  for (int i = 0; i < 2; ++i) {
+    const json& row = rows[i];
+    EXPECT_EQ(row["rank"], i);
+    EXPECT_EQ(row["status"], "ok");
+    EXPECT_EQ(row["steps"], 12);  // each rank trained the 12 batches of its shard
+    EXPECT_GT(row["communication_pct"].get<double>(), 0);
+    EXPECT_LE(row["min_step_s"].get<double>(), row["median_step_s"].get<double>());
+    EXPECT_LE(row["median_step_s"].get<double>(), row["max_step_s"].get<double>());
+    EXPECT_GT(row["peak_rss_bytes"].get<int64_t>(), 0);
+    total += row["samples_per_s"].get<double>();
+    // Both ranks share this machine's clock, so the measured offset is within its error bound.
+    EXPECT_LE(std::abs(row["clock_offset_s"].get<double>()), row["clock_error_s"].get<double>())
+        << "rank " << i;
+  }
+  EXPECT_DOUBLE_EQ((*ranks)["metrics"]["training_throughput_per_sample"]["value"].get<double>(),
+                   total);
+  const int64_t slowest = (*ranks)["metrics"]["slowest_rank"]["value"].get<int64_t>();
+  EXPECT_TRUE(slowest == 0 || slowest == 1);
+  // One process per rank in the merged trace, each with its steps and all-reduces.
+  json trace = ReadJson(run + "/trace.json");
+  std::map<int64_t, int64_t> allreduce, steps;
+  std::set<std::string> processes;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"]);
+    if (e["ph"] != "X") continue;
+    if (e["name"] == "[DDP].all_reduce_gradients") ++allreduce[e["pid"].get<int64_t>()];
+    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0)
+      ++steps[e["pid"].get<int64_t>()];
+    EXPECT_GE(e["ts"].get<double>(), -1000.0);  // aligned near rank 0's start, not raw clocks
+  }
+  EXPECT_EQ(processes, (std::set<std::string>{"rank 0: trainprof: fashion-mnist",
+                                              "rank 1: trainprof: fashion-mnist"}));
+  EXPECT_EQ(allreduce[0], 12);
+  EXPECT_EQ(allreduce[1], 12);
+  EXPECT_EQ(steps[0], steps[1]);
+}
+
+TEST(Cli, AKilledRankIsNamedAndTheSurvivorStillWritesItsReports) {
+  const std::string run = testutil::FreshTempDir() + "/run";
+  const std::string port = std::to_string(FreeTcpPort());
+  auto rank = [&](int r) {
+    return std::vector<std::string>{"/usr/bin/env",
+                                    "RANK=" + std::to_string(r),
+                                    "WORLD_SIZE=2",
+                                    "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + port,
+                                    TRAINPROF_CLI,
+                                    "profile",
+                                    "--run-dir",
+                                    run,
+                                    "--set",
+                                    "training.epochs=1",
+                                    "--set",
+                                    "memory.enabled=false",
+                                    "--set",
+                                    "training.progress=off",
+                                    "--set",
+                                    "distributed.timeout_s=5"};
+  };
+  testutil::Child r0(rank(0));
+  testutil::Child r1(rank(1));
+  std::string line;
+  ASSERT_TRUE(r0.WaitForStderr("run folder", &line));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // mid-epoch: ~470 steps to go
+  r1.Signal(SIGKILL);
+  EXPECT_EQ(r1.Wait().exit_code, 128 + SIGKILL);
+  ProcessResult r = r0.Wait();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("rank 0: error: all-reduce of the gradients failed"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rank 1: it sent no report within distributed.timeout_s = 5 s"),
+            std::string::npos)
+      << r.err;
+  // Rank 0's own reports cover the steps it completed.
+  json r0_report = ReadJson(run + "/rank0/report.json");
+  EXPECT_GT(r0_report["meta"]["steps"].get<int64_t>(), 0);
+  json merged = ReadJson(run + "/report.json");
+  std::set<std::string> names;
+  for (const json& d : merged["diagnostics"]) {
+    names.insert(d["name"]);
+    if (d["name"] == "rank_missing")
+      EXPECT_EQ(d["message"].get<std::string>().rfind("rank 1:", 0), 0u);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"rank_failed", "rank_missing"}));
+  const json* ranks = Section(merged, "ranks");
+  ASSERT_NE(ranks, nullptr);
+  EXPECT_EQ((*ranks)["tables"][0]["rows"].size(), 1u);
+}
+
+TEST(Cli, DatasetExportThenProfileEachFormat) {
+  const std::string dir = testutil::FreshTempDir();
+  for (const char* fmt : {"png", "packed"}) {
+    ProcessResult e =
+        testutil::RunProcess({TRAINPROF_CLI, "dataset", std::string("export-") + fmt, "--out",
+                              dir + "/" + fmt, "--limit", "700", "--progress", "off"});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    EXPECT_NE(e.out.find("wrote 1400 samples"), std::string::npos) << e.out;
+  }
+  EXPECT_TRUE(fs::exists(dir + "/png/train/00699.png"));
+  EXPECT_TRUE(fs::exists(dir + "/png/test/labels.csv"));
+  EXPECT_EQ(fs::file_size(dir + "/packed/train.packed"), 32u + 700u * 785u);
+  for (const auto& [format, folder] :
+       std::vector<std::pair<std::string, std::string>>{{"png_dir", "png"}, {"packed", "packed"}}) {
+    const std::string out = dir + "/runs_" + format;
+    ProcessResult r = testutil::RunProcess(
+        Profile(out, {"--set", "data.format=" + format, "--set", "data.dir=" + dir + "/" + folder,
+                      "--set", "data.num_workers=2", "--set", "memory.enabled=false"}));
+    ASSERT_EQ(r.exit_code, 0) << format << ": " << r.err;
+    json report = ReadJson(OnlyRunDir(out) + "/report.json");
+    EXPECT_NE(report["meta"]["data"].get<std::string>().find(format), std::string::npos);
+    EXPECT_EQ(report["meta"]["dataset"], "Fashion-MNIST, 700 train / 700 test samples");
+    const json* speed = Section(report, "speed");
+    ASSERT_NE(speed, nullptr);
+    EXPECT_TRUE((*speed)["metrics"]["training_dataloader_wait_pct"]["value"].is_number());
+  }
+  // A png_dir that was never exported names the command that makes it.
+  ProcessResult missing =
+      testutil::RunProcess(Profile(dir + "/runs_missing", {"--set", "data.format=png_dir", "--set",
+                                                           "data.dir=" + dir + "/nothing"}));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("trainprof dataset export-png --out " + dir + "/nothing"),
+            std::string::npos)
+      << missing.err;
 }
 
 }  // namespace

@@ -22,6 +22,8 @@ enum class StatusCode {
   kPermissionDenied,    // output folder not writable
   kCancelled,           // stopped by Ctrl-C / SIGTERM
   kInternal,
+  kUnavailable,    // another rank or the store is gone, or did not answer in time
+  kUnimplemented,  // a feature this build does not have (e.g. NCCL without CUDA LibTorch)
 };
 
 // The name of a code ("invalid argument", ...).
@@ -56,6 +58,10 @@ inline Status PermissionDenied(std::string m) {
   return {StatusCode::kPermissionDenied, std::move(m)};
 }
 inline Status InternalError(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status UnavailableError(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+inline Status UnimplementedError(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
 
 template <typename T>
 class [[nodiscard]] StatusOr {

@@ -12,6 +12,8 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kPermissionDenied: return "permission denied";
     case StatusCode::kCancelled: return "cancelled";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kUnavailable: return "unavailable";
+    case StatusCode::kUnimplemented: return "unimplemented";
   }
   return "unknown";
 }

@@ -9,9 +9,9 @@ namespace trainprof::cli {
 
 // Exit codes, also listed in `trainprof --help`.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;     // failed while running or writing outputs
-inline constexpr int kExitBadInput = 2;    // bad command line, config or dataset
-inline constexpr int kExitNoOutput = 3;    // the run folder cannot be created
+inline constexpr int kExitFailure = 1;   // failed while running or writing outputs
+inline constexpr int kExitBadInput = 2;  // bad command line, config or dataset
+inline constexpr int kExitNoOutput = 3;  // the run folder cannot be created
 // A run stopped by a signal exits with 128 + the signal number (130 for Ctrl-C, 143 for
 // SIGTERM), after writing the reports of the steps it completed.
 

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "cli/commands.h"
+#include "cli/ranks.h"
 #include "trainprof/version.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
     app.footer(trainprof::cli::kExitCodesHelp);
     app.require_subcommand(1);
     app.set_version_flag("--version", "trainprof " TRAINPROF_VERSION);
+    trainprof::cli::SetProgramArgs(argc, argv);
     std::function<int()> run;
     trainprof::cli::AddProfileCommand(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);

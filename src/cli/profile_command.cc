@@ -10,10 +10,18 @@
 
 #include "base/config_schema.h"
 #include "cli/commands.h"
+#include "cli/ranks.h"
 #include "jobs/job_config.h"
+#include "jobs/launch_env.h"
 #include "record/options_schema.h"
+#include "session/rank_merge.h"
+#include "session/run_folder.h"
 #include "trainprof/session.h"
 #ifdef TRAINPROF_HAVE_TORCH
+#include <thread>
+
+#include "base/atomic_file.h"
+#include "jobs/distributed.h"
 #include "jobs/fashion_mnist_job.h"
 #endif
 
@@ -24,12 +32,15 @@ struct ProfileFlags {
   std::string config;
   std::vector<std::string> sets;
   std::string output_dir, run_dir, name;
-  int64_t epochs = 0, limit_train_batches = -1;
+  int64_t epochs = 0, limit_train_batches = -1, nproc_per_node = 0;
   bool verbose = false, quiet = false, print_config = false;
 };
 
+// "rank 3: " in a multi-rank run, so every line on the shared terminal says whose it is.
+std::string g_rank_prefix;
+
 int Fail(int code, const Status& s) {
-  fmt::print(stderr, "trainprof profile: error: {}\n", s.ToString());
+  fmt::print(stderr, "trainprof profile: {}error: {}\n", g_rank_prefix, s.ToString());
   return code;
 }
 
@@ -47,6 +58,139 @@ void InstallSignalHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+#endif
+
+#ifdef TRAINPROF_HAVE_TORCH
+// A multi-rank run, seen from one rank: the process group, the agreed run folder (rank 0's),
+// and this rank's clock offset.
+struct RankRun {
+  std::unique_ptr<jobs::Distributed> dist;
+  std::string merged_dir;  // the run folder; this rank writes into <merged_dir>/rank<N>
+  jobs::ClockOffset clock;
+};
+
+// Joins the process group, agrees on the run folder and measures the clock offset.
+StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
+  RankRun rr;
+  g_rank_prefix = fmt::format("rank {}: ", env.rank);
+  TRAINPROF_ASSIGN_OR_RETURN(rr.dist, jobs::Distributed::Init(env, cfg.distributed));
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(cfg.distributed.timeout_s * 1000));
+  if (env.rank == 0) {
+    TRAINPROF_ASSIGN_OR_RETURN(
+        rr.merged_dir,
+        session::CreateRunDir(cfg.profiler.output,
+                              std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count()));
+    TRAINPROF_RETURN_IF_ERROR(rr.dist->Set("run_dir", rr.merged_dir));
+  } else {
+    TRAINPROF_ASSIGN_OR_RETURN(rr.merged_dir, rr.dist->Get("run_dir", timeout));
+  }
+  cfg.profiler.output.run_dir = fmt::format("{}/rank{}", rr.merged_dir, env.rank);
+  // As torchrun sets OMP_NUM_THREADS: the node's cores shared among its ranks.
+  if (cfg.training.threads == 0) {
+    cfg.training.threads = std::max<int64_t>(
+        1, static_cast<int64_t>(std::thread::hardware_concurrency()) / env.local_world_size);
+  }
+  if (env.rank != 0) cfg.training.progress = "off";
+  TRAINPROF_ASSIGN_OR_RETURN(rr.clock, rr.dist->MeasureClockOffset());
+  return rr;
+}
+
+// Every rank publishes its report.json and trace.json through the store; rank 0 waits for all
+// (up to distributed.timeout_s), writes the merged report into the run folder and prints it.
+// Returns the exit code of this rank's part.
+int ExchangeReports(RankRun& rr, const jobs::JobConfig& cfg, const std::string& rank_dir,
+                    const std::string& status) {
+  jobs::Distributed& d = *rr.dist;
+  const int64_t rank = d.rank();
+  auto read = [](const std::string& path) {
+    auto t = base::ReadFile(path);
+    return t.ok() ? *t : std::string();
+  };
+  const std::string prefix = fmt::format("rank/{}/", rank);
+  Status pub = d.Set(prefix + "report", read(rank_dir + "/report.json"));
+  if (pub.ok())
+    pub = d.Set(prefix + "trace", cfg.profiler.output.trace ? read(rank_dir + "/trace.json") : "");
+  if (pub.ok()) {
+    pub = d.Set(prefix + "done",
+                fmt::format("{} {}\n{}", rr.clock.offset_ns, rr.clock.error_ns, status));
+  }
+  if (rank != 0) {
+    if (!pub.ok()) {
+      fmt::print(stderr,
+                 "trainprof profile: {}error: {}\n  rank 0 is gone, so there is no merged report; "
+                 "this rank's reports are in {}\n",
+                 g_rank_prefix, pub.ToString(), rank_dir);
+      return kExitFailure;
+    }
+    return status == "ok" ? kExitOk : kExitFailure;
+  }
+  // Rank 0: collect every rank, polling so that a dead rank costs the timeout, not forever.
+  session::MergeInput in;
+  in.world_size = d.world_size();
+  in.launcher = d.env().launcher;
+  in.name = cfg.profiler.output.name;
+  in.run_dir = rr.merged_dir;
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(cfg.distributed.timeout_s * 1000));
+  std::vector<bool> have(static_cast<size_t>(in.world_size), false);
+  int64_t pending = in.world_size;
+  while (pending > 0 && std::chrono::steady_clock::now() < deadline) {
+    for (int64_t r = 0; r < in.world_size; ++r) {
+      if (have[static_cast<size_t>(r)]) continue;
+      auto ok = d.Check(fmt::format("rank/{}/done", r));
+      if (ok.ok() && *ok) {
+        have[static_cast<size_t>(r)] = true;
+        --pending;
+      }
+    }
+    if (pending > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto quick = std::chrono::milliseconds(5000);
+  for (int64_t r = 0; r < in.world_size; ++r) {
+    if (!have[static_cast<size_t>(r)]) {
+      in.missing.emplace_back(
+          r, fmt::format("it sent no report within distributed.timeout_s = {:g} s after rank 0 "
+                         "finished: it died, hung or was killed (its own folder, if it got that "
+                         "far: {}/rank{})",
+                         cfg.distributed.timeout_s, rr.merged_dir, r));
+      fmt::print(stderr, "trainprof profile: error: rank {}: {}\n", r, in.missing.back().second);
+      continue;
+    }
+    session::RankResult res;
+    res.rank = r;
+    auto done = d.Get(fmt::format("rank/{}/done", r), quick);
+    auto report = d.Get(fmt::format("rank/{}/report", r), quick);
+    auto trace = d.Get(fmt::format("rank/{}/trace", r), quick);
+    if (!done.ok() || !report.ok() || !trace.ok()) {
+      in.missing.emplace_back(r, "its report could not be read from the store");
+      continue;
+    }
+    const size_t nl = done->find('\n');
+    std::sscanf(done->c_str(), "%ld %ld", &res.clock_offset_ns, &res.clock_error_ns);
+    res.status = nl == std::string::npos ? "ok" : done->substr(nl + 1);
+    res.report_json = std::move(*report);
+    res.trace_json = std::move(*trace);
+    in.ranks.push_back(std::move(res));
+  }
+  auto merged = session::MergeRankReports(in);
+  if (!merged.ok()) return Fail(kExitFailure, merged.status());
+  std::string summary;
+  Status w = session::WriteReportFiles(*merged, rr.merged_dir, cfg.profiler.output.csv, &summary);
+  if (w.ok() && cfg.profiler.output.trace) {
+    w = session::WriteMergedTrace(in, rr.merged_dir + "/trace.json");
+  }
+  fmt::print("\n{}", summary);
+  if (!w.ok()) return Fail(kExitFailure, w);
+  fmt::print("\nMerged report of {} ranks written to {}/ (per-rank folders rank0/ ... rank{}/)\n",
+             in.world_size, rr.merged_dir, in.world_size - 1);
+  const bool all_ok = in.missing.empty() &&
+                      std::ranges::all_of(in.ranks, [](const auto& r) { return r.status == "ok"; });
+  return all_ok && status == "ok" ? kExitOk : kExitFailure;
 }
 #endif
 
@@ -113,10 +257,25 @@ int RunProfile(const ProfileFlags& f) {
               FailedPrecondition("this trainprof was built without LibTorch, so it has no "
                                  "training job; install libtorch-dev and rebuild"));
 #else
+  auto env = jobs::ParseLaunchEnv([](const char* k) { return std::getenv(k); });
+  if (!env.ok()) return Fail(kExitBadInput, env.status());
+  if (f.nproc_per_node > 1 && env->launcher.empty()) {
+    return LaunchLocalRanks(f.nproc_per_node, cfg.distributed.timeout_s + 30);
+  }
   // Everything that can be checked before training is checked before the run folder exists.
   auto data = jobs::LoadData(cfg.data);
   if (!data.ok()) return Fail(kExitBadInput, data.status());
   cfg.profiler.output.print = false;  // this command prints the summary itself
+  std::optional<RankRun> ranks;
+  if (env->world_size > 1) {
+    auto joined = JoinRanks(*env, cfg);
+    if (!joined.ok()) return Fail(kExitFailure, joined.status());
+    ranks = std::move(*joined);
+    if (env->rank == 0) {
+      fmt::print(stderr, "trainprof profile: {} ranks joined ({}, {} backend)\n", env->world_size,
+                 env->launcher, cfg.distributed.backend);
+    }
+  }
   auto session = Session::Create(cfg.profiler);
   if (!session.ok()) return Fail(kExitNoOutput, session.status());
   Session& s = **session;
@@ -126,14 +285,28 @@ int RunProfile(const ProfileFlags& f) {
   }
   if (!f.config.empty()) s.SetMeta("config_file", f.config);
   InstallSignalHandlers();
-  fmt::print(stderr, "trainprof profile: run folder {}\n", s.run_dir());
-  auto result = jobs::RunFashionMnist(cfg, *data, s);
+  if (!ranks) {
+    fmt::print(stderr, "trainprof profile: run folder {}\n", s.run_dir());
+  } else if (env->rank == 0) {
+    fmt::print(stderr, "trainprof profile: run folder {} (rank folders rank0/ ... rank{}/)\n",
+               ranks->merged_dir, env->world_size - 1);
+  }
+  auto result = jobs::RunFashionMnist(cfg, *data, s, ranks ? ranks->dist.get() : nullptr);
   int code = kExitOk;
+  std::string rank_status = "ok";
   if (!result.ok()) {
+    rank_status = fmt::format("training failed: {}", result.status().message());
     s.AddNote(fmt::format("training failed: {}", result.status().ToString()));
-    fmt::print(stderr, "trainprof profile: error: {}\n", result.status().ToString());
+    fmt::print(stderr, "trainprof profile: {}error: {}\n", g_rank_prefix,
+               result.status().ToString());
     code = kExitFailure;
+  } else if (result->stopped_by_other_rank) {
+    s.AddNote(
+        fmt::format("stopped after {} training steps because another rank was stopped by "
+                    "a signal",
+                    result->train_steps));
   } else if (result->stop_signal != 0) {
+    rank_status = fmt::format("stopped by {}", strsignal(result->stop_signal));
     s.AddNote(
         fmt::format("stopped by {} after {} training and {} validation steps; the reports "
                     "cover the completed steps",
@@ -144,6 +317,12 @@ int RunProfile(const ProfileFlags& f) {
                                     100.0 * result->val_accuracy));
   }
   Status fin = s.Finish();
+  if (ranks) {
+    if (!fin.ok()) rank_status = fmt::format("its reports were not all written: {}", fin.message());
+    if (env->rank == 0) fmt::print("{}", s.summary());
+    const int merged = ExchangeReports(*ranks, cfg, s.run_dir(), rank_status);
+    return code != kExitOk ? code : merged;
+  }
   fmt::print("{}", s.summary());
   if (!fin.ok()) return Fail(kExitFailure, fin);
   fmt::print("\nReports written to {}/ (summary.txt, report.json, *.csv, trace.json)\n",
@@ -165,6 +344,11 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-s,--set", flags->sets,
                   "Override one config key, e.g. --set training.epochs=1 (repeatable)");
   cmd->add_option("--epochs", flags->epochs, "training.epochs");
+  cmd->add_option("--nproc-per-node", flags->nproc_per_node,
+                  "Start N ranks on this machine (data-parallel, Gloo), as torchrun "
+                  "--nproc-per-node; each writes rank<N>/ and rank 0 the merged report. Under "
+                  "torchrun or srun, leave it out: the ranks are read from their variables")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--limit-train-batches", flags->limit_train_batches,
                   "training.limit_train_batches (0 = all)");
   cmd->add_option("-o,--output-dir", flags->output_dir,

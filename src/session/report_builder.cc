@@ -166,6 +166,8 @@ void AddSpeedSection(const SpeedInput& in, report::Report& r) {
   if (sp.train.communication_s > 0) {
     pct("training_communication_pct", "Training time in communication", sp.train.communication_pct,
         tr);
+    s.AddMetric("training_communication_s", "Training communication time", sp.train.communication_s,
+                Unit::kSeconds, "in measured steps");
   }
 
   report::Table& t = s.AddTable("speed_report", "Throughput per stage",

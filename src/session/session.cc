@@ -1,6 +1,7 @@
 #include "trainprof/session.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "report/terminal.h"
 #include "session/extension.h"
 #include "session/report_builder.h"
+#include "session/run_folder.h"
 #include "session/trace_export.h"
 #include "system/sampler.h"
 #include "system/system_report.h"
@@ -32,9 +34,7 @@
 
 namespace trainprof {
 
-const char* StageName(Stage stage) { return stage == Stage::kTrain ? "train" : "validation"; }
-
-namespace {
+namespace session {
 
 // Creates the run folder: output.run_dir as given, else <dir>/<UTC time>-<name>[-N].
 StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) {
@@ -65,6 +65,27 @@ StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) 
   return InvalidArgument(
       fmt::format("cannot create run folder {}: 999 folders of that name", stem));
 }
+
+Status WriteReportFiles(const report::Report& r, const std::string& dir, bool csv,
+                        std::string* summary) {
+  std::ostringstream text;
+  report::TerminalRenderer().Render(r, text);
+  *summary = text.str();
+  Status first = Status::Ok();
+  auto keep = [&](Status s) {
+    if (!s.ok() && first.ok()) first = std::move(s);
+  };
+  keep(base::WriteFileAtomically(dir + "/report.json", report::RenderJsonString(r)));
+  keep(base::WriteFileAtomically(dir + "/summary.txt", *summary));
+  if (csv) keep(report::WriteCsvFiles(r, dir, nullptr));
+  return first;
+}
+
+}  // namespace session
+
+const char* StageName(Stage stage) { return stage == Stage::kTrain ? "train" : "validation"; }
+
+namespace {
 
 std::string ReadCpuModel() {
   std::ifstream in("/proc/cpuinfo");
@@ -146,7 +167,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   TRAINPROF_RETURN_IF_ERROR(options.schedule.Validate());
   auto impl = std::make_unique<SessionImpl>();
   impl->start = base::ClockPair::Now();
-  TRAINPROF_ASSIGN_OR_RETURN(impl->run_dir, CreateRunDir(options.output, impl->start.wall_ns));
+  TRAINPROF_ASSIGN_OR_RETURN(impl->run_dir,
+                             session::CreateRunDir(options.output, impl->start.wall_ns));
   TRAINPROF_ASSIGN_OR_RETURN(impl->epoch_id, record::BeginEpoch(options.buffer.events_per_thread));
   impl->options = std::move(options);
   impl->step_begin = impl->start.ticks;
@@ -335,6 +357,12 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   r.AddMeta("host.cores", static_cast<int64_t>(std::thread::hardware_concurrency()));
   r.AddMeta("clock", std::string(base::TicksAreTsc() ? "tsc" : "steady_clock"), false);
   r.AddMeta("pid", static_cast<int64_t>(getpid()), false);
+  // The steady-clock instant trace.json's timestamps count from (merging ranks' traces).
+  r.AddMeta("start_steady_ns", t0, false);
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) {
+    r.AddMeta("peak_rss_bytes", static_cast<int64_t>(ru.ru_maxrss) * 1024, false);
+  }
   r.AddMeta("wall_time_s", static_cast<double>(end_ns) * 1e-9, false);
   r.AddMeta("steps", static_cast<int64_t>(marks.size()));
   // Scopes that began in warm-up steps (recorded to warm the buffers, then discarded).
@@ -422,17 +450,10 @@ Status SessionImpl::Finish() {
   report::Report r = BuildReport(threads, conv, end_ns, sys ? &*sys : nullptr,
                                  options.output.trace ? &trace : nullptr);
 
-  std::ostringstream text;
-  report::TerminalRenderer().Render(r, text);
-  summary = text.str();
-
-  Status first = Status::Ok();
+  Status first = session::WriteReportFiles(r, run_dir, options.output.csv, &summary);
   auto keep = [&](Status s) {
     if (!s.ok() && first.ok()) first = std::move(s);
   };
-  keep(base::WriteFileAtomically(run_dir + "/report.json", report::RenderJsonString(r)));
-  keep(base::WriteFileAtomically(run_dir + "/summary.txt", summary));
-  if (options.output.csv) keep(report::WriteCsvFiles(r, run_dir, nullptr));
   keep(std::move(extension_status));
   if (options.output.trace) keep(session::WriteTrace(trace, run_dir + "/trace.json"));
   if (options.output.print) fmt::print("{}", summary);
