@@ -20,6 +20,13 @@ int64_t SteadyNs() {
 
 std::vector<uint8_t> Bytes(const std::string& s) { return {s.begin(), s.end()}; }
 
+// c10::Error appends a C++ backtrace after the first line; the first line is the message.
+std::string FirstLine(const std::exception& e) {
+  std::string msg = e.what();
+  if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+  return msg;
+}
+
 }  // namespace
 
 struct Distributed::State {
@@ -33,14 +40,13 @@ Distributed::Distributed(LaunchEnv env, DistributedConfig cfg, std::unique_ptr<S
 
 Distributed::~Distributed() = default;
 
+std::chrono::milliseconds Distributed::timeout() const { return s_->timeout; }
+
 Status Distributed::Failed(const std::string& what, const std::exception& e) const {
-  std::string msg = e.what();
-  // c10::Error appends a C++ backtrace after the first line; the first line is the message.
-  if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
   return UnavailableError(fmt::format(
       "{} failed: {} (another rank died, hung for more than distributed.timeout_s = {:g} s, or "
       "cannot be reached)",
-      what, msg, cfg_.timeout_s));
+      what, FirstLine(e), cfg_.timeout_s));
 }
 
 StatusOr<std::unique_ptr<Distributed>> Distributed::Init(const LaunchEnv& env,
@@ -62,11 +68,9 @@ StatusOr<std::unique_ptr<Distributed>> Distributed::Init(const LaunchEnv& env,
     auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
     s->store = c10::make_intrusive<c10d::PrefixStore>("trainprof", tcp);
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
     return UnavailableError(fmt::format("cannot {} the store at {}:{}: {}",
                                         env.rank == 0 && !env.agent_store ? "serve" : "reach",
-                                        env.master_addr, env.master_port, msg));
+                                        env.master_addr, env.master_port, FirstLine(e)));
   }
   try {
     auto opts = c10d::ProcessGroupGloo::Options::create(s->timeout);
@@ -78,11 +82,9 @@ StatusOr<std::unique_ptr<Distributed>> Distributed::Init(const LaunchEnv& env,
         c10::make_intrusive<c10d::PrefixStore>("gloo", s->store), static_cast<int>(env.rank),
         static_cast<int>(env.world_size), opts);
   } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
     return UnavailableError(fmt::format(
         "the {} ranks did not all join within distributed.timeout_s = {:g} s (store {}:{}): {}",
-        env.world_size, cfg.timeout_s, env.master_addr, env.master_port, msg));
+        env.world_size, cfg.timeout_s, env.master_addr, env.master_port, FirstLine(e)));
   }
   return std::unique_ptr<Distributed>(new Distributed(env, cfg, std::move(s)));
 }

@@ -46,6 +46,8 @@ class Distributed {
   int64_t world_size() const { return env_.world_size; }
   const LaunchEnv& env() const { return env_; }
   std::string backend() const { return cfg_.backend; }
+  // distributed.timeout_s: how long any wait on the other ranks may take.
+  std::chrono::milliseconds timeout() const;
 
   // Sums the tensors over all ranks in place and divides by the world size, as DDP averages
   // gradients (one flattened buffer, one collective). `*stop` goes in as this rank's wish to

@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
-#include <random>
 
 #include "jobs/batch_loader.h"
 #include "jobs/distributed.h"

@@ -75,8 +75,6 @@ StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
   RankRun rr;
   g_rank_prefix = fmt::format("rank {}: ", env.rank);
   TRAINPROF_ASSIGN_OR_RETURN(rr.dist, jobs::Distributed::Init(env, cfg.distributed));
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(cfg.distributed.timeout_s * 1000));
   if (env.rank == 0) {
     TRAINPROF_ASSIGN_OR_RETURN(
         rr.merged_dir,
@@ -86,7 +84,7 @@ StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
                                   .count()));
     TRAINPROF_RETURN_IF_ERROR(rr.dist->Set("run_dir", rr.merged_dir));
   } else {
-    TRAINPROF_ASSIGN_OR_RETURN(rr.merged_dir, rr.dist->Get("run_dir", timeout));
+    TRAINPROF_ASSIGN_OR_RETURN(rr.merged_dir, rr.dist->Get("run_dir", rr.dist->timeout()));
   }
   cfg.profiler.output.run_dir = fmt::format("{}/rank{}", rr.merged_dir, env.rank);
   // As torchrun sets OMP_NUM_THREADS: the node's cores shared among its ranks.
@@ -134,9 +132,7 @@ int ExchangeReports(RankRun& rr, const jobs::JobConfig& cfg, const std::string& 
   in.launcher = d.env().launcher;
   in.name = cfg.profiler.output.name;
   in.run_dir = rr.merged_dir;
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(cfg.distributed.timeout_s * 1000));
+  const auto deadline = std::chrono::steady_clock::now() + d.timeout();
   std::vector<bool> have(static_cast<size_t>(in.world_size), false);
   int64_t pending = in.world_size;
   while (pending > 0 && std::chrono::steady_clock::now() < deadline) {

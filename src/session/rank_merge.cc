@@ -21,7 +21,6 @@ using report::Value;
 struct RankFigures {
   const RankResult* in = nullptr;
   std::string host;
-  int64_t start_steady_ns = 0;
   Value samples_per_s, median_s, min_s, max_s, steps, data_wait_pct, comm_s, comm_pct, peak_rss;
   json diagnostics;
 };
@@ -51,9 +50,6 @@ StatusOr<RankFigures> ReadFigures(const RankResult& r) {
   RankFigures f;
   f.in = &r;
   if (const json* h = Find(j, {"meta", "host", "name"})) f.host = h->get<std::string>();
-  if (const json* s = Find(j, {"meta", "start_steady_ns"}); s && s->is_number()) {
-    f.start_steady_ns = s->get<int64_t>();
-  }
   if (const json* p = Find(j, {"meta", "peak_rss_bytes"})) f.peak_rss = JsonValue(*p);
   if (const json* d = Find(j, {"diagnostics"})) f.diagnostics = *d;
   const json* sections = Find(j, {"sections"});
