@@ -1,0 +1,92 @@
+#include "trace/trace_model.h"
+
+#include <cmath>
+#include <limits>
+
+namespace trainprof::trace {
+
+const char* EventKindName(EventKind k) {
+  switch (k) {
+    case EventKind::kCpuOp: return "cpu_op";
+    case EventKind::kUserAnnotation: return "user_annotation";
+    case EventKind::kGpuUserAnnotation: return "gpu_user_annotation";
+    case EventKind::kPythonFunction: return "python_function";
+    case EventKind::kRuntime: return "cuda_runtime";
+    case EventKind::kDriver: return "cuda_driver";
+    case EventKind::kKernel: return "kernel";
+    case EventKind::kMemcpy: return "gpu_memcpy";
+    case EventKind::kMemset: return "gpu_memset";
+    case EventKind::kSpan: return "Trace";
+    case EventKind::kOther: return "other";
+  }
+  return "other";
+}
+
+NameTable::NameTable(const NameTable& o) { *this = o; }
+
+NameTable& NameTable::operator=(const NameTable& o) {
+  if (this == &o) return *this;
+  names_ = o.names_;
+  index_.clear();
+  for (size_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], static_cast<uint32_t>(i));
+  return *this;
+}
+
+uint32_t NameTable::Intern(std::string_view s) {
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  auto id = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(s);
+  index_.emplace(names_.back(), id);
+  return id;
+}
+
+uint32_t NameTable::Find(std::string_view s) const {
+  auto it = index_.find(s);
+  return it == index_.end() ? std::numeric_limits<uint32_t>::max() : it->second;
+}
+
+const DeviceInfo* TraceModel::FindDevice(int64_t id) const {
+  for (const DeviceInfo& d : devices)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+size_t TraceModel::Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur,
+                       int64_t pid_v, int64_t tid_v) {
+  ts_ns.push_back(ts);
+  dur_ns.push_back(dur);
+  name.push_back(names.Intern(event_name));
+  kind.push_back(k);
+  pid.push_back(pid_v);
+  tid.push_back(tid_v);
+  correlation.push_back(kNone);
+  external_id.push_back(kNone);
+  device.push_back(-1);
+  stream.push_back(-1);
+  blocks_per_sm.push_back(std::numeric_limits<float>::quiet_NaN());
+  occupancy_pct.push_back(std::numeric_limits<float>::quiet_NaN());
+  return ts_ns.size() - 1;
+}
+
+void TraceModel::LinkLaunches() {
+  launcher.assign(size(), -1);
+  std::unordered_map<int64_t, int32_t> runtime_by_corr;
+  runtime_by_corr.reserve(size() / 4);
+  for (size_t i = 0; i < size(); ++i)
+    if ((kind[i] == EventKind::kRuntime || kind[i] == EventKind::kDriver) &&
+        correlation[i] != kNone)
+      runtime_by_corr.emplace(correlation[i], static_cast<int32_t>(i));
+  for (size_t i = 0; i < size(); ++i) {
+    if (!IsGpuKind(kind[i]) || correlation[i] == kNone) continue;
+    auto it = runtime_by_corr.find(correlation[i]);
+    if (it != runtime_by_corr.end()) launcher[i] = it->second;
+  }
+}
+
+void TraceModel::AddDiagnostic(InputDiagnostic::Severity s, std::string diag_name, int64_t count,
+                               std::string message) {
+  diagnostics.push_back({s, std::move(diag_name), count, std::move(message)});
+}
+
+}  // namespace trainprof::trace

@@ -1,0 +1,128 @@
+// TraceModel: one profiler trace (one rank's file) as parallel arrays, the input of every analysis
+// in src/analysis/. Built by the Kineto reader (kineto_reader.h) from PyTorch profiler traces or
+// from trainprof's own trace.json. Times are integer nanoseconds, so fractional-microsecond
+// timestamps stay exact.
+//
+//   StatusOr<trace::TraceModel> m = trace::ReadTraceFile("rank0.json.gz", {});
+//   for (size_t i = 0; i < m->size(); ++i)
+//     if (m->kind[i] == trace::EventKind::kKernel) total += m->dur_ns[i];
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace trainprof::trace {
+
+// What an event is, from its Kineto category (today's names and the pre-2021 ones).
+enum class EventKind : uint8_t {
+  kCpuOp,             // cpu_op, Operator, trainprof's own scopes
+  kUserAnnotation,    // user_annotation (ProfilerStep#N, record_function ranges)
+  kGpuUserAnnotation, // gpu_user_annotation: a user range drawn on a GPU stream
+  kPythonFunction,    // python_function
+  kRuntime,           // cuda_runtime, Runtime, hip_runtime
+  kDriver,            // cuda_driver, hip_driver
+  kKernel,            // kernel, Kernel
+  kMemcpy,            // gpu_memcpy, Memcpy
+  kMemset,            // gpu_memset, Memset
+  kSpan,              // Trace: the profiler's own span
+  kOther,             // any other category (counted in a diagnostic when unknown)
+};
+const char* EventKindName(EventKind k);
+
+inline bool IsGpuKind(EventKind k) {
+  return k == EventKind::kKernel || k == EventKind::kMemcpy || k == EventKind::kMemset;
+}
+
+// A GPU as `deviceProperties` describes it; fields the trace lacks stay 0 / empty.
+struct DeviceInfo {
+  int64_t id = -1;
+  std::string name;
+  int64_t total_memory_bytes = 0;
+  int64_t compute_major = 0;
+  int64_t compute_minor = 0;
+  int64_t num_sms = 0;
+  int64_t max_threads_per_sm = 0;
+};
+
+// Something about the input the user should know. Per-event problems are counted, not fatal.
+struct InputDiagnostic {
+  enum class Severity { kInfo, kWarning, kError };
+  Severity severity = Severity::kWarning;
+  std::string name;  // stable: "truncated", "unknown_category", "missing_fields", ...
+  int64_t count = 0;
+  std::string message;  // one line, names the file
+};
+
+// Interned strings: each distinct name is stored once and referred to by a dense id.
+class NameTable {
+ public:
+  NameTable() = default;
+  NameTable(const NameTable& o);
+  NameTable& operator=(const NameTable& o);
+  NameTable(NameTable&&) noexcept = default;
+  NameTable& operator=(NameTable&&) noexcept = default;
+
+  uint32_t Intern(std::string_view s);
+  const std::string& operator[](uint32_t id) const { return names_[id]; }
+  size_t size() const { return names_.size(); }
+  // Id of `s` if interned, else UINT32_MAX.
+  uint32_t Find(std::string_view s) const;
+
+ private:
+  std::deque<std::string> names_;  // a deque: the strings never move, so views stay valid
+  std::unordered_map<std::string_view, uint32_t> index_;  // views into names_
+};
+
+inline constexpr int64_t kNone = -1;
+
+struct TraceModel {
+  std::string path;            // the file read
+  int64_t rank = 0;            // distributedInfo.rank, else from the file name, else 0
+  std::string rank_source;     // "distributedInfo", "file name" or "default"
+  int64_t world_size = 0;      // distributedInfo.world_size, 0 when absent
+  std::string backend;         // distributedInfo.backend ("nccl", "gloo", ...)
+  std::vector<DeviceInfo> devices;
+  bool truncated = false;      // the file ended inside the event list
+  int64_t json_bytes = 0;      // bytes of JSON read (after gunzip)
+
+  NameTable names;
+
+  // Complete ("X") events, one entry per array index, in file order.
+  std::vector<int64_t> ts_ns;
+  std::vector<int64_t> dur_ns;
+  std::vector<uint32_t> name;
+  std::vector<EventKind> kind;
+  std::vector<int64_t> pid;          // string pids ("Spans") map to kStringIdBase + name id
+  std::vector<int64_t> tid;
+  std::vector<int64_t> correlation;  // args.correlation, kNone when absent
+  std::vector<int64_t> external_id;  // args["External id"], kNone when absent
+  std::vector<int32_t> device;       // args.device for GPU events, else -1
+  std::vector<int32_t> stream;       // args.stream for GPU events, else -1
+  std::vector<float> blocks_per_sm;  // args["blocks per SM"], NaN when absent
+  std::vector<float> occupancy_pct;  // args["est. achieved occupancy %"], NaN when absent
+  // For GPU events: index of the runtime event with the same correlation id, else -1.
+  std::vector<int32_t> launcher;
+
+  std::vector<InputDiagnostic> diagnostics;
+
+  static constexpr int64_t kStringIdBase = int64_t{1} << 40;
+
+  size_t size() const { return ts_ns.size(); }
+  int64_t end_ns(size_t i) const { return ts_ns[i] + dur_ns[i]; }
+  const std::string& name_of(size_t i) const { return names[name[i]]; }
+  const DeviceInfo* FindDevice(int64_t id) const;
+
+  // Appends an event with no args; the reader and tests use it. Returns its index.
+  size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, int64_t pid_v,
+             int64_t tid_v);
+  // Fills `launcher` from correlation ids. Called once after the last Add.
+  void LinkLaunches();
+  void AddDiagnostic(InputDiagnostic::Severity s, std::string diag_name, int64_t count,
+                     std::string message);
+};
+
+}  // namespace trainprof::trace
