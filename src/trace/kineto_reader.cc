@@ -117,10 +117,10 @@ class GzipSource : public ByteSource {
         }
         inflateReset(&zs_);
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return InvalidArgument(fmt::format(
-            "{}: compressed byte {}: corrupt gzip data ({})", path_,
-            raw_->raw_bytes_done() - static_cast<int64_t>(zs_.avail_in),
-            zs_.msg ? zs_.msg : "inflate failed"));
+        return InvalidArgument(
+            fmt::format("{}: compressed byte {}: corrupt gzip data ({})", path_,
+                        raw_->raw_bytes_done() - static_cast<int64_t>(zs_.avail_in),
+                        zs_.msg ? zs_.msg : "inflate failed"));
       }
     }
     return static_cast<size_t>(reinterpret_cast<char*>(zs_.next_out) - dst);
@@ -144,8 +144,7 @@ class GzipSource : public ByteSource {
 // A JSON number as text -> integer nanoseconds from microseconds, exactly for up to three
 // decimals, rounded half away from zero beyond. nullopt: NaN, Infinity or out of range.
 std::optional<int64_t> MicrosToNs(std::string_view t) {
-  if (t.empty() || t[0] == 'N' || t[0] == 'I' || (t.size() > 1 && t[1] == 'I'))
-    return std::nullopt;
+  if (t.empty() || t[0] == 'N' || t[0] == 'I' || (t.size() > 1 && t[1] == 'I')) return std::nullopt;
   size_t i = 0;
   bool neg = false;
   if (t[i] == '-') {
@@ -226,10 +225,10 @@ int HexDigit(char c) {
 
 enum class R { kOk, kMore, kErr };
 
-#define TP_TRY(expr)                  \
-  do {                                \
-    R r_ = (expr);                    \
-    if (r_ != R::kOk) return r_;      \
+#define TP_TRY(expr)             \
+  do {                           \
+    R r_ = (expr);               \
+    if (r_ != R::kOk) return r_; \
   } while (false)
 
 // A JSON scalar or string as parsed: its text (numbers, literals) or its decoded value (strings).
@@ -399,14 +398,30 @@ R Parser::String(const char*& p, const char* e, std::string_view* out, std::stri
     char esc = c[1];
     c += 2;
     switch (esc) {
-      case '"': scratch->push_back('"'); break;
-      case '\\': scratch->push_back('\\'); break;
-      case '/': scratch->push_back('/'); break;
-      case 'b': scratch->push_back('\b'); break;
-      case 'f': scratch->push_back('\f'); break;
-      case 'n': scratch->push_back('\n'); break;
-      case 'r': scratch->push_back('\r'); break;
-      case 't': scratch->push_back('\t'); break;
+      case '"':
+        scratch->push_back('"');
+        break;
+      case '\\':
+        scratch->push_back('\\');
+        break;
+      case '/':
+        scratch->push_back('/');
+        break;
+      case 'b':
+        scratch->push_back('\b');
+        break;
+      case 'f':
+        scratch->push_back('\f');
+        break;
+      case 'n':
+        scratch->push_back('\n');
+        break;
+      case 'r':
+        scratch->push_back('\r');
+        break;
+      case 't':
+        scratch->push_back('\t');
+        break;
       case 'u': {
         auto hex4 = [&](const char* h, uint32_t* v) -> R {
           if (e - h < 4) return R::kMore;
@@ -438,7 +453,8 @@ R Parser::String(const char*& p, const char* e, std::string_view* out, std::stri
         AppendUtf8(scratch, cp);
         break;
       }
-      default: return Fail(c - 1, "bad escape in a string");
+      default:
+        return Fail(c - 1, "bad escape in a string");
     }
   }
   *out = *scratch;
@@ -460,12 +476,18 @@ R Parser::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
     return R::kOk;
   };
   switch (*s) {
-    case 't': return lit("true", Scalar::kOtherValue);
-    case 'f': return lit("false", Scalar::kOtherValue);
-    case 'n': return lit("null", Scalar::kOtherValue);
-    case 'N': return lit("NaN", Scalar::kNumber);  // Python's json writes these
-    case 'I': return lit("Infinity", Scalar::kNumber);
-    default: break;
+    case 't':
+      return lit("true", Scalar::kOtherValue);
+    case 'f':
+      return lit("false", Scalar::kOtherValue);
+    case 'n':
+      return lit("null", Scalar::kOtherValue);
+    case 'N':
+      return lit("NaN", Scalar::kNumber);  // Python's json writes these
+    case 'I':
+      return lit("Infinity", Scalar::kNumber);
+    default:
+      break;
   }
   const char* c = s;
   if (*c == '-') {
@@ -570,12 +592,18 @@ R Parser::Args(const char*& p, const char* e, RawEvent* ev) {
     TP_TRY(String(p, e, &key, &s_key_));
     TP_TRY(Expect(p, e, ':', "':' after a key"));
     Scalar* target = nullptr;
-    if (key == "correlation") target = &ev->correlation;
-    else if (key == "External id") target = &ev->external_id;
-    else if (key == "stream") target = &ev->stream;
-    else if (key == "device") target = &ev->device;
-    else if (key == "blocks per SM") target = &ev->blocks_per_sm;
-    else if (key == "est. achieved occupancy %") target = &ev->occupancy;
+    if (key == "correlation")
+      target = &ev->correlation;
+    else if (key == "External id")
+      target = &ev->external_id;
+    else if (key == "stream")
+      target = &ev->stream;
+    else if (key == "device")
+      target = &ev->device;
+    else if (key == "blocks per SM")
+      target = &ev->blocks_per_sm;
+    else if (key == "est. achieved occupancy %")
+      target = &ev->occupancy;
     Scalar v;
     TP_TRY(Value(p, e, target ? target : &v, &s_tmp_, 2));
     TP_TRY(Ws(p, e));
@@ -610,9 +638,12 @@ R Parser::StepEvent(const char*& p, const char* e) {
       Scalar* target = nullptr;
       std::string* scratch = &s_tmp_;
       if (key.size() == 2) {
-        if (key == "ph") target = &ev.ph, scratch = &s_ph_;
-        else if (key == "ts") target = &ev.ts;
-        else if (key == "id") target = &ev.id, scratch = &s_id_;
+        if (key == "ph")
+          target = &ev.ph, scratch = &s_ph_;
+        else if (key == "ts")
+          target = &ev.ts;
+        else if (key == "id")
+          target = &ev.id, scratch = &s_id_;
       } else if (key == "name") {
         target = &ev.name, scratch = &s_name_;
       } else if (key == "cat") {
@@ -662,8 +693,7 @@ EventKind KindOf(std::string_view cat, bool* known) {
   // Today's Kineto names, then the pre-2021 ones, then AMD's.
   if (cat == "cpu_op" || cat == "Operator") return EventKind::kCpuOp;
   if (cat == "kernel" || cat == "Kernel") return EventKind::kKernel;
-  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "hip_runtime")
-    return EventKind::kRuntime;
+  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "hip_runtime") return EventKind::kRuntime;
   if (cat == "cuda_driver" || cat == "hip_driver") return EventKind::kDriver;
   if (cat == "user_annotation") return EventKind::kUserAnnotation;
   if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind::kMemcpy;
@@ -694,8 +724,10 @@ void Parser::Commit(const RawEvent& ev) {
   if (flow) {
     if (ev.cat.text == "ac2g" || ev.cat.text == "async_cpu_to_gpu") {
       std::optional<int64_t> id;
-      if (ev.id.type == Scalar::kNumber) id = ToInt(ev.id.text);
-      else if (ev.id.type == Scalar::kString) id = ToInt(ev.id.text);
+      if (ev.id.type == Scalar::kNumber)
+        id = ToInt(ev.id.text);
+      else if (ev.id.type == Scalar::kString)
+        id = ToInt(ev.id.text);
       if (!id) {
         Count("missing_fields", "a flow event without a numeric \"id\"");
         return;
@@ -707,18 +739,17 @@ void Parser::Commit(const RawEvent& ev) {
   if (ph != "X") return;  // metadata, counters, instants: not analysed
   if (ev.ts.type != Scalar::kNumber || ev.dur.type != Scalar::kNumber ||
       ev.name.type != Scalar::kString) {
-    Count("missing_fields",
-          fmt::format("\"{}\" lacks {}", Clip(ev.name.text),
-                      ev.name.type != Scalar::kString ? "a name"
-                      : ev.ts.type != Scalar::kNumber ? "a numeric ts"
-                                                      : "a numeric dur"));
+    Count("missing_fields", fmt::format("\"{}\" lacks {}", Clip(ev.name.text),
+                                        ev.name.type != Scalar::kString ? "a name"
+                                        : ev.ts.type != Scalar::kNumber ? "a numeric ts"
+                                                                        : "a numeric dur"));
     return;
   }
   std::optional<int64_t> ts = MicrosToNs(ev.ts.text);
   std::optional<int64_t> dur = MicrosToNs(ev.dur.text);
   if (!ts || !dur || *dur < 0) {
-    Count("bad_time", fmt::format("\"{}\" has ts {} and dur {}", Clip(ev.name.text), ev.ts.text,
-                                  ev.dur.text));
+    Count("bad_time",
+          fmt::format("\"{}\" has ts {} and dur {}", Clip(ev.name.text), ev.ts.text, ev.dur.text));
     return;
   }
   bool known = true;
@@ -731,8 +762,7 @@ void Parser::Commit(const RawEvent& ev) {
   }
   auto id_of = [&](const Scalar& s) -> int64_t {
     if (s.type == Scalar::kNumber) return ToInt(s.text).value_or(0);
-    if (s.type == Scalar::kString)
-      return TraceModel::kStringIdBase + m_.names.Intern(s.text);
+    if (s.type == Scalar::kString) return TraceModel::kStringIdBase + m_.names.Intern(s.text);
     return 0;
   };
   size_t i = m_.Add(k, ev.name.text, *ts, *dur, id_of(ev.pid), id_of(ev.tid));
@@ -743,10 +773,11 @@ void Parser::Commit(const RawEvent& ev) {
   if (ev.has_args) {
     m_.correlation[i] = opt_int(ev.correlation);
     m_.external_id[i] = opt_int(ev.external_id);
-    if (IsGpuKind(k) || k == EventKind::kGpuUserAnnotation) {
+    if (ev.stream.type != Scalar::kNone || ev.device.type != Scalar::kNone) {
+      // GPU events, and the odd CPU-side event with a stream (cuda_sync's "Stream Sync").
       int64_t d = opt_int(ev.device), s = opt_int(ev.stream);
       m_.device[i] = d >= INT32_MIN && d <= INT32_MAX ? static_cast<int32_t>(d) : -1;
-      m_.stream[i] = s >= INT32_MIN && s <= INT32_MAX ? static_cast<int32_t>(s) : -1;
+      m_.stream[i] = s;
       if (ev.blocks_per_sm.type == Scalar::kNumber)
         m_.blocks_per_sm[i] = static_cast<float>(ToDouble(ev.blocks_per_sm.text));
       if (ev.occupancy.type == Scalar::kNumber)
@@ -761,7 +792,7 @@ void Parser::Commit(const RawEvent& ev) {
       size_t pos = tn.find_first_of("0123456789");
       if (pos != std::string::npos) t = ToInt(std::string_view(tn).substr(pos)).value_or(-1);
     }
-    m_.stream[i] = t >= 0 && t < INT32_MAX ? static_cast<int32_t>(t) : -1;
+    m_.stream[i] = t >= 0 ? t : -1;
   }
 }
 
@@ -841,9 +872,12 @@ R Parser::Step() {
       }
       r = Ws(p, e);
       if (r != R::kOk) break;
-      if (*p == ',') state_ = State::kTopKey;
-      else if (*p == '}') state_ = State::kEnd;
-      else r = Fail(p, "expected ',' or '}' after traceEvents");
+      if (*p == ',')
+        state_ = State::kTopKey;
+      else if (*p == '}')
+        state_ = State::kEnd;
+      else
+        r = Fail(p, "expected ',' or '}' after traceEvents");
       if (r == R::kOk) ++p;
       break;
     case State::kEnd:
@@ -883,19 +917,19 @@ StatusOr<TraceModel> Parser::Run() {
     std::string where = Where(base_offset_ + static_cast<int64_t>(pos_));
     std::string why = gz_cut ? "the compressed stream is cut short" : "the JSON is cut short";
     if (!saw_events_ || (cut_in_events && events_seen_ == 0))
-      return InvalidArgument(fmt::format("{}: {}: {} before the first event (truncated file)",
-                                         name_, where, why));
+      return InvalidArgument(
+          fmt::format("{}: {}: {} before the first event (truncated file)", name_, where, why));
     m_.truncated = cut_in_events;
-    m_.AddDiagnostic(Sev::kWarning, "truncated", 1,
-                     fmt::format("{}: {} at {}: kept the {} events before the cut{}", name_, why,
-                                 where, events_seen_,
-                                 cut_in_events ? "" : " (the metadata after the events is lost)"));
+    m_.AddDiagnostic(
+        Sev::kWarning, "truncated", 1,
+        fmt::format("{}: {} at {}: kept the {} events before the cut{}", name_, why, where,
+                    events_seen_, cut_in_events ? "" : " (the metadata after the events is lost)"));
     break;
   }
   if (!saw_events_)
-    return InvalidArgument(fmt::format(
-        "{}: {}: not a trace: valid JSON but no \"traceEvents\" array", name_,
-        Where(base_offset_ + static_cast<int64_t>(end_))));
+    return InvalidArgument(
+        fmt::format("{}: {}: not a trace: valid JSON but no \"traceEvents\" array", name_,
+                    Where(base_offset_ + static_cast<int64_t>(end_))));
   m_.json_bytes = base_offset_ + static_cast<int64_t>(end_);
   return Finish();
 }
@@ -959,9 +993,10 @@ StatusOr<TraceModel> Parser::Finish() {
       msg = fmt::format("{}: {} events lack required fields and were skipped (e.g. {})", name_,
                         c.first, c.second);
     else if (diag == "bad_time")
-      msg = fmt::format("{}: {} events have a negative, NaN or infinite time and were skipped "
-                        "(e.g. {})",
-                        name_, c.first, c.second);
+      msg = fmt::format(
+          "{}: {} events have a negative, NaN or infinite time and were skipped "
+          "(e.g. {})",
+          name_, c.first, c.second);
     else
       msg = fmt::format("{}: {} events of unknown category \"{}\" kept as \"other\" (e.g. {})",
                         name_, c.first, diag.substr(diag.find(':') + 1), c.second);
@@ -1005,8 +1040,7 @@ StatusOr<TraceModel> ParseFrom(ByteSource* raw, std::string_view head, const std
 // A source that first replays bytes already read (the magic bytes), then the rest of the file.
 class PrefixedSource : public ByteSource {
  public:
-  PrefixedSource(std::string prefix, ByteSource* rest)
-      : prefix_(std::move(prefix)), rest_(rest) {}
+  PrefixedSource(std::string prefix, ByteSource* rest) : prefix_(std::move(prefix)), rest_(rest) {}
   StatusOr<size_t> Read(char* dst, size_t max) override {
     if (pos_ < prefix_.size()) {
       size_t n = std::min(max, prefix_.size() - pos_);

@@ -7,17 +7,28 @@ namespace trainprof::trace {
 
 const char* EventKindName(EventKind k) {
   switch (k) {
-    case EventKind::kCpuOp: return "cpu_op";
-    case EventKind::kUserAnnotation: return "user_annotation";
-    case EventKind::kGpuUserAnnotation: return "gpu_user_annotation";
-    case EventKind::kPythonFunction: return "python_function";
-    case EventKind::kRuntime: return "cuda_runtime";
-    case EventKind::kDriver: return "cuda_driver";
-    case EventKind::kKernel: return "kernel";
-    case EventKind::kMemcpy: return "gpu_memcpy";
-    case EventKind::kMemset: return "gpu_memset";
-    case EventKind::kSpan: return "Trace";
-    case EventKind::kOther: return "other";
+    case EventKind::kCpuOp:
+      return "cpu_op";
+    case EventKind::kUserAnnotation:
+      return "user_annotation";
+    case EventKind::kGpuUserAnnotation:
+      return "gpu_user_annotation";
+    case EventKind::kPythonFunction:
+      return "python_function";
+    case EventKind::kRuntime:
+      return "cuda_runtime";
+    case EventKind::kDriver:
+      return "cuda_driver";
+    case EventKind::kKernel:
+      return "kernel";
+    case EventKind::kMemcpy:
+      return "gpu_memcpy";
+    case EventKind::kMemset:
+      return "gpu_memset";
+    case EventKind::kSpan:
+      return "Trace";
+    case EventKind::kOther:
+      return "other";
   }
   return "other";
 }

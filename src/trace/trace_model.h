@@ -19,17 +19,17 @@ namespace trainprof::trace {
 
 // What an event is, from its Kineto category (today's names and the pre-2021 ones).
 enum class EventKind : uint8_t {
-  kCpuOp,             // cpu_op, Operator, trainprof's own scopes
-  kUserAnnotation,    // user_annotation (ProfilerStep#N, record_function ranges)
-  kGpuUserAnnotation, // gpu_user_annotation: a user range drawn on a GPU stream
-  kPythonFunction,    // python_function
-  kRuntime,           // cuda_runtime, Runtime, hip_runtime
-  kDriver,            // cuda_driver, hip_driver
-  kKernel,            // kernel, Kernel
-  kMemcpy,            // gpu_memcpy, Memcpy
-  kMemset,            // gpu_memset, Memset
-  kSpan,              // Trace: the profiler's own span
-  kOther,             // any other category (counted in a diagnostic when unknown)
+  kCpuOp,              // cpu_op, Operator, trainprof's own scopes
+  kUserAnnotation,     // user_annotation (ProfilerStep#N, record_function ranges)
+  kGpuUserAnnotation,  // gpu_user_annotation: a user range drawn on a GPU stream
+  kPythonFunction,     // python_function
+  kRuntime,            // cuda_runtime, Runtime, hip_runtime
+  kDriver,             // cuda_driver, hip_driver
+  kKernel,             // kernel, Kernel
+  kMemcpy,             // gpu_memcpy, Memcpy
+  kMemset,             // gpu_memset, Memset
+  kSpan,               // Trace: the profiler's own span
+  kOther,              // any other category (counted in a diagnostic when unknown)
 };
 const char* EventKindName(EventKind k);
 
@@ -80,14 +80,14 @@ class NameTable {
 inline constexpr int64_t kNone = -1;
 
 struct TraceModel {
-  std::string path;            // the file read
-  int64_t rank = 0;            // distributedInfo.rank, else from the file name, else 0
-  std::string rank_source;     // "distributedInfo", "file name" or "default"
-  int64_t world_size = 0;      // distributedInfo.world_size, 0 when absent
-  std::string backend;         // distributedInfo.backend ("nccl", "gloo", ...)
+  std::string path;         // the file read
+  int64_t rank = 0;         // distributedInfo.rank, else from the file name, else 0
+  std::string rank_source;  // "distributedInfo", "file name" or "default"
+  int64_t world_size = 0;   // distributedInfo.world_size, 0 when absent
+  std::string backend;      // distributedInfo.backend ("nccl", "gloo", ...)
   std::vector<DeviceInfo> devices;
-  bool truncated = false;      // the file ended inside the event list
-  int64_t json_bytes = 0;      // bytes of JSON read (after gunzip)
+  bool truncated = false;  // the file ended inside the event list
+  int64_t json_bytes = 0;  // bytes of JSON read (after gunzip)
 
   NameTable names;
 
@@ -96,12 +96,12 @@ struct TraceModel {
   std::vector<int64_t> dur_ns;
   std::vector<uint32_t> name;
   std::vector<EventKind> kind;
-  std::vector<int64_t> pid;          // string pids ("Spans") map to kStringIdBase + name id
+  std::vector<int64_t> pid;  // string pids ("Spans") map to kStringIdBase + name id
   std::vector<int64_t> tid;
   std::vector<int64_t> correlation;  // args.correlation, kNone when absent
   std::vector<int64_t> external_id;  // args["External id"], kNone when absent
   std::vector<int32_t> device;       // args.device for GPU events, else -1
-  std::vector<int32_t> stream;       // args.stream for GPU events, else -1
+  std::vector<int64_t> stream;       // args.stream for GPU events, else -1
   std::vector<float> blocks_per_sm;  // args["blocks per SM"], NaN when absent
   std::vector<float> occupancy_pct;  // args["est. achieved occupancy %"], NaN when absent
   // For GPU events: index of the runtime event with the same correlation id, else -1.

@@ -1,0 +1,153 @@
+#include "analysis/gpu_metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "analysis/intervals.h"
+#include "analysis/kernel_class.h"
+
+namespace trainprof::analysis {
+
+using trace::EventKind;
+
+namespace {
+
+struct Segment {
+  int64_t begin, end;
+  double value;
+};
+
+// Sweep over kernels: where the summed blocks per SM is above 0, min(sum, 1).
+std::vector<Segment> SmEfficiencySegments(const trace::TraceModel& m,
+                                          const std::vector<size_t>& kernels) {
+  struct Edge {
+    int64_t t;
+    bool start;
+    double v;
+  };
+  std::vector<Edge> edges;
+  for (size_t i : kernels) {
+    float b = m.blocks_per_sm[i];
+    if (!(b > 0)) continue;
+    edges.push_back({m.ts_ns[i], true, b});
+    edges.push_back({m.end_ns(i), false, b});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.t != b.t ? a.t < b.t : (a.start && !b.start);
+  });
+  std::vector<Segment> out;
+  double running = 0;
+  for (size_t i = 0; i + 1 < edges.size(); ++i) {
+    running += edges[i].start ? edges[i].v : -edges[i].v;
+    if (running < 1e-9) running = 0;
+    if (running > 0 && edges[i + 1].t > edges[i].t)
+      out.push_back({edges[i].t, edges[i + 1].t, std::min(running, 1.0)});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const StepsResult& steps) {
+  std::map<int64_t, std::vector<size_t>> by_device;
+  int64_t global_begin = std::numeric_limits<int64_t>::max();
+  int64_t global_end = std::numeric_limits<int64_t>::min();
+  bool have_span = false;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.kind[i] == EventKind::kKernel) by_device[m.device[i]].push_back(i);
+    if (m.kind[i] == EventKind::kSpan && m.name_of(i).rfind("PyTorch Profiler", 0) == 0 &&
+        !have_span) {
+      have_span = true;
+      global_begin = m.ts_ns[i];
+      global_end = m.end_ns(i);
+    }
+    if (!have_span) {
+      global_begin = std::min(global_begin, m.ts_ns[i]);
+      global_end = std::max(global_end, m.end_ns(i));
+    }
+  }
+  std::vector<GpuSummary> out;
+  if (steps.steps.empty()) return out;
+  const int64_t s_begin = steps.steps.front().begin_ns;
+  const int64_t s_end = steps.steps.back().end_ns;
+  const double span = static_cast<double>(std::max<int64_t>(s_end - s_begin, 1));
+  std::vector<int8_t> tc(m.names.size(), -1);
+
+  for (auto& [dev, kernels] : by_device) {
+    GpuSummary g;
+    g.device = dev;
+    if (const trace::DeviceInfo* d = m.FindDevice(dev)) {
+      g.name = d->name;
+      g.memory_bytes = d->total_memory_bytes;
+      if (d->compute_major > 0)
+        g.compute_capability = fmt::format("{}.{}", d->compute_major, d->compute_minor);
+      g.num_sms = d->num_sms;
+    }
+    g.kernels = static_cast<int64_t>(kernels.size());
+    Intervals busy;
+    double occ_sum = 0, occ_w = 0;
+    int64_t tc_ns = 0;
+    for (size_t i : kernels) {
+      busy.push_back({m.ts_ns[i], m.end_ns(i)});
+      int64_t clipped =
+          std::max<int64_t>(0, std::min(m.end_ns(i), s_end) - std::max(m.ts_ns[i], s_begin));
+      g.kernel_ns += clipped;
+      float occ = m.occupancy_pct[i];
+      if (occ >= 0) {
+        occ_sum += occ * static_cast<double>(clipped);
+        occ_w += static_cast<double>(clipped);
+      }
+      int8_t& t = tc[m.name[i]];
+      if (t < 0) t = UsesTensorCores(m.name_of(i)) ? 1 : 0;
+      if (t) tc_ns += clipped;
+    }
+    busy = Union(std::move(busy));
+    g.utilization_pct = 100.0 * static_cast<double>(LengthWithin(busy, s_begin, s_end)) / span;
+    if (occ_w > 0) g.occupancy_pct = occ_sum / occ_w;
+    if (g.kernel_ns > 0)
+      g.tensor_core_pct = 100.0 * static_cast<double>(tc_ns) / static_cast<double>(g.kernel_ns);
+
+    std::vector<Segment> sm = SmEfficiencySegments(m, kernels);
+    double sm_area = 0;
+    bool sm_inside = false;
+    for (const Segment& s : sm) {
+      int64_t lo = std::max(s.begin, s_begin), hi = std::min(s.end, s_end);
+      if (hi > lo) {
+        sm_area += s.value * static_cast<double>(hi - lo);
+        sm_inside = true;
+      }
+    }
+    if (sm_inside) g.sm_efficiency_pct = 100.0 * sm_area / span;
+
+    // Counter curves over the whole trace: buckets of 1 µs times a power of ten, at most 100.
+    int64_t range = global_end - global_begin;
+    if (range > 0) {
+      int64_t bucket = 1000;
+      while (range > 100 * bucket) bucket *= 10;
+      int64_t nb = std::max<int64_t>(range / bucket, 1);
+      g.utilization_curve.push_back({global_begin, 1});
+      g.utilization_curve.push_back({global_begin, 0});
+      for (int64_t b = 0; b < nb; ++b) {
+        int64_t lo = global_begin + b * bucket;
+        int64_t hi = b + 1 == nb ? global_end : lo + bucket;
+        g.utilization_curve.push_back(
+            {lo, static_cast<double>(LengthWithin(busy, lo, hi)) / static_cast<double>(hi - lo)});
+      }
+      g.utilization_curve.push_back({global_end, 0});
+      g.sm_efficiency_curve.push_back({global_begin, 1});
+      g.sm_efficiency_curve.push_back({global_begin, 0});
+      for (const Segment& s : sm) {
+        g.sm_efficiency_curve.push_back({s.begin, s.value});
+        g.sm_efficiency_curve.push_back({s.end, 0});
+      }
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace trainprof::analysis

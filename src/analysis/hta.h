@@ -1,0 +1,84 @@
+// Holistic Trace Analysis' breakdowns, computed on one rank's TraceModel: temporal (idle /
+// compute / non-compute over the GPU's busy span), idle time per stream (host wait / kernel wait
+// / other), kernel types and their overlaps with the top kernels of each type,
+// communication-computation overlap, and kernel launch statistics.
+//
+// Two event selections: by default the analysed steps' GPU work at exact nanosecond times; with
+// `hta_compat` HTA 0.6.1's own (every CPU event before the last ProfilerStep's start and the GPU
+// work correlated with it, times rounded to whole µs as HTA does, HTA's kernel-name rules), so its
+// published figures can be reproduced. docs/trace-analysis.md lists each difference and why.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/kernel_class.h"
+#include "analysis/steps.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+struct HtaOptions {
+  bool hta_compat = false;
+  // HTA drops the last step only when the traces hold at least two distinct ProfilerStep names
+  // (counted over all ranks); the caller counts them.
+  bool compat_drop_last_step = true;
+  int64_t consecutive_kernel_delay_ns = 30'000;  // idle gaps shorter than this: kernel wait
+  int64_t runtime_cutoff_ns = 50'000;            // launches longer: runtime outliers
+  int64_t launch_delay_cutoff_ns = 100'000;      // launch delays longer: delay outliers
+  int top_kernels = 10;                          // kernels listed per type, the rest "others"
+};
+
+struct Temporal {
+  int64_t idle_ns = 0, compute_ns = 0, non_compute_ns = 0, span_ns = 0;  // HTA's "kernel_time"
+  double pct(int64_t v) const { return span_ns > 0 ? 100.0 * v / span_ns : 0; }
+};
+
+enum IdleCategory { kHostWait, kKernelWait, kIdleOther, kNumIdle };
+const char* IdleCategoryName(int c);  // "host_wait", "kernel_wait", "other"
+
+struct StreamIdle {
+  int64_t stream = -1;
+  std::array<int64_t, kNumIdle> ns{};
+  std::array<int64_t, kNumIdle> gaps{};  // number of idle intervals per category
+  std::array<bool, kNumIdle> present{};  // HTA lists a category only when some gap fell in it
+};
+
+struct KernelStats {
+  std::string name;  // "others" for the kernels beyond the top ones
+  KernelType type = KernelType::kComputation;
+  int64_t count = 0, sum_ns = 0, min_ns = 0, max_ns = 0;
+  double mean_ns = 0, std_ns = 0;  // sample standard deviation over instances
+};
+
+struct LaunchStats {
+  int64_t launches = 0;               // launch calls matched to the GPU work they started
+  int64_t short_kernels = 0;          // GPU time shorter than its launch call, launch <= cutoff
+  int64_t runtime_outliers = 0;       // launch calls longer than runtime_cutoff
+  int64_t launch_delay_outliers = 0;  // launch delay above launch_delay_cutoff
+  double mean_delay_ns = 0, median_delay_ns = 0, p95_delay_ns = 0, max_delay_ns = 0;
+  double mean_launch_ns = 0;  // launch call duration
+};
+
+struct HtaResult {
+  int64_t rank = 0;
+  int64_t gpu_events = 0;  // GPU events analysed
+  Temporal temporal;
+  std::vector<StreamIdle> idle;  // in stream order of first appearance
+  // Time by kernel-type combination: "COMPUTATION", "COMPUTATION overlapping COMMUNICATION", ...
+  std::vector<std::pair<std::string, int64_t>> kernel_types;
+  std::vector<KernelStats> top_kernels;  // per type, sorted by type then sum descending
+  double comm_comp_overlap_pct = 0;      // NaN-free: 0 without communication
+  bool has_communication = false;
+  LaunchStats launch;
+};
+
+HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const HtaOptions& o);
+
+// HTA 0.6.1's kernel-type rule on names (anchored regexes; "OTHER" for names containing Sync).
+// Returns -1 for OTHER.
+int HtaKernelType(std::string_view name);
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,70 @@
+#include "analysis/intervals.h"
+
+#include <algorithm>
+
+namespace trainprof::analysis {
+
+Intervals Union(Intervals v) {
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  Intervals out;
+  out.reserve(v.size());
+  for (const Interval& i : v) {
+    if (i.end <= i.begin) continue;
+    if (!out.empty() && i.begin <= out.back().end) {
+      out.back().end = std::max(out.back().end, i.end);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+int64_t Length(const Intervals& disjoint) {
+  int64_t n = 0;
+  for (const Interval& i : disjoint) n += i.end - i.begin;
+  return n;
+}
+
+Intervals Intersect(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int64_t lo = std::max(a[i].begin, b[j].begin);
+    int64_t hi = std::min(a[i].end, b[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    if (a[i].end < b[j].end)
+      ++i;
+    else
+      ++j;
+  }
+  return out;
+}
+
+Intervals Subtract(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t j = 0;
+  for (Interval cur : a) {
+    while (j < b.size() && b[j].end <= cur.begin) ++j;
+    size_t k = j;
+    while (k < b.size() && b[k].begin < cur.end) {
+      if (b[k].begin > cur.begin) out.push_back({cur.begin, b[k].begin});
+      cur.begin = std::max(cur.begin, b[k].end);
+      if (cur.begin >= cur.end) break;
+      ++k;
+    }
+    if (cur.begin < cur.end) out.push_back(cur);
+  }
+  return out;
+}
+
+int64_t LengthWithin(const Intervals& disjoint, int64_t begin, int64_t end) {
+  auto it = std::lower_bound(disjoint.begin(), disjoint.end(), begin,
+                             [](const Interval& i, int64_t t) { return i.end <= t; });
+  int64_t n = 0;
+  for (; it != disjoint.end() && it->begin < end; ++it)
+    n += std::min(it->end, end) - std::max(it->begin, begin);
+  return n;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,30 @@
+// Half-open time intervals [begin, end) in nanoseconds and the set operations the analyses need:
+// union of overlapping intervals, total length, intersection and difference of two unions.
+//
+//   Intervals k = Union({{0, 10}, {5, 20}, {30, 40}});   // {[0,20), [30,40)}
+//   int64_t busy = Length(k);                             // 30
+//   Intervals idle = Subtract({{0, 50}}, k);              // {[20,30), [40,50)}
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace trainprof::analysis {
+
+struct Interval {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool operator==(const Interval&) const = default;
+};
+using Intervals = std::vector<Interval>;  // sorted, disjoint after Union()
+
+// Sorts and merges overlapping or touching intervals; empty ones are dropped.
+Intervals Union(Intervals v);
+int64_t Length(const Intervals& disjoint);
+// Both arguments sorted and disjoint.
+Intervals Intersect(const Intervals& a, const Intervals& b);
+Intervals Subtract(const Intervals& a, const Intervals& b);
+// Length of the part of `disjoint` inside [begin, end).
+int64_t LengthWithin(const Intervals& disjoint, int64_t begin, int64_t end);
+
+}  // namespace trainprof::analysis

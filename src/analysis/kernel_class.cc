@@ -1,0 +1,94 @@
+#include "analysis/kernel_class.h"
+
+#include <array>
+
+namespace trainprof::analysis {
+namespace {
+
+bool ContainsNoCase(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size()) {
+      char c = hay[i + k];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != needle[k]) break;
+      ++k;
+    }
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+const char* KernelTypeName(KernelType t) {
+  switch (t) {
+    case KernelType::kComputation:
+      return "COMPUTATION";
+    case KernelType::kCommunication:
+      return "COMMUNICATION";
+    case KernelType::kMemory:
+      return "MEMORY";
+  }
+  return "COMPUTATION";
+}
+
+bool IsCommunicationKernel(std::string_view name) {
+  // NCCL's kernels were "ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type>" until 2.12 and are
+  // "ncclDevKernel_<Coll>_..." or the generic "ncclDevKernel_Generic_N" since; RCCL keeps NCCL's
+  // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". Demangled names start with "void ".
+  if (StartsWith(name, "void ")) name.remove_prefix(5);
+  return ContainsNoCase(name, "nccl") || ContainsNoCase(name, "rccl") ||
+         ContainsNoCase(name, "hccl");
+}
+
+KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {
+  if (kind == trace::EventKind::kMemcpy || kind == trace::EventKind::kMemset)
+    return KernelType::kMemory;
+  if (IsCommunicationKernel(name)) return KernelType::kCommunication;
+  if (StartsWith(name, "Memcpy") || StartsWith(name, "Memset")) return KernelType::kMemory;
+  return KernelType::kComputation;
+}
+
+bool UsesTensorCores(std::string_view n) {
+  // Instruction shapes and library kernel families that only exist on Tensor Cores: HMMA shapes
+  // in cuBLAS/CUTLASS names (h884, s1688, 16816, ...), "tensorop" CUTLASS kernels, cuDNN's xmma
+  // and implicit-GEMM families, Hopper's wgmma / GMMA, AMD's MFMA.
+  static constexpr std::array<std::string_view, 19> kPatterns = {"h884",
+                                                                 "s884",
+                                                                 "h1688",
+                                                                 "s1688",
+                                                                 "i8816",
+                                                                 "16816",
+                                                                 "hmma",
+                                                                 "tensorop",
+                                                                 "xmma",
+                                                                 "gmma",
+                                                                 "mfma",
+                                                                 "tensorcore",
+                                                                 "i16832",
+                                                                 "s16832",
+                                                                 "bf16gemm",
+                                                                 "fp16gemm",
+                                                                 "implicit_gemm_tc",
+                                                                 "dgrad_1x1_stride_2x2",
+                                                                 "first_layer_wgrad_kernel"};
+  for (std::string_view p : kPatterns)
+    if (ContainsNoCase(n, p)) return true;
+  return false;
+}
+
+bool IsCommunicationOp(std::string_view name) {
+  return StartsWith(name, "nccl:") || StartsWith(name, "c10d::") || StartsWith(name, "gloo:") ||
+         name == "record_param_comms" || StartsWith(name, "[DDP].");
+}
+
+bool IsDataLoaderOp(std::string_view name) {
+  return StartsWith(name, "enumerate(DataLoader)#") || StartsWith(name, "enumerate(DataPipe)#") ||
+         name.ends_with("dataloader_next") || name.ends_with(".val_next");
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,27 @@
+// What a GPU event is, by its category and name: communication (NCCL, RCCL, HCCL, MSCCL
+// collectives, in every naming in use), memory (memcpy / memset), or computation; and whether a
+// kernel runs on Tensor Cores (by the name patterns of cuBLAS, cuDNN, CUTLASS and friends).
+#pragma once
+
+#include <string_view>
+
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+enum class KernelType { kComputation, kCommunication, kMemory };
+const char* KernelTypeName(KernelType t);  // HTA's names: "COMPUTATION", "COMMUNICATION", "MEMORY"
+
+// "ncclKernel_AllReduce_RING_LL_Sum_float", "ncclDevKernel_AllGather_RING_LL",
+// "void ncclDevKernel_Generic_4(...)", "rcclKernel...", "mscclKernel_...", "hcclKernel..." -> true.
+bool IsCommunicationKernel(std::string_view name);
+KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name);
+bool UsesTensorCores(std::string_view kernel_name);
+// CPU ops that run a collective ("nccl:all_reduce", "c10d::allreduce_", "gloo:all_reduce",
+// "record_param_comms").
+bool IsCommunicationOp(std::string_view name);
+// The data loader's CPU ranges: "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+// "enumerate(DataPipe)#...", and trainprof's own "*_dataloader_next" / "*.val_next" actions.
+bool IsDataLoaderOp(std::string_view name);
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,148 @@
+#include "analysis/steps.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace trainprof::analysis {
+
+using trace::EventKind;
+
+int64_t ProfilerStepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return -1;
+  int64_t n = 0;
+  size_t i = kPrefix.size();
+  if (i == name.size()) return -1;
+  for (; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || n > (int64_t{1} << 50)) return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
+  StepsResult out;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  int64_t cpu_min = kMax, cpu_max = kMin;
+  for (size_t i = 0; i < m.size(); ++i) {
+    EventKind k = m.kind[i];
+    bool host_op = k == EventKind::kCpuOp || k == EventKind::kUserAnnotation;
+    if (host_op || k == EventKind::kPythonFunction) {
+      cpu_min = std::min(cpu_min, m.ts_ns[i]);
+      cpu_max = std::max(cpu_max, m.end_ns(i));
+    }
+    if (!host_op) continue;
+    int64_t n = ProfilerStepNumber(m.name_of(i));
+    if (n < 0) continue;
+    Step s;
+    s.name = m.name_of(i);
+    s.number = n;
+    s.host_begin_ns = s.begin_ns = m.ts_ns[i];
+    s.host_end_ns = s.end_ns = m.end_ns(i);
+    out.steps.push_back(std::move(s));
+  }
+  std::stable_sort(out.steps.begin(), out.steps.end(),
+                   [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
+  if (out.steps.empty()) {
+    if (cpu_min == kMax) return out;  // no CPU events at all
+    out.synthetic = true;
+    Step s;
+    s.name = "all";
+    s.host_begin_ns = s.begin_ns = cpu_min;
+    s.host_end_ns = s.end_ns = cpu_max;
+    out.steps.push_back(s);
+  }
+
+  // Device span of each runtime call: the GPU events sharing its correlation id.
+  struct Launch {
+    int64_t begin, end, dev_min, dev_max;
+  };
+  std::vector<int64_t> dev_min(m.size(), kMax), dev_max(m.size(), kMin);
+  for (size_t i = 0; i < m.size(); ++i) {
+    int32_t r = m.launcher.empty() ? -1 : m.launcher[i];
+    if (r < 0 || m.kind[static_cast<size_t>(r)] != EventKind::kRuntime) continue;
+    dev_min[r] = std::min(dev_min[r], m.ts_ns[i]);
+    dev_max[r] = std::max(dev_max[r], m.end_ns(i));
+  }
+  std::vector<Launch> runtimes;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.kind[i] == EventKind::kRuntime)
+      runtimes.push_back({m.ts_ns[i], m.end_ns(i), dev_min[i], dev_max[i]});
+  std::stable_sort(runtimes.begin(), runtimes.end(),
+                   [](const Launch& a, const Launch& b) { return a.begin < b.begin; });
+
+  // Walk runtime calls and steps together; a call counts for a step when it lies inside it.
+  size_t n = out.steps.size();
+  std::vector<int64_t> sdev_min(n, kMax), sdev_max(n, kMin);
+  std::vector<int64_t> matched(n, 0);
+  size_t si = 0;
+  for (size_t ri = 0; ri < runtimes.size() && si < n;) {
+    const Launch& rt = runtimes[ri];
+    const Step& st = out.steps[si];
+    if (rt.begin < st.host_begin_ns) {
+      ++ri;
+    } else if (rt.end <= st.host_end_ns) {
+      if (rt.dev_min != kMax) {
+        sdev_min[si] = std::min(sdev_min[si], rt.dev_min);
+        sdev_max[si] = std::max(sdev_max[si], rt.dev_max);
+        ++matched[si];
+        out.has_gpu = true;
+      }
+      ++ri;
+    } else if (rt.begin < st.host_end_ns) {
+      ++ri;  // straddles the step's end
+    } else {
+      ++si;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) out.steps[i].launches = matched[i];
+  if (!out.has_gpu) return out;
+
+  // GPU work that ran before the first step's own work pushes the first step's start.
+  int64_t prev_end = out.steps[0].host_begin_ns;
+  if (sdev_min[0] != kMax) {
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (!trace::IsGpuKind(m.kind[i])) continue;
+      int32_t r = m.launcher[i];
+      bool in_step = false;
+      if (r >= 0) {
+        int64_t t = m.ts_ns[static_cast<size_t>(r)];
+        int64_t e = m.end_ns(static_cast<size_t>(r));
+        for (const Step& s : out.steps)
+          if (t >= s.host_begin_ns && e <= s.host_end_ns) in_step = true;
+      }
+      if (!in_step && m.end_ns(i) < sdev_min[0]) prev_end = std::max(prev_end, m.end_ns(i));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Step& s = out.steps[i];
+    int64_t begin = std::max(prev_end, s.host_begin_ns);
+    int64_t end = s.host_end_ns;
+    if (sdev_min[i] == kMax)
+      end = std::max(end, begin);
+    else
+      end = std::max(end, sdev_max[i]);
+    if (end < begin) end = begin;
+    s.begin_ns = begin;
+    s.end_ns = end;
+    prev_end = end;
+  }
+  if (mode == StepsMode::kComplete && n > 1) {
+    // Trailing steps whose GPU work the profiler did not capture.
+    size_t last = n;
+    while (last > 0 && matched[last - 1] == 0) --last;
+    if (last > 0) {
+      size_t keep = last;
+      if (last >= 2 &&
+          static_cast<double>(matched[last - 2]) * 0.8 > static_cast<double>(matched[last - 1]))
+        keep = last - 1;
+      for (size_t i = keep; i < n; ++i) out.dropped.push_back(out.steps[i].name);
+      out.steps.resize(keep);
+    }
+  }
+  return out;
+}
+
+}  // namespace trainprof::analysis

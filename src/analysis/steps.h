@@ -1,0 +1,42 @@
+// Training steps of one trace, as the TensorBoard profiler plugin found them: each
+// ProfilerStep#N host range, extended to the end of the GPU work its runtime calls launched and
+// starting no earlier than the previous step's end; trailing steps whose GPU work was not
+// captured are dropped (a last step with under 80 % of the previous step's launches is
+// incomplete). A trace without ProfilerStep ranges is one step spanning its CPU events.
+// docs/trace-analysis.md gives the algorithm.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+struct Step {
+  std::string name;      // "ProfilerStep#12", or "all" for a trace without steps
+  int64_t number = -1;   // 12
+  int64_t begin_ns = 0;  // after the GPU extension
+  int64_t end_ns = 0;
+  int64_t host_begin_ns = 0;  // the ProfilerStep range itself
+  int64_t host_end_ns = 0;
+  int64_t launches = 0;  // runtime calls in the step that launched GPU work
+  int64_t dur_ns() const { return end_ns - begin_ns; }
+};
+
+enum class StepsMode { kComplete, kAll };
+
+struct StepsResult {
+  std::vector<Step> steps;
+  std::vector<std::string> dropped;  // names of trailing steps left out (kComplete)
+  bool synthetic = false;            // no ProfilerStep: one step over the whole trace
+  bool has_gpu = false;              // some runtime call launched GPU work
+};
+
+StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode);
+
+// "ProfilerStep#12" -> 12; -1 when `name` is not a ProfilerStep range.
+int64_t ProfilerStepNumber(std::string_view name);
+
+}  // namespace trainprof::analysis

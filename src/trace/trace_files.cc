@@ -1,0 +1,100 @@
+#include "trace/trace_files.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "trace/kineto_reader.h"
+
+namespace trainprof::trace {
+namespace fs = std::filesystem;
+
+namespace {
+bool IsTraceName(const std::string& n) {
+  auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.ends_with(s); };
+  return (ends(".json") || ends(".json.gz")) && n != "report.json";
+}
+}  // namespace
+
+StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return NotFound(fmt::format("{}: no such file or folder", path));
+  if (!fs::is_directory(st)) return std::vector<std::string>{path};
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(path, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    if (IsTraceName(e.path().filename().string())) out.push_back(e.path().string());
+  }
+  if (ec) return InvalidArgument(fmt::format("{}: cannot list: {}", path, ec.message()));
+  if (out.empty())
+    return InvalidArgument(fmt::format(
+        "{}: no trace files in this folder (looked for *.json, *.json.gz, *.pt.trace.json.gz)",
+        path));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>& files,
+                                                 const ReadManyOptions& options) {
+  std::vector<std::optional<StatusOr<TraceModel>>> results(files.size());
+  std::vector<int64_t> sizes(files.size(), 0), done(files.size(), 0);
+  int64_t total = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    sizes[i] = static_cast<int64_t>(fs::file_size(files[i], ec));
+    if (ec) sizes[i] = 0;
+    total += sizes[i];
+  }
+  std::mutex progress_mu;
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      ReadOptions ro;
+      if (options.progress) {
+        ro.progress = [&, i](int64_t bytes) {
+          std::lock_guard<std::mutex> lock(progress_mu);
+          done[i] = bytes;
+          int64_t sum = 0;
+          for (int64_t d : done) sum += d;
+          options.progress(sum, total);
+        };
+      }
+      results[i].emplace(ReadTraceFile(files[i], ro));
+    }
+  };
+  int threads =
+      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::clamp<int>(threads, 1, static_cast<int>(std::max<size_t>(files.size(), 1)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  std::vector<TraceModel> out;
+  out.reserve(files.size());
+  for (auto& r : results) {
+    if (!r->ok()) return r->status();
+    out.push_back(std::move(**r));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TraceModel& a, const TraceModel& b) { return a.rank < b.rank; });
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t j = 0; j < out.size(); ++j) {
+      if (i == j || out[i].rank != out[j].rank) continue;
+      out[i].AddDiagnostic(InputDiagnostic::Severity::kWarning, "duplicate_rank", 1,
+                           fmt::format("{}: rank {} also comes from {}; each file is analysed "
+                                       "as its own span",
+                                       out[i].path, out[i].rank, out[j].path));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace trainprof::trace
