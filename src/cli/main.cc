@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     trainprof::cli::SetProgramArgs(argc, argv);
     std::function<int()> run;
     trainprof::cli::AddProfileCommand(app, &run);
+    trainprof::cli::AddAnalyzeCommand(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);
     try {
       app.parse(argc, argv);

@@ -242,6 +242,7 @@ struct Scalar {
 struct RawEvent {
   Scalar ph, cat, name, pid, tid, ts, dur, id;
   Scalar correlation, external_id, device, stream, blocks_per_sm, occupancy;
+  Scalar total_allocated, device_id;  // [memory] instant events
   bool has_args = false;
 };
 
@@ -736,7 +737,20 @@ void Parser::Commit(const RawEvent& ev) {
     }
     return;
   }
-  if (ph != "X") return;  // metadata, counters, instants: not analysed
+  if ((ph == "i" || ph == "I") && ev.name.text == "[memory]" &&
+      ev.total_allocated.type == Scalar::kNumber) {
+    int64_t dev = ev.device_id.type == Scalar::kNumber ? ToInt(ev.device_id.text).value_or(-1) : -1;
+    int64_t bytes = ToInt(ev.total_allocated.text).value_or(0);
+    auto& peaks = m_.peak_allocated_bytes;
+    auto it =
+        std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first == dev; });
+    if (it == peaks.end())
+      peaks.emplace_back(dev, bytes);
+    else
+      it->second = std::max(it->second, bytes);
+    return;
+  }
+  if (ph != "X") return;  // metadata, counters, other instants: not analysed
   if (ev.ts.type != Scalar::kNumber || ev.dur.type != Scalar::kNumber ||
       ev.name.type != Scalar::kString) {
     Count("missing_fields", fmt::format("\"{}\" lacks {}", Clip(ev.name.text),

@@ -108,6 +108,8 @@ struct TraceModel {
   std::vector<int32_t> launcher;
 
   std::vector<InputDiagnostic> diagnostics;
+  // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
+  std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;
 
   static constexpr int64_t kStringIdBase = int64_t{1} << 40;
 

@@ -1,0 +1,401 @@
+#include "analysis/analyze.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace trainprof::analysis {
+
+using report::Unit;
+using report::Value;
+
+std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& models,
+                                     const AnalyzeOptions& o) {
+  std::vector<RankAnalysis> out(models.size());
+  HtaOptions hta = o.hta;
+  if (hta.hta_compat) {
+    // HTA drops the last step only when the traces name at least two distinct steps.
+    std::set<std::string> names;
+    for (const auto& m : models)
+      for (size_t i = 0; i < m.size() && names.size() < 2; ++i)
+        if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
+    hta.compat_drop_last_step = names.size() >= 2;
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < models.size(); i = next++) {
+      RankAnalysis& a = out[i];
+      a.steps = FindSteps(models[i], o.steps);
+      a.overview = ComputeOverview(models[i], a.steps);
+      a.gpus = ComputeGpuSummaries(models[i], a.steps);
+      a.hta = ComputeHta(models[i], a.steps, hta);
+    }
+  };
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::clamp<int>(threads, 1, static_cast<int>(std::max<size_t>(models.size(), 1)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+namespace {
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+double Seconds(double ns) { return ns / 1e9; }
+
+std::string RankLabel(const trace::TraceModel& m, const std::vector<trace::TraceModel>& all) {
+  int same = 0;
+  for (const auto& o : all) same += o.rank == m.rank;
+  if (same <= 1) return fmt::format("{}", m.rank);
+  size_t slash = m.path.find_last_of('/');
+  return fmt::format("{} ({})", m.rank,
+                     slash == std::string::npos ? m.path : m.path.substr(slash + 1));
+}
+
+bool IsTensorCoreEligibleOp(std::string_view n) {
+  // The TensorBoard plugin's list of operators whose kernels can run on Tensor Cores.
+  static const std::set<std::string_view> kOps = {"aten::_convolution",
+                                                  "aten::_convolution_nogroup",
+                                                  "aten::conv1d",
+                                                  "aten::conv2d",
+                                                  "aten::conv3d",
+                                                  "aten::conv_tbc",
+                                                  "aten::conv_transpose1d",
+                                                  "aten::conv_transpose2d",
+                                                  "aten::conv_transpose3d",
+                                                  "aten::convolution",
+                                                  "aten::cudnn_convolution",
+                                                  "aten::cudnn_convolution_transpose",
+                                                  "aten::prelu",
+                                                  "aten::addmm",
+                                                  "aten::addmv",
+                                                  "aten::addr",
+                                                  "aten::matmul",
+                                                  "aten::mm",
+                                                  "aten::mv",
+                                                  "aten::linear",
+                                                  "aten::addbmm",
+                                                  "aten::baddbmm",
+                                                  "aten::bmm",
+                                                  "aten::chain_matmul",
+                                                  "aten::linalg_multi_dot",
+                                                  "aten::_thnn_fused_lstm_cell",
+                                                  "aten::_thnn_fused_gru_cell",
+                                                  "aten::lstm_cell",
+                                                  "aten::gru_cell",
+                                                  "aten::rnn_tanh_cell",
+                                                  "aten::rnn_relu_cell"};
+  return kOps.count(n) > 0;
+}
+
+void AddRecommendations(const std::vector<trace::TraceModel>& models,
+                        const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
+                        report::Section& rec) {
+  using report::Severity;
+  auto add = [&](std::string text) {
+    rec.findings.push_back({Severity::kWarning, std::move(text)});
+  };
+  for (size_t r = 0; r < an.size(); ++r) {
+    const trace::TraceModel& m = models[r];
+    const RankAnalysis& a = an[r];
+    const Overview& ov = a.overview;
+    std::string who = an.size() > 1 ? fmt::format("Rank {}: ", m.rank) : "";
+    double step = ov.avg_total_ns;
+    if (step > 0) {
+      double dl = 100 * ov.avg_ns[kDataLoader] / step;
+      if (dl > kDataLoaderPct)
+        add(
+            fmt::format("{}{:.1f}% of the step time ({:.3f} ms of {:.3f} ms) is in the DataLoader "
+                        "(threshold {}%). Set num_workers on the DataLoader (and pin_memory), "
+                        "or prepare the data ahead of training.",
+                        who, dl, ov.avg_ns[kDataLoader] / 1e6, step / 1e6, kDataLoaderPct));
+      double comm = 100 * ov.avg_ns[kCommunication] / step;
+      if (comm > kCommunicationPct)
+        add(
+            fmt::format("{}{:.1f}% of the step time ({:.3f} ms) is communication not hidden "
+                        "behind computation (threshold {}%). Overlap it (DDP bucket size, "
+                        "FSDP prefetch), compress gradients, accumulate gradients over more "
+                        "micro-batches, or raise the batch size.",
+                        who, comm, ov.avg_ns[kCommunication] / 1e6, kCommunicationPct));
+    }
+    bool eligible_ops = false;
+    for (size_t i = 0; i < m.size() && !eligible_ops; ++i)
+      eligible_ops = m.kind[i] == trace::EventKind::kCpuOp && IsTensorCoreEligibleOp(m.name_of(i));
+    for (const GpuSummary& g : a.gpus) {
+      if (g.utilization_pct < kLowUtilizationPct)
+        add(
+            fmt::format("{}GPU {} is busy only {:.1f}% of the step time (threshold {}%). Raise "
+                        "the batch size, or find what the GPU waits for in the idle-time "
+                        "breakdown below.",
+                        who, g.device, g.utilization_pct, kLowUtilizationPct));
+      const trace::DeviceInfo* d = m.FindDevice(g.device);
+      if (d && d->compute_major >= 7 && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops)
+        add(
+            fmt::format("{}GPU {} (compute capability {}) ran {:.3f} ms of kernels with none on "
+                        "Tensor Cores, although matmul/convolution operators ran. Enable "
+                        "Automatic Mixed Precision (torch.autocast with float16/bfloat16) or "
+                        "TF32.",
+                        who, g.device, g.compute_capability, Seconds(g.kernel_ns) * 1e3));
+    }
+    for (const auto& [dev, peak] : m.peak_allocated_bytes) {
+      const trace::DeviceInfo* d = m.FindDevice(dev);
+      if (!d || d->total_memory_bytes <= 0) continue;
+      double pct = 100.0 * static_cast<double>(peak) / static_cast<double>(d->total_memory_bytes);
+      if (pct > kMemoryNearLimitPct)
+        add(
+            fmt::format("{}GPU {} memory peaked at {:.1f}% of its {:.1f} GiB (threshold {}%). "
+                        "Use activation checkpointing, mixed precision or a smaller batch "
+                        "before it runs out.",
+                        who, dev, pct, static_cast<double>(d->total_memory_bytes) / (1 << 30),
+                        kMemoryNearLimitPct));
+    }
+    const HtaResult& h = a.hta;
+    int64_t host = 0, idle = 0;
+    for (const StreamIdle& s : h.idle) {
+      host += s.ns[kHostWait];
+      for (int64_t v : s.ns) idle += v;
+    }
+    if (idle > 0 && h.temporal.span_ns > 0 && h.temporal.idle_ns * 10 > h.temporal.span_ns &&
+        100.0 * host / idle > kHostWaitShareOfIdlePct)
+      add(
+          fmt::format("{}The GPU is idle {:.1f}% of its busy span and {:.1f}% of the idle time "
+                      "is host wait: the CPU does not launch work fast enough (CPU or launch "
+                      "bound). Use CUDA graphs or torch.compile, larger kernels, and keep "
+                      "synchronisations (.item(), .cpu()) out of the loop.",
+                      who, h.temporal.pct(h.temporal.idle_ns), 100.0 * host / idle));
+    if (h.launch.launches > 0) {
+      double short_pct = 100.0 * h.launch.short_kernels / h.launch.launches;
+      if (short_pct > kShortKernelPct)
+        add(fmt::format(
+            "{}{} of {} kernels ({:.1f}%) run shorter than the call that launched "
+            "them (threshold {}%). Fuse them (torch.compile) or capture them in a "
+            "CUDA graph.",
+            who, h.launch.short_kernels, h.launch.launches, short_pct, kShortKernelPct));
+      double delay_pct = 100.0 * h.launch.launch_delay_outliers / h.launch.launches;
+      if (delay_pct > kLaunchDelayOutlierPct)
+        add(
+            fmt::format("{}{} of {} launches ({:.1f}%) wait more than {} µs before the GPU starts "
+                        "them (median {:.1f} µs, p95 {:.1f} µs): the GPU queue is long or "
+                        "blocked. Look for synchronisations and for streams waiting on each "
+                        "other.",
+                        who, h.launch.launch_delay_outliers, h.launch.launches, delay_pct,
+                        o.hta.launch_delay_cutoff_ns / 1000, h.launch.median_delay_ns / 1e3,
+                        h.launch.p95_delay_ns / 1e3));
+    }
+  }
+  if (rec.findings.empty())
+    rec.findings.push_back(
+        {report::Severity::kInfo, "No recommendation: no threshold was crossed."});
+}
+
+}  // namespace
+
+report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
+                                  const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
+                                  const std::string& input) {
+  report::Report r;
+  r.kind = "analyze";
+  r.title = fmt::format("trainprof analyze: {}", input);
+  r.AddMeta("input", input);
+  r.AddMeta("ranks", static_cast<int64_t>(models.size()));
+  r.AddMeta("selection", o.hta.hta_compat ? "HTA 0.6.1 compatible" : "analysed steps, exact ns");
+  int64_t events = 0, bytes = 0;
+  for (const auto& m : models) events += static_cast<int64_t>(m.size()), bytes += m.json_bytes;
+  r.AddMeta("events", events, false);
+  r.AddMeta("json_bytes", bytes, false);
+
+  // --- Overview -------------------------------------------------------------------------
+  report::Section& ov = r.AddSection("overview", "Overview (step time breakdown)");
+  std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
+                                      {"step", "Step", Unit::kText},
+                                      {"step_time_s", "Step time", Unit::kSeconds}};
+  for (int c = 0; c < kNumCategories; ++c)
+    cols.push_back({std::string(CategoryKey(c)) + "_s", CategoryTitle(c), Unit::kSeconds});
+  report::Table& steps = ov.AddTable("step_breakdown", "Step time breakdown per step", cols);
+  std::vector<report::Column> pcols = {{"rank", "Rank", Unit::kText},
+                                       {"steps", "Steps", Unit::kCount},
+                                       {"step_time_s", "Avg step", Unit::kSeconds}};
+  for (int c = 0; c < kNumCategories; ++c)
+    pcols.push_back({std::string(CategoryKey(c)) + "_pct", CategoryTitle(c), Unit::kPercent});
+  report::Table& avg =
+      ov.AddTable("step_breakdown_average", "Average step, share of step time", pcols);
+  double all_total = 0;
+  int64_t all_steps = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const Overview& o2 = an[i].overview;
+    std::string rank = RankLabel(models[i], models);
+    for (const StepBreakdown& b : o2.steps) {
+      std::vector<Value> row = {rank, b.step, Seconds(b.total_ns)};
+      for (int c = 0; c < kNumCategories; ++c) row.push_back(Seconds(b.ns[c]));
+      steps.rows.push_back(std::move(row));
+    }
+    std::vector<Value> row = {rank, static_cast<int64_t>(o2.steps.size()),
+                              Seconds(o2.avg_total_ns)};
+    for (int c = 0; c < kNumCategories; ++c)
+      row.push_back(o2.avg_total_ns > 0 ? 100 * o2.avg_ns[c] / o2.avg_total_ns : 0.0);
+    avg.rows.push_back(std::move(row));
+    all_total += o2.avg_total_ns * static_cast<double>(o2.steps.size());
+    all_steps += static_cast<int64_t>(o2.steps.size());
+    const StepsResult& s = an[i].steps;
+    if (!s.dropped.empty())
+      ov.notes.push_back(fmt::format(
+          "Rank {}: dropped {} as incomplete: its GPU work was not captured (the TensorBoard "
+          "plugin's rule; --steps all keeps it).",
+          rank, fmt::join(s.dropped, ", ")));
+    if (s.synthetic)
+      ov.notes.push_back(
+          fmt::format("Rank {}: no ProfilerStep ranges; the whole trace is one step "
+                      "(\"all\").",
+                      rank));
+  }
+  if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
+  ov.AddMetric("steps", "Steps analysed", all_steps, Unit::kCount);
+  if (all_steps > 0)
+    ov.AddMetric("avg_step_time_s", "Average step time", all_total / all_steps / 1e9,
+                 Unit::kSeconds);
+
+  // --- GPU summary ----------------------------------------------------------------------
+  report::Section& gs = r.AddSection("gpu", "GPU summary");
+  report::Table& gt =
+      gs.AddTable("gpu_summary", "GPU summary (over the steps)",
+                  {{"rank", "Rank", Unit::kText},
+                   {"device", "GPU", Unit::kCount},
+                   {"name", "Name", Unit::kText},
+                   {"memory_bytes", "Memory", Unit::kBytes},
+                   {"compute_capability", "Compute cap.", Unit::kText},
+                   {"kernels", "Kernels", Unit::kCount},
+                   {"utilization_pct", "GPU utilization", Unit::kPercent},
+                   {"sm_efficiency_pct", "Est. SM efficiency", Unit::kPercent},
+                   {"occupancy_pct", "Est. achieved occupancy", Unit::kPercent},
+                   {"tensor_core_pct", "Kernel time on Tensor Cores", Unit::kPercent}});
+  for (size_t i = 0; i < models.size(); ++i)
+    for (const GpuSummary& g : an[i].gpus) {
+      auto opt = [](const std::optional<double>& v) -> Value {
+        return v ? Value(*v) : Value(std::monostate{});
+      };
+      Value memory = g.memory_bytes > 0 ? Value(g.memory_bytes) : Value(std::monostate{});
+      gt.rows.push_back({RankLabel(models[i], models), g.device, g.name, memory,
+                         g.compute_capability, g.kernels, g.utilization_pct,
+                         opt(g.sm_efficiency_pct), opt(g.occupancy_pct), g.tensor_core_pct});
+    }
+  if (gt.rows.empty()) gs.notes.push_back("No GPU kernels in the trace: a CPU-only run.");
+
+  // --- HTA breakdowns -------------------------------------------------------------------
+  report::Section& hs = r.AddSection("hta", "HTA breakdowns");
+  report::Table& tt = hs.AddTable("temporal_breakdown", "Temporal breakdown (GPU busy span)",
+                                  {{"rank", "Rank", Unit::kText},
+                                   {"idle_s", "Idle", Unit::kSeconds},
+                                   {"compute_s", "Compute", Unit::kSeconds},
+                                   {"non_compute_s", "Non-compute", Unit::kSeconds},
+                                   {"kernel_span_s", "Kernel span", Unit::kSeconds},
+                                   {"idle_pct", "Idle %", Unit::kPercent},
+                                   {"compute_pct", "Compute %", Unit::kPercent},
+                                   {"non_compute_pct", "Non-compute %", Unit::kPercent}});
+  report::Table& it = hs.AddTable("idle_time_breakdown", "Idle time per stream",
+                                  {{"rank", "Rank", Unit::kText},
+                                   {"stream", "Stream", Unit::kCount},
+                                   {"host_wait_s", "Host wait", Unit::kSeconds},
+                                   {"kernel_wait_s", "Kernel wait", Unit::kSeconds},
+                                   {"other_s", "Other", Unit::kSeconds},
+                                   {"host_wait_pct", "Host wait %", Unit::kPercent},
+                                   {"idle_intervals", "Idle intervals", Unit::kCount}});
+  report::Table& ct =
+      hs.AddTable("comm_comp_overlap", "Communication-computation overlap",
+                  {{"rank", "Rank", Unit::kText},
+                   {"overlap_pct", "Comm. time overlapped by compute", Unit::kPercent}});
+  report::Table& lt = hs.AddTable("kernel_launch_stats", "Kernel launch statistics",
+                                  {{"rank", "Rank", Unit::kText},
+                                   {"launches", "Launches", Unit::kCount},
+                                   {"short_kernels", "Short kernels", Unit::kCount},
+                                   {"runtime_outliers", "Runtime outliers", Unit::kCount},
+                                   {"launch_delay_outliers", "Delay outliers", Unit::kCount},
+                                   {"mean_launch_s", "Mean launch", Unit::kSeconds},
+                                   {"median_delay_s", "Median delay", Unit::kSeconds},
+                                   {"p95_delay_s", "p95 delay", Unit::kSeconds}});
+  std::map<std::string, int64_t> types;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const HtaResult& h = an[i].hta;
+    std::string rank = RankLabel(models[i], models);
+    const Temporal& t = h.temporal;
+    tt.rows.push_back({rank, Seconds(t.idle_ns), Seconds(t.compute_ns), Seconds(t.non_compute_ns),
+                       Seconds(t.span_ns), t.pct(t.idle_ns), t.pct(t.compute_ns),
+                       t.pct(t.non_compute_ns)});
+    std::vector<StreamIdle> idle = h.idle;
+    std::sort(idle.begin(), idle.end(),
+              [](const StreamIdle& a, const StreamIdle& b) { return a.stream < b.stream; });
+    for (const StreamIdle& s : idle) {
+      int64_t sum = s.ns[0] + s.ns[1] + s.ns[2];
+      it.rows.push_back({rank, s.stream, Seconds(s.ns[kHostWait]), Seconds(s.ns[kKernelWait]),
+                         Seconds(s.ns[kIdleOther]), sum > 0 ? 100.0 * s.ns[kHostWait] / sum : 0.0,
+                         s.gaps[0] + s.gaps[1] + s.gaps[2]});
+    }
+    if (h.has_communication) ct.rows.push_back({rank, h.comm_comp_overlap_pct});
+    const LaunchStats& l = h.launch;
+    lt.rows.push_back({rank, l.launches, l.short_kernels, l.runtime_outliers,
+                       l.launch_delay_outliers, Seconds(l.mean_launch_ns),
+                       Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
+    for (const auto& [label, ns] : h.kernel_types) types[label] += ns;
+  }
+  if (ct.rows.empty()) hs.notes.push_back("No communication kernels: no overlap to measure.");
+  it.notes.push_back(fmt::format(
+      "Host wait: the GPU was free before the CPU launched the next kernel. Kernel wait: a gap "
+      "under {} µs between back-to-back kernels.",
+      o.hta.consecutive_kernel_delay_ns / 1000));
+  lt.notes.push_back(fmt::format(
+      "Short: GPU time under the launch call's time (calls <= {} µs). Runtime outliers: calls "
+      "over {} µs. Delay: launch call end to GPU start; outliers over {} µs.",
+      o.hta.runtime_cutoff_ns / 1000, o.hta.runtime_cutoff_ns / 1000,
+      o.hta.launch_delay_cutoff_ns / 1000));
+
+  report::Table& kt = hs.AddTable("kernel_type_breakdown", "Kernel type breakdown (all ranks)",
+                                  {{"kernel_type", "Kernel type", Unit::kText},
+                                   {"time_s", "Time", Unit::kSeconds},
+                                   {"pct", "Share", Unit::kPercent}});
+  int64_t type_sum = 0;
+  for (const auto& [label, ns] : types) type_sum += ns;
+  std::vector<std::pair<std::string, int64_t>> sorted(types.begin(), types.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [label, ns] : sorted)
+    kt.rows.push_back({label, Seconds(ns), type_sum > 0 ? 100.0 * ns / type_sum : 0.0});
+
+  report::Table& top = hs.AddTable("top_kernels", "Top kernels per type",
+                                   {{"rank", "Rank", Unit::kText},
+                                    {"kernel_type", "Type", Unit::kText},
+                                    {"name", "Kernel", Unit::kText},
+                                    {"count", "Count", Unit::kCount},
+                                    {"sum_s", "Total", Unit::kSeconds},
+                                    {"mean_s", "Mean", Unit::kSeconds},
+                                    {"min_s", "Min", Unit::kSeconds},
+                                    {"max_s", "Max", Unit::kSeconds},
+                                    {"std_s", "Std dev", Unit::kSeconds}});
+  for (size_t i = 0; i < models.size(); ++i)
+    for (const KernelStats& k : an[i].hta.top_kernels) {
+      std::string name = k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name;
+      top.rows.push_back({RankLabel(models[i], models), std::string(KernelTypeName(k.type)), name,
+                          k.count, Seconds(k.sum_ns), Seconds(k.mean_ns), Seconds(k.min_ns),
+                          Seconds(k.max_ns), Seconds(k.std_ns)});
+    }
+  if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
+
+  report::Section& rec = r.AddSection("recommendations", "Recommendations");
+  AddRecommendations(models, an, o, rec);
+
+  for (const auto& m : models)
+    for (const trace::InputDiagnostic& d : m.diagnostics) {
+      report::Severity s =
+          d.severity == trace::InputDiagnostic::Severity::kInfo      ? report::Severity::kInfo
+          : d.severity == trace::InputDiagnostic::Severity::kWarning ? report::Severity::kWarning
+                                                                     : report::Severity::kError;
+      r.diagnostics.push_back({s, d.name, d.count, d.message});
+    }
+  return r;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,165 @@
+// `trainprof analyze PATH`: PyTorch profiler (Kineto) traces, one file or a folder of ranks, read
+// in parallel, analysed (overview, GPU summary, HTA breakdowns, recommendations) and written to
+// a run folder like `profile`'s.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "analysis/analyze.h"
+#include "base/text.h"
+#include "cli/commands.h"
+#include "jobs/progress.h"
+#include "report/json.h"
+#include "session/run_folder.h"
+#include "trace/trace_files.h"
+#include "trainprof/version.h"
+
+namespace trainprof::cli {
+namespace {
+
+struct AnalyzeFlags {
+  std::string path;
+  std::string format = "text";
+  std::string steps = "complete";
+  bool hta_compat = false;
+  double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
+  int top_kernels = 10;
+  int threads = 0;
+  std::string progress = "auto";
+  Options::Output out;
+};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int RunAnalyze(const AnalyzeFlags& f) {
+  auto files = trace::ListTraceFiles(f.path);
+  if (!files.ok()) {
+    fmt::print(stderr, "trainprof analyze: {}\n", files.status().message());
+    return kExitBadInput;
+  }
+  jobs::Progress progress(f.format == "json" ? "off" : f.progress);
+  trace::ReadManyOptions ro;
+  ro.threads = f.threads;
+  bool began = false;
+  int64_t last_ns = 0;
+  ro.progress = [&](int64_t done, int64_t total) {
+    // Only inputs big enough to wait for get a bar.
+    if (total < (int64_t{32} << 20)) return;
+    if (!began) {
+      progress.Begin(
+          fmt::format("reading {} trace file{}", files->size(), files->size() == 1 ? "" : "s"),
+          total >> 20);
+      began = true;
+    }
+    int64_t now = NowNs();
+    if (now - last_ns < 100'000'000) return;
+    last_ns = now;
+    progress.Update(done >> 20, "MiB");
+  };
+  auto models = trace::ReadTraceFiles(*files, ro);
+  if (began) progress.End();
+  if (!models.ok()) {
+    fmt::print(stderr, "trainprof analyze: {}\n", models.status().message());
+    return kExitBadInput;
+  }
+  analysis::AnalyzeOptions o;
+  o.steps = f.steps == "all" ? analysis::StepsMode::kAll : analysis::StepsMode::kComplete;
+  o.hta.hta_compat = f.hta_compat;
+  o.hta.consecutive_kernel_delay_ns = static_cast<int64_t>(f.kernel_wait_us * 1000);
+  o.hta.runtime_cutoff_ns = static_cast<int64_t>(f.runtime_cutoff_us * 1000);
+  o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
+  o.hta.top_kernels = f.top_kernels;
+  o.threads = f.threads;
+  std::vector<analysis::RankAnalysis> an = analysis::AnalyzeAll(*models, o);
+  report::Report r = analysis::BuildAnalyzeReport(*models, an, o, f.path);
+  r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
+  r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
+  for (size_t i = 0; i < files->size(); ++i)
+    r.AddMeta(fmt::format("files.{}", i), (*files)[i], false);
+
+  auto dir = session::CreateRunDir(f.out, NowNs());
+  if (!dir.ok()) {
+    fmt::print(stderr, "trainprof analyze: {}\n", dir.status().message());
+    return kExitNoOutput;
+  }
+  r.AddMeta("run_dir", *dir);
+  std::string summary;
+  Status w = session::WriteReportFiles(r, *dir, f.out.csv, &summary);
+  if (f.format == "json") {
+    std::cout << report::RenderJsonString(r) << "\n";
+  } else {
+    fmt::print("{}", summary);
+    fmt::print("\nReports written to {}/ (summary.txt, report.json, *.csv)\n", *dir);
+  }
+  if (!w.ok()) {
+    fmt::print(stderr, "trainprof analyze: {}\n", w.message());
+    return kExitNoOutput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
+  auto f = std::make_shared<AnalyzeFlags>();
+  f->out.name = "analyze";
+  CLI::App* sub = app.add_subcommand(
+      "analyze",
+      "Analyse PyTorch profiler (Kineto) traces: the TensorBoard plugin's overview and GPU "
+      "summary, HTA's temporal / idle / kernel / overlap / launch breakdowns, recommendations");
+  sub->footer(
+      "PATH is a trace file (*.json, *.json.gz, *.pt.trace.json.gz) or a folder of them, one per "
+      "rank (the rank comes from distributedInfo, else the file name). trainprof's own run "
+      "folders work too.\nExamples:\n"
+      "  trainprof analyze traces/                  # every rank in the folder\n"
+      "  trainprof analyze rank0.pt.trace.json.gz --format json | jq .sections\n"
+      "  trainprof analyze traces/ --hta-compat     # HTA 0.6.1's event selection and rounding\n"
+      "Definitions: docs/trace-analysis.md");
+  sub->add_option("path", f->path, "Trace file or folder")->required();
+  sub->add_option("--format", f->format,
+                  "text: the report on the terminal; json: report.json "
+                  "on stdout for scripts")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_val("text");
+  sub->add_option("--steps", f->steps,
+                  "complete: drop trailing steps whose GPU work was not captured (as the "
+                  "TensorBoard plugin does); all: keep every ProfilerStep")
+      ->check(CLI::IsMember({"complete", "all"}))
+      ->default_val("complete");
+  sub->add_flag("--hta-compat", f->hta_compat,
+                "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
+                "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules");
+  sub->add_option("--kernel-wait-us", f->kernel_wait_us,
+                  "Idle gaps shorter than this are kernel wait (HTA's consecutive_kernel_delay)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(30);
+  sub->add_option("--runtime-cutoff-us", f->runtime_cutoff_us,
+                  "Launch calls longer than this are runtime outliers")
+      ->check(CLI::PositiveNumber)
+      ->default_val(50);
+  sub->add_option("--launch-delay-cutoff-us", f->launch_delay_cutoff_us,
+                  "Launch delays longer than this are delay outliers")
+      ->check(CLI::PositiveNumber)
+      ->default_val(100);
+  sub->add_option("--top-kernels", f->top_kernels, "Kernels listed per kernel type")
+      ->check(CLI::Range(1, 10000))
+      ->default_val(10);
+  sub->add_option("--threads", f->threads, "Files read in parallel (0: one per core)")
+      ->check(CLI::Range(0, 1024))
+      ->default_val(0);
+  sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
+      ->default_val("auto");
+  sub->add_option("--out", f->out.dir, "Run folders are created below this folder")
+      ->default_val("runs");
+  sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
+  sub->callback([f, run] { *run = [f] { return RunAnalyze(*f); }; });
+}
+
+}  // namespace trainprof::cli
