@@ -32,8 +32,8 @@ struct GpuSummary {
   std::optional<double> sm_efficiency_pct;  // none without "blocks per SM"
   std::optional<double> occupancy_pct;      // none without "est. achieved occupancy %"
   double tensor_core_pct = 0;               // kernel time on Tensor Cores / kernel time
-  // The plugin's counters: utilization per time bucket (then a closing 0), SM efficiency as
-  // (segment start, value) (segment end, 0) pairs.
+  // The plugin's counters: utilization in percent per time bucket (then a closing 0), SM
+  // efficiency (a fraction) as (segment start, value) (segment end, 0) pairs.
   std::vector<TimedValue> utilization_curve;
   std::vector<TimedValue> sm_efficiency_curve;
 };
