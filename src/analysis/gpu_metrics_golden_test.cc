@@ -65,7 +65,8 @@ TEST(GpuMetricsGolden, ReproducesTheTensorBoardPluginCounters) {
   EXPECT_LE(g[0].utilization_pct, 100);
   ASSERT_TRUE(g[0].sm_efficiency_pct.has_value());
   EXPECT_LE(*g[0].sm_efficiency_pct, g[0].utilization_pct);
-  ASSERT_TRUE(g[0].occupancy_pct.has_value());
+  // The fixture's kernels carry "theoretical occupancy %" only, not the achieved estimate.
+  EXPECT_FALSE(g[0].occupancy_pct.has_value());
 }
 
 }  // namespace
