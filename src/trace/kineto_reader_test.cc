@@ -1,0 +1,247 @@
+#include "trace/kineto_reader.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <string>
+
+#include "trace/trace_files.h"
+#include "util/golden.h"
+
+namespace trainprof::trace {
+namespace {
+
+const char* kSmall = R"J({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8},
+ "deviceProperties": [{"id": 0, "name": "NVIDIA A100", "totalGlobalMem": 42505273344, "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 10, "tid": 11, "ts": 1000.5, "dur": 100.25},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 1010.125, "dur": 5, "args": {"correlation": 77, "External id": 9}},
+  {"ph": "s", "cat": "ac2g", "id": 77, "pid": 10, "tid": 11, "ts": 1010.125, "name": "ac2g"},
+  {"ph": "X", "cat": "kernel", "name": "void k\u00e9rnel<\"x\">", "pid": 0, "tid": 7, "ts": 1020.0004, "dur": 30.0006,
+   "args": {"correlation": 77, "stream": 7, "device": 0, "blocks per SM": 0.5, "est. achieved occupancy %": 25, "grid": [1, 2, 1]}},
+  {"ph": "f", "cat": "ac2g", "id": 77, "pid": 0, "tid": 7, "ts": 1020, "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 900, "dur": 500}
+ ]})J";
+
+TEST(KinetoReader, ReadsEventsExactlyWithMetadata) {
+  auto m = ParseTrace(kSmall, "small.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->rank, 5);
+  EXPECT_EQ(m->rank_source, "distributedInfo");
+  EXPECT_EQ(m->world_size, 8);
+  EXPECT_EQ(m->backend, "nccl");
+  ASSERT_EQ(m->devices.size(), 1u);
+  EXPECT_EQ(m->devices[0].num_sms, 108);
+  EXPECT_EQ(m->devices[0].compute_major, 8);
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->ts_ns[0], 1000500);
+  EXPECT_EQ(m->dur_ns[0], 100250);
+  EXPECT_EQ(m->ts_ns[2], 1020000);  // 0.0004 µs rounds to 0 ns
+  EXPECT_EQ(m->dur_ns[2], 30001);   // 0.0006 µs rounds up to 1 ns
+  EXPECT_EQ(m->name_of(2), "void k\xc3\xa9rnel<\"x\">");
+  EXPECT_EQ(m->kind[2], EventKind::kKernel);
+  EXPECT_EQ(m->stream[2], 7);
+  EXPECT_FLOAT_EQ(m->blocks_per_sm[2], 0.5f);
+  EXPECT_FLOAT_EQ(m->occupancy_pct[2], 25.0f);
+  EXPECT_EQ(m->launcher[2], 1);  // the cudaLaunchKernel with correlation 77
+  EXPECT_EQ(m->external_id[1], 9);
+  EXPECT_EQ(m->kind[3], EventKind::kSpan);
+  EXPECT_GE(m->pid[3], TraceModel::kStringIdBase);
+  EXPECT_TRUE(m->diagnostics.empty());
+}
+
+TEST(KinetoReader, RankFromFileName) {
+  EXPECT_EQ(RankFromFileName("rank-3.Jul_15.pt.trace.json"), 3);
+  EXPECT_EQ(RankFromFileName("sampled_rank-1.json.gz"), 1);
+  EXPECT_EQ(RankFromFileName("rank0.json"), 0);
+  EXPECT_EQ(RankFromFileName("worker7.json"), -1);
+  EXPECT_EQ(RankFromFileName("ranking_rank_12.json"), 12);
+}
+
+const InputDiagnostic* FindDiag(const TraceModel& m, const std::string& name) {
+  for (const InputDiagnostic& d : m.diagnostics)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::string ManyEvents(int n) {
+  std::string s = "{\"traceEvents\": [\n";
+  for (int i = 0; i < n; ++i) {
+    s += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op_" + std::to_string(i % 7) +
+         "\", \"pid\": 1, \"tid\": 2, \"ts\": " + std::to_string(1000 + i * 10) +
+         ".125, \"dur\": 5, \"args\": {\"Input Dims\": [[2, 3], []], \"External id\": " +
+         std::to_string(i) + "}}";
+    s += i + 1 < n ? ",\n" : "\n";
+  }
+  return s + "]}\n";
+}
+
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& data) {
+  std::string p = dir + "/" + name;
+  std::ofstream(p, std::ios::binary) << data;
+  return p;
+}
+
+std::string Gzip(const std::string& s) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, s.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
+  zs.avail_in = static_cast<uInt>(s.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST(KinetoReader, SmallChunksGiveTheSameModelAsOneRead) {
+  std::string dir = testutil::FreshTempDir();
+  std::string text = ManyEvents(2000);
+  std::string plain = WriteFile(dir, "rank2.json", text);
+  std::string gz = WriteFile(dir, "rank2.json.gz", Gzip(text));
+  ReadOptions small;
+  small.chunk_bytes = 4096;  // events straddle chunk ends many times
+  int64_t last_progress = -1;
+  small.progress = [&](int64_t b) { last_progress = b; };
+  auto a = ReadTraceFile(plain, small);
+  auto b = ReadTraceFile(gz, {});
+  auto c = ParseTrace(text, "mem");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(last_progress, static_cast<int64_t>(text.size()));
+  EXPECT_EQ(a->rank, 2);
+  EXPECT_EQ(a->rank_source, "file name");
+  ASSERT_EQ(a->size(), 2000u);
+  EXPECT_EQ(a->ts_ns, b->ts_ns);
+  EXPECT_EQ(a->ts_ns, c->ts_ns);
+  EXPECT_EQ(a->external_id, b->external_id);
+  EXPECT_EQ(a->ts_ns[1999], (1000 + 19990) * 1000 + 125);
+  EXPECT_EQ(a->json_bytes, static_cast<int64_t>(text.size()));
+}
+
+TEST(KinetoReader, EveryCutKeepsTheEventsBeforeIt) {
+  std::string text = ManyEvents(6);
+  // From just after the first complete event to just before the end.
+  for (size_t cut = text.find("}},") + 3; cut < text.size() - 3; ++cut) {
+    auto m = ParseTrace(std::string_view(text).substr(0, cut), "cut.json");
+    ASSERT_TRUE(m.ok()) << "cut at " << cut << ": " << m.status().message();
+    // Events whose closing brace lies before the cut (and a separator after) are all kept.
+    size_t complete = 0;
+    for (size_t p = text.find("}},", 0); p != std::string::npos && p + 3 <= cut;
+         p = text.find("}},", p + 1))
+      ++complete;
+    EXPECT_GE(m->size(), complete) << "cut at " << cut;
+    EXPECT_NE(FindDiag(*m, "truncated"), nullptr) << "cut at " << cut;
+  }
+}
+
+TEST(KinetoReader, TruncatedGzipKeepsEvents) {
+  std::string dir = testutil::FreshTempDir();
+  std::string gz = Gzip(ManyEvents(3000));
+  std::string p = WriteFile(dir, "cut.json.gz", gz.substr(0, gz.size() / 2));
+  auto m = ReadTraceFile(p, {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_GT(m->size(), 100u);
+  EXPECT_LT(m->size(), 3000u);
+  EXPECT_TRUE(m->truncated);
+  const InputDiagnostic* d = FindDiag(*m, "truncated");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("the compressed stream is cut short"), std::string::npos);
+}
+
+TEST(KinetoReader, PerEventProblemsAreCountedNotFatal) {
+  const char* t = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "ok", "pid": 1, "tid": 1, "ts": 10, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "no dur", "pid": 1, "tid": 1, "ts": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "negative", "pid": 1, "tid": 1, "ts": 10, "dur": -4},
+    {"ph": "X", "cat": "cpu_op", "name": "nan", "pid": 1, "tid": 1, "ts": 10, "dur": NaN},
+    {"ph": "X", "cat": "mystery", "name": "odd", "pid": 1, "tid": 1, "ts": 10, "dur": 1},
+    {"cat": "cpu_op", "name": "no ph", "ts": 1},
+    {"ph": "f", "cat": "ac2g", "id": 999, "pid": 1, "tid": 1, "ts": 3}
+  ]})";
+  auto m = ParseTrace(t, "bad_events.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->size(), 2u);  // "ok" and "odd"
+  std::map<std::string, int64_t> diag;
+  for (const auto& d : m->diagnostics) diag[d.name] = d.count;
+  EXPECT_EQ(diag["missing_fields"], 2);
+  EXPECT_EQ(diag["bad_time"], 2);
+  EXPECT_EQ(diag["unknown_category"], 1);
+  EXPECT_EQ(diag["unpaired_flows"], 1);
+  EXPECT_EQ(diag["rank_unknown"], 1);
+}
+
+// Fatal errors: one line naming the file, the byte, line and column.
+struct BadCase {
+  const char* name;
+  std::string text;
+  const char* message;
+};
+
+TEST(KinetoReader, FatalErrorsNameFileAndPlace) {
+  const BadCase cases[] = {
+      {"not_json", "hello", "x.json: byte 0 (line 1, column 1): not JSON: a trace starts with '{' or '['"},
+      {"not_a_trace", "{\"a\": [1, 2]}\n",
+       "x.json: byte 14 (line 2, column 1): not a trace: valid JSON but no \"traceEvents\" array"},
+      {"empty", "", "x.json: byte 0 (line 1, column 1): the file is empty"},
+      {"blank", "  \n ", "x.json: byte 4 (line 2, column 2): the file holds only white space"},
+      {"bad_token", "{\"traceEvents\": [\n {\"ph\": X}]}",
+       "x.json: byte 26 (line 2, column 9): not JSON: unexpected character"},
+      {"events_not_array", "{\"traceEvents\": 3}",
+       "x.json: byte 16 (line 1, column 17): \"traceEvents\" is not an array"},
+      {"cut_before_events", "{\"schemaVersion\": 1, \"traceEv",
+       "x.json: byte 20 (line 1, column 21): the JSON is cut short before the first event "
+       "(truncated file)"},
+      {"garbage_after", "{\"traceEvents\": []} x",
+       "x.json: byte 20 (line 1, column 21): unexpected data after the end of the JSON document"},
+  };
+  for (const BadCase& c : cases) {
+    auto m = ParseTrace(c.text, "x.json");
+    ASSERT_FALSE(m.ok()) << c.name;
+    EXPECT_EQ(m.status().message(), c.message) << c.name;
+  }
+}
+
+TEST(KinetoReader, CorruptGzipIsFatalWithItsOffset) {
+  std::string dir = testutil::FreshTempDir();
+  std::string gz = Gzip(ManyEvents(200));
+  for (size_t i = 40; i < 60; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+  std::string p = WriteFile(dir, "bad.json.gz", gz);
+  auto m = ReadTraceFile(p, {});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("bad.json.gz: compressed byte "), std::string::npos)
+      << m.status().message();
+  EXPECT_NE(m.status().message().find("corrupt gzip data"), std::string::npos);
+}
+
+TEST(TraceFiles, FolderListingAndDuplicateRanks) {
+  std::string dir = testutil::FreshTempDir();
+  EXPECT_FALSE(ListTraceFiles(dir).ok());
+  EXPECT_EQ(ListTraceFiles(dir).status().message(),
+            dir + ": no trace files in this folder (looked for *.json, *.json.gz, "
+                  "*.pt.trace.json.gz)");
+  WriteFile(dir, "a_rank1.json", ManyEvents(3));
+  WriteFile(dir, "b_rank1.json", ManyEvents(4));
+  WriteFile(dir, "c_rank0.pt.trace.json.gz", Gzip(ManyEvents(5)));
+  WriteFile(dir, "report.json", "{}");
+  WriteFile(dir, "notes.txt", "x");
+  auto files = ListTraceFiles(dir);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 3u);
+  auto models = ReadTraceFiles(*files, {});
+  ASSERT_TRUE(models.ok()) << models.status().message();
+  ASSERT_EQ(models->size(), 3u);
+  EXPECT_EQ((*models)[0].rank, 0);
+  EXPECT_EQ((*models)[1].rank, 1);
+  EXPECT_EQ((*models)[2].rank, 1);
+  for (int i : {1, 2}) {
+    ASSERT_FALSE((*models)[i].diagnostics.empty());
+    EXPECT_EQ((*models)[i].diagnostics.back().name, "duplicate_rank");
+  }
+  EXPECT_FALSE(ListTraceFiles(dir + "/missing").ok());
+}
+
+}  // namespace
+}  // namespace trainprof::trace
