@@ -9,6 +9,7 @@ PACKAGES=(
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
+  clang
   dataset-fashion-mnist
 )
 

@@ -82,7 +82,7 @@ class FileSource : public ByteSource {
 class GzipSource : public ByteSource {
  public:
   GzipSource(ByteSource* raw, std::string path) : raw_(raw), path_(std::move(path)) {
-    in_.resize(size_t{1} << 20);
+    in_.resize(size_t{256} << 10);
     zs_ = {};
     ok_ = inflateInit2(&zs_, 15 + 32) == Z_OK;  // 32: accept gzip and zlib headers
   }
@@ -1091,7 +1091,9 @@ StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& o
 
 StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name) {
   MemorySource src(json);
-  return ParseFrom(&src, src.Peek(), name, ReadOptions{});
+  ReadOptions o;
+  o.chunk_bytes = std::min(o.chunk_bytes, json.size() + 1);  // small inputs, small window
+  return ParseFrom(&src, src.Peek(), name, o);
 }
 
 int64_t RankFromFileName(std::string_view file_name) {
