@@ -6,8 +6,10 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/diff.h"
 #include "base/text.h"
 #include "cli/commands.h"
 #include "jobs/progress.h"
@@ -37,37 +39,13 @@ int64_t NowNs() {
       .count();
 }
 
-int RunAnalyze(const AnalyzeFlags& f) {
-  auto files = trace::ListTraceFiles(f.path);
-  if (!files.ok()) {
-    fmt::print(stderr, "trainprof analyze: {}\n", files.status().message());
-    return kExitBadInput;
-  }
-  jobs::Progress progress(f.format == "json" ? "off" : f.progress);
-  trace::ReadManyOptions ro;
-  ro.threads = f.threads;
-  bool began = false;
-  int64_t last_ns = 0;
-  ro.progress = [&](int64_t done, int64_t total) {
-    // Only inputs big enough to wait for get a bar.
-    if (total < (int64_t{32} << 20)) return;
-    if (!began) {
-      progress.Begin(
-          fmt::format("reading {} trace file{}", files->size(), files->size() == 1 ? "" : "s"),
-          total >> 20);
-      began = true;
-    }
-    int64_t now = NowNs();
-    if (now - last_ns < 100'000'000) return;
-    last_ns = now;
-    progress.Update(done >> 20, "MiB");
-  };
-  auto models = trace::ReadTraceFiles(*files, ro);
-  if (began) progress.End();
-  if (!models.ok()) {
-    fmt::print(stderr, "trainprof analyze: {}\n", models.status().message());
-    return kExitBadInput;
-  }
+struct Loaded {
+  std::vector<std::string> files;
+  std::vector<trace::TraceModel> models;
+  std::vector<analysis::RankAnalysis> analyses;
+};
+
+analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   analysis::AnalyzeOptions o;
   o.steps = f.steps == "all" ? analysis::StepsMode::kAll : analysis::StepsMode::kComplete;
   o.hta.hta_compat = f.hta_compat;
@@ -76,16 +54,54 @@ int RunAnalyze(const AnalyzeFlags& f) {
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = f.top_kernels;
   o.threads = f.threads;
-  std::vector<analysis::RankAnalysis> an = analysis::AnalyzeAll(*models, o);
-  report::Report r = analysis::BuildAnalyzeReport(*models, an, o, f.path);
+  return o;
+}
+
+// Lists, reads (with a progress bar on big inputs) and analyses one path. Errors are printed.
+std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags& f) {
+  Loaded l;
+  auto files = trace::ListTraceFiles(path);
+  if (!files.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", files.status().message());
+    return std::nullopt;
+  }
+  l.files = std::move(*files);
+  jobs::Progress progress(f.format == "json" ? "off" : f.progress);
+  trace::ReadManyOptions ro;
+  ro.threads = f.threads;
+  bool began = false;
+  int64_t last_ns = 0;
+  ro.progress = [&](int64_t done, int64_t total) {
+    if (total < (int64_t{32} << 20)) return;  // only inputs big enough to wait for
+    if (!began) {
+      progress.Begin(fmt::format("reading {} trace file{}", l.files.size(),
+                                 l.files.size() == 1 ? "" : "s"),
+                     total >> 20);
+      began = true;
+    }
+    int64_t now = NowNs();
+    if (now - last_ns < 100'000'000) return;
+    last_ns = now;
+    progress.Update(done >> 20, "MiB");
+  };
+  auto models = trace::ReadTraceFiles(l.files, ro);
+  if (began) progress.End();
+  if (!models.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", models.status().message());
+    return std::nullopt;
+  }
+  l.models = std::move(*models);
+  l.analyses = analysis::AnalyzeAll(l.models, ToOptions(f));
+  return l;
+}
+
+// Writes the run folder and prints the report (or its JSON).
+int Emit(report::Report& r, const AnalyzeFlags& f) {
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
-  for (size_t i = 0; i < files->size(); ++i)
-    r.AddMeta(fmt::format("files.{}", i), (*files)[i], false);
-
   auto dir = session::CreateRunDir(f.out, NowNs());
   if (!dir.ok()) {
-    fmt::print(stderr, "trainprof analyze: {}\n", dir.status().message());
+    fmt::print(stderr, "trainprof: {}\n", dir.status().message());
     return kExitNoOutput;
   }
   r.AddMeta("run_dir", *dir);
@@ -98,10 +114,51 @@ int RunAnalyze(const AnalyzeFlags& f) {
     fmt::print("\nReports written to {}/ (summary.txt, report.json, *.csv)\n", *dir);
   }
   if (!w.ok()) {
-    fmt::print(stderr, "trainprof analyze: {}\n", w.message());
+    fmt::print(stderr, "trainprof: {}\n", w.message());
     return kExitNoOutput;
   }
   return kExitOk;
+}
+
+int RunAnalyze(const AnalyzeFlags& f) {
+  std::optional<Loaded> l = LoadAndAnalyze(f.path, f);
+  if (!l) return kExitBadInput;
+  report::Report r = analysis::BuildAnalyzeReport(l->models, l->analyses, ToOptions(f), f.path);
+  for (size_t i = 0; i < l->files.size(); ++i)
+    r.AddMeta(fmt::format("files.{}", i), l->files[i], false);
+  return Emit(r, f);
+}
+
+int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
+  std::optional<Loaded> a = LoadAndAnalyze(f.path, f);
+  if (!a) return kExitBadInput;
+  std::optional<Loaded> b = LoadAndAnalyze(b_path, f);
+  if (!b) return kExitBadInput;
+  report::Report r = analysis::BuildDiffReport({f.path, &a->models, &a->analyses},
+                                               {b_path, &b->models, &b->analyses}, f.top_kernels);
+  return Emit(r, f);
+}
+
+// Options shared by analyze and diff.
+void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
+  sub->add_option("--format", f->format, "text: the report on the terminal; json: report.json "
+                                         "on stdout for scripts")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_val("text");
+  sub->add_option("--steps", f->steps,
+                  "complete: drop trailing steps whose GPU work was not captured (as the "
+                  "TensorBoard plugin does); all: keep every ProfilerStep")
+      ->check(CLI::IsMember({"complete", "all"}))
+      ->default_val("complete");
+  sub->add_option("--threads", f->threads, "Files read in parallel (0: one per core)")
+      ->check(CLI::Range(0, 1024))
+      ->default_val(0);
+  sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
+      ->default_val("auto");
+  sub->add_option("--out", f->out.dir, "Run folders are created below this folder")
+      ->default_val("runs");
+  sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
 }
 
 }  // namespace
@@ -122,16 +179,7 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "  trainprof analyze traces/ --hta-compat     # HTA 0.6.1's event selection and rounding\n"
       "Definitions: docs/trace-analysis.md");
   sub->add_option("path", f->path, "Trace file or folder")->required();
-  sub->add_option("--format", f->format,
-                  "text: the report on the terminal; json: report.json "
-                  "on stdout for scripts")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->default_val("text");
-  sub->add_option("--steps", f->steps,
-                  "complete: drop trailing steps whose GPU work was not captured (as the "
-                  "TensorBoard plugin does); all: keep every ProfilerStep")
-      ->check(CLI::IsMember({"complete", "all"}))
-      ->default_val("complete");
+  AddCommonOptions(sub, f.get());
   sub->add_flag("--hta-compat", f->hta_compat,
                 "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
                 "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules");
@@ -150,16 +198,23 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--top-kernels", f->top_kernels, "Kernels listed per kernel type")
       ->check(CLI::Range(1, 10000))
       ->default_val(10);
-  sub->add_option("--threads", f->threads, "Files read in parallel (0: one per core)")
-      ->check(CLI::Range(0, 1024))
-      ->default_val(0);
-  sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
-      ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
-      ->default_val("auto");
-  sub->add_option("--out", f->out.dir, "Run folders are created below this folder")
-      ->default_val("runs");
-  sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
   sub->callback([f, run] { *run = [f] { return RunAnalyze(*f); }; });
+
+  auto d = std::make_shared<AnalyzeFlags>();
+  d->out.name = "diff";
+  auto b_path = std::make_shared<std::string>();
+  CLI::App* diff = app.add_subcommand(
+      "diff", "Compare two runs' traces (HTA's trace diff): step time by category, and the "
+              "operators and kernels added, removed, grown or shrunk most per step");
+  diff->footer("A and B are trace files or folders, as for analyze.\nExample:\n"
+               "  trainprof diff before/ after/ --top 15");
+  diff->add_option("a", d->path, "Trace file or folder of the baseline run")->required();
+  diff->add_option("b", *b_path, "Trace file or folder of the run to compare")->required();
+  diff->add_option("--top", d->top_kernels, "Rows listed per kind of change")
+      ->check(CLI::Range(1, 10000))
+      ->default_val(10);
+  AddCommonOptions(diff, d.get());
+  diff->callback([d, b_path, run] { *run = [d, b_path] { return RunDiff(*d, *b_path); }; });
 }
 
 }  // namespace trainprof::cli

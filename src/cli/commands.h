@@ -25,7 +25,7 @@ inline constexpr const char* kExitCodesHelp =
 
 // Registers `profile`; *run is set to the function that runs it.
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);
-// Registers `analyze`.
+// Registers `analyze` and `diff`.
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run);
 // Registers `dataset export-png` and `dataset export-packed`.
 void AddDatasetCommand(CLI::App& app, std::function<int()>* run);

@@ -1,0 +1,150 @@
+#include "analysis/diff.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace trainprof::analysis {
+
+using report::Unit;
+using report::Value;
+
+namespace {
+
+struct Totals {
+  double count = 0;  // per step
+  double ns = 0;     // per step
+};
+
+// Per-step totals by name of CPU operators (ops) or GPU kernels (kernels), over the analysed
+// steps of every rank, averaged over ranks.
+std::map<std::string, Totals> PerStep(const DiffSide& s, bool kernels) {
+  std::map<std::string, Totals> out;
+  const auto& models = *s.models;
+  const auto& an = *s.analyses;
+  double ranks = 0;
+  for (size_t r = 0; r < models.size(); ++r) {
+    const trace::TraceModel& m = models[r];
+    const StepsResult& st = an[r].steps;
+    if (st.steps.empty()) continue;
+    ranks += 1;
+    int64_t lo = st.steps.front().begin_ns, hi = st.steps.back().end_ns;
+    double n = static_cast<double>(st.steps.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      bool want = kernels ? trace::IsGpuKind(m.kind[i]) : m.kind[i] == trace::EventKind::kCpuOp;
+      if (!want || m.ts_ns[i] < lo || m.ts_ns[i] >= hi) continue;
+      Totals& t = out[m.name_of(i)];
+      t.count += 1 / n;
+      t.ns += static_cast<double>(m.dur_ns[i]) / n;
+    }
+  }
+  if (ranks > 1)
+    for (auto& [name, t] : out) t.count /= ranks, t.ns /= ranks;
+  return out;
+}
+
+void AddChangeTables(report::Section& sec, const std::string& what, const std::string& id,
+                     const std::map<std::string, Totals>& a, const std::map<std::string, Totals>& b,
+                     int top_n) {
+  struct Row {
+    std::string name;
+    Totals a, b;
+    double delta() const { return b.ns - a.ns; }
+  };
+  std::vector<Row> added, removed, changed;
+  for (const auto& [name, ta] : a) {
+    auto it = b.find(name);
+    if (it == b.end()) removed.push_back({name, ta, {}});
+    else changed.push_back({name, ta, it->second});
+  }
+  for (const auto& [name, tb] : b)
+    if (!a.count(name)) added.push_back({name, {}, tb});
+  auto by_abs = [](const Row& x, const Row& y) { return std::fabs(x.delta()) > std::fabs(y.delta()); };
+  std::sort(added.begin(), added.end(), by_abs);
+  std::sort(removed.begin(), removed.end(), by_abs);
+  std::vector<Row> increased, decreased;
+  for (const Row& r : changed) (r.delta() > 0 ? increased : decreased).push_back(r);
+  std::sort(increased.begin(), increased.end(), by_abs);
+  std::sort(decreased.begin(), decreased.end(), by_abs);
+  report::Table& t = sec.AddTable(
+      id, fmt::format("{} with the largest changes (per step)", what),
+      {{"change", "Change", Unit::kText},
+       {"name", "Name", Unit::kText},
+       {"count_a", "Count A", Unit::kNumber},
+       {"count_b", "Count B", Unit::kNumber},
+       {"time_a_s", "Time A", Unit::kSeconds},
+       {"time_b_s", "Time B", Unit::kSeconds},
+       {"delta_s", "Delta", Unit::kSeconds}});
+  auto emit = [&](const std::vector<Row>& rows, const char* change) {
+    for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(top_n); ++i) {
+      const Row& r = rows[i];
+      std::string name = r.name.size() > 80 ? r.name.substr(0, 77) + "..." : r.name;
+      t.rows.push_back({std::string(change), name, r.a.count, r.b.count, r.a.ns / 1e9,
+                        r.b.ns / 1e9, r.delta() / 1e9});
+    }
+  };
+  emit(increased, "increased");
+  emit(decreased, "decreased");
+  emit(added, "added");
+  emit(removed, "removed");
+  t.notes.push_back(fmt::format("{} names only in A (removed), {} only in B (added), {} in both.",
+                                removed.size(), added.size(), changed.size()));
+}
+
+std::array<double, kNumCategories + 1> AvgCategories(const DiffSide& s) {
+  std::array<double, kNumCategories + 1> v{};  // last: step time
+  double n = 0;
+  for (const RankAnalysis& a : *s.analyses) {
+    if (a.overview.steps.empty()) continue;
+    n += 1;
+    for (int c = 0; c < kNumCategories; ++c) v[c] += a.overview.avg_ns[c];
+    v[kNumCategories] += a.overview.avg_total_ns;
+  }
+  if (n > 0)
+    for (double& x : v) x /= n;
+  return v;
+}
+
+}  // namespace
+
+report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) {
+  report::Report r;
+  r.kind = "diff";
+  r.title = fmt::format("trainprof diff: {} -> {}", a.label, b.label);
+  r.AddMeta("a", a.label);
+  r.AddMeta("b", b.label);
+  r.AddMeta("ranks_a", static_cast<int64_t>(a.models->size()));
+  r.AddMeta("ranks_b", static_cast<int64_t>(b.models->size()));
+
+  report::Section& s = r.AddSection("diff", "What changed from A to B");
+  auto ca = AvgCategories(a), cb = AvgCategories(b);
+  report::Table& t = s.AddTable("step_time_diff", "Average step time by category",
+                                {{"category", "Category", Unit::kText},
+                                 {"a_s", "A", Unit::kSeconds},
+                                 {"b_s", "B", Unit::kSeconds},
+                                 {"delta_s", "Delta", Unit::kSeconds},
+                                 {"delta_pct", "Delta %", Unit::kPercent}});
+  auto row = [&](const std::string& name, double x, double y) {
+    Value pct = x > 0 ? Value(100 * (y - x) / x) : Value(std::monostate{});
+    t.rows.push_back({name, x / 1e9, y / 1e9, (y - x) / 1e9, pct});
+  };
+  for (int c = 0; c < kNumCategories; ++c) row(CategoryTitle(c), ca[c], cb[c]);
+  double sa = ca[kNumCategories], sb = cb[kNumCategories];
+  t.footer.push_back({std::string("Step time"), sa / 1e9, sb / 1e9, (sb - sa) / 1e9,
+                      sa > 0 ? Value(100 * (sb - sa) / sa) : Value(std::monostate{})});
+  if (sa > 0 && sb > 0) {
+    s.AddMetric("step_time_ratio", "Step time B / A", sb / sa, Unit::kNumber, "x");
+    s.findings.push_back(
+        {std::fabs(sb - sa) / sa > 0.05 ? report::Severity::kWarning : report::Severity::kInfo,
+         fmt::format("B's average step is {:.1f}% {} than A's ({:.3f} ms vs {:.3f} ms).",
+                     std::fabs(100 * (sb - sa) / sa), sb > sa ? "slower" : "faster", sb / 1e6,
+                     sa / 1e6)});
+  }
+  AddChangeTables(s, "CPU operators", "operator_diff", PerStep(a, false), PerStep(b, false), top_n);
+  AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);
+  return r;
+}
+
+}  // namespace trainprof::analysis
