@@ -56,33 +56,36 @@ void AddChangeTables(report::Section& sec, const std::string& what, const std::s
   std::vector<Row> added, removed, changed;
   for (const auto& [name, ta] : a) {
     auto it = b.find(name);
-    if (it == b.end()) removed.push_back({name, ta, {}});
-    else changed.push_back({name, ta, it->second});
+    if (it == b.end())
+      removed.push_back({name, ta, {}});
+    else
+      changed.push_back({name, ta, it->second});
   }
   for (const auto& [name, tb] : b)
     if (!a.count(name)) added.push_back({name, {}, tb});
-  auto by_abs = [](const Row& x, const Row& y) { return std::fabs(x.delta()) > std::fabs(y.delta()); };
+  auto by_abs = [](const Row& x, const Row& y) {
+    return std::fabs(x.delta()) > std::fabs(y.delta());
+  };
   std::sort(added.begin(), added.end(), by_abs);
   std::sort(removed.begin(), removed.end(), by_abs);
   std::vector<Row> increased, decreased;
   for (const Row& r : changed) (r.delta() > 0 ? increased : decreased).push_back(r);
   std::sort(increased.begin(), increased.end(), by_abs);
   std::sort(decreased.begin(), decreased.end(), by_abs);
-  report::Table& t = sec.AddTable(
-      id, fmt::format("{} with the largest changes (per step)", what),
-      {{"change", "Change", Unit::kText},
-       {"name", "Name", Unit::kText},
-       {"count_a", "Count A", Unit::kNumber},
-       {"count_b", "Count B", Unit::kNumber},
-       {"time_a_s", "Time A", Unit::kSeconds},
-       {"time_b_s", "Time B", Unit::kSeconds},
-       {"delta_s", "Delta", Unit::kSeconds}});
+  report::Table& t = sec.AddTable(id, fmt::format("{} with the largest changes (per step)", what),
+                                  {{"change", "Change", Unit::kText},
+                                   {"name", "Name", Unit::kText},
+                                   {"count_a", "Count A", Unit::kNumber},
+                                   {"count_b", "Count B", Unit::kNumber},
+                                   {"time_a_s", "Time A", Unit::kSeconds},
+                                   {"time_b_s", "Time B", Unit::kSeconds},
+                                   {"delta_s", "Delta", Unit::kSeconds}});
   auto emit = [&](const std::vector<Row>& rows, const char* change) {
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(top_n); ++i) {
       const Row& r = rows[i];
       std::string name = r.name.size() > 80 ? r.name.substr(0, 77) + "..." : r.name;
-      t.rows.push_back({std::string(change), name, r.a.count, r.b.count, r.a.ns / 1e9,
-                        r.b.ns / 1e9, r.delta() / 1e9});
+      t.rows.push_back({std::string(change), name, r.a.count, r.b.count, r.a.ns / 1e9, r.b.ns / 1e9,
+                        r.delta() / 1e9});
     }
   };
   emit(increased, "increased");

@@ -134,9 +134,8 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
       for (int64_t b = 0; b < nb; ++b) {
         int64_t lo = global_begin + b * bucket;
         int64_t hi = b + 1 == nb ? global_end : lo + bucket;
-        g.utilization_curve.push_back(
-            {lo, 100.0 * static_cast<double>(LengthWithin(busy, lo, hi)) /
-                     static_cast<double>(hi - lo)});
+        g.utilization_curve.push_back({lo, 100.0 * static_cast<double>(LengthWithin(busy, lo, hi)) /
+                                               static_cast<double>(hi - lo)});
       }
       g.utilization_curve.push_back({global_end, 0});
       g.sm_efficiency_curve.push_back({global_begin, 1});

@@ -74,9 +74,9 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
   ro.progress = [&](int64_t done, int64_t total) {
     if (total < (int64_t{32} << 20)) return;  // only inputs big enough to wait for
     if (!began) {
-      progress.Begin(fmt::format("reading {} trace file{}", l.files.size(),
-                                 l.files.size() == 1 ? "" : "s"),
-                     total >> 20);
+      progress.Begin(
+          fmt::format("reading {} trace file{}", l.files.size(), l.files.size() == 1 ? "" : "s"),
+          total >> 20);
       began = true;
     }
     int64_t now = NowNs();
@@ -141,8 +141,9 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
 
 // Options shared by analyze and diff.
 void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
-  sub->add_option("--format", f->format, "text: the report on the terminal; json: report.json "
-                                         "on stdout for scripts")
+  sub->add_option("--format", f->format,
+                  "text: the report on the terminal; json: report.json "
+                  "on stdout for scripts")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
   sub->add_option("--steps", f->steps,
@@ -204,10 +205,12 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   d->out.name = "diff";
   auto b_path = std::make_shared<std::string>();
   CLI::App* diff = app.add_subcommand(
-      "diff", "Compare two runs' traces (HTA's trace diff): step time by category, and the "
-              "operators and kernels added, removed, grown or shrunk most per step");
-  diff->footer("A and B are trace files or folders, as for analyze.\nExample:\n"
-               "  trainprof diff before/ after/ --top 15");
+      "diff",
+      "Compare two runs' traces (HTA's trace diff): step time by category, and the "
+      "operators and kernels added, removed, grown or shrunk most per step");
+  diff->footer(
+      "A and B are trace files or folders, as for analyze.\nExample:\n"
+      "  trainprof diff before/ after/ --top 15");
   diff->add_option("a", d->path, "Trace file or folder of the baseline run")->required();
   diff->add_option("b", *b_path, "Trace file or folder of the run to compare")->required();
   diff->add_option("--top", d->top_kernels, "Rows listed per kind of change")

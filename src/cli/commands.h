@@ -23,6 +23,16 @@ inline constexpr const char* kExitCodesHelp =
     "  3    the run folder cannot be created or written\n"
     "  130  stopped by Ctrl-C (SIGINT), 143 by SIGTERM: reports of the completed steps written\n";
 
+inline constexpr const char* kProfileDescription =
+    "Train the built-in LibTorch job (the PyTorch profiler tutorial's CNN on Fashion-MNIST)\n"
+    "under the profiler and print the time and speed reports. With no option it runs the\n"
+    "embedded default config (configs/default.yaml in the source tree).";
+
+// The `trainprof` binary leaves LibTorch out, so `analyze`, `diff` and `dataset` start in
+// milliseconds; `profile` runs in `trainprof-profile` (next to it), which this execs.
+// Returns only on failure, with the exit code.
+int ExecProfileBinary(int argc, char** argv);
+
 // Registers `profile`; *run is set to the function that runs it.
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);
 // Registers `analyze` and `diff`.

@@ -9,7 +9,33 @@
 #include "cli/ranks.h"
 #include "trainprof/version.h"
 
+#ifdef TRAINPROF_LIGHT_MAIN
+#include <limits.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+int trainprof::cli::ExecProfileBinary(int argc, char** argv) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string path = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
+  path = path.substr(0, path.find_last_of('/') + 1) + "trainprof-profile";
+  (void)argc;
+  execv(path.c_str(), argv);
+  fmt::print(stderr, "trainprof: profile runs in {}, which cannot be started: {}\n", path,
+             std::strerror(errno));
+  return trainprof::cli::kExitFailure;
+}
+#endif
+
 int main(int argc, char** argv) {
+#ifdef TRAINPROF_LIGHT_MAIN
+  if (argc > 1 && std::string_view(argv[1]) == "profile")
+    return trainprof::cli::ExecProfileBinary(argc, argv);
+#endif
   try {
     CLI::App app{
         "trainprof " TRAINPROF_VERSION
@@ -22,7 +48,12 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "trainprof " TRAINPROF_VERSION);
     trainprof::cli::SetProgramArgs(argc, argv);
     std::function<int()> run;
+#ifdef TRAINPROF_LIGHT_MAIN
+    app.add_subcommand("profile",
+                       trainprof::cli::kProfileDescription);  // runs in trainprof-profile
+#else
     trainprof::cli::AddProfileCommand(app, &run);
+#endif
     trainprof::cli::AddAnalyzeCommand(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);
     try {

@@ -331,11 +331,7 @@ int RunProfile(const ProfileFlags& f) {
 
 void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   auto flags = std::make_shared<ProfileFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "profile",
-      "Train the built-in LibTorch job (the PyTorch profiler tutorial's CNN on Fashion-MNIST)\n"
-      "under the profiler and print the time and speed reports. With no option it runs the\n"
-      "embedded default config (configs/default.yaml in the source tree).");
+  CLI::App* cmd = app.add_subcommand("profile", kProfileDescription);
   cmd->add_option("-c,--config", flags->config, "YAML config file (keys: docs/config.md)");
   cmd->add_option("-s,--set", flags->sets,
                   "Override one config key, e.g. --set training.epochs=1 (repeatable)");

@@ -12,7 +12,8 @@
 namespace trainprof::trace {
 namespace {
 
-const char* kSmall = R"J({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8},
+const char* kSmall =
+    R"J({"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8},
  "deviceProperties": [{"id": 0, "name": "NVIDIA A100", "totalGlobalMem": 42505273344, "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
  "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 10, "tid": 11, "ts": 1000.5, "dur": 100.25},
@@ -182,7 +183,8 @@ struct BadCase {
 
 TEST(KinetoReader, FatalErrorsNameFileAndPlace) {
   const BadCase cases[] = {
-      {"not_json", "hello", "x.json: byte 0 (line 1, column 1): not JSON: a trace starts with '{' or '['"},
+      {"not_json", "hello",
+       "x.json: byte 0 (line 1, column 1): not JSON: a trace starts with '{' or '['"},
       {"not_a_trace", "{\"a\": [1, 2]}\n",
        "x.json: byte 14 (line 2, column 1): not a trace: valid JSON but no \"traceEvents\" array"},
       {"empty", "", "x.json: byte 0 (line 1, column 1): the file is empty"},
@@ -220,8 +222,9 @@ TEST(TraceFiles, FolderListingAndDuplicateRanks) {
   std::string dir = testutil::FreshTempDir();
   EXPECT_FALSE(ListTraceFiles(dir).ok());
   EXPECT_EQ(ListTraceFiles(dir).status().message(),
-            dir + ": no trace files in this folder (looked for *.json, *.json.gz, "
-                  "*.pt.trace.json.gz)");
+            dir +
+                ": no trace files in this folder (looked for *.json, *.json.gz, "
+                "*.pt.trace.json.gz)");
   WriteFile(dir, "a_rank1.json", ManyEvents(3));
   WriteFile(dir, "b_rank1.json", ManyEvents(4));
   WriteFile(dir, "c_rank0.pt.trace.json.gz", Gzip(ManyEvents(5)));

@@ -1,0 +1,218 @@
+// `trainprof analyze` and `trainprof diff` end to end, on the shared real traces and on bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "util/golden.h"
+#include "util/process.h"
+
+namespace {
+
+namespace testutil = trainprof::testutil;
+using testutil::RunProcess;
+const std::string kTraces = std::string(TRAINPROF_SHARED_DIR) + "/data/traces/";
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+const nlohmann::json* Section(const nlohmann::json& r, const std::string& id) {
+  for (const auto& s : r["sections"])
+    if (s["id"] == id) return &s;
+  return nullptr;
+}
+
+const nlohmann::json* Table(const nlohmann::json& section, const std::string& id) {
+  for (const auto& t : section["tables"])
+    if (t["id"] == id) return &t;
+  return nullptr;
+}
+
+class AnalyzeShared : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AnalyzeShared, PrintsEverySectionAndWritesTheRunFolder) {
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + GetParam(), "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* heading : {"Overview (step time breakdown)", "GPU summary", "HTA breakdowns",
+                              "Recommendations", "Temporal breakdown", "Kernel launch statistics"})
+    EXPECT_NE(r.out.find(heading), std::string::npos) << GetParam() << ": " << heading;
+  nlohmann::json rep = ReadJson(dir + "/report.json");
+  EXPECT_EQ(rep["kind"], "analyze");
+  for (const char* id : {"overview", "gpu", "hta", "recommendations"})
+    EXPECT_NE(Section(rep, id), nullptr) << id;
+  // Every step's categories sum to its step time.
+  const nlohmann::json* steps = Table(*Section(rep, "overview"), "step_breakdown");
+  ASSERT_NE(steps, nullptr);
+  for (const auto& row : (*steps)["rows"]) {
+    double sum = 0;
+    for (const char* k : {"kernel_s", "memcpy_s", "memset_s", "communication_s", "runtime_s",
+                          "dataloader_s", "cpu_exec_s", "other_s"})
+      sum += row[k].get<double>();
+    EXPECT_NEAR(sum, row["step_time_s"].get<double>(), 1e-9) << row["step"];
+  }
+  std::ifstream csv(dir + "/temporal_breakdown.csv");
+  EXPECT_TRUE(csv.good());
+}
+
+INSTANTIATE_TEST_SUITE_P(Folders, AnalyzeShared,
+                         ::testing::Values("trace_filter", "trace_diff_control", "trace_diff_test",
+                                           "negative_queue_length_values_check",
+                                           "nccl_parser_config", "ns_resolution_trace",
+                                           "critical_path_simple_add", "cpu_only", "edge_cases",
+                                           "tb_gpu_metrics"));
+
+TEST(Analyze, TwoRanksAndJsonOnStdout) {
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess(
+      {TRAINPROF_CLI, "analyze", kTraces + "trace_filter", "--format", "json", "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rep["meta"]["ranks"], 2);
+  const nlohmann::json* t = Table(*Section(rep, "hta"), "temporal_breakdown");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ((*t)["rows"].size(), 2u);
+  EXPECT_EQ((*t)["rows"][0]["rank"], "0");
+  EXPECT_EQ((*t)["rows"][1]["rank"], "1");
+}
+
+// Three steps; the profiler stopped before the last step's kernels were captured.
+std::string TailCutTrace() {
+  std::string ev;
+  auto add = [&](const std::string& e) { ev += (ev.empty() ? "" : ",\n") + e; };
+  for (int s = 0; s < 3; ++s) {
+    int t = 1000 + s * 1000;
+    add(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(s + 1) +
+        R"(","pid":1,"tid":1,"ts":)" + std::to_string(t) + R"(,"dur":900})");
+    for (int k = 0; k < 2; ++k) {
+      int c = s * 10 + k;
+      add(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+          std::to_string(t + 100 + k * 100) + R"(,"dur":10,"args":{"correlation":)" +
+          std::to_string(c) + "}}");
+      if (s < 2)
+        add(R"({"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":)" +
+            std::to_string(t + 150 + k * 100) + R"(,"dur":80,"args":{"correlation":)" +
+            std::to_string(c) + R"(,"stream":7,"device":0}})");
+    }
+  }
+  return "{\"traceEvents\": [\n" + ev + "\n]}";
+}
+
+TEST(Analyze, TrailingStepWithoutGpuWorkIsDroppedUnlessAskedFor) {
+  std::string dir = testutil::FreshTempDir();
+  std::ofstream(dir + "/rank0.json") << TailCutTrace();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/rank0.json", "--run-dir", dir + "/a"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("dropped ProfilerStep#3 as incomplete"), std::string::npos) << r.out;
+  nlohmann::json a = ReadJson(dir + "/a/report.json");
+  EXPECT_EQ((*Section(a, "overview"))["metrics"]["steps"]["value"], 2);
+  r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/rank0.json", "--steps", "all", "--run-dir", dir + "/b"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json b = ReadJson(dir + "/b/report.json");
+  EXPECT_EQ((*Section(b, "overview"))["metrics"]["steps"]["value"], 3);
+  // Step 1 is its host range (1000..1900 µs; its kernels end at 1330). Kernels 1150..1230 and
+  // 1250..1330; of the launches 1100..1110 and 1200..1210 the second is under a kernel, which
+  // ranks higher, so Runtime gets 10 µs.
+  const auto& row = (*Table(*Section(a, "overview"), "step_breakdown"))["rows"][0];
+  EXPECT_NEAR(row["step_time_s"].get<double>(), 900e-6, 1e-12);
+  EXPECT_NEAR(row["kernel_s"].get<double>(), 160e-6, 1e-12);
+  EXPECT_NEAR(row["runtime_s"].get<double>(), 10e-6, 1e-12);
+}
+
+TEST(Analyze, HtaCompatReproducesHtaTemporalBreakdown) {
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "trace_diff_control", "--hta-compat",
+                       "--format", "json", "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = nlohmann::json::parse(r.out);
+  nlohmann::json ex = ReadJson(kTraces + "expected/trace_diff_control.hta.json");
+  const auto& row = (*Table(*Section(rep, "hta"), "temporal_breakdown"))["rows"][0];
+  EXPECT_NEAR(row["idle_s"].get<double>() * 1e6, ex["temporal"]["3"]["idle_time(us)"].get<double>(),
+              ex["temporal"]["3"]["idle_time(us)"].get<double>() * 0.005);
+  EXPECT_NEAR(row["compute_pct"].get<double>(),
+              ex["temporal"]["3"]["compute_time_pctg"].get<double>(), 0.1);
+}
+
+struct BadInput {
+  const char* name;
+  std::string content;  // written to <dir>/<name>
+  const char* expected_after_path;
+};
+
+TEST(Analyze, BadInputGivesOneLineAndExit2) {
+  const BadInput cases[] = {
+      {"not_json.json", "<html>",
+       ": byte 0 (line 1, column 1): not JSON: a trace starts with '{' or '['"},
+      {"not_trace.json", "{\"a\": 1}",
+       ": byte 8 (line 1, column 9): not a trace: valid JSON but no \"traceEvents\" array"},
+      {"cut.json", "{\"traceEvents\": [{\"ph\": \"X\"",
+       ": byte 17 (line 1, column 18): the JSON is cut short before the first event (truncated "
+       "file)"},
+      {"bad.json.gz", std::string("\x1f\x8b\x08\x00garbage-not-deflate", 23), ": compressed byte"},
+  };
+  for (const BadInput& c : cases) {
+    std::string dir = testutil::FreshTempDir();
+    std::string path = dir + "/" + c.name;
+    std::ofstream(path, std::ios::binary) << c.content;
+    auto r = RunProcess({TRAINPROF_CLI, "analyze", path, "--run-dir", dir + "/out"});
+    EXPECT_EQ(r.exit_code, 2) << c.name;
+    EXPECT_EQ(r.err.rfind("trainprof: " + path + c.expected_after_path, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  std::string empty = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", empty});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no trace files in this folder"), std::string::npos) << r.err;
+  r = RunProcess({TRAINPROF_CLI, "analyze", empty + "/nope"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no such file or folder"), std::string::npos) << r.err;
+}
+
+TEST(Analyze, PerEventProblemsAreListedInTheReport) {
+  std::string dir = testutil::FreshTempDir();
+  std::ofstream(dir + "/rank0.json") << R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": -5},
+    {"ph": "X", "cat": "strange", "name": "x", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 20, "dur": 30},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 60}
+  ]})";
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/rank0.json", "--format", "json",
+                       "--run-dir", dir + "/out"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = nlohmann::json::parse(r.out);
+  std::map<std::string, int64_t> diag;
+  for (const auto& d : rep["diagnostics"]) diag[d["name"]] = d["count"];
+  EXPECT_EQ(diag["bad_time"], 1);
+  EXPECT_EQ(diag["unknown_category"], 1);
+  EXPECT_EQ(diag["missing_fields"], 1);
+  // The rest is analysed: one step of 100 µs, 30 µs of it CPU Exec.
+  const auto& row = (*Table(*Section(rep, "overview"), "step_breakdown"))["rows"][0];
+  EXPECT_NEAR(row["step_time_s"].get<double>(), 100e-6, 1e-12);
+  EXPECT_NEAR(row["cpu_exec_s"].get<double>(), 30e-6, 1e-12);
+}
+
+TEST(Diff, ControlAgainstTest) {
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "diff", kTraces + "trace_diff_control",
+                       kTraces + "trace_diff_test", "--format", "json", "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rep["kind"], "diff");
+  const nlohmann::json* s = Section(rep, "diff");
+  ASSERT_NE(s, nullptr);
+  double ratio = (*s)["metrics"]["step_time_ratio"]["value"];
+  EXPECT_GT(ratio, 1.0);  // the V100 run is slower per step than the A100 run
+  const nlohmann::json* ops = Table(*s, "operator_diff");
+  ASSERT_NE(ops, nullptr);
+  bool added = false;
+  for (const auto& row : (*ops)["rows"]) added |= row["change"] == "added";
+  EXPECT_TRUE(added);
+}
+
+}  // namespace
