@@ -221,6 +221,37 @@ int HexDigit(char c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Scanning helpers.
+
+int64_t CountNewlines(const char* b, const char* e) {
+  int64_t n = 0;
+  while (b < e) {
+    const void* q = std::memchr(b, '\n', static_cast<size_t>(e - b));
+    if (q == nullptr) break;
+    ++n;
+    b = static_cast<const char*>(q) + 1;
+  }
+  return n;
+}
+
+// First byte in [p, e) that ends a string's fast path: '"', '\\' or a control character,
+// eight bytes at a time (the classic "has a zero byte" bit trick).
+const char* FindStringSpecial(const char* p, const char* e) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  while (e - p >= 8) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    uint64_t m = has_zero(x ^ (kOnes * '"')) | has_zero(x ^ (kOnes * '\\')) |
+                 ((x - kOnes * 0x20) & ~x & kHigh);
+    if (m != 0) break;
+    p += 8;
+  }
+  while (p < e && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The parser.
 
 enum class R { kOk, kMore, kErr };
@@ -322,7 +353,7 @@ class Parser {
 Status Parser::Refill() {
   if (pos_ > 0) {
     const char* b = buf_.data();
-    int64_t nl = std::count(b, b + pos_, '\n');
+    int64_t nl = CountNewlines(b, b + pos_);
     if (nl > 0) {
       const void* last = memrchr(b, '\n', pos_);
       col_base_ = static_cast<int64_t>(b + pos_ - static_cast<const char*>(last) - 1);
@@ -349,7 +380,7 @@ std::string Parser::Where(int64_t offset) const {
   // Line and column of a decoded offset inside the current window.
   int64_t rel = offset - base_offset_;
   const char* b = buf_.data();
-  int64_t nl = std::count(b, b + rel, '\n');
+  int64_t nl = CountNewlines(b, b + rel);
   int64_t col = 0;
   if (nl > 0) {
     const void* last = memrchr(b, '\n', static_cast<size_t>(rel));
@@ -373,16 +404,15 @@ void Parser::Count(const std::string& diag, std::string example) {
 R Parser::String(const char*& p, const char* e, std::string_view* out, std::string* scratch) {
   // p is at the opening quote.
   const char* s = p + 1;
-  const char* q = static_cast<const char*>(std::memchr(s, '"', static_cast<size_t>(e - s)));
-  if (q == nullptr) return R::kMore;
-  const char* bs = static_cast<const char*>(std::memchr(s, '\\', static_cast<size_t>(q - s)));
-  if (bs == nullptr) {
-    for (const char* c = s; c < q; ++c)
-      if (static_cast<unsigned char>(*c) < 0x20) return Fail(c, "control character in a string");
+  const char* q = FindStringSpecial(s, e);
+  if (q == e) return R::kMore;
+  if (*q == '"') {
     *out = std::string_view(s, static_cast<size_t>(q - s));
     p = q + 1;
     return R::kOk;
   }
+  if (*q != '\\') return Fail(q, "control character in a string");
+  const char* bs = q;
   scratch->assign(s, bs);
   const char* c = bs;
   for (;;) {
@@ -593,18 +623,34 @@ R Parser::Args(const char*& p, const char* e, RawEvent* ev) {
     TP_TRY(String(p, e, &key, &s_key_));
     TP_TRY(Expect(p, e, ':', "':' after a key"));
     Scalar* target = nullptr;
-    if (key == "correlation")
-      target = &ev->correlation;
-    else if (key == "External id")
-      target = &ev->external_id;
-    else if (key == "stream")
-      target = &ev->stream;
-    else if (key == "device")
-      target = &ev->device;
-    else if (key == "blocks per SM")
-      target = &ev->blocks_per_sm;
-    else if (key == "est. achieved occupancy %")
-      target = &ev->occupancy;
+    switch (key.size()) {  // by length first: most args are none of these
+      case 6:
+        if (key == "stream")
+          target = &ev->stream;
+        else if (key == "device")
+          target = &ev->device;
+        break;
+      case 9:
+        if (key == "Device Id") target = &ev->device_id;
+        break;
+      case 11:
+        if (key == "correlation")
+          target = &ev->correlation;
+        else if (key == "External id")
+          target = &ev->external_id;
+        break;
+      case 13:
+        if (key == "blocks per SM") target = &ev->blocks_per_sm;
+        break;
+      case 15:
+        if (key == "Total Allocated") target = &ev->total_allocated;
+        break;
+      case 25:
+        if (key == "est. achieved occupancy %") target = &ev->occupancy;
+        break;
+      default:
+        break;
+    }
     Scalar v;
     TP_TRY(Value(p, e, target ? target : &v, &s_tmp_, 2));
     TP_TRY(Ws(p, e));
