@@ -1,0 +1,65 @@
+#include "analysis/kernel_class.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/hta.h"
+#include "analysis/intervals.h"
+
+namespace trainprof::analysis {
+namespace {
+
+TEST(KernelClass, CommunicationInEveryNaming) {
+  for (const char* n : {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+                        "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+                        "void ncclDevKernel_Generic_4(ncclDevComm*, unsigned long, ncclWork*)",
+                        "mscclKernel_Sum_float_LL", "rcclGenericKernel", "hcclAllReduce"})
+    EXPECT_TRUE(IsCommunicationKernel(n)) << n;
+  for (const char* n : {"void at::native::vectorized_elementwise_kernel<4>", "ampere_sgemm_128x64_nn",
+                        "Memcpy DtoD (Device -> Device)"})
+    EXPECT_FALSE(IsCommunicationKernel(n)) << n;
+}
+
+}  // namespace
+}  // namespace trainprof::analysis
+
+namespace trainprof::analysis {
+namespace {
+
+TEST(KernelClass, HtaRuleMissesDemangledNcclNamesWeCatch) {
+  const char* demangled = "void ncclDevKernel_Generic_4(ncclDevComm*, unsigned long, ncclWork*)";
+  EXPECT_EQ(HtaKernelType(demangled), static_cast<int>(KernelType::kComputation));
+  EXPECT_EQ(ClassifyGpuEvent(trace::EventKind::kKernel, demangled), KernelType::kCommunication);
+  EXPECT_EQ(HtaKernelType("ncclKernel_AllReduce_RING_LL_Sum_float"),
+            static_cast<int>(KernelType::kCommunication));
+  EXPECT_EQ(HtaKernelType("Memcpy HtoD (Pinned -> Device)"), static_cast<int>(KernelType::kMemory));
+  EXPECT_EQ(HtaKernelType("Context Sync"), -1);  // HTA's OTHER
+  EXPECT_EQ(ClassifyGpuEvent(trace::EventKind::kMemset, "Memset (Device)"), KernelType::kMemory);
+}
+
+TEST(KernelClass, TensorCoresAndOps) {
+  EXPECT_TRUE(UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>"));
+  EXPECT_TRUE(UsesTensorCores("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"));
+  EXPECT_TRUE(UsesTensorCores("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64"));
+  EXPECT_FALSE(UsesTensorCores("ampere_sgemm_128x64_nn"));
+  EXPECT_FALSE(UsesTensorCores("void at::native::vectorized_elementwise_kernel<4>"));
+  EXPECT_TRUE(IsDataLoaderOp("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"));
+  EXPECT_TRUE(IsDataLoaderOp("[_TrainingEpochLoop].train_dataloader_next"));
+  EXPECT_FALSE(IsDataLoaderOp("aten::mm"));
+  EXPECT_TRUE(IsCommunicationOp("nccl:all_reduce"));
+  EXPECT_TRUE(IsCommunicationOp("c10d::allreduce_"));
+  EXPECT_FALSE(IsCommunicationOp("aten::add"));
+}
+
+TEST(Intervals, UnionIntersectSubtract) {
+  Intervals u = Union({{30, 40}, {0, 10}, {5, 20}, {20, 25}, {50, 50}});
+  EXPECT_EQ(u, (Intervals{{0, 25}, {30, 40}}));
+  EXPECT_EQ(Length(u), 35);
+  EXPECT_EQ(Intersect(u, {{8, 32}, {38, 60}}), (Intervals{{8, 25}, {30, 32}, {38, 40}}));
+  EXPECT_EQ(Subtract({{0, 50}}, u), (Intervals{{25, 30}, {40, 50}}));
+  EXPECT_EQ(Subtract(u, {{0, 100}}), Intervals{});
+  EXPECT_EQ(LengthWithin(u, 20, 35), 10);
+  EXPECT_EQ(LengthWithin(u, 100, 200), 0);
+}
+
+}  // namespace
+}  // namespace trainprof::analysis
