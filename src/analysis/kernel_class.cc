@@ -42,7 +42,7 @@ bool IsCommunicationKernel(std::string_view name) {
   // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". Demangled names start with "void ".
   if (StartsWith(name, "void ")) name.remove_prefix(5);
   return ContainsNoCase(name, "nccl") || ContainsNoCase(name, "rccl") ||
-         ContainsNoCase(name, "hccl");
+         ContainsNoCase(name, "hccl") || ContainsNoCase(name, "msccl");
 }
 
 KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {

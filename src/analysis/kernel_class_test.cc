@@ -14,8 +14,8 @@ TEST(KernelClass, CommunicationInEveryNaming) {
                         "void ncclDevKernel_Generic_4(ncclDevComm*, unsigned long, ncclWork*)",
                         "mscclKernel_Sum_float_LL", "rcclGenericKernel", "hcclAllReduce"})
     EXPECT_TRUE(IsCommunicationKernel(n)) << n;
-  for (const char* n : {"void at::native::vectorized_elementwise_kernel<4>", "ampere_sgemm_128x64_nn",
-                        "Memcpy DtoD (Device -> Device)"})
+  for (const char* n : {"void at::native::vectorized_elementwise_kernel<4>",
+                        "ampere_sgemm_128x64_nn", "Memcpy DtoD (Device -> Device)"})
     EXPECT_FALSE(IsCommunicationKernel(n)) << n;
 }
 
@@ -37,7 +37,8 @@ TEST(KernelClass, HtaRuleMissesDemangledNcclNamesWeCatch) {
 }
 
 TEST(KernelClass, TensorCoresAndOps) {
-  EXPECT_TRUE(UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>"));
+  EXPECT_TRUE(
+      UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>"));
   EXPECT_TRUE(UsesTensorCores("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"));
   EXPECT_TRUE(UsesTensorCores("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64"));
   EXPECT_FALSE(UsesTensorCores("ampere_sgemm_128x64_nn"));

@@ -213,6 +213,30 @@ void AppendUtf8(std::string* out, uint32_t cp) {
   }
 }
 
+// The character a one-letter JSON escape stands for, or 0.
+char SimpleEscape(char c) {
+  switch (c) {
+    case '"':
+      return '"';
+    case '\\':
+      return '\\';
+    case '/':
+      return '/';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    default:
+      return 0;
+  }
+}
+
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -428,31 +452,11 @@ R Parser::String(const char*& p, const char* e, std::string_view* out, std::stri
     if (c + 1 >= e) return R::kMore;
     char esc = c[1];
     c += 2;
+    if (char plain = SimpleEscape(esc)) {
+      scratch->push_back(plain);
+      continue;
+    }
     switch (esc) {
-      case '"':
-        scratch->push_back('"');
-        break;
-      case '\\':
-        scratch->push_back('\\');
-        break;
-      case '/':
-        scratch->push_back('/');
-        break;
-      case 'b':
-        scratch->push_back('\b');
-        break;
-      case 'f':
-        scratch->push_back('\f');
-        break;
-      case 'n':
-        scratch->push_back('\n');
-        break;
-      case 'r':
-        scratch->push_back('\r');
-        break;
-      case 't':
-        scratch->push_back('\t');
-        break;
       case 'u': {
         auto hex4 = [&](const char* h, uint32_t* v) -> R {
           if (e - h < 4) return R::kMore;
