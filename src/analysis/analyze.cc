@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <set>
-#include <thread>
+
+#include "base/parallel.h"
+#include "base/text.h"
 
 namespace trainprof::analysis {
 
@@ -25,22 +26,13 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
         if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
     hta.compat_drop_last_step = names.size() >= 2;
   }
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < models.size(); i = next++) {
-      RankAnalysis& a = out[i];
-      a.steps = FindSteps(models[i], o.steps);
-      a.overview = ComputeOverview(models[i], a.steps);
-      a.gpus = ComputeGpuSummaries(models[i], a.steps);
-      a.hta = ComputeHta(models[i], a.steps, hta);
-    }
-  };
-  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::clamp<int>(threads, 1, static_cast<int>(std::max<size_t>(models.size(), 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  base::ParallelFor(models.size(), o.threads, [&](size_t i) {
+    RankAnalysis& a = out[i];
+    a.steps = FindSteps(models[i], o.steps);
+    a.overview = ComputeOverview(models[i], a.steps);
+    a.gpus = ComputeGpuSummaries(models[i], a.steps);
+    a.hta = ComputeHta(models[i], a.steps, hta);
+  });
   return out;
 }
 
@@ -377,10 +369,10 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
                                     {"std_s", "Std dev", Unit::kSeconds}});
   for (size_t i = 0; i < models.size(); ++i)
     for (const KernelStats& k : an[i].hta.top_kernels) {
-      std::string name = k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name;
-      top.rows.push_back({RankLabel(models[i], models), std::string(KernelTypeName(k.type)), name,
-                          k.count, Seconds(k.sum_ns), Seconds(k.mean_ns), Seconds(k.min_ns),
-                          Seconds(k.max_ns), Seconds(k.std_ns)});
+      top.rows.push_back({RankLabel(models[i], models), std::string(KernelTypeName(k.type)),
+                          base::Ellipsize(k.name, 90), k.count, Seconds(k.sum_ns),
+                          Seconds(k.mean_ns), Seconds(k.min_ns), Seconds(k.max_ns),
+                          Seconds(k.std_ns)});
     }
   if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "base/text.h"
+
 namespace trainprof::analysis {
 
 using report::Unit;
@@ -83,9 +85,8 @@ void AddChangeTables(report::Section& sec, const std::string& what, const std::s
   auto emit = [&](const std::vector<Row>& rows, const char* change) {
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(top_n); ++i) {
       const Row& r = rows[i];
-      std::string name = r.name.size() > 80 ? r.name.substr(0, 77) + "..." : r.name;
-      t.rows.push_back({std::string(change), name, r.a.count, r.b.count, r.a.ns / 1e9, r.b.ns / 1e9,
-                        r.delta() / 1e9});
+      t.rows.push_back({std::string(change), base::Ellipsize(r.name, 80), r.a.count, r.b.count,
+                        r.a.ns / 1e9, r.b.ns / 1e9, r.delta() / 1e9});
     }
   };
   emit(increased, "increased");

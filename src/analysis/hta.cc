@@ -28,8 +28,6 @@ struct Ev {
   EventKind kind;
 };
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 bool IsLaunchCall(std::string_view n, bool compat) {
   if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" || n == "cudaMemcpyAsync" ||
       n == "cudaMemsetAsync")
@@ -169,9 +167,9 @@ const char* IdleCategoryName(int c) {
 int HtaKernelType(std::string_view n) {
   // HTA: COMMUNICATION ^nccl.*Kernel; MEMORY ^Memcpy|^Memset|^dma;
   // OTHER .*Memcpy|^Memset|.*Sync; else COMPUTATION.
-  if (StartsWith(n, "nccl") && n.find("Kernel", 4) != std::string_view::npos)
+  if (n.starts_with("nccl") && n.find("Kernel", 4) != std::string_view::npos)
     return static_cast<int>(KernelType::kCommunication);
-  if (StartsWith(n, "Memcpy") || StartsWith(n, "Memset") || StartsWith(n, "dma"))
+  if (n.starts_with("Memcpy") || n.starts_with("Memset") || n.starts_with("dma"))
     return static_cast<int>(KernelType::kMemory);
   if (n.find("Memcpy") != std::string_view::npos || n.find("Sync") != std::string_view::npos)
     return kOtherType;

@@ -6,10 +6,8 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
-#include "analysis/hta.h"
-#include "analysis/steps.h"
+#include "analysis/analyze.h"
 #include "trace/trace_files.h"
 
 namespace trainprof::analysis {
@@ -29,15 +27,9 @@ Loaded LoadCompat(const std::string& folder) {
   auto models = trace::ReadTraceFiles(*files, {});
   EXPECT_TRUE(models.ok()) << models.status().message();
   l.models = std::move(*models);
-  std::set<std::string> step_names;
-  for (const auto& m : l.models)
-    for (size_t i = 0; i < m.size(); ++i)
-      if (ProfilerStepNumber(m.name_of(i)) >= 0) step_names.insert(m.name_of(i));
-  HtaOptions o;
-  o.hta_compat = true;
-  o.compat_drop_last_step = step_names.size() >= 2;
-  for (const auto& m : l.models)
-    l.hta.push_back(ComputeHta(m, FindSteps(m, StepsMode::kComplete), o));
+  AnalyzeOptions o;  // the path `trainprof analyze --hta-compat` takes
+  o.hta.hta_compat = true;
+  for (RankAnalysis& a : AnalyzeAll(l.models, o)) l.hta.push_back(std::move(a.hta));
   return l;
 }
 

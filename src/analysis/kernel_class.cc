@@ -20,8 +20,6 @@ bool ContainsNoCase(std::string_view hay, std::string_view needle) {
   return false;
 }
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 }  // namespace
 
 const char* KernelTypeName(KernelType t) {
@@ -40,7 +38,7 @@ bool IsCommunicationKernel(std::string_view name) {
   // NCCL's kernels were "ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type>" until 2.12 and are
   // "ncclDevKernel_<Coll>_..." or the generic "ncclDevKernel_Generic_N" since; RCCL keeps NCCL's
   // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". Demangled names start with "void ".
-  if (StartsWith(name, "void ")) name.remove_prefix(5);
+  if (name.starts_with("void ")) name.remove_prefix(5);
   return ContainsNoCase(name, "nccl") || ContainsNoCase(name, "rccl") ||
          ContainsNoCase(name, "hccl") || ContainsNoCase(name, "msccl");
 }
@@ -49,7 +47,7 @@ KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {
   if (kind == trace::EventKind::kMemcpy || kind == trace::EventKind::kMemset)
     return KernelType::kMemory;
   if (IsCommunicationKernel(name)) return KernelType::kCommunication;
-  if (StartsWith(name, "Memcpy") || StartsWith(name, "Memset")) return KernelType::kMemory;
+  if (name.starts_with("Memcpy") || name.starts_with("Memset")) return KernelType::kMemory;
   return KernelType::kComputation;
 }
 
@@ -82,12 +80,12 @@ bool UsesTensorCores(std::string_view n) {
 }
 
 bool IsCommunicationOp(std::string_view name) {
-  return StartsWith(name, "nccl:") || StartsWith(name, "c10d::") || StartsWith(name, "gloo:") ||
-         name == "record_param_comms" || StartsWith(name, "[DDP].");
+  return name.starts_with("nccl:") || name.starts_with("c10d::") || name.starts_with("gloo:") ||
+         name == "record_param_comms" || name.starts_with("[DDP].");
 }
 
 bool IsDataLoaderOp(std::string_view name) {
-  return StartsWith(name, "enumerate(DataLoader)#") || StartsWith(name, "enumerate(DataPipe)#") ||
+  return name.starts_with("enumerate(DataLoader)#") || name.starts_with("enumerate(DataPipe)#") ||
          name.ends_with("dataloader_next") || name.ends_with(".val_next");
 }
 

@@ -104,7 +104,8 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
   int64_t prev_end = out.steps[0].host_begin_ns;
   if (sdev_min[0] != kMax) {
     for (size_t i = 0; i < m.size(); ++i) {
-      if (!trace::IsGpuKind(m.kind[i])) continue;
+      // Only GPU work ending before step 0's own can move it; test that first (cheap, rare).
+      if (!trace::IsGpuKind(m.kind[i]) || m.end_ns(i) >= sdev_min[0]) continue;
       int32_t r = m.launcher[i];
       bool in_step = false;
       if (r >= 0) {
@@ -113,7 +114,7 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
         for (const Step& s : out.steps)
           if (t >= s.host_begin_ns && e <= s.host_end_ns) in_step = true;
       }
-      if (!in_step && m.end_ns(i) < sdev_min[0]) prev_end = std::max(prev_end, m.end_ns(i));
+      if (!in_step) prev_end = std::max(prev_end, m.end_ns(i));
     }
   }
   for (size_t i = 0; i < n; ++i) {

@@ -81,4 +81,9 @@ void AppendJsonEscaped(std::string& out, std::string_view s) {
   }
 }
 
+std::string Ellipsize(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max - 3)) + "...";
+}
+
 }  // namespace trainprof::base

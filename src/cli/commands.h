@@ -31,7 +31,7 @@ inline constexpr const char* kProfileDescription =
 // The `trainprof` binary leaves LibTorch out, so `analyze`, `diff` and `dataset` start in
 // milliseconds; `profile` runs in `trainprof-profile` (next to it), which this execs.
 // Returns only on failure, with the exit code.
-int ExecProfileBinary(int argc, char** argv);
+int ExecProfileBinary(char** argv);
 
 // Registers `profile`; *run is set to the function that runs it.
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);

@@ -18,12 +18,11 @@
 #include <string>
 #include <string_view>
 
-int trainprof::cli::ExecProfileBinary(int argc, char** argv) {
+int trainprof::cli::ExecProfileBinary(char** argv) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string path = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
   path = path.substr(0, path.find_last_of('/') + 1) + "trainprof-profile";
-  (void)argc;
   execv(path.c_str(), argv);
   fmt::print(stderr, "trainprof: profile runs in {}, which cannot be started: {}\n", path,
              std::strerror(errno));
@@ -34,7 +33,7 @@ int trainprof::cli::ExecProfileBinary(int argc, char** argv) {
 int main(int argc, char** argv) {
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
-    return trainprof::cli::ExecProfileBinary(argc, argv);
+    return trainprof::cli::ExecProfileBinary(argv);
 #endif
   try {
     CLI::App app{

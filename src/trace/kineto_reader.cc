@@ -21,6 +21,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/text.h"
+
 namespace trainprof::trace {
 namespace {
 
@@ -760,10 +762,6 @@ EventKind KindOf(std::string_view cat, bool* known) {
   return EventKind::kOther;
 }
 
-std::string Clip(std::string_view s) {
-  return s.size() > 60 ? std::string(s.substr(0, 57)) + "..." : std::string(s);
-}
-
 void Parser::Commit(const RawEvent& ev) {
   ++events_seen_;
   if (ev.ph.type != Scalar::kString) {
@@ -775,10 +773,7 @@ void Parser::Commit(const RawEvent& ev) {
   if (flow) {
     if (ev.cat.text == "ac2g" || ev.cat.text == "async_cpu_to_gpu") {
       std::optional<int64_t> id;
-      if (ev.id.type == Scalar::kNumber)
-        id = ToInt(ev.id.text);
-      else if (ev.id.type == Scalar::kString)
-        id = ToInt(ev.id.text);
+      if (ev.id.type == Scalar::kNumber || ev.id.type == Scalar::kString) id = ToInt(ev.id.text);
       if (!id) {
         Count("missing_fields", "a flow event without a numeric \"id\"");
         return;
@@ -803,7 +798,7 @@ void Parser::Commit(const RawEvent& ev) {
   if (ph != "X") return;  // metadata, counters, other instants: not analysed
   if (ev.ts.type != Scalar::kNumber || ev.dur.type != Scalar::kNumber ||
       ev.name.type != Scalar::kString) {
-    Count("missing_fields", fmt::format("\"{}\" lacks {}", Clip(ev.name.text),
+    Count("missing_fields", fmt::format("\"{}\" lacks {}", base::Ellipsize(ev.name.text, 60),
                                         ev.name.type != Scalar::kString ? "a name"
                                         : ev.ts.type != Scalar::kNumber ? "a numeric ts"
                                                                         : "a numeric dur"));
@@ -812,17 +807,18 @@ void Parser::Commit(const RawEvent& ev) {
   std::optional<int64_t> ts = MicrosToNs(ev.ts.text);
   std::optional<int64_t> dur = MicrosToNs(ev.dur.text);
   if (!ts || !dur || *dur < 0) {
-    Count("bad_time",
-          fmt::format("\"{}\" has ts {} and dur {}", Clip(ev.name.text), ev.ts.text, ev.dur.text));
+    Count("bad_time", fmt::format("\"{}\" has ts {} and dur {}", base::Ellipsize(ev.name.text, 60),
+                                  ev.ts.text, ev.dur.text));
     return;
   }
   bool known = true;
   EventKind k = EventKind::kOther;
   if (ev.cat.type == Scalar::kString) {
     k = KindOf(ev.cat.text, &known);
-    if (!known) Count("unknown_category:" + std::string(ev.cat.text), Clip(ev.name.text));
+    if (!known)
+      Count("unknown_category:" + std::string(ev.cat.text), base::Ellipsize(ev.name.text, 60));
   } else {
-    Count("unknown_category:", Clip(ev.name.text));
+    Count("unknown_category:", base::Ellipsize(ev.name.text, 60));
   }
   auto id_of = [&](const Scalar& s) -> int64_t {
     if (s.type == Scalar::kNumber) return ToInt(s.text).value_or(0);
@@ -959,11 +955,9 @@ StatusOr<TraceModel> Parser::Run() {
   if (end_ == 0)
     return InvalidArgument(fmt::format("{}: byte 0 (line 1, column 1): the file is empty", name_));
   for (;;) {
-    State before = state_;
     R r = Step();
     if (r == R::kErr) return Error(err_at_ ? err_at_ : buf_.data() + pos_, err_);
     if (r == R::kOk) {
-      (void)before;
       continue;
     }
     // kMore: the unit runs past the window.

@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <mutex>
 #include <optional>
-#include <thread>
 
+#include "base/parallel.h"
 #include "trace/kineto_reader.h"
 
 namespace trainprof::trace {
@@ -52,29 +51,19 @@ StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>&
     total += sizes[i];
   }
   std::mutex progress_mu;
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      ReadOptions ro;
-      if (options.progress) {
-        ro.progress = [&, i](int64_t bytes) {
-          std::lock_guard<std::mutex> lock(progress_mu);
-          done[i] = bytes;
-          int64_t sum = 0;
-          for (int64_t d : done) sum += d;
-          options.progress(sum, total);
-        };
-      }
-      results[i].emplace(ReadTraceFile(files[i], ro));
+  base::ParallelFor(files.size(), options.threads, [&](size_t i) {
+    ReadOptions ro;
+    if (options.progress) {
+      ro.progress = [&, i](int64_t bytes) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        done[i] = bytes;
+        int64_t sum = 0;
+        for (int64_t d : done) sum += d;
+        options.progress(sum, total);
+      };
     }
-  };
-  int threads =
-      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::clamp<int>(threads, 1, static_cast<int>(std::max<size_t>(files.size(), 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+    results[i].emplace(ReadTraceFile(files[i], ro));
+  });
 
   std::vector<TraceModel> out;
   out.reserve(files.size());
