@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/golden.h"
+#include "util/html_outline.h"
 #include "util/process.h"
 
 namespace {
@@ -216,3 +217,17 @@ TEST(Diff, ControlAgainstTest) {
 }
 
 }  // namespace
+
+// report.html of real analyses: its structure (sections, charts, tables, findings) is golden.
+class AnalyzeHtml : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AnalyzeHtml, StructureMatchesGolden) {
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + GetParam(), "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(testutil::MatchesGoldenJson("html/analyze_" + GetParam() + ".json",
+                                          testutil::HtmlOutline(testutil::ReadText(dir + "/report.html"))));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, AnalyzeHtml,
+                         ::testing::Values("trace_diff_control", "trace_filter", "cpu_only"));

@@ -19,9 +19,9 @@ namespace trainprof::session {
 // Errors name the folder that could not be created.
 StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns);
 
-// Renders `r` for the terminal into *summary and writes report.json, summary.txt and (with
-// `csv`) one CSV per table into `dir`. Errors: the first file not written (the others are
-// still attempted).
+// Renders `r` for the terminal into *summary and writes report.json, summary.txt, report.html
+// and (with `csv`) one CSV per table into `dir`. Errors: the first file not written (the others
+// are still attempted).
 Status WriteReportFiles(const report::Report& r, const std::string& dir, bool csv,
                         std::string* summary);
 

@@ -22,6 +22,7 @@
 #include "record/recorder.h"
 #include "record/statistics.h"
 #include "report/csv.h"
+#include "report/html.h"
 #include "report/json.h"
 #include "report/terminal.h"
 #include "session/extension.h"
@@ -77,6 +78,7 @@ Status WriteReportFiles(const report::Report& r, const std::string& dir, bool cs
   };
   keep(base::WriteFileAtomically(dir + "/report.json", report::RenderJsonString(r)));
   keep(base::WriteFileAtomically(dir + "/summary.txt", *summary));
+  keep(base::WriteFileAtomically(dir + "/report.html", report::RenderHtmlString(r)));
   if (csv) keep(report::WriteCsvFiles(r, dir, nullptr));
   return first;
 }

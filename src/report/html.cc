@@ -1,0 +1,329 @@
+#include "report/html.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "report/format.h"
+#include "report/html_views.h"
+#include "report/svg.h"
+
+namespace trainprof::report {
+namespace {
+
+using svg::AppendEscaped;
+using svg::Escaped;
+
+constexpr const char* kStyle = R"css(
+:root{--fg:#1d1d1f;--muted:#5f6368;--line:#dadce0;--bg2:#f6f7f9;--warn:#b26a00;--err:#c5221f}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);margin:0}
+header,nav,main,footer{max-width:1180px;margin:0 auto;padding:0 20px}
+header h1{font-size:22px;margin:18px 0 2px}
+.sub{color:var(--muted);margin:0 0 8px}
+nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding-top:6px;
+ padding-bottom:6px;z-index:1}
+nav a{margin-right:14px;color:#1a73e8;text-decoration:none;white-space:nowrap}
+h2{font-size:18px;margin:26px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+.findings ul{padding-left:0;list-style:none}
+.findings li{padding:6px 10px;margin:4px 0;border-left:4px solid #1a73e8;background:var(--bg2)}
+.findings li.warning{border-color:var(--warn)}
+.findings li.error{border-color:var(--err)}
+.findings .where{color:var(--muted);font-size:12px;margin-right:6px}
+.metrics{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px;margin:8px 0}
+.metric{background:var(--bg2);border-radius:6px;padding:8px 10px}
+.metric .k{display:block;color:var(--muted);font-size:12px}
+.metric .v{font-size:17px;font-weight:600}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}
+figure{margin:6px 0;break-inside:avoid}
+figcaption{font-weight:600;font-size:13px;margin-bottom:2px}
+svg.chart{width:100%;height:auto;font-size:11px}
+svg .grid{stroke:#ececec}svg .axis{stroke:#888}svg .frame{fill:none;stroke:#ccc}
+svg .series{fill:none;stroke-width:1.5}svg .tick,svg .cat,svg .val{fill:#555}
+svg .legend{fill:#333}svg .nodata{fill:#999;text-anchor:middle}
+svg .peak circle{fill:#d62728}svg .peak text{fill:#d62728;font-weight:600}
+svg .mark{fill:#d62728;font-size:12px}
+.table-wrap{overflow-x:auto;margin:8px 0}
+table.data{border-collapse:collapse;font-size:13px}
+table.data caption{text-align:left;font-weight:600;padding:4px 0}
+table.data th,table.data td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;
+ white-space:nowrap}
+table.data th{background:var(--bg2);cursor:pointer;user-select:none;position:relative}
+table.data th[aria-sort=ascending]::after{content:" \25B2";font-size:9px}
+table.data th[aria-sort=descending]::after{content:" \25BC";font-size:9px}
+table.data .num{text-align:right;font-variant-numeric:tabular-nums}
+table.data tfoot td{font-weight:600;border-top:1px solid #999}
+table.data tr.highlight td{background:#fde2e1}
+.note{color:var(--muted);font-size:12px;margin:2px 0}
+details{margin:6px 0}summary{cursor:pointer;color:#1a73e8}
+footer{color:var(--muted);font-size:12px;margin:30px auto 20px}
+@media print{nav{display:none}body{font-size:11px}.charts{display:block}
+ table.data th{cursor:auto}a{color:inherit}}
+)css";
+
+// Runs first: any script error or console.error lands in data-errors, which the browser test
+// reads from the page.
+constexpr const char* kErrorScript = R"js(
+(function(){var e=[],d=document.documentElement;function add(m){e.push(String(m));
+d.setAttribute('data-errors',e.join(' | '));}
+window.addEventListener('error',function(ev){add(ev.message||'error');});
+var ce=console.error;console.error=function(){add([].join.call(arguments,' '));
+ce.apply(console,arguments);};})();
+)js";
+
+constexpr const char* kSortScript = R"js(
+document.querySelectorAll('table.data').forEach(function(t){
+ var hs=t.tHead?t.tHead.rows[0].cells:[];
+ Array.prototype.forEach.call(hs,function(th,i){
+  th.tabIndex=0;
+  function sort(){
+   var asc=th.getAttribute('aria-sort')!=='ascending',num=th.classList.contains('num');
+   Array.prototype.forEach.call(hs,function(h){h.removeAttribute('aria-sort');});
+   th.setAttribute('aria-sort',asc?'ascending':'descending');
+   var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows);
+   rows.sort(function(x,y){
+    var p=x.cells[i],q=y.cells[i];
+    if(num){var u=parseFloat(p.dataset.v),v=parseFloat(q.dataset.v);
+     if(isNaN(u))return isNaN(v)?0:1;if(isNaN(v))return -1;return asc?u-v:v-u;}
+    return asc?p.textContent.localeCompare(q.textContent):q.textContent.localeCompare(p.textContent);
+   });
+   rows.forEach(function(r){b.appendChild(r);});
+  }
+  th.addEventListener('click',sort);
+  th.addEventListener('keydown',function(ev){if(ev.key==='Enter')sort();});
+ });
+});
+document.documentElement.setAttribute('data-ready','charts='+
+ document.querySelectorAll('svg.chart').length+' tables='+
+ document.querySelectorAll('table.data').length);
+)js";
+
+std::string MetaText(const Report& r, std::string_view key) {
+  for (const MetaEntry& m : r.meta)
+    if (m.key == key) return FormatHuman(m.value, Unit::kText);
+  return "";
+}
+
+bool IsNumeric(Unit u) { return u != Unit::kText && u != Unit::kBool; }
+
+void Cell(std::string& out, const Value& v, Unit unit) {
+  const bool num =
+      IsNumeric(unit) && (std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v));
+  if (num) {
+    fmt::format_to(std::back_inserter(out), "<td class=\"num\" data-v=\"{}\">", FormatMachine(v));
+  } else {
+    out += IsNumeric(unit) ? "<td class=\"num\">" : "<td>";
+  }
+  AppendEscaped(out, FormatHuman(v, unit));
+  out += "</td>";
+}
+
+void TableRows(std::string& out, const Table& t, const std::vector<std::vector<Value>>& rows,
+               size_t limit, const std::set<size_t>& highlight, bool body) {
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) {
+    out += highlight.count(i) > 0 ? "<tr class=\"highlight\">" : "<tr>";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (!t.columns[c].in_terminal) continue;
+      Unit unit = t.columns[c].unit;
+      if (unit == Unit::kByRow) {
+        unit = body && i < t.row_units.size() ? t.row_units[i] : Unit::kNumber;
+      }
+      Cell(out, c < rows[i].size() ? rows[i][c] : Value(), unit);
+    }
+    out += "</tr>";
+  }
+}
+
+void RenderTable(std::string& out, const Section& s, const Table& t) {
+  const size_t limit = t.kind == TableKind::kSeries ? kHtmlSeriesRowLimit : t.rows.size();
+  const size_t shown = std::min(limit, t.rows.size());
+  if (t.kind != TableKind::kTable) {
+    out += "<details><summary>";
+    AppendEscaped(out, t.title);
+    if (shown < t.rows.size()) {
+      fmt::format_to(std::back_inserter(out), " (first {} of {} rows; all in {}.csv)", shown,
+                     t.rows.size(), Escaped(t.id));
+    } else {
+      fmt::format_to(std::back_inserter(out), " ({} rows)", t.rows.size());
+    }
+    out += "</summary>";
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<div class=\"table-wrap\"><table class=\"data\" data-table=\"{}\" "
+                 "data-rows=\"{}\"><caption>",
+                 Escaped(t.id), shown);
+  AppendEscaped(out, t.title);
+  out += "</caption><thead><tr>";
+  for (const Column& c : t.columns) {
+    if (!c.in_terminal) continue;
+    out += IsNumeric(c.unit) ? "<th class=\"num\"" : "<th";
+    fmt::format_to(std::back_inserter(out), " data-key=\"{}\">", Escaped(c.key));
+    AppendEscaped(out, c.title);
+    out += "</th>";
+  }
+  out += "</tr></thead><tbody>";
+  TableRows(out, t, t.rows, limit, html::HighlightedRows(s, t), true);
+  out += "</tbody>";
+  if (!t.footer.empty()) {
+    out += "<tfoot>";
+    TableRows(out, t, t.footer, t.footer.size(), {}, false);
+    out += "</tfoot>";
+  }
+  out += "</table></div>";
+  for (const std::string& n : t.notes) {
+    out += "<p class=\"note\">";
+    AppendEscaped(out, n);
+    out += "</p>";
+  }
+  if (t.kind != TableKind::kTable) out += "</details>";
+}
+
+void RenderFindings(std::string& out, const Report& r) {
+  out +=
+      "<section id=\"findings\" class=\"findings\" data-section=\"findings\">"
+      "<h2>Findings and recommendations</h2>";
+  size_t count = 0;
+  std::string items;
+  for (Severity sev : {Severity::kError, Severity::kWarning, Severity::kInfo}) {
+    for (const Section& s : r.sections) {
+      for (const Finding& f : s.findings) {
+        if (f.severity != sev) continue;
+        ++count;
+        fmt::format_to(std::back_inserter(items), "<li class=\"{}\"><span class=\"where\">",
+                       SeverityName(sev));
+        AppendEscaped(items, s.title);
+        items += "</span>";
+        AppendEscaped(items, f.text);
+        items += "</li>";
+      }
+    }
+  }
+  if (count == 0) {
+    out += "<p class=\"note\">No findings: nothing crossed a threshold.</p>";
+  } else {
+    out += "<ul>" + items + "</ul>";
+  }
+  if (!r.diagnostics.empty()) {
+    Section d;
+    Table& t = d.AddTable("diagnostics", "Input and recording diagnostics",
+                          {{"severity", "Severity"},
+                           {"name", "Name"},
+                           {"count", "Count", Unit::kCount},
+                           {"message", "Message"}});
+    for (const Diagnostic& g : r.diagnostics)
+      t.rows.push_back({std::string(SeverityName(g.severity)), g.name, g.count, g.message});
+    RenderTable(out, d, t);
+  }
+  out += "</section>";
+}
+
+void RenderSection(std::string& out, const Section& s) {
+  fmt::format_to(std::back_inserter(out),
+                 "<section class=\"report-section\" id=\"s-{0}\" data-section=\"{0}\"><h2>",
+                 Escaped(s.id));
+  AppendEscaped(out, s.title);
+  out += "</h2>";
+  for (const std::string& n : s.notes) {
+    out += "<p class=\"note\">";
+    AppendEscaped(out, n);
+    out += "</p>";
+  }
+  if (!s.metrics.empty()) {
+    out += "<div class=\"metrics\">";
+    for (const Metric& m : s.metrics) {
+      fmt::format_to(std::back_inserter(out), "<div class=\"metric\" data-metric=\"{}\">",
+                     Escaped(m.key));
+      out += "<span class=\"k\">";
+      AppendEscaped(out, m.title);
+      out += "</span><span class=\"v\">";
+      AppendEscaped(out, FormatHuman(m.value, m.unit));
+      if (!m.suffix.empty() && !std::holds_alternative<std::monostate>(m.value)) {
+        out += ' ';
+        AppendEscaped(out, m.suffix);
+      }
+      out += "</span></div>";
+    }
+    out += "</div>";
+  }
+  std::vector<html::Chart> charts = html::SectionCharts(s);
+  if (!charts.empty()) {
+    out += "<div class=\"charts\">";
+    for (const html::Chart& c : charts) {
+      out += "<figure><figcaption>";
+      AppendEscaped(out, c.title);
+      out += "</figcaption>" + c.svg + "</figure>";
+    }
+    out += "</div>";
+  }
+  for (const Table& t : s.tables) RenderTable(out, s, t);
+  out += "</section>";
+}
+
+void RenderRunDetails(std::string& out, const Report& r) {
+  out +=
+      "<section class=\"report-section\" id=\"s-run\" data-section=\"run\">"
+      "<h2>Run details</h2>";
+  Section d;
+  Table& meta = d.AddTable("meta", "Metadata", {{"key", "Key"}, {"value", "Value"}});
+  for (const MetaEntry& m : r.meta) meta.rows.push_back({m.key, FormatHuman(m.value, Unit::kText)});
+  RenderTable(out, d, meta);
+  if (!r.config.empty()) {
+    Table& cfg = d.AddTable("config", "Configuration", {{"key", "Key"}, {"value", "Value"}},
+                            TableKind::kDetail);
+    for (const auto& [k, v] : r.config) cfg.rows.push_back({k, FormatHuman(v, Unit::kText)});
+    RenderTable(out, d, cfg);
+  }
+  out += "</section>";
+}
+
+}  // namespace
+
+void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
+  std::string page;
+  page.reserve(1 << 16);
+  fmt::format_to(std::back_inserter(page),
+                 "<!doctype html>\n<html lang=\"en\" data-kind=\"{}\" data-schema-version=\"{}\">"
+                 "<head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+                 "content=\"width=device-width,initial-scale=1\"><title>",
+                 Escaped(r.kind), r.schema_version);
+  AppendEscaped(page, r.title);
+  page += "</title><style>";
+  page += kStyle;
+  page += "</style><script>";
+  page += kErrorScript;
+  page += "</script></head><body><header><h1>";
+  AppendEscaped(page, r.title);
+  page += "</h1><p class=\"sub\">";
+  std::string sub = r.kind;
+  for (const char* key : {"created_utc", "host.name", "input", "run_dir"}) {
+    std::string v = MetaText(r, key);
+    if (!v.empty() && v != "-") sub += " \xc2\xb7 " + v;
+  }
+  AppendEscaped(page, sub);
+  page += "</p></header><nav><a href=\"#findings\">Findings</a>";
+  for (const Section& s : r.sections) {
+    fmt::format_to(std::back_inserter(page), "<a href=\"#s-{}\">", Escaped(s.id));
+    AppendEscaped(page, s.title);
+    page += "</a>";
+  }
+  page += "<a href=\"#s-run\">Run details</a></nav><main>";
+  RenderFindings(page, r);
+  for (const Section& s : r.sections) RenderSection(page, s);
+  RenderRunDetails(page, r);
+  page += "</main><footer>Written by trainprof ";
+  AppendEscaped(page, MetaText(r, "trainprof_version"));
+  page +=
+      ". Every figure is in report.json and the CSV files next to this page."
+      "</footer><script>";
+  page += kSortScript;
+  page += "</script></body></html>\n";
+  out << page;
+}
+
+std::string RenderHtmlString(const Report& r) {
+  std::ostringstream s;
+  HtmlRenderer().Render(r, s);
+  return s.str();
+}
+
+}  // namespace trainprof::report

@@ -1,0 +1,203 @@
+#include "report/html.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+#include "report/json.h"
+#include "report/json_reader.h"
+#include "report/svg.h"
+#include "util/golden.h"
+#include "util/html_outline.h"
+
+namespace trainprof::report {
+namespace {
+
+// A report with each view report.html knows (speed, memory, ranks with a straggler), a series
+// no view knows, a detail table, a by-row table and text that must be escaped.
+Report ViewsReport() {
+  Report r;
+  r.title = "views <script>alert(1)</script> & co";
+  r.AddMeta("trainprof_version", std::string("0.1.0"));
+  r.AddMeta("created_utc", std::string("2026-11-23T00:00:00Z"));
+  r.config.emplace_back("training.epochs", int64_t{2});
+
+  Section& speed = r.AddSection("speed", "Speed report");
+  speed.AddMetric("training_avg_throughput_per_sample", "Training throughput per sample", 812.5,
+                  Unit::kPerSecond, "samples/s");
+  for (const char* id : {"training_rate", "validation_rate"}) {
+    Table& t = speed.AddTable(id, id,
+                              {{"step", "Step", Unit::kCount},
+                               {"time_s", "Time", Unit::kSeconds},
+                               {"samples_per_s", "Samples/s", Unit::kPerSecond},
+                               {"data_wait_s", "Data wait", Unit::kSeconds}},
+                              TableKind::kSeries);
+    for (int64_t i = 0; i < 1500; ++i) {
+      t.rows.push_back({i, 0.01 * static_cast<double>(i), 800.0 + static_cast<double>(i % 7),
+                        i == 700 ? 0.25 : 0.001});
+    }
+  }
+  speed.findings.push_back({Severity::kWarning, "data loading > 5 % of the step"});
+
+  Section& ops = r.AddSection("operators", "Operator and memory report");
+  Table& mem = ops.AddTable("memory_timeline", "Memory timeline",
+                            {{"time_s", "Time", Unit::kSeconds},
+                             {"device", "Device", Unit::kText},
+                             {"allocated_bytes", "Allocated", Unit::kBytes},
+                             {"reserved_bytes", "Reserved", Unit::kBytes}},
+                            TableKind::kSeries);
+  for (int i = 0; i < 100000; ++i) {  // long: reduced for the chart, its peak kept
+    const double bytes = i == 54321 ? 3.0 * (1 << 30) : 1e6 * (i % 100);
+    mem.rows.push_back({1e-3 * i, std::string("cpu"), bytes, Value()});
+  }
+  Table& detail = ops.AddTable("operators", "Every operator",
+                               {{"name", "Name"}, {"self_cpu_s", "Self CPU", Unit::kSeconds}},
+                               TableKind::kDetail);
+  detail.rows.push_back({std::string("aten::mm"), 0.5});
+
+  Section& ranks = r.AddSection("ranks", "Ranks");
+  Table& rt = ranks.AddTable(
+      "rank_summary", "Per rank",
+      {{"rank", "Rank", Unit::kCount}, {"median_step_s", "Median step", Unit::kSeconds}});
+  for (int64_t rank = 0; rank < 4; ++rank) rt.rows.push_back({rank, rank == 2 ? 0.013 : 0.010});
+  ranks.AddMetric("slowest_rank", "Slowest rank", int64_t{2}, Unit::kCount);
+  ranks.findings.push_back({Severity::kWarning, "rank 2 is the slowest (straggler)"});
+
+  Section& other = r.AddSection("custom", "A section from a later issue");
+  Table& s = other.AddTable("queue_depth", "Queue depth over time",
+                            {{"time_s", "Time", Unit::kSeconds},
+                             {"depth", "Depth", Unit::kCount},
+                             {"label", "Label", Unit::kText}},
+                            TableKind::kSeries);
+  s.rows.push_back({0.0, int64_t{1}, std::string("a")});
+  s.rows.push_back({1.0, int64_t{3}, std::string("b")});
+  Table& by_row =
+      other.AddTable("figures", "Figures",
+                     {{"figure", "Figure"}, {"unit", "Unit"}, {"mean", "Mean", Unit::kByRow}});
+  by_row.rows.push_back({std::string("CPU"), std::string("percent"), 50.0});
+  by_row.rows.push_back({std::string("RSS"), std::string("bytes"), 1048576.0});
+  by_row.row_units = {Unit::kPercent, Unit::kBytes};
+
+  r.diagnostics.push_back({Severity::kWarning, "dropped_events", 3, "3 events dropped"});
+  return r;
+}
+
+TEST(HtmlTest, OutlineMatchesGolden) {
+  const std::string html = RenderHtmlString(ViewsReport());
+  EXPECT_TRUE(testutil::MatchesGoldenJson("html/views_outline.json", testutil::HtmlOutline(html)));
+}
+
+TEST(HtmlTest, EscapesTextAndFetchesNothing) {
+  const std::string html = RenderHtmlString(ViewsReport());
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("views &lt;script&gt;alert(1)&lt;/script&gt; &amp; co"), std::string::npos);
+  auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  EXPECT_EQ(outline["external_references"], 0);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+}
+
+TEST(HtmlTest, SeriesTablesAreCutButChartsSeeEveryPeak) {
+  const std::string html = RenderHtmlString(ViewsReport());
+  EXPECT_NE(html.find("(first 1000 of 1500 rows; all in training_rate.csv)"), std::string::npos);
+  // The memory spike is one row in 100 000; the chart's peak label still names it.
+  EXPECT_NE(html.find("peak " + FormatHuman(3.0 * (1 << 30), Unit::kBytes) + " at " +
+                      FormatHuman(54.321, Unit::kSeconds)),
+            std::string::npos);
+  // The data-wait spike of step 700 is a bar with its value.
+  EXPECT_NE(html.find("<title>700: " + FormatHuman(0.25, Unit::kSeconds) + "</title>"),
+            std::string::npos);
+}
+
+TEST(HtmlTest, ByRowUnitsAndStraggler) {
+  const std::string html = RenderHtmlString(ViewsReport());
+  EXPECT_NE(html.find("data-v=\"50\">50.0 %</td>"), std::string::npos);
+  EXPECT_NE(html.find("data-v=\"1048576\">1.00 MiB</td>"), std::string::npos);
+  auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  for (const auto& s : outline["sections"]) {
+    if (s["id"] != "ranks") continue;
+    EXPECT_EQ(s["tables"][0]["highlighted"], 1);
+    EXPECT_EQ(s["charts"][0]["id"], "rank_median_step");
+  }
+}
+
+TEST(HtmlTest, NoStragglerWithoutAWarning) {
+  Report r = ViewsReport();
+  for (Section& s : r.sections)
+    if (s.id == "ranks") s.findings.clear();
+  auto outline = nlohmann::json::parse(testutil::HtmlOutline(RenderHtmlString(r)));
+  for (const auto& s : outline["sections"])
+    if (s["id"] == "ranks") EXPECT_EQ(s["tables"][0]["highlighted"], 0);
+}
+
+TEST(SvgTest, NiceTicks) {
+  EXPECT_EQ(svg::NiceTicks(0, 9.3, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(svg::NiceTicks(0, 0.03, 3), (std::vector<double>{0, 0.01, 0.02, 0.03}));
+  EXPECT_EQ(svg::NiceTicks(-5, 5, 2), (std::vector<double>{-5, 0, 5}));
+  EXPECT_EQ(svg::NiceTicks(1, 1, 5), (std::vector<double>{1}));
+}
+
+TEST(SvgTest, EmptyChartsSaySo) {
+  svg::LineChart line{.id = "l", .title = "nothing"};
+  line.lines.push_back({"a", {0, 1}, {NAN, NAN}});
+  EXPECT_NE(svg::Render(line).find("no values to plot"), std::string::npos);
+  svg::BarChart bar{.id = "b", .title = "nothing"};
+  EXPECT_NE(svg::Render(bar).find("no values to plot"), std::string::npos);
+}
+
+TEST(SvgTest, StackedBarsCarryEverySegment) {
+  svg::BarChart c{.id = "steps", .title = "Steps", .unit = Unit::kSeconds};
+  c.bars = {"#1", "#2"};
+  c.segments = {"Kernel", "Memcpy"};
+  c.values = {{0.010, 0.002}, {0.011, 0.001}};
+  const std::string s = svg::Render(c);
+  EXPECT_NE(s.find("data-series=\"2\""), std::string::npos);
+  EXPECT_NE(s.find("<title>#2 \xe2\x80\x94 Memcpy: " + FormatHuman(0.001, Unit::kSeconds)),
+            std::string::npos);
+}
+
+TEST(JsonReaderTest, RoundTripsEveryField) {
+  const std::string once = RenderJsonString(ViewsReport());
+  auto back = ParseReportJson(once, "x.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const std::string twice = RenderJsonString(*back);
+  auto diff = std::mismatch(once.begin(), once.end(), twice.begin(), twice.end());
+  EXPECT_TRUE(diff.first == once.end() && diff.second == twice.end())
+      << "first difference at byte " << (diff.first - once.begin()) << ": "
+      << once.substr(diff.first - once.begin(), 80) << " vs "
+      << twice.substr(diff.second - twice.begin(), 80);
+  const Table& by_row = back->sections[3].tables[1];
+  EXPECT_EQ(by_row.row_units, (std::vector<Unit>{Unit::kPercent, Unit::kBytes}));
+  // The page of a report read back is the page of the report.
+  EXPECT_TRUE(RenderHtmlString(*back) == RenderHtmlString(ViewsReport()));
+}
+
+TEST(JsonReaderTest, BadInputIsOneClearError) {
+  auto not_json = ParseReportJson("{\"schema_version\": 1,", "runs/a/report.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_EQ(not_json.status().message(), "runs/a/report.json: not valid JSON at byte 22");
+  auto foreign = ParseReportJson("{\"traceEvents\": []}", "t.json");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.status().message(),
+            "t.json: not a trainprof report (no \"schema_version\" and \"sections\")");
+  auto newer = ParseReportJson("{\"schema_version\": 99, \"sections\": []}", "n.json");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(newer.status().message(),
+            "n.json: report schema_version 99 is newer than this trainprof reads (1); use a "
+            "newer trainprof");
+  auto bad_table = ParseReportJson(
+      "{\"schema_version\": 1, \"sections\": [{\"id\": \"s\", \"tables\": [{\"id\": 3}]}]}",
+      "b.json");
+  ASSERT_FALSE(bad_table.ok());
+  EXPECT_EQ(bad_table.status().message(), "b.json: section \"s\": a table without \"columns\"");
+  auto missing = ReadReportJson("/nonexistent/report.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace trainprof::report

@@ -1,0 +1,160 @@
+// report.html in a real browser: headless Chromium (Debian's `chromium`) opens the page from
+// disk, runs its script, and we read back the DOM it ends with. The page must load with no
+// console message and no script error, show the charts and tables the file holds, and sort a
+// table on a click. A screenshot of each page is kept in <build>/test-artifacts/.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "util/golden.h"
+#include "util/html_outline.h"
+#include "util/process.h"
+
+namespace {
+
+namespace testutil = trainprof::testutil;
+namespace fs = std::filesystem;
+using testutil::RunProcess;
+const std::string kTraces = std::string(TRAINPROF_SHARED_DIR) + "/data/traces/";
+
+// TRAINPROF_CHROMIUM, else `chromium` on PATH.
+std::string Chromium() {
+  if (const char* env = std::getenv("TRAINPROF_CHROMIUM")) return env;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (fs::exists(d + "/chromium")) return d + "/chromium";
+  return "chromium (not found on PATH)";
+}
+
+struct Page {
+  testutil::ProcessResult run;
+  nlohmann::json outline;  // of the DOM after the script ran
+  std::string console;     // Chromium's "CONSOLE" log lines: anything the page logged
+};
+
+// Opens `html` in headless Chromium and returns the DOM it ends with.
+Page Open(const std::string& html, const std::string& screenshot = "") {
+  // Its own profile folder, next to the page (parallel tests must not share one).
+  const std::string profile = (fs::path(html).parent_path() / "chromium-profile").string();
+  std::vector<std::string> argv = {Chromium(),
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--hide-scrollbars",
+                                   "--user-data-dir=" + profile,
+                                   "--enable-logging=stderr",
+                                   "--v=0"};
+  if (!screenshot.empty()) {
+    argv.push_back("--window-size=1280,2400");
+    argv.push_back("--screenshot=" + screenshot);
+  } else {
+    argv.push_back("--dump-dom");
+  }
+  argv.push_back("file://" + fs::absolute(html).string());
+  Page p;
+  p.run = RunProcess(argv);
+  std::istringstream err(p.run.err);
+  for (std::string line; std::getline(err, line);)
+    if (line.find(":CONSOLE") != std::string::npos) p.console += line + "\n";
+  if (screenshot.empty()) p.outline = nlohmann::json::parse(testutil::HtmlOutline(p.run.out));
+  return p;
+}
+
+// The page opens cleanly, and what the browser shows is what the file holds.
+void ExpectLoads(const std::string& html, const std::string& artifact) {
+  auto file = nlohmann::json::parse(testutil::HtmlOutline(testutil::ReadText(html)));
+  Page p = Open(html);
+  ASSERT_EQ(p.run.exit_code, 0) << Chromium() << " could not run (scripts/install-deps.sh "
+                                << "installs Debian's chromium): " << p.run.err;
+  EXPECT_EQ(p.console, "") << "the page logged to the console";
+  EXPECT_EQ(p.outline["errors"], "");
+  EXPECT_FALSE(p.run.out.empty()) << p.run.err;
+  size_t charts = 0, tables = 0;
+  for (const auto& s : file["sections"]) {
+    charts += s["charts"].size();
+    tables += s["tables"].size();
+  }
+  EXPECT_GT(charts, 0u);
+  EXPECT_EQ(p.outline["ready"],
+            "charts=" + std::to_string(charts) + " tables=" + std::to_string(tables));
+  EXPECT_EQ(p.outline["sections"], file["sections"]);
+  EXPECT_EQ(p.outline["external_references"], 0);
+
+  const std::string dir = std::string(TRAINPROF_ARTIFACT_DIR);
+  fs::create_directories(dir);
+  const std::string png = dir + "/" + artifact;
+  fs::remove(png);
+  Page shot = Open(html, png);
+  ASSERT_EQ(shot.run.exit_code, 0) << shot.run.err;
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 20'000u) << "a screenshot of a blank page is small";
+}
+
+TEST(BrowserTest, AnalyzeReportOfTwoRanks) {
+  const std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "trace_filter", "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectLoads(dir + "/report.html", "analyze_report.png");
+}
+
+TEST(BrowserTest, ClickSortsATable) {
+  const std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "trace_diff_control", "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The page as written, plus a script that clicks "Step time" twice (ascending, then
+  // descending) and writes the order of the step column into an attribute.
+  std::string html = testutil::ReadText(dir + "/report.html");
+  const std::string probe =
+      "<script>var t=document.querySelector('table[data-table=step_breakdown]');"
+      "var th=t.querySelector('th[data-key=step_time_s]');th.click();"
+      "var a=[].map.call(t.tBodies[0].rows,function(r){return r.cells[2].dataset.v;});"
+      "th.click();var d=[].map.call(t.tBodies[0].rows,function(r){return r.cells[2].dataset.v;});"
+      "document.documentElement.setAttribute('data-probe',a.join(',')+';'+d.join(','));"
+      "</script></body>";
+  html.replace(html.rfind("</body>"), 7, probe);
+  const std::string page = dir + "/probe.html";
+  std::ofstream(page) << html;
+  Page p = Open(page);
+  ASSERT_EQ(p.run.exit_code, 0) << p.run.err;
+  EXPECT_EQ(p.console, "");
+  const std::string dom = p.run.out;
+  const size_t at = dom.find("data-probe=\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string probe_value = dom.substr(at + 12, dom.find('"', at + 12) - at - 12);
+  const std::string asc = probe_value.substr(0, probe_value.find(';'));
+  const std::string desc = probe_value.substr(probe_value.find(';') + 1);
+  std::vector<double> up, down;
+  for (auto [text, out] : {std::pair{asc, &up}, std::pair{desc, &down}}) {
+    std::istringstream in(text);
+    for (std::string v; std::getline(in, v, ',');) out->push_back(std::stod(v));
+  }
+  ASSERT_EQ(up.size(), 6u);
+  EXPECT_TRUE(std::is_sorted(up.begin(), up.end()));
+  EXPECT_TRUE(std::is_sorted(down.rbegin(), down.rend()));
+}
+
+#ifdef TRAINPROF_HAVE_TORCH
+TEST(BrowserTest, ProfileReport) {
+  const std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "profile", "--epochs", "1", "--limit-train-batches", "40",
+                       "--quiet", "--set", "system.enabled=true", "--set", "system.interval_s=0.05",
+                       "--run-dir", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectLoads(dir + "/report.html", "profile_report.png");
+  auto file =
+      nlohmann::json::parse(testutil::HtmlOutline(testutil::ReadText(dir + "/report.html")));
+  std::vector<std::string> charts;
+  for (const auto& s : file["sections"])
+    for (const auto& c : s["charts"]) charts.push_back(c["id"]);
+  for (const char* id : {"time_report", "throughput", "dataloader_wait", "system_cpu",
+                         "system_memory", "memory_timeline", "operators_top"})
+    EXPECT_NE(std::find(charts.begin(), charts.end(), id), charts.end()) << id;
+}
+#endif
+
+}  // namespace
