@@ -277,6 +277,19 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
                          opt(g.sm_efficiency_pct), opt(g.occupancy_pct), g.tensor_core_pct});
     }
   if (gt.rows.empty()) gs.notes.push_back("No GPU kernels in the trace: a CPU-only run.");
+  // Headline figures for run history and `trainprof compare`.
+  double util_sum = 0;
+  int64_t gpus = 0, peak = -1;
+  for (size_t i = 0; i < models.size(); ++i) {
+    for (const GpuSummary& g : an[i].gpus) util_sum += g.utilization_pct, ++gpus;
+    for (const auto& [dev, bytes] : models[i].peak_allocated_bytes) peak = std::max(peak, bytes);
+  }
+  if (gpus > 0)
+    gs.AddMetric("avg_utilization_pct", "GPU utilization (mean over GPUs)",
+                 util_sum / static_cast<double>(gpus), Unit::kPercent);
+  if (peak >= 0)
+    gs.AddMetric("peak_allocated_bytes", "Peak memory allocated (largest GPU, [memory] events)",
+                 peak, Unit::kBytes);
 
   // --- HTA breakdowns -------------------------------------------------------------------
   report::Section& hs = r.AddSection("hta", "HTA breakdowns");

@@ -31,6 +31,7 @@ struct AnalyzeFlags {
   int threads = 0;
   std::string progress = "auto";
   Options::Output out;
+  std::string db;  // run history (--db)
 };
 
 int64_t NowNs() {
@@ -96,7 +97,8 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
 }
 
 // Writes the run folder and prints the report (or its JSON).
-int Emit(report::Report& r, const AnalyzeFlags& f) {
+// `record`: add the run to the run history (analyze; a diff is not a run).
+int Emit(report::Report& r, const AnalyzeFlags& f, bool record) {
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
   auto dir = session::CreateRunDir(f.out, NowNs());
@@ -111,13 +113,13 @@ int Emit(report::Report& r, const AnalyzeFlags& f) {
     std::cout << report::RenderJsonString(r) << "\n";
   } else {
     fmt::print("{}", summary);
-    fmt::print("\nReports written to {}/ (summary.txt, report.json, *.csv)\n", *dir);
+    fmt::print("\nReports written to {}/ (report.html, summary.txt, report.json, *.csv)\n", *dir);
   }
   if (!w.ok()) {
     fmt::print(stderr, "trainprof: {}\n", w.message());
     return kExitNoOutput;
   }
-  return kExitOk;
+  return record ? RecordRun(r, *dir, f.db, f.format == "json") : kExitOk;
 }
 
 int RunAnalyze(const AnalyzeFlags& f) {
@@ -126,7 +128,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   report::Report r = analysis::BuildAnalyzeReport(l->models, l->analyses, ToOptions(f), f.path);
   for (size_t i = 0; i < l->files.size(); ++i)
     r.AddMeta(fmt::format("files.{}", i), l->files[i], false);
-  return Emit(r, f);
+  return Emit(r, f, /*record=*/true);
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
@@ -136,7 +138,7 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   if (!b) return kExitBadInput;
   report::Report r = analysis::BuildDiffReport({f.path, &a->models, &a->analyses},
                                                {b_path, &b->models, &b->analyses}, f.top_kernels);
-  return Emit(r, f);
+  return Emit(r, f, /*record=*/false);
 }
 
 // Options shared by analyze and diff.
@@ -160,6 +162,9 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--out", f->out.dir, "Run folders are created below this folder")
       ->default_val("runs");
   sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
+  sub->add_option("--db", f->db,
+                  "Run history the run is recorded in (default: $TRAINPROF_DB, else "
+                  "runs/trainprof.db; off: none)");
 }
 
 }  // namespace

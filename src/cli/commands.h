@@ -4,6 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+
+#include "report/report.h"
 
 namespace trainprof::cli {
 
@@ -37,6 +40,14 @@ int ExecProfileBinary(char** argv);
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);
 // Registers `analyze` and `diff`.
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run);
+// Registers `runs list`, `runs show` and `compare`.
+void AddHistoryCommands(CLI::App& app, std::function<int()>* run);
+// Adds a finished run to the run history (--db flag, $TRAINPROF_DB, runs/trainprof.db; "off":
+// none). Prints why on failure and returns kExitFailure; the run's files are untouched.
+int RecordRun(const report::Report& r, const std::string& dir, const std::string& db_flag,
+              bool quiet);
+// The same for a run folder's report.json.
+int RecordRunFolder(const std::string& dir, const std::string& db_flag);
 // Registers `dataset export-png` and `dataset export-packed`.
 void AddDatasetCommand(CLI::App& app, std::function<int()>* run);
 

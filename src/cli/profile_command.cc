@@ -32,6 +32,7 @@ struct ProfileFlags {
   std::string config;
   std::vector<std::string> sets;
   std::string output_dir, run_dir, name;
+  std::string db;  // run history (--db)
   int64_t epochs = 0, limit_train_batches = -1, nproc_per_node = 0;
   bool verbose = false, quiet = false, print_config = false;
 };
@@ -317,12 +318,16 @@ int RunProfile(const ProfileFlags& f) {
     if (!fin.ok()) rank_status = fmt::format("its reports were not all written: {}", fin.message());
     if (env->rank == 0) fmt::print("{}", s.summary());
     const int merged = ExchangeReports(*ranks, cfg, s.run_dir(), rank_status);
+    if (env->rank == 0 && code == kExitOk && merged == kExitOk)
+      return RecordRunFolder(ranks->merged_dir, f.db);
     return code != kExitOk ? code : merged;
   }
   fmt::print("{}", s.summary());
   if (!fin.ok()) return Fail(kExitFailure, fin);
-  fmt::print("\nReports written to {}/ (summary.txt, report.json, *.csv, trace.json)\n",
-             s.run_dir());
+  fmt::print(
+      "\nReports written to {}/ (report.html, summary.txt, report.json, *.csv, trace.json)\n",
+      s.run_dir());
+  if (code == kExitOk) return RecordRunFolder(s.run_dir(), f.db);
   return code;
 #endif
 }
@@ -347,6 +352,9 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
                   "output.dir: run folders are created below it");
   cmd->add_option("--run-dir", flags->run_dir, "output.run_dir: use exactly this run folder");
   cmd->add_option("--name", flags->name, "output.name: the run folder's name suffix");
+  cmd->add_option("--db", flags->db,
+                  "Run history the run is recorded in (default: $TRAINPROF_DB, else "
+                  "runs/trainprof.db; off: none)");
   cmd->add_flag("-v,--verbose", flags->verbose, "time.verbose: every action in the time report");
   cmd->add_flag("-q,--quiet", flags->quiet, "training.progress=off: no progress display");
   cmd->add_flag("--list-keys", flags->print_config,

@@ -1,0 +1,286 @@
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "history/compare.h"
+#include "history/key_figures.h"
+#include "history/run_db.h"
+#include "util/golden.h"
+
+namespace trainprof::history {
+namespace {
+
+using report::Unit;
+
+// A profile report with the figures the history reads.
+report::Report ProfileReport(double samples_per_s, double peak_rss, int64_t batch = 64) {
+  report::Report r;
+  r.kind = "profile";
+  r.title = "trainprof report: fashion-mnist";
+  r.AddMeta("created_utc", std::string("2026-11-23T10:00:00Z"));
+  r.AddMeta("host.name", std::string("node-1"));
+  r.AddMeta("peak_rss_bytes", peak_rss);
+  r.config.emplace_back("training.batch_size", batch);
+  r.config.emplace_back("output.name", std::string("fashion-mnist"));
+  r.config.emplace_back("output.run_dir", std::string("/tmp/x"));
+  report::Section& s = r.AddSection("speed", "Speed report");
+  s.AddMetric("training_avg_throughput_per_sample", "Training throughput per sample", samples_per_s,
+              Unit::kPerSecond, "samples/s");
+  s.AddMetric("training_dataloader_wait_pct", "Training time waiting for data", 4.0,
+              Unit::kPercent);
+  report::Table& t = s.AddTable("speed_report", "Throughput per stage",
+                                {{"stage", "Stage"}, {"mean_s", "Mean", Unit::kSeconds}});
+  t.rows.push_back({std::string("training"), 64.0 / samples_per_s});
+  return r;
+}
+
+RunRecord Record(const std::string& id, const std::string& kind, double throughput,
+                 const std::string& commit = "") {
+  RunRecord r =
+      RecordFromReport(ProfileReport(throughput, 1e9), "/tmp/run-" + id, {commit, "main"});
+  r.id = id;
+  r.kind = kind;
+  return r;
+}
+
+TEST(KeyFiguresTest, FromAProfileReport) {
+  KeyFigures k = ExtractKeyFigures(ProfileReport(1000, 2e9));
+  EXPECT_DOUBLE_EQ(k.Get("training_throughput"), 1000);
+  EXPECT_DOUBLE_EQ(k.Get("step_time"), 0.064);
+  EXPECT_DOUBLE_EQ(k.Get("dataloader_share"), 4.0);
+  EXPECT_DOUBLE_EQ(k.Get("peak_memory"), 2e9);
+  EXPECT_TRUE(std::isnan(k.Get("energy_per_sample")));  // not measured is empty, never 0
+  EXPECT_TRUE(std::isnan(k.Get("no_such_figure")));
+}
+
+TEST(KeyFiguresTest, ConfigHashIgnoresOutputKeys) {
+  report::Report a = ProfileReport(1, 1), b = ProfileReport(1, 1), c = ProfileReport(1, 1, 32);
+  b.config[2].second = std::string("/elsewhere");
+  EXPECT_EQ(ConfigHash(a), ConfigHash(b));
+  EXPECT_NE(ConfigHash(a), ConfigHash(c));
+  EXPECT_EQ(ConfigHash(a).size(), 16u);
+}
+
+TEST(RunDbTest, ConcurrentWritersLoseNothing) {
+  const std::string path = testutil::FreshTempDir() + "/history/trainprof.db";
+  constexpr int kWriters = 8, kRuns = 40;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      // Each writer opens its own connection, as separate ranks and jobs do; the first ones
+      // race to create the database.
+      auto db = RunDb::Open(path, true);
+      if (!db.ok()) {
+        ++failures;
+        ADD_FAILURE() << db.status().message();
+        return;
+      }
+      for (int i = 0; i < kRuns; ++i) {
+        Status s = (*db)->Insert(Record(fmt::format("w{}-{}", w, i), "profile", 100.0 + i));
+        if (!s.ok()) ++failures, ADD_FAILURE() << s.message();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto db = RunDb::Open(path, false);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  auto all = (*db)->List({.last = 0});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), static_cast<size_t>(kWriters * kRuns));
+  std::set<std::string> ids;
+  for (const RunRecord& r : *all) ids.insert(r.id);
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kWriters * kRuns));
+}
+
+TEST(RunDbTest, ListFindAndWhere) {
+  const std::string path = testutil::FreshTempDir() + "/trainprof.db";
+  auto db = RunDb::Open(path, true);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Insert(Record("20261123T100000Z-aaaaaa", "profile", 500, "c1")).ok());
+  ASSERT_TRUE((*db)->Insert(Record("20261123T100100Z-bbbbbb", "analyze", 700, "c2")).ok());
+  ASSERT_TRUE((*db)->Insert(Record("20261123T100200Z-cccccc", "profile", 900, "c3")).ok());
+
+  auto last2 = (*db)->List({.last = 2});
+  ASSERT_TRUE(last2.ok());
+  ASSERT_EQ(last2->size(), 2u);
+  EXPECT_EQ((*last2)[0].id, "20261123T100200Z-cccccc");  // newest first
+  EXPECT_DOUBLE_EQ((*last2)[0].figures.Get("training_throughput"), 900);
+
+  auto fast = (*db)->List({.last = 0, .where = {"kind = profile", "training_throughput > 600"}});
+  ASSERT_TRUE(fast.ok());
+  ASSERT_EQ(fast->size(), 1u);
+  EXPECT_EQ((*fast)[0].id, "20261123T100200Z-cccccc");
+  auto by_alias = (*db)->List({.last = 0, .where = {"commit ~ c2"}});
+  ASSERT_TRUE(by_alias.ok());
+  ASSERT_EQ(by_alias->size(), 1u);
+  EXPECT_EQ((*by_alias)[0].kind, "analyze");
+
+  auto typo = (*db)->List({.where = {"trainin_throughput > 5"}});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("unknown field \"trainin_throughput\" (did you mean "
+                                         "\"training_throughput\"?)"),
+            std::string::npos)
+      << typo.status().message();
+  auto nan = (*db)->List({.where = {"step_time < fast"}});
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(
+      nan.status().message(),
+      "--where 'step_time < fast': \"step_time\" is a number field; \"fast\" is not a number");
+  EXPECT_FALSE((*db)->List({.where = {"kind profile"}}).ok());
+
+  EXPECT_EQ((*db)->Find("latest")->id, "20261123T100200Z-cccccc");
+  EXPECT_EQ((*db)->Find("latest~2")->id, "20261123T100000Z-aaaaaa");
+  EXPECT_EQ((*db)->Find("20261123T1001")->id, "20261123T100100Z-bbbbbb");
+  EXPECT_EQ((*db)->Find("latest~3").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*db)->Find("latest~x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*db)->Find("nope").status().code(), StatusCode::kNotFound);
+  auto ambiguous = (*db)->Find("20261123T10");
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_NE(ambiguous.status().message().find("several runs"), std::string::npos);
+
+  auto ancestor = (*db)->NewestAtCommits({"c9", "c1", "c2"}, "profile", "");
+  ASSERT_TRUE(ancestor.ok() && ancestor->has_value());
+  EXPECT_EQ((**ancestor).id, "20261123T100000Z-aaaaaa");  // c2 is an analyze run
+  auto none = (*db)->NewestAtCommits({"c1"}, "profile", "20261123T100000Z-aaaaaa");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST(RunDbTest, BadDatabasesAreClearErrors) {
+  const std::string dir = testutil::FreshTempDir();
+  EXPECT_EQ(RunDb::Open(dir + "/missing.db", false).status().code(), StatusCode::kNotFound);
+
+  std::ofstream(dir + "/garbage.db") << std::string(4096, 'x');
+  auto garbage = RunDb::Open(dir + "/garbage.db", true);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.status().message(),
+            dir +
+                "/garbage.db: not an SQLite database (damaged, or another kind of file); move "
+                "it away and trainprof starts a new history");
+
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir + "/foreign.db").c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "CREATE TABLE songs(title TEXT)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto foreign = RunDb::Open(dir + "/foreign.db", true);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.status().message(),
+            dir +
+                "/foreign.db: an SQLite database, but not trainprof's run history (it has 1 "
+                "other tables)");
+
+  {
+    auto db = RunDb::Open(dir + "/newer.db", true);
+    ASSERT_TRUE(db.ok());
+  }
+  ASSERT_EQ(sqlite3_open((dir + "/newer.db").c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "PRAGMA user_version = 7", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto newer = RunDb::Open(dir + "/newer.db", false);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(newer.status().message().find("schema 7 is newer"), std::string::npos);
+}
+
+LoadedRun Loaded(std::string given, report::Report r) {
+  LoadedRun run;
+  run.given = std::move(given);
+  run.dir = "/runs/" + run.given;
+  run.report = std::move(r);
+  return run;
+}
+
+TEST(CompareTest, ParseBound) {
+  auto b = ParseBound("training_throughput < -10%");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->figure, "training_throughput");
+  EXPECT_EQ(b->op, "<");
+  EXPECT_DOUBLE_EQ(b->limit, -10);
+  EXPECT_TRUE(b->relative);
+  auto abs = ParseBound("speed.training_dataloader_wait_pct>=+2.5");
+  ASSERT_TRUE(abs.ok());
+  EXPECT_FALSE(abs->relative);
+  EXPECT_DOUBLE_EQ(abs->limit, 2.5);
+  EXPECT_EQ(ParseBound("throughput < -10%").status().message(),
+            "--fail-if 'throughput < -10%': unknown figure \"throughput\"; key figures: "
+            "training_throughput, step_time, dataloader_share, peak_memory, energy_per_sample, "
+            "gpu_utilization, or SECTION.METRIC");
+  EXPECT_EQ(ParseBound("peak_memory = 1%").status().message(),
+            "--fail-if 'peak_memory = 1%': expected FIGURE OP BOUND, e.g. "
+            "'training_throughput < -10%'");
+  EXPECT_FALSE(ParseBound("peak_memory > lots").ok());
+  EXPECT_FALSE(ParseBound("peak_memory > 1%%").ok());
+}
+
+TEST(CompareTest, GateFailsAPlantedSlowdownAndPassesARerun) {
+  std::vector<Bound> bounds = {*ParseBound("training_throughput < -10%"),
+                               *ParseBound("peak_memory > +1%")};
+  auto slow = BuildCompareReport(
+      {Loaded("base", ProfileReport(1000, 1e9)), Loaded("slow", ProfileReport(800, 1e9))}, bounds);
+  ASSERT_TRUE(slow.ok()) << slow.status().message();
+  EXPECT_TRUE(slow->gate_failed);
+  const report::Section* gate = slow->report.FindSection("gate");
+  ASSERT_NE(gate, nullptr);
+  ASSERT_EQ(gate->findings.size(), 1u);
+  EXPECT_NE(gate->findings[0].text.find("training_throughput < -10%"), std::string::npos);
+  EXPECT_EQ(std::get<std::string>(gate->tables[0].rows[0].back()), "CROSSED");
+  EXPECT_DOUBLE_EQ(std::get<double>(gate->tables[0].rows[0][5]), -20.0);
+  EXPECT_EQ(std::get<std::string>(gate->tables[0].rows[1].back()), "ok");
+
+  auto same = BuildCompareReport(
+      {Loaded("base", ProfileReport(1000, 1e9)), Loaded("rerun", ProfileReport(1000, 1e9))},
+      bounds);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(same->gate_failed);
+
+  // Memory up 2 %: the second bound fails alone.
+  auto fat = BuildCompareReport(
+      {Loaded("base", ProfileReport(1000, 1e9)), Loaded("fat", ProfileReport(1000, 1.02e9))},
+      bounds);
+  ASSERT_TRUE(fat.ok());
+  EXPECT_TRUE(fat->gate_failed);
+}
+
+TEST(CompareTest, DifferentKindsCompareWhatTheyShare) {
+  report::Report analyze;
+  analyze.kind = "analyze";
+  analyze.AddSection("overview", "Overview")
+      .AddMetric("avg_step_time_s", "Average step time", 0.05, Unit::kSeconds);
+  std::vector<LoadedRun> runs = {Loaded("p", ProfileReport(1000, 1e9)), Loaded("a", analyze)};
+  auto cmp = BuildCompareReport(runs, {});
+  ASSERT_TRUE(cmp.ok());
+  const report::Section* rs = cmp->report.FindSection("runs");
+  ASSERT_NE(rs, nullptr);
+  ASSERT_GE(rs->notes.size(), 3u);
+  EXPECT_NE(rs->notes[0].find("different kinds"), std::string::npos);
+  EXPECT_EQ(rs->notes[1], "sections only some runs have, present in A: speed");
+  EXPECT_EQ(rs->notes[2], "sections only some runs have, present in B: overview");
+  // Step time is shared: A's 64 ms against B's 50 ms.
+  const report::Table& k = cmp->report.FindSection("key_figures")->tables[0];
+  bool found = false;
+  for (const auto& row : k.rows) {
+    if (std::get<std::string>(row[0]) != "Training step time (mean)") continue;
+    found = true;
+    EXPECT_DOUBLE_EQ(std::get<double>(row[2]), 0.064);
+    EXPECT_DOUBLE_EQ(std::get<double>(row[3]), 0.05);
+  }
+  EXPECT_TRUE(found);
+  // A bound on a figure the analyze run lacks is an error, not a pass.
+  auto gated = BuildCompareReport(runs, {*ParseBound("training_throughput < -10%")});
+  ASSERT_FALSE(gated.ok());
+  EXPECT_EQ(gated.status().message(),
+            "--fail-if 'training_throughput < -10%': run a (analyze run in /runs/a) has no value "
+            "for training_throughput");
+}
+
+}  // namespace
+}  // namespace trainprof::history

@@ -1,0 +1,153 @@
+#include "history/key_figures.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "report/format.h"
+
+namespace trainprof::history {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double Num(const report::Value& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return kNaN;
+}
+
+double MetricValue(const report::Report& r, std::string_view section, std::string_view key) {
+  const report::Section* s = r.FindSection(std::string(section));
+  if (s == nullptr) return kNaN;
+  for (const report::Metric& m : s->metrics)
+    if (m.key == key) return Num(m.value);
+  return kNaN;
+}
+
+const report::Table* FindTable(const report::Report& r, std::string_view section,
+                               std::string_view id) {
+  const report::Section* s = r.FindSection(std::string(section));
+  if (s == nullptr) return nullptr;
+  for (const report::Table& t : s->tables)
+    if (t.id == id) return &t;
+  return nullptr;
+}
+
+int Col(const report::Table& t, std::string_view key) {
+  for (size_t i = 0; i < t.columns.size(); ++i)
+    if (t.columns[i].key == key) return static_cast<int>(i);
+  return -1;
+}
+
+// The value of `value_key` in the row whose `match_key` column is `match`.
+double RowValue(const report::Table* t, std::string_view match_key, std::string_view match,
+                std::string_view value_key) {
+  if (t == nullptr) return kNaN;
+  const int m = Col(*t, match_key), v = Col(*t, value_key);
+  if (m < 0 || v < 0) return kNaN;
+  for (const auto& row : t->rows) {
+    const auto* s = std::get_if<std::string>(&row[m]);
+    if (s != nullptr && *s == match) return Num(row[v]);
+  }
+  return kNaN;
+}
+
+double ColumnMean(const report::Table* t, std::string_view key) {
+  if (t == nullptr) return kNaN;
+  const int c = Col(*t, key);
+  double sum = 0;
+  int n = 0;
+  for (const auto& row : t->rows) {
+    if (c < 0) break;
+    double v = Num(row[c]);
+    if (std::isfinite(v)) sum += v, ++n;
+  }
+  return n > 0 ? sum / n : kNaN;
+}
+
+double FirstFinite(std::initializer_list<double> vs) {
+  for (double v : vs)
+    if (std::isfinite(v)) return v;
+  return kNaN;
+}
+
+// The largest "peak_allocated_cuda*" metric of the operators section (CUDA runs).
+double PeakCuda(const report::Report& r) {
+  const report::Section* s = r.FindSection("operators");
+  double peak = kNaN;
+  if (s == nullptr) return peak;
+  for (const report::Metric& m : s->metrics) {
+    if (!m.key.starts_with("peak_allocated_cuda")) continue;
+    double v = Num(m.value);
+    if (std::isfinite(v) && !(v <= peak)) peak = v;
+  }
+  return peak;
+}
+
+double MetaValue(const report::Report& r, std::string_view key) {
+  for (const report::MetaEntry& m : r.meta)
+    if (m.key == key) return Num(m.value);
+  return kNaN;
+}
+
+}  // namespace
+
+KeyFigures::KeyFigures() { values.fill(kNaN); }
+
+int FigureIndex(std::string_view key) {
+  for (size_t i = 0; i < kFigures.size(); ++i)
+    if (key == kFigures[i].key) return static_cast<int>(i);
+  return -1;
+}
+
+double KeyFigures::Get(std::string_view key) const {
+  const int i = FigureIndex(key);
+  return i >= 0 ? values[static_cast<size_t>(i)] : kNaN;
+}
+
+KeyFigures ExtractKeyFigures(const report::Report& r) {
+  KeyFigures k;
+  auto set = [&](std::string_view key, double v) {
+    k.values[static_cast<size_t>(FigureIndex(key))] = v;
+  };
+  if (r.kind == "analyze") {
+    set("step_time", MetricValue(r, "overview", "avg_step_time_s"));
+    set("dataloader_share",
+        ColumnMean(FindTable(r, "overview", "step_breakdown_average"), "dataloader_pct"));
+    set("peak_memory", MetricValue(r, "gpu", "peak_allocated_bytes"));
+    set("gpu_utilization", MetricValue(r, "gpu", "avg_utilization_pct"));
+    return k;
+  }
+  set("training_throughput",
+      FirstFinite({MetricValue(r, "ranks", "training_throughput_per_sample"),
+                   MetricValue(r, "speed", "training_avg_throughput_per_sample")}));
+  set("step_time", RowValue(FindTable(r, "speed", "speed_report"), "stage", "training", "mean_s"));
+  set("dataloader_share", MetricValue(r, "speed", "training_dataloader_wait_pct"));
+  set("peak_memory", FirstFinite({PeakCuda(r), MetaValue(r, "peak_rss_bytes")}));
+  set("energy_per_sample", MetricValue(r, "system", "energy_per_training_sample_j"));
+  set("gpu_utilization", RowValue(FindTable(r, "system", "system_report"), "key",
+                                  "gpu_avg_utilization_percent", "mean"));
+  return k;
+}
+
+std::string ConfigHash(const report::Report& r) {
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  for (const auto& [key, value] : r.config) {
+    if (key.starts_with("output.")) continue;
+    mix(key);
+    mix("=");
+    mix(report::FormatMachine(value));
+    mix("\n");
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace trainprof::history
