@@ -6,10 +6,11 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
-  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
   clang
+  chromium
   dataset-fashion-mnist
 )
 

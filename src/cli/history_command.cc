@@ -203,6 +203,7 @@ int Compare(const CompareFlags& f) {
         return kExitBadInput;
       }
       base = LoadRun((*found)->id, f.db, db);
+      if (base.ok()) base->given = "ancestor";
     } else {
       base = LoadRun(f.baseline, f.db, db);
     }

@@ -255,6 +255,28 @@ void Ranks(const Section& s, std::vector<Chart>& out) {
   Add(out, c);
 }
 
+// `trainprof compare`: each key figure's (or bound's) change in percent against the baseline, a
+// crossed bound in red.
+void CompareBars(const Section& s, std::vector<Chart>& out) {
+  if (s.tables.empty()) return;
+  const Table& t = s.tables.front();
+  int pct = -1;
+  for (size_t i = 0; i < t.columns.size(); ++i)
+    if (t.columns[i].key.starts_with("delta_pct_") || t.columns[i].key == "change_pct")
+      pct = static_cast<int>(i);  // the last: the candidate's change
+  if (pct < 0 || t.rows.empty()) return;
+  const int result = Col(t, "result");
+  svg::BarChart c{.id = s.id + "_change", .unit = Unit::kPercent, .horizontal = true};
+  c.title = fmt::format("{} against the baseline", t.columns[pct].title);
+  c.segments = {"change"};
+  for (const auto& row : t.rows) {
+    c.bars.push_back(Text(row, 0));
+    c.values.push_back({At(row, pct)});
+    c.highlight.push_back(Text(row, result) == "CROSSED");
+  }
+  Add(out, c);
+}
+
 // A series table no view above knows: its first column against the numeric columns that share
 // the first one's unit (at most 6).
 void GenericSeries(const Table& t, std::vector<Chart>& out) {
@@ -323,6 +345,8 @@ std::vector<Chart> SectionCharts(const Section& s) {
     Hta(s, out);
   } else if (s.id == "ranks") {
     Ranks(s, out);
+  } else if (s.id == "key_figures" || s.id == "gate") {
+    CompareBars(s, out);
   }
   for (const Table& t : s.tables) {
     if (t.kind == TableKind::kSeries && drawn.count(t.id) == 0) GenericSeries(t, out);

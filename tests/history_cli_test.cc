@@ -1,0 +1,239 @@
+// Run history, `trainprof compare` and the regression gate end to end: runs recorded by analyze
+// (and, with LibTorch, by profile), listed, shown, compared, gated, and every bad input of issue 8.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "util/golden.h"
+#include "util/html_outline.h"
+#include "util/process.h"
+
+namespace {
+
+namespace testutil = trainprof::testutil;
+namespace fs = std::filesystem;
+using testutil::RunProcess;
+const std::string kTraces = std::string(TRAINPROF_SHARED_DIR) + "/data/traces/";
+const std::string kCli = TRAINPROF_CLI;
+
+// Every test gets its own history through TRAINPROF_DB (inherited by the commands it runs).
+class HistoryCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testutil::FreshTempDir();
+    db_ = dir_ + "/history.db";
+    setenv("TRAINPROF_DB", db_.c_str(), 1);
+  }
+  void TearDown() override { unsetenv("TRAINPROF_DB"); }
+  testutil::ProcessResult Analyze(const std::string& trace, const std::string& run_dir) {
+    return RunProcess({kCli, "analyze", kTraces + trace, "--run-dir", dir_ + "/" + run_dir});
+  }
+  std::string dir_, db_;
+};
+
+nlohmann::json Json(const std::string& text) { return nlohmann::json::parse(text); }
+
+TEST_F(HistoryCli, AnalyzeRecordsRunsThatListAndShow) {
+  auto a = Analyze("trace_diff_control", "control");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.err.find("Recorded as run "), std::string::npos);
+  ASSERT_EQ(Analyze("trace_diff_test", "test").exit_code, 0);
+
+  auto list = RunProcess({kCli, "runs", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("trace_diff_control"), std::string::npos);
+  EXPECT_LT(list.out.find("trace_diff_test"), list.out.find("trace_diff_control"));  // newest first
+  auto json =
+      RunProcess({kCli, "runs", "list", "--format", "json", "--where", "name = trace_diff_test"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto rows = Json(json.out)["sections"][0]["tables"][0]["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["kind"], "analyze");
+  EXPECT_NEAR(rows[0]["step_time"].get<double>(), 0.124, 0.001);
+  EXPECT_EQ(rows[0]["run_dir"], fs::absolute(dir_ + "/test").lexically_normal().string());
+
+  auto show = RunProcess({kCli, "runs", "show", "latest~1"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("folder " + fs::absolute(dir_ + "/control").lexically_normal().string()),
+            std::string::npos);
+  EXPECT_NE(show.out.find("Overview (step time breakdown)"), std::string::npos);
+  auto by_folder = RunProcess({kCli, "runs", "show", dir_ + "/test", "--format", "json"});
+  ASSERT_EQ(by_folder.exit_code, 0) << by_folder.err;
+  EXPECT_EQ(Json(by_folder.out)["kind"], "analyze");
+}
+
+TEST_F(HistoryCli, CompareShowsChangesAndWritesAComparePage) {
+  ASSERT_EQ(Analyze("trace_diff_control", "control").exit_code, 0);
+  ASSERT_EQ(Analyze("trace_diff_test", "test").exit_code, 0);
+  const std::string page = dir_ + "/compare.html";
+  auto c = RunProcess({kCli, "compare", "latest~1", "latest", "--html", page});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  for (const char* text :
+       {"Key figures", "Training step time (mean)", "overview.avg_step_time_s", "Every metric"})
+    EXPECT_NE(c.out.find(text), std::string::npos) << text;
+  auto outline = Json(testutil::HtmlOutline(testutil::ReadText(page)));
+  EXPECT_EQ(outline["kind"], "compare");
+  EXPECT_TRUE(testutil::MatchesGoldenJson("html/compare_analyze.json", outline.dump()));
+
+  auto j = RunProcess({kCli, "compare", dir_ + "/control", dir_ + "/test", "--format", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto rep = Json(j.out);
+  for (const auto& s : rep["sections"]) {
+    if (s["id"] != "key_figures") continue;
+    for (const auto& row : s["tables"][0]["rows"]) {
+      if (row["figure"] != "Training step time (mean)") continue;
+      EXPECT_NEAR(row["delta_pct_B"].get<double>(),
+                  100.0 * (row["run_B"].get<double>() / row["run_A"].get<double>() - 1), 1e-9);
+    }
+  }
+}
+
+TEST_F(HistoryCli, GateFailsOnARealSlowdownAndPassesTheSameRun) {
+  ASSERT_EQ(Analyze("trace_diff_control", "control").exit_code, 0);
+  ASSERT_EQ(Analyze("trace_diff_test", "test").exit_code, 0);
+  // trace_diff_test's steps are 60 % longer than trace_diff_control's.
+  auto fail = RunProcess({kCli, "compare", "--baseline", dir_ + "/control", dir_ + "/test",
+                          "--fail-if", "step_time > +10%", "--fail-if", "gpu_utilization < -50%"});
+  EXPECT_EQ(fail.exit_code, 1) << fail.err;
+  EXPECT_NE(fail.out.find("CROSSED"), std::string::npos);
+  EXPECT_NE(fail.err.find("regression gate FAILED: 1 of 2 bounds crossed"), std::string::npos)
+      << fail.err;
+  auto pass = RunProcess({kCli, "compare", "--baseline", dir_ + "/control", dir_ + "/control",
+                          "--fail-if", "step_time > +10%"});
+  EXPECT_EQ(pass.exit_code, 0) << pass.err;
+  EXPECT_NE(pass.err.find("regression gate passed"), std::string::npos);
+}
+
+TEST_F(HistoryCli, BaselineAncestorPicksTheNewestRunOfAnAncestorCommit) {
+  const std::string repo = dir_ + "/repo";
+  fs::create_directories(repo);
+  const fs::path before = fs::current_path();
+  fs::current_path(repo);
+  auto git = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/git", "-c", "user.name=t", "-c", "user.email=t@t"});
+    return RunProcess(args).exit_code;
+  };
+  ASSERT_EQ(git({"init", "-q"}), 0);
+  ASSERT_EQ(git({"commit", "-q", "--allow-empty", "-m", "one"}), 0);
+  ASSERT_EQ(Analyze("trace_diff_control", "control").exit_code, 0);
+  ASSERT_EQ(git({"commit", "-q", "--allow-empty", "-m", "two"}), 0);
+  ASSERT_EQ(Analyze("trace_diff_test", "test").exit_code, 0);
+  auto c = RunProcess(
+      {kCli, "compare", "--baseline", "ancestor", "latest", "--fail-if", "step_time > +10%"});
+  fs::current_path(before);
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  EXPECT_NE(c.out.find("A ancestor vs B latest"), std::string::npos);
+  EXPECT_NE(c.out.find(fs::absolute(dir_ + "/control").lexically_normal().string()),
+            std::string::npos);
+}
+
+TEST_F(HistoryCli, BadInputIsOneClearLine) {
+  ASSERT_EQ(Analyze("trace_diff_control", "control").exit_code, 0);
+  auto one_line = [](const testutil::ProcessResult& r) {
+    return r.err.find('\n') == r.err.size() - 1;
+  };
+  // A malformed bound.
+  auto bound = RunProcess({kCli, "compare", "latest", "latest", "--fail-if", "speed >> 3"});
+  EXPECT_EQ(bound.exit_code, 2);
+  EXPECT_EQ(bound.err,
+            "trainprof: --fail-if 'speed >> 3': \"> 3\" is not a number; expected "
+            "FIGURE OP BOUND, e.g. 'training_throughput < -10%'\n");
+  // A folder without report.json.
+  fs::create_directories(dir_ + "/empty");
+  auto empty = RunProcess({kCli, "compare", dir_ + "/control", dir_ + "/empty"});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_TRUE(one_line(empty)) << empty.err;
+  EXPECT_NE(empty.err.find("has no report.json"), std::string::npos) << empty.err;
+  // A report of a newer schema.
+  fs::create_directories(dir_ + "/future");
+  std::ofstream(dir_ + "/future/report.json") << R"({"schema_version": 2, "sections": []})";
+  auto future = RunProcess({kCli, "compare", dir_ + "/control", dir_ + "/future"});
+  EXPECT_EQ(future.exit_code, 2);
+  EXPECT_EQ(future.err, "trainprof: " + dir_ +
+                            "/future/report.json: report schema_version 2 is newer than this "
+                            "trainprof reads (1); use a newer trainprof\n");
+  // An unknown run.
+  auto unknown = RunProcess({kCli, "runs", "show", "20990101"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err, "trainprof: 20990101: no run of that id in " + db_ + "\n");
+  // A corrupted database: reading and recording both say so, and the run folder is still written.
+  std::ofstream(db_, std::ios::trunc) << std::string(8192, '\x7f');
+  auto list = RunProcess({kCli, "runs", "list"});
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_TRUE(one_line(list)) << list.err;
+  EXPECT_NE(list.err.find(db_ + ": not an SQLite database"), std::string::npos) << list.err;
+  auto rec = Analyze("trace_diff_test", "after-corruption");
+  EXPECT_EQ(rec.exit_code, 1);
+  EXPECT_NE(rec.err.find("the run was not recorded in the run history: " + db_), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ + "/after-corruption/report.html"));
+  // A foreign database.
+  fs::remove(db_);
+  auto other = RunProcess({"/usr/bin/sqlite3", db_, "CREATE TABLE t(x)"});
+  if (other.exit_code == 0) {  // the sqlite3 shell is a test convenience, not a dependency
+    auto foreign = RunProcess({kCli, "runs", "list"});
+    EXPECT_EQ(foreign.exit_code, 2);
+    EXPECT_NE(foreign.err.find("not trainprof's run history"), std::string::npos) << foreign.err;
+  }
+}
+
+#ifdef TRAINPROF_HAVE_TORCH
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// The issue's "done when": profile, change the config, profile again, compare; the gate fails a
+// planted 20 % slowdown and passes an unchanged rerun.
+TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
+  const std::vector<std::string> job = {
+      kCli, "profile",      "--quiet",     "--epochs", "1", "--limit-train-batches",
+      "30", "--output-dir", dir_ + "/runs"};
+  auto first = RunProcess(job);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto args = job;
+  args.insert(args.end(), {"--set", "training.batch_size=32"});
+  auto second = RunProcess(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+
+  auto c = RunProcess({kCli, "compare", "latest~1", "latest"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("Configuration differences"), std::string::npos);
+  EXPECT_NE(c.out.find("training.batch_size"), std::string::npos);
+  EXPECT_NE(c.out.find("Training throughput"), std::string::npos);
+
+  // The latest run's folder, copied twice: unchanged, and with its throughput cut by 20 %.
+  auto latest = RunProcess({kCli, "runs", "show", "latest", "--format", "json"});
+  ASSERT_EQ(latest.exit_code, 0);
+  const std::string folder = Json(latest.out)["meta"]["run_dir"];
+  fs::copy(folder, dir_ + "/rerun", fs::copy_options::recursive);
+  fs::copy(folder, dir_ + "/slow", fs::copy_options::recursive);
+  nlohmann::json slow = ReadJson(dir_ + "/slow/report.json");
+  for (auto& s : slow["sections"])
+    if (s["id"] == "speed")
+      s["metrics"]["training_avg_throughput_per_sample"]["value"] =
+          0.8 * s["metrics"]["training_avg_throughput_per_sample"]["value"].get<double>();
+  std::ofstream(dir_ + "/slow/report.json", std::ios::trunc) << slow.dump();
+  const std::vector<std::string> gate = {"--fail-if", "training_throughput < -10%", "--fail-if",
+                                         "peak_memory > +1%"};
+  auto fail = RunProcess({kCli, "compare", "--baseline", "latest", dir_ + "/slow", gate[0], gate[1],
+                          gate[2], gate[3]});
+  EXPECT_EQ(fail.exit_code, 1) << fail.err;
+  EXPECT_NE(fail.out.find("CROSSED"), std::string::npos);
+  auto pass = RunProcess({kCli, "compare", "--baseline", "latest", dir_ + "/rerun", gate[0],
+                          gate[1], gate[2], gate[3]});
+  EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+
+  // A profile run against an analyze run: what they share, and a note on what they don't.
+  ASSERT_EQ(Analyze("trace_diff_control", "control").exit_code, 0);
+  auto mixed = RunProcess({kCli, "compare", "latest~1", "latest"});
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_NE(mixed.out.find("different kinds"), std::string::npos);
+  EXPECT_NE(mixed.out.find("Training step time (mean)"), std::string::npos);
+}
+#endif
+
+}  // namespace
