@@ -1,0 +1,97 @@
+// report.html and the run history: the page for the largest shared trace's analysis
+// (trace_diff_control, 35 MB of JSON), and `runs list` over 10 000 stored runs.
+// TRAINPROF_BENCH_KEEP_DB=PATH leaves the 10 000-run database at PATH, so
+// scripts/report-benchmark.sh can time the whole `trainprof runs list` command on it.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "analysis/analyze.h"
+#include "base/atomic_file.h"
+#include "history/run_db.h"
+#include "report/html.h"
+#include "report/terminal.h"
+#include "trace/trace_files.h"
+
+namespace {
+
+using namespace trainprof;
+
+bool Smoke() { return std::getenv("TRAINPROF_BENCH_SMOKE") != nullptr; }
+
+const report::Report& LargestAnalysis() {
+  static const report::Report r = [] {
+    const std::string path = std::string(TRAINPROF_SHARED_DIR) +
+                             (Smoke() ? "/data/traces/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+                                      : "/data/traces/trace_diff_control/control.json.gz");
+    auto models = trace::ReadTraceFiles({path}, {});
+    if (!models.ok()) {
+      fmt::print(stderr, "{}\n", models.status().message());
+      std::exit(1);
+    }
+    analysis::AnalyzeOptions o;
+    auto a = analysis::AnalyzeAll(*models, o);
+    return analysis::BuildAnalyzeReport(*models, a, o, path);
+  }();
+  return r;
+}
+
+void BM_Html_LargestAnalysis(benchmark::State& state) {
+  const report::Report& r = LargestAnalysis();
+  const std::string out = std::filesystem::temp_directory_path() / "trainprof-bench-report.html";
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string page = report::RenderHtmlString(r);
+    bytes = page.size();
+    if (!base::WriteFileAtomically(out, page).ok()) state.SkipWithError("write failed");
+  }
+  state.counters["page_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_Html_LargestAnalysis)->Unit(benchmark::kMillisecond);
+
+// A database of `n` runs with varied figures, made once per process.
+const std::string& HistoryDb(int n) {
+  static const std::string path = [n] {
+    const char* keep = std::getenv("TRAINPROF_BENCH_KEEP_DB");
+    std::string p = keep != nullptr ? keep
+                                    : (std::filesystem::temp_directory_path() /
+                                       fmt::format("trainprof-bench-{}.db", getpid()))
+                                          .string();
+    std::filesystem::remove(p);
+    auto db = history::RunDb::Open(p, true);
+    history::RunRecord rec;
+    rec.kind = "profile", rec.name = "fashion-mnist", rec.host = "node-1";
+    for (int i = 0; i < n; ++i) {
+      rec.id = fmt::format("20261123T{:06d}Z-{:06x}", i, i);
+      rec.created_utc = "2026-11-23T00:00:00Z";
+      rec.git_commit = fmt::format("{:040x}", i / 10);
+      rec.run_dir = fmt::format("/runs/{}", rec.id);
+      for (size_t f = 0; f < rec.figures.values.size(); ++f) rec.figures.values[f] = i * 1.5 + f;
+      (void)(*db)->Insert(rec);
+    }
+    return p;
+  }();
+  return path;
+}
+
+void BM_History_RunsList(benchmark::State& state) {
+  const int n = Smoke() ? 200 : 10000;
+  const std::string& path = HistoryDb(n);
+  for (auto _ : state) {
+    auto db = history::RunDb::Open(path, false);
+    auto runs = (*db)->List({.last = static_cast<size_t>(state.range(0))});
+    std::ostringstream text;
+    report::Report r;
+    report::Table& t = r.AddSection("runs", "Runs").AddTable("runs", "Runs", {{"id", "Id"}});
+    for (const auto& run : *runs) t.rows.push_back({run.id});
+    report::TerminalRenderer().Render(r, text);
+    benchmark::DoNotOptimize(text.str());
+  }
+  state.SetLabel(fmt::format("{} runs stored", n));
+}
+BENCHMARK(BM_History_RunsList)->Arg(20)->Arg(0)->Unit(benchmark::kMillisecond);
+
+}  // namespace
