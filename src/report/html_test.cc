@@ -133,6 +133,31 @@ TEST(HtmlTest, NoStragglerWithoutAWarning) {
     if (s["id"] == "ranks") EXPECT_EQ(s["tables"][0]["highlighted"], 0);
 }
 
+TEST(HtmlTest, SpeedChartsOnlyWhatWasMeasured) {
+  // A loop without a data-loader scope and without validation (the GPU check's shape).
+  Report r;
+  Section& speed = r.AddSection("speed", "Speed report");
+  for (const char* id : {"training_rate", "validation_rate"}) {
+    Table& t = speed.AddTable(id, id,
+                              {{"step", "Step", Unit::kCount},
+                               {"time_s", "Time", Unit::kSeconds},
+                               {"batches_per_s", "Batches/s", Unit::kPerSecond},
+                               {"samples_per_s", "Samples/s", Unit::kPerSecond},
+                               {"data_wait_s", "Data wait", Unit::kSeconds}},
+                              TableKind::kSeries);
+    if (std::string(id) == "validation_rate") continue;
+    for (int64_t i = 0; i < 10; ++i)
+      t.rows.push_back({i, 0.1 * static_cast<double>(i), 10.0, 320.0, Value()});
+  }
+  const std::string html = RenderHtmlString(r);
+  auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  const auto& charts = outline["sections"][0]["charts"];
+  ASSERT_EQ(charts.size(), 1u) << charts;
+  EXPECT_EQ(charts[0]["id"], "throughput");
+  EXPECT_EQ(charts[0]["series"], 1);
+  EXPECT_NE(html.find("Throughput over time (samples/s)"), std::string::npos);
+}
+
 TEST(SvgTest, NiceTicks) {
   EXPECT_EQ(svg::NiceTicks(0, 9.3, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(svg::NiceTicks(0, 0.03, 3), (std::vector<double>{0, 0.01, 0.02, 0.03}));

@@ -87,14 +87,19 @@ void Speed(const Section& s, std::vector<Chart>& out) {
                     .y_suffix = "samples/s"};
   for (auto [id, label] :
        {std::pair{"training_rate", "training"}, std::pair{"validation_rate", "validation"}}) {
-    if (const Table* t = FindTable(s, id)) {
-      svg::Line l = Series(*t, Col(*t, "time_s"), Col(*t, "samples_per_s"), label);
-      if (!AnyFinite(l.y)) {
-        l = Series(*t, Col(*t, "time_s"), Col(*t, "batches_per_s"), label);
-        tp.y_suffix = "batches/s";
-        tp.title = "Throughput over time (batches/s)";
-      }
-      tp.lines.push_back(std::move(l));
+    const Table* t = FindTable(s, id);
+    if (t == nullptr || t->rows.empty()) continue;
+    svg::Line l = Series(*t, Col(*t, "time_s"), Col(*t, "samples_per_s"), label);
+    if (!AnyFinite(l.y)) {  // no batch size given: batches/s for every line
+      tp.y_suffix = "batches/s";
+      tp.title = "Throughput over time (batches/s)";
+    }
+    tp.lines.push_back(std::move(l));
+  }
+  if (tp.y_suffix == "batches/s") {
+    for (svg::Line& l : tp.lines) {
+      const Table* t = FindTable(s, l.label == "training" ? "training_rate" : "validation_rate");
+      l = Series(*t, Col(*t, "time_s"), Col(*t, "batches_per_s"), l.label);
     }
   }
   if (!tp.lines.empty()) Add(out, tp);
@@ -108,7 +113,10 @@ void Speed(const Section& s, std::vector<Chart>& out) {
       c.bars.push_back(Text(row, step));
       c.values.push_back({At(row, wait)});
     }
-    if (wait >= 0 && !c.bars.empty()) Add(out, c);
+    // Only when the run measured the wait (a loop without a data-loader scope has none).
+    const bool measured = std::ranges::any_of(
+        c.values, [](const std::vector<double>& v) { return std::isfinite(v[0]); });
+    if (wait >= 0 && measured) Add(out, c);
   }
 }
 
