@@ -149,7 +149,8 @@ StatusOr<Report> ParseReportJson(std::string_view text, const std::string& origi
     // Parse again with exceptions only to learn where it failed (nlohmann reports the byte).
     std::string where;
     try {
-      (void)Json::parse(text.begin(), text.end());
+      Json again = Json::parse(text.begin(), text.end());
+      (void)again;
     } catch (const Json::parse_error& e) {
       where = fmt::format(" at byte {}", e.byte);
     }
