@@ -129,8 +129,11 @@ TEST(HtmlTest, NoStragglerWithoutAWarning) {
   for (Section& s : r.sections)
     if (s.id == "ranks") s.findings.clear();
   auto outline = nlohmann::json::parse(testutil::HtmlOutline(RenderHtmlString(r)));
-  for (const auto& s : outline["sections"])
-    if (s["id"] == "ranks") EXPECT_EQ(s["tables"][0]["highlighted"], 0);
+  for (const auto& s : outline["sections"]) {
+    if (s["id"] == "ranks") {
+      EXPECT_EQ(s["tables"][0]["highlighted"], 0);
+    }
+  }
 }
 
 TEST(HtmlTest, SpeedChartsOnlyWhatWasMeasured) {
