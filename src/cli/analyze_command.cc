@@ -162,9 +162,6 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--out", f->out.dir, "Run folders are created below this folder")
       ->default_val("runs");
   sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
-  sub->add_option("--db", f->db,
-                  "Run history the run is recorded in (default: $TRAINPROF_DB, else "
-                  "runs/trainprof.db; off: none)");
 }
 
 }  // namespace
@@ -186,6 +183,7 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "Definitions: docs/trace-analysis.md");
   sub->add_option("path", f->path, "Trace file or folder")->required();
   AddCommonOptions(sub, f.get());
+  AddDbOption(sub, &f->db, /*records=*/true);
   sub->add_flag("--hta-compat", f->hta_compat,
                 "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
                 "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules");

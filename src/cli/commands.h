@@ -40,6 +40,8 @@ int ExecProfileBinary(char** argv);
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);
 // Registers `analyze` and `diff`.
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run);
+// --db: the run history a command records into (`records`) or reads.
+void AddDbOption(CLI::App* sub, std::string* db, bool records);
 // Registers `runs list`, `runs show` and `compare`.
 void AddHistoryCommands(CLI::App& app, std::function<int()>* run);
 // Adds a finished run to the run history (--db flag, $TRAINPROF_DB, runs/trainprof.db; "off":

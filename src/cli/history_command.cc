@@ -30,10 +30,13 @@ int ExitFor(const Status& s) {
   return s.code() == StatusCode::kUnavailable ? kExitFailure : kExitBadInput;
 }
 
-StatusOr<std::unique_ptr<RunDb>> OpenExisting(const std::string& flag) {
+// Opens the existing run history into `db`, unless it is open already.
+Status OpenHistory(const std::string& flag, std::unique_ptr<RunDb>& db) {
+  if (db) return Status::Ok();
   const std::string path = history::DbPath(flag);
   if (path.empty()) return InvalidArgument("the run history is off (--db off or TRAINPROF_DB=off)");
-  return RunDb::Open(path, /*create=*/false);
+  TRAINPROF_ASSIGN_OR_RETURN(db, RunDb::Open(path, /*create=*/false));
+  return Status::Ok();
 }
 
 // A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
@@ -49,13 +52,9 @@ StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string&
     run.dir = fs::path(name).parent_path().string();
     if (run.dir.empty()) run.dir = ".";
   } else {
-    if (!db) {
-      auto opened = OpenExisting(db_flag);
-      if (!opened.ok()) {
-        return Status(opened.status().code(), fmt::format("{}: no run folder of that name, and {}",
-                                                          name, opened.status().message()));
-      }
-      db = std::move(*opened);
+    if (Status opened = OpenHistory(db_flag, db); !opened.ok()) {
+      return Status(opened.code(),
+                    fmt::format("{}: no run folder of that name, and {}", name, opened.message()));
     }
     TRAINPROF_ASSIGN_OR_RETURN(history::RunRecord rec, db->Find(name));
     run.dir = rec.run_dir;
@@ -114,11 +113,11 @@ struct ListFlags {
 };
 
 int RunsList(const ListFlags& f) {
-  auto db = OpenExisting(f.db);
-  if (!db.ok()) return PrintError(db.status()), ExitFor(db.status());
-  auto runs = (*db)->List({.last = f.last, .where = f.where});
+  std::unique_ptr<RunDb> db;
+  if (Status s = OpenHistory(f.db, db); !s.ok()) return PrintError(s), ExitFor(s);
+  auto runs = db->List({.last = f.last, .where = f.where});
   if (!runs.ok()) return PrintError(runs.status()), ExitFor(runs.status());
-  report::Report r = RunsTable(*runs, (*db)->path());
+  report::Report r = RunsTable(*runs, db->path());
   if (f.format == "json") {
     std::cout << report::RenderJsonString(r);
   } else {
@@ -185,11 +184,7 @@ int Compare(const CompareFlags& f) {
     StatusOr<history::LoadedRun> base = InvalidArgument("");
     if (f.baseline == "ancestor") {
       // anemoi's rule: the newest stored run made from an ancestor of HEAD (or HEAD itself).
-      if (!db) {
-        auto opened = OpenExisting(f.db);
-        if (!opened.ok()) return PrintError(opened.status()), ExitFor(opened.status());
-        db = std::move(*opened);
-      }
+      if (Status s = OpenHistory(f.db, db); !s.ok()) return PrintError(s), ExitFor(s);
       auto commits = history::AncestorCommits("", 100000);
       if (!commits.ok()) return PrintError(commits.status()), kExitBadInput;
       const history::LoadedRun& cand = runs.back();
@@ -225,21 +220,20 @@ int Compare(const CompareFlags& f) {
     if (!f.html.empty()) fmt::print("\nCompare page written to {}\n", f.html);
   }
   if (!bounds.empty()) {
-    const report::Section* gate = cmp->report.FindSection("gate");
     fmt::print(stderr, "trainprof compare: regression gate {}: {} of {} bounds crossed\n",
-               cmp->gate_failed ? "FAILED" : "passed",
-               gate ? report::FormatHuman(gate->metrics[1].value, report::Unit::kCount) : "?",
-               bounds.size());
+               cmp->gate_failed() ? "FAILED" : "passed", cmp->bounds_crossed, bounds.size());
   }
-  return cmp->gate_failed ? kExitFailure : kExitOk;
-}
-
-void AddDbOption(CLI::App* sub, std::string* db) {
-  sub->add_option("--db", *db,
-                  "Run history database (default: $TRAINPROF_DB, else runs/trainprof.db)");
+  return cmp->gate_failed() ? kExitFailure : kExitOk;
 }
 
 }  // namespace
+
+void AddDbOption(CLI::App* sub, std::string* db, bool records) {
+  sub->add_option(
+      "--db", *db,
+      fmt::format("Run history {} (default: $TRAINPROF_DB, else runs/trainprof.db{})",
+                  records ? "the run is recorded in" : "database", records ? "; off: none" : ""));
+}
 
 int RecordRun(const report::Report& r, const std::string& dir, const std::string& db_flag,
               bool quiet) {
@@ -284,7 +278,7 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
 
   auto list = std::make_shared<ListFlags>();
   CLI::App* ls = runs->add_subcommand("list", "List stored runs, newest first");
-  AddDbOption(ls, &list->db);
+  AddDbOption(ls, &list->db, false);
   ls->add_option("--last", list->last, "Newest N runs (0: all)")->default_val(20);
   ls->add_option("--where", list->where,
                  "FIELD OP VALUE (OP: = != < <= > >= ~), e.g. 'git_branch = main' (repeatable)");
@@ -296,7 +290,7 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
   auto show = std::make_shared<ShowFlags>();
   CLI::App* sh = runs->add_subcommand("show", "One run: its record and its report");
   sh->add_option("run", show->run, "Id, folder, latest or latest~N")->required();
-  AddDbOption(sh, &show->db);
+  AddDbOption(sh, &show->db, false);
   sh->add_option("--format", show->format, "text or json (its report.json)")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
@@ -318,7 +312,7 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->default_val("text");
   cmp->add_option("--html", f->html, "Also write the compare page to this file");
-  AddDbOption(cmp, &f->db);
+  AddDbOption(cmp, &f->db, false);
   std::string figures;
   for (const history::FigureInfo& k : history::kFigures)
     figures += fmt::format("  {:<20} {}\n", k.key, k.source);

@@ -352,9 +352,7 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
                   "output.dir: run folders are created below it");
   cmd->add_option("--run-dir", flags->run_dir, "output.run_dir: use exactly this run folder");
   cmd->add_option("--name", flags->name, "output.name: the run folder's name suffix");
-  cmd->add_option("--db", flags->db,
-                  "Run history the run is recorded in (default: $TRAINPROF_DB, else "
-                  "runs/trainprof.db; off: none)");
+  AddDbOption(cmd, &flags->db, /*records=*/true);
   cmd->add_flag("-v,--verbose", flags->verbose, "time.verbose: every action in the time report");
   cmd->add_flag("-q,--quiet", flags->quiet, "training.progress=off: no progress display");
   cmd->add_flag("--list-keys", flags->print_config,

@@ -18,12 +18,6 @@ using report::Unit;
 using report::Value;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double Num(const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  return kNaN;
-}
-
 Value Opt(double v) { return std::isfinite(v) ? Value(v) : Value(); }
 
 std::string Label(size_t i) {
@@ -40,7 +34,8 @@ struct FigureValue {
   double value = kNaN;
   Unit unit = Unit::kNumber;
   std::string title;
-  bool known = false;  // the figure exists in this run (even when empty)
+  bool found = false;  // the run has this metric (its value may be empty)
+  bool known = false;  // ... and a value for it
 };
 
 // A key figure, or SECTION.METRIC from the report.
@@ -56,14 +51,13 @@ FigureValue Lookup(const LoadedRun& run, const std::string& figure) {
   const size_t dot = figure.find('.');
   if (dot == std::string::npos) return f;
   const report::Section* s = run.report.FindSection(figure.substr(0, dot));
-  if (s == nullptr) return f;
-  for (const report::Metric& m : s->metrics) {
-    if (m.key != figure.substr(dot + 1)) continue;
-    f.value = Num(m.value);
-    f.unit = m.unit;
-    f.title = m.title;
-    f.known = std::isfinite(f.value);
-  }
+  const report::Metric* m = s != nullptr ? s->FindMetric(figure.substr(dot + 1)) : nullptr;
+  if (m == nullptr) return f;
+  f.found = true;
+  f.value = report::AsNumber(m->value);
+  f.unit = m->unit;
+  f.title = m->title;
+  f.known = std::isfinite(f.value);
   return f;
 }
 
@@ -130,7 +124,7 @@ void GateSection(report::Report& r, const std::vector<LoadedRun>& runs,
   t.notes.push_back(fmt::format("baseline {} ({}), candidate {} ({})", base.given,
                                 base.record ? base.record->id : base.dir, cand.given,
                                 cand.record ? cand.record->id : cand.dir));
-  out.gate_failed = crossed > 0;
+  out.bounds_crossed = crossed;
 }
 
 report::Section& RunsSection(report::Report& r, const std::vector<LoadedRun>& runs) {
@@ -145,9 +139,7 @@ report::Section& RunsSection(report::Report& r, const std::vector<LoadedRun>& ru
                                  {"dir", "Folder"}});
   for (size_t i = 0; i < runs.size(); ++i) {
     const LoadedRun& run = runs[i];
-    std::string created;
-    for (const report::MetaEntry& m : run.report.meta)
-      if (m.key == "created_utc") created = report::FormatHuman(m.value, Unit::kText);
+    const std::string created = report::MetaText(run.report, "created_utc");
     const RunRecord* rec = run.record ? &*run.record : nullptr;
     t.rows.push_back(
         {Label(i), rec ? Value(rec->id) : Value(), run.report.kind, created,
@@ -198,15 +190,9 @@ void MetricSection(report::Report& r, const std::vector<LoadedRun>& runs) {
     std::string title;
     Unit unit = Unit::kNumber;
     for (const LoadedRun& run : runs) {
-      double x = kNaN;
-      if (const report::Section* s2 = run.report.FindSection(sec)) {
-        for (const report::Metric& m : s2->metrics) {
-          if (m.key != key) continue;
-          x = Num(m.value);
-          title = m.title, unit = m.unit;
-        }
-      }
-      v.push_back(x);
+      FigureValue f = Lookup(run, sec + "." + key);
+      v.push_back(f.value);
+      if (f.found) title = f.title, unit = f.unit;
     }
     std::vector<Value> row = {sec + "." + key, title, std::string(report::UnitName(unit))};
     AddRunValues(row, v);

@@ -4,7 +4,7 @@
 //   std::vector<history::Bound> bounds = {*history::ParseBound("training_throughput < -10%")};
 //   auto cmp = history::BuildCompareReport(runs, bounds);   // runs[0]: the baseline
 //   if (!cmp.ok()) ...                 // a bound names a figure a run does not have
-//   if (cmp->gate_failed) exit(1);     // cmp->report holds the table of what crossed
+//   if (cmp->gate_failed()) exit(1);     // cmp->report holds the table of what crossed
 #pragma once
 
 #include <optional>
@@ -43,7 +43,8 @@ StatusOr<Bound> ParseBound(std::string_view text);
 
 struct Comparison {
   report::Report report;  // kind "compare"
-  bool gate_failed = false;
+  int64_t bounds_crossed = 0;
+  bool gate_failed() const { return bounds_crossed > 0; }
 };
 
 // Runs are compared on what they share; what only some have is named in notes. Errors: a bound

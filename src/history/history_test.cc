@@ -227,7 +227,7 @@ TEST(CompareTest, GateFailsAPlantedSlowdownAndPassesARerun) {
   auto slow = BuildCompareReport(
       {Loaded("base", ProfileReport(1000, 1e9)), Loaded("slow", ProfileReport(800, 1e9))}, bounds);
   ASSERT_TRUE(slow.ok()) << slow.status().message();
-  EXPECT_TRUE(slow->gate_failed);
+  EXPECT_TRUE(slow->gate_failed());
   const report::Section* gate = slow->report.FindSection("gate");
   ASSERT_NE(gate, nullptr);
   ASSERT_EQ(gate->findings.size(), 1u);
@@ -240,14 +240,14 @@ TEST(CompareTest, GateFailsAPlantedSlowdownAndPassesARerun) {
       {Loaded("base", ProfileReport(1000, 1e9)), Loaded("rerun", ProfileReport(1000, 1e9))},
       bounds);
   ASSERT_TRUE(same.ok());
-  EXPECT_FALSE(same->gate_failed);
+  EXPECT_FALSE(same->gate_failed());
 
   // Memory up 2 %: the second bound fails alone.
   auto fat = BuildCompareReport(
       {Loaded("base", ProfileReport(1000, 1e9)), Loaded("fat", ProfileReport(1000, 1.02e9))},
       bounds);
   ASSERT_TRUE(fat.ok());
-  EXPECT_TRUE(fat->gate_failed);
+  EXPECT_TRUE(fat->gate_failed());
 }
 
 TEST(CompareTest, DifferentKindsCompareWhatTheyShare) {

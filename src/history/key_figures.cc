@@ -12,56 +12,38 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double Num(const report::Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  return kNaN;
-}
-
 double MetricValue(const report::Report& r, std::string_view section, std::string_view key) {
   const report::Section* s = r.FindSection(std::string(section));
-  if (s == nullptr) return kNaN;
-  for (const report::Metric& m : s->metrics)
-    if (m.key == key) return Num(m.value);
-  return kNaN;
+  const report::Metric* m = s != nullptr ? s->FindMetric(key) : nullptr;
+  return m != nullptr ? report::AsNumber(m->value) : kNaN;
 }
 
 const report::Table* FindTable(const report::Report& r, std::string_view section,
                                std::string_view id) {
   const report::Section* s = r.FindSection(std::string(section));
-  if (s == nullptr) return nullptr;
-  for (const report::Table& t : s->tables)
-    if (t.id == id) return &t;
-  return nullptr;
-}
-
-int Col(const report::Table& t, std::string_view key) {
-  for (size_t i = 0; i < t.columns.size(); ++i)
-    if (t.columns[i].key == key) return static_cast<int>(i);
-  return -1;
+  return s != nullptr ? s->FindTable(id) : nullptr;
 }
 
 // The value of `value_key` in the row whose `match_key` column is `match`.
 double RowValue(const report::Table* t, std::string_view match_key, std::string_view match,
                 std::string_view value_key) {
   if (t == nullptr) return kNaN;
-  const int m = Col(*t, match_key), v = Col(*t, value_key);
+  const int m = t->ColumnIndex(match_key), v = t->ColumnIndex(value_key);
   if (m < 0 || v < 0) return kNaN;
   for (const auto& row : t->rows) {
     const auto* s = std::get_if<std::string>(&row[m]);
-    if (s != nullptr && *s == match) return Num(row[v]);
+    if (s != nullptr && *s == match) return report::AsNumber(row[v]);
   }
   return kNaN;
 }
 
 double ColumnMean(const report::Table* t, std::string_view key) {
-  if (t == nullptr) return kNaN;
-  const int c = Col(*t, key);
+  const int c = t != nullptr ? t->ColumnIndex(key) : -1;
+  if (c < 0) return kNaN;
   double sum = 0;
   int n = 0;
   for (const auto& row : t->rows) {
-    if (c < 0) break;
-    double v = Num(row[c]);
+    double v = report::AsNumber(row[c]);
     if (std::isfinite(v)) sum += v, ++n;
   }
   return n > 0 ? sum / n : kNaN;
@@ -80,16 +62,15 @@ double PeakCuda(const report::Report& r) {
   if (s == nullptr) return peak;
   for (const report::Metric& m : s->metrics) {
     if (!m.key.starts_with("peak_allocated_cuda")) continue;
-    double v = Num(m.value);
+    double v = report::AsNumber(m.value);
     if (std::isfinite(v) && !(v <= peak)) peak = v;
   }
   return peak;
 }
 
 double MetaValue(const report::Report& r, std::string_view key) {
-  for (const report::MetaEntry& m : r.meta)
-    if (m.key == key) return Num(m.value);
-  return kNaN;
+  const report::Value* v = r.FindMeta(key);
+  return v != nullptr ? report::AsNumber(*v) : kNaN;
 }
 
 }  // namespace

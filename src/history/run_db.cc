@@ -91,12 +91,6 @@ RunRecord ReadRow(sqlite3_stmt* s) {
   return r;
 }
 
-std::string MetaString(const report::Report& r, std::string_view key) {
-  for (const report::MetaEntry& m : r.meta)
-    if (m.key == key) return report::FormatHuman(m.value, report::Unit::kText);
-  return "";
-}
-
 // One --where expression as SQL with its bound value.
 struct Condition {
   std::string sql;
@@ -187,22 +181,22 @@ RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir,
   const int64_t now = base::WallNowNs();
   std::random_device rd;
   rec.id = fmt::format("{}-{:06x}", base::UtcCompact(now), rd() & 0xffffff);
-  rec.created_utc = MetaString(r, "created_utc");
+  rec.created_utc = report::MetaText(r, "created_utc");
   if (rec.created_utc.empty() || rec.created_utc == "-") rec.created_utc = base::UtcIso8601(now);
   rec.kind = r.kind;
   rec.title = r.title;
   for (const auto& [k, v] : r.config)
     if (k == "output.name") rec.name = report::FormatHuman(v, report::Unit::kText);
   if (rec.name.empty()) {  // analyze: the trace file or folder's name
-    std::string input = MetaString(r, "input");
+    std::string input = report::MetaText(r, "input");
     while (input.size() > 1 && input.back() == '/') input.pop_back();
     rec.name = std::filesystem::path(input).filename().string();
   }
-  rec.host = MetaString(r, "host.name");
+  rec.host = report::MetaText(r, "host.name");
   rec.git_commit = git.commit;
   rec.git_branch = git.branch;
   rec.config_hash = ConfigHash(r);
-  rec.trainprof_version = MetaString(r, "trainprof_version");
+  rec.trainprof_version = report::MetaText(r, "trainprof_version");
   std::error_code ec;
   auto abs = std::filesystem::absolute(run_dir, ec);
   rec.run_dir = ec ? run_dir : abs.lexically_normal().string();

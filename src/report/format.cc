@@ -67,6 +67,11 @@ double AsDouble(const Value& v) {
 
 }  // namespace
 
+std::string MetaText(const Report& r, std::string_view key) {
+  const Value* v = r.FindMeta(key);
+  return v != nullptr ? FormatHuman(*v, Unit::kText) : "";
+}
+
 std::string FormatHuman(const Value& v, Unit unit) {
   if (std::holds_alternative<std::monostate>(v)) return "-";
   if (const auto* s = std::get_if<std::string>(&v)) return *s;

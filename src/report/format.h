@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "report/report.h"
 
@@ -16,5 +17,7 @@ namespace trainprof::report {
 std::string FormatHuman(const Value& v, Unit unit);
 // Full precision, no units, no separators (shortest round-trip form for doubles); empty = "".
 std::string FormatMachine(const Value& v);
+// Meta entry `key` of `r` as FormatHuman shows text; "" when the report has none.
+std::string MetaText(const Report& r, std::string_view key);
 
 }  // namespace trainprof::report

@@ -98,12 +98,6 @@ document.documentElement.setAttribute('data-ready','charts='+
  document.querySelectorAll('table.data').length);
 )js";
 
-std::string MetaText(const Report& r, std::string_view key) {
-  for (const MetaEntry& m : r.meta)
-    if (m.key == key) return FormatHuman(m.value, Unit::kText);
-  return "";
-}
-
 bool IsNumeric(Unit u) { return u != Unit::kText && u != Unit::kBool; }
 
 void Cell(std::string& out, const Value& v, Unit unit) {

@@ -16,25 +16,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const Table* FindTable(const Section& s, std::string_view id) {
-  for (const Table& t : s.tables)
-    if (t.id == id) return &t;
-  return nullptr;
-}
-
-int Col(const Table& t, std::string_view key) {
-  for (size_t i = 0; i < t.columns.size(); ++i)
-    if (t.columns[i].key == key) return static_cast<int>(i);
-  return -1;
-}
-
 template <typename C>
 void Add(std::vector<Chart>& out, const C& chart) {
   out.push_back({chart.title, svg::Render(chart)});
 }
 
 double At(const std::vector<Value>& row, int col) {
-  return col >= 0 && static_cast<size_t>(col) < row.size() ? Number(row[col]) : kNaN;
+  return col >= 0 && static_cast<size_t>(col) < row.size() ? AsNumber(row[col]) : kNaN;
 }
 
 std::string Text(const std::vector<Value>& row, int col) {
@@ -87,9 +75,9 @@ void Speed(const Section& s, std::vector<Chart>& out) {
                     .y_suffix = "samples/s"};
   for (auto [id, label] :
        {std::pair{"training_rate", "training"}, std::pair{"validation_rate", "validation"}}) {
-    const Table* t = FindTable(s, id);
+    const Table* t = s.FindTable(id);
     if (t == nullptr || t->rows.empty()) continue;
-    svg::Line l = Series(*t, Col(*t, "time_s"), Col(*t, "samples_per_s"), label);
+    svg::Line l = Series(*t, t->ColumnIndex("time_s"), t->ColumnIndex("samples_per_s"), label);
     if (!AnyFinite(l.y)) {  // no batch size given: batches/s for every line
       tp.y_suffix = "batches/s";
       tp.title = "Throughput over time (batches/s)";
@@ -98,13 +86,13 @@ void Speed(const Section& s, std::vector<Chart>& out) {
   }
   if (tp.y_suffix == "batches/s") {
     for (svg::Line& l : tp.lines) {
-      const Table* t = FindTable(s, l.label == "training" ? "training_rate" : "validation_rate");
-      l = Series(*t, Col(*t, "time_s"), Col(*t, "batches_per_s"), l.label);
+      const Table* t = s.FindTable(l.label == "training" ? "training_rate" : "validation_rate");
+      l = Series(*t, t->ColumnIndex("time_s"), t->ColumnIndex("batches_per_s"), l.label);
     }
   }
   if (!tp.lines.empty()) Add(out, tp);
-  if (const Table* t = FindTable(s, "training_rate")) {
-    const int step = Col(*t, "step"), wait = Col(*t, "data_wait_s");
+  if (const Table* t = s.FindTable("training_rate")) {
+    const int step = t->ColumnIndex("step"), wait = t->ColumnIndex("data_wait_s");
     svg::BarChart c{.id = "dataloader_wait",
                     .title = "Data-loader wait per training step",
                     .unit = Unit::kSeconds};
@@ -121,16 +109,16 @@ void Speed(const Section& s, std::vector<Chart>& out) {
 }
 
 void Memory(const Section& s, std::vector<Chart>& out) {
-  const Table* t = FindTable(s, "memory_timeline");
+  const Table* t = s.FindTable("memory_timeline");
   if (t == nullptr) return;
-  const int time = Col(*t, "time_s"), dev = Col(*t, "device");
+  const int time = t->ColumnIndex("time_s"), dev = t->ColumnIndex("device");
   std::map<std::string, std::pair<svg::Line, svg::Line>> by_device;  // allocated, reserved
   for (const auto& row : t->rows) {
     auto& [alloc, reserved] = by_device[Text(row, dev)];
     alloc.x.push_back(At(row, time));
-    alloc.y.push_back(At(row, Col(*t, "allocated_bytes")));
+    alloc.y.push_back(At(row, t->ColumnIndex("allocated_bytes")));
     reserved.x.push_back(alloc.x.back());
-    reserved.y.push_back(At(row, Col(*t, "reserved_bytes")));
+    reserved.y.push_back(At(row, t->ColumnIndex("reserved_bytes")));
   }
   svg::LineChart c{.id = "memory_timeline",
                    .title = "Memory timeline (allocated, peak marked)",
@@ -149,7 +137,7 @@ void Memory(const Section& s, std::vector<Chart>& out) {
 
 // Line charts of system_timeseries: each group's columns, when the run sampled them.
 void System(const Section& s, std::vector<Chart>& out) {
-  const Table* t = FindTable(s, "system_timeseries");
+  const Table* t = s.FindTable("system_timeseries");
   if (t == nullptr) return;
   struct Group {
     const char* id;
@@ -183,7 +171,7 @@ void System(const Section& s, std::vector<Chart>& out) {
                 k == "network_receive_bytes_per_s" || k == "network_transmit_bytes_per_s";
        }},
   };
-  const int time = Col(*t, "time_s");
+  const int time = t->ColumnIndex("time_s");
   for (const Group& g : kGroups) {
     svg::LineChart c{.id = g.id, .title = g.title};
     for (size_t i = 0; i < t->columns.size(); ++i) {
@@ -200,7 +188,7 @@ void System(const Section& s, std::vector<Chart>& out) {
 
 // The overview's per-step categories, one stacked bar per rank and step.
 void StepBreakdown(const Section& s, std::vector<Chart>& out) {
-  const Table* t = FindTable(s, "step_breakdown");
+  const Table* t = s.FindTable("step_breakdown");
   if (t == nullptr) return;
   svg::BarChart c{
       .id = "step_breakdown", .title = "Step time breakdown per step", .unit = Unit::kSeconds};
@@ -212,7 +200,7 @@ void StepBreakdown(const Section& s, std::vector<Chart>& out) {
       c.segments.push_back(col.title);
     }
   }
-  const int rank = Col(*t, "rank"), step = Col(*t, "step");
+  const int rank = t->ColumnIndex("rank"), step = t->ColumnIndex("step");
   std::set<std::string> ranks;
   for (const auto& row : t->rows) ranks.insert(Text(row, rank));
   for (const auto& row : t->rows) {
@@ -226,20 +214,21 @@ void StepBreakdown(const Section& s, std::vector<Chart>& out) {
 }
 
 void Hta(const Section& s, std::vector<Chart>& out) {
-  if (const Table* t = FindTable(s, "kernel_type_breakdown")) {
-    Add(out, RowBars(*t, "kernel_type_breakdown", "GPU time by kernel type", Col(*t, "kernel_type"),
-                     Col(*t, "time_s"), 20));
+  if (const Table* t = s.FindTable("kernel_type_breakdown")) {
+    Add(out, RowBars(*t, "kernel_type_breakdown", "GPU time by kernel type",
+                     t->ColumnIndex("kernel_type"), t->ColumnIndex("time_s"), 20));
   }
-  if (const Table* t = FindTable(s, "idle_time_breakdown")) {
+  if (const Table* t = s.FindTable("idle_time_breakdown")) {
     svg::BarChart c{.id = "idle_time_breakdown",
                     .title = "GPU idle time per rank and stream",
                     .unit = Unit::kSeconds,
                     .horizontal = true};
-    const int cols[] = {Col(*t, "host_wait_s"), Col(*t, "kernel_wait_s"), Col(*t, "other_s")};
+    const int cols[] = {t->ColumnIndex("host_wait_s"), t->ColumnIndex("kernel_wait_s"),
+                        t->ColumnIndex("other_s")};
     for (int col : cols) c.segments.push_back(col >= 0 ? t->columns[col].title : "?");
     for (const auto& row : t->rows) {
-      c.bars.push_back(fmt::format("rank {} stream {}", Text(row, Col(*t, "rank")),
-                                   Text(row, Col(*t, "stream"))));
+      c.bars.push_back(fmt::format("rank {} stream {}", Text(row, t->ColumnIndex("rank")),
+                                   Text(row, t->ColumnIndex("stream"))));
       c.values.push_back({At(row, cols[0]), At(row, cols[1]), At(row, cols[2])});
     }
     if (!c.bars.empty() && c.bars.size() <= 64) Add(out, c);
@@ -247,7 +236,7 @@ void Hta(const Section& s, std::vector<Chart>& out) {
 }
 
 void Ranks(const Section& s, std::vector<Chart>& out) {
-  const Table* t = FindTable(s, "rank_summary");
+  const Table* t = s.FindTable("rank_summary");
   if (t == nullptr || t->rows.size() < 2) return;
   svg::BarChart c{.id = "rank_median_step",
                   .title = "Median training step per rank",
@@ -256,8 +245,8 @@ void Ranks(const Section& s, std::vector<Chart>& out) {
   c.segments = {"median step"};
   std::set<size_t> hot = HighlightedRows(s, *t);
   for (size_t i = 0; i < t->rows.size(); ++i) {
-    c.bars.push_back(fmt::format("rank {}", Text(t->rows[i], Col(*t, "rank"))));
-    c.values.push_back({At(t->rows[i], Col(*t, "median_step_s"))});
+    c.bars.push_back(fmt::format("rank {}", Text(t->rows[i], t->ColumnIndex("rank"))));
+    c.values.push_back({At(t->rows[i], t->ColumnIndex("median_step_s"))});
     c.highlight.push_back(hot.count(i) > 0);
   }
   Add(out, c);
@@ -273,7 +262,7 @@ void CompareBars(const Section& s, std::vector<Chart>& out) {
     if (t.columns[i].key.starts_with("delta_pct_") || t.columns[i].key == "change_pct")
       pct = static_cast<int>(i);  // the last: the candidate's change
   if (pct < 0 || t.rows.empty()) return;
-  const int result = Col(t, "result");
+  const int result = t.ColumnIndex("result");
   svg::BarChart c{.id = s.id + "_change", .unit = Unit::kPercent, .horizontal = true};
   c.title = fmt::format("{} against the baseline", t.columns[pct].title);
   c.segments = {"change"};
@@ -304,23 +293,16 @@ void GenericSeries(const Table& t, std::vector<Chart>& out) {
 
 }  // namespace
 
-double Number(const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  return kNaN;
-}
-
 std::set<size_t> HighlightedRows(const Section& s, const Table& t) {
   std::set<size_t> rows;
   if (t.id != "rank_summary") return rows;
   // The straggler: the slowest rank, when the section found it slow enough to warn.
   const bool warned = std::ranges::any_of(
       s.findings, [](const Finding& f) { return f.severity != Severity::kInfo; });
-  double slowest = kNaN;
-  for (const Metric& m : s.metrics)
-    if (m.key == "slowest_rank") slowest = Number(m.value);
+  const Metric* m = s.FindMetric("slowest_rank");
+  const double slowest = m != nullptr ? AsNumber(m->value) : kNaN;
   if (!warned || !std::isfinite(slowest)) return rows;
-  const int rank = Col(t, "rank");
+  const int rank = t.ColumnIndex("rank");
   for (size_t i = 0; i < t.rows.size(); ++i)
     if (At(t.rows[i], rank) == slowest) rows.insert(i);
   return rows;
@@ -335,17 +317,17 @@ std::vector<Chart> SectionCharts(const Section& s) {
   } else if (s.id == "operators") {
     Memory(s, out);
     drawn = {"memory_timeline"};
-    if (const Table* t = FindTable(s, "operators_top")) {
-      Add(out, RowBars(*t, "operators_top", "Self CPU time by operator", Col(*t, "name"),
-                       Col(*t, "self_cpu_s"), 20));
+    if (const Table* t = s.FindTable("operators_top")) {
+      Add(out, RowBars(*t, "operators_top", "Self CPU time by operator", t->ColumnIndex("name"),
+                       t->ColumnIndex("self_cpu_s"), 20));
     }
   } else if (s.id == "system") {
     System(s, out);
     drawn = {"system_timeseries"};
   } else if (s.id == "time") {
-    if (const Table* t = FindTable(s, "time_report")) {
-      Add(out, RowBars(*t, "time_report", "Total time per action", Col(*t, "action"),
-                       Col(*t, "total_s"), 15));
+    if (const Table* t = s.FindTable("time_report")) {
+      Add(out, RowBars(*t, "time_report", "Total time per action", t->ColumnIndex("action"),
+                       t->ColumnIndex("total_s"), 15));
     }
   } else if (s.id == "overview") {
     StepBreakdown(s, out);

@@ -24,7 +24,4 @@ std::vector<Chart> SectionCharts(const Section& s);
 // Rows of `t` to highlight (the straggler in a rank table); empty for most tables.
 std::set<size_t> HighlightedRows(const Section& s, const Table& t);
 
-// The value as a double: int64 and double as they are, anything else NaN.
-double Number(const Value& v);
-
 }  // namespace trainprof::report::html

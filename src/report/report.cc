@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <limits>
+
 namespace trainprof::report {
 
 const char* UnitName(Unit unit) {
@@ -42,6 +44,30 @@ Table& Section::AddTable(std::string table_id, std::string table_title, std::vec
   return tables.back();
 }
 
+double AsNumber(const Value& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+int Table::ColumnIndex(std::string_view key) const {
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].key == key) return static_cast<int>(i);
+  return -1;
+}
+
+const Table* Section::FindTable(std::string_view table_id) const {
+  for (const Table& t : tables)
+    if (t.id == table_id) return &t;
+  return nullptr;
+}
+
+const Metric* Section::FindMetric(std::string_view key) const {
+  for (const Metric& m : metrics)
+    if (m.key == key) return &m;
+  return nullptr;
+}
+
 void Section::AddMetric(std::string key, std::string title, Value v, Unit unit,
                         std::string suffix) {
   metrics.push_back({std::move(key), std::move(title), std::move(v), unit, std::move(suffix)});
@@ -64,6 +90,12 @@ const Section* Report::FindSection(const std::string& id) const {
 
 void Report::AddMeta(std::string key, Value value, bool in_terminal) {
   meta.push_back({std::move(key), std::move(value), in_terminal});
+}
+
+const Value* Report::FindMeta(std::string_view key) const {
+  for (const MetaEntry& m : meta)
+    if (m.key == key) return &m.value;
+  return nullptr;
 }
 
 }  // namespace trainprof::report

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -32,14 +33,17 @@ enum class Unit {
   kBool,
   kBytesPerSecond,  // shown in B/s, KiB/s, MiB/s, ...
   kWatts,
-  kJoules,     // shown in J, kJ, MJ
+  kJoules,  // shown in J, kJ, MJ
   kCelsius,
   kMegahertz,
-  kByRow,      // a column whose unit differs per row: Table::row_units says which
+  kByRow,  // a column whose unit differs per row: Table::row_units says which
 };
 const char* UnitName(Unit unit);  // "text", "count", "seconds", ... (used in report.json)
 
 using Value = std::variant<std::monostate, int64_t, double, std::string, bool>;
+
+// The value as a number: int64 and double as they are, anything else (empty, text) NaN.
+double AsNumber(const Value& v);
 
 struct Column {
   std::string key;    // machine name: CSV header and JSON key ("mean_s")
@@ -65,6 +69,9 @@ struct Table {
   // Only for tables with kByRow columns: the unit of each row (parallel to rows). Such a table
   // should also carry the unit as a text column so CSV and JSON readers see it.
   std::vector<Unit> row_units;
+
+  // The index of the column `key`, or -1.
+  int ColumnIndex(std::string_view key) const;
 };
 
 // A headline figure ("training throughput: 412.3 batches/s").
@@ -95,6 +102,9 @@ struct Section {
   Table& AddTable(std::string table_id, std::string table_title, std::vector<Column> cols,
                   TableKind kind = TableKind::kTable);
   void AddMetric(std::string key, std::string title, Value v, Unit unit, std::string suffix = "");
+  // nullptr when there is none of that id / key.
+  const Table* FindTable(std::string_view table_id) const;
+  const Metric* FindMetric(std::string_view key) const;
 };
 
 // Something about the input or the recording the user should know (dropped events, ...).
@@ -126,6 +136,8 @@ struct Report {
   Section& AddSection(std::string id, std::string title);
   const Section* FindSection(const std::string& id) const;
   void AddMeta(std::string key, Value value, bool in_terminal = true);
+  // The value of meta entry `key`, or nullptr.
+  const Value* FindMeta(std::string_view key) const;
 };
 
 }  // namespace trainprof::report

@@ -78,12 +78,6 @@ StatusOr<RankFigures> ReadFigures(const RankResult& r) {
   return f;
 }
 
-double AsDouble(const Value& v) {
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
-  return std::nan("");
-}
-
 }  // namespace
 
 StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
@@ -133,11 +127,11 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
                       f.min_s, f.max_s, f.data_wait_pct, f.comm_s, f.comm_pct, f.peak_rss,
                       static_cast<double>(f.in->clock_offset_ns) * 1e-9,
                       static_cast<double>(f.in->clock_error_ns) * 1e-9});
-    if (double v = AsDouble(f.samples_per_s); !std::isnan(v)) {
+    if (double v = report::AsNumber(f.samples_per_s); !std::isnan(v)) {
       total_rate += v;
       have_rate = true;
     }
-    if (double m = AsDouble(f.median_s); !std::isnan(m)) medians.push_back(m);
+    if (double m = report::AsNumber(f.median_s); !std::isnan(m)) medians.push_back(m);
   }
   t.notes.push_back(
       "samples/s, step times and data wait of each rank's measured training steps "
@@ -153,10 +147,10 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
     const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     const RankFigures* slowest = nullptr;
     for (const RankFigures& f : figs) {
-      double m = AsDouble(f.median_s);
-      if (!std::isnan(m) && (slowest == nullptr || m > AsDouble(slowest->median_s))) slowest = &f;
+      double m = report::AsNumber(f.median_s);
+      if (!std::isnan(m) && (slowest == nullptr || m > report::AsNumber(slowest->median_s))) slowest = &f;
     }
-    const double slow = AsDouble(slowest->median_s);
+    const double slow = report::AsNumber(slowest->median_s);
     const double gap = median > 0 ? 100.0 * (slow - median) / median : 0;
     s.AddMetric("slowest_rank", "Slowest rank (median step)", slowest->in->rank, Unit::kCount);
     s.AddMetric("straggler_gap_pct", "Its gap to the median of ranks", gap, Unit::kPercent);
