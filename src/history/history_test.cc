@@ -99,6 +99,14 @@ TEST(RunDbTest, ConcurrentWritersLoseNothing) {
   std::set<std::string> ids;
   for (const RunRecord& r : *all) ids.insert(r.id);
   EXPECT_EQ(ids.size(), static_cast<size_t>(kWriters * kRuns));
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* mode = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &mode, nullptr);
+  ASSERT_EQ(sqlite3_step(mode), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(mode, 0)), "wal");
+  sqlite3_finalize(mode);
+  sqlite3_close(raw);
 }
 
 TEST(RunDbTest, ListFindAndWhere) {

@@ -232,9 +232,15 @@ StatusOr<std::unique_ptr<RunDb>> RunDb::Open(const std::string& path, bool creat
 RunDb::~RunDb() { sqlite3_close(db_); }
 
 Status RunDb::Init(bool create) {
-  auto pragma = [&](const char* sql, int* value) -> Status {
-    Stmt s(db_, sql);
-    int rc = s.ok() ? sqlite3_step(s.get()) : sqlite3_errcode(db_);
+  // The file's marks, read in one statement so they come from one snapshot: read one by one, a
+  // database another process creates in between would look like someone else's (its tables
+  // already there, our application_id not yet seen).
+  int app = 0, version = 0, tables = 0;
+  {
+    Stmt s(db_,
+           "SELECT (SELECT application_id FROM pragma_application_id), "
+           "(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)");
+    const int rc = s.ok() ? sqlite3_step(s.get()) : sqlite3_errcode(db_);
     if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT || sqlite3_errcode(db_) == SQLITE_NOTADB) {
       return InvalidArgument(
           fmt::format("{}: not an SQLite database (damaged, or another kind of file); move it "
@@ -242,13 +248,11 @@ Status RunDb::Init(bool create) {
                       path_));
     }
     if (rc != SQLITE_ROW) return InvalidArgument(Err(db_, path_, "cannot read the run history"));
-    *value = sqlite3_column_int(s.get(), 0);
-    return Status::Ok();
-  };
-  int app = 0, version = 0, tables = 0;
-  TRAINPROF_RETURN_IF_ERROR(pragma("PRAGMA application_id", &app));
+    app = sqlite3_column_int(s.get(), 0);
+    version = sqlite3_column_int(s.get(), 1);
+    tables = sqlite3_column_int(s.get(), 2);
+  }
   if (app == 0) {
-    TRAINPROF_RETURN_IF_ERROR(pragma("SELECT count(*) FROM sqlite_master", &tables));
     if (tables > 0) {
       return InvalidArgument(fmt::format(
           "{}: an SQLite database, but not trainprof's run history (it has {} other tables)", path_,
@@ -279,9 +283,8 @@ Status RunDb::Init(bool create) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
       return InvalidArgument(msg);
     }
-    // WAL: readers never block the writer, writers queue behind the busy timeout.
-    sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
     app = kApplicationId;
+    version = kSchemaVersion;
   }
   if (app != kApplicationId) {
     return InvalidArgument(fmt::format(
@@ -289,13 +292,16 @@ Status RunDb::Init(bool create) {
         "history",
         path_, static_cast<unsigned>(app)));
   }
-  TRAINPROF_RETURN_IF_ERROR(pragma("PRAGMA user_version", &version));
   if (version > kSchemaVersion) {
     return FailedPrecondition(fmt::format(
         "{}: run history schema {} is newer than this trainprof reads ({}); use a newer "
         "trainprof",
         path_, version, kSchemaVersion));
   }
+  // WAL: readers never block the writer, writers queue behind the busy timeout. Asked on every
+  // open (a no-op once set), so a switch that lost a race with another process's reader at
+  // creation is made by the next one.
+  sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
   return Status::Ok();
 }
 
