@@ -69,26 +69,25 @@ svg::BarChart RowBars(const Table& t, std::string id, std::string title, int lab
 }
 
 void Speed(const Section& s, std::vector<Chart>& out) {
-  svg::LineChart tp{.id = "throughput",
-                    .title = "Throughput over time (samples/s)",
-                    .y_unit = Unit::kPerSecond,
-                    .y_suffix = "samples/s"};
+  // One line per stage that ran; samples/s unless a stage lacks it (no batch size given), then
+  // batches/s for every line.
+  std::vector<std::pair<const Table*, const char*>> stages;
+  bool samples = true;
   for (auto [id, label] :
        {std::pair{"training_rate", "training"}, std::pair{"validation_rate", "validation"}}) {
     const Table* t = s.FindTable(id);
     if (t == nullptr || t->rows.empty()) continue;
-    svg::Line l = Series(*t, t->ColumnIndex("time_s"), t->ColumnIndex("samples_per_s"), label);
-    if (!AnyFinite(l.y)) {  // no batch size given: batches/s for every line
-      tp.y_suffix = "batches/s";
-      tp.title = "Throughput over time (batches/s)";
-    }
-    tp.lines.push_back(std::move(l));
+    stages.emplace_back(t, label);
+    samples = samples && AnyFinite(Series(*t, 0, t->ColumnIndex("samples_per_s"), "").y);
   }
-  if (tp.y_suffix == "batches/s") {
-    for (svg::Line& l : tp.lines) {
-      const Table* t = s.FindTable(l.label == "training" ? "training_rate" : "validation_rate");
-      l = Series(*t, t->ColumnIndex("time_s"), t->ColumnIndex("batches_per_s"), l.label);
-    }
+  const char* unit = samples ? "samples/s" : "batches/s";
+  svg::LineChart tp{.id = "throughput",
+                    .title = fmt::format("Throughput over time ({})", unit),
+                    .y_unit = Unit::kPerSecond,
+                    .y_suffix = unit};
+  for (auto [t, label] : stages) {
+    tp.lines.push_back(Series(*t, t->ColumnIndex("time_s"),
+                              t->ColumnIndex(samples ? "samples_per_s" : "batches_per_s"), label));
   }
   if (!tp.lines.empty()) Add(out, tp);
   if (const Table* t = s.FindTable("training_rate")) {
