@@ -237,20 +237,14 @@ void AddDbOption(CLI::App* sub, std::string* db, bool records) {
 
 int RecordRun(const report::Report& r, const std::string& dir, const std::string& db_flag,
               bool quiet) {
-  const std::string path = history::DbPath(db_flag);
-  if (path.empty()) return kExitOk;
-  auto db = RunDb::Open(path, /*create=*/true);
-  Status s = db.ok() ? Status::Ok() : db.status();
-  history::RunRecord rec;
-  if (s.ok()) {
-    rec = history::RecordFromReport(r, dir, history::ReadGitInfo());
-    s = (*db)->Insert(rec);
-  }
-  if (!s.ok()) {
-    fmt::print(stderr, "trainprof: the run was not recorded in the run history: {}\n", s.message());
+  std::string path;
+  auto rec = history::RecordRun(r, dir, db_flag, &path);
+  if (!rec.ok()) {
+    fmt::print(stderr, "trainprof: the run was not recorded in the run history: {}\n",
+               rec.status().message());
     return kExitFailure;
   }
-  if (!quiet) fmt::print(stderr, "Recorded as run {} in {}\n", rec.id, path);
+  if (!quiet && !rec->id.empty()) fmt::print(stderr, "Recorded as run {} in {}\n", rec->id, path);
   return kExitOk;
 }
 

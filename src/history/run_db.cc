@@ -419,4 +419,14 @@ StatusOr<std::optional<RunRecord>> RunDb::NewestAtCommits(const std::vector<std:
   return std::optional<RunRecord>();
 }
 
+StatusOr<RunRecord> RecordRun(const report::Report& r, const std::string& run_dir,
+                              const std::string& db_flag, std::string* db_path) {
+  *db_path = DbPath(db_flag);
+  if (db_path->empty()) return RunRecord{};
+  TRAINPROF_ASSIGN_OR_RETURN(auto db, RunDb::Open(*db_path, /*create=*/true));
+  RunRecord rec = RecordFromReport(r, run_dir, ReadGitInfo());
+  TRAINPROF_RETURN_IF_ERROR(db->Insert(rec));
+  return rec;
+}
+
 }  // namespace trainprof::history

@@ -76,6 +76,12 @@ class RunDb {
   std::string path_;
 };
 
+// Adds a finished run to the history at DbPath(db_flag), creating the database if needed.
+// Returns the stored record (its id, and run_dir as stored); an empty id when the history is
+// off. Errors: the database cannot be opened or written (the message names it).
+StatusOr<RunRecord> RecordRun(const report::Report& r, const std::string& run_dir,
+                              const std::string& db_flag, std::string* db_path);
+
 // The fields --where accepts, for help texts: "id, created_utc, kind, ...".
 std::string WhereFields();
 

@@ -1,0 +1,19 @@
+// The pieces of the trainprof._core module (python/src/module.cc puts them together).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "trainprof/status.h"
+
+namespace trainprof::python {
+
+// Raises trainprof.ConfigError (a ValueError) for a config error, trainprof.TrainprofError (a
+// RuntimeError) for any other; does nothing for Ok.
+void ThrowIfError(const Status& s, bool config);
+
+void AddSessionBinding(pybind11::module_& m);
+// create_run_dir, merge_ranks, record_run, steady_ns: what a multi-rank run and the run
+// history need from Python.
+void AddRunBinding(pybind11::module_& m);
+
+}  // namespace trainprof::python

@@ -1,0 +1,137 @@
+// trainprof._core.Session: the C++ Session behind trainprof.Session (python/trainprof/_session.py
+// holds the Pythonic surface). Options are built through the same config schema as
+// `trainprof profile`, so a bad key gets the same message.
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/config_schema.h"
+#include "python/src/bindings.h"
+#include "record/options_schema.h"
+#include "trainprof/session.h"
+
+namespace py = pybind11;
+
+namespace trainprof::python {
+namespace {
+
+// The options of a YAML file (profiler keys) and "key=value" overrides, applied in that order.
+Options BuildOptions(const std::optional<std::string>& config,
+                     const std::vector<std::string>& overrides) {
+  Options o;
+  base::ConfigSchema schema;
+  AddOptionsKeys(schema, o);
+  if (config) ThrowIfError(schema.ApplyFile(*config), /*config=*/true);
+  for (const std::string& ov : overrides) ThrowIfError(schema.ApplyOverride(ov), true);
+  ThrowIfError(ValidateOptions(o), true);
+  return o;
+}
+
+class PySession {
+ public:
+  PySession(const std::optional<std::string>& config, const std::vector<std::string>& overrides) {
+    Options o = BuildOptions(config, overrides);
+    print_ = o.output.print;
+    o.output.print = false;  // Python prints the summary through sys.stdout
+    auto created = Session::Create(std::move(o));
+    ThrowIfError(created.status(), false);
+    session_ = std::move(*created);
+  }
+
+  Session& s() {
+    if (!session_) throw std::runtime_error("this trainprof session was closed");
+    return *session_;
+  }
+
+  void SetStage(const std::string& stage) {
+    if (stage == "train" || stage == "training") {
+      s().SetStage(Stage::kTrain);
+    } else if (stage == "validation" || stage == "val" || stage == "validate") {
+      s().SetStage(Stage::kValidation);
+    } else {
+      throw py::value_error("trainprof: stage must be 'train' or 'validation', got '" + stage +
+                            "'");
+    }
+  }
+
+  // Finish()es with the GIL released; raises on an unwritten output (the others are written).
+  std::string Finish() {
+    Status st;
+    {
+      py::gil_scoped_release release;
+      st = s().Finish();
+    }
+    ThrowIfError(st, false);
+    return s().summary();
+  }
+
+  void Close() { session_.reset(); }
+  bool print() const { return print_; }
+
+ private:
+  std::unique_ptr<Session> session_;
+  bool print_ = true;  // output.print as configured
+};
+
+void AddConfig(PySession& p, const std::string& key, const py::object& value) {
+  if (py::isinstance<py::bool_>(value)) {
+    p.s().AddConfigValue(key, value.cast<bool>());
+  } else if (py::isinstance<py::int_>(value)) {
+    p.s().AddConfigValue(key, value.cast<int64_t>());
+  } else if (py::isinstance<py::float_>(value)) {
+    p.s().AddConfigValue(key, value.cast<double>());
+  } else {
+    p.s().AddConfigValue(key, py::str(value).cast<std::string>());
+  }
+}
+
+}  // namespace
+
+void AddSessionBinding(py::module_& m) {
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::optional<std::string>&, const std::vector<std::string>&>(),
+           py::arg("config"), py::arg("overrides"))
+      .def("step", [](PySession& p) { p.s().Step(); })
+      .def("set_stage", &PySession::SetStage)
+      .def("set_epoch", [](PySession& p, int64_t e) { p.s().SetEpoch(e); })
+      .def("set_batch_size", [](PySession& p, int64_t b) { p.s().SetBatchSize(b); })
+      .def("set_dataloader_workers", [](PySession& p, int64_t w) { p.s().SetDataLoaderWorkers(w); })
+      .def("set_meta",
+           [](PySession& p, const std::string& k, const std::string& v) { p.s().SetMeta(k, v); })
+      .def("add_note", [](PySession& p, const std::string& n) { p.s().AddNote(n); })
+      .def("add_config", &AddConfig)
+      .def("finish", &PySession::Finish)
+      .def("close", &PySession::Close)
+      .def_property_readonly("stage", [](PySession& p) { return StageName(p.s().stage()); })
+      .def_property_readonly("epoch", [](PySession& p) { return p.s().epoch(); })
+      .def_property_readonly("global_step", [](PySession& p) { return p.s().global_step(); })
+      .def_property_readonly("profiler_step", [](PySession& p) { return p.s().profiler_step(); })
+      .def_property_readonly("run_dir", [](PySession& p) { return p.s().run_dir(); })
+      .def_property_readonly("output_name",
+                             [](PySession& p) { return p.s().options().output.name; })
+      .def_property_readonly("output_dir", [](PySession& p) { return p.s().options().output.dir; })
+      .def_property_readonly("print", &PySession::print)
+      .def_property_readonly("write_csv", [](PySession& p) { return p.s().options().output.csv; })
+      .def_property_readonly("write_trace",
+                             [](PySession& p) { return p.s().options().output.trace; });
+  m.def(
+      "check_config",
+      [](const std::optional<std::string>& config, const std::vector<std::string>& overrides) {
+        Options o = BuildOptions(config, overrides);
+        py::dict d;
+        d["output.dir"] = o.output.dir;
+        d["output.name"] = o.output.name;
+        d["output.run_dir"] = o.output.run_dir;
+        d["output.print"] = o.output.print;
+        d["output.csv"] = o.output.csv;
+        d["output.trace"] = o.output.trace;
+        return d;
+      },
+      py::arg("config"), py::arg("overrides"),
+      "Validates a config file and overrides as Session() would; returns the output keys.");
+}
+
+}  // namespace trainprof::python

@@ -1,0 +1,270 @@
+"""The trainprof Python API against the C++ core: scopes, the decorator, the iterator wrapper,
+sessions, config errors, threads, Ctrl-C and the run history."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import trainprof
+from conftest import PYTHON, ROOT, calls, load_report, python_env, section, table
+
+QUIET = {"output.print": False, "time.verbose": True, "speed.warmup_batches": 0}
+
+
+def test_version_is_the_cpp_version() -> None:
+    cmake = (ROOT / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(trainprof VERSION ([0-9.]+)", cmake).group(1)
+    assert trainprof.__version__ == version
+    assert trainprof._core.__version__ == version
+
+
+def test_nesting_and_counts(tmp_path: Path) -> None:
+    with trainprof.Session(name="nest", overrides=QUIET) as s:
+        s.batch_size = 4
+        s.stage("train")
+        for _ in range(3):
+            with trainprof.scope("run_training_batch", kind="loop"):
+                for _ in range(2):
+                    with trainprof.scope("[Model].forward", kind=trainprof.Kind.FORWARD):
+                        time.sleep(0.001)
+            s.step()
+    report = load_report(s.report.run_dir)
+    assert calls(report) == {"run_training_batch": 3, "[Model].forward": 6}
+    rows = {r["action"]: r for r in table(report, "time", "time_report")["rows"]}
+    assert rows["run_training_batch"]["total_s"] >= rows["[Model].forward"]["total_s"] >= 0.006
+    # In trace.json every forward lies inside a batch on the same thread.
+    events = json.loads(Path(s.report.run_dir, "trace.json").read_text())["traceEvents"]
+    spans = [e for e in events if e.get("ph") == "X"]
+    batches = [e for e in spans if e["name"] == "run_training_batch"]
+    forwards = [e for e in spans if e["name"] == "[Model].forward"]
+    assert len(batches) == 3 and len(forwards) == 6
+    for f in forwards:
+        assert any(b["tid"] == f["tid"] and b["ts"] <= f["ts"] and
+                   f["ts"] + f["dur"] <= b["ts"] + b["dur"] for b in batches)
+
+
+def test_exception_ends_the_scope_and_propagates() -> None:
+    s = trainprof.Session(name="exc", overrides=QUIET)
+    with pytest.raises(ZeroDivisionError):
+        with trainprof.scope("failing"):
+            1 / 0
+    with trainprof.scope("after"):
+        pass
+    s.step()
+    report = s.finish()
+    assert calls(report.to_dict()) == {"failing": 1, "after": 1}
+
+
+def test_exception_in_session_block_finishes_with_a_note() -> None:
+    with pytest.raises(RuntimeError, match="boom"):
+        with trainprof.Session(name="boom", overrides=QUIET) as s:
+            s.step()
+            raise RuntimeError("boom")
+    assert s.finished
+    run = section(s.report.to_dict(), "run")
+    assert any("stopped by RuntimeError: boom after 1 training steps" in n for n in run["notes"])
+
+
+class Model:
+    @trainprof.profiled("[Model].forward", kind="forward")
+    def forward(self, x: int) -> int:
+        return x + 1
+
+
+@trainprof.profiled
+def load_batch(i: int) -> int:
+    return i * 2
+
+
+def test_decorator_on_functions_and_methods() -> None:
+    with trainprof.Session(name="deco", overrides=QUIET) as s:
+        m = Model()
+        assert [m.forward(load_batch(i)) for i in range(5)] == [1, 3, 5, 7, 9]
+        s.step()
+    assert calls(s.report.to_dict()) == {"[Model].forward": 5, "load_batch": 5}
+    assert Model.forward.__name__ == "forward"  # functools.wraps
+
+
+def test_timed_iter_records_each_batch_and_not_the_end() -> None:
+    data = list(range(7))
+    with trainprof.Session(name="iter", overrides=QUIET) as s:
+        s.batch_size = 16
+        loader = trainprof.timed_iter(data)
+        assert len(loader) == 7
+        for epoch in range(2):
+            s.epoch = epoch
+            s.stage("train")
+            seen = [b for b in loader]
+            assert seen == data
+            for _ in seen:
+                s.step()
+        s.stage("validation")
+        for _ in trainprof.timed_iter(iter(data[:3]), action="[_EvaluationLoop].val_next"):
+            s.step()
+    report = s.report.to_dict()
+    assert calls(report) == {"[_TrainingEpochLoop].train_dataloader_next": 14,
+                             "[_EvaluationLoop].val_next": 3}
+    speed = {r["stage"]: r for r in table(report, "speed", "speed_report")["rows"]}
+    assert speed["training"]["steps"] == 14
+    assert speed["validation"]["steps"] == 3
+    assert speed["training data loader"]["steps"] == 14
+
+
+def test_config_errors_name_the_key_and_the_nearest() -> None:
+    with pytest.raises(trainprof.ConfigError, match="did you mean 'speed.warmup_batches'"):
+        trainprof.Session(overrides={"speed.warmup_batch": 2})
+    with pytest.raises(trainprof.ConfigError, match="out of range"):
+        trainprof.Session(overrides={"system.interval_s": 0})
+    with pytest.raises(trainprof.ConfigError, match="no such config file"):
+        trainprof.Session("missing.yaml")
+    Path("bad.yaml").write_text("time:\n  enabled: true\n  verbos: true\n")
+    with pytest.raises(trainprof.ConfigError,
+                       match=r"bad.yaml:3:\d+: unknown key 'time.verbos'; did you mean"):
+        trainprof.Session("bad.yaml")
+    assert issubclass(trainprof.ConfigError, ValueError)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        trainprof.scope("x", kind="fwd")
+    with pytest.raises(TypeError):
+        trainprof.scope(42)
+    assert trainprof.active_session() is None  # nothing half-open after the errors
+
+
+def test_config_file_and_overrides(tmp_path: Path) -> None:
+    Path("p.yaml").write_text("speed:\n  warmup_batches: 3\noutput:\n  print: false\n")
+    with trainprof.Session("p.yaml", overrides=["time.verbose=true"], output_dir="out") as s:
+        s.step()
+    config = s.report.to_dict()["config"]
+    assert config["speed"]["warmup_batches"] == 3
+    assert config["time"]["verbose"] is True
+    assert Path(s.report.run_dir).resolve().parent == tmp_path / "out"
+
+
+def test_finish_twice_and_one_session_at_a_time() -> None:
+    s = trainprof.Session(name="first", overrides=QUIET)
+    assert trainprof.active_session() is s
+    with pytest.raises(trainprof.TrainprofError, match="another trainprof.Session is open"):
+        trainprof.Session(name="second", overrides=QUIET)
+    first = s.finish()
+    assert s.finish() is first
+    assert trainprof.active_session() is None
+    with trainprof.Session(name="second", overrides=QUIET) as t:
+        t.step()
+    assert t.report.run_dir != first.run_dir
+    assert os.path.isfile(first.html_path) and os.path.isfile(t.report.html_path)
+
+
+def test_scopes_of_threads_are_recorded_on_their_thread() -> None:
+    def work() -> None:
+        for _ in range(4):
+            with trainprof.scope("worker_task"):
+                time.sleep(0.0005)
+
+    with trainprof.Session(name="threads", overrides=QUIET) as s:
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        with trainprof.scope("main_task"):
+            for t in threads:
+                t.join()
+        s.step()
+    assert calls(s.report.to_dict()) == {"worker_task": 12, "main_task": 1}
+    events = json.loads(Path(s.report.run_dir, "trace.json").read_text())["traceEvents"]
+    tids = {e["tid"] for e in events if e.get("name") == "worker_task"}
+    main_tid = {e["tid"] for e in events if e.get("name") == "main_task"}
+    assert len(tids) == 3 and not tids & main_tid
+
+
+def test_schedule_records_only_active_steps() -> None:
+    overrides = dict(QUIET, **{"schedule.wait": 1, "schedule.active": 2, "schedule.repeat": 1})
+    with trainprof.Session(name="sched", overrides=overrides) as s:
+        for _ in range(6):
+            with trainprof.scope("work"):
+                pass
+            s.step()
+    assert calls(s.report.to_dict()) == {"work": 2}
+
+
+def test_outputs_and_the_run_history(capsys: pytest.CaptureFixture[str]) -> None:
+    with trainprof.Session(name="hist", overrides={"system.enabled": True,
+                                                   "system.interval_s": 0.05}) as s:
+        s.batch_size = 2
+        for _ in range(5):
+            with trainprof.scope("run_training_batch", kind="loop"):
+                time.sleep(0.02)
+            s.step()
+    out = capsys.readouterr()
+    assert "Time report" in out.out and "Speed report" in out.out and "System report" in out.out
+    assert f"Recorded as run {s.report.run_id}" in out.err
+    for f in ("report.json", "report.html", "summary.txt", "trace.json", "time_report.csv",
+              "speed_report.csv", "system_timeseries.csv"):
+        assert os.path.isfile(os.path.join(s.report.run_dir, f)), f
+    assert section(s.report.to_dict(), "system")["metrics"]
+    listed = subprocess.run([str(_cli()), "runs", "list", "--format", "json"],
+                            capture_output=True, text=True, check=True).stdout
+    assert s.report.run_id in listed
+
+
+def _cli() -> Path:
+    cli = os.environ.get("TRAINPROF_CLI", str(ROOT / "build/release/src/cli/trainprof"))
+    if not os.path.exists(cli):
+        pytest.fail(f"the trainprof command is not built at {cli} (set TRAINPROF_CLI)")
+    return Path(cli)
+
+
+LOOP = """
+import sys, time, trainprof
+with trainprof.Session(name="sigint", overrides={"output.print": False}) as s:
+    s.batch_size = 8
+    i = 0
+    while True:
+        with trainprof.scope("run_training_batch", kind="loop"):
+            time.sleep(0.002)
+        s.step()
+        i += 1
+        if i == 20:
+            print("ready", flush=True)
+"""
+
+
+def test_ctrl_c_writes_the_reports_of_the_completed_steps(tmp_path: Path) -> None:
+    child = subprocess.Popen([PYTHON, "-c", LOOP], stdout=subprocess.PIPE, text=True,
+                             env=python_env())
+    assert child.stdout.readline().strip() == "ready"
+    child.send_signal(signal.SIGINT)
+    child.wait(timeout=60)
+    assert child.returncode != 0  # KeyboardInterrupt still ends the program
+    [run_dir] = list((tmp_path / "runs").glob("*-sigint"))
+    report = load_report(str(run_dir))
+    assert calls(report)["run_training_batch"] >= 20
+    notes = section(report, "run")["notes"]
+    assert any(n.startswith("stopped by Ctrl-C (KeyboardInterrupt) after") for n in notes)
+    assert (run_dir / "report.html").is_file()
+
+
+def test_unfinished_session_is_finished_at_exit(tmp_path: Path) -> None:
+    code = ("import trainprof\ns = trainprof.Session(name='atexit', "
+            "overrides={'output.print': False})\ns.step()\n")
+    subprocess.run([PYTHON, "-c", code], check=True, env=python_env())
+    [run_dir] = list((tmp_path / "runs").glob("*-atexit"))
+    notes = section(load_report(str(run_dir)), "run")["notes"]
+    assert any("without calling finish()" in n for n in notes)
+
+
+def test_scope_outside_a_session_records_nothing() -> None:
+    with trainprof.scope("orphan"):
+        pass
+    with trainprof.Session(name="after", overrides=QUIET) as s:
+        with trainprof.scope("inside"):
+            pass
+        s.step()
+    assert calls(s.report.to_dict()) == {"inside": 1}
