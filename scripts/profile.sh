@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs what trainprof needs (Debian 12), builds it, and runs the main job: `trainprof
-# profile` with the default config, which trains the CNN on Fashion-MNIST and prints the time
-# and speed reports. Extra arguments go to `trainprof profile` (try --help).
+# Installs what trainprof needs (Debian 12), builds it, installs the Python package for Debian's
+# python3 (`import trainprof` then works from any folder), and runs the main job: `trainprof
+# profile` with the default config, which trains the CNN on Fashion-MNIST and prints the
+# reports. Extra arguments go to `trainprof profile` (try --help).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
+./scripts/install-python.sh >&2
 exec ./build/release/src/cli/trainprof profile "$@"

@@ -33,7 +33,8 @@ using RankTuple = std::tuple<int64_t, std::string, int64_t, int64_t, std::string
 
 // Writes the merged report and trace of a multi-rank run into run_dir; returns the summary.
 std::string MergeRanks(int64_t world_size, const std::string& launcher, const std::string& name,
-                       const std::string& run_dir, const std::vector<RankTuple>& ranks,
+                       const std::string& run_dir, const std::string& clock_method,
+                       const std::vector<RankTuple>& ranks,
                        const std::vector<std::pair<int64_t, std::string>>& missing, bool csv,
                        bool trace) {
   session::MergeInput in;
@@ -41,6 +42,7 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
   in.launcher = launcher;
   in.name = name;
   in.run_dir = run_dir;
+  in.clock_method = clock_method;
   in.missing = missing;
   for (const auto& [rank, status, offset, error, report, trace_json] : ranks) {
     in.ranks.push_back({rank, status, offset, error, report, trace_json});
@@ -76,7 +78,8 @@ void AddRunBinding(py::module_& m) {
   m.def("create_run_dir", &CreateRunDir, py::arg("dir"), py::arg("name"),
         "Creates <dir>/<UTC time>-<name>[-N] and returns it.");
   m.def("merge_ranks", &MergeRanks, py::arg("world_size"), py::arg("launcher"), py::arg("name"),
-        py::arg("run_dir"), py::arg("ranks"), py::arg("missing"), py::arg("csv"), py::arg("trace"));
+        py::arg("run_dir"), py::arg("clock_method"), py::arg("ranks"), py::arg("missing"),
+        py::arg("csv"), py::arg("trace"));
   m.def("record_run", &RecordRun, py::arg("run_dir"), py::arg("db") = "");
   m.def("steady_ns", &base::SteadyNowNs, "The steady clock the recorder's timestamps are on.");
 }

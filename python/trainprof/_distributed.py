@@ -13,6 +13,8 @@ from typing import Any, List, Optional, Tuple
 from trainprof import _core
 
 _CLOCK_ROUNDS = 8
+CLOCK_METHOD = (f"clock readings as every rank leaves {_CLOCK_ROUNDS} torch.distributed barriers: "
+                "the median difference, error half their spread")
 
 
 def _dist() -> Any:
@@ -90,7 +92,7 @@ class Ranks:
         have = {g[0] for g in got}
         missing = [(r, "it sent no report") for r in range(self.world_size) if r not in have]
         merged = _core.merge_ranks(
-            self.world_size, _launcher(), self.name, self.merged_dir, got, missing,
+            self.world_size, _launcher(), self.name, self.merged_dir, CLOCK_METHOD, got, missing,
             self.csv, self.trace,
         )
         if core.print:

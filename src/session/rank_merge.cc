@@ -99,8 +99,8 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
   for (const RankFigures& f : figs) max_error = std::max(max_error, f.in->clock_error_ns);
   r.AddMeta(
       "clock_alignment",
-      fmt::format("each rank's steady clock against rank 0's over the process group "
-                  "(Cristian's algorithm, shortest of 16 round trips); error within +-{}",
+      fmt::format("each rank's steady clock against rank 0's ({}); error within +-{}",
+                  in.clock_method,
                   report::FormatHuman(static_cast<double>(max_error) * 1e-9, Unit::kSeconds)));
 
   report::Section& s = r.AddSection("ranks", "Ranks");
@@ -148,7 +148,8 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
     const RankFigures* slowest = nullptr;
     for (const RankFigures& f : figs) {
       double m = report::AsNumber(f.median_s);
-      if (!std::isnan(m) && (slowest == nullptr || m > report::AsNumber(slowest->median_s))) slowest = &f;
+      if (!std::isnan(m) && (slowest == nullptr || m > report::AsNumber(slowest->median_s)))
+        slowest = &f;
     }
     const double slow = report::AsNumber(slowest->median_s);
     const double gap = median > 0 ? 100.0 * (slow - median) / median : 0;
@@ -237,9 +238,9 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
   for (const RankResult& r : in.ranks) max_error = std::max(max_error, r.clock_error_ns);
   out += fmt::format(
       "],\n\"displayTimeUnit\":\"ms\",\"otherData\":{{\"producer\":\"trainprof (merged ranks)\","
-      "\"world_size\":{},\"clock_alignment\":\"rank clocks moved onto rank 0's by Cristian's "
-      "algorithm over the process group; error within +-{} ns\"}}}}\n",
-      in.world_size, max_error);
+      "\"world_size\":{},\"clock_alignment\":\"rank clocks moved onto rank 0's ({}); error "
+      "within +-{} ns\"}}}}\n",
+      in.world_size, in.clock_method, max_error);
   return base::WriteFileAtomically(path, out);
 }
 

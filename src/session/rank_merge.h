@@ -35,6 +35,9 @@ struct MergeInput {
   std::string launcher;  // "torchrun", "slurm"
   std::string name;      // output.name
   std::string run_dir;
+  // How the clock offsets were measured, for the report and the trace.
+  std::string clock_method =
+      "Cristian's algorithm over the process group, shortest of 16 round trips";
   std::vector<RankResult> ranks;                         // those that reported, any order
   std::vector<std::pair<int64_t, std::string>> missing;  // rank, why it has no report
 };

@@ -28,20 +28,23 @@ std::string RankReport(int64_t start_ns, double median_s, double samples_per_s) 
                       {"median_s", median_s},
                       {"min_s", median_s / 2},
                       {"max_s", median_s * 2}}}}}}}};
-  json r = {{"meta",
-             {{"host", {{"name", "node1"}}},
-              {"start_steady_ns", start_ns},
-              {"peak_rss_bytes", 1 << 20}}},
-            {"sections", {speed}},
-            {"diagnostics",
-             {{{"severity", "warning"}, {"name", "dropped_events"}, {"count", 3}, {"message", "x"}}}}};
+  json r = {
+      {"meta",
+       {{"host", {{"name", "node1"}}}, {"start_steady_ns", start_ns}, {"peak_rss_bytes", 1 << 20}}},
+      {"sections", {speed}},
+      {"diagnostics",
+       {{{"severity", "warning"}, {"name", "dropped_events"}, {"count", 3}, {"message", "x"}}}}};
   return r.dump();
 }
 
 std::string Trace(double ts_us) {
-  json t = {{"traceEvents",
-             {{{"ph", "M"}, {"name", "process_name"}, {"pid", 77}, {"args", {{"name", "trainprof: job"}}}},
-              {{"ph", "X"}, {"name", "step"}, {"pid", 77}, {"tid", 5}, {"ts", ts_us}, {"dur", 2.5}}}}};
+  json t = {
+      {"traceEvents",
+       {{{"ph", "M"},
+         {"name", "process_name"},
+         {"pid", 77},
+         {"args", {{"name", "trainprof: job"}}}},
+        {{"ph", "X"}, {"name", "step"}, {"pid", 77}, {"tid", 5}, {"ts", ts_us}, {"dur", 2.5}}}}};
   return t.dump();
 }
 
@@ -51,9 +54,11 @@ MergeInput ThreeRanks() {
   in.launcher = "slurm";
   in.name = "job";
   // Rank 1 started 1 ms after rank 0 on its own clock, whose offset to rank 0's is +5 ms.
-  in.ranks.push_back({1, "ok", 5'000'000, 20'000, RankReport(1'000'000'000 + 1'000'000, 0.013, 900), Trace(10)});
+  in.ranks.push_back(
+      {1, "ok", 5'000'000, 20'000, RankReport(1'000'000'000 + 1'000'000, 0.013, 900), Trace(10)});
   in.ranks.push_back({0, "ok", 0, 0, RankReport(1'000'000'000, 0.010, 1000), Trace(10)});
-  in.ranks.push_back({2, "training failed: boom", 0, 7'000, RankReport(1'000'000'000, 0.010, 1100), ""});
+  in.ranks.push_back(
+      {2, "training failed: boom", 0, 7'000, RankReport(1'000'000'000, 0.010, 1100), ""});
   in.missing.push_back({3, "sent nothing"});
   return in;
 }
@@ -117,7 +122,8 @@ TEST(RankMerge, TraceHasAProcessPerRankOnRankZerosClock) {
   // 1 ms later start + 5 ms offset = 6 ms after rank 0's origin.
   EXPECT_DOUBLE_EQ(step_ts[1], 6010);
   EXPECT_EQ(step_ts.count(2), 0u);  // rank 2 wrote no trace
-  EXPECT_NE(t["otherData"]["clock_alignment"].get<std::string>().find("20000 ns"), std::string::npos);
+  EXPECT_NE(t["otherData"]["clock_alignment"].get<std::string>().find("20000 ns"),
+            std::string::npos);
 }
 
 TEST(RankMerge, UnparsableReportNamesTheRank) {

@@ -1,8 +1,6 @@
 #include "trainprof/session.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,10 +26,11 @@
 #include "session/extension.h"
 #include "session/report_builder.h"
 #include "session/run_folder.h"
+#include "session/run_meta.h"
+#include "session/step_attribution.h"
 #include "session/trace_export.h"
 #include "system/sampler.h"
 #include "system/system_report.h"
-#include "trainprof/version.h"
 
 namespace trainprof {
 
@@ -89,18 +88,6 @@ const char* StageName(Stage stage) { return stage == Stage::kTrain ? "train" : "
 
 namespace {
 
-std::string ReadCpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown";
-}
-
 template <typename V>
 report::Value ToValue(const V& v) {
   return std::visit([](const auto& x) { return report::Value(x); }, v);
@@ -153,9 +140,16 @@ class SessionImpl {
     extra_config.emplace_back(key, std::move(v));
   }
   Status Finish();
+  // The report of the finished session: step attribution (session/step_attribution.h), the
+  // header (session/run_meta.h), the config, then one section per report.
   report::Report BuildReport(const std::vector<record::ThreadEvents>& threads,
                              const base::TickConverter& conv, int64_t end_ns,
                              const system::SystemData* sys, session::TraceInput* trace);
+  std::vector<record::StepMark> StepMarks(const base::TickConverter& conv) const;
+  void AddConfig(report::Report& r) const;
+  void AddSections(session::Attribution attributed, const std::vector<record::StepMark>& marks,
+                   const base::TickConverter& conv, int64_t end_ns, const system::SystemData* sys,
+                   session::TraceInput* trace, report::Report& r);
 };
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -285,113 +279,68 @@ Status Session::Finish() {
   return impl_->Finish();
 }
 
-report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>& threads,
-                                        const base::TickConverter& conv, int64_t end_ns,
-                                        const system::SystemData* sys, session::TraceInput* trace) {
-  const int64_t t0 = start.steady_ns;
-  auto rel = [&](uint64_t ticks) { return conv.ToNs(ticks) - t0; };
-
-  // Step marks in ns since the start.
+std::vector<record::StepMark> SessionImpl::StepMarks(const base::TickConverter& conv) const {
   std::vector<record::StepMark> marks;
   marks.reserve(steps.size());
   for (const StepTicks& s : steps) {
     marks.push_back({s.stage, s.epoch, s.batch_size, s.index_in_stage, s.profiler_step,
-                     rel(s.begin), rel(s.end), s.tid});
+                     conv.ToNs(s.begin) - start.steady_ns, conv.ToNs(s.end) - start.steady_ns,
+                     s.tid});
   }
-  // The schedule step of an instant: Step() calls that ended before it.
-  auto step_at = [&](int64_t t) {
-    return static_cast<int64_t>(std::ranges::upper_bound(marks, t, {}, &record::StepMark::end_ns) -
-                                marks.begin());
-  };
+  return marks;
+}
 
-  std::vector<record::TimedEvent> kept;
-  std::vector<record::StepScope> step_scopes;
+report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>& threads,
+                                        const base::TickConverter& conv, int64_t end_ns,
+                                        const system::SystemData* sys, session::TraceInput* trace) {
+  const int64_t t0 = start.steady_ns;
+  const std::vector<record::StepMark> marks = StepMarks(conv);
+  session::Attribution attributed = session::AttributeEvents(
+      {threads, marks, options.schedule, [&](uint64_t ticks) { return conv.ToNs(ticks) - t0; },
+       stage, batch_size, options.buffer.events_per_thread},
+      trace);
+
   report::Report r;
-  int64_t recorded = 0, warmup_dropped = 0;
-  for (const record::ThreadEvents& te : threads) {
-    session::TraceThread tt;
-    tt.tid = te.tid;
-    tt.name = te.name;
-    for (const record::Event& e : te.events) {
-      const int64_t b = rel(e.begin);
-      const int64_t step = step_at(b);
-      if (!options.schedule.RecordsStep(step)) {
-        ++warmup_dropped;
-        continue;
-      }
-      record::TimedEvent ev{e.loc, b, rel(e.end) - b, e.depth};
-      kept.push_back(ev);
-      tt.events.push_back(ev);
-      tt.steps.push_back(step);
-      if (e.loc->kind == ActionKind::kDataLoader || e.loc->kind == ActionKind::kCommunication) {
-        bool have = step < static_cast<int64_t>(marks.size());
-        step_scopes.push_back({e.loc->kind, have ? marks[step].stage : stage, have ? step : -1,
-                               ev.dur_ns, have ? marks[step].batch_size : batch_size});
-      }
-    }
-    recorded += static_cast<int64_t>(tt.events.size());
-    if (te.dropped > 0) {
-      r.diagnostics.push_back(
-          {report::Severity::kWarning, "dropped_events", static_cast<int64_t>(te.dropped),
-           fmt::format("thread '{}' ({}) dropped {} scope events: its buffer was full "
-                       "(buffer.events_per_thread = {}); raise it or record fewer steps",
-                       te.name, te.tid, te.dropped, options.buffer.events_per_thread)});
-    }
-    if (trace != nullptr && !tt.events.empty()) trace->threads.push_back(std::move(tt));
-  }
-  if (trace != nullptr) {
-    for (const record::StepMark& m : marks) {
-      if (options.schedule.RecordsStep(m.profiler_step)) trace->steps.push_back(m);
-    }
-  }
-
   r.kind = "profile";
   r.title = fmt::format("trainprof report: {}", options.output.name);
-  r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
-  r.AddMeta("created_utc", base::UtcIso8601(start.wall_ns));
-  r.AddMeta("run_dir", run_dir);
-  struct utsname u {};
-  if (uname(&u) == 0) {
-    r.AddMeta("host.name", std::string(u.nodename));
-    r.AddMeta("host.os", fmt::format("{} {} {}", u.sysname, u.release, u.machine));
-  }
-  r.AddMeta("host.cpu", ReadCpuModel());
-  r.AddMeta("host.cores", static_cast<int64_t>(std::thread::hardware_concurrency()));
-  r.AddMeta("clock", std::string(base::TicksAreTsc() ? "tsc" : "steady_clock"), false);
-  r.AddMeta("pid", static_cast<int64_t>(getpid()), false);
-  // The steady-clock instant trace.json's timestamps count from (merging ranks' traces).
-  r.AddMeta("start_steady_ns", t0, false);
-  struct rusage ru {};
-  if (getrusage(RUSAGE_SELF, &ru) == 0) {
-    r.AddMeta("peak_rss_bytes", static_cast<int64_t>(ru.ru_maxrss) * 1024, false);
-  }
-  r.AddMeta("wall_time_s", static_cast<double>(end_ns) * 1e-9, false);
-  r.AddMeta("steps", static_cast<int64_t>(marks.size()));
-  // Scopes that began in warm-up steps (recorded to warm the buffers, then discarded).
-  r.AddMeta("discarded_warmup_events", warmup_dropped, false);
+  r.diagnostics = std::move(attributed.diagnostics);
+  session::AddRunMeta({start.wall_ns, t0, end_ns, run_dir, static_cast<int64_t>(marks.size()),
+                       attributed.warmup_dropped},
+                      r);
   for (const auto& [k, v] : meta) r.AddMeta(k, v);
+  AddConfig(r);
+  AddSections(std::move(attributed), marks, conv, end_ns, sys, trace, r);
+  return r;
+}
 
+void SessionImpl::AddConfig(report::Report& r) const {
   base::ConfigSchema schema;
   Options copy = options;
   AddOptionsKeys(schema, copy);
   for (const auto& [k, v] : schema.CurrentValues()) r.config.emplace_back(k, ToValue(v));
   for (const auto& kv : extra_config) r.config.push_back(kv);
+}
 
+void SessionImpl::AddSections(session::Attribution attributed,
+                              const std::vector<record::StepMark>& marks,
+                              const base::TickConverter& conv, int64_t end_ns,
+                              const system::SystemData* sys, session::TraceInput* trace,
+                              report::Report& r) {
   if (!notes.empty()) {
     report::Section& run = r.AddSection("run", "Run");
     run.notes = notes;
   }
   if (options.time.enabled) {
     session::TimeInput in;
-    in.actions = record::ComputeActionStats(kept);
+    in.actions = record::ComputeActionStats(attributed.kept);
     in.wall_s = static_cast<double>(end_ns) * 1e-9;
-    in.recorded_events = recorded;
+    in.recorded_events = attributed.recorded;
     in.verbose = options.time.verbose;
     session::AddTimeSection(in, r);
   }
   if (options.speed.enabled) {
     session::AddSpeedSection(
-        {record::ComputeSpeed(marks, step_scopes, options.speed.warmup_batches),
+        {record::ComputeSpeed(marks, attributed.step_scopes, options.speed.warmup_batches),
          options.speed.warmup_batches, loader_workers},
         r);
   }
@@ -404,7 +353,7 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
     if (trace != nullptr) trace->counters = system::CounterTracks(*sys);
   }
   if (!extensions.empty()) {
-    session::FinishContext ctx{options, run_dir, conv, t0, end_ns, marks, r, trace};
+    session::FinishContext ctx{options, run_dir, conv, start.steady_ns, end_ns, marks, r, trace};
     for (const auto& ext : extensions) {
       Status st = ext->OnFinish(ctx);
       if (!st.ok() && extension_status.ok()) extension_status = std::move(st);
@@ -426,7 +375,6 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   not_attached(options.memory.enabled, "memory.enabled", "operator and memory report");
   not_attached(options.model_summary.enabled, "model_summary.enabled", "model summary");
   not_attached(options.snapshot.enabled, "snapshot.enabled", "CUDA memory snapshot");
-  return r;
 }
 
 Status SessionImpl::Finish() {

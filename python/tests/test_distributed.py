@@ -1,0 +1,62 @@
+"""torch.distributed with 2 processes (gloo): each rank writes rank<N>/ and rank 0 the merged
+report, as trainprof profile --nproc-per-node does."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON, calls, load_report, python_env, table
+
+torch = pytest.importorskip("torch", reason="torch not installed (Debian: python3-torch)")
+
+RANK = """
+import time, torch, torch.distributed as dist, trainprof
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+with trainprof.Session(name="ddp", overrides={"speed.warmup_batches": 1}) as s:
+    s.batch_size = 8
+    s.stage("train")
+    for i in range(10):
+        with trainprof.scope("run_training_batch", kind="loop"):
+            time.sleep(0.008 if rank == 1 else 0.002)   # rank 1 is the straggler
+        s.step()
+    t = torch.ones(4)
+    with trainprof.scope("[DDP].all_reduce_gradients", kind="communication"):
+        dist.all_reduce(t)
+dist.destroy_process_group()
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_ranks_write_a_merged_report(tmp_path: Path) -> None:
+    port = str(free_port())
+    procs = []
+    for rank in range(2):
+        env = python_env()
+        env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank), WORLD_SIZE="2",
+                   LOCAL_RANK=str(rank))
+        procs.append(subprocess.Popen([PYTHON, "-c", RANK], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    [run_dir] = list((tmp_path / "runs").glob("*-ddp"))
+    assert "Merged report of 2 ranks" in outs[0][0] and not outs[1][0]
+    for rank in range(2):
+        rank_report = load_report(str(run_dir / f"rank{rank}"))
+        assert calls(rank_report)["run_training_batch"] == 10
+    merged = load_report(str(run_dir))
+    ranks = table(merged, "ranks", "rank_summary")["rows"]
+    assert sorted(r["rank"] for r in ranks) == [0, 1]
+    assert (run_dir / "rank_summary.csv").is_file() and (run_dir / "trace.json").is_file()
+    findings = [f["text"] for s in merged["sections"] for f in s["findings"]]
+    assert any("rank 1" in f for f in findings), findings
