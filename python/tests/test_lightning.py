@@ -1,0 +1,304 @@
+"""trainprof.lightning.TrainprofProfiler in real Lightning runs on the CPU: Lightning's action
+names in the time report, train / validation steps in the speed report, one run folder per run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+lightning = pytest.importorskip("lightning", reason="lightning not installed")
+
+import torch  # noqa: E402  (lightning depends on torch)
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+import trainprof  # noqa: E402
+from conftest import calls, load_report, section, table  # noqa: E402
+from trainprof.lightning import TrainprofProfiler, _action_kind  # noqa: E402
+
+TRAIN_FETCH = "[_TrainingEpochLoop].train_dataloader_next"
+VAL_FETCH = "[_EvaluationLoop].val_next"
+
+# 64 samples in batches of 8: 8 batches, more than limit_train_batches=5 and limit_val_batches=2.
+#
+# Fetch counts: Lightning's _PrefetchDataFetcher fetches one batch ahead only for a loader without
+# a length. This loader has one, and the CombinedLoader around it reports min(8, limit), so every
+# next() fetches exactly one batch, the training epoch loop stops after 5 batches without another
+# fetch, and the evaluation loop's third next() raises StopIteration without fetching
+# (lightning/pytorch/loops/fetchers.py, training_epoch_loop.py, evaluation_loop.py). Two epochs:
+# 10 training fetches and batches, 2 validations of 2 batches each: 4 validation fetches.
+EPOCHS, TRAIN_BATCHES, VAL_BATCHES = 2, 5, 2
+
+
+class TinyModule(lightning.LightningModule):
+    """A Linear layer on random data; ``fail_at`` makes training_step raise at that batch."""
+
+    def __init__(self, fail_at: int = -1) -> None:
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 1)
+        self.fail_at = fail_at
+
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        if batch_idx == self.fail_at:
+            raise RuntimeError("boom")
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.layer(x), y)
+
+    def validation_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.layer(x), y)
+
+    def test_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        return self.validation_step(batch, batch_idx)
+
+    def predict_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        return self.layer(batch[0])
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+def _loader(seed: int) -> DataLoader:
+    g = torch.Generator().manual_seed(seed)
+    data = TensorDataset(torch.randn(64, 4, generator=g), torch.randn(64, 1, generator=g))
+    return DataLoader(data, batch_size=8)
+
+
+def _trainer(tmp_path: Path, profiler: TrainprofProfiler, **kwargs: Any) -> Any:
+    settings: Dict[str, Any] = dict(
+        max_epochs=EPOCHS,
+        limit_train_batches=TRAIN_BATCHES,
+        limit_val_batches=VAL_BATCHES,
+        num_sanity_val_steps=0,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        logger=False,
+        enable_checkpointing=False,
+        accelerator="cpu",
+        devices=1,
+        default_root_dir=tmp_path,
+        profiler=profiler,
+    )
+    settings.update(kwargs)
+    return lightning.Trainer(**settings)
+
+
+def _profiler(tmp_path: Path) -> TrainprofProfiler:
+    # One warm-up batch per stage, so that 10 training steps leave measured ones whatever the
+    # default of speed.warmup_batches is.
+    overrides = {"output.print": False, "speed.warmup_batches": 1}
+    return TrainprofProfiler(output_dir=tmp_path, overrides=overrides)
+
+
+def _report_json(profiler: TrainprofProfiler) -> Dict[str, Any]:
+    """report.json of the run the profiler finished last (TRAINPROF_DB: conftest's _isolated)."""
+    assert profiler.report is not None, "the profiler finished no Session"
+    return load_report(profiler.report.run_dir)
+
+
+def _speed(report: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Speed report: stage ("training", "validation", "training data loader", ...) -> its row."""
+    return {row["stage"]: row for row in table(report, "speed", "speed_report")["rows"]}
+
+
+def _speed_steps(report: Dict[str, Any]) -> Dict[str, int]:
+    """Speed report: stage -> steps (fetches for a data loader)."""
+    return {stage: row["steps"] for stage, row in _speed(report).items()}
+
+
+def _notes(report: Dict[str, Any]) -> List[str]:
+    sections = {s["id"]: s for s in report["sections"]}
+    return list(sections["run"]["notes"]) if "run" in sections else []
+
+
+def _has_step_callback(trainer: Any) -> bool:
+    return any(type(cb).__module__ == "trainprof.lightning" for cb in trainer.callbacks)
+
+
+def test_fit_writes_lightning_actions_and_speed_report(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler)
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+
+    report = _report_json(profiler)
+    action_calls = calls(report)
+    assert action_calls.get("run_training_epoch") == EPOCHS
+    assert action_calls.get("run_training_batch") == EPOCHS * TRAIN_BATCHES
+    assert action_calls.get(TRAIN_FETCH) == EPOCHS * TRAIN_BATCHES
+    assert action_calls.get(VAL_FETCH) == EPOCHS * VAL_BATCHES
+
+    # Steps come from the profiler's callback; the fetches count as data loading only because
+    # their kind is "dataloader", and as training or validation by the step they fall in.
+    assert _speed_steps(report) == {
+        "training": EPOCHS * TRAIN_BATCHES,
+        "validation": EPOCHS * VAL_BATCHES,
+        "training data loader": EPOCHS * TRAIN_BATCHES,
+        "validation data loader": EPOCHS * VAL_BATCHES,
+    }
+    # Every batch holds 8 samples: the batch size the callback found makes samples/s 8 x batches/s.
+    for stage in ("training", "validation", "training data loader", "validation data loader"):
+        row = _speed(report)[stage]
+        assert row["batches_per_s"] > 0, stage
+        assert row["samples_per_s"] == pytest.approx(8 * row["batches_per_s"]), stage
+    metrics = section(report, "speed")["metrics"]
+    assert metrics["training_avg_throughput_per_sample"]["value"] is not None
+    assert report["meta"]["model"] == "TinyModule"
+
+    assert Path(profiler.report.html_path).is_file()
+    assert Path(profiler.report.run_dir).resolve().parent == tmp_path.resolve()
+    assert profiler.summary() == profiler.report.summary != ""
+    assert trainprof.active_session() is None
+    assert not _has_step_callback(trainer)
+
+
+def test_sanity_check_is_left_out(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler, num_sanity_val_steps=2)
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+
+    report = _report_json(profiler)
+    # The sanity check's two validation batches are neither validation steps nor, through the
+    # first training step, training data-loader fetches.
+    assert calls(report).get(VAL_FETCH) == EPOCHS * VAL_BATCHES
+    steps = _speed_steps(report)
+    assert steps["validation"] == EPOCHS * VAL_BATCHES
+    assert steps["training data loader"] == EPOCHS * TRAIN_BATCHES
+    assert steps["validation data loader"] == EPOCHS * VAL_BATCHES
+    assert any("sanity check (2 validation batches" in note for note in _notes(report))
+
+
+def test_validation_inside_an_epoch_returns_to_training(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    # 4 training batches per epoch, validation after batches 2 and 4 (val_check_batch = 2).
+    trainer = _trainer(tmp_path, profiler, limit_train_batches=4, val_check_interval=0.5)
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+
+    report = _report_json(profiler)
+    validations = EPOCHS * 2
+    assert calls(report).get(VAL_FETCH) == validations * VAL_BATCHES
+    # Batches 3 and 4 of each epoch follow a validation and must count as training again.
+    assert _speed_steps(report) == {
+        "training": EPOCHS * 4,
+        "validation": validations * VAL_BATCHES,
+        "training data loader": EPOCHS * 4,
+        "validation data loader": validations * VAL_BATCHES,
+    }
+
+
+def test_validate_only(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler)
+    trainer.validate(TinyModule(), dataloaders=_loader(1))
+
+    report = _report_json(profiler)
+    assert calls(report).get(VAL_FETCH) == VAL_BATCHES
+    assert _speed_steps(report) == {
+        "validation": VAL_BATCHES,
+        "validation data loader": VAL_BATCHES,
+    }
+
+
+def test_test_batches_count_as_validation(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler, limit_test_batches=VAL_BATCHES)
+    trainer.test(TinyModule(), dataloaders=_loader(1))
+
+    report = _report_json(profiler)
+    assert calls(report).get("[_EvaluationLoop].test_next") == VAL_BATCHES
+    assert _speed_steps(report) == {
+        "validation": VAL_BATCHES,
+        "validation data loader": VAL_BATCHES,
+    }
+    assert any("trainer.test()" in note for note in _notes(report))
+
+
+def test_predict_opens_no_session(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler, limit_predict_batches=2)
+    predictions = trainer.predict(TinyModule(), dataloaders=_loader(1))
+    assert len(predictions) == 2
+    assert profiler.report is None and profiler.session is None
+    assert not list(tmp_path.glob("*/report.json"))
+
+
+def test_records_into_the_programs_session(tmp_path: Path) -> None:
+    profiler = TrainprofProfiler()
+    with trainprof.Session(output_dir=tmp_path, overrides={"output.print": False}) as session:
+        trainer = _trainer(tmp_path, profiler)
+        trainer.fit(TinyModule(), _loader(0), _loader(1))
+        # The program's Session is left for the program to finish.
+        assert not session.finished
+        assert profiler.report is None
+    assert session.report is not None
+    report = load_report(session.report.run_dir)
+    assert calls(report).get("run_training_batch") == EPOCHS * TRAIN_BATCHES
+    assert _speed_steps(report)["training"] == EPOCHS * TRAIN_BATCHES
+
+
+def test_each_fit_is_a_new_session(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    run_dirs = []
+    for _ in range(2):
+        trainer = _trainer(tmp_path, profiler)
+        trainer.fit(TinyModule(), _loader(0), _loader(1))
+        assert calls(_report_json(profiler)).get("run_training_batch") == EPOCHS * TRAIN_BATCHES
+        assert not _has_step_callback(trainer)
+        run_dirs.append(profiler.report.run_dir)
+    assert run_dirs[0] != run_dirs[1]
+
+
+def test_exception_finishes_the_session(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler)
+    with pytest.raises(RuntimeError, match="boom"):
+        trainer.fit(TinyModule(fail_at=2), _loader(0), _loader(1))
+
+    assert trainprof.active_session() is None
+    report = _report_json(profiler)
+    # Batches 0 and 1 completed; batch 2 raised inside run_training_batch, whose scope Lightning
+    # closed on the way out.
+    assert calls(report).get("run_training_batch") == 3
+    assert _speed_steps(report)["training"] == 2
+    assert any("stopped by RuntimeError: boom" in note for note in _notes(report))
+
+
+def test_filename_writes_the_report_text_instead_of_printing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profiler = TrainprofProfiler(dirpath=tmp_path, filename="prof")
+    trainer = _trainer(tmp_path, profiler)
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+
+    assert profiler.report is not None
+    # dirpath is also the run folder's parent when output_dir is not given.
+    assert Path(profiler.report.run_dir).resolve().parent == tmp_path.resolve()
+    # Lightning's file name: <stage>-<filename>.txt (Profiler._prepare_filename).
+    assert (tmp_path / "fit-prof.txt").read_text(encoding="utf-8") == profiler.report.summary
+    assert profiler.report.summary not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("action", "kind"),
+    [
+        ("run_training_epoch", "loop"),
+        ("run_training_batch", "loop"),
+        (TRAIN_FETCH, "dataloader"),
+        (VAL_FETCH, "dataloader"),
+        ("[_EvaluationLoop].test_next", "dataloader"),
+        ("[_PredictionLoop].predict_next", "dataloader"),
+        ("[Strategy]SingleDeviceStrategy.training_step", "step"),
+        ("[Strategy]DDPStrategy.validation_step", "step"),
+        ("[Strategy]SingleDeviceStrategy.backward", "backward"),
+        ("[LightningModule]TinyModule.optimizer_step", "optimizer"),
+        ("[LightningModule]TinyModule.optimizer_zero_grad", "optimizer"),
+        ("optimizer_step", "optimizer"),
+        ("[LightningModule]TinyModule.on_train_batch_start", "other"),
+        ("[LightningModule]TinyModule.on_before_backward", "other"),
+        ("[Callback]ModelCheckpoint{'monitor': None}.on_validation_end", "other"),
+        ("[Strategy]SingleDeviceStrategy.batch_to_device", "other"),
+        ("setup_train_dataloader", "other"),
+    ],
+)
+def test_action_kind(action: str, kind: str) -> None:
+    assert _action_kind(action) == kind

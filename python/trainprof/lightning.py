@@ -1,0 +1,444 @@
+"""trainprof as a Lightning profiler: ``Trainer(profiler=TrainprofProfiler())``.
+
+    import lightning as L
+    from trainprof.lightning import TrainprofProfiler
+
+    trainer = L.Trainer(max_epochs=2, profiler=TrainprofProfiler(name="my-model"))
+    trainer.fit(model, train_loader, val_loader)
+    # the reports are printed; trainer.profiler.report.run_dir holds report.html, report.json, ...
+
+Lightning times its own actions through the profiler it is given: ``run_training_epoch``,
+``run_training_batch``, ``[_TrainingEpochLoop].train_dataloader_next``,
+``[_EvaluationLoop].val_next``, ``[Strategy]SingleDeviceStrategy.training_step``, and every hook
+as ``[Callback]<name>.<hook>``, ``[LightningModule]<class>.<hook>`` or
+``[Strategy]<class>.<hook>``. Each becomes a trainprof scope of that name, so the time report
+reads like Lightning's SimpleProfiler. A callback that the profiler adds to the trainer tells the
+Session where stages, epochs and steps begin and how many samples each batch holds, which gives
+the speed report (training, validation and data-loader throughput per batch and per sample, rate
+curves) without a progress-bar subclass.
+
+Only this module needs Lightning (``lightning``, or ``pytorch_lightning`` alone);
+``import trainprof`` does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import weakref
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+import trainprof
+
+try:
+    import lightning as _lightning_package
+    from lightning.pytorch import LightningModule, Trainer
+    from lightning.pytorch.callbacks import Callback
+    from lightning.pytorch.profilers import Profiler
+except ImportError as _lightning_error:
+    try:
+        import pytorch_lightning as _lightning_package  # type: ignore[no-redef]
+        from pytorch_lightning import LightningModule, Trainer  # type: ignore[no-redef]
+        from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
+        from pytorch_lightning.profilers import Profiler  # type: ignore[no-redef]
+    except ImportError:
+        raise ImportError(
+            "trainprof.lightning needs lightning (pip install lightning) or pytorch_lightning "
+            f"(pip install pytorch-lightning); importing lightning failed: {_lightning_error}"
+        ) from _lightning_error
+
+import torch
+from torch.utils.data import DataLoader
+
+__all__ = ["TrainprofProfiler"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Overrides = Union[Mapping[str, Any], Iterable[str], None]
+
+# Trainer functions that get a Session (Profiler.setup's `stage`, Lightning's TrainerFn).
+_PROFILED_FNS = ("fit", "validate", "test")
+
+# Lightning 2.x action names -> trainprof kinds; the first full match wins, anything else is
+# "other" (hooks, callbacks, setup_train_dataloader, batch_to_device, save_checkpoint, ...).
+# Where Lightning names them (src/lightning/pytorch/):
+#   loops/fit_loop.py              run_training_epoch, setup_train_dataloader
+#   loops/training_epoch_loop.py   run_training_batch, [_TrainingEpochLoop].train_dataloader_next
+#   loops/evaluation_loop.py       [_EvaluationLoop].val_next (also in the sanity check), .test_next
+#   loops/prediction_loop.py       [_PredictionLoop].predict_next
+#   loops/optimization/manual.py   optimizer_step (manual optimization)
+#   trainer/call.py                [Strategy]<class>.<hook> (training_step, validation_step,
+#                                  backward, ...), [LightningModule]<class>.<hook> (optimizer_step,
+#                                  optimizer_zero_grad, ...), [Callback]<state_key>.<hook>,
+#                                  [LightningDataModule]<class>.<hook>
+# run_validation is not a Lightning 2.x action; trainprof's own loops use the name.
+_ACTION_KINDS: Tuple[Tuple["re.Pattern[str]", str], ...] = tuple(
+    (re.compile(pattern), kind)
+    for pattern, kind in (
+        (r"run_training_epoch|run_training_batch|run_validation", "loop"),
+        (r"\[_\w+Loop\]\.\w+_next", "dataloader"),
+        (r"\[Strategy\]\w+\.(training|validation|test|predict)_step", "step"),
+        (r"\[Strategy\]\w+\.backward", "backward"),
+        (r"(\[LightningModule\]\w+\.)?optimizer_(step|zero_grad)", "optimizer"),
+    )
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _action_kind(action_name: str) -> str:
+    """The trainprof kind ("loop", "dataloader", ...) of a Lightning action name."""
+    for pattern, kind in _ACTION_KINDS:
+        if pattern.fullmatch(action_name):
+            return kind
+    return "other"
+
+
+class TrainprofProfiler(Profiler):
+    """A Lightning profiler that records into a :class:`trainprof.Session`.
+
+    ``config``, ``name``, ``output_dir`` and ``overrides`` are passed to :class:`trainprof.Session`
+    (``output_dir`` defaults to ``dirpath`` when that is given). Each ``trainer.fit``,
+    ``trainer.validate`` or ``trainer.test`` that uses this profiler is one Session and one run
+    folder: created in :meth:`setup`, finished (reports printed per ``output.print``, run folder
+    written) when Lightning calls :meth:`describe` at the end, or when the run stops on an
+    exception or Ctrl-C (the report then says why). ``trainer.predict`` gets no Session.
+    ``dirpath`` and ``filename`` mean what they mean for Lightning's SimpleProfiler: with
+    ``filename`` the report text goes to ``<dirpath>/<stage>-<filename>.txt`` (``dirpath``
+    defaults to the trainer's log_dir) instead of the terminal.
+
+    When the program already has a Session open (``with trainprof.Session(): trainer.fit(...)``),
+    the profiler records into that one and leaves finishing it to the program. In a multi-rank
+    run every rank records and rank 0 writes the merged report; nothing special is needed.
+
+    Lightning's sanity check (``num_sanity_val_steps``) is not recorded: its fetches would count
+    as training data-loading time, and its batches are not validation steps. The report says how
+    many batches it ran. Stages: training batches are ``"train"`` steps; validation batches, and
+    the test batches of ``trainer.test``, are ``"validation"`` steps. A step ends at
+    ``on_*_batch_end``, so it includes the wait for its batch.
+
+    Raises :class:`trainprof.ConfigError` (from setup, so from ``trainer.fit``) for a bad config
+    file, key or value, and :class:`trainprof.TrainprofError` when the run folder cannot be
+    created or written.
+    """
+
+    def __init__(
+        self,
+        config: Optional[PathLike] = None,
+        *,
+        name: Optional[str] = None,
+        output_dir: Optional[PathLike] = None,
+        overrides: Overrides = None,
+        dirpath: Optional[PathLike] = None,
+        filename: Optional[str] = None,
+    ) -> None:
+        super().__init__(dirpath=dirpath, filename=filename)
+        self._config = config
+        self._name = name
+        self._output_dir = output_dir if output_dir is not None else dirpath
+        self._overrides = overrides
+        self._session: Optional[trainprof.Session] = None
+        self._owns_session = False
+        self._report: Optional[trainprof.Report] = None
+        # Open scopes, innermost last: Lightning starts and stops actions in nested order.
+        self._open: List[Tuple[str, Any]] = []
+        self._trainer_ref: Optional["weakref.ReferenceType[Trainer]"] = None
+        self._callback = _TrainprofStepCallback(self)
+
+    @property
+    def session(self) -> Optional[trainprof.Session]:
+        """The Session being recorded into, or None outside fit / validate / test."""
+        return self._session
+
+    @property
+    def report(self) -> Optional[trainprof.Report]:
+        """The Report of the last run whose Session this profiler opened and finished, else None."""
+        return self._report
+
+    # ---- Lightning's Profiler interface ---------------------------------------------------------
+
+    def setup(
+        self, stage: str, local_rank: Optional[int] = None, log_dir: Optional[str] = None
+    ) -> None:
+        """Called by the Trainer before a run: opens the Session (for fit, validate and test) and
+        adds the callback that marks stages and steps to the trainer."""
+        super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
+        self._finish_session()  # one an earlier run left open
+        self._report = None
+        fn = str(getattr(stage, "value", stage))
+        if fn not in _PROFILED_FNS:
+            return
+        trainer = self._find_trainer()
+        self._open_session(fn, trainer)
+        # The callback's setup() hook, which the Trainer calls next, gives it the trainer
+        # (_trainer_ref): LightningModule.trainer is a weakref.proxy with torch < 2.0.
+        if trainer is not None and self._callback not in trainer.callbacks:
+            trainer.callbacks.append(self._callback)
+
+    def start(self, action_name: str) -> None:
+        """Begins a scope named ``action_name``, of the kind its name says."""
+        if self._sanity_checking():
+            return
+        block = trainprof.scope(action_name, _action_kind(action_name))
+        block.__enter__()
+        self._open.append((action_name, block))
+
+    def stop(self, action_name: str) -> None:
+        """Ends the innermost open scope named ``action_name``. An action that is not open (one
+        started during the sanity check, or never started) is ignored, where SimpleProfiler
+        raises ValueError: an error here would replace the exception that unwinds the loop."""
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i][0] == action_name:
+                _, block = self._open.pop(i)
+                block.__exit__(None, None, None)
+                return
+
+    def summary(self) -> str:
+        """Finishes the Session this profiler opened and returns the report text (what
+        ``output.print`` prints, also in summary.txt); "" when there is no report."""
+        self._finish_session()
+        return self._report.summary if self._report is not None else ""
+
+    def describe(self) -> None:
+        """Called by the Trainer at the end of a run: finishes the Session, which prints the
+        reports and writes the run folder. With ``filename`` the report text is written to
+        ``<dirpath>/<stage>-<filename>.txt`` instead. Raises :class:`trainprof.TrainprofError`
+        naming a file that could not be written."""
+        text = self.summary()
+        if self.filename and text:
+            self._prepare_streams()
+            if self._write_stream is not None:
+                self._write_stream(text)
+            if self._output_file is not None:
+                self._output_file.flush()
+        self.teardown(stage=self._stage)
+
+    def teardown(self, stage: Optional[str]) -> None:
+        """Finishes the Session if it is still open, takes the callback off the trainer and closes
+        the ``filename`` file."""
+        try:
+            self._finish_session()
+        finally:
+            self._detach_callback()
+            super().teardown(stage)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # ddp_spawn pickles the trainer: leave out this process's Session, scopes and references.
+        state = self.__dict__.copy()
+        state.update(_session=None, _owns_session=False, _open=[], _trainer_ref=None)
+        state.pop("_lightning_module", None)
+        return state
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _find_trainer(self) -> Optional[Trainer]:
+        # The Trainer sets _lightning_module (a weak proxy) just before it calls setup().
+        module = getattr(self, "_lightning_module", None)
+        if module is None:
+            return None
+        try:
+            return module.trainer
+        except (RuntimeError, ReferenceError):  # not attached to a Trainer / already collected
+            return None
+
+    def _open_session(self, fn: str, trainer: Optional[Trainer]) -> None:
+        active = trainprof.active_session()
+        if active is not None:
+            self._session, self._owns_session = active, False
+            return
+        overrides = _print_off(self._overrides) if self.filename else self._overrides
+        session = trainprof.Session(
+            self._config, name=self._name, output_dir=self._output_dir, overrides=overrides
+        )
+        self._session, self._owns_session = session, True
+        package = _lightning_package
+        session.set_meta("lightning", f"{package.__name__} {package.__version__}")
+        if trainer is not None and trainer.lightning_module is not None:
+            session.set_meta("model", type(trainer.lightning_module).__name__)
+        if fn == "test":
+            session.add_note(
+                "trainer.test(): the test batches are reported as the validation stage"
+            )
+
+    def _finish_session(self) -> None:
+        session, self._session = self._session, None
+        if session is None or not self._owns_session:
+            return
+        self._close_open_scopes()
+        self._report = session.finish()
+
+    def _abort(self, exception: BaseException) -> None:
+        """The run stopped on an exception (Lightning then calls no describe()): finishes the
+        Session with a note saying why; a file that cannot be written is printed, not raised."""
+        session, self._session = self._session, None
+        if session is None or not self._owns_session:
+            return
+        self._close_open_scopes()
+        session.__exit__(type(exception), exception, exception.__traceback__)
+        self._report = session.report
+
+    def _close_open_scopes(self) -> None:
+        while self._open:
+            _, block = self._open.pop()
+            block.__exit__(None, None, None)
+
+    def _sanity_checking(self) -> bool:
+        trainer = self._trainer_ref() if self._trainer_ref is not None else None
+        return trainer is not None and trainer.sanity_checking
+
+    def _detach_callback(self) -> None:
+        trainer = self._trainer_ref() if self._trainer_ref is not None else None
+        if trainer is not None and self._callback in trainer.callbacks:
+            trainer.callbacks.remove(self._callback)
+
+
+class _TrainprofStepCallback(Callback):
+    """Tells the profiler's Session where stages, epochs and steps begin, from Lightning's hooks.
+
+    A step ends at ``on_train_batch_end`` / ``on_validation_batch_end`` and the next begins there,
+    so a step holds the fetch of its batch (Lightning fetches before ``on_*_batch_start``). The
+    train stage begins at ``on_train_epoch_start`` and again at ``on_validation_end`` (validation
+    may run inside a training epoch); the validation stage at ``on_validation_epoch_start``.
+    """
+
+    def __init__(self, profiler: TrainprofProfiler) -> None:
+        super().__init__()
+        self._profiler = profiler
+        self._sanity_batches = 0
+
+    def _session(self, trainer: Trainer) -> Optional[trainprof.Session]:
+        return None if trainer.sanity_checking else self._profiler.session
+
+    def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
+        self._profiler._trainer_ref = weakref.ref(trainer)
+
+    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        session = self._session(trainer)
+        if session is not None:
+            _set_workers(session, trainer.train_dataloader)
+
+    def on_train_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        session = self._session(trainer)
+        if session is not None:
+            session.epoch = trainer.current_epoch
+            session.stage("train")
+
+    def on_train_batch_end(
+        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
+        _end_step(self._session(trainer), batch)
+
+    def on_validation_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        self._begin_evaluation(trainer, trainer.val_dataloaders)
+
+    def on_validation_batch_end(
+        self,
+        trainer: Trainer,
+        pl_module: LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
+        if trainer.sanity_checking:
+            self._sanity_batches += 1
+        _end_step(self._session(trainer), batch)
+
+    def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        session = self._session(trainer)
+        if session is not None and _fitting(trainer):
+            session.stage("train")
+
+    def on_test_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        self._begin_evaluation(trainer, trainer.test_dataloaders)
+
+    def on_test_batch_end(
+        self,
+        trainer: Trainer,
+        pl_module: LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+        dataloader_idx: int = 0,
+    ) -> None:
+        _end_step(self._session(trainer), batch)
+
+    def on_sanity_check_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        self._sanity_batches = 0
+
+    def on_sanity_check_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        session = self._profiler.session
+        if session is not None and self._sanity_batches > 0:
+            session.add_note(
+                f"Lightning's sanity check ({self._sanity_batches} validation batches before "
+                "training, num_sanity_val_steps) is not in this report"
+            )
+
+    def on_exception(
+        self, trainer: Trainer, pl_module: LightningModule, exception: BaseException
+    ) -> None:
+        self._profiler._abort(exception)
+
+    def _begin_evaluation(self, trainer: Trainer, loaders: Any) -> None:
+        session = self._session(trainer)
+        if session is None:
+            return
+        if not _fitting(trainer):
+            session.epoch = trainer.current_epoch
+            _set_workers(session, loaders)
+        session.stage("validation")
+
+
+def _fitting(trainer: Trainer) -> bool:
+    return trainer.state.fn == "fit"
+
+
+def _end_step(session: Optional[trainprof.Session], batch: Any) -> None:
+    if session is None:
+        return
+    size = _batch_size(batch)
+    if size is not None and size != session.batch_size:
+        session.batch_size = size
+    session.step()
+
+
+def _batch_size(batch: Any, depth: int = 0) -> Optional[int]:
+    """Samples in a batch: the length of its first tensor, looked for in tuples, lists and dicts as
+    Lightning's extract_batch_size does (without its warning about ambiguous batches); None when
+    the batch holds no tensor."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.ndim > 0 else 1
+    if isinstance(batch, Mapping):
+        items: Iterable[Any] = batch.values()
+    elif isinstance(batch, (list, tuple)):
+        items = batch
+    else:
+        return None
+    if depth < 8:
+        for item in items:
+            size = _batch_size(item, depth + 1)
+            if size is not None:
+                return size
+    return None
+
+
+def _set_workers(session: trainprof.Session, loaders: Any) -> None:
+    """dataloader_workers from the first DataLoader in Trainer.train_dataloader (or
+    val_dataloaders, test_dataloaders): a DataLoader, or a list, tuple or dict of them."""
+    if isinstance(loaders, Mapping):
+        loaders = list(loaders.values())
+    candidates = loaders if isinstance(loaders, (list, tuple)) else [loaders]
+    for loader in candidates:
+        if isinstance(loader, DataLoader):
+            session.dataloader_workers = loader.num_workers
+            return
+
+
+def _print_off(overrides: Overrides) -> Overrides:
+    """``overrides`` with output.print false (the report text goes to the ``filename`` file)."""
+    if overrides is None:
+        return {"output.print": False}
+    if isinstance(overrides, Mapping):
+        return {**overrides, "output.print": False}
+    if isinstance(overrides, str):
+        return overrides  # not a valid form: trainprof.Session says so
+    return [*overrides, "output.print=false"]
