@@ -9,7 +9,7 @@
 
 #include "jobs/batch_loader.h"
 #include "jobs/distributed.h"
-#include "jobs/progress.h"
+#include "base/progress.h"
 #include "trainprof/scope.h"
 #include "trainprof/torch.h"
 
@@ -131,7 +131,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
     bool stop_agreed = false;
     auto stop_now = [&] { return dist != nullptr ? stop_agreed : Stopped(); };
     session.SetMeta("torch_threads", std::to_string(torch::get_num_threads()));
-    Progress progress(tc.progress);
+    base::Progress progress(tc.progress);
 
     for (int64_t epoch = 0; epoch < tc.epochs && !stop_now(); ++epoch) {
       session.SetEpoch(epoch);

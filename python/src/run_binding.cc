@@ -12,7 +12,7 @@
 #include "python/src/bindings.h"
 #include "report/json_reader.h"
 #include "session/rank_merge.h"
-#include "session/run_folder.h"
+#include "report/run_folder.h"
 
 namespace py = pybind11;
 
@@ -23,7 +23,7 @@ std::string CreateRunDir(const std::string& dir, const std::string& name) {
   Options::Output out;
   out.dir = dir;
   out.name = name;
-  auto created = session::CreateRunDir(out, base::WallNowNs());
+  auto created = report::CreateRunDir(out, base::WallNowNs());
   ThrowIfError(created.status(), false);
   return *created;
 }
@@ -53,7 +53,7 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
     py::gil_scoped_release release;
     auto merged = session::MergeRankReports(in);
     st = merged.status();
-    if (st.ok()) st = session::WriteReportFiles(*merged, run_dir, csv, &summary);
+    if (st.ok()) st = report::WriteReportFiles(*merged, run_dir, csv, &summary);
     if (st.ok() && trace) st = session::WriteMergedTrace(in, run_dir + "/trace.json");
   }
   ThrowIfError(st, false);

@@ -1,4 +1,4 @@
-#include "jobs/progress.h"
+#include "base/progress.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 
 #include "base/clock.h"
 
-namespace trainprof::jobs {
+namespace trainprof::base {
 namespace {
 constexpr int64_t kBarIntervalNs = 100'000'000;     // redraw the bar at most 10 times a second
 constexpr int64_t kLineIntervalNs = 5'000'000'000;  // a plain line every 5 s
@@ -65,4 +65,4 @@ void Progress::Print(bool final, std::string_view extra) {
   std::fflush(stderr);
 }
 
-}  // namespace trainprof::jobs
+}  // namespace trainprof::base

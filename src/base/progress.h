@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace trainprof::jobs {
+namespace trainprof::base {
 
 class Progress {
  public:
@@ -33,4 +33,4 @@ class Progress {
   std::string last_extra_;
 };
 
-}  // namespace trainprof::jobs
+}  // namespace trainprof::base

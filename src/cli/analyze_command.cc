@@ -12,9 +12,9 @@
 #include "analysis/diff.h"
 #include "base/text.h"
 #include "cli/commands.h"
-#include "jobs/progress.h"
+#include "base/progress.h"
 #include "report/json.h"
-#include "session/run_folder.h"
+#include "report/run_folder.h"
 #include "trace/trace_files.h"
 #include "trainprof/version.h"
 
@@ -67,7 +67,7 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
     return std::nullopt;
   }
   l.files = std::move(*files);
-  jobs::Progress progress(f.format == "json" ? "off" : f.progress);
+  base::Progress progress(f.format == "json" ? "off" : f.progress);
   trace::ReadManyOptions ro;
   ro.threads = f.threads;
   bool began = false;
@@ -101,14 +101,14 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
 int Emit(report::Report& r, const AnalyzeFlags& f, bool record) {
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
-  auto dir = session::CreateRunDir(f.out, NowNs());
+  auto dir = report::CreateRunDir(f.out, NowNs());
   if (!dir.ok()) {
     fmt::print(stderr, "trainprof: {}\n", dir.status().message());
     return kExitNoOutput;
   }
   r.AddMeta("run_dir", *dir);
   std::string summary;
-  Status w = session::WriteReportFiles(r, *dir, f.out.csv, &summary);
+  Status w = report::WriteReportFiles(r, *dir, f.out.csv, &summary);
   if (f.format == "json") {
     std::cout << report::RenderJsonString(r) << "\n";
   } else {

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "jobs/dataset_formats.h"
-#include "jobs/progress.h"
+#include "base/progress.h"
 
 namespace trainprof::cli {
 namespace {
@@ -23,7 +23,7 @@ int RunExport(const DatasetFlags& f) {
   std::vector<jobs::Split> splits;
   if (f.split != "test") splits.push_back(jobs::Split::kTrain);
   if (f.split != "train") splits.push_back(jobs::Split::kTest);
-  jobs::Progress progress(f.progress);
+  base::Progress progress(f.progress);
   int64_t written = 0;
   for (jobs::Split split : splits) {
     auto d = jobs::LoadFashionMnist(f.from, split);

@@ -15,7 +15,7 @@
 #include "jobs/launch_env.h"
 #include "record/options_schema.h"
 #include "session/rank_merge.h"
-#include "session/run_folder.h"
+#include "report/run_folder.h"
 #include "trainprof/session.h"
 #ifdef TRAINPROF_HAVE_TORCH
 #include <thread>
@@ -79,7 +79,7 @@ StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
   if (env.rank == 0) {
     TRAINPROF_ASSIGN_OR_RETURN(
         rr.merged_dir,
-        session::CreateRunDir(cfg.profiler.output,
+        report::CreateRunDir(cfg.profiler.output,
                               std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
                                   .count()));
@@ -177,7 +177,7 @@ int ExchangeReports(RankRun& rr, const jobs::JobConfig& cfg, const std::string& 
   auto merged = session::MergeRankReports(in);
   if (!merged.ok()) return Fail(kExitFailure, merged.status());
   std::string summary;
-  Status w = session::WriteReportFiles(*merged, rr.merged_dir, cfg.profiler.output.csv, &summary);
+  Status w = report::WriteReportFiles(*merged, rr.merged_dir, cfg.profiler.output.csv, &summary);
   if (w.ok() && cfg.profiler.output.trace) {
     w = session::WriteMergedTrace(in, rr.merged_dir + "/trace.json");
   }

@@ -1,9 +1,9 @@
-// The run folder: created once per run, then filled with a report's files. The Session uses
-// these for its own report; a multi-rank run's rank 0 uses them for the merged one.
+// The run folder: created once per run, then filled with a report's files. Every way in uses
+// these: the Session, a multi-rank run's rank 0 for the merged report, analyze and run.
 //
-//   TRAINPROF_ASSIGN_OR_RETURN(std::string dir, session::CreateRunDir(options.output, now_ns));
+//   TRAINPROF_ASSIGN_OR_RETURN(std::string dir, report::CreateRunDir(options.output, now_ns));
 //   std::string summary;
-//   TRAINPROF_RETURN_IF_ERROR(session::WriteReportFiles(report, dir, /*csv=*/true, &summary));
+//   TRAINPROF_RETURN_IF_ERROR(report::WriteReportFiles(report, dir, /*csv=*/true, &summary));
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "trainprof/options.h"
 #include "trainprof/status.h"
 
-namespace trainprof::session {
+namespace trainprof::report {
 
 // output.run_dir as given (created if missing), else <dir>/<UTC time>-<name>[-N], a new folder.
 // Errors name the folder that could not be created.
@@ -22,7 +22,6 @@ StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns);
 // Renders `r` for the terminal into *summary and writes report.json, summary.txt, report.html
 // and (with `csv`) one CSV per table into `dir`. Errors: the first file not written (the others
 // are still attempted).
-Status WriteReportFiles(const report::Report& r, const std::string& dir, bool csv,
-                        std::string* summary);
+Status WriteReportFiles(const Report& r, const std::string& dir, bool csv, std::string* summary);
 
-}  // namespace trainprof::session
+}  // namespace trainprof::report

@@ -45,6 +45,9 @@ class Extension {
   // then from every Step()). Runs with the session lock held: keep it short, never call back
   // into the Session.
   virtual void OnStep(int64_t profiler_step) = 0;
+  // Called once when Finish() begins, before the recorded events are collected: stop
+  // background work here so the report's wall time does not include it.
+  virtual void OnStop() {}
   // Called once by Finish(), before the report is rendered. Errors name the file that could not
   // be written; the session's other outputs are still written.
   virtual Status OnFinish(FinishContext& ctx) = 0;

@@ -22,67 +22,16 @@
 #include "report/csv.h"
 #include "report/html.h"
 #include "report/json.h"
+#include "report/run_folder.h"
 #include "report/terminal.h"
 #include "session/extension.h"
 #include "session/report_builder.h"
-#include "session/run_folder.h"
 #include "session/run_meta.h"
 #include "session/step_attribution.h"
+#include "session/system_extension.h"
 #include "session/trace_export.h"
-#include "system/sampler.h"
-#include "system/system_report.h"
 
 namespace trainprof {
-
-namespace session {
-
-// Creates the run folder: output.run_dir as given, else <dir>/<UTC time>-<name>[-N].
-StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!out.run_dir.empty()) {
-    fs::create_directories(out.run_dir, ec);
-    if (ec) {
-      return base::ErrnoStatus(
-          fmt::format("cannot create run folder {} (output.run_dir)", out.run_dir), ec.value());
-    }
-    return out.run_dir;
-  }
-  fs::create_directories(out.dir, ec);
-  if (ec) {
-    return base::ErrnoStatus(fmt::format("cannot create output folder {} (output.dir)", out.dir),
-                             ec.value());
-  }
-  std::string stem = fmt::format("{}/{}-{}", out.dir, base::UtcCompact(unix_ns), out.name);
-  for (int i = 1; i < 1000; ++i) {
-    std::string dir = i == 1 ? stem : fmt::format("{}-{}", stem, i);
-    if (fs::create_directory(dir, ec)) return dir;
-    if (ec) {
-      return base::ErrnoStatus(fmt::format("cannot create run folder {} (output.dir)", dir),
-                               ec.value());
-    }
-  }
-  return InvalidArgument(
-      fmt::format("cannot create run folder {}: 999 folders of that name", stem));
-}
-
-Status WriteReportFiles(const report::Report& r, const std::string& dir, bool csv,
-                        std::string* summary) {
-  std::ostringstream text;
-  report::TerminalRenderer().Render(r, text);
-  *summary = text.str();
-  Status first = Status::Ok();
-  auto keep = [&](Status s) {
-    if (!s.ok() && first.ok()) first = std::move(s);
-  };
-  keep(base::WriteFileAtomically(dir + "/report.json", report::RenderJsonString(r)));
-  keep(base::WriteFileAtomically(dir + "/summary.txt", *summary));
-  keep(base::WriteFileAtomically(dir + "/report.html", report::RenderHtmlString(r)));
-  if (csv) keep(report::WriteCsvFiles(r, dir, nullptr));
-  return first;
-}
-
-}  // namespace session
 
 const char* StageName(Stage stage) { return stage == Stage::kTrain ? "train" : "validation"; }
 
@@ -126,7 +75,6 @@ class SessionImpl {
   std::vector<std::pair<std::string, report::Value>> extra_config;
   bool finished = false;
   std::string summary;
-  std::unique_ptr<system::SystemSampler> sampler;  // when system.enabled
   std::vector<std::shared_ptr<session::Extension>> extensions;
   Status extension_status = Status::Ok();  // the first error of an extension's OnFinish()
 
@@ -144,12 +92,12 @@ class SessionImpl {
   // header (session/run_meta.h), the config, then one section per report.
   report::Report BuildReport(const std::vector<record::ThreadEvents>& threads,
                              const base::TickConverter& conv, int64_t end_ns,
-                             const system::SystemData* sys, session::TraceInput* trace);
+                             session::TraceInput* trace);
   std::vector<record::StepMark> StepMarks(const base::TickConverter& conv) const;
   void AddConfig(report::Report& r) const;
   void AddSections(session::Attribution attributed, const std::vector<record::StepMark>& marks,
-                   const base::TickConverter& conv, int64_t end_ns, const system::SystemData* sys,
-                   session::TraceInput* trace, report::Report& r);
+                   const base::TickConverter& conv, int64_t end_ns, session::TraceInput* trace,
+                   report::Report& r);
 };
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -164,20 +112,13 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   auto impl = std::make_unique<SessionImpl>();
   impl->start = base::ClockPair::Now();
   TRAINPROF_ASSIGN_OR_RETURN(impl->run_dir,
-                             session::CreateRunDir(options.output, impl->start.wall_ns));
+                             report::CreateRunDir(options.output, impl->start.wall_ns));
   TRAINPROF_ASSIGN_OR_RETURN(impl->epoch_id, record::BeginEpoch(options.buffer.events_per_thread));
   impl->options = std::move(options);
   impl->step_begin = impl->start.ticks;
   if (impl->options.system.enabled) {
-    system::SamplerOptions so;
-    // TRAINPROF_NVML_LIBRARY names another NVML (a driver outside the loader's path, or "" to
-    // switch GPU sampling off).
-    if (const char* lib = std::getenv("TRAINPROF_NVML_LIBRARY")) so.nvml_library = lib;
-    so.disk_path = impl->run_dir;
-    so.interval_s = impl->options.system.interval_s;
-    so.t0_ns = impl->start.steady_ns;
-    impl->sampler = system::SystemSampler::Create(std::move(so));
-    impl->sampler->Start();
+    impl->extensions.push_back(std::make_shared<session::SystemExtension>(
+        impl->options, impl->run_dir, impl->start.steady_ns));
   }
   record::SetRecording(impl->Recording(0));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -292,7 +233,7 @@ std::vector<record::StepMark> SessionImpl::StepMarks(const base::TickConverter& 
 
 report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>& threads,
                                         const base::TickConverter& conv, int64_t end_ns,
-                                        const system::SystemData* sys, session::TraceInput* trace) {
+                                        session::TraceInput* trace) {
   const int64_t t0 = start.steady_ns;
   const std::vector<record::StepMark> marks = StepMarks(conv);
   session::Attribution attributed = session::AttributeEvents(
@@ -309,7 +250,7 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
                       r);
   for (const auto& [k, v] : meta) r.AddMeta(k, v);
   AddConfig(r);
-  AddSections(std::move(attributed), marks, conv, end_ns, sys, trace, r);
+  AddSections(std::move(attributed), marks, conv, end_ns, trace, r);
   return r;
 }
 
@@ -324,8 +265,7 @@ void SessionImpl::AddConfig(report::Report& r) const {
 void SessionImpl::AddSections(session::Attribution attributed,
                               const std::vector<record::StepMark>& marks,
                               const base::TickConverter& conv, int64_t end_ns,
-                              const system::SystemData* sys, session::TraceInput* trace,
-                              report::Report& r) {
+                              session::TraceInput* trace, report::Report& r) {
   if (!notes.empty()) {
     report::Section& run = r.AddSection("run", "Run");
     run.notes = notes;
@@ -343,14 +283,6 @@ void SessionImpl::AddSections(session::Attribution attributed,
         {record::ComputeSpeed(marks, attributed.step_scopes, options.speed.warmup_batches),
          options.speed.warmup_batches, loader_workers},
         r);
-  }
-  if (sys != nullptr) {
-    int64_t trained = 0;  // samples trained while the sampler ran (the whole session)
-    for (const record::StepMark& m : marks) {
-      if (m.stage == Stage::kTrain) trained += m.batch_size;
-    }
-    system::AddSystemSection(*sys, trained, r);
-    if (trace != nullptr) trace->counters = system::CounterTracks(*sys);
   }
   if (!extensions.empty()) {
     session::FinishContext ctx{options, run_dir, conv, start.steady_ns, end_ns, marks, r, trace};
@@ -381,12 +313,7 @@ Status SessionImpl::Finish() {
   if (finished) return Status::Ok();
   finished = true;
   record::SetRecording(false);
-  std::optional<system::SystemData> sys;
-  if (sampler) {
-    sampler->Stop();
-    sys = sampler->TakeData();
-    sampler.reset();
-  }
+  for (const auto& ext : extensions) ext->OnStop();
   const base::ClockPair end = base::ClockPair::Now();
   std::vector<record::ThreadEvents> threads = record::Collect(epoch_id);
   record::EndEpoch(epoch_id);
@@ -397,10 +324,9 @@ Status SessionImpl::Finish() {
   trace.process_name = fmt::format("trainprof: {}", options.output.name);
   trace.pid = getpid();
   trace.start_unix_ns = start.wall_ns;
-  report::Report r = BuildReport(threads, conv, end_ns, sys ? &*sys : nullptr,
-                                 options.output.trace ? &trace : nullptr);
+  report::Report r = BuildReport(threads, conv, end_ns, options.output.trace ? &trace : nullptr);
 
-  Status first = session::WriteReportFiles(r, run_dir, options.output.csv, &summary);
+  Status first = report::WriteReportFiles(r, run_dir, options.output.csv, &summary);
   auto keep = [&](Status s) {
     if (!s.ok() && first.ok()) first = std::move(s);
   };
