@@ -198,4 +198,40 @@ std::vector<EnergyDevice> GpuSource::Energy() const {
   return out;
 }
 
+std::map<int64_t, GpuSource::ProcessUse> GpuSource::ReadProcesses(
+    const std::vector<int64_t>& pids) {
+  std::map<int64_t, ProcessUse> out;
+  const std::set<int64_t> wanted(pids.begin(), pids.end());
+  constexpr unsigned int kCapacity = 256;
+  std::vector<NvmlProcessInfo> infos(kCapacity);
+  std::vector<NvmlProcessUtilization> samples(kCapacity);
+  unsigned long long newest = util_since_us_;  // NOLINT(runtime/int)
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].lost) continue;
+    unsigned int n = kCapacity;
+    NvmlReturn rc = nvml_->ComputeProcesses(devices_[i].handle, &n, infos.data());
+    if (rc == kNvmlSuccess || (rc == kNvmlErrorInsufficientSize && n > 0)) {
+      for (unsigned int k = 0; k < std::min(n, kCapacity); ++k) {
+        const NvmlProcessInfo& p = infos[k];
+        if (!wanted.contains(p.pid) || p.used_gpu_memory == ~0ULL) continue;
+        out[p.pid].memory_bytes += static_cast<double>(p.used_gpu_memory);
+      }
+    } else if (rc != kNvmlErrorNotSupported) {
+      Check(i, rc, "compute processes");
+    }
+    n = kCapacity;
+    rc = nvml_->ProcessUtilization(devices_[i].handle, samples.data(), &n, util_since_us_);
+    if (rc != kNvmlSuccess) continue;  // no sample since the last call, or not supported
+    for (unsigned int k = 0; k < std::min(n, kCapacity); ++k) {
+      const NvmlProcessUtilization& u = samples[k];
+      newest = std::max(newest, u.timestamp);
+      if (!wanted.contains(u.pid)) continue;
+      ProcessUse& use = out[u.pid];
+      use.sm_util_percent = (std::isnan(use.sm_util_percent) ? 0 : use.sm_util_percent) + u.sm_util;
+    }
+  }
+  util_since_us_ = newest;
+  return out;
+}
+
 }  // namespace trainprof::system

@@ -49,63 +49,6 @@ void SystemSampler::State::ReadMemory() {
   }
 }
 
-// Descendants of `pid` from /proc/<pid>/task/<tid>/children (every thread can fork).
-void SystemSampler::State::ListTree(const std::string& pid, std::vector<std::string>& out,
-                                    int depth) {
-  if (depth > 8) return;
-  const std::string task = Path("/proc/" + pid + "/task/");
-  std::vector<int64_t> children;
-  ForEachEntry(task, [&](const char* tid) {
-    if (ReadSmallFile(task + tid + "/children", &buf) != 0) return;
-    for (int64_t child : ParsePidList(buf)) children.push_back(child);
-  });
-  for (int64_t child : children) {
-    out.push_back(std::to_string(child));
-    ListTree(out.back(), out, depth + 1);
-  }
-}
-
-bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t, bool self) {
-  const std::string rel = "/proc/" + pid + "/stat";
-  PidStat ps;
-  if (self) {
-    if (!Read(rel) || !Parse(rel, ParsePidStat(buf), &ps)) return false;
-  } else {
-    // A child may exit between listing and reading: not a problem worth a diagnostic.
-    if (ReadSmallFile(Path(rel), &buf) != 0) return true;
-    if (!Parse(rel, ParsePidStat(buf), &ps)) return true;
-  }
-  t.jiffies += ps.utime + ps.stime + ps.cutime + ps.cstime;
-  t.rss += static_cast<double>(ps.rss_pages) * page_size;
-  t.vms += static_cast<double>(ps.vsize);
-  t.threads += static_cast<double>(ps.threads);
-  t.processes += 1;
-  ForEachEntry(Path("/proc/" + pid + "/fd"), [&](const char*) { t.files += 1; });
-  return true;
-}
-
-void SystemSampler::State::ReadProcess(double dt) {
-  ProcTotals t;
-  if (!ReadOneProcess("self", t, true)) {
-    prev_proc_ok = false;
-    return;
-  }
-  std::vector<std::string> tree;
-  ListTree("self", tree, 0);
-  for (const std::string& pid : tree) ReadOneProcess(pid, t, false);
-  Set("process_rss_bytes", t.rss);
-  Set("process_vms_bytes", t.vms);
-  Set("process_threads", t.threads);
-  Set("process_open_files", t.files);
-  Set("process_count", t.processes);
-  if (prev_proc_ok && !std::isnan(dt) && dt > 0) {
-    const double d = CounterDelta(t.jiffies, prev_proc, "process CPU time (with children)", diag);
-    Set("process_cpu_percent", 100.0 * d / clk_tck / dt);
-  }
-  prev_proc = t.jiffies;
-  prev_proc_ok = true;
-}
-
 void SystemSampler::State::ReadDisk(double dt) {
   struct statvfs vfs {};
   if (statvfs(o.disk_path.c_str(), &vfs) == 0) {

@@ -21,6 +21,9 @@ struct Nvml::Api {
   NvmlReturn (*clock)(NvmlDevice, int, unsigned int*);
   NvmlReturn (*pcie)(NvmlDevice, int, unsigned int*);
   NvmlReturn (*energy)(NvmlDevice, unsigned long long*);  // NOLINT(runtime/int)
+  NvmlReturn (*processes)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
+  NvmlReturn (*process_util)(NvmlDevice, NvmlProcessUtilization*, unsigned int*,
+                             unsigned long long);  // NOLINT(runtime/int)
 };
 
 namespace {
@@ -35,6 +38,14 @@ bool Bind(void* h, const char* symbol, F*& fn) {
 NvmlReturn NotSupported1(NvmlDevice, unsigned int*) { return kNvmlErrorNotSupported; }
 NvmlReturn NotSupported2(NvmlDevice, int, unsigned int*) { return kNvmlErrorNotSupported; }
 NvmlReturn NotSupportedEnergy(NvmlDevice, unsigned long long*) {  // NOLINT(runtime/int)
+  return kNvmlErrorNotSupported;
+}
+
+NvmlReturn NotSupportedProcesses(NvmlDevice, unsigned int*, NvmlProcessInfo*) {
+  return kNvmlErrorNotSupported;
+}
+NvmlReturn NotSupportedProcessUtil(NvmlDevice, NvmlProcessUtilization*, unsigned int*,
+                                   unsigned long long) {  // NOLINT(runtime/int)
   return kNvmlErrorNotSupported;
 }
 
@@ -73,6 +84,13 @@ StatusOr<std::unique_ptr<Nvml>> Nvml::Load(const std::string& library) {
   if (!Bind(h, "nvmlDeviceGetPcieThroughput", api->pcie)) api->pcie = NotSupported2;
   if (!Bind(h, "nvmlDeviceGetTotalEnergyConsumption", api->energy)) {
     api->energy = NotSupportedEnergy;
+  }
+  if (!Bind(h, "nvmlDeviceGetComputeRunningProcesses_v3", api->processes) &&
+      !Bind(h, "nvmlDeviceGetComputeRunningProcesses_v2", api->processes)) {
+    api->processes = NotSupportedProcesses;
+  }
+  if (!Bind(h, "nvmlDeviceGetProcessUtilization", api->process_util)) {
+    api->process_util = NotSupportedProcessUtil;
   }
   const NvmlReturn rc = api->init();
   if (rc != kNvmlSuccess) {
@@ -132,6 +150,15 @@ NvmlReturn Nvml::PcieKilobytesPerSecond(NvmlDevice d, int counter, unsigned int*
 }
 NvmlReturn Nvml::EnergyMillijoules(NvmlDevice d, unsigned long long* mj) const {  // NOLINT
   return api_->energy(d, mj);
+}
+
+NvmlReturn Nvml::ComputeProcesses(NvmlDevice d, unsigned int* count, NvmlProcessInfo* infos) const {
+  return api_->processes(d, count, infos);
+}
+NvmlReturn Nvml::ProcessUtilization(NvmlDevice d, NvmlProcessUtilization* samples,
+                                    unsigned int* count,
+                                    unsigned long long since_us) const {  // NOLINT
+  return api_->process_util(d, samples, count, since_us);
 }
 
 }  // namespace trainprof::system

@@ -29,6 +29,19 @@ struct NvmlUtilization {  // nvmlUtilization_t
   unsigned int gpu, memory;
 };
 
+struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2 and v3 share this layout)
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  // NOLINT(runtime/int); NVML_VALUE_NOT_AVAILABLE = ~0
+  unsigned int gpu_instance_id, compute_instance_id;
+};
+struct NvmlProcessUtilization {  // nvmlProcessUtilizationSample_t
+  unsigned int pid;
+  unsigned long long timestamp;  // NOLINT(runtime/int): µs
+  unsigned int sm_util, mem_util, enc_util, dec_util;
+};
+inline constexpr NvmlReturn kNvmlErrorNotFound = 6;
+inline constexpr NvmlReturn kNvmlErrorInsufficientSize = 7;
+
 inline constexpr int kNvmlTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 inline constexpr int kNvmlClockSm = 1;         // NVML_CLOCK_SM
 inline constexpr int kNvmlClockMem = 2;        // NVML_CLOCK_MEM
@@ -61,6 +74,12 @@ class Nvml {
   NvmlReturn PcieKilobytesPerSecond(NvmlDevice d, int counter, unsigned int* kbps) const;
   // mJ since the driver was loaded (Volta and newer; others return kNvmlErrorNotSupported).
   NvmlReturn EnergyMillijoules(NvmlDevice d, unsigned long long* mj) const;  // NOLINT
+  // Compute processes on the device and their memory: *count in = capacity of `infos`, out =
+  // processes (kNvmlErrorInsufficientSize when more than fit).
+  NvmlReturn ComputeProcesses(NvmlDevice d, unsigned int* count, NvmlProcessInfo* infos) const;
+  // Per-process utilization samples newer than `since_us`; kNvmlErrorNotFound when none.
+  NvmlReturn ProcessUtilization(NvmlDevice d, NvmlProcessUtilization* samples, unsigned int* count,
+                                unsigned long long since_us) const;  // NOLINT
 
  private:
   struct Api;

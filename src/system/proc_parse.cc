@@ -143,6 +143,10 @@ StatusOr<PidStat> ParsePidStat(std::string_view text) {
         1, fmt::format("{} fields after the command name, expected at least 22", f.size()));
   }
   PidStat s;
+  const size_t open = text.find('(');
+  if (open != std::string_view::npos && open < close)
+    s.comm = text.substr(open + 1, close - open - 1);
+  if (!ToI64(f[1], s.ppid)) return Malformed(1, fmt::format("field 4 '{}' is not a pid", f[1]));
   uint64_t* u64[] = {&s.utime, &s.stime, &s.cutime, &s.cstime};
   for (int i = 0; i < 4; ++i) {
     int64_t v = 0;  // cutime and cstime are signed in proc(5)
@@ -162,6 +166,31 @@ StatusOr<PidStat> ParsePidStat(std::string_view text) {
   }
   s.rss_pages = static_cast<uint64_t>(rss);
   return s;
+}
+
+StatusOr<PidIo> ParsePidIo(std::string_view text) {
+  PidIo io;
+  bool have_read = false, have_write = false;
+  Lines lines(text);
+  std::string_view line;
+  while (lines.Next(line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, colon);
+    uint64_t* target = key == "read_bytes"    ? &io.read_bytes
+                       : key == "write_bytes" ? &io.write_bytes
+                                              : nullptr;
+    if (target == nullptr) continue;
+    std::vector<std::string_view> v = Fields(line.substr(colon + 1));
+    if (v.size() != 1 || !ToU64(v[0], *target)) {
+      return Malformed(lines.number(), fmt::format("{} is not a byte count", key));
+    }
+    (key == "read_bytes" ? have_read : have_write) = true;
+  }
+  if (!have_read || !have_write) {
+    return Malformed(lines.number(), "no read_bytes and write_bytes lines");
+  }
+  return io;
 }
 
 StatusOr<std::vector<NetCounters>> ParseNetDev(std::string_view text) {

@@ -44,6 +44,8 @@ StatusOr<Meminfo> ParseMeminfo(std::string_view text);
 
 // /proc/<pid>/stat, the fields the sampler uses.
 struct PidStat {
+  std::string comm;  // the command name (up to 15 characters)
+  int64_t ppid = 0;
   uint64_t utime = 0, stime = 0;    // jiffies, this process
   uint64_t cutime = 0, cstime = 0;  // jiffies, children already waited for
   int64_t threads = 0;
@@ -52,6 +54,13 @@ struct PidStat {
 };
 // Errors: no ")" after the command name, or fewer than 24 fields.
 StatusOr<PidStat> ParsePidStat(std::string_view text);
+
+// /proc/<pid>/io: bytes this process caused to be read from and written to storage.
+struct PidIo {
+  uint64_t read_bytes = 0, write_bytes = 0;
+};
+// Errors: read_bytes or write_bytes missing or not a number.
+StatusOr<PidIo> ParsePidIo(std::string_view text);
 
 // One interface of /proc/net/dev.
 struct NetCounters {

@@ -30,6 +30,7 @@ double ThreadCpuSeconds() {
 }  // namespace
 
 void SystemSampler::State::Discover() {
+  self_pid = getpid();
   clk_tck = static_cast<double>(sysconf(_SC_CLK_TCK));
   page_size = static_cast<double>(sysconf(_SC_PAGESIZE));
   ProcStat st;
@@ -81,6 +82,10 @@ void SystemSampler::State::Discover() {
   Add("process_open_files", "Process open files (descriptors)", Unit::kCount, false,
       "system/process_open_files");
   Add("process_count", "Processes (this one + children)", Unit::kCount, false);
+  Add("process_io_read_bytes_per_s", "Process storage reads (with children)", Unit::kBytesPerSecond,
+      true);
+  Add("process_io_write_bytes_per_s", "Process storage writes (with children)",
+      Unit::kBytesPerSecond, true);
   Add("disk_read_bytes_per_s", "Disk read", Unit::kBytesPerSecond, true);
   Add("disk_write_bytes_per_s", "Disk write", Unit::kBytesPerSecond, true);
   Add("disk_used_bytes", "Disk used (run folder's file system)", Unit::kBytes, false,
@@ -115,6 +120,12 @@ void SystemSampler::State::Discover() {
     Add("gpu_avg_memory_used_percent", "GPU memory used (average over GPUs)", Unit::kPercent,
         false);
     Add("gpu_avg_power_w", "GPU power (average over GPUs)", Unit::kWatts, false);
+  }
+  if (n_gpus > 0) {
+    Add("process_gpu_memory_bytes", "Process GPU memory (with children, all GPUs)", Unit::kBytes,
+        true);
+    Add("process_gpu_util_percent", "Process GPU SM utilization (with children)", Unit::kPercent,
+        false);
   }
   if (cpu_energy->available()) {
     c_cpu_power = static_cast<int>(columns.size());
@@ -159,7 +170,7 @@ void SystemSampler::SampleOnce() {
   const double dt = s.have_prev ? static_cast<double>(now - s.prev_t) * 1e-9 : kNaN;
   std::fill(s.row.begin(), s.row.end(), kNaN);
   s.ReadCpu(dt);
-  s.ReadProcess(dt);
+  s.ReadProcess(dt, now - s.o.t0_ns);
   s.ReadMemory();  // after the process: its RSS share needs the total
   s.ReadDisk(dt);
   s.ReadNetwork(dt);

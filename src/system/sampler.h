@@ -32,7 +32,11 @@ struct SamplerOptions {
   std::string nvml_library = "libnvidia-ml.so.1";  // empty: no GPU sampling
   std::string disk_path = ".";                     // folder whose file system usage is sampled
   double interval_s = 1.0;
-  int64_t t0_ns = 0;               // clock value that becomes time 0 of the series
+  int64_t t0_ns = 0;  // clock value that becomes time 0 of the series
+  // The process whose tree (it and every descendant, also those started later) is sampled:
+  // 0 for this process (a Session), the command's pid for `trainprof run`.
+  int64_t root_pid = 0;
+  bool per_process = false;        // also keep ProcessStats of every process of the tree
   std::function<int64_t()> clock;  // monotonic ns; default steady_clock
 };
 
@@ -62,13 +66,27 @@ struct GpuInfo {
   double power_limit_w = 0;  // NaN if unknown
 };
 
+// One process of the sampled tree, over the samples that saw it.
+struct ProcessStats {
+  int64_t pid = 0, ppid = 0;
+  std::string command;                // its command line (cut at 200 characters), else its name
+  int64_t first_ns = 0, last_ns = 0;  // first and last sample that saw it, ns since t0
+  double cpu_s = 0;                   // user + system CPU time when last seen
+  double peak_rss_bytes = 0;
+  double max_threads = 0;
+  double read_bytes = 0, write_bytes = 0;  // storage I/O when last seen (/proc/PID/io)
+  double peak_gpu_memory_bytes = 0;        // NVML, all GPUs; 0 when it used none
+  double max_gpu_util_percent = -1;        // NVML SM utilization; -1: never reported
+};
+
 struct SystemData {
   std::vector<SeriesColumn> columns;
   std::vector<int64_t> t_ns;   // time of each sample, ns since t0
   std::vector<double> values;  // row-major: t_ns.size() rows of columns.size(); NaN = no value
   std::vector<GpuInfo> gpus;
   std::vector<EnergyDevice> energy;
-  std::vector<std::string> notes;  // one line per source that is not there ("no NVML: ...")
+  std::vector<ProcessStats> processes;  // SamplerOptions::per_process; by first sighting
+  std::vector<std::string> notes;       // one line per source that is not there ("no NVML: ...")
   std::vector<report::Diagnostic> diagnostics;
   double interval_s = 0;
   double wall_s = 0;         // from Start() to Stop()

@@ -136,11 +136,21 @@ struct SystemSampler::State {
   void Discover();
   void ReadCpu(double dt);
   void ReadMemory();
-  void ReadProcess(double dt);
+  void ReadProcess(double dt, int64_t t_ns);
   void ReadDisk(double dt);
   void ReadNetwork(double dt);
+  // process_tree.cc
   void ListTree(const std::string& pid, std::vector<std::string>& out, int depth);
-  bool ReadOneProcess(const std::string& pid, ProcTotals& t, bool self);
+  bool ReadOneProcess(const std::string& pid, ProcTotals& t, bool root, int64_t t_ns);
+  void ReadProcessGpu(const std::vector<int64_t>& pids);
+  std::string RootPid() const { return o.root_pid > 0 ? std::to_string(o.root_pid) : "self"; }
+  struct PidIoPrev {
+    uint64_t read = 0, write = 0;
+  };
+  std::unordered_map<int64_t, PidIoPrev> io_prev, io_now;  // storage I/O per pid
+  double io_read_delta = 0, io_write_delta = 0;            // this sample's, over the tree
+  std::unordered_map<int64_t, size_t> proc_index;          // pid -> data.processes
+  int64_t self_pid = 0;
 };
 
 }  // namespace trainprof::system

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -316,6 +317,9 @@ class FakeNvml {
   }
   void InitError(int rc) { Fn<void(int)>("fake_nvml_set_init_error")(rc); }
   int PcieCalls() { return Fn<int()>("fake_nvml_pcie_calls")(); }
+  void AddProcess(int dev, unsigned pid, double bytes, unsigned sm) {
+    Fn<void(int, unsigned, double, unsigned)>("fake_nvml_add_process")(dev, pid, bytes, sm);
+  }
   int Initialised() { return Fn<int()>("fake_nvml_initialised")(); }
 
   // Two 80 GB GPUs with a 700 W limit.
@@ -377,6 +381,31 @@ TEST(SystemSampler, GpuFiguresPerDeviceAndAveraged) {
   EXPECT_TRUE(d.diagnostics.empty()) << d.diagnostics[0].message;
   s.reset();
   EXPECT_EQ(nvml.Initialised(), 0) << "nvmlShutdown was not called";
+}
+
+TEST(SystemSampler, GpuUseOfTheProcessTreeOnly) {
+  FakeNvml nvml;
+  nvml.TwoGpus();
+  const auto self = static_cast<unsigned>(getpid());
+  nvml.AddProcess(0, self, 3e9, 55);
+  nvml.AddProcess(1, self, 1e9, 20);
+  nvml.AddProcess(0, 4000000, 5e9, 90);  // another user's job on the same GPU
+  FakeRoot root;
+  FakeClock clock;
+  SamplerOptions o = Options(root, clock, TRAINPROF_FAKE_NVML);
+  o.per_process = true;
+  auto s = SystemSampler::Create(o);
+  s->SampleOnce();
+  clock.ns += 1'000'000'000;
+  s->SampleOnce();
+  SystemData d = s->TakeData();
+  EXPECT_DOUBLE_EQ(Value(d, "process_gpu_memory_bytes"), 4e9);
+  EXPECT_DOUBLE_EQ(Value(d, "process_gpu_util_percent"), 75);
+  const auto it = std::ranges::find(d.processes, static_cast<int64_t>(self), &ProcessStats::pid);
+  ASSERT_NE(it, d.processes.end());
+  EXPECT_DOUBLE_EQ(it->peak_gpu_memory_bytes, 4e9);
+  EXPECT_DOUBLE_EQ(it->max_gpu_util_percent, 75);
+  EXPECT_EQ(std::ranges::count(d.processes, int64_t{4000000}, &ProcessStats::pid), 0);
 }
 
 TEST(SystemSampler, GpuWithoutEnergyCounterIntegratesPower) {

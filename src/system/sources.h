@@ -116,6 +116,14 @@ class GpuSource {
   // the previous sample (for power integration), NaN on the first.
   void Read(double* out, double dt_s);
   std::vector<EnergyDevice> Energy() const;
+  struct ProcessUse {
+    double memory_bytes = 0;        // on all GPUs
+    double sm_util_percent = kNaN;  // summed over GPUs; NaN when NVML gave no sample
+  };
+  // GPU memory and SM utilization of those of `pids` that use a GPU (NVML's compute processes
+  // and process utilization samples since the previous call). PIDs are as NVML sees them: in a
+  // container without the host's PID namespace they may not match.
+  std::map<int64_t, ProcessUse> ReadProcesses(const std::vector<int64_t>& pids);
   // PCIe readings block for 20 ms each: read them every Nth sample so they stay under a quarter
   // of the interval.
   void SetInterval(double interval_s);
@@ -141,6 +149,7 @@ class GpuSource {
   std::string why_not_;
   DiagnosticSink* diag_;
   int pcie_every_ = 1;
+  unsigned long long util_since_us_ = 0;  // NOLINT(runtime/int): newest utilization sample
   int64_t reads_ = 0;
 };
 

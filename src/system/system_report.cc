@@ -54,6 +54,42 @@ void AddSummaryRow(report::Table& t, const SeriesColumn& c, const Stats& st) {
   t.row_units.push_back(c.unit);
 }
 
+// One row per process of the sampled tree (`trainprof run`), the heaviest CPU users first.
+void AddProcessTable(const SystemData& d, report::Section& s) {
+  report::Table& t = s.AddTable("processes", "Processes of the tree",
+                                {{"pid", "PID", Unit::kCount},
+                                 {"ppid", "Parent", Unit::kCount},
+                                 {"command", "Command", Unit::kText},
+                                 {"seen_from_s", "From", Unit::kSeconds},
+                                 {"seen_to_s", "To", Unit::kSeconds},
+                                 {"cpu_s", "CPU time", Unit::kSeconds},
+                                 {"cpu_percent", "CPU", Unit::kPercent},
+                                 {"peak_rss_bytes", "Peak RSS", Unit::kBytes},
+                                 {"max_threads", "Threads", Unit::kCount},
+                                 {"read_bytes", "Read", Unit::kBytes},
+                                 {"write_bytes", "Written", Unit::kBytes},
+                                 {"peak_gpu_memory_bytes", "GPU memory", Unit::kBytes},
+                                 {"max_gpu_util_percent", "GPU SM", Unit::kPercent}});
+  std::vector<const ProcessStats*> order;
+  for (const ProcessStats& p : d.processes) order.push_back(&p);
+  std::ranges::stable_sort(order, [](auto* a, auto* b) { return a->cpu_s > b->cpu_s; });
+  const bool gpu = !d.gpus.empty();
+  for (const ProcessStats* p : order) {
+    const double from = static_cast<double>(p->first_ns) * 1e-9;
+    const double to = static_cast<double>(p->last_ns) * 1e-9;
+    // CPU share over the time it was seen; a process seen once has no interval.
+    const Value cpu_pct = to > from ? Value(100.0 * p->cpu_s / (to - from)) : Value();
+    t.rows.push_back({p->pid, p->ppid, p->command, from, to, p->cpu_s, cpu_pct, p->peak_rss_bytes,
+                      static_cast<int64_t>(p->max_threads), p->read_bytes, p->write_bytes,
+                      gpu ? Value(p->peak_gpu_memory_bytes) : Value(),
+                      p->max_gpu_util_percent >= 0 ? Value(p->max_gpu_util_percent) : Value()});
+  }
+  t.notes.push_back(
+      "every process of the command's tree seen by a sample (From / To: first and last sample); "
+      "CPU: CPU time / time seen (100 % = one core); Read / Written: storage I/O "
+      "(/proc/PID/io); GPU: NVML's peak memory and SM utilization of that PID");
+}
+
 }  // namespace
 
 void AddSystemSection(const SystemData& d, int64_t training_samples, report::Report& r) {
@@ -132,6 +168,7 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
     }
   }
 
+  if (!d.processes.empty()) AddProcessTable(d, s);
   if (have_energy) {
     report::Table& e = s.AddTable("energy", "Energy",
                                   {{"device", "Device", Unit::kText},

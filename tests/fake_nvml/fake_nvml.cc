@@ -3,11 +3,16 @@
 // (fake_nvml_*) the tests call through their own dlopen handle of the same file to set device
 // counts, figures and errors. A process that never calls them (the CLI test, run through
 // TRAINPROF_NVML_LIBRARY) gets FAKE_NVML_DEVICES GPUs with fixed figures and an energy counter
-// that moves 30 J per reading.
+// that moves 30 J per reading; with FAKE_NVML_CHILD_GPU_MEMORY=<bytes> every child of the
+// calling process is a compute process using that much memory at 40 % SM utilization.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -18,7 +23,14 @@ struct FakeDevice {
   std::map<std::string, int> errors;  // figure -> return code ("*": every call)
 };
 
+struct FakeProcess {
+  unsigned int pid;
+  double memory_bytes;
+  unsigned int sm_util;
+};
+
 struct FakeState {
+  std::vector<FakeProcess> processes[kMaxDevices];
   int init_error = 0;
   int devices = 0;
   FakeDevice dev[kMaxDevices];
@@ -52,6 +64,30 @@ double ValueOf(void* handle, const char* figure) {
 struct Memory {
   unsigned long long total, free, used;  // NOLINT(runtime/int)
 };
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long used;  // NOLINT(runtime/int)
+  unsigned int gi, ci;
+};
+struct ProcessSample {
+  unsigned int pid;
+  unsigned long long ts;  // NOLINT(runtime/int)
+  unsigned int sm, mem, enc, dec;
+};
+
+// The configured processes of a device, plus the calling process's children when
+// FAKE_NVML_CHILD_GPU_MEMORY is set.
+std::vector<FakeProcess> ProcessesOf(void* handle) {
+  FakeState& s = State();
+  const int index = static_cast<int>(Dev(handle) - s.dev);
+  std::vector<FakeProcess> out = s.processes[index];
+  if (const char* mem = std::getenv("FAKE_NVML_CHILD_GPU_MEMORY")) {
+    std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
+    unsigned int pid = 0;
+    while (in >> pid) out.push_back({pid, std::atof(mem), 40});
+  }
+  return out;
+}
 struct Utilization {
   unsigned int gpu, memory;
 };
@@ -73,6 +109,10 @@ void fake_nvml_set_value(int device, const char* figure, double v) {
 }
 void fake_nvml_set_error(int device, const char* figure, int rc) {
   State().dev[device].errors[figure] = rc;
+}
+void fake_nvml_add_process(int device, unsigned int pid, double memory_bytes,
+                           unsigned int sm_util) {
+  State().processes[device].push_back({pid, memory_bytes, sm_util});
 }
 int fake_nvml_pcie_calls() { return State().pcie_calls; }
 int fake_nvml_initialised() { return State().initialised; }
@@ -171,6 +211,30 @@ int nvmlDeviceGetTotalEnergyConsumption(void* d, unsigned long long* mj) {  // N
   if (int rc = ErrorOf(d, "energy")) return rc;
   if (State().energy_moves) Dev(d)->values["energy_mj"] += 30000;
   *mj = static_cast<unsigned long long>(ValueOf(d, "energy_mj"));  // NOLINT(runtime/int)
+  return 0;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void* d, unsigned int* count, ProcessInfo* infos) {
+  if (int rc = ErrorOf(d, "processes")) return rc;
+  const std::vector<FakeProcess> ps = ProcessesOf(d);
+  const unsigned int capacity = *count;
+  *count = static_cast<unsigned int>(ps.size());
+  if (ps.size() > capacity) return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  for (size_t i = 0; i < ps.size(); ++i) {
+    infos[i] = {ps[i].pid, static_cast<unsigned long long>(ps[i].memory_bytes), 0, 0};  // NOLINT
+  }
+  return 0;
+}
+int nvmlDeviceGetProcessUtilization(void* d, ProcessSample* samples, unsigned int* count,
+                                    unsigned long long since) {  // NOLINT(runtime/int)
+  if (int rc = ErrorOf(d, "process_util")) return rc;
+  const std::vector<FakeProcess> ps = ProcessesOf(d);
+  if (ps.empty()) return 6;  // NVML_ERROR_NOT_FOUND: no sample
+  const unsigned int capacity = *count;
+  *count = static_cast<unsigned int>(ps.size());
+  if (ps.size() > capacity) return 7;
+  for (size_t i = 0; i < ps.size(); ++i)
+    samples[i] = {ps[i].pid, since + 1, ps[i].sm_util, 0, 0, 0};
   return 0;
 }
 

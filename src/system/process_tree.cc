@@ -1,0 +1,143 @@
+// The process figures of a sample: the tree of the root process (this one, or the command of
+// `trainprof run`) and every descendant, found again at each sample so children that start
+// later (DataLoader workers, torchrun's ranks) count. Totals go to the series; with
+// per_process, every process also gets a ProcessStats row.
+#include <cmath>
+
+#include "system/sampler_state.h"
+
+namespace trainprof::system {
+
+// Descendants of `pid` from /proc/<pid>/task/<tid>/children (every thread can fork).
+void SystemSampler::State::ListTree(const std::string& pid, std::vector<std::string>& out,
+                                    int depth) {
+  if (depth > 8) return;
+  const std::string task = Path("/proc/" + pid + "/task/");
+  std::vector<int64_t> children;
+  ForEachEntry(task, [&](const char* tid) {
+    if (ReadSmallFile(task + tid + "/children", &buf) != 0) return;
+    for (int64_t child : ParsePidList(buf)) children.push_back(child);
+  });
+  for (int64_t child : children) {
+    out.push_back(std::to_string(child));
+    ListTree(out.back(), out, depth + 1);
+  }
+}
+
+namespace {
+
+// The command line of a process, NUL-separated arguments joined by spaces.
+std::string CommandLine(const std::string& path, std::string& buf, const std::string& comm) {
+  if (ReadSmallFile(path, &buf) != 0 || buf.empty()) return comm;
+  std::string out = buf.substr(0, 200);
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  for (char& c : out) {
+    if (c == '\0') c = ' ';
+  }
+  return out.empty() ? comm : out;
+}
+
+}  // namespace
+
+bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t, bool root,
+                                          int64_t t_ns) {
+  const std::string rel = "/proc/" + pid + "/stat";
+  PidStat ps;
+  if (root) {
+    if (!Read(rel) || !Parse(rel, ParsePidStat(buf), &ps)) return false;
+  } else {
+    // A child may exit between listing and reading: not a problem worth a diagnostic.
+    if (ReadSmallFile(Path(rel), &buf) != 0) return true;
+    if (!Parse(rel, ParsePidStat(buf), &ps)) return true;
+  }
+  const int64_t id = pid == "self" ? self_pid : std::atoll(pid.c_str());
+  t.jiffies += ps.utime + ps.stime + ps.cutime + ps.cstime;
+  t.rss += static_cast<double>(ps.rss_pages) * page_size;
+  t.vms += static_cast<double>(ps.vsize);
+  t.threads += static_cast<double>(ps.threads);
+  t.processes += 1;
+  ForEachEntry(Path("/proc/" + pid + "/fd"), [&](const char*) { t.files += 1; });
+  PidIo io;
+  const bool have_io = ReadSmallFile(Path("/proc/" + pid + "/io"), &buf) == 0 &&
+                       ParsePidIo(buf).ok() && (io = *ParsePidIo(buf), true);
+  if (have_io) {
+    auto prev = io_prev.find(id);
+    const PidIoPrev before = prev == io_prev.end() ? PidIoPrev{} : prev->second;
+    io_read_delta += static_cast<double>(io.read_bytes - std::min(io.read_bytes, before.read));
+    io_write_delta += static_cast<double>(io.write_bytes - std::min(io.write_bytes, before.write));
+    io_now[id] = {io.read_bytes, io.write_bytes};
+  }
+  if (!o.per_process) return true;
+  auto [it, added] = proc_index.try_emplace(id, data.processes.size());
+  if (added) {
+    ProcessStats p;
+    p.pid = id;
+    p.ppid = ps.ppid;
+    p.command = CommandLine(Path("/proc/" + pid + "/cmdline"), buf, ps.comm);
+    p.first_ns = t_ns;
+    data.processes.push_back(std::move(p));
+  }
+  ProcessStats& p = data.processes[it->second];
+  p.last_ns = t_ns;
+  p.cpu_s = static_cast<double>(ps.utime + ps.stime) / clk_tck;
+  p.peak_rss_bytes = std::max(p.peak_rss_bytes, static_cast<double>(ps.rss_pages) * page_size);
+  p.max_threads = std::max(p.max_threads, static_cast<double>(ps.threads));
+  if (have_io) {
+    p.read_bytes = static_cast<double>(io.read_bytes);
+    p.write_bytes = static_cast<double>(io.write_bytes);
+  }
+  return true;
+}
+
+void SystemSampler::State::ReadProcessGpu(const std::vector<int64_t>& pids) {
+  double memory = 0, util = kNaN;
+  for (const auto& [pid, use] : gpu->ReadProcesses(pids)) {
+    memory += use.memory_bytes;
+    if (!std::isnan(use.sm_util_percent))
+      util = (std::isnan(util) ? 0 : util) + use.sm_util_percent;
+    auto it = proc_index.find(pid);
+    if (it == proc_index.end()) continue;
+    ProcessStats& p = data.processes[it->second];
+    p.peak_gpu_memory_bytes = std::max(p.peak_gpu_memory_bytes, use.memory_bytes);
+    if (!std::isnan(use.sm_util_percent)) {
+      p.max_gpu_util_percent = std::max(p.max_gpu_util_percent, use.sm_util_percent);
+    }
+  }
+  Set("process_gpu_memory_bytes", memory);
+  Set("process_gpu_util_percent", util);
+}
+
+void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
+  ProcTotals t;
+  io_read_delta = io_write_delta = 0;
+  io_now.clear();
+  const std::string root = RootPid();
+  if (!ReadOneProcess(root, t, true, t_ns)) {
+    prev_proc_ok = false;
+    return;
+  }
+  std::vector<std::string> tree;
+  ListTree(root, tree, 0);
+  for (const std::string& pid : tree) ReadOneProcess(pid, t, false, t_ns);
+  Set("process_rss_bytes", t.rss);
+  Set("process_vms_bytes", t.vms);
+  Set("process_threads", t.threads);
+  Set("process_open_files", t.files);
+  Set("process_count", t.processes);
+  if (prev_proc_ok && !std::isnan(dt) && dt > 0) {
+    const double d = CounterDelta(t.jiffies, prev_proc, "process CPU time (with children)", diag);
+    Set("process_cpu_percent", 100.0 * d / clk_tck / dt);
+    Set("process_io_read_bytes_per_s", io_read_delta / dt);
+    Set("process_io_write_bytes_per_s", io_write_delta / dt);
+  }
+  io_prev.swap(io_now);
+  prev_proc = t.jiffies;
+  prev_proc_ok = true;
+  if (n_gpus > 0) {
+    std::vector<int64_t> pids{root == "self" ? self_pid : o.root_pid};
+    for (const std::string& pid : tree) pids.push_back(std::atoll(pid.c_str()));
+    ReadProcessGpu(pids);
+  }
+}
+
+}  // namespace trainprof::system
