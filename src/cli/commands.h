@@ -50,6 +50,8 @@ int RecordRun(const report::Report& r, const std::string& dir, const std::string
               bool quiet);
 // The same for a run folder's report.json.
 int RecordRunFolder(const std::string& dir, const std::string& db_flag);
+// Registers `run -- COMMAND`.
+void AddRunCommand(CLI::App& app, std::function<int()>* run);
 // Registers `dataset export-png` and `dataset export-packed`.
 void AddDatasetCommand(CLI::App& app, std::function<int()>* run);
 

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     trainprof::cli::AddAnalyzeCommand(app, &run);
     trainprof::cli::AddHistoryCommands(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);
+    trainprof::cli::AddRunCommand(app, &run);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

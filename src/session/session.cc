@@ -26,7 +26,7 @@
 #include "report/terminal.h"
 #include "session/extension.h"
 #include "session/report_builder.h"
-#include "session/run_meta.h"
+#include "report/run_meta.h"
 #include "session/step_attribution.h"
 #include "session/system_extension.h"
 #include "session/trace_export.h"
@@ -245,7 +245,7 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   r.kind = "profile";
   r.title = fmt::format("trainprof report: {}", options.output.name);
   r.diagnostics = std::move(attributed.diagnostics);
-  session::AddRunMeta({start.wall_ns, t0, end_ns, run_dir, static_cast<int64_t>(marks.size()),
+  report::AddRunMeta({start.wall_ns, t0, end_ns, run_dir, static_cast<int64_t>(marks.size()),
                        attributed.warmup_dropped},
                       r);
   for (const auto& [k, v] : meta) r.AddMeta(k, v);

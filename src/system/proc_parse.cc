@@ -158,6 +158,9 @@ StatusOr<PidStat> ParsePidStat(std::string_view text) {
   if (!ToI64(f[17], s.threads)) {
     return Malformed(1, fmt::format("field 20 '{}' is not a thread count", f[17]));
   }
+  if (!ToU64(f[19], s.starttime)) {
+    return Malformed(1, fmt::format("field 22 '{}' is not a start time", f[19]));
+  }
   if (!ToU64(f[20], s.vsize))
     return Malformed(1, fmt::format("field 23 '{}' is not a size", f[20]));
   int64_t rss = 0;

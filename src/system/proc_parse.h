@@ -49,6 +49,7 @@ struct PidStat {
   uint64_t utime = 0, stime = 0;    // jiffies, this process
   uint64_t cutime = 0, cstime = 0;  // jiffies, children already waited for
   int64_t threads = 0;
+  uint64_t starttime = 0;  // clock ticks after boot
   uint64_t vsize = 0;      // bytes
   uint64_t rss_pages = 0;  // pages
 };

@@ -32,7 +32,7 @@ std::string CommandLine(const std::string& path, std::string& buf, const std::st
   std::string out = buf.substr(0, 200);
   while (!out.empty() && out.back() == '\0') out.pop_back();
   for (char& c : out) {
-    if (c == '\0') c = ' ';
+    if (c == '\0' || c == '\n' || c == '\t') c = ' ';
   }
   return out.empty() ? comm : out;
 }
@@ -43,7 +43,7 @@ bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t,
                                           int64_t t_ns) {
   const std::string rel = "/proc/" + pid + "/stat";
   PidStat ps;
-  if (root) {
+  if (root && o.root_pid == 0) {
     if (!Read(rel) || !Parse(rel, ParsePidStat(buf), &ps)) return false;
   } else {
     // A child may exit between listing and reading: not a problem worth a diagnostic.
@@ -73,11 +73,18 @@ bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t,
     ProcessStats p;
     p.pid = id;
     p.ppid = ps.ppid;
-    p.command = CommandLine(Path("/proc/" + pid + "/cmdline"), buf, ps.comm);
     p.first_ns = t_ns;
+    // Its start (ticks after boot) on the sampler's clock: the boot clock runs with the steady
+    // clock except while suspended.
+    p.start_ns = static_cast<int64_t>(static_cast<double>(ps.starttime) / clk_tck * 1e9) +
+                 boot_to_steady_ns - o.t0_ns;
     data.processes.push_back(std::move(p));
   }
   ProcessStats& p = data.processes[it->second];
+  if (added || ps.comm != proc_comm[id]) {  // new, or it exec'd another program
+    p.command = CommandLine(Path("/proc/" + pid + "/cmdline"), buf, ps.comm);
+    proc_comm[id] = ps.comm;
+  }
   p.last_ns = t_ns;
   p.cpu_s = static_cast<double>(ps.utime + ps.stime) / clk_tck;
   p.peak_rss_bytes = std::max(p.peak_rss_bytes, static_cast<double>(ps.rss_pages) * page_size);

@@ -31,6 +31,10 @@ double ThreadCpuSeconds() {
 
 void SystemSampler::State::Discover() {
   self_pid = getpid();
+  timespec boot{};
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  boot_to_steady_ns =
+      base::SteadyNowNs() - (static_cast<int64_t>(boot.tv_sec) * 1'000'000'000 + boot.tv_nsec);
   clk_tck = static_cast<double>(sysconf(_SC_CLK_TCK));
   page_size = static_cast<double>(sysconf(_SC_PAGESIZE));
   ProcStat st;

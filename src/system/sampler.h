@@ -70,6 +70,7 @@ struct GpuInfo {
 struct ProcessStats {
   int64_t pid = 0, ppid = 0;
   std::string command;                // its command line (cut at 200 characters), else its name
+  int64_t start_ns = 0;               // when it started (/proc/PID/stat), ns since t0
   int64_t first_ns = 0, last_ns = 0;  // first and last sample that saw it, ns since t0
   double cpu_s = 0;                   // user + system CPU time when last seen
   double peak_rss_bytes = 0;

@@ -150,7 +150,9 @@ struct SystemSampler::State {
   std::unordered_map<int64_t, PidIoPrev> io_prev, io_now;  // storage I/O per pid
   double io_read_delta = 0, io_write_delta = 0;            // this sample's, over the tree
   std::unordered_map<int64_t, size_t> proc_index;          // pid -> data.processes
+  std::unordered_map<int64_t, std::string> proc_comm;      // pid -> its name when last read
   int64_t self_pid = 0;
+  int64_t boot_to_steady_ns = 0;  // steady clock - boot clock (CLOCK_BOOTTIME)
 };
 
 }  // namespace trainprof::system

@@ -60,8 +60,8 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
                                 {{"pid", "PID", Unit::kCount},
                                  {"ppid", "Parent", Unit::kCount},
                                  {"command", "Command", Unit::kText},
-                                 {"seen_from_s", "From", Unit::kSeconds},
-                                 {"seen_to_s", "To", Unit::kSeconds},
+                                 {"started_s", "Started", Unit::kSeconds},
+                                 {"last_seen_s", "Last seen", Unit::kSeconds},
                                  {"cpu_s", "CPU time", Unit::kSeconds},
                                  {"cpu_percent", "CPU", Unit::kPercent},
                                  {"peak_rss_bytes", "Peak RSS", Unit::kBytes},
@@ -75,9 +75,9 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
   std::ranges::stable_sort(order, [](auto* a, auto* b) { return a->cpu_s > b->cpu_s; });
   const bool gpu = !d.gpus.empty();
   for (const ProcessStats* p : order) {
-    const double from = static_cast<double>(p->first_ns) * 1e-9;
+    const double from = static_cast<double>(p->start_ns) * 1e-9;
     const double to = static_cast<double>(p->last_ns) * 1e-9;
-    // CPU share over the time it was seen; a process seen once has no interval.
+    // CPU share from its start to the last sample that saw it (its CPU time is from then).
     const Value cpu_pct = to > from ? Value(100.0 * p->cpu_s / (to - from)) : Value();
     t.rows.push_back({p->pid, p->ppid, p->command, from, to, p->cpu_s, cpu_pct, p->peak_rss_bytes,
                       static_cast<int64_t>(p->max_threads), p->read_bytes, p->write_bytes,
@@ -85,8 +85,9 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
                       p->max_gpu_util_percent >= 0 ? Value(p->max_gpu_util_percent) : Value()});
   }
   t.notes.push_back(
-      "every process of the command's tree seen by a sample (From / To: first and last sample); "
-      "CPU: CPU time / time seen (100 % = one core); Read / Written: storage I/O "
+      "every process of the command's tree seen by a sample; Started: its start, from the run's "
+      "start (negative: before it); CPU: its CPU time / the time from its start to the last "
+      "sample that saw it (100 % = one core); Read / Written: storage I/O "
       "(/proc/PID/io); GPU: NVML's peak memory and SM utilization of that PID");
 }
 

@@ -1,4 +1,4 @@
-#include "session/run_meta.h"
+#include "report/run_meta.h"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -12,7 +12,7 @@
 #include "base/text.h"
 #include "trainprof/version.h"
 
-namespace trainprof::session {
+namespace trainprof::report {
 namespace {
 
 std::string ReadCpuModel() {
@@ -27,7 +27,7 @@ std::string ReadCpuModel() {
   return "unknown";
 }
 
-void AddHostMeta(report::Report& r) {
+void AddHostMeta(Report& r) {
   struct utsname u {};
   if (uname(&u) == 0) {
     r.AddMeta("host.name", std::string(u.nodename));
@@ -39,7 +39,7 @@ void AddHostMeta(report::Report& r) {
 
 }  // namespace
 
-void AddRunMeta(const RunMetaInput& in, report::Report& r) {
+void AddRunMeta(const RunMetaInput& in, Report& r) {
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(in.start_wall_ns));
   r.AddMeta("run_dir", in.run_dir);
@@ -53,9 +53,9 @@ void AddRunMeta(const RunMetaInput& in, report::Report& r) {
     r.AddMeta("peak_rss_bytes", static_cast<int64_t>(ru.ru_maxrss) * 1024, false);
   }
   r.AddMeta("wall_time_s", static_cast<double>(in.end_ns) * 1e-9, false);
-  r.AddMeta("steps", in.steps);
+  if (in.steps >= 0) r.AddMeta("steps", in.steps);
   // Scopes that began in warm-up steps (recorded to warm the buffers, then discarded).
   r.AddMeta("discarded_warmup_events", in.warmup_dropped, false);
 }
 
-}  // namespace trainprof::session
+}  // namespace trainprof::report

@@ -1,7 +1,7 @@
 // The header of a Session's report: version, time, run folder, host, process and clock, in
 // the order every renderer shows them.
 //
-//   session::AddRunMeta({.start_wall_ns = t, .run_dir = dir, ...}, report);
+//   report::AddRunMeta({.start_wall_ns = t, .run_dir = dir, ...}, report);
 #pragma once
 
 #include <cstdint>
@@ -9,17 +9,17 @@
 
 #include "report/report.h"
 
-namespace trainprof::session {
+namespace trainprof::report {
 
 struct RunMetaInput {
   int64_t start_wall_ns = 0;    // system clock at the start (created_utc)
   int64_t start_steady_ns = 0;  // the steady-clock instant trace.json counts from
   int64_t end_ns = 0;           // the session's length
   std::string run_dir;
-  int64_t steps = 0;           // Step() calls
+  int64_t steps = 0;           // Step() calls; -1: not a loop (trainprof run), not shown
   int64_t warmup_dropped = 0;  // scopes of warm-up steps, discarded
 };
 
-void AddRunMeta(const RunMetaInput& in, report::Report& r);
+void AddRunMeta(const RunMetaInput& in, Report& r);
 
-}  // namespace trainprof::session
+}  // namespace trainprof::report

@@ -1,0 +1,119 @@
+#include "cli/run_traces.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "analysis/analyze.h"
+#include "trace/trace_files.h"
+#include "trace/trace_merge.h"
+
+namespace trainprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsKinetoTraceName(const std::string& name) {
+  return name.ends_with(".pt.trace.json") || name.ends_with(".pt.trace.json.gz");
+}
+
+int64_t ModifiedUnixNs(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// Trace files below `dir` written since `since` (sorted); unreadable entries are skipped.
+std::vector<std::string> NewTraces(const std::string& dir, int64_t since) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it =
+           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec) || !IsKinetoTraceName(it->path().filename().string())) continue;
+    if (ModifiedUnixNs(it->path().string()) >= since) out.push_back(it->path().string());
+  }
+  std::ranges::sort(out);
+  return out;
+}
+
+// A hard link where the file system allows it, else a copy.
+std::string KeepInRunFolder(const std::string& file, const std::string& run_dir, size_t i) {
+  std::error_code ec;
+  const fs::path dest_dir = fs::path(run_dir) / "traces";
+  fs::create_directories(dest_dir, ec);
+  fs::path dest = dest_dir / fs::path(file).filename();
+  if (fs::exists(dest, ec))
+    dest = dest_dir / fmt::format("{}-{}", i, fs::path(file).filename().string());
+  fs::create_hard_link(file, dest, ec);
+  if (ec) fs::copy_file(file, dest, ec);
+  return ec ? file : dest.string();
+}
+
+void Finding(report::Report& r, report::Severity s, std::string text) {
+  report::Section* run = nullptr;
+  for (report::Section& sec : r.sections) {
+    if (sec.id == "run") run = &sec;
+  }
+  if (run == nullptr) run = &r.AddSection("run", "Command");
+  run->findings.push_back({s, std::move(text)});
+}
+
+void AddAnalysis(const std::vector<std::string>& files, const std::string& dir, report::Report& r) {
+  auto models = trace::ReadTraceFiles(files, {});
+  if (!models.ok()) {
+    Finding(
+        r, report::Severity::kError,
+        fmt::format("the traces in {} could not be analysed: {}", dir, models.status().message()));
+    return;
+  }
+  const analysis::AnalyzeOptions ao;
+  report::Report a =
+      analysis::BuildAnalyzeReport(*models, analysis::AnalyzeAll(*models, ao), ao, dir);
+  for (report::Section& s : a.sections) r.sections.push_back(std::move(s));
+  for (report::Diagnostic& d : a.diagnostics) r.diagnostics.push_back(std::move(d));
+}
+
+}  // namespace
+
+RunTraces CollectRunTraces(const std::string& dir, int64_t since_unix_ns,
+                           const std::string& run_dir, report::Report& r) {
+  RunTraces t;
+  if (dir.empty()) return t;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    Finding(r, report::Severity::kWarning,
+            fmt::format("--traces {}: no such folder after the run, so no profiler trace was "
+                        "analysed (does the program write its traces there?)",
+                        dir));
+    return t;
+  }
+  const std::vector<std::string> found = NewTraces(dir, since_unix_ns);
+  if (found.empty()) {
+    Finding(r, report::Severity::kWarning,
+            fmt::format("--traces {}: the command wrote no *.pt.trace.json[.gz] there during the "
+                        "run, so no profiler trace was analysed",
+                        dir));
+    return t;
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    t.files.push_back(KeepInRunFolder(found[i], run_dir, i));
+    r.AddMeta(fmt::format("traces.{}", i), found[i], false);
+  }
+  AddAnalysis(t.files, dir, r);
+  return t;
+}
+
+Status WriteRunTrace(const RunTraces& t, std::vector<trace::CounterTrack> counters,
+                     int64_t start_unix_ns, const Options& o, const std::string& run_dir) {
+  if (!o.output.trace) return Status::Ok();
+  trace::MergeInput in;
+  in.traces = t.files;
+  in.counters = std::move(counters);
+  in.counters_origin_unix_ns = start_unix_ns;
+  return trace::WriteMergedTrace(in, run_dir + "/trace.json");
+}
+
+}  // namespace trainprof::cli
