@@ -79,7 +79,9 @@ class Session:
     system, schedule, output; docs/config.md). ``overrides`` sets keys on top of it, as
     ``--set`` does: ``{"system.enabled": True, "speed.warmup_batches": 2}``. ``name`` and
     ``output_dir`` are ``output.name`` and ``output.dir``; the run folder is
-    ``<output_dir>/<UTC time>-<name>``, or exactly ``run_dir``. ``db`` is the run history
+    ``<output_dir>/<UTC time>-<name>``, or exactly ``run_dir``; under ``trainprof run``
+    (``$TRAINPROF_RUN_DIR`` set) it is that run's ``session/`` folder, and the run, not the
+    Session, is recorded in the history. ``db`` is the run history
     (default ``$TRAINPROF_DB``, else ``runs/trainprof.db``; ``"off"`` for none).
 
     Use it as a context manager: leaving the block finishes the session, also when an
@@ -107,6 +109,12 @@ class Session:
     ) -> None:
         global _active
         sets: List[str] = []
+        under_run = os.environ.get("TRAINPROF_RUN_DIR")
+        if under_run and run_dir is None and output_dir is None:
+            # Under `trainprof run`: into its run folder, which it reports and records.
+            sets.append(f"output.run_dir={os.path.join(under_run, 'session')}")
+            if db is None:
+                db = "off"
         if name is not None:
             sets.append(f"output.name={name}")
         if output_dir is not None:

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "report/report.h"
 
@@ -50,8 +51,11 @@ int RecordRun(const report::Report& r, const std::string& dir, const std::string
               bool quiet);
 // The same for a run folder's report.json.
 int RecordRunFolder(const std::string& dir, const std::string& db_flag);
-// Registers `run -- COMMAND`.
+// Registers `run -- COMMAND`. main() hands it the words after "--" (SetRunCommand), so the
+// command's own options never meet trainprof's parser; without "--" the command starts at the
+// first word that is not an option of run.
 void AddRunCommand(CLI::App& app, std::function<int()>* run);
+void SetRunCommand(std::vector<std::string> command);
 // Registers `dataset export-png` and `dataset export-packed`.
 void AddDatasetCommand(CLI::App& app, std::function<int()>* run);
 

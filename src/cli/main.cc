@@ -4,6 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/ranks.h"
@@ -57,8 +60,18 @@ int main(int argc, char** argv) {
     trainprof::cli::AddHistoryCommands(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);
     trainprof::cli::AddRunCommand(app, &run);
+    // `trainprof run [options] -- COMMAND ...`: what follows "--" is the command, untouched.
+    int parsed_argc = argc;
+    if (argc > 1 && std::string_view(argv[1]) == "run") {
+      for (int i = 2; i < argc; ++i) {
+        if (std::string_view(argv[i]) != "--") continue;
+        trainprof::cli::SetRunCommand(std::vector<std::string>(argv + i + 1, argv + argc));
+        parsed_argc = i;
+        break;
+      }
+    }
     try {
-      app.parse(argc, argv);
+      app.parse(parsed_argc, argv);
     } catch (const CLI::ParseError& e) {
       int code = app.exit(e);
       return code == 0 ? 0 : trainprof::cli::kExitBadInput;

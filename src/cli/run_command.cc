@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/run_traces.h"
 #include "record/options_schema.h"
+#include "report/json_reader.h"
 #include "report/run_folder.h"
 #include "report/run_meta.h"
 #include "system/sampler.h"
@@ -111,6 +112,26 @@ void AddRunSection(const RunFlags& f, int status, double wall_s, report::Report&
        fmt::format("the command {}; the reports cover the {:.3g} s it ran", why, wall_s)});
 }
 
+// A program that used `import trainprof` (or a C++ Session) under run wrote its own report into
+// <run folder>/session/ (TRAINPROF_RUN_DIR): its time, speed and other sections join this
+// report; its system section is left out, the run's own covers the whole tree.
+void AddSessionSections(const std::string& dir, report::Report& r) {
+  const std::string path = dir + "/session/report.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  auto session = report::ReadReportJson(path);
+  if (!session.ok()) {
+    r.diagnostics.push_back({report::Severity::kWarning, "session_report_unreadable", 1,
+                             fmt::format("{}: {}", path, session.status().message())});
+    return;
+  }
+  for (report::Section& s : session->sections) {
+    if (s.id != "system") r.sections.push_back(std::move(s));
+  }
+  for (report::Diagnostic& d : session->diagnostics) r.diagnostics.push_back(std::move(d));
+  r.AddMeta("session_report", path);
+}
+
 int RunCommand(const RunFlags& f) {
   Options o;
   if (Status s = BuildOptions(f, o); !s.ok()) return Fail(kExitBadInput, s.message());
@@ -143,6 +164,7 @@ int RunCommand(const RunFlags& f) {
   r.config.emplace_back("system.interval_s", o.system.interval_s);
   r.config.emplace_back("command", CommandLine(f.command));
   AddRunSection(f, status, static_cast<double>(end_ns) * 1e-9, r);
+  AddSessionSections(*dir, r);
   system::AddSystemSection(data, 0, r);
   RunTraces traces = CollectRunTraces(f.traces, start.wall_ns, *dir, r);
   Status w = WriteRunTrace(traces, system::CounterTracks(data), start.wall_ns, o, *dir);
@@ -160,12 +182,17 @@ int RunCommand(const RunFlags& f) {
   return status;  // the command's own
 }
 
+std::vector<std::string> g_after_dashes;
+
 }  // namespace
+
+void SetRunCommand(std::vector<std::string> command) { g_after_dashes = std::move(command); }
 
 void AddRunCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand(
       "run",
+      "trainprof run [OPTIONS] -- COMMAND [ARGS...]\n"
       "Run any command (a training script in any framework) under trainprof: sample its whole "
       "process tree, the host, the GPUs and energy while it runs, analyse the PyTorch profiler "
       "traces it writes (--traces), and write one run folder");
@@ -181,18 +208,25 @@ void AddRunCommand(CLI::App& app, std::function<int()>* run) {
                   "during the run are analysed as `trainprof analyze` does");
   AddDbOption(cmd, &f->db, /*records=*/true);
   cmd->add_flag("-q,--quiet", f->quiet, "Print no report (the run folder is still written)");
-  cmd->add_option("command", f->command, "The command and its arguments, after --")->required();
+  // Everything from the first argument that is not an option of run (or after --) is the
+  // command, with its own options untouched.
   cmd->prefix_command();
   cmd->footer(
       "The command runs in this terminal, folder and environment, with TRAINPROF_RUN_DIR set to "
-      "the run folder (a program using `import trainprof` writes its own reports there).\n"
+      "the run folder: a program using `import trainprof` writes its reports to its session/ "
+      "folder, and their time and speed sections join the run's report.\n"
       "SIGINT and SIGTERM sent to trainprof are forwarded to it.\n"
       "Exit status: the command's own; 127 when it is not found, 126 when it cannot be run, "
       "2 for bad trainprof options.\nExamples:\n"
       "  trainprof run -- python3 train.py --epochs 1\n"
       "  trainprof run --traces tb_logs --set system.interval_s=0.2 -- torchrun "
       "--nproc-per-node 2 train.py");
-  cmd->callback([f, run] { *run = [f] { return RunCommand(*f); }; });
+  cmd->callback([f, run, cmd] {
+    f->command = g_after_dashes.empty() ? cmd->remaining() : g_after_dashes;
+    if (f->command.empty())
+      throw CLI::RequiredError("COMMAND (trainprof run [options] -- COMMAND)");
+    *run = [f] { return RunCommand(*f); };
+  });
 }
 
 }  // namespace trainprof::cli

@@ -1,0 +1,264 @@
+// `trainprof run -- COMMAND` end to end: exit statuses, the process tree's figures, signal
+// forwarding, TRAINPROF_RUN_DIR, traces written into --traces, and the per-process GPU path
+// through the fake NVML.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "util/golden.h"
+#include "util/process.h"
+
+namespace {
+
+namespace testutil = trainprof::testutil;
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testutil::FreshTempDir();
+    setenv("TRAINPROF_DB", (dir_ + "/history.db").c_str(), 1);
+    setenv("TRAINPROF_NVML_LIBRARY", "", 1);  // no GPU sampling unless a test asks for it
+  }
+  // trainprof run -o <dir>/runs --set system.interval_s=0.1 [extra] -- command...
+  testutil::ProcessResult Run(const std::vector<std::string>& command,
+                              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {
+        TRAINPROF_CLI, "run", "-q", "-o", dir_ + "/runs", "--set", "system.interval_s=0.1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return testutil::RunProcess(argv);
+  }
+  // The only run folder, or "" when there is none.
+  std::string RunDir() {
+    std::vector<std::string> dirs;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_ + "/runs", ec)) {
+      if (e.is_directory()) dirs.push_back(e.path().string());
+    }
+    return dirs.size() == 1 ? dirs[0] : "";
+  }
+  Json Report() { return Json::parse(testutil::ReadText(RunDir() + "/report.json")); }
+  std::string dir_;
+};
+
+const Json* Section(const Json& r, const std::string& id) {
+  for (const Json& s : r["sections"]) {
+    if (s["id"] == id) return &s;
+  }
+  return nullptr;
+}
+
+const Json* Table(const Json& r, const std::string& section, const std::string& id) {
+  const Json* s = Section(r, section);
+  if (s == nullptr) return nullptr;
+  for (const Json& t : (*s)["tables"]) {
+    if (t["id"] == id) return &t;
+  }
+  return nullptr;
+}
+
+// The largest value of a column of the system time series.
+double SeriesMax(const Json& r, const std::string& key) {
+  double m = -1;
+  for (const Json& row : (*Table(r, "system", "system_timeseries"))["rows"]) {
+    if (row.contains(key) && row[key].is_number()) m = std::max(m, row[key].get<double>());
+  }
+  return m;
+}
+
+TEST_F(RunCli, ExitStatusesAreTheCommandsOrAShells) {
+  EXPECT_EQ(Run({"true"}).exit_code, 0);
+  EXPECT_EQ(Report()["meta"]["exit_status"], 0);
+  fs::remove_all(dir_ + "/runs");
+  auto seven = Run({"sh", "-c", "exit 7"});
+  EXPECT_EQ(seven.exit_code, 7);
+  const Json r = Report();
+  EXPECT_EQ((*Section(r, "run"))["findings"][0]["text"].get<std::string>().rfind(
+                "the command exited with status 7", 0),
+            0u);
+  fs::remove_all(dir_ + "/runs");
+
+  auto missing = Run({"no-such-command-xyz"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_EQ(missing.err, "trainprof run: no-such-command-xyz: command not found\n");
+  EXPECT_EQ(RunDir(), "") << "no run folder for a command that never ran";
+
+  const std::string script = dir_ + "/not-executable.sh";
+  std::ofstream(script) << "echo hi\n";
+  chmod(script.c_str(), 0644);
+  auto denied = Run({script});
+  EXPECT_EQ(denied.exit_code, 126);
+  EXPECT_EQ(denied.err, "trainprof run: " + script + ": cannot run: Permission denied\n");
+}
+
+TEST_F(RunCli, ProcessTreeTotalsCountEveryChild) {
+  // Two children that each hold 64 MiB and burn CPU for 1.5 s, started by a parent that waits.
+  const std::string child =
+      "import time; b = bytearray(64 << 20)\n"
+      "for i in range(0, len(b), 4096): b[i] = 1\n"
+      "t = time.time()\n"
+      "while time.time() - t < 1.5: pass\n";
+  const std::string parent =
+      "import subprocess, sys\n"
+      "ps = [subprocess.Popen([sys.executable, '-c', " +
+      Json(child).dump() +
+      "]) for _ in range(2)]\n"
+      "sys.exit(sum(p.wait() for p in ps))\n";
+  auto r = Run({"/usr/bin/python3", "-c", parent});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json rep = Report();
+  EXPECT_EQ(SeriesMax(rep, "process_count"), 3);
+  EXPECT_GE(SeriesMax(rep, "process_rss_bytes"), 2.0 * (64 << 20));
+  const Json& rows = (*Table(rep, "system", "processes"))["rows"];
+  ASSERT_EQ(rows.size(), 3u);
+  int burners = 0;
+  for (const Json& p : rows) {
+    if (p["peak_rss_bytes"].get<double>() < 64 << 20) continue;
+    ++burners;
+    EXPECT_GE(p["cpu_s"].get<double>(), 0.3) << p.dump();
+    EXPECT_GT(p["ppid"].get<int64_t>(), 0);
+    EXPECT_NE(p["command"].get<std::string>().find("bytearray"), std::string::npos);
+  }
+  EXPECT_EQ(burners, 2);
+  EXPECT_TRUE(fs::exists(RunDir() + "/report.html"));
+  EXPECT_TRUE(fs::exists(RunDir() + "/trace.json"));
+}
+
+TEST_F(RunCli, SignalsSentToTrainprofReachTheCommand) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    fs::remove_all(dir_ + "/runs");
+    testutil::Child c({TRAINPROF_CLI, "run", "-o", dir_ + "/runs", "--", "/usr/bin/python3", "-c",
+                       "import signal, sys, time\n"
+                       "for s in (signal.SIGTERM, signal.SIGINT):\n"
+                       "    signal.signal(s, lambda n, f: sys.exit(40 + n))\n"
+                       "print('child ready', file=sys.stderr, flush=True)\n"
+                       "time.sleep(60)\n"});
+    std::string line;
+    ASSERT_TRUE(c.WaitForStderr("child ready", &line));
+    c.Signal(sig);
+    auto r = c.Wait();
+    EXPECT_EQ(r.exit_code, 40 + sig) << r.err;
+    const std::string finding = (*Section(Report(), "run"))["findings"][0]["text"];
+    EXPECT_NE(finding.find("exited with status " + std::to_string(40 + sig)), std::string::npos)
+        << finding;
+    EXPECT_NE(finding.find(strsignal(sig)), std::string::npos) << finding;
+  }
+}
+
+TEST_F(RunCli, TheCommandKnowsTheRunFolder) {
+  auto r = Run({"sh", "-c", "echo \"$TRAINPROF_RUN_DIR\" > \"$TRAINPROF_RUN_DIR/seen.txt\""});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string seen = testutil::ReadText(RunDir() + "/seen.txt");
+  EXPECT_EQ(seen, fs::absolute(RunDir()).string() + "\n");
+}
+
+// A small PyTorch 2.x-style trace: timestamps in µs since baseTimeNanoseconds.
+std::string SmallTrace(int64_t base_ns) {
+  Json t = {{"schemaVersion", 1},
+            {"deviceProperties", {{{"id", 0}, {"name", "A100"}, {"numSms", 108}}}},
+            {"baseTimeNanoseconds", base_ns},
+            {"traceEvents", Json::array()}};
+  auto& e = t["traceEvents"];
+  for (int step = 0; step < 3; ++step) {
+    const double ts = 1000.0 * step;
+    e.push_back({{"ph", "X"},
+                 {"cat", "user_annotation"},
+                 {"name", "ProfilerStep#" + std::to_string(step)},
+                 {"pid", 1},
+                 {"tid", 1},
+                 {"ts", ts},
+                 {"dur", 900}});
+    e.push_back({{"ph", "X"},
+                 {"cat", "cuda_runtime"},
+                 {"name", "cudaLaunchKernel"},
+                 {"pid", 1},
+                 {"tid", 1},
+                 {"ts", ts + 10},
+                 {"dur", 5},
+                 {"args", {{"correlation", step}}}});
+    e.push_back({{"ph", "X"},
+                 {"cat", "kernel"},
+                 {"name", "volta_sgemm"},
+                 {"pid", 0},
+                 {"tid", 7},
+                 {"ts", ts + 20},
+                 {"dur", 600},
+                 {"args", {{"correlation", step}, {"stream", 7}, {"device", 0}}}});
+  }
+  return t.dump();
+}
+
+TEST_F(RunCli, TracesWrittenIntoTracesAreAnalysedAndMerged) {
+  const std::string traces = dir_ + "/tb";
+  fs::create_directories(traces + "/old");
+  std::ofstream(traces + "/old/before.pt.trace.json") << SmallTrace(0);
+  const std::string src = dir_ + "/src.json";
+  const int64_t base_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  std::ofstream(src) << SmallTrace(base_ns);
+  sleep(1);  // the old trace is older than the run by more than the file system's resolution
+  auto r = Run({"sh", "-c", "sleep 0.3; cp " + src + " " + traces + "/worker0.1.pt.trace.json"},
+               {"--traces", traces});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json rep = Report();
+  ASSERT_NE(Section(rep, "overview"), nullptr) << "the analyze sections join the run's report";
+  EXPECT_EQ(rep["meta"]["traces"].size(), 1u) << "only the trace written during the run";
+  EXPECT_TRUE(fs::exists(RunDir() + "/traces/worker0.1.pt.trace.json"));
+  const Json merged = Json::parse(testutil::ReadText(RunDir() + "/trace.json"));
+  int kernels = 0, counters = 0;
+  double last_counter_us = 0;
+  for (const Json& e : merged["traceEvents"]) {
+    if (e.value("cat", "") == "kernel") ++kernels;
+    if (e["ph"] == "C") {
+      ++counters;
+      last_counter_us = std::max(last_counter_us, e["ts"].get<double>());
+    }
+  }
+  EXPECT_EQ(kernels, 3);
+  EXPECT_GT(counters, 0);
+  // Counters sit on the trace's base: within seconds of it, not 1.7e15 µs away.
+  EXPECT_GT(last_counter_us, 0);
+  EXPECT_LT(last_counter_us, 60e6);
+}
+
+#ifdef TRAINPROF_FAKE_NVML
+TEST_F(RunCli, GpuMemoryOfTheCommandsProcessesThroughNvml) {
+  setenv("TRAINPROF_NVML_LIBRARY", TRAINPROF_FAKE_NVML, 1);
+  setenv("FAKE_NVML_DEVICES", "1", 1);
+  setenv("FAKE_NVML_CHILD_GPU_MEMORY", "2000000000", 1);
+  auto r = Run({"sleep", "0.5"});
+  unsetenv("FAKE_NVML_DEVICES");
+  unsetenv("FAKE_NVML_CHILD_GPU_MEMORY");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json rep = Report();
+  EXPECT_DOUBLE_EQ(SeriesMax(rep, "process_gpu_memory_bytes"), 2e9);
+  EXPECT_DOUBLE_EQ(SeriesMax(rep, "process_gpu_util_percent"), 40);
+  const Json& rows = (*Table(rep, "system", "processes"))["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0]["peak_gpu_memory_bytes"].get<double>(), 2e9);
+  EXPECT_DOUBLE_EQ(rows[0]["max_gpu_util_percent"].get<double>(), 40);
+}
+#endif
+
+TEST_F(RunCli, BadOptionsAreOneLineAndRunNothing) {
+  auto r = Run({"true"}, {"--set", "system.interval=1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "trainprof run: --set system.interval=1: unknown key 'system.interval'; did you "
+            "mean 'system.interval_s'?\n");
+  EXPECT_EQ(RunDir(), "");
+}
+
+}  // namespace
