@@ -63,3 +63,12 @@ def python_env() -> Dict[str, str]:
 
 
 PYTHON = sys.executable
+# The trainprof command (resolved now, before the tests change folder).
+_CLI = os.path.abspath(os.environ.get("TRAINPROF_CLI", str(ROOT / "build/release/src/cli/trainprof")))
+
+
+def cli() -> str:
+    """The built trainprof command; fails the test, naming it, when it is not there."""
+    if not os.path.exists(_CLI):
+        pytest.fail(f"the trainprof command is not built at {_CLI} (set TRAINPROF_CLI)")
+    return _CLI

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import trainprof
-from conftest import PYTHON, ROOT, calls, load_report, python_env, section, table
+from conftest import PYTHON, ROOT, calls, cli, load_report, python_env, section, table
 
 QUIET = {"output.print": False, "time.verbose": True, "speed.warmup_batches": 0}
 
@@ -209,16 +209,9 @@ def test_outputs_and_the_run_history(capsys: pytest.CaptureFixture[str]) -> None
               "speed_report.csv", "system_timeseries.csv"):
         assert os.path.isfile(os.path.join(s.report.run_dir, f)), f
     assert section(s.report.to_dict(), "system")["metrics"]
-    listed = subprocess.run([str(_cli()), "runs", "list", "--format", "json"],
+    listed = subprocess.run([cli(), "runs", "list", "--format", "json"],
                             capture_output=True, text=True, check=True).stdout
     assert s.report.run_id in listed
-
-
-def _cli() -> Path:
-    cli = os.environ.get("TRAINPROF_CLI", str(ROOT / "build/release/src/cli/trainprof"))
-    if not os.path.exists(cli):
-        pytest.fail(f"the trainprof command is not built at {cli} (set TRAINPROF_CLI)")
-    return Path(cli)
 
 
 LOOP = """

@@ -3,25 +3,60 @@
 // later (DataLoader workers, torchrun's ranks) count. Totals go to the series; with
 // per_process, every process also gets a ProcessStats row.
 #include <cmath>
+#include <cstdlib>
 
 #include "system/sampler_state.h"
 
 namespace trainprof::system {
 
-// Descendants of `pid` from /proc/<pid>/task/<tid>/children (every thread can fork).
-void SystemSampler::State::ListTree(const std::string& pid, std::vector<std::string>& out,
-                                    int depth) {
-  if (depth > 8) return;
-  const std::string task = Path("/proc/" + pid + "/task/");
-  std::vector<int64_t> children;
-  ForEachEntry(task, [&](const char* tid) {
-    if (ReadSmallFile(task + tid + "/children", &buf) != 0) return;
-    for (int64_t child : ParsePidList(buf)) children.push_back(child);
-  });
-  for (int64_t child : children) {
-    out.push_back(std::to_string(child));
-    ListTree(out.back(), out, depth + 1);
+// Processes of one tree read per sample, at most (a fork bomb must not stall the sampler).
+constexpr size_t kMaxTree = 4096;
+
+// Reads /proc/<pid>/<file> through a descriptor kept open across samples (the path lookup of
+// open() is most of a small procfs read). A descriptor outlives no process: once the process
+// is gone its reads fail with ESRCH, and descriptors unused in a sample are closed by
+// SweepProcFiles(), so a reused pid never reads another process's file.
+int SystemSampler::State::ReadProcFile(const std::string& rel) {
+  auto it = proc_fds.find(rel);
+  if (it == proc_fds.end()) {
+    const int fd = open(Path(rel).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    it = proc_fds.emplace(rel, ProcFd{fd, 0}).first;
   }
+  it->second.sample = sample_no;
+  const int err = ReadFd(it->second.fd, &buf);
+  if (err != 0) {
+    close(it->second.fd);
+    proc_fds.erase(it);
+  }
+  return err;
+}
+
+void SystemSampler::State::SweepProcFiles() {
+  for (auto it = proc_fds.begin(); it != proc_fds.end();) {
+    if (it->second.sample == sample_no) {
+      ++it;
+      continue;
+    }
+    close(it->second.fd);
+    it = proc_fds.erase(it);
+  }
+}
+
+// The children of `pid` (every thread can fork; a one-thread process has one children file).
+void SystemSampler::State::Children(const std::string& pid, int64_t threads,
+                                    std::vector<std::string>& out) {
+  auto add = [&](const std::string& rel) {
+    if (ReadProcFile(rel) != 0) return;
+    for (int64_t child : ParsePidList(buf)) out.push_back(std::to_string(child));
+  };
+  if (threads == 1 && pid != "self") {
+    add("/proc/" + pid + "/task/" + pid + "/children");
+    return;
+  }
+  std::vector<std::string> tids;
+  ForEachEntry(Path("/proc/" + pid + "/task/"), [&](const char* tid) { tids.push_back(tid); });
+  for (const std::string& tid : tids) add("/proc/" + pid + "/task/" + tid + "/children");
 }
 
 namespace {
@@ -39,16 +74,15 @@ std::string CommandLine(const std::string& path, std::string& buf, const std::st
 
 }  // namespace
 
-bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t, bool root,
-                                          int64_t t_ns) {
+int64_t SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t, bool root,
+                                             int64_t t_ns) {
   const std::string rel = "/proc/" + pid + "/stat";
   PidStat ps;
   if (root && o.root_pid == 0) {
-    if (!Read(rel) || !Parse(rel, ParsePidStat(buf), &ps)) return false;
+    if (!Read(rel) || !Parse(rel, ParsePidStat(buf), &ps)) return -1;
   } else {
     // A child may exit between listing and reading: not a problem worth a diagnostic.
-    if (ReadSmallFile(Path(rel), &buf) != 0) return true;
-    if (!Parse(rel, ParsePidStat(buf), &ps)) return true;
+    if (ReadProcFile(rel) != 0 || !Parse(rel, ParsePidStat(buf), &ps)) return 0;
   }
   const int64_t id = pid == "self" ? self_pid : std::atoll(pid.c_str());
   t.jiffies += ps.utime + ps.stime + ps.cutime + ps.cstime;
@@ -56,10 +90,14 @@ bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t,
   t.vms += static_cast<double>(ps.vsize);
   t.threads += static_cast<double>(ps.threads);
   t.processes += 1;
-  ForEachEntry(Path("/proc/" + pid + "/fd"), [&](const char*) { t.files += 1; });
+  if (count_files) ForEachEntry(Path("/proc/" + pid + "/fd"), [&](const char*) { t.files += 1; });
   PidIo io;
-  const bool have_io = ReadSmallFile(Path("/proc/" + pid + "/io"), &buf) == 0 &&
-                       ParsePidIo(buf).ok() && (io = *ParsePidIo(buf), true);
+  bool have_io = false;
+  if (ReadProcFile("/proc/" + pid + "/io") == 0) {
+    auto parsed = ParsePidIo(buf);
+    have_io = parsed.ok();
+    if (have_io) io = *parsed;
+  }
   if (have_io) {
     auto prev = io_prev.find(id);
     const PidIoPrev before = prev == io_prev.end() ? PidIoPrev{} : prev->second;
@@ -67,7 +105,12 @@ bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t,
     io_write_delta += static_cast<double>(io.write_bytes - std::min(io.write_bytes, before.write));
     io_now[id] = {io.read_bytes, io.write_bytes};
   }
-  if (!o.per_process) return true;
+  if (o.per_process) UpdateProcessStats(id, pid, ps, have_io ? &io : nullptr, t_ns);
+  return std::max<int64_t>(ps.threads, 1);
+}
+
+void SystemSampler::State::UpdateProcessStats(int64_t id, const std::string& pid, const PidStat& ps,
+                                              const PidIo* io, int64_t t_ns) {
   auto [it, added] = proc_index.try_emplace(id, data.processes.size());
   if (added) {
     ProcessStats p;
@@ -89,11 +132,10 @@ bool SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t,
   p.cpu_s = static_cast<double>(ps.utime + ps.stime) / clk_tck;
   p.peak_rss_bytes = std::max(p.peak_rss_bytes, static_cast<double>(ps.rss_pages) * page_size);
   p.max_threads = std::max(p.max_threads, static_cast<double>(ps.threads));
-  if (have_io) {
-    p.read_bytes = static_cast<double>(io.read_bytes);
-    p.write_bytes = static_cast<double>(io.write_bytes);
+  if (io != nullptr) {
+    p.read_bytes = static_cast<double>(io->read_bytes);
+    p.write_bytes = static_cast<double>(io->write_bytes);
   }
-  return true;
 }
 
 void SystemSampler::State::ReadProcessGpu(const std::vector<int64_t>& pids) {
@@ -118,18 +160,29 @@ void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
   ProcTotals t;
   io_read_delta = io_write_delta = 0;
   io_now.clear();
+  ++sample_no;
+  // Open files need a directory listing per process: at most twice a second.
+  count_files = sample_no % std::max<int64_t>(1, std::llround(0.5 / o.interval_s)) == 1 ||
+                o.interval_s >= 0.5;
   const std::string root = RootPid();
-  if (!ReadOneProcess(root, t, true, t_ns)) {
+  const int64_t root_threads = ReadOneProcess(root, t, true, t_ns);
+  if (root_threads < 0) {
     prev_proc_ok = false;
     return;
   }
+  // Breadth first from the root, each process's children from its thread count.
   std::vector<std::string> tree;
-  ListTree(root, tree, 0);
-  for (const std::string& pid : tree) ReadOneProcess(pid, t, false, t_ns);
+  Children(root, root_threads, tree);
+  for (size_t i = 0; i < tree.size() && i < kMaxTree; ++i) {
+    const int64_t threads = ReadOneProcess(tree[i], t, false, t_ns);
+    if (threads > 0) Children(tree[i], threads, tree);
+  }
+  SweepProcFiles();
   Set("process_rss_bytes", t.rss);
   Set("process_vms_bytes", t.vms);
   Set("process_threads", t.threads);
-  Set("process_open_files", t.files);
+  if (count_files) last_files = t.files;
+  Set("process_open_files", last_files);
   Set("process_count", t.processes);
   if (prev_proc_ok && !std::isnan(dt) && dt > 0) {
     const double d = CounterDelta(t.jiffies, prev_proc, "process CPU time (with children)", diag);
@@ -142,6 +195,7 @@ void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
   prev_proc_ok = true;
   if (n_gpus > 0) {
     std::vector<int64_t> pids{root == "self" ? self_pid : o.root_pid};
+    if (tree.size() > kMaxTree) tree.resize(kMaxTree);
     for (const std::string& pid : tree) pids.push_back(std::atoll(pid.c_str()));
     ReadProcessGpu(pids);
   }

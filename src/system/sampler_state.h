@@ -82,6 +82,7 @@ struct SystemSampler::State {
   std::map<std::string, int> open_files;
   ~State() {
     for (const auto& [rel, fd] : open_files) close(fd);
+    for (const auto& [rel, f] : proc_fds) close(f.fd);
   }
   int ReadKeptOpen(const std::string& rel) {
     auto it = open_files.find(rel);
@@ -140,8 +141,22 @@ struct SystemSampler::State {
   void ReadDisk(double dt);
   void ReadNetwork(double dt);
   // process_tree.cc
-  void ListTree(const std::string& pid, std::vector<std::string>& out, int depth);
-  bool ReadOneProcess(const std::string& pid, ProcTotals& t, bool root, int64_t t_ns);
+  int ReadProcFile(const std::string& rel);
+  void SweepProcFiles();
+  void Children(const std::string& pid, int64_t threads, std::vector<std::string>& out);
+  // The process's thread count (>= 1); 0 when it is gone; -1 when this process's own cannot
+  // be read (a diagnostic).
+  int64_t ReadOneProcess(const std::string& pid, ProcTotals& t, bool root, int64_t t_ns);
+  void UpdateProcessStats(int64_t id, const std::string& pid, const PidStat& ps, const PidIo* io,
+                          int64_t t_ns);
+  struct ProcFd {
+    int fd = -1;
+    int64_t sample = 0;  // the last sample that read it
+  };
+  std::unordered_map<std::string, ProcFd> proc_fds;
+  int64_t sample_no = 0;
+  bool count_files = true;
+  double last_files = kNaN;
   void ReadProcessGpu(const std::vector<int64_t>& pids);
   std::string RootPid() const { return o.root_pid > 0 ? std::to_string(o.root_pid) : "self"; }
   struct PidIoPrev {

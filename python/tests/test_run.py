@@ -1,0 +1,40 @@
+"""A real Python training script (Debian's torch) under `trainprof run`: the command's process
+tree is sampled, and the Session the script opens writes into the run's folder, whose report
+then holds both."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON, ROOT, calls, cli, load_report, python_env, table
+
+pytest.importorskip("torch", reason="torch not installed (Debian: python3-torch)")
+
+
+def test_example_under_trainprof_run(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [cli(), "run", "-o", "runs", "--set", "system.interval_s=0.1", "--",
+         PYTHON, str(ROOT / "examples/python/fashion_mnist.py"), "--epochs", "1",
+         "--limit-train-batches", "15", "--limit-val-batches", "2", "--workers", "1"],
+        capture_output=True, text=True, env=python_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+    [run_dir] = list((tmp_path / "runs").glob("*-python3*"))
+    report = load_report(str(run_dir))
+    assert report["kind"] == "run"
+    # The script's own Session: its report in session/, its time and speed sections in the run's.
+    assert (run_dir / "session" / "report.json").is_file()
+    assert calls(report)["run_training_batch"] == 15
+    assert [s["id"] for s in report["sections"]][:4] == ["run", "time", "speed", "system"]
+    # The tree: the script and its DataLoader worker (num_workers=1).
+    rows = table(report, "system", "processes")["rows"]
+    assert len(rows) >= 2
+    assert all(r["command"] for r in rows)
+    assert max(r["peak_rss_bytes"] for r in rows) > 50 << 20  # torch is loaded
+    # One history row: the run, not the Session inside it.
+    listed = subprocess.run([cli(), "runs", "list", "--format", "json"],
+                            capture_output=True, text=True, check=True).stdout
+    assert listed.count('"kind": "run"') == 1 and '"kind": "profile"' not in listed, listed
