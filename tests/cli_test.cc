@@ -400,7 +400,9 @@ TEST(Cli, AKilledRankIsNamedAndTheSurvivorStillWritesItsReports) {
   testutil::Child r1(rank(1));
   std::string line;
   ASSERT_TRUE(r0.WaitForStderr("run folder", &line));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // mid-epoch: ~470 steps to go
+  // Mid-epoch (~470 steps of ~7 ms): long enough for rank 0 to finish steps even when the
+  // machine is loaded by other tests, short enough that the epoch is not over.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   r1.Signal(SIGKILL);
   EXPECT_EQ(r1.Wait().exit_code, 128 + SIGKILL);
   ProcessResult r = r0.Wait();
