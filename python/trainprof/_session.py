@@ -81,7 +81,7 @@ class Session:
     ``output_dir`` are ``output.name`` and ``output.dir``; the run folder is
     ``<output_dir>/<UTC time>-<name>``, or exactly ``run_dir``; under ``trainprof run``
     (``$TRAINPROF_RUN_DIR`` set) it is that run's ``session/`` folder, and the run, not the
-    Session, is recorded in the history. ``db`` is the run history
+    Session, is recorded in the history and printed. ``db`` is the run history
     (default ``$TRAINPROF_DB``, else ``runs/trainprof.db``; ``"off"`` for none).
 
     Use it as a context manager: leaving the block finishes the session, also when an
@@ -113,6 +113,7 @@ class Session:
         if under_run and run_dir is None and output_dir is None:
             # Under `trainprof run`: into its run folder, which it reports and records.
             sets.append(f"output.run_dir={os.path.join(under_run, 'session')}")
+            sets.append("output.print=false")  # run prints the report that holds this one
             if db is None:
                 db = "off"
         if name is not None:

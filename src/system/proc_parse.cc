@@ -146,6 +146,7 @@ StatusOr<PidStat> ParsePidStat(std::string_view text) {
   const size_t open = text.find('(');
   if (open != std::string_view::npos && open < close)
     s.comm = text.substr(open + 1, close - open - 1);
+  if (!f[0].empty()) s.state = f[0][0];
   if (!ToI64(f[1], s.ppid)) return Malformed(1, fmt::format("field 4 '{}' is not a pid", f[1]));
   uint64_t* u64[] = {&s.utime, &s.stime, &s.cutime, &s.cstime};
   for (int i = 0; i < 4; ++i) {

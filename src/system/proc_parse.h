@@ -45,6 +45,7 @@ StatusOr<Meminfo> ParseMeminfo(std::string_view text);
 // /proc/<pid>/stat, the fields the sampler uses.
 struct PidStat {
   std::string comm;  // the command name (up to 15 characters)
+  char state = 'R';  // R, S, D, Z (zombie: ended, not yet waited for), ...
   int64_t ppid = 0;
   uint64_t utime = 0, stime = 0;    // jiffies, this process
   uint64_t cutime = 0, cstime = 0;  // jiffies, children already waited for

@@ -86,6 +86,8 @@ int64_t SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals&
   }
   const int64_t id = pid == "self" ? self_pid : std::atoll(pid.c_str());
   t.jiffies += ps.utime + ps.stime + ps.cutime + ps.cstime;
+  // An ended process not yet waited for still has its CPU time, but no memory or threads.
+  if (ps.state == 'Z') return 0;
   t.rss += static_cast<double>(ps.rss_pages) * page_size;
   t.vms += static_cast<double>(ps.vsize);
   t.threads += static_cast<double>(ps.threads);
@@ -178,12 +180,16 @@ void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
     if (threads > 0) Children(tree[i], threads, tree);
   }
   SweepProcFiles();
-  Set("process_rss_bytes", t.rss);
-  Set("process_vms_bytes", t.vms);
-  Set("process_threads", t.threads);
-  if (count_files) last_files = t.files;
-  Set("process_open_files", last_files);
-  Set("process_count", t.processes);
+  // The root has ended (the last sample of `trainprof run`): its CPU time still counts, but
+  // the tree's memory and threads are no longer a figure of the run.
+  if (root_threads > 0) {
+    Set("process_rss_bytes", t.rss);
+    Set("process_vms_bytes", t.vms);
+    Set("process_threads", t.threads);
+    if (count_files) last_files = t.files;
+    Set("process_open_files", last_files);
+    Set("process_count", t.processes);
+  }
   if (prev_proc_ok && !std::isnan(dt) && dt > 0) {
     const double d = CounterDelta(t.jiffies, prev_proc, "process CPU time (with children)", diag);
     Set("process_cpu_percent", 100.0 * d / clk_tck / dt);

@@ -59,7 +59,6 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
   report::Table& t = s.AddTable("processes", "Processes of the tree",
                                 {{"pid", "PID", Unit::kCount},
                                  {"ppid", "Parent", Unit::kCount},
-                                 {"command", "Command", Unit::kText},
                                  {"started_s", "Started", Unit::kSeconds},
                                  {"last_seen_s", "Last seen", Unit::kSeconds},
                                  {"cpu_s", "CPU time", Unit::kSeconds},
@@ -69,7 +68,8 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
                                  {"read_bytes", "Read", Unit::kBytes},
                                  {"write_bytes", "Written", Unit::kBytes},
                                  {"peak_gpu_memory_bytes", "GPU memory", Unit::kBytes},
-                                 {"max_gpu_util_percent", "GPU SM", Unit::kPercent}});
+                                 {"max_gpu_util_percent", "GPU SM", Unit::kPercent},
+                                 {"command", "Command", Unit::kText}});
   std::vector<const ProcessStats*> order;
   for (const ProcessStats& p : d.processes) order.push_back(&p);
   std::ranges::stable_sort(order, [](auto* a, auto* b) { return a->cpu_s > b->cpu_s; });
@@ -79,10 +79,11 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
     const double to = static_cast<double>(p->last_ns) * 1e-9;
     // CPU share from its start to the last sample that saw it (its CPU time is from then).
     const Value cpu_pct = to > from ? Value(100.0 * p->cpu_s / (to - from)) : Value();
-    t.rows.push_back({p->pid, p->ppid, p->command, from, to, p->cpu_s, cpu_pct, p->peak_rss_bytes,
+    t.rows.push_back({p->pid, p->ppid, from, to, p->cpu_s, cpu_pct, p->peak_rss_bytes,
                       static_cast<int64_t>(p->max_threads), p->read_bytes, p->write_bytes,
                       gpu ? Value(p->peak_gpu_memory_bytes) : Value(),
-                      p->max_gpu_util_percent >= 0 ? Value(p->max_gpu_util_percent) : Value()});
+                      p->max_gpu_util_percent >= 0 ? Value(p->max_gpu_util_percent) : Value(),
+                      p->command});
   }
   t.notes.push_back(
       "every process of the command's tree seen by a sample; Started: its start, from the run's "
