@@ -120,6 +120,9 @@ TEST_F(RunCli, ProcessTreeTotalsCountEveryChild) {
   const Json rep = Report();
   EXPECT_EQ(SeriesMax(rep, "process_count"), 3);
   EXPECT_GE(SeriesMax(rep, "process_rss_bytes"), 2.0 * (64 << 20));
+  // The run's peak memory (the history's key figure) is the tree's, not trainprof's own.
+  EXPECT_DOUBLE_EQ(rep["meta"]["peak_rss_bytes"].get<double>(),
+                   SeriesMax(rep, "process_rss_bytes"));
   const Json& rows = (*Table(rep, "system", "processes"))["rows"];
   ASSERT_EQ(rows.size(), 3u);
   int burners = 0;

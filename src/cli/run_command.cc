@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -112,6 +114,18 @@ void AddRunSection(const RunFlags& f, int status, double wall_s, report::Report&
        fmt::format("the command {}; the reports cover the {:.3g} s it ran", why, wall_s)});
 }
 
+// The largest RSS of the command's whole tree over the samples (the run's peak memory in the
+// history), or -1 when no sample read it.
+double TreePeakRss(const system::SystemData& d) {
+  const int col = d.Find("process_rss_bytes");
+  double peak = -1;
+  for (size_t row = 0; col >= 0 && row < d.t_ns.size(); ++row) {
+    const double v = d.At(row, static_cast<size_t>(col));
+    if (!std::isnan(v)) peak = std::max(peak, v);
+  }
+  return peak;
+}
+
 // A program that used `import trainprof` (or a C++ Session) under run wrote its own report into
 // <run folder>/session/ (TRAINPROF_RUN_DIR): its time, speed and other sections join this
 // report; its system section is left out, the run's own covers the whole tree.
@@ -158,7 +172,7 @@ int RunCommand(const RunFlags& f) {
   report::Report r;
   r.kind = "run";
   r.title = fmt::format("trainprof run: {}", o.output.name);
-  report::AddRunMeta({start.wall_ns, start.steady_ns, end_ns, *dir, -1, 0}, r);
+  report::AddRunMeta({start.wall_ns, start.steady_ns, end_ns, *dir, -1, 0, TreePeakRss(data)}, r);
   r.AddMeta("command", CommandLine(f.command));
   r.AddMeta("exit_status", static_cast<int64_t>(status));
   r.config.emplace_back("system.interval_s", o.system.interval_s);

@@ -49,7 +49,9 @@ void AddRunMeta(const RunMetaInput& in, Report& r) {
   // The steady-clock instant trace.json's timestamps count from (merging ranks' traces).
   r.AddMeta("start_steady_ns", in.start_steady_ns, false);
   struct rusage ru {};
-  if (getrusage(RUSAGE_SELF, &ru) == 0) {
+  if (in.peak_rss_bytes >= 0) {
+    r.AddMeta("peak_rss_bytes", static_cast<int64_t>(in.peak_rss_bytes), false);
+  } else if (getrusage(RUSAGE_SELF, &ru) == 0) {
     r.AddMeta("peak_rss_bytes", static_cast<int64_t>(ru.ru_maxrss) * 1024, false);
   }
   r.AddMeta("wall_time_s", static_cast<double>(in.end_ns) * 1e-9, false);

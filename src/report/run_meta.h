@@ -18,6 +18,7 @@ struct RunMetaInput {
   std::string run_dir;
   int64_t steps = 0;           // Step() calls; -1: not a loop (trainprof run), not shown
   int64_t warmup_dropped = 0;  // scopes of warm-up steps, discarded
+  double peak_rss_bytes = -1;  // the run's peak RSS; -1: this process's (getrusage)
 };
 
 void AddRunMeta(const RunMetaInput& in, Report& r);
