@@ -174,6 +174,27 @@ TEST(Analyze, BadInputGivesOneLineAndExit2) {
   EXPECT_NE(r.err.find("no such file or folder"), std::string::npos) << r.err;
 }
 
+TEST(Analyze, NothingToAnalyseIsAnErrorNotACleanBill) {
+  std::string dir = testutil::FreshTempDir();
+  std::ofstream(dir + "/empty.json") << "{\"traceEvents\": []}";
+  testutil::ProcessResult r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/empty.json",
+                                          "--run-dir", dir + "/out", "--db", dir + "/h.db"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trainprof: " + dir +
+                       "/empty.json: nothing to analyse: the trace holds no events (was the "
+                       "profiler stopped before its first active step?)\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::ifstream(dir + "/out/report.json").good()) << "no report, no run recorded";
+  EXPECT_FALSE(std::ifstream(dir + "/h.db").good());
+  // Events but no ProfilerStep: the whole trace is one step, which is something to analyse.
+  std::ofstream(dir + "/nostep.json")
+      << R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1,
+             "tid": 1, "ts": 10, "dur": 5}]})";
+  r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/nostep.json", "--run-dir", dir + "/b", "--db", "off"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(Analyze, PerEventProblemsAreListedInTheReport) {
   std::string dir = testutil::FreshTempDir();
   std::ofstream(dir + "/rank0.json") << R"({"traceEvents": [
@@ -225,8 +246,9 @@ TEST_P(AnalyzeHtml, StructureMatchesGolden) {
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + GetParam(), "--run-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(testutil::MatchesGoldenJson("html/analyze_" + GetParam() + ".json",
-                                          testutil::HtmlOutline(testutil::ReadText(dir + "/report.html"))));
+  EXPECT_TRUE(
+      testutil::MatchesGoldenJson("html/analyze_" + GetParam() + ".json",
+                                  testutil::HtmlOutline(testutil::ReadText(dir + "/report.html"))));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, AnalyzeHtml,

@@ -10,9 +10,9 @@
 
 #include "analysis/analyze.h"
 #include "analysis/diff.h"
+#include "base/progress.h"
 #include "base/text.h"
 #include "cli/commands.h"
-#include "base/progress.h"
 #include "report/json.h"
 #include "report/run_folder.h"
 #include "trace/trace_files.h"
@@ -122,9 +122,36 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record) {
   return record ? RecordRun(r, *dir, f.db, f.format == "json") : kExitOk;
 }
 
+// A trace with no event, or no step with anything in it, has no answer: saying "no threshold
+// was crossed" and recording a successful run would be a confident answer from nothing.
+// Returns the error, or "" when there is something to analyse.
+std::string NothingToAnalyse(const Loaded& l, const AnalyzeFlags& f) {
+  size_t events = 0, steps = 0;
+  for (const trace::TraceModel& m : l.models) events += m.ts_ns.size();
+  for (const analysis::RankAnalysis& a : l.analyses) steps += a.steps.steps.size();
+  const std::string what =
+      l.files.size() == 1 ? l.files[0] : fmt::format("{} ({} files)", f.path, l.files.size());
+  if (events == 0) {
+    return fmt::format(
+        "{}: nothing to analyse: the trace holds no events (was the profiler "
+        "stopped before its first active step?)",
+        what);
+  }
+  if (steps == 0) {
+    return fmt::format(
+        "{}: nothing to analyse: no step with events was kept{}", what,
+        f.steps == "complete" ? " (every step lacks its GPU work; --steps all keeps them)" : "");
+  }
+  return "";
+}
+
 int RunAnalyze(const AnalyzeFlags& f) {
   std::optional<Loaded> l = LoadAndAnalyze(f.path, f);
   if (!l) return kExitBadInput;
+  if (std::string why = NothingToAnalyse(*l, f); !why.empty()) {
+    fmt::print(stderr, "trainprof: {}\n", why);
+    return kExitBadInput;
+  }
   report::Report r = analysis::BuildAnalyzeReport(l->models, l->analyses, ToOptions(f), f.path);
   for (size_t i = 0; i < l->files.size(); ++i)
     r.AddMeta(fmt::format("files.{}", i), l->files[i], false);
