@@ -1,4 +1,5 @@
 // `trainprof analyze` and `trainprof diff` end to end, on the shared real traces and on bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -193,6 +194,37 @@ TEST(Analyze, NothingToAnalyseIsAnErrorNotACleanBill) {
   r = RunProcess(
       {TRAINPROF_CLI, "analyze", dir + "/nostep.json", "--run-dir", dir + "/b", "--db", "off"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// One step: an aten::mm whose kernel (not a Tensor Core kernel) runs on a GPU of `major`.x.
+std::string MatmulTrace(int major) {
+  return fmt::format(
+      R"({{"deviceProperties": [{{"id": 0, "name": "GPU", "computeMajor": {}, "computeMinor": 0,
+          "numSms": 80}}],
+        "traceEvents": [
+        {{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+          "ts": 0, "dur": 1000}},
+        {{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10,
+          "dur": 50}},
+        {{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+          "ts": 20, "dur": 5, "args": {{"correlation": 1}}}},
+        {{"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7,
+          "ts": 30, "dur": 900, "args": {{"correlation": 1, "stream": 7, "device": 0}}}}]}})",
+      major);
+}
+
+TEST(Analyze, TensorCoreAdviceFitsTheComputeCapability) {
+  for (int major : {7, 8}) {
+    std::string dir = testutil::FreshTempDir();
+    std::ofstream(dir + "/t.json") << MatmulTrace(major);
+    auto r = RunProcess(
+        {TRAINPROF_CLI, "analyze", dir + "/t.json", "--run-dir", dir + "/out", "--db", "off"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const bool fp16_only = r.out.find("Tensor Cores take fp16 only") != std::string::npos;
+    const bool tf32 = r.out.find("allow_tf32") != std::string::npos;
+    EXPECT_EQ(fp16_only, major == 7) << r.out;
+    EXPECT_EQ(tf32, major == 8) << r.out;
+  }
 }
 
 TEST(Analyze, PerEventProblemsAreListedInTheReport) {

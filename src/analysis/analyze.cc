@@ -50,6 +50,18 @@ std::string RankLabel(const trace::TraceModel& m, const std::vector<trace::Trace
                      slash == std::string::npos ? m.path : m.path.substr(slash + 1));
 }
 
+// What turns Tensor Cores on for this hardware: fp16 only before Ampere (7.x: Volta, Turing),
+// bf16 and TF32 from 8.0 (Ampere) on.
+std::string TensorCoreAdvice(int64_t compute_major) {
+  if (compute_major < 8) {
+    return "Enable Automatic Mixed Precision with float16 (torch.autocast(\"cuda\", "
+           "dtype=torch.float16) and a GradScaler): this GPU's Tensor Cores take fp16 only; "
+           "bf16 and TF32 need compute capability 8.0 or higher.";
+  }
+  return "Enable Automatic Mixed Precision (torch.autocast with bfloat16 or float16), or TF32 "
+         "for float32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True).";
+}
+
 bool IsTensorCoreEligibleOp(std::string_view n) {
   // The TensorBoard plugin's list of operators whose kernels can run on Tensor Cores.
   static const std::set<std::string_view> kOps = {"aten::_convolution",
@@ -130,10 +142,9 @@ void AddRecommendations(const std::vector<trace::TraceModel>& models,
       if (d && d->compute_major >= 7 && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops)
         add(
             fmt::format("{}GPU {} (compute capability {}) ran {:.3f} ms of kernels with none on "
-                        "Tensor Cores, although matmul/convolution operators ran. Enable "
-                        "Automatic Mixed Precision (torch.autocast with float16/bfloat16) or "
-                        "TF32.",
-                        who, g.device, g.compute_capability, Seconds(g.kernel_ns) * 1e3));
+                        "Tensor Cores, although matmul/convolution operators ran. {}",
+                        who, g.device, g.compute_capability, Seconds(g.kernel_ns) * 1e3,
+                        TensorCoreAdvice(d->compute_major)));
     }
     for (const auto& [dev, peak] : m.peak_allocated_bytes) {
       const trace::DeviceInfo* d = m.FindDevice(dev);
