@@ -299,7 +299,7 @@ struct Scalar {
 struct RawEvent {
   Scalar ph, cat, name, pid, tid, ts, dur, id;
   Scalar correlation, external_id, device, stream, blocks_per_sm, occupancy;
-  Scalar total_allocated, device_id;  // [memory] instant events
+  Scalar total_allocated, device_id, bytes;  // [memory] instant events
   bool has_args = false;
 };
 
@@ -374,6 +374,11 @@ class Parser {
   // Per-event diagnostics: count and one example, by diagnostic name.
   std::map<std::string, std::pair<int64_t, std::string>> counts_;
   std::vector<int64_t> flow_starts_, flow_ends_;
+  struct MemoryDelta {
+    int64_t device, ts_ns, bytes;
+  };
+  std::vector<MemoryDelta> memory_deltas_;  // [memory] events with Bytes but no Total Allocated
+  void PeaksFromDeltas();
 };
 
 Status Parser::Refill() {
@@ -630,6 +635,9 @@ R Parser::Args(const char*& p, const char* e, RawEvent* ev) {
     TP_TRY(Expect(p, e, ':', "':' after a key"));
     Scalar* target = nullptr;
     switch (key.size()) {  // by length first: most args are none of these
+      case 5:
+        if (key == "Bytes") target = &ev->bytes;
+        break;
       case 6:
         if (key == "stream")
           target = &ev->stream;
@@ -780,6 +788,16 @@ void Parser::Commit(const RawEvent& ev) {
       }
       (ph == "s" ? flow_starts_ : flow_ends_).push_back(*id);
     }
+    return;
+  }
+  if ((ph == "i" || ph == "I") && ev.name.text == "[memory]" &&
+      ev.total_allocated.type != Scalar::kNumber && ev.bytes.type == Scalar::kNumber &&
+      ev.ts.type == Scalar::kNumber) {
+    // Older traces: only the change of each allocation or free; the curve is rebuilt at the end.
+    int64_t dev = ev.device_id.type == Scalar::kNumber ? ToInt(ev.device_id.text).value_or(-1) : -1;
+    auto ts = MicrosToNs(ev.ts.text);
+    auto bytes = ToInt(ev.bytes.text);
+    if (ts && bytes) memory_deltas_.push_back({dev, *ts, *bytes});
     return;
   }
   if ((ph == "i" || ph == "I") && ev.name.text == "[memory]" &&
@@ -1080,8 +1098,35 @@ StatusOr<TraceModel> Parser::Finish() {
                      fmt::format("{}: {} CPU-to-GPU flow events have no partner and match no "
                                  "event's correlation id (e.g. id {}); they are ignored",
                                  name_, unpaired.size(), unpaired.front()));
+  PeaksFromDeltas();
   m_.LinkLaunches();
   return std::move(m_);
+}
+
+// Devices whose [memory] events carry only Bytes deltas: the allocated curve is their running
+// sum in time order, from 0 at the trace's start, and its peak is the device's peak. Devices
+// with Total Allocated keep that.
+void Parser::PeaksFromDeltas() {
+  std::stable_sort(memory_deltas_.begin(), memory_deltas_.end(),
+                   [](const MemoryDelta& a, const MemoryDelta& b) { return a.ts_ns < b.ts_ns; });
+  std::map<int64_t, std::pair<int64_t, int64_t>> curve;  // device -> (now, peak)
+  for (const MemoryDelta& d : memory_deltas_) {
+    auto& [now, peak] = curve[d.device];
+    now += d.bytes;
+    peak = std::max(peak, now);
+  }
+  auto& peaks = m_.peak_allocated_bytes;
+  for (const auto& [dev, c] : curve) {
+    if (std::any_of(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first == dev; }))
+      continue;
+    peaks.emplace_back(dev, c.second);
+    m_.AddDiagnostic(
+        Sev::kInfo, "memory_from_deltas", 1,
+        fmt::format("{}: the {} memory peak was rebuilt from the [memory] events' Bytes changes "
+                    "(the trace has no Total Allocated): it counts from the trace's start, so "
+                    "memory allocated before profiling began is not in it",
+                    name_, dev < 0 ? std::string("CPU") : fmt::format("GPU {}", dev)));
+  }
 }
 
 StatusOr<TraceModel> ParseFrom(ByteSource* raw, std::string_view head, const std::string& name,

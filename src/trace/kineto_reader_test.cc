@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "trace/trace_files.h"
@@ -172,6 +173,33 @@ TEST(KinetoReader, PerEventProblemsAreCountedNotFatal) {
   EXPECT_EQ(diag["unknown_category"], 1);
   EXPECT_EQ(diag["unpaired_flows"], 1);
   EXPECT_EQ(diag["rank_unknown"], 1);
+}
+
+TEST(KinetoReader, MemoryPeakFromBytesDeltasWhenThereIsNoTotal) {
+  // GPU 0 has only Bytes changes, written out of time order (Kineto groups them by thread). In
+  // time order +100, +300, -250, +200 give 100, 400, 150, 350: the peak is 400; summed in file
+  // order (-250, +100, +200, +300) they would peak at 350. The CPU (-1) has Total Allocated,
+  // which is kept as it is.
+  const char* t = R"({"traceEvents": [
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 30, "args": {"Device Id": 0, "Bytes": -250}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10, "args": {"Device Id": 0, "Bytes": 100}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": 40, "args": {"Device Id": 0, "Bytes": 200}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": 20, "args": {"Device Id": 0, "Bytes": 300}},
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 5, "args": {"Device Id": -1, "Bytes": 64, "Total Allocated": 1064}},
+    {"ph": "X", "cat": "cpu_op", "name": "ok", "pid": 1, "tid": 1, "ts": 10, "dur": 1}
+  ]})";
+  auto m = ParseTrace(t, "deltas.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  std::map<int64_t, int64_t> peaks(m->peak_allocated_bytes.begin(), m->peak_allocated_bytes.end());
+  EXPECT_EQ(peaks[0], 400);
+  EXPECT_EQ(peaks[-1], 1064);
+  int rebuilt = 0;
+  for (const auto& d : m->diagnostics) {
+    if (d.name != "memory_from_deltas") continue;
+    ++rebuilt;
+    EXPECT_NE(d.message.find("GPU 0 memory peak was rebuilt"), std::string::npos) << d.message;
+  }
+  EXPECT_EQ(rebuilt, 1);
 }
 
 // Fatal errors: one line naming the file, the byte, line and column.
