@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "util/golden.h"
 #include "util/html_outline.h"
@@ -224,6 +226,42 @@ TEST(Analyze, TensorCoreAdviceFitsTheComputeCapability) {
     const bool tf32 = r.out.find("allow_tf32") != std::string::npos;
     EXPECT_EQ(fp16_only, major == 7) << r.out;
     EXPECT_EQ(tf32, major == 8) << r.out;
+  }
+}
+
+// A TensorBoard log dir: two runs under <run>/plugins/profile/<time>/, next to a config.json, a
+// dangling symlink and a symlink loop.
+TEST(Analyze, LogDirRunsAreSeparateAndNonTracesAreSkipped) {
+  namespace fs = std::filesystem;
+  const std::string dir = testutil::FreshTempDir();
+  const std::string trace =
+      testutil::ReadText(testutil::SourceDir() + "/fuzz/corpus/kineto/kineto_small.json");
+  for (const char* run : {"runA/plugins/profile/2024_01_01", "runB/plugins/profile/2024_01_02"}) {
+    fs::create_directories(dir + "/logs/" + run);
+    std::ofstream(dir + "/logs/" + run + "/host.pt.trace.json") << trace;
+  }
+  std::ofstream(dir + "/logs/config.json") << "{\"lr\": 0.1}";
+  fs::create_symlink("nowhere.json", dir + "/logs/dangling.json");
+  fs::create_symlink("loop", dir + "/logs/loop");
+  auto r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/logs", "--run-dir", dir + "/out", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("holds 2 runs"), std::string::npos) << r.err;
+  for (const char* out : {"/out/run1", "/out/run2"}) {
+    nlohmann::json rep = ReadJson(dir + out + "/report.json");
+    EXPECT_EQ(rep["meta"]["ranks"], 1) << "each run has its own single rank";
+    std::set<std::string> skipped;
+    for (const auto& d : rep["diagnostics"]) {
+      if (d["name"] == "input_skipped") skipped.insert(d["message"].get<std::string>());
+    }
+    ASSERT_EQ(skipped.size(), 3u);
+    auto has = [&](const std::string& text) {
+      return std::any_of(skipped.begin(), skipped.end(),
+                         [&](const std::string& m) { return m.find(text) != std::string::npos; });
+    };
+    EXPECT_TRUE(has("config.json: byte 11 (line 1, column 12): not a trace")) << *skipped.begin();
+    EXPECT_TRUE(has("dangling.json: skipped"));
+    EXPECT_TRUE(has("loop: skipped: Too many levels of symbolic links"));
   }
 }
 

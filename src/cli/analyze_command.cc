@@ -3,7 +3,9 @@
 // a run folder like `profile`'s.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -58,18 +60,16 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   return o;
 }
 
-// Lists, reads (with a progress bar on big inputs) and analyses one path. Errors are printed.
-std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags& f) {
+// Reads (with a progress bar on big inputs) and analyses the files of one run. With `skipped`,
+// a file that is not a trace is left out and said there. Errors: no file could be read.
+StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const AnalyzeFlags& f,
+                                     std::vector<std::string>* skipped) {
   Loaded l;
-  auto files = trace::ListTraceFiles(path);
-  if (!files.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", files.status().message());
-    return std::nullopt;
-  }
-  l.files = std::move(*files);
+  l.files = std::move(files);
   base::Progress progress(f.format == "json" ? "off" : f.progress);
   trace::ReadManyOptions ro;
   ro.threads = f.threads;
+  ro.skipped = skipped;
   bool began = false;
   int64_t last_ns = 0;
   ro.progress = [&](int64_t done, int64_t total) {
@@ -87,21 +87,35 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
   };
   auto models = trace::ReadTraceFiles(l.files, ro);
   if (began) progress.End();
-  if (!models.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", models.status().message());
-    return std::nullopt;
-  }
+  if (!models.ok()) return models.status();
   l.models = std::move(*models);
   l.analyses = analysis::AnalyzeAll(l.models, ToOptions(f));
   return l;
 }
 
+// One run's path (a file, or a flat folder of ranks), as diff takes it.
+std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags& f) {
+  auto files = trace::ListTraceFiles(path);
+  if (!files.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", files.status().message());
+    return std::nullopt;
+  }
+  auto l = LoadAndAnalyzeFiles(std::move(*files), f, nullptr);
+  if (!l.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", l.status().message());
+    return std::nullopt;
+  }
+  return std::move(*l);
+}
+
 // Writes the run folder and prints the report (or its JSON).
 // `record`: add the run to the run history (analyze; a diff is not a run).
-int Emit(report::Report& r, const AnalyzeFlags& f, bool record) {
+// `json`: where --format json collects the report (several runs print one array), else null.
+int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* json = nullptr,
+         const Options::Output* out = nullptr) {
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
-  auto dir = report::CreateRunDir(f.out, NowNs());
+  auto dir = report::CreateRunDir(out != nullptr ? *out : f.out, NowNs());
   if (!dir.ok()) {
     fmt::print(stderr, "trainprof: {}\n", dir.status().message());
     return kExitNoOutput;
@@ -109,7 +123,9 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record) {
   r.AddMeta("run_dir", *dir);
   std::string summary;
   Status w = report::WriteReportFiles(r, *dir, f.out.csv, &summary);
-  if (f.format == "json") {
+  if (f.format == "json" && json != nullptr) {
+    *json += (json->empty() ? "" : ",\n") + report::RenderJsonString(r);
+  } else if (f.format == "json") {
     std::cout << report::RenderJsonString(r) << "\n";
   } else {
     fmt::print("{}", summary);
@@ -145,17 +161,67 @@ std::string NothingToAnalyse(const Loaded& l, const AnalyzeFlags& f) {
   return "";
 }
 
-int RunAnalyze(const AnalyzeFlags& f) {
-  std::optional<Loaded> l = LoadAndAnalyze(f.path, f);
-  if (!l) return kExitBadInput;
-  if (std::string why = NothingToAnalyse(*l, f); !why.empty()) {
+// One run of the input: its report, written and recorded. `skipped`: the input's entries that
+// were left out, listed in the report. Returns the exit code.
+int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
+            const std::vector<std::string>& skipped, const Options::Output& out,
+            std::string* json) {
+  if (std::string why = NothingToAnalyse(l, f); !why.empty()) {
     fmt::print(stderr, "trainprof: {}\n", why);
     return kExitBadInput;
   }
-  report::Report r = analysis::BuildAnalyzeReport(l->models, l->analyses, ToOptions(f), f.path);
-  for (size_t i = 0; i < l->files.size(); ++i)
-    r.AddMeta(fmt::format("files.{}", i), l->files[i], false);
-  return Emit(r, f, /*record=*/true);
+  report::Report r = analysis::BuildAnalyzeReport(l.models, l.analyses, ToOptions(f), dir);
+  for (size_t i = 0; i < l.files.size(); ++i)
+    r.AddMeta(fmt::format("files.{}", i), l.files[i], false);
+  for (const std::string& why : skipped)
+    r.diagnostics.push_back({report::Severity::kWarning, "input_skipped", 1, why});
+  return Emit(r, f, /*record=*/true, json, &out);
+}
+
+// A file, or a folder searched recursively: each folder of traces below it is its own run, with
+// its own report and run folder (not ranks of one job). In a folder, what is not a trace (a
+// config.json, a dangling link, a run whose every file fails) is skipped and listed in the
+// reports; only an input with nothing readable is an error. The exit code is the worst run's.
+int RunAnalyze(const AnalyzeFlags& f) {
+  auto listing = trace::ListTraceRuns(f.path);
+  if (!listing.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", listing.status().message());
+    return kExitBadInput;
+  }
+  std::error_code ec;
+  const bool folder = std::filesystem::is_directory(f.path, ec);
+  std::vector<std::string> skipped = listing->skipped;
+  std::vector<std::pair<std::string, Loaded>> runs;
+  Status first = Status::Ok();
+  for (const trace::TraceRun& run : listing->runs) {
+    auto l = LoadAndAnalyzeFiles(run.files, f, folder ? &skipped : nullptr);
+    if (l.ok()) {
+      runs.emplace_back(run.dir, std::move(*l));
+    } else if (first.ok()) {
+      first = l.status();
+    }
+  }
+  if (runs.empty()) {
+    fmt::print(stderr, "trainprof: {}\n", first.message());
+    return kExitBadInput;
+  }
+  const size_t n = runs.size();
+  if (n > 1 && f.format != "json") {
+    fmt::print(stderr,
+               "trainprof analyze: {} holds {} runs (one per folder of traces); each gets its "
+               "own report\n",
+               f.path, n);
+  }
+  int code = kExitOk;
+  std::string json;
+  for (size_t i = 0; i < n; ++i) {
+    Options::Output out = f.out;
+    if (n > 1 && !out.run_dir.empty()) out.run_dir = fmt::format("{}/run{}", f.out.run_dir, i + 1);
+    code = std::max(
+        code, EmitRun(runs[i].first, runs[i].second, f, skipped, out, n > 1 ? &json : nullptr));
+  }
+  if (n > 1 && f.format == "json") std::cout << "[" << json << "]\n";
+  return code;
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -39,6 +40,49 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   return out;
 }
 
+StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
+  std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return NotFound(fmt::format("{}: no such file or folder", path));
+  TraceListing out;
+  if (!fs::is_directory(st)) {
+    out.runs.push_back({path, {path}});
+    return out;
+  }
+  std::map<std::string, std::vector<std::string>> by_dir;
+  auto it =
+      fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    std::error_code e2;
+    const auto s = fs::status(p, e2);  // follows links: a dangling one or a loop fails here
+    if (e2) {
+      out.skipped.push_back(fmt::format("{}: skipped: {}", p.string(), e2.message()));
+      continue;
+    }
+    if (fs::is_directory(s) && fs::exists(p.parent_path() / "report.json", e2)) {
+      // A trainprof run folder: its own trace.json is the run; rank<N>/, traces/ and session/
+      // below it are parts of that run, not runs of their own.
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!fs::is_regular_file(s) || !IsTraceName(p.filename().string())) continue;
+    by_dir[p.parent_path().string()].push_back(p.string());
+  }
+  if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
+  for (auto& [dir, files] : by_dir) {
+    std::sort(files.begin(), files.end());
+    out.runs.push_back({dir, std::move(files)});
+  }
+  if (out.runs.empty()) {
+    return InvalidArgument(
+        fmt::format("{}: no trace files in this folder or below it (looked for *.json, "
+                    "*.json.gz, *.pt.trace.json.gz)",
+                    path));
+  }
+  return out;
+}
+
 StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>& files,
                                                  const ReadManyOptions& options) {
   std::vector<std::optional<StatusOr<TraceModel>>> results(files.size());
@@ -67,10 +111,17 @@ StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>&
 
   std::vector<TraceModel> out;
   out.reserve(files.size());
+  Status first = Status::Ok();
   for (auto& r : results) {
-    if (!r->ok()) return r->status();
-    out.push_back(std::move(**r));
+    if (r->ok()) {
+      out.push_back(std::move(**r));
+      continue;
+    }
+    if (options.skipped == nullptr) return r->status();
+    if (first.ok()) first = r->status();
+    options.skipped->push_back(fmt::format("{} (file skipped)", r->status().message()));
   }
+  if (out.empty() && !first.ok()) return first;
   std::stable_sort(out.begin(), out.end(),
                    [](const TraceModel& a, const TraceModel& b) { return a.rank < b.rank; });
   for (size_t i = 0; i < out.size(); ++i) {

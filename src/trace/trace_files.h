@@ -19,10 +19,30 @@ namespace trainprof::trace {
 // Errors: the path does not exist, or a folder holds no trace file (the message names it).
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path);
 
+// The traces below a path as runs: a file is one run; a folder is searched recursively (the
+// TensorBoard log-dir layout puts runs in subfolders, under plugins/profile/<time>/), and each
+// folder that holds trace files is one run, its files that run's ranks. Symlinked folders are
+// not followed, nor the subfolders of a trainprof run folder (one with a report.json: its
+// trace.json already holds its ranks). An entry that cannot be read (a dangling symlink, a symlink
+// loop, a folder without permission) is skipped and said in `skipped`, one line each.
+struct TraceRun {
+  std::string dir;                 // the folder (or the file) of the run
+  std::vector<std::string> files;  // sorted
+};
+struct TraceListing {
+  std::vector<TraceRun> runs;        // sorted by folder
+  std::vector<std::string> skipped;  // why each skipped entry was skipped
+};
+// Errors: the path does not exist; no trace file anywhere below the folder (naming it).
+StatusOr<TraceListing> ListTraceRuns(const std::string& path);
+
 struct ReadManyOptions {
   int threads = 0;  // 0: one per core, at most one per file
   // Called from reading threads (serialised) with bytes done and bytes in all files.
   std::function<void(int64_t done, int64_t total)> progress;
+  // When set, a file that cannot be read as a trace (a config.json, a corrupt file) is left out
+  // and its one-line error appended here; the call fails only when no file can be read.
+  std::vector<std::string>* skipped = nullptr;
 };
 
 // Reads every file, in parallel, sorted by rank then file name. The first fatal error (in file
