@@ -96,11 +96,22 @@ TEST(Cli, ProfilePrintsTheReportsAndWritesTheRunFolder) {
   EXPECT_EQ(calls["validation_step"], 2);
   EXPECT_EQ(calls["[Model].forward"], 14);
   json trace = ReadJson(run + "/trace.json");
-  int steps = 0;
+  int steps = 0, validation_steps = 0;
   for (const json& e : trace["traceEvents"]) {
-    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0) ++steps;
+    const std::string name = e["name"];
+    steps += name.rfind("ProfilerStep#", 0) == 0;
+    validation_steps += name.rfind("ValidationStep#", 0) == 0;
   }
-  EXPECT_EQ(steps, 14);
+  EXPECT_EQ(steps, 12);
+  EXPECT_EQ(validation_steps, 2);
+  // analyze on trainprof's own run folder: the training steps are its steps.
+  r = testutil::RunProcess({TRAINPROF_CLI, "analyze", run, "--format", "json", "--run-dir",
+                            out + "/analyzed", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json analyzed = json::parse(r.out);
+  for (const json& s : analyzed["sections"]) {
+    if (s["id"] == "overview") EXPECT_EQ(s["metrics"]["steps"]["value"], 12);
+  }
 }
 
 // The default config's LibTorch reports on the built-in CNN: operators of steps 2-6 (memory.warmup

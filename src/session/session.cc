@@ -23,10 +23,10 @@
 #include "report/html.h"
 #include "report/json.h"
 #include "report/run_folder.h"
+#include "report/run_meta.h"
 #include "report/terminal.h"
 #include "session/extension.h"
 #include "session/report_builder.h"
-#include "report/run_meta.h"
 #include "session/step_attribution.h"
 #include "session/system_extension.h"
 #include "session/trace_export.h"
@@ -246,8 +246,8 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
   r.title = fmt::format("trainprof report: {}", options.output.name);
   r.diagnostics = std::move(attributed.diagnostics);
   report::AddRunMeta({start.wall_ns, t0, end_ns, run_dir, static_cast<int64_t>(marks.size()),
-                       attributed.warmup_dropped},
-                      r);
+                      attributed.warmup_dropped},
+                     r);
   for (const auto& [k, v] : meta) r.AddMeta(k, v);
   AddConfig(r);
   AddSections(std::move(attributed), marks, conv, end_ns, trace, r);

@@ -132,7 +132,7 @@ TEST(Session, TraceHoldsStepsScopesAndThreadNames) {
   TrainingLoop(**session, 1);
   ASSERT_TRUE((*session)->Finish().ok());
   json trace = ReadJson(dir + "/trace.json");
-  int steps = 0, decode = 0, forward = 0;
+  int steps = 0, validation_steps = 0, decode = 0, forward = 0;
   bool loader_named = false;
   double step0_end = 0, first_forward_ts = -1;
   for (const json& e : trace["traceEvents"]) {
@@ -140,6 +140,7 @@ TEST(Session, TraceHoldsStepsScopesAndThreadNames) {
     if (e["ph"] == "M" && name == "thread_name" && e["args"]["name"] == "loader")
       loader_named = true;
     if (e["ph"] != "X") continue;
+    if (name.rfind("ValidationStep#", 0) == 0) ++validation_steps;
     if (name.rfind("ProfilerStep#", 0) == 0) {
       ++steps;
       if (name == "ProfilerStep#0") step0_end = e["ts"].get<double>() + e["dur"].get<double>();
@@ -151,7 +152,8 @@ TEST(Session, TraceHoldsStepsScopesAndThreadNames) {
       if (first_forward_ts < 0) first_forward_ts = e["ts"];
     }
   }
-  EXPECT_EQ(steps, 6);
+  EXPECT_EQ(steps, 4) << "training steps are ProfilerStep#N";
+  EXPECT_EQ(validation_steps, 2) << "validation steps are not";
   EXPECT_EQ(decode, 4);
   EXPECT_EQ(forward, 4);
   EXPECT_TRUE(loader_named);

@@ -26,7 +26,10 @@ Status WriteTrace(const TraceInput& in, const std::string& path) {
   for (const TraceThread& t : in.threads) name_thread(t.tid, t.name);
   for (const record::StepMark& m : in.steps) {
     name_thread(m.tid, "");
-    trace::NameId id = w.InternName(fmt::format("ProfilerStep#{}", m.profiler_step));
+    // Training steps are ProfilerStep#N, as Kineto names them, so `trainprof analyze` and the
+    // tools that read Kineto traces count them as steps; validation steps are named apart.
+    trace::NameId id = w.InternName(fmt::format(
+        "{}#{}", m.stage == Stage::kTrain ? "ProfilerStep" : "ValidationStep", m.profiler_step));
     w.Complete(id, trace::kCatStep, m.begin_ns, m.end_ns - m.begin_ns, in.pid, m.tid,
                m.profiler_step);
   }

@@ -1,8 +1,8 @@
 // Writes a finished Session's recorded scopes and steps as trace.json (Chrome trace format):
-// one process, one track per thread, a "ProfilerStep#N" event per recorded step (as Kineto
-// names them) and every scope nested under it, with the step number in args; the system
-// sampler's figures as counter tracks (CPU, memory, GPU curves) of the same process; events
-// of extensions (LibTorch operators) on their threads' tracks.
+// one process, one track per thread, a "ProfilerStep#N" event per recorded training step (as
+// Kineto names them; "ValidationStep#N" for validation) and every scope nested under it, with the
+// step number in args; the system sampler's figures as counter tracks (CPU, memory, GPU curves) of
+// the same process; events of extensions (LibTorch operators) on their threads' tracks.
 #pragma once
 
 #include <string>
