@@ -11,8 +11,8 @@
 #include "history/run_db.h"
 #include "python/src/bindings.h"
 #include "report/json_reader.h"
-#include "session/rank_merge.h"
 #include "report/run_folder.h"
+#include "session/rank_merge.h"
 
 namespace py = pybind11;
 

@@ -87,6 +87,7 @@ struct ScopeObject {
   PyObject_HEAD const SourceLocation* loc;
   uint64_t begin;
   uint32_t depth;
+  bool entered;  // between __enter__ and __exit__: a scope serves one `with` at a time
 };
 
 PyTypeObject g_scope_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -97,6 +98,7 @@ PyObject* NewScope(const SourceLocation* loc) {
   self->loc = loc;
   self->begin = 0;
   self->depth = 0;
+  self->entered = false;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -125,6 +127,14 @@ void ScopeDealloc(PyObject* self) { PyObject_Free(self); }
 
 PyObject* ScopeEnter(PyObject* o, PyObject*) {
   auto* self = reinterpret_cast<ScopeObject*>(o);
+  if (self->entered) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "trainprof.scope('%s') is already open: a scope object serves one `with` at a "
+                 "time; create one per block",
+                 self->loc->name);
+    return nullptr;
+  }
+  self->entered = true;
   if (internal::g_recording.load(std::memory_order_relaxed)) {
     self->depth = internal::t_state.depth++;
     self->begin = internal::Ticks();
@@ -135,6 +145,7 @@ PyObject* ScopeEnter(PyObject* o, PyObject*) {
 
 PyObject* ScopeExit(PyObject* o, PyObject* const*, Py_ssize_t) {
   auto* self = reinterpret_cast<ScopeObject*>(o);
+  self->entered = false;
   if (self->begin != 0) {
     const uint64_t end = internal::Ticks();
     --internal::t_state.depth;
@@ -214,7 +225,11 @@ PyObject* TimedIterNext(PyObject* o) {
     --internal::t_state.depth;
     if (item != nullptr) internal::RecordEvent(self->loc, begin, end, depth);
   }
-  if (item == nullptr) Py_CLEAR(self->it);
+  // Exhausted (no exception, or StopIteration): let go of the iterator. Any other exception
+  // leaves it, so a loop that catches a loader error can go on.
+  if (item == nullptr && (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_StopIteration))) {
+    Py_CLEAR(self->it);
+  }
   return item;
 }
 

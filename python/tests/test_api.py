@@ -261,3 +261,47 @@ def test_scope_outside_a_session_records_nothing() -> None:
             pass
         s.step()
     assert calls(s.report.to_dict()) == {"inside": 1}
+
+
+def test_a_scope_object_serves_one_block_at_a_time() -> None:
+    with trainprof.Session(name="reenter", overrides=QUIET) as s:
+        block = trainprof.scope("outer")
+        with block:
+            with pytest.raises(RuntimeError, match="already open"):
+                with block:
+                    pass
+        with block:  # once closed, it can be used again
+            pass
+        s.step()
+    assert calls(s.report.to_dict()) == {"outer": 2}
+
+
+def test_timed_iter_survives_a_loader_error_the_loop_handles() -> None:
+    class Flaky:
+        def __init__(self) -> None:
+            self.i = 0
+
+        def __iter__(self) -> "Flaky":
+            return self
+
+        def __next__(self) -> int:
+            self.i += 1
+            if self.i == 2:
+                raise IOError("a corrupt sample")
+            if self.i > 4:
+                raise StopIteration
+            return self.i
+
+    with trainprof.Session(name="flaky", overrides=QUIET) as s:
+        it = iter(trainprof.timed_iter(Flaky()))
+        got = []
+        while True:
+            try:
+                got.append(next(it))
+            except IOError:
+                continue
+            except StopIteration:
+                break
+        s.step()
+    assert got == [1, 3, 4]
+    assert calls(s.report.to_dict()) == {"[_TrainingEpochLoop].train_dataloader_next": 3}

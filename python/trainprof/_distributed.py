@@ -71,14 +71,14 @@ class Ranks:
         diffs = sorted(a - b for a, b in zip(everyone[0], readings))
         return diffs[len(diffs) // 2], max(1, (diffs[-1] - diffs[0]) // 2)
 
-    def finish(self, core: Any, summary: str, db: str) -> Any:
+    def finish(self, core: Any, summary: str, db: str, status: str = "ok") -> Any:
         """Sends this rank's reports to rank 0; rank 0 merges and prints them. Returns the merged
         Report on rank 0 and this rank's own elsewhere."""
         from trainprof._session import Report, _record
 
         mine = (
             self.rank,
-            "ok",
+            status,
             self.clock[0],
             self.clock[1],
             _read(os.path.join(self.rank_dir, "report.json")),
@@ -88,9 +88,10 @@ class Ranks:
         self.dist.gather_object(mine, gathered, dst=0)
         if self.rank != 0:
             return Report(self.rank_dir, summary)
-        got = [g for g in gathered or [] if g is not None]
+        got = [g for g in gathered or [] if g is not None and g[4]]
         have = {g[0] for g in got}
-        missing = [(r, "it sent no report") for r in range(self.world_size) if r not in have]
+        missing = [(r, "its report.json could not be read or was not sent")
+                   for r in range(self.world_size) if r not in have]
         merged = _core.merge_ranks(
             self.world_size, _launcher(), self.name, self.merged_dir, CLOCK_METHOD, got, missing,
             self.csv, self.trace,

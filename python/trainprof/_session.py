@@ -231,6 +231,10 @@ class Session:
             return self._report
         try:
             summary = self._core.finish()
+        except _core.TrainprofError as e:
+            if self._ranks is not None:  # the other ranks wait for this one's report: send it
+                self._ranks.finish(self._core, "", self._db, f"its reports were not all written: {e}")
+            raise
         finally:
             if _active is self:
                 _active = None
@@ -256,6 +260,12 @@ class Session:
             return False
         if exc_type is not None:
             self.add_note(_stop_note(exc_type, exc, self.global_step))
+            if self._ranks is not None:
+                # The other ranks are likely still in their collectives: exchanging reports now
+                # could hang them all. This rank writes its own folder; there is no merged report.
+                print(f"trainprof: rank {self._ranks.rank} stopped by {exc_type.__name__}; its "
+                      f"reports are in {self.run_dir} (no merged report)", file=sys.stderr)
+                self._ranks = None
         try:
             self.finish()
         except _core.TrainprofError as e:
@@ -288,6 +298,16 @@ def _record(run_dir: str, db: str, verbose: bool) -> Optional[str]:
     if run_id and verbose:
         print(f"Recorded as run {run_id} in {path}", file=sys.stderr)
     return run_id or None
+
+
+def _forget_in_child() -> None:
+    # A forked child (a DataLoader worker, os.fork) must not finish its parent's session.
+    global _active
+    _active = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 @atexit.register

@@ -19,11 +19,13 @@ std::atomic<int> g_last_signal{0};
 struct sigaction g_old_int, g_old_term;
 
 void OnSignal(int sig, siginfo_t* info, void*) {
+  const int saved_errno = errno;  // kill() may set it under the interrupted code's feet
   g_last_signal.store(sig);
   // From the terminal (SI_KERNEL) the child got it too, through the foreground process group.
   const bool sent_by_someone = info == nullptr || info->si_code <= 0;
   const pid_t child = g_child.load();
   if (sent_by_someone && child > 0) kill(child, sig);
+  errno = saved_errno;
 }
 
 // In the child, after fork: exec, or report errno through `fd` and exit.
@@ -105,7 +107,10 @@ int ChildProcess::Wait() {
     if (errno != EINTR) return 1;
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  if (WIFSIGNALED(status)) {
+    term_signal_ = WTERMSIG(status);
+    return 128 + term_signal_;
+  }
   return 1;
 }
 

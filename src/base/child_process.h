@@ -28,7 +28,9 @@ class ChildProcess {
 
   // Forwards SIGINT and SIGTERM that someone sends to this process (kill, a scheduler) to the
   // child. Ctrl-C on the terminal already reaches the child through its process group, so a
-  // signal from the terminal is not sent twice. This process itself stays alive to write the
+  // signal from the terminal is not sent twice. (A signal sent by another program to the whole
+  // process group, `kill -INT -PGID`, cannot be told from one sent to this process alone, and
+  // reaches the child twice.) This process itself stays alive to write the
   // reports. Call once; the handlers stay until RestoreSignals().
   static void ForwardSignals(const ChildProcess* child);
   static void RestoreSignals();
@@ -41,10 +43,14 @@ class ChildProcess {
   // Waits for the child to end and reaps it: its exit code, or 128 + the signal that killed it.
   int Wait();
   pid_t pid() const { return pid_; }
+  // The signal that ended the child (after Wait()), 0 when it exited by itself: exit(200) and
+  // signal 72 both give 200 from Wait().
+  int term_signal() const { return term_signal_; }
 
  private:
   explicit ChildProcess(pid_t pid) : pid_(pid) {}
   pid_t pid_ = -1;
+  int term_signal_ = 0;
 };
 
 // The exit code of a failed Start(): 127 for NotFound, 126 otherwise.

@@ -180,8 +180,9 @@ int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
 
 // A file, or a folder searched recursively: each folder of traces below it is its own run, with
 // its own report and run folder (not ranks of one job). In a folder, what is not a trace (a
-// config.json, a dangling link, a run whose every file fails) is skipped and listed in the
-// reports; only an input with nothing readable is an error. The exit code is the worst run's.
+// config.json, a dangling link) is skipped and listed in the report of its run; a run whose
+// every file fails is skipped with a line on stderr; only an input with nothing readable is an
+// error. The exit code is the worst run's.
 int RunAnalyze(const AnalyzeFlags& f) {
   auto listing = trace::ListTraceRuns(f.path);
   if (!listing.ok()) {
@@ -190,37 +191,38 @@ int RunAnalyze(const AnalyzeFlags& f) {
   }
   std::error_code ec;
   const bool folder = std::filesystem::is_directory(f.path, ec);
-  std::vector<std::string> skipped = listing->skipped;
-  std::vector<std::pair<std::string, Loaded>> runs;
-  Status first = Status::Ok();
-  for (const trace::TraceRun& run : listing->runs) {
-    auto l = LoadAndAnalyzeFiles(run.files, f, folder ? &skipped : nullptr);
-    if (l.ok()) {
-      runs.emplace_back(run.dir, std::move(*l));
-    } else if (first.ok()) {
-      first = l.status();
-    }
-  }
-  if (runs.empty()) {
-    fmt::print(stderr, "trainprof: {}\n", first.message());
-    return kExitBadInput;
-  }
-  const size_t n = runs.size();
-  if (n > 1 && f.format != "json") {
-    fmt::print(stderr,
-               "trainprof analyze: {} holds {} runs (one per folder of traces); each gets its "
-               "own report\n",
-               f.path, n);
-  }
+  const size_t n = listing->runs.size();
+  // Each run is read, reported and let go before the next (a log dir may hold many big runs).
   int code = kExitOk;
+  size_t emitted = 0;
+  Status first = Status::Ok();
   std::string json;
   for (size_t i = 0; i < n; ++i) {
+    std::vector<std::string> skipped = listing->skipped;  // the folder's, then this run's
+    auto l = LoadAndAnalyzeFiles(listing->runs[i].files, f, folder ? &skipped : nullptr);
+    if (!l.ok()) {
+      if (first.ok()) first = l.status();
+      if (n > 1) fmt::print(stderr, "trainprof: skipped: {}\n", l.status().message());
+      continue;
+    }
     Options::Output out = f.out;
-    if (n > 1 && !out.run_dir.empty()) out.run_dir = fmt::format("{}/run{}", f.out.run_dir, i + 1);
-    code = std::max(
-        code, EmitRun(runs[i].first, runs[i].second, f, skipped, out, n > 1 ? &json : nullptr));
+    if (n > 1 && !out.run_dir.empty())
+      out.run_dir = fmt::format("{}/run{}", f.out.run_dir, emitted + 1);
+    code =
+        std::max(code, EmitRun(listing->runs[i].dir, *l, f, skipped, out, n > 1 ? &json : nullptr));
+    ++emitted;
+  }
+  if (emitted == 0) {
+    if (n == 1) fmt::print(stderr, "trainprof: {}\n", first.message());
+    return kExitBadInput;
   }
   if (n > 1 && f.format == "json") std::cout << "[" << json << "]\n";
+  if (emitted > 1) {
+    fmt::print(stderr,
+               "trainprof analyze: {} runs in {} (one per folder of traces), each with its "
+               "own report\n",
+               emitted, f.path);
+  }
   return code;
 }
 

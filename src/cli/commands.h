@@ -56,6 +56,10 @@ int RecordRunFolder(const std::string& dir, const std::string& db_flag);
 // first word that is not an option of run.
 void AddRunCommand(CLI::App& app, std::function<int()>* run);
 void SetRunCommand(std::vector<std::string> command);
+// For `trainprof run`: when every word before the first "--" is an option of run (or its
+// value), hands the words after it to SetRunCommand and returns the count of arguments left
+// for the parser; otherwise (the command began earlier, and the "--" is its own) returns argc.
+int SplitRunCommand(int argc, char** argv);
 // Registers `dataset export-png` and `dataset export-packed`.
 void AddDatasetCommand(CLI::App& app, std::function<int()>* run);
 

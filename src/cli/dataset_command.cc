@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "base/progress.h"
 #include "cli/commands.h"
 #include "jobs/dataset_formats.h"
-#include "base/progress.h"
 
 namespace trainprof::cli {
 namespace {

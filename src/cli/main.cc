@@ -61,15 +61,7 @@ int main(int argc, char** argv) {
     trainprof::cli::AddDatasetCommand(app, &run);
     trainprof::cli::AddRunCommand(app, &run);
     // `trainprof run [options] -- COMMAND ...`: what follows "--" is the command, untouched.
-    int parsed_argc = argc;
-    if (argc > 1 && std::string_view(argv[1]) == "run") {
-      for (int i = 2; i < argc; ++i) {
-        if (std::string_view(argv[i]) != "--") continue;
-        trainprof::cli::SetRunCommand(std::vector<std::string>(argv + i + 1, argv + argc));
-        parsed_argc = i;
-        break;
-      }
-    }
+    const int parsed_argc = trainprof::cli::SplitRunCommand(argc, argv);
     try {
       app.parse(parsed_argc, argv);
     } catch (const CLI::ParseError& e) {

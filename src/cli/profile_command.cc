@@ -14,8 +14,8 @@
 #include "jobs/job_config.h"
 #include "jobs/launch_env.h"
 #include "record/options_schema.h"
-#include "session/rank_merge.h"
 #include "report/run_folder.h"
+#include "session/rank_merge.h"
 #include "trainprof/session.h"
 #ifdef TRAINPROF_HAVE_TORCH
 #include <thread>
@@ -78,11 +78,10 @@ StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
   TRAINPROF_ASSIGN_OR_RETURN(rr.dist, jobs::Distributed::Init(env, cfg.distributed));
   if (env.rank == 0) {
     TRAINPROF_ASSIGN_OR_RETURN(
-        rr.merged_dir,
-        report::CreateRunDir(cfg.profiler.output,
-                              std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count()));
+        rr.merged_dir, report::CreateRunDir(cfg.profiler.output,
+                                            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()));
     TRAINPROF_RETURN_IF_ERROR(rr.dist->Set("run_dir", rr.merged_dir));
   } else {
     TRAINPROF_ASSIGN_OR_RETURN(rr.merged_dir, rr.dist->Get("run_dir", rr.dist->timeout()));

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/child_process.h"
@@ -98,16 +100,17 @@ std::unique_ptr<system::SystemSampler> StartSampler(const Options& o, const std:
 }
 
 // The "run" section: what ran, how it ended, how long it took.
-void AddRunSection(const RunFlags& f, int status, double wall_s, report::Report& r) {
+void AddRunSection(const RunFlags& f, int status, int term_signal, double wall_s,
+                   report::Report& r) {
   report::Section& s = r.AddSection("run", "Command");
   s.AddMetric("command", "Command", CommandLine(f.command), report::Unit::kText);
   s.AddMetric("exit_status", "Exit status", static_cast<int64_t>(status), report::Unit::kCount);
   s.AddMetric("wall_time_s", "Wall time", wall_s, report::Unit::kSeconds);
   if (status == 0) return;
   const int sig = base::ChildProcess::LastSignal();
-  std::string why = status > 128 ? fmt::format("was ended by signal {} ({})", status - 128,
-                                               strsignal(status - 128))
-                                 : fmt::format("exited with status {}", status);
+  std::string why = term_signal != 0 ? fmt::format("was ended by signal {} ({})", term_signal,
+                                                   strsignal(term_signal))
+                                     : fmt::format("exited with status {}", status);
   if (sig != 0) why += fmt::format(" after trainprof received {}", strsignal(sig));
   s.findings.push_back(
       {report::Severity::kError,
@@ -177,7 +180,7 @@ int RunCommand(const RunFlags& f) {
   r.AddMeta("exit_status", static_cast<int64_t>(status));
   r.config.emplace_back("system.interval_s", o.system.interval_s);
   r.config.emplace_back("command", CommandLine(f.command));
-  AddRunSection(f, status, static_cast<double>(end_ns) * 1e-9, r);
+  AddRunSection(f, status, child->term_signal(), static_cast<double>(end_ns) * 1e-9, r);
   AddSessionSections(*dir, r);
   system::AddSystemSection(data, 0, r);
   RunTraces traces = CollectRunTraces(f.traces, start.wall_ns, *dir, r);
@@ -201,6 +204,23 @@ std::vector<std::string> g_after_dashes;
 }  // namespace
 
 void SetRunCommand(std::vector<std::string> command) { g_after_dashes = std::move(command); }
+
+int SplitRunCommand(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "run") return argc;
+  static const std::set<std::string_view> kWithValue = {
+      "-c",           "--config",  "-s",     "--set",    "-o",
+      "--output-dir", "--run-dir", "--name", "--traces", "--db"};
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") {
+      SetRunCommand(std::vector<std::string>(argv + i + 1, argv + argc));
+      return i;
+    }
+    if (a.empty() || a[0] != '-') return argc;  // the command starts here
+    if (kWithValue.contains(a)) ++i;            // --set KEY=VALUE: skip the value
+  }
+  return argc;
+}
 
 void AddRunCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<RunFlags>();

@@ -62,7 +62,13 @@ void Finding(report::Report& r, report::Severity s, std::string text) {
 }
 
 void AddAnalysis(const std::vector<std::string>& files, const std::string& dir, report::Report& r) {
-  auto models = trace::ReadTraceFiles(files, {});
+  std::vector<std::string> skipped;
+  trace::ReadManyOptions ro;
+  ro.skipped = &skipped;
+  auto models = trace::ReadTraceFiles(files, ro);
+  for (const std::string& why : skipped) {
+    Finding(r, report::Severity::kWarning, fmt::format("a trace was left out: {}", why));
+  }
   if (!models.ok()) {
     Finding(
         r, report::Severity::kError,
@@ -109,7 +115,9 @@ RunTraces CollectRunTraces(const std::string& dir, int64_t since_unix_ns,
 Status WriteRunTrace(const RunTraces& t, std::vector<trace::CounterTrack> counters,
                      int64_t start_unix_ns, const Options& o, const std::string& run_dir) {
   if (!o.output.trace) return Status::Ok();
+  std::vector<std::string> skipped;  // already findings of the analysis
   trace::MergeInput in;
+  in.skipped = &skipped;
   in.traces = t.files;
   in.counters = std::move(counters);
   in.counters_origin_unix_ns = start_unix_ns;

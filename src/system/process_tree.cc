@@ -11,6 +11,8 @@ namespace trainprof::system {
 
 // Processes of one tree read per sample, at most (a fork bomb must not stall the sampler).
 constexpr size_t kMaxTree = 4096;
+// /proc files of the tree kept open across samples, at most.
+constexpr size_t kMaxKeptOpen = 256;
 
 // Reads /proc/<pid>/<file> through a descriptor kept open across samples (the path lookup of
 // open() is most of a small procfs read). A descriptor outlives no process: once the process
@@ -19,8 +21,19 @@ constexpr size_t kMaxTree = 4096;
 int SystemSampler::State::ReadProcFile(const std::string& rel) {
   auto it = proc_fds.find(rel);
   if (it == proc_fds.end()) {
+    // Past kMaxKeptOpen (a huge tree), files are opened per read: the profiled program's own
+    // descriptor budget comes first.
+    if (proc_fds.size() >= kMaxKeptOpen) return ReadSmallFile(Path(rel), &buf);
     const int fd = open(Path(rel).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno;
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        diag.Add(report::Severity::kWarning, "system_out_of_descriptors", "/proc",
+                 fmt::format("cannot open {}: {}; processes of the tree may be missing from "
+                             "those samples",
+                             Path(rel), std::strerror(errno)));
+      }
+      return errno;
+    }
     it = proc_fds.emplace(rel, ProcFd{fd, 0}).first;
   }
   it->second.sample = sample_no;
@@ -44,19 +57,21 @@ void SystemSampler::State::SweepProcFiles() {
 }
 
 // The children of `pid` (every thread can fork; a one-thread process has one children file).
-void SystemSampler::State::Children(const std::string& pid, int64_t threads,
+// `pid` is a copy: `out` may be the vector it came from, and grows here.
+void SystemSampler::State::Children(std::string pid, int64_t threads,
                                     std::vector<std::string>& out) {
-  auto add = [&](const std::string& rel) {
-    if (ReadProcFile(rel) != 0) return;
+  auto add = [&](const std::string& rel, bool keep_open) {
+    if ((keep_open ? ReadProcFile(rel) : ReadSmallFile(Path(rel), &buf)) != 0) return;
     for (int64_t child : ParsePidList(buf)) out.push_back(std::to_string(child));
   };
   if (threads == 1 && pid != "self") {
-    add("/proc/" + pid + "/task/" + pid + "/children");
+    add("/proc/" + pid + "/task/" + pid + "/children", true);
     return;
   }
   std::vector<std::string> tids;
   ForEachEntry(Path("/proc/" + pid + "/task/"), [&](const char* tid) { tids.push_back(tid); });
-  for (const std::string& tid : tids) add("/proc/" + pid + "/task/" + tid + "/children");
+  // One descriptor per thread would be too many (a rank has ~100 threads): read by path.
+  for (const std::string& tid : tids) add("/proc/" + pid + "/task/" + tid + "/children", false);
 }
 
 namespace {
@@ -101,11 +116,10 @@ int64_t SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals&
     if (have_io) io = *parsed;
   }
   if (have_io) {
-    auto prev = io_prev.find(id);
-    const PidIoPrev before = prev == io_prev.end() ? PidIoPrev{} : prev->second;
-    io_read_delta += static_cast<double>(io.read_bytes - std::min(io.read_bytes, before.read));
-    io_write_delta += static_cast<double>(io.write_bytes - std::min(io.write_bytes, before.write));
-    io_now[id] = {io.read_bytes, io.write_bytes};
+    // A reaped child's I/O is added to its parent's counters, as its CPU time to cutime: the
+    // tree's total then stays whole, so rates come from the difference of totals.
+    t.io_read += io.read_bytes;
+    t.io_write += io.write_bytes;
   }
   if (o.per_process) UpdateProcessStats(id, pid, ps, have_io ? &io : nullptr, t_ns);
   return std::max<int64_t>(ps.threads, 1);
@@ -160,8 +174,6 @@ void SystemSampler::State::ReadProcessGpu(const std::vector<int64_t>& pids) {
 
 void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
   ProcTotals t;
-  io_read_delta = io_write_delta = 0;
-  io_now.clear();
   ++sample_no;
   // Open files need a directory listing per process: at most twice a second.
   count_files = sample_no % std::max<int64_t>(1, std::llround(0.5 / o.interval_s)) == 1 ||
@@ -193,10 +205,15 @@ void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
   if (prev_proc_ok && !std::isnan(dt) && dt > 0) {
     const double d = CounterDelta(t.jiffies, prev_proc, "process CPU time (with children)", diag);
     Set("process_cpu_percent", 100.0 * d / clk_tck / dt);
-    Set("process_io_read_bytes_per_s", io_read_delta / dt);
-    Set("process_io_write_bytes_per_s", io_write_delta / dt);
+    // A child that ends without a parent in the tree to reap it takes its I/O along: the
+    // total may then drop, which counts as no I/O, not as a counter gone backwards.
+    Set("process_io_read_bytes_per_s",
+        static_cast<double>(t.io_read - std::min(t.io_read, prev_io_read)) / dt);
+    Set("process_io_write_bytes_per_s",
+        static_cast<double>(t.io_write - std::min(t.io_write, prev_io_write)) / dt);
   }
-  io_prev.swap(io_now);
+  prev_io_read = t.io_read;
+  prev_io_write = t.io_write;
   prev_proc = t.jiffies;
   prev_proc_ok = true;
   if (n_gpus > 0) {

@@ -41,6 +41,7 @@ inline bool ForEachEntry(const std::string& dir, F&& f) {
 // Process figures summed over this process and its descendants.
 struct ProcTotals {
   uint64_t jiffies = 0;
+  uint64_t io_read = 0, io_write = 0;
   double rss = 0, vms = 0, threads = 0, files = 0, processes = 0;
 };
 
@@ -143,7 +144,7 @@ struct SystemSampler::State {
   // process_tree.cc
   int ReadProcFile(const std::string& rel);
   void SweepProcFiles();
-  void Children(const std::string& pid, int64_t threads, std::vector<std::string>& out);
+  void Children(std::string pid, int64_t threads, std::vector<std::string>& out);
   // The process's thread count (>= 1); 0 when it is gone; -1 when this process's own cannot
   // be read (a diagnostic).
   int64_t ReadOneProcess(const std::string& pid, ProcTotals& t, bool root, int64_t t_ns);
@@ -159,13 +160,9 @@ struct SystemSampler::State {
   double last_files = kNaN;
   void ReadProcessGpu(const std::vector<int64_t>& pids);
   std::string RootPid() const { return o.root_pid > 0 ? std::to_string(o.root_pid) : "self"; }
-  struct PidIoPrev {
-    uint64_t read = 0, write = 0;
-  };
-  std::unordered_map<int64_t, PidIoPrev> io_prev, io_now;  // storage I/O per pid
-  double io_read_delta = 0, io_write_delta = 0;            // this sample's, over the tree
-  std::unordered_map<int64_t, size_t> proc_index;          // pid -> data.processes
-  std::unordered_map<int64_t, std::string> proc_comm;      // pid -> its name when last read
+  uint64_t prev_io_read = 0, prev_io_write = 0;        // the tree's storage I/O at the last sample
+  std::unordered_map<int64_t, size_t> proc_index;      // pid -> data.processes
+  std::unordered_map<int64_t, std::string> proc_comm;  // pid -> its name when last read
   int64_t self_pid = 0;
   int64_t boot_to_steady_ns = 0;  // steady clock - boot clock (CLOCK_BOOTTIME)
 };

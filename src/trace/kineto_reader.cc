@@ -1116,10 +1116,11 @@ void Parser::PeaksFromDeltas() {
     peak = std::max(peak, now);
   }
   auto& peaks = m_.peak_allocated_bytes;
-  for (const auto& [dev, c] : curve) {
-    if (std::any_of(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first == dev; }))
+  for (const auto& entry : curve) {
+    const int64_t dev = entry.first;
+    if (std::any_of(peaks.begin(), peaks.end(), [dev](const auto& p) { return p.first == dev; }))
       continue;
-    peaks.emplace_back(dev, c.second);
+    peaks.emplace_back(dev, entry.second.second);
     m_.AddDiagnostic(
         Sev::kInfo, "memory_from_deltas", 1,
         fmt::format("{}: the {} memory peak was rebuilt from the [memory] events' Bytes changes "

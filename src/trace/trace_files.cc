@@ -64,6 +64,8 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
       // A trainprof run folder: its own trace.json is the run; rank<N>/, traces/ and session/
       // below it are parts of that run, not runs of their own.
       it.disable_recursion_pending();
+      out.skipped.push_back(fmt::format("{}: not searched: a part of the trainprof run folder {}",
+                                        p.string(), p.parent_path().string()));
       continue;
     }
     if (!fs::is_regular_file(s) || !IsTraceName(p.filename().string())) continue;

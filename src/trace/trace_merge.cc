@@ -21,7 +21,7 @@ StatusOr<std::string> ReadMaybeGzip(const std::string& path) {
   int n = 0;
   while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
   int err = 0;
-  const char* msg = gzerror(f, &err);
+  const std::string msg = gzerror(f, &err);  // owned by f: copied before gzclose frees it
   gzclose(f);
   if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
     return DataLoss(fmt::format("{}: cannot read: {}", path, msg));
@@ -60,10 +60,18 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
   Json out = Json::object();
   Json events = Json::array();
   int64_t base_ns = 0;
-  for (size_t i = 0; i < in.traces.size(); ++i) {
-    TRAINPROF_ASSIGN_OR_RETURN(Json j, ParseTrace(in.traces[i]));
+  bool first = true;
+  for (const std::string& path : in.traces) {
+    auto parsed = ParseTrace(path);
+    if (!parsed.ok()) {  // a cut or foreign file: the others and the counters still merge
+      if (in.skipped == nullptr) return parsed.status();
+      in.skipped->push_back(std::string(parsed.status().message()));
+      continue;
+    }
+    Json& j = *parsed;
     const int64_t b = BaseNs(j);
-    if (i == 0) {
+    if (first) {
+      first = false;
       base_ns = b;
       for (auto& [k, v] : j.items()) {
         if (k != "traceEvents") out[k] = v;

@@ -21,6 +21,8 @@ struct MergeInput {
   std::vector<CounterTrack> counters;   // t_ns since counters_origin_unix_ns
   int64_t counters_origin_unix_ns = 0;  // wall clock (system_clock) of the counters' time 0
   std::string process_name = "trainprof run: system";
+  // When set, a trace that cannot be read is left out and its one-line error appended here.
+  std::vector<std::string>* skipped = nullptr;
 };
 
 // Kineto writes timestamps in µs, either since the Unix epoch or (PyTorch 2.x) since its
