@@ -116,3 +116,38 @@ TEST(ParsePidList, SpaceSeparatedPids) {
 
 }  // namespace
 }  // namespace trainprof::system
+
+namespace trainprof::system {
+namespace {
+
+TEST(ProcParse, PidIoReadsStorageBytesAndNamesWhatIsWrong) {
+  auto io = ParsePidIo(
+      "rchar: 5000\nwchar: 300\nsyscr: 9\nsyscw: 3\nread_bytes: 4096\nwrite_bytes: 8192\n"
+      "cancelled_write_bytes: 0\n");
+  ASSERT_TRUE(io.ok()) << io.status().message();
+  EXPECT_EQ(io->read_bytes, 4096u);
+  EXPECT_EQ(io->write_bytes, 8192u);
+  auto missing = ParsePidIo("rchar: 5000\nread_bytes: 1\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no read_bytes and write_bytes"), std::string::npos);
+  auto bad = ParsePidIo("read_bytes: lots\nwrite_bytes: 1\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 1: read_bytes is not a byte count"),
+            std::string::npos)
+      << bad.status().message();
+}
+
+TEST(ProcParse, PidStatNameParentStateAndStart) {
+  auto s = ParsePidStat(
+      "4300 (python3 (x)) Z 4299 4300 4300 0 -1 4194560 100 0 0 0 250 50 10 5 20 0 3 0 "
+      "123456 1000000 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->comm, "python3 (x)");
+  EXPECT_EQ(s->state, 'Z');
+  EXPECT_EQ(s->ppid, 4299);
+  EXPECT_EQ(s->starttime, 123456u);
+  EXPECT_EQ(s->threads, 3);
+}
+
+}  // namespace
+}  // namespace trainprof::system
