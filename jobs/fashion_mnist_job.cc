@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/progress.h"
 #include "jobs/batch_loader.h"
 #include "jobs/distributed.h"
-#include "base/progress.h"
 #include "trainprof/scope.h"
 #include "trainprof/torch.h"
 

@@ -51,10 +51,7 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
   Status st;
   {
     py::gil_scoped_release release;
-    auto merged = session::MergeRankReports(in);
-    st = merged.status();
-    if (st.ok()) st = report::WriteReportFiles(*merged, run_dir, csv, &summary);
-    if (st.ok() && trace) st = session::WriteMergedTrace(in, run_dir + "/trace.json");
+    st = session::WriteMergedRun(in, csv, trace, &summary);
   }
   ThrowIfError(st, false);
   return summary;

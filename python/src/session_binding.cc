@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "base/config_schema.h"
 #include "python/src/bindings.h"
 #include "record/options_schema.h"
 #include "trainprof/session.h"
@@ -22,11 +21,7 @@ namespace {
 Options BuildOptions(const std::optional<std::string>& config,
                      const std::vector<std::string>& overrides) {
   Options o;
-  base::ConfigSchema schema;
-  AddOptionsKeys(schema, o);
-  if (config) ThrowIfError(schema.ApplyFile(*config), /*config=*/true);
-  for (const std::string& ov : overrides) ThrowIfError(schema.ApplyOverride(ov), true);
-  ThrowIfError(ValidateOptions(o), true);
+  ThrowIfError(ApplyOptionsConfig(o, config.value_or(""), overrides), /*config=*/true);
   return o;
 }
 
@@ -41,10 +36,7 @@ class PySession {
     session_ = std::move(*created);
   }
 
-  Session& s() {
-    if (!session_) throw std::runtime_error("this trainprof session was closed");
-    return *session_;
-  }
+  Session& s() { return *session_; }
 
   void SetStage(const std::string& stage) {
     if (stage == "train" || stage == "training") {
@@ -68,7 +60,6 @@ class PySession {
     return s().summary();
   }
 
-  void Close() { session_.reset(); }
   bool print() const { return print_; }
 
  private:
@@ -104,19 +95,11 @@ void AddSessionBinding(py::module_& m) {
       .def("add_note", [](PySession& p, const std::string& n) { p.s().AddNote(n); })
       .def("add_config", &AddConfig)
       .def("finish", &PySession::Finish)
-      .def("close", &PySession::Close)
-      .def_property_readonly("stage", [](PySession& p) { return StageName(p.s().stage()); })
       .def_property_readonly("epoch", [](PySession& p) { return p.s().epoch(); })
       .def_property_readonly("global_step", [](PySession& p) { return p.s().global_step(); })
       .def_property_readonly("profiler_step", [](PySession& p) { return p.s().profiler_step(); })
       .def_property_readonly("run_dir", [](PySession& p) { return p.s().run_dir(); })
-      .def_property_readonly("output_name",
-                             [](PySession& p) { return p.s().options().output.name; })
-      .def_property_readonly("output_dir", [](PySession& p) { return p.s().options().output.dir; })
-      .def_property_readonly("print", &PySession::print)
-      .def_property_readonly("write_csv", [](PySession& p) { return p.s().options().output.csv; })
-      .def_property_readonly("write_trace",
-                             [](PySession& p) { return p.s().options().output.trace; });
+      .def_property_readonly("print", &PySession::print);
   m.def(
       "check_config",
       [](const std::optional<std::string>& config, const std::vector<std::string>& overrides) {

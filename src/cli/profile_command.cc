@@ -173,13 +173,10 @@ int ExchangeReports(RankRun& rr, const jobs::JobConfig& cfg, const std::string& 
     res.trace_json = std::move(*trace);
     in.ranks.push_back(std::move(res));
   }
-  auto merged = session::MergeRankReports(in);
-  if (!merged.ok()) return Fail(kExitFailure, merged.status());
   std::string summary;
-  Status w = report::WriteReportFiles(*merged, rr.merged_dir, cfg.profiler.output.csv, &summary);
-  if (w.ok() && cfg.profiler.output.trace) {
-    w = session::WriteMergedTrace(in, rr.merged_dir + "/trace.json");
-  }
+  Status w =
+      session::WriteMergedRun(in, cfg.profiler.output.csv, cfg.profiler.output.trace, &summary);
+  if (summary.empty()) return Fail(kExitFailure, w);  // the reports did not merge
   fmt::print("\n{}", summary);
   if (!w.ok()) return Fail(kExitFailure, w);
   fmt::print("\nMerged report of {} ranks written to {}/ (per-rank folders rank0/ ... rank{}/)\n",

@@ -18,7 +18,6 @@
 
 #include "base/child_process.h"
 #include "base/clock.h"
-#include "base/config_schema.h"
 #include "cli/commands.h"
 #include "cli/run_traces.h"
 #include "record/options_schema.h"
@@ -71,24 +70,20 @@ std::string CommandLine(const std::vector<std::string>& argv) {
 
 // Profiler keys from --config, then the flags, then --set (as `trainprof profile` applies them).
 Status BuildOptions(const RunFlags& f, Options& o) {
-  base::ConfigSchema schema;
-  AddOptionsKeys(schema, o);
   o.output.name = fs::path(f.command[0]).filename().string();
   o.system.interval_s = kRunIntervalS;
-  if (!f.config.empty()) TRAINPROF_RETURN_IF_ERROR(schema.ApplyFile(f.config));
   std::vector<std::string> sets;
   if (!f.output_dir.empty()) sets.push_back("output.dir=" + f.output_dir);
   if (!f.run_dir.empty()) sets.push_back("output.run_dir=" + f.run_dir);
   if (!f.name.empty()) sets.push_back("output.name=" + f.name);
   sets.insert(sets.end(), f.sets.begin(), f.sets.end());
-  for (const std::string& s : sets) TRAINPROF_RETURN_IF_ERROR(schema.ApplyOverride(s));
-  return ValidateOptions(o);
+  return ApplyOptionsConfig(o, f.config, sets);
 }
 
 std::unique_ptr<system::SystemSampler> StartSampler(const Options& o, const std::string& dir,
                                                     pid_t root, int64_t t0_ns) {
   system::SamplerOptions so;
-  if (const char* lib = std::getenv("TRAINPROF_NVML_LIBRARY")) so.nvml_library = lib;
+  so.nvml_library = system::NvmlLibraryFromEnv();
   so.disk_path = dir;
   so.interval_s = o.system.interval_s;
   so.t0_ns = t0_ns;

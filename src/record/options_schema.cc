@@ -98,12 +98,18 @@ Status ValidateOptions(const Options& o) {
   return o.schedule.Validate();
 }
 
-StatusOr<Options> LoadOptionsFile(const std::string& path) {
-  Options o;
+Status ApplyOptionsConfig(Options& o, const std::string& config_path,
+                          const std::vector<std::string>& overrides) {
   base::ConfigSchema schema;
   AddOptionsKeys(schema, o);
-  TRAINPROF_RETURN_IF_ERROR(schema.ApplyFile(path));
-  TRAINPROF_RETURN_IF_ERROR(ValidateOptions(o));
+  if (!config_path.empty()) TRAINPROF_RETURN_IF_ERROR(schema.ApplyFile(config_path));
+  for (const std::string& s : overrides) TRAINPROF_RETURN_IF_ERROR(schema.ApplyOverride(s));
+  return ValidateOptions(o);
+}
+
+StatusOr<Options> LoadOptionsFile(const std::string& path) {
+  Options o;
+  TRAINPROF_RETURN_IF_ERROR(ApplyOptionsConfig(o, path, {}));
   return o;
 }
 

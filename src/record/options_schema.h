@@ -8,6 +8,9 @@
 //   TRAINPROF_RETURN_IF_ERROR(schema.ApplyFile("profiler.yaml"));
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "base/config_schema.h"
 #include "trainprof/options.h"
 
@@ -17,5 +20,10 @@ namespace trainprof {
 void AddOptionsKeys(base::ConfigSchema& schema, Options& o);
 // Checks ranges and allowed values of every key, and the schedule. Errors name the key.
 Status ValidateOptions(const Options& o);
+// Applies a YAML file (none when `config_path` is empty), then "key=value" overrides as --set
+// takes them, to `o` (its current values are the defaults), and validates the result. Errors
+// name the file, line and column or the override, and the nearest valid key.
+Status ApplyOptionsConfig(Options& o, const std::string& config_path,
+                          const std::vector<std::string>& overrides);
 
 }  // namespace trainprof

@@ -9,6 +9,7 @@
 #include "base/atomic_file.h"
 #include "record/statistics.h"
 #include "report/format.h"
+#include "report/run_folder.h"
 
 namespace trainprof::session {
 namespace {
@@ -242,6 +243,12 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
       "within +-{} ns\"}}}}\n",
       in.world_size, in.clock_method, max_error);
   return base::WriteFileAtomically(path, out);
+}
+
+Status WriteMergedRun(const MergeInput& in, bool csv, bool trace, std::string* summary) {
+  TRAINPROF_ASSIGN_OR_RETURN(report::Report merged, MergeRankReports(in));
+  TRAINPROF_RETURN_IF_ERROR(report::WriteReportFiles(merged, in.run_dir, csv, summary));
+  return trace ? WriteMergedTrace(in, in.run_dir + "/trace.json") : Status::Ok();
 }
 
 }  // namespace trainprof::session

@@ -48,6 +48,11 @@ inline constexpr double kStragglerFindingPct = 5.0;
 
 // Errors: a rank's report.json that does not parse (InvalidArgument naming the rank).
 StatusOr<report::Report> MergeRankReports(const MergeInput& in);
+// The merged run folder: MergeRankReports(), then its report files (report/run_folder.h) and,
+// with `trace`, WriteMergedTrace() into in.run_dir. *summary gets the terminal text once the
+// report is built (it stays empty when the merge itself failed). Errors: the first of those.
+Status WriteMergedRun(const MergeInput& in, bool csv, bool trace, std::string* summary);
+
 // Writes the ranks' traces as one (pid = rank, "rank N" processes, timestamps shifted onto
 // rank 0's clock). Errors: a trace that does not parse (naming the rank), the file not written.
 Status WriteMergedTrace(const MergeInput& in, const std::string& path);

@@ -9,7 +9,7 @@ namespace trainprof::session {
 SystemExtension::SystemExtension(const Options& options, const std::string& run_dir,
                                  int64_t t0_steady_ns) {
   system::SamplerOptions so;
-  if (const char* lib = std::getenv("TRAINPROF_NVML_LIBRARY")) so.nvml_library = lib;
+  so.nvml_library = system::NvmlLibraryFromEnv();
   so.disk_path = run_dir;
   so.interval_s = options.system.interval_s;
   so.t0_ns = t0_steady_ns;

@@ -16,8 +16,7 @@ namespace trainprof::session {
 
 class SystemExtension : public Extension {
  public:
-  // Starts sampling every options.system.interval_s. $TRAINPROF_NVML_LIBRARY names another
-  // NVML (a driver outside the loader's path, or "" to switch GPU sampling off).
+  // Starts sampling every options.system.interval_s (NVML: system::NvmlLibraryFromEnv()).
   SystemExtension(const Options& options, const std::string& run_dir, int64_t t0_steady_ns);
   void OnStep(int64_t) override {}
   void OnStop() override;

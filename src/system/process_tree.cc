@@ -176,8 +176,7 @@ void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
   ProcTotals t;
   ++sample_no;
   // Open files need a directory listing per process: at most twice a second.
-  count_files = sample_no % std::max<int64_t>(1, std::llround(0.5 / o.interval_s)) == 1 ||
-                o.interval_s >= 0.5;
+  count_files = (sample_no - 1) % std::max<int64_t>(1, std::llround(0.5 / o.interval_s)) == 0;
   const std::string root = RootPid();
   const int64_t root_threads = ReadOneProcess(root, t, true, t_ns);
   if (root_threads < 0) {

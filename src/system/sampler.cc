@@ -146,6 +146,11 @@ void SystemSampler::State::Discover() {
   }
 }
 
+std::string NvmlLibraryFromEnv() {
+  const char* lib = std::getenv("TRAINPROF_NVML_LIBRARY");
+  return lib != nullptr ? std::string(lib) : SamplerOptions().nvml_library;
+}
+
 // ---- SystemSampler ------------------------------------------------------------------------
 
 SystemSampler::SystemSampler(std::unique_ptr<State> state) : s_(std::move(state)) {}

@@ -27,6 +27,10 @@
 
 namespace trainprof::system {
 
+// The NVML library to load: $TRAINPROF_NVML_LIBRARY when set (a driver outside the loader's
+// path, a stand-in, or "" to switch GPU sampling off), else libnvidia-ml.so.1.
+std::string NvmlLibraryFromEnv();
+
 struct SamplerOptions {
   std::string root = "/";                          // prefix of /proc and /sys
   std::string nvml_library = "libnvidia-ml.so.1";  // empty: no GPU sampling
