@@ -39,6 +39,7 @@ const nlohmann::json* Table(const nlohmann::json& section, const std::string& id
 class AnalyzeShared : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AnalyzeShared, PrintsEverySectionAndWritesTheRunFolder) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + GetParam(), "--run-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -71,6 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Folders, AnalyzeShared,
                                            "tb_gpu_metrics"));
 
 TEST(Analyze, TwoRanksAndJsonOnStdout) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess(
       {TRAINPROF_CLI, "analyze", kTraces + "trace_filter", "--format", "json", "--run-dir", dir});
@@ -129,6 +131,7 @@ TEST(Analyze, TrailingStepWithoutGpuWorkIsDroppedUnlessAskedFor) {
 }
 
 TEST(Analyze, HtaCompatReproducesHtaTemporalBreakdown) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "trace_diff_control", "--hta-compat",
                        "--format", "json", "--run-dir", dir});
@@ -293,6 +296,7 @@ TEST(Analyze, PerEventProblemsAreListedInTheReport) {
 }
 
 TEST(Diff, ControlAgainstTest) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "diff", kTraces + "trace_diff_control",
                        kTraces + "trace_diff_test", "--format", "json", "--run-dir", dir});
@@ -316,6 +320,7 @@ TEST(Diff, ControlAgainstTest) {
 class AnalyzeHtml : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AnalyzeHtml, StructureMatchesGolden) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + GetParam(), "--run-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -96,6 +96,7 @@ void ExpectLoads(const std::string& html, const std::string& artifact) {
 }
 
 TEST(BrowserTest, AnalyzeReportOfTwoRanks) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   const std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "trace_filter", "--run-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -103,6 +104,7 @@ TEST(BrowserTest, AnalyzeReportOfTwoRanks) {
 }
 
 TEST(BrowserTest, ClickSortsATable) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   const std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "trace_diff_control", "--run-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -10,6 +10,7 @@
 
 #include "analysis/gpu_metrics.h"
 #include "trace/kineto_reader.h"
+#include "util/golden.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -38,6 +39,7 @@ void ExpectCurve(const std::vector<TimedValue>& ours, const std::vector<TimedVal
 }
 
 TEST(GpuMetricsGolden, ReproducesTheTensorBoardPluginCounters) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   auto m = trace::ReadTraceFile(kDir + "gpu_metrics_input.json", {});
   ASSERT_TRUE(m.ok()) << m.status().message();
   StepsResult steps = FindSteps(*m, StepsMode::kComplete);

@@ -9,6 +9,7 @@
 
 #include "analysis/analyze.h"
 #include "trace/trace_files.h"
+#include "util/golden.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -57,6 +58,7 @@ const HtaResult* ForRank(const Loaded& l, int64_t rank) {
 class HtaGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HtaGolden, ReproducesHtaFigures) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   const std::string folder = GetParam();
   Loaded l = LoadCompat(folder);
   nlohmann::json ex = Expected(folder);

@@ -24,16 +24,15 @@ void WriteText(const std::string& path, const std::string& text) {
 }
 
 // Compares with placeholders; `path` is the JSON pointer of the value, for the message.
-bool JsonMatches(const nlohmann::json& golden, const nlohmann::json& actual, const std::string& path,
-                 std::string* why) {
+bool JsonMatches(const nlohmann::json& golden, const nlohmann::json& actual,
+                 const std::string& path, std::string* why) {
   if (golden.is_string()) {
     const std::string& g = golden.get_ref<const std::string&>();
     if (g == "<any>") return true;
     if (g == "<number>" && actual.is_number()) return true;
     if (g == "<string>" && actual.is_string()) return true;
   }
-  if (golden.type() != actual.type() &&
-      !(golden.is_number() && actual.is_number())) {
+  if (golden.type() != actual.type() && !(golden.is_number() && actual.is_number())) {
     *why = path + ": expected " + golden.dump() + ", got " + actual.dump();
     return false;
   }
@@ -82,8 +81,8 @@ nlohmann::json KeepPlaceholders(const nlohmann::json& old, const nlohmann::json&
   if (old.is_object() && actual.is_object()) {
     nlohmann::json out = nlohmann::json::object();
     for (auto it = actual.begin(); it != actual.end(); ++it) {
-      out[it.key()] = old.contains(it.key()) ? KeepPlaceholders(old[it.key()], it.value())
-                                             : it.value();
+      out[it.key()] =
+          old.contains(it.key()) ? KeepPlaceholders(old[it.key()], it.value()) : it.value();
     }
     return out;
   }
@@ -98,6 +97,11 @@ nlohmann::json KeepPlaceholders(const nlohmann::json& old, const nlohmann::json&
 }  // namespace
 
 std::string SourceDir() { return TRAINPROF_SOURCE_DIR; }
+
+bool SharedTracesPresent() {
+  std::error_code ec;
+  return std::filesystem::is_directory(SourceDir() + "/../shared/data/traces", ec);
+}
 
 std::string FreshTempDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -140,8 +144,8 @@ std::string ReadText(const std::string& path) {
     bool aok = static_cast<bool>(std::getline(a, al));
     if (!gok && !aok) break;
     if (gl != al || gok != aok) {
-      return ::testing::AssertionFailure() << path << ":" << line << " differs\n  golden: " << gl
-                                           << "\n  actual: " << al;
+      return ::testing::AssertionFailure()
+             << path << ":" << line << " differs\n  golden: " << gl << "\n  actual: " << al;
     }
     ++line;
   }

@@ -18,6 +18,9 @@ namespace trainprof::testutil {
 
 // The folder with the project's sources (TRAINPROF_SOURCE_DIR).
 std::string SourceDir();
+// True when ../shared/data/traces (third-party traces with HTA's answers, for the conformance
+// tests) is beside the checkout; a clone with nothing beside it has none.
+bool SharedTracesPresent();
 // A fresh empty folder under the test temp dir, named after the running test.
 std::string FreshTempDir();
 std::string ReadText(const std::string& path);
@@ -26,3 +29,9 @@ std::string ReadText(const std::string& path);
 ::testing::AssertionResult MatchesGoldenJson(const std::string& name, const std::string& actual);
 
 }  // namespace trainprof::testutil
+
+// Skips the test, saying why, when the shared third-party traces are not there.
+#define TRAINPROF_SKIP_WITHOUT_SHARED_TRACES()                                                  \
+  if (!::trainprof::testutil::SharedTracesPresent())                                            \
+  GTEST_SKIP() << "skipped: ../shared/data/traces (the third-party conformance traces) is not " \
+                  "beside this checkout"
