@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config git
-  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libpng-dev libsqlite3-dev
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libisal-dev libpng-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
   python3-dev pybind11-dev python3-torch python3-numpy python3-pytest

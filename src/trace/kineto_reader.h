@@ -1,6 +1,8 @@
 // The Kineto reader: PyTorch profiler traces (`*.json`, `*.json.gz`, `*.pt.trace.json(.gz)`,
 // Chrome trace event format) into a TraceModel, streaming: the file is read (and gunzipped) in
 // chunks and parsed one event at a time, so memory is the model plus one chunk, never the JSON.
+// The work is split Perfetto's way: byte_source.h (files, gzip on a second thread),
+// json_scanner.h (the window and JSON tokens), kineto_builder.h (what Kineto's fields mean).
 //
 // Fatal problems (not JSON, not a trace, corrupt gzip, empty file) give a Status whose message
 // is one line: "<file>: byte B (line L, column C): <what>". Per-event problems (missing fields,
@@ -27,6 +29,9 @@ struct ReadOptions {
   // Called now and then with the bytes of the file (compressed, as on disk) consumed so far.
   std::function<void(int64_t file_bytes_done)> progress;
   size_t chunk_bytes = size_t{4} << 20;  // bytes of JSON decoded per read
+  // An event or top-level value larger than this is skipped unread, with an "oversized_value"
+  // diagnostic, so one giant string cannot exhaust memory.
+  size_t max_unit_bytes = size_t{64} << 20;
 };
 
 // Reads one trace file; gzip is recognised by its magic bytes, not the name. The rank is taken

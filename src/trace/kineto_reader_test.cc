@@ -246,6 +246,42 @@ TEST(KinetoReader, CorruptGzipIsFatalWithItsOffset) {
   EXPECT_NE(m.status().message().find("corrupt gzip data"), std::string::npos);
 }
 
+// Wrong answer 8 of the "analyze you can trust" issue: one giant value must not take the memory.
+// A value larger than max_unit_bytes is streamed past, unread; the events around it survive.
+TEST(KinetoReader, OversizedValuesAreSkippedAndTheRestKept) {
+  std::string dir = testutil::FreshTempDir();
+  std::string big(size_t{3} << 20, 'x');
+  for (size_t i = 1000; i < big.size(); i += 100000) big.replace(i, 4, "\\\"{[");
+  std::string text = R"({"bigKey": ")" + big + R"(", "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "before", "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": ")" +
+                     big + R"(", "pid": 1, "tid": 1, "ts": 3, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "after", "pid": 1, "tid": 1, "ts": 5, "dur": 2}],
+    "distributedInfo": {"rank": 3}})";
+  ReadOptions o;
+  o.chunk_bytes = 64 << 10;
+  o.max_unit_bytes = 1 << 20;
+  for (const std::string& path :
+       {WriteFile(dir, "big.json", text), WriteFile(dir, "big.json.gz", Gzip(text))}) {
+    auto m = ReadTraceFile(path, o);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ASSERT_EQ(m->size(), 2u) << path;
+    EXPECT_EQ(m->name_of(0), "before");
+    EXPECT_EQ(m->name_of(1), "after");
+    EXPECT_EQ(m->rank, 3) << "metadata after the skipped values is read";
+    const InputDiagnostic* d = FindDiag(*m, "oversized_value");
+    ASSERT_NE(d, nullptr) << path;
+    EXPECT_EQ(d->count, 2);
+    EXPECT_NE(d->message.find("larger than 1 MiB"), std::string::npos) << d->message;
+    EXPECT_EQ(FindDiag(*m, "truncated"), nullptr);
+  }
+  // Cut inside the giant value: the events before it are kept, and the cut is said.
+  auto cut = ReadTraceFile(WriteFile(dir, "cut.json", text.substr(0, text.size() / 2)), o);
+  ASSERT_TRUE(cut.ok()) << cut.status().message();
+  EXPECT_EQ(cut->size(), 1u);
+  EXPECT_NE(FindDiag(*cut, "truncated"), nullptr);
+}
+
 TEST(TraceFiles, FolderListingAndDuplicateRanks) {
   std::string dir = testutil::FreshTempDir();
   EXPECT_FALSE(ListTraceFiles(dir).ok());

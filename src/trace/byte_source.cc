@@ -1,0 +1,353 @@
+#include "trace/byte_source.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if TRAINPROF_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
+
+namespace trainprof::trace {
+namespace {
+
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view s) : s_(s) {}
+  StatusOr<size_t> Read(char* dst, size_t max) override {
+    size_t n = std::min(max, s_.size() - pos_);
+    std::memcpy(dst, s_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+  int64_t raw_bytes_done() const override { return static_cast<int64_t>(pos_); }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+class FileSource : public ByteSource {
+ public:
+  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FileSource() override { ::close(fd_); }
+  StatusOr<size_t> Read(char* dst, size_t max) override {
+    for (;;) {
+      ssize_t n = ::read(fd_, dst, max);
+      if (n >= 0) {
+        done_ += n;
+        return static_cast<size_t>(n);
+      }
+      if (errno != EINTR)
+        return InvalidArgument(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
+    }
+  }
+  int64_t raw_bytes_done() const override { return done_; }
+
+ private:
+  int fd_;
+  std::string path_;
+  int64_t done_ = 0;
+};
+
+// One gzip member after another, inflated into the caller's buffer. The two implementations
+// (ISA-L's igzip, about 3x faster, and zlib) share the member loop in GzipSource.
+class Inflater {
+ public:
+  virtual ~Inflater() = default;
+  virtual void Reset() = 0;
+  virtual void SetInput(const char* in, size_t n) = 0;
+  virtual size_t avail_in() const = 0;
+  // Inflates into [dst, dst + max); sets *written. Returns 1 at the end of a member, 0 to go
+  // on, or -1 on corrupt data (*why says what).
+  virtual int Inflate(char* dst, size_t max, size_t* written, const char** why) = 0;
+  virtual const char* name() const = 0;
+};
+
+class ZlibInflater : public Inflater {
+ public:
+  ZlibInflater() {
+    zs_ = {};
+    inflateInit2(&zs_, 15 + 16);  // 16: gzip wrapper only
+  }
+  ~ZlibInflater() override { inflateEnd(&zs_); }
+  void Reset() override { inflateReset(&zs_); }
+  void SetInput(const char* in, size_t n) override {
+    zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
+    zs_.avail_in = static_cast<uInt>(n);
+  }
+  size_t avail_in() const override { return zs_.avail_in; }
+  int Inflate(char* dst, size_t max, size_t* written, const char** why) override {
+    zs_.next_out = reinterpret_cast<Bytef*>(dst);
+    zs_.avail_out = static_cast<uInt>(std::min<size_t>(max, 1u << 30));
+    int rc = inflate(&zs_, Z_NO_FLUSH);
+    *written = static_cast<size_t>(reinterpret_cast<char*>(zs_.next_out) - dst);
+    if (rc == Z_STREAM_END) return 1;
+    if (rc == Z_OK || rc == Z_BUF_ERROR) return 0;
+    *why = zs_.msg ? zs_.msg : "inflate failed";
+    return -1;
+  }
+  const char* name() const override { return "gzip (zlib)"; }
+
+ private:
+  z_stream zs_;
+};
+
+#if TRAINPROF_HAVE_ISAL
+class IsalInflater : public Inflater {
+ public:
+  IsalInflater() { Reset(); }
+  void Reset() override {
+    const uint8_t* in = st_.next_in;
+    uint32_t n = st_.avail_in;
+    isal_inflate_init(&st_);
+    st_.crc_flag = ISAL_GZIP;
+    st_.next_in = const_cast<uint8_t*>(in);
+    st_.avail_in = n;
+  }
+  void SetInput(const char* in, size_t n) override {
+    st_.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in));
+    st_.avail_in = static_cast<uint32_t>(n);
+  }
+  size_t avail_in() const override { return st_.avail_in; }
+  int Inflate(char* dst, size_t max, size_t* written, const char** why) override {
+    st_.next_out = reinterpret_cast<uint8_t*>(dst);
+    st_.avail_out = static_cast<uint32_t>(std::min<size_t>(max, 1u << 30));
+    int rc = isal_inflate(&st_);
+    *written = static_cast<size_t>(reinterpret_cast<char*>(st_.next_out) - dst);
+    if (rc < 0) {
+      *why = rc == ISAL_INCORRECT_CHECKSUM ? "incorrect data check"
+             : rc == ISAL_INVALID_WRAPPER  ? "not a gzip header"
+                                           : "invalid deflate data";
+      return -1;
+    }
+    return st_.block_state == ISAL_BLOCK_FINISH ? 1 : 0;
+  }
+  const char* name() const override { return "gzip (ISA-L)"; }
+
+ private:
+  inflate_state st_{};
+};
+#endif
+
+std::unique_ptr<Inflater> NewInflater() {
+#if TRAINPROF_HAVE_ISAL
+  return std::make_unique<IsalInflater>();
+#else
+  return std::make_unique<ZlibInflater>();
+#endif
+}
+
+class GzipSource : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<ByteSource> raw, std::string path)
+      : raw_(std::move(raw)), path_(std::move(path)), z_(NewInflater()) {
+    in_.resize(size_t{256} << 10);
+  }
+  StatusOr<size_t> Read(char* dst, size_t max) override {
+    size_t total = 0;
+    while (total < max && !done_) {
+      if (z_->avail_in() == 0) {
+        TRAINPROF_ASSIGN_OR_RETURN(bool more, Fill());
+        if (!more) {
+          // The compressed stream stops before its end: a file cut while being written.
+          cut_short_ = in_member_;
+          done_ = true;
+          break;
+        }
+      }
+      size_t n = 0;
+      const char* why = nullptr;
+      int rc = z_->Inflate(dst + total, max - total, &n, &why);
+      total += n;
+      in_member_ = true;
+      if (rc < 0)
+        return InvalidArgument(
+            fmt::format("{}: compressed byte {}: corrupt gzip data ({})", path_,
+                        raw_->raw_bytes_done() - static_cast<int64_t>(z_->avail_in()), why));
+      if (rc == 1) {
+        // gzip files may hold several members; go on while input remains.
+        in_member_ = false;
+        if (z_->avail_in() == 0) {
+          TRAINPROF_ASSIGN_OR_RETURN(bool more, Fill());
+          if (!more) done_ = true;
+        }
+        if (!done_) z_->Reset();
+      }
+    }
+    return total;
+  }
+  int64_t raw_bytes_done() const override { return raw_->raw_bytes_done(); }
+  bool cut_short() const override { return cut_short_; }
+  const char* decoder() const override { return z_->name(); }
+
+ private:
+  StatusOr<bool> Fill() {
+    TRAINPROF_ASSIGN_OR_RETURN(size_t n, raw_->Read(in_.data(), in_.size()));
+    z_->SetInput(in_.data(), n);
+    return n > 0;
+  }
+
+  std::unique_ptr<ByteSource> raw_;
+  std::string path_;
+  std::unique_ptr<Inflater> z_;
+  std::vector<char> in_;
+  bool done_ = false, in_member_ = false, cut_short_ = false;
+};
+
+// Reads another source ahead on its own thread, a few chunks deep, so that the caller's work
+// (parsing) and the source's (inflating) run at the same time.
+class ReadAheadSource : public ByteSource {
+ public:
+  explicit ReadAheadSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {
+    for (auto& c : chunks_) c.data.resize(kChunkBytes);
+    thread_ = std::thread([this] { Produce(); });
+  }
+  ~ReadAheadSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  StatusOr<size_t> Read(char* dst, size_t max) override {
+    size_t total = 0;
+    while (total < max) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return filled_ > 0 || ended_; });
+      if (filled_ == 0) {
+        if (!status_.ok() && total == 0) return status_;
+        break;
+      }
+      Chunk& c = chunks_[head_];
+      lock.unlock();
+      size_t n = std::min(max - total, c.size - c.used);
+      std::memcpy(dst + total, c.data.data() + c.used, n);
+      c.used += n;
+      total += n;
+      if (c.used == c.size) {
+        lock.lock();
+        head_ = (head_ + 1) % kChunks;
+        --filled_;
+        cv_.notify_all();
+      }
+    }
+    return total;
+  }
+  int64_t raw_bytes_done() const override { return raw_done_.load(std::memory_order_relaxed); }
+  bool cut_short() const override { return inner_->cut_short(); }
+  const char* decoder() const override { return inner_->decoder(); }
+
+ private:
+  static constexpr size_t kChunks = 4;
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  struct Chunk {
+    std::vector<char> data;
+    size_t size = 0, used = 0;
+  };
+
+  void Produce() {
+    size_t tail = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return filled_ < kChunks || stop_; });
+        if (stop_) return;
+      }
+      Chunk& c = chunks_[tail];
+      StatusOr<size_t> n = inner_->Read(c.data.data(), c.data.size());
+      raw_done_.store(inner_->raw_bytes_done(), std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!n.ok() || *n == 0) {
+        if (!n.ok()) status_ = n.status();
+        ended_ = true;
+        cv_.notify_all();
+        return;
+      }
+      c.size = *n;
+      c.used = 0;
+      tail = (tail + 1) % kChunks;
+      ++filled_;
+      cv_.notify_all();
+    }
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  Chunk chunks_[kChunks];
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t head_ = 0, filled_ = 0;
+  bool ended_ = false, stop_ = false;
+  Status status_ = Status::Ok();
+  std::atomic<int64_t> raw_done_{0};
+  std::thread thread_;
+};
+
+// Replays bytes already read (the magic bytes), then the rest of another source.
+class PrefixedSource : public ByteSource {
+ public:
+  PrefixedSource(std::string prefix, std::unique_ptr<ByteSource> rest)
+      : prefix_(std::move(prefix)), rest_(std::move(rest)) {}
+  StatusOr<size_t> Read(char* dst, size_t max) override {
+    if (pos_ < prefix_.size()) {
+      size_t n = std::min(max, prefix_.size() - pos_);
+      std::memcpy(dst, prefix_.data() + pos_, n);
+      pos_ += n;
+      return n;
+    }
+    return rest_->Read(dst, max);
+  }
+  int64_t raw_bytes_done() const override { return rest_->raw_bytes_done(); }
+
+ private:
+  std::string prefix_;
+  size_t pos_ = 0;
+  std::unique_ptr<ByteSource> rest_;
+};
+
+bool IsGzip(std::string_view head) {
+  return head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+         static_cast<unsigned char>(head[1]) == 0x8b;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  auto file = std::make_unique<FileSource>(fd, path);
+  char head[2] = {0, 0};
+  size_t got = 0;
+  while (got < 2) {
+    TRAINPROF_ASSIGN_OR_RETURN(size_t n, file->Read(head + got, 2 - got));
+    if (n == 0) break;
+    got += n;
+  }
+  std::string_view magic(head, got);
+  auto raw = std::make_unique<PrefixedSource>(std::string(magic), std::move(file));
+  if (!IsGzip(magic)) return std::unique_ptr<ByteSource>(std::move(raw));
+  return std::unique_ptr<ByteSource>(
+      std::make_unique<ReadAheadSource>(std::make_unique<GzipSource>(std::move(raw), path)));
+}
+
+std::unique_ptr<ByteSource> MemoryTraceBytes(std::string_view s, const std::string& name) {
+  auto raw = std::make_unique<MemorySource>(s);
+  if (!IsGzip(s)) return raw;
+  return std::make_unique<GzipSource>(std::move(raw), name);
+}
+
+bool InflatesWithIsal() { return TRAINPROF_HAVE_ISAL != 0; }
+
+}  // namespace trainprof::trace

@@ -1,0 +1,47 @@
+// Byte sources for the trace reader: a file, memory, or a gzip stream over either, inflated on a
+// second thread so that decompression and parsing overlap. The JSON scanner (json_scanner.h)
+// pulls decoded bytes from one; it never knows whether they were compressed.
+//
+//   StatusOr<std::unique_ptr<ByteSource>> src = OpenTraceBytes("rank0.pt.trace.json.gz");
+//   if (!src.ok()) return src.status();            // "<file>: cannot open: ..."
+//   char buf[1 << 16];
+//   for (;;) {
+//     TRAINPROF_ASSIGN_OR_RETURN(size_t n, (*src)->Read(buf, sizeof buf));
+//     if (n == 0) break;                           // the end; (*src)->cut_short() if it was cut
+//   }
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "trainprof/status.h"
+
+namespace trainprof::trace {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Writes up to `max` bytes at `dst`; 0 means the end. Errors name the file (and, for corrupt
+  // gzip data, the compressed byte offset).
+  virtual StatusOr<size_t> Read(char* dst, size_t max) = 0;
+  // Bytes of the underlying file consumed so far, as on disk (progress, error positions).
+  virtual int64_t raw_bytes_done() const = 0;
+  // True when the data ended before its format said it would (a gzip stream cut short).
+  virtual bool cut_short() const { return false; }
+  // "gzip (ISA-L)", "gzip (zlib)" or "plain": how the bytes were decoded, for the report.
+  virtual const char* decoder() const { return "plain"; }
+};
+
+// The file at `path`, gunzipped when it starts with gzip's magic bytes (not by its name).
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path);
+
+// The same over bytes already in memory (tests, the fuzzer); `s` must outlive the source.
+std::unique_ptr<ByteSource> MemoryTraceBytes(std::string_view s, const std::string& name);
+
+// True when this build inflates with ISA-L (else zlib).
+bool InflatesWithIsal();
+
+}  // namespace trainprof::trace

@@ -1,0 +1,454 @@
+#include "trace/json_scanner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace trainprof::trace::json {
+namespace {
+
+int64_t CountNewlines(const char* b, const char* e) {
+  int64_t n = 0;
+  while (b < e) {
+    const void* q = std::memchr(b, '\n', static_cast<size_t>(e - b));
+    if (q == nullptr) break;
+    ++n;
+    b = static_cast<const char*>(q) + 1;
+  }
+  return n;
+}
+
+// First byte in [p, e) that ends a string's fast path: '"', '\\' or a control character,
+// sixteen bytes at a time with SSE2 (every x86-64 has it), else eight with the classic "has a
+// zero byte" bit trick.
+const char* FindStringSpecial(const char* p, const char* e) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                space_minus_1 = _mm_set1_epi8(0x1F);
+  while (e - p >= 16) {
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                               _mm_cmpeq_epi8(_mm_max_epu8(x, space_minus_1), space_minus_1));
+    int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#else
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  auto has_zero = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  while (e - p >= 8) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    uint64_t m = has_zero(x ^ (kOnes * '"')) | has_zero(x ^ (kOnes * '\\')) |
+                 ((x - kOnes * 0x20) & ~x & kHigh);
+    if (m != 0) break;
+    p += 8;
+  }
+#endif
+  while (p < e && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  return p;
+}
+
+// First '"' or '\\' in [p, e), or e.
+const char* FindQuoteOrBackslash(const char* p, const char* e) {
+  const void* q = std::memchr(p, '"', static_cast<size_t>(e - p));
+  const char* stop = q ? static_cast<const char*>(q) : e;
+  const void* b = std::memchr(p, '\\', static_cast<size_t>(stop - p));
+  return b ? static_cast<const char*>(b) : stop;
+}
+
+void AppendUtf8(std::string* out, uint32_t cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// The character a one-letter JSON escape stands for, or 0.
+char SimpleEscape(char c) {
+  switch (c) {
+    case '"':
+    case '\\':
+    case '/':
+      return c;
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    default:
+      return 0;
+  }
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Window
+
+Window::Window(ByteSource* src, size_t chunk_bytes, size_t max_unit_bytes)
+    : src_(src), max_unit_(std::max(max_unit_bytes, chunk_bytes)) {
+  buf_.resize(std::max<size_t>(chunk_bytes, 4096));
+}
+
+void Window::Discard() {
+  if (pos_ == 0) return;
+  const char* b = buf_.data();
+  int64_t nl = CountNewlines(b, b + pos_);
+  if (nl > 0) {
+    const void* last = memrchr(b, '\n', pos_);
+    col_base_ = static_cast<int64_t>(b + pos_ - static_cast<const char*>(last) - 1);
+  } else {
+    col_base_ += static_cast<int64_t>(pos_);
+  }
+  lines_ += nl;
+  base_offset_ += static_cast<int64_t>(pos_);
+  std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+  end_ -= pos_;
+  pos_ = 0;
+}
+
+Status Window::Refill(bool* too_large) {
+  *too_large = false;
+  Discard();
+  if (end_ == buf_.size()) {  // one unit larger than the window
+    if (buf_.size() * 2 > max_unit_) {
+      *too_large = true;
+      return Status::Ok();
+    }
+    buf_.resize(buf_.size() * 2);
+  }
+  while (end_ < buf_.size() && !eof_) {
+    TRAINPROF_ASSIGN_OR_RETURN(size_t n, src_->Read(buf_.data() + end_, buf_.size() - end_));
+    if (n == 0) eof_ = true;
+    end_ += n;
+  }
+  return Status::Ok();
+}
+
+std::string Window::Where(int64_t offset) const {
+  int64_t rel = std::clamp<int64_t>(offset - base_offset_, 0, static_cast<int64_t>(end_));
+  const char* b = buf_.data();
+  int64_t nl = CountNewlines(b, b + rel);
+  int64_t col = 0;
+  if (nl > 0) {
+    const void* last = memrchr(b, '\n', static_cast<size_t>(rel));
+    col = b + rel - static_cast<const char*>(last) - 1;
+  } else {
+    col = col_base_ + rel;
+  }
+  return fmt::format("byte {} (line {}, column {})", offset, lines_ + nl + 1, col + 1);
+}
+
+StatusOr<bool> Window::SkipUnit() {
+  int depth = 0;
+  bool in_string = false, escape = false;
+  for (;;) {
+    const char* p = cur();
+    const char* e = end();
+    while (p < e) {
+      if (in_string) {
+        if (escape) {
+          escape = false;
+          ++p;
+          continue;
+        }
+        p = FindQuoteOrBackslash(p, e);
+        if (p == e) break;
+        if (*p == '\\')
+          escape = true;
+        else
+          in_string = false;
+        ++p;
+        continue;
+      }
+      char c = *p;
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']' || c == ',') {
+        if (depth == 0) {
+          Consume(p);
+          return true;
+        }
+        if (c != ',') --depth;
+      }
+      ++p;
+    }
+    Consume(e);
+    if (eof_) return false;
+    bool unused = false;
+    TRAINPROF_RETURN_IF_ERROR(Refill(&unused));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanner
+
+R Scanner::Expect(const char*& p, const char* e, char c, const char* what) {
+  TRAINPROF_JSON_TRY(Ws(p, e));
+  if (*p != c) return Fail(p, fmt::format("expected {}", what));
+  ++p;
+  return R::kOk;
+}
+
+R Scanner::Fail(const char* at, std::string what) {
+  err_at_ = at;
+  err_ = std::move(what);
+  return R::kErr;
+}
+
+R Scanner::String(const char*& p, const char* e, std::string_view* out, std::string* scratch) {
+  const char* s = p + 1;
+  const char* q = FindStringSpecial(s, e);
+  if (q == e) return R::kMore;
+  if (*q == '"') {
+    *out = std::string_view(s, static_cast<size_t>(q - s));
+    p = q + 1;
+    return R::kOk;
+  }
+  if (*q != '\\') return Fail(q, "control character in a string");
+  scratch->assign(s, q);
+  const char* c = q;
+  for (;;) {
+    const char* run = FindStringSpecial(c, e);
+    scratch->append(c, run);
+    c = run;
+    if (c >= e) return R::kMore;
+    if (*c == '"') break;
+    if (*c != '\\') return Fail(c, "control character in a string");
+    if (c + 1 >= e) return R::kMore;
+    char esc = c[1];
+    c += 2;
+    if (char plain = SimpleEscape(esc)) {
+      scratch->push_back(plain);
+      continue;
+    }
+    if (esc != 'u') return Fail(c - 1, "bad escape in a string");
+    auto hex4 = [&](const char* h, uint32_t* v) -> R {
+      if (e - h < 4) return R::kMore;
+      *v = 0;
+      for (int k = 0; k < 4; ++k) {
+        int d = HexDigit(h[k]);
+        if (d < 0) return Fail(h + k, "bad \\u escape in a string");
+        *v = *v * 16 + static_cast<uint32_t>(d);
+      }
+      return R::kOk;
+    };
+    uint32_t cp = 0;
+    TRAINPROF_JSON_TRY(hex4(c, &cp));
+    c += 4;
+    if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair's first half
+      if (e - c < 6) return R::kMore;
+      uint32_t lo = 0;
+      if (c[0] == '\\' && c[1] == 'u' && hex4(c + 2, &lo) == R::kOk && lo >= 0xDC00 &&
+          lo < 0xE000) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        c += 6;
+      } else {
+        err_at_ = nullptr;
+        cp = 0xFFFD;
+      }
+    } else if (cp >= 0xDC00 && cp < 0xE000) {
+      cp = 0xFFFD;
+    }
+    AppendUtf8(scratch, cp);
+  }
+  *out = *scratch;
+  p = c + 1;
+  return R::kOk;
+}
+
+R Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
+  const char* s = p;
+  auto lit = [&](std::string_view word, Scalar::Type t) -> R {
+    size_t have = std::min(word.size(), static_cast<size_t>(e - s));
+    if (std::string_view(s, have) != word.substr(0, have))
+      return Fail(s, "not JSON: unexpected character");
+    if (have < word.size()) return R::kMore;
+    p = s + word.size();
+    out->type = t;
+    out->text = std::string_view(s, word.size());
+    return R::kOk;
+  };
+  switch (*s) {
+    case 't':
+      return lit("true", Scalar::kOtherValue);
+    case 'f':
+      return lit("false", Scalar::kOtherValue);
+    case 'n':
+      return lit("null", Scalar::kOtherValue);
+    case 'N':
+      return lit("NaN", Scalar::kNumber);  // Python's json writes these
+    case 'I':
+      return lit("Infinity", Scalar::kNumber);
+    default:
+      break;
+  }
+  const char* c = s;
+  if (*c == '-') {
+    ++c;
+    if (c < e && *c == 'I') return lit("-Infinity", Scalar::kNumber);
+  }
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+  auto digits = [&]() -> int {
+    int n = 0;
+    while (c < e && *c >= '0' && *c <= '9') ++c, ++n;
+    return n;
+  };
+  if (c >= e) return R::kMore;
+  if (*c < '0' || *c > '9') return Fail(s, "not JSON: unexpected character");
+  bool leading_zero = *c == '0';
+  int n = digits();
+  if (leading_zero && n > 1) return Fail(s, "not JSON: number with a leading zero");
+  if (c < e && *c == '.') {
+    ++c;
+    if (digits() == 0) return c >= e ? R::kMore : Fail(c, "not JSON: digits expected");
+  }
+  if (c < e && (*c == 'e' || *c == 'E')) {
+    ++c;
+    if (c < e && (*c == '+' || *c == '-')) ++c;
+    if (digits() == 0) return c >= e ? R::kMore : Fail(c, "not JSON: exponent digits expected");
+  }
+  if (c >= e) return R::kMore;  // the number may go on in the next chunk
+  out->type = Scalar::kNumber;
+  out->text = std::string_view(s, static_cast<size_t>(c - s));
+  p = c;
+  return R::kOk;
+}
+
+R Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth) {
+  TRAINPROF_JSON_TRY(Ws(p, e));
+  const char* start = p;
+  if (*p == '"') {
+    TRAINPROF_JSON_TRY(String(p, e, &out->text, scratch));
+    out->type = Scalar::kString;
+    return R::kOk;
+  }
+  if (*p != '{' && *p != '[') return NumberOrLiteral(p, e, out);
+  if (depth > 64) return Fail(p, "nested too deeply (over 64 levels)");
+  auto member = [&](std::string_view, const char*& q, const char* qe) {
+    Scalar tmp;
+    return Value(q, qe, &tmp, &tmp_, depth + 1);
+  };
+  if (*p == '{') {
+    TRAINPROF_JSON_TRY(Members(p, e, "", member));
+  } else {
+    ++p;
+    TRAINPROF_JSON_TRY(Ws(p, e));
+    if (*p == ']') {
+      ++p;
+    } else {
+      for (;;) {
+        TRAINPROF_JSON_TRY(member({}, p, e));
+        TRAINPROF_JSON_TRY(Ws(p, e));
+        if (*p == ',') {
+          ++p;
+          continue;
+        }
+        if (*p == ']') {
+          ++p;
+          break;
+        }
+        return Fail(p, "expected ',' or ']'");
+      }
+    }
+  }
+  out->type = Scalar::kOtherValue;
+  out->text = std::string_view(start, static_cast<size_t>(p - start));
+  return R::kOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers
+
+std::optional<int64_t> MicrosToNs(std::string_view t) {
+  if (t.empty() || t[0] == 'N' || t[0] == 'I' || (t.size() > 1 && t[1] == 'I')) return std::nullopt;
+  size_t i = 0;
+  bool neg = false;
+  if (t[i] == '-') {
+    neg = true;
+    ++i;
+  }
+  if (t.find_first_of("eE") == std::string_view::npos) {
+    uint64_t whole = 0;
+    int digits = 0;
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
+      whole = whole * 10 + static_cast<uint64_t>(t[i] - '0');
+      if (digits > 15) return std::nullopt;
+    }
+    uint64_t frac = 0;
+    int fd = 0;
+    bool round_up = false;
+    if (i < t.size() && t[i] == '.') {
+      for (++i; i < t.size(); ++i, ++fd) {
+        if (fd < 3)
+          frac = frac * 10 + static_cast<uint64_t>(t[i] - '0');
+        else if (fd == 3)
+          round_up = t[i] >= '5';
+      }
+    }
+    for (int k = std::min(fd, 3); k < 3; ++k) frac *= 10;
+    auto ns = static_cast<int64_t>(whole * 1000 + frac + (round_up ? 1 : 0));
+    return neg ? -ns : ns;
+  }
+  double v = 0;
+  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (r.ec != std::errc() || !std::isfinite(v) || std::fabs(v) > 9e15) return std::nullopt;
+  return static_cast<int64_t>(std::llround(v * 1000.0));
+}
+
+std::optional<int64_t> ToInt(std::string_view t) {
+  const char* b = t.data();
+  const char* e = b + t.size();
+  int64_t v = 0;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec == std::errc() && r.ptr == e) return v;
+  uint64_t u = 0;  // ids above INT64_MAX: the same 64 bits
+  auto ru = std::from_chars(b, e, u);
+  if (ru.ec == std::errc() && ru.ptr == e) return static_cast<int64_t>(u);
+  double d = 0;
+  auto r2 = std::from_chars(b, e, d);
+  if (r2.ec != std::errc() || !std::isfinite(d) || std::fabs(d) > 9e18) return std::nullopt;
+  return static_cast<int64_t>(d);
+}
+
+double ToDouble(std::string_view t) {
+  double d = std::numeric_limits<double>::quiet_NaN();
+  std::from_chars(t.data(), t.data() + t.size(), d);
+  return d;
+}
+
+}  // namespace trainprof::trace::json

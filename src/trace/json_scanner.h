@@ -1,0 +1,157 @@
+// The JSON half of the trace reader: a window of decoded bytes over a ByteSource, and a scanner
+// that reads strings, numbers and members inside it without building a DOM. It knows JSON, not
+// Kineto (kineto_reader.cc is the half that knows Kineto).
+//
+// Every scan function works on [p, e) and returns kOk (p moved past what it read), kMore (the
+// value runs past e: refill the window and scan the unit again from its start) or kErr (the
+// scanner's err() and err_at() say what and where). A "unit" is whatever the caller commits at
+// once (one trace event, one top-level member); a unit larger than the window's limit is skipped
+// by SkipUnit without ever being held whole.
+//
+//   Window w(src, 4 << 20, 64 << 20);
+//   Scanner s;
+//   const char* p = w.cur();
+//   Scalar v;
+//   if (s.Value(p, w.end(), &v, &scratch, 0) == R::kMore) { /* w.Refill(...), retry */ }
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/byte_source.h"
+#include "trainprof/status.h"
+
+namespace trainprof::trace::json {
+
+enum class R { kOk, kMore, kErr };
+
+#define TRAINPROF_JSON_TRY(expr)                  \
+  do {                                            \
+    ::trainprof::trace::json::R r_ = (expr);      \
+    if (r_ != ::trainprof::trace::json::R::kOk) { \
+      return r_;                                  \
+    }                                             \
+  } while (false)
+
+// A JSON value as scanned: its text (numbers, literals, whole objects and arrays) or its decoded
+// value (strings). Views point into the window or into a scratch string.
+struct Scalar {
+  enum Type { kNone, kString, kNumber, kOtherValue } type = kNone;
+  std::string_view text;
+};
+
+class Window {
+ public:
+  // `chunk_bytes`: the window's first size; it doubles for a unit that does not fit, up to
+  // `max_unit_bytes`.
+  Window(ByteSource* src, size_t chunk_bytes, size_t max_unit_bytes);
+
+  const char* cur() const { return buf_.data() + pos_; }
+  const char* end() const { return buf_.data() + end_; }
+  void Consume(const char* p) { pos_ = static_cast<size_t>(p - buf_.data()); }
+  bool eof() const { return eof_; }
+  bool empty() const { return base_offset_ == 0 && end_ == 0; }
+
+  // Keeps the bytes from cur() and reads more after them. When they already fill the window it
+  // grows; *too_large is set instead when that would pass max_unit_bytes. Errors: the source's.
+  Status Refill(bool* too_large);
+
+  // Decoded offsets: of a pointer into the window, of cur(), and of end().
+  int64_t OffsetOf(const char* at) const { return base_offset_ + (at - buf_.data()); }
+  int64_t cur_offset() const { return OffsetOf(cur()); }
+  int64_t end_offset() const { return OffsetOf(end()); }
+  // "byte B (line L, column C)" of a decoded offset inside the window.
+  std::string Where(int64_t offset) const;
+
+  // Streams past one unit too large to hold, from cur(): a value, or a "key": value member, up
+  // to the ',', '}' or ']' that follows it at the unit's own depth (left unread). Nothing but
+  // the window is kept. False when the data ends first. Errors: the source's.
+  StatusOr<bool> SkipUnit();
+
+ private:
+  void Discard();  // drops the bytes before cur(), keeping line and column counts
+
+  ByteSource* src_;
+  size_t max_unit_;
+  std::vector<char> buf_;
+  size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
+  int64_t base_offset_ = 0;  // decoded offset of buf_[0]
+  int64_t lines_ = 0;        // newlines before buf_[0]
+  int64_t col_base_ = 0;     // bytes since the last newline, at buf_[0]
+};
+
+class Scanner {
+ public:
+  R Ws(const char*& p, const char* e) {
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    return p < e ? R::kOk : R::kMore;
+  }
+  // White space, then `c` (what: how the error names it).
+  R Expect(const char*& p, const char* e, char c, const char* what);
+  R Fail(const char* at, std::string what);
+
+  // p at the opening quote. Escapes are decoded into *scratch; invalid UTF-8 is kept as it is.
+  R String(const char*& p, const char* e, std::string_view* out, std::string* scratch);
+  R NumberOrLiteral(const char*& p, const char* e, Scalar* out);
+  // Any value; objects and arrays are checked and returned as their raw text.
+  R Value(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth);
+
+  // p at '{': calls on(key, p, e) for each member with p at the value, which it must consume
+  // (returning kOk), then reads the ',' or '}' after it. `where` ends the error text ("in an
+  // event").
+  template <class OnMember>
+  R Members(const char*& p, const char* e, const char* where, OnMember&& on);
+
+  const char* err_at() const { return err_at_; }
+  const std::string& err() const { return err_; }
+
+ private:
+  const char* err_at_ = nullptr;
+  std::string err_;
+  std::string key_, tmp_;
+};
+
+// Numbers as the trace writes them.
+// Microseconds as text -> integer nanoseconds, exact for up to three decimals, rounded half away
+// from zero beyond. nullopt: NaN, Infinity or out of range.
+std::optional<int64_t> MicrosToNs(std::string_view t);
+// An integer, also from "123" strings' contents; values past INT64_MAX (unsigned 64-bit ids)
+// wrap to the same 64 bits, so equal ids stay equal. nullopt: not a number.
+std::optional<int64_t> ToInt(std::string_view t);
+double ToDouble(std::string_view t);
+
+template <class OnMember>
+R Scanner::Members(const char*& p, const char* e, const char* where, OnMember&& on) {
+  ++p;
+  TRAINPROF_JSON_TRY(Ws(p, e));
+  if (*p == '}') {
+    ++p;
+    return R::kOk;
+  }
+  for (;;) {
+    TRAINPROF_JSON_TRY(Ws(p, e));
+    if (*p != '"') return Fail(p, "expected a key string");
+    std::string_view key;
+    TRAINPROF_JSON_TRY(String(p, e, &key, &key_));
+    TRAINPROF_JSON_TRY(Expect(p, e, ':', "':' after a key"));
+    TRAINPROF_JSON_TRY(Ws(p, e));
+    TRAINPROF_JSON_TRY(on(key, p, e));
+    TRAINPROF_JSON_TRY(Ws(p, e));
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
+    if (*p == '}') {
+      ++p;
+      return R::kOk;
+    }
+    return Fail(p, std::string("expected ',' or '}'") + where);
+  }
+}
+
+}  // namespace trainprof::trace::json

@@ -1,0 +1,315 @@
+#include "trace/kineto_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "base/text.h"
+#include "trace/kineto_reader.h"
+
+namespace trainprof::trace {
+
+using json::MicrosToNs;
+using json::Scalar;
+using json::ToDouble;
+using json::ToInt;
+using Sev = InputDiagnostic::Severity;
+
+namespace {
+
+EventKind KindOf(std::string_view cat, bool* known) {
+  *known = true;
+  // Today's Kineto names, then the pre-2021 ones, then AMD's.
+  if (cat == "cpu_op" || cat == "Operator") return EventKind::kCpuOp;
+  if (cat == "kernel" || cat == "Kernel") return EventKind::kKernel;
+  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "hip_runtime") return EventKind::kRuntime;
+  if (cat == "cuda_driver" || cat == "hip_driver") return EventKind::kDriver;
+  if (cat == "user_annotation") return EventKind::kUserAnnotation;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind::kMemcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return EventKind::kMemset;
+  if (cat == "python_function") return EventKind::kPythonFunction;
+  if (cat == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
+  if (cat == "Trace") return EventKind::kSpan;
+  if (cat == "trainprof") return EventKind::kCpuOp;  // trainprof's own scopes
+  // Known categories no analysis uses.
+  *known = cat == "overhead" || cat == "cpu_instant_event" || cat == "python" ||
+           cat == "cuda_profiler_range" || cat == "mtia_runtime" || cat == "mtia_ccp_events" ||
+           cat == "privateuse1_runtime" || cat == "privateuse1_driver";
+  return EventKind::kOther;
+}
+
+}  // namespace
+
+Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
+  switch (key.size()) {  // by length first: most args are none of these
+    case 5:
+      return key == "Bytes" ? &ev->bytes : nullptr;
+    case 6:
+      return key == "stream" ? &ev->stream : key == "device" ? &ev->device : nullptr;
+    case 9:
+      return key == "Device Id" ? &ev->device_id : nullptr;
+    case 11:
+      return key == "correlation"   ? &ev->correlation
+             : key == "External id" ? &ev->external_id
+                                    : nullptr;
+    case 13:
+      return key == "blocks per SM" ? &ev->blocks_per_sm : nullptr;
+    case 15:
+      return key == "Total Allocated" ? &ev->total_allocated : nullptr;
+    case 25:
+      return key == "est. achieved occupancy %" ? &ev->occupancy : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+EventBuilder::EventBuilder(std::string name) : name_(std::move(name)) { m_.path = name_; }
+
+void EventBuilder::Count(const std::string& diag, std::string example) {
+  auto& c = counts_[diag];
+  if (c.first++ == 0) c.second = std::move(example);
+}
+
+void EventBuilder::TopValue(std::string_view key, std::string_view text) {
+  if (key == "distributedInfo") distributed_info_.assign(text);
+  if (key == "deviceProperties") device_properties_.assign(text);
+}
+
+void EventBuilder::Add(const RawEvent& ev) {
+  ++events_seen_;
+  if (ev.ph.type != Scalar::kString) {
+    Count("missing_fields", "an event without \"ph\"");
+    return;
+  }
+  std::string_view ph = ev.ph.text;
+  if (ph == "s" || ph == "f" || ph == "t") return AddFlow(ev, ph);
+  if ((ph == "i" || ph == "I") && ev.name.text == "[memory]" && AddMemory(ev)) return;
+  if (ph == "X") AddComplete(ev);  // metadata, counters, other instants: not analysed
+}
+
+void EventBuilder::AddFlow(const RawEvent& ev, std::string_view ph) {
+  if (ev.cat.text != "ac2g" && ev.cat.text != "async_cpu_to_gpu") return;
+  std::optional<int64_t> id;
+  if (ev.id.type == Scalar::kNumber || ev.id.type == Scalar::kString) id = ToInt(ev.id.text);
+  if (!id) {
+    Count("missing_fields", "a flow event without a numeric \"id\"");
+    return;
+  }
+  (ph == "s" ? flow_starts_ : flow_ends_).push_back(*id);
+}
+
+// [memory] instants: the peak of Total Allocated per device, or, in older traces with only the
+// Bytes of each allocation or free, the deltas to rebuild the curve from at the end.
+bool EventBuilder::AddMemory(const RawEvent& ev) {
+  int64_t dev = ev.device_id.type == Scalar::kNumber ? ToInt(ev.device_id.text).value_or(-1) : -1;
+  if (ev.total_allocated.type != Scalar::kNumber) {
+    if (ev.bytes.type != Scalar::kNumber || ev.ts.type != Scalar::kNumber) return false;
+    auto ts = MicrosToNs(ev.ts.text);
+    auto bytes = ToInt(ev.bytes.text);
+    if (ts && bytes) memory_deltas_.push_back({dev, *ts, *bytes});
+    return true;
+  }
+  int64_t bytes = ToInt(ev.total_allocated.text).value_or(0);
+  auto& peaks = m_.peak_allocated_bytes;
+  auto it = std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first == dev; });
+  if (it == peaks.end())
+    peaks.emplace_back(dev, bytes);
+  else
+    it->second = std::max(it->second, bytes);
+  return true;
+}
+
+void EventBuilder::AddComplete(const RawEvent& ev) {
+  if (ev.ts.type != Scalar::kNumber || ev.dur.type != Scalar::kNumber ||
+      ev.name.type != Scalar::kString) {
+    Count("missing_fields", fmt::format("\"{}\" lacks {}", base::Ellipsize(ev.name.text, 60),
+                                        ev.name.type != Scalar::kString ? "a name"
+                                        : ev.ts.type != Scalar::kNumber ? "a numeric ts"
+                                                                        : "a numeric dur"));
+    return;
+  }
+  std::optional<int64_t> ts = MicrosToNs(ev.ts.text);
+  std::optional<int64_t> dur = MicrosToNs(ev.dur.text);
+  if (!ts || !dur || *dur < 0) {
+    Count("bad_time", fmt::format("\"{}\" has ts {} and dur {}", base::Ellipsize(ev.name.text, 60),
+                                  ev.ts.text, ev.dur.text));
+    return;
+  }
+  bool known = true;
+  EventKind k = EventKind::kOther;
+  if (ev.cat.type == Scalar::kString) {
+    k = KindOf(ev.cat.text, &known);
+    if (!known)
+      Count("unknown_category:" + std::string(ev.cat.text), base::Ellipsize(ev.name.text, 60));
+  } else {
+    Count("unknown_category:", base::Ellipsize(ev.name.text, 60));
+  }
+  auto id_of = [&](const Scalar& s) -> int64_t {
+    if (s.type == Scalar::kNumber) return ToInt(s.text).value_or(0);
+    if (s.type == Scalar::kString) return TraceModel::kStringIdBase + m_.names.Intern(s.text);
+    return 0;
+  };
+  size_t i = m_.Add(k, ev.name.text, *ts, *dur, id_of(ev.pid), id_of(ev.tid));
+  auto opt_int = [](const Scalar& s) -> int64_t {
+    if (s.type != Scalar::kNumber) return kNone;
+    return ToInt(s.text).value_or(kNone);
+  };
+  if (ev.has_args) {
+    m_.correlation[i] = opt_int(ev.correlation);
+    m_.external_id[i] = opt_int(ev.external_id);
+    if (ev.stream.type != Scalar::kNone || ev.device.type != Scalar::kNone) {
+      // GPU events, and the odd CPU-side event with a stream (cuda_sync's "Stream Sync").
+      int64_t d = opt_int(ev.device), s = opt_int(ev.stream);
+      m_.device[i] = d >= INT32_MIN && d <= INT32_MAX ? static_cast<int32_t>(d) : -1;
+      m_.stream[i] = s;
+      if (ev.blocks_per_sm.type == Scalar::kNumber)
+        m_.blocks_per_sm[i] = static_cast<float>(ToDouble(ev.blocks_per_sm.text));
+      if (ev.occupancy.type == Scalar::kNumber)
+        m_.occupancy_pct[i] = static_cast<float>(ToDouble(ev.occupancy.text));
+    }
+  }
+  if (IsGpuKind(k) && m_.stream[i] < 0) {
+    // Kineto puts the stream in args; old traces only in tid ("stream 7").
+    int64_t t = m_.tid[i];
+    if (t >= TraceModel::kStringIdBase) {
+      const std::string& tn = m_.names[static_cast<uint32_t>(t - TraceModel::kStringIdBase)];
+      size_t pos = tn.find_first_of("0123456789");
+      if (pos != std::string::npos) t = ToInt(std::string_view(tn).substr(pos)).value_or(-1);
+    }
+    m_.stream[i] = t >= 0 ? t : -1;
+  }
+}
+
+void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    m_.AddDiagnostic(Sev::kWarning, "bad_metadata", 1,
+                     fmt::format("{}: \"{}\" could not be read", name_, key));
+    return;
+  }
+  auto get_int = [](const nlohmann::json& o, const char* k) -> std::optional<int64_t> {
+    auto it = o.find(k);
+    if (it == o.end() || !it->is_number()) return std::nullopt;
+    return it->get<int64_t>();
+  };
+  if (key == "distributedInfo" && j.is_object()) {
+    if (auto r = get_int(j, "rank")) {
+      m_.rank = *r;
+      m_.rank_source = "distributedInfo";
+    }
+    m_.world_size = get_int(j, "world_size").value_or(0);
+    if (j.contains("backend") && j["backend"].is_string()) m_.backend = j["backend"];
+  } else if (key == "deviceProperties" && j.is_array()) {
+    for (const auto& d : j) {
+      if (!d.is_object()) continue;
+      DeviceInfo info;
+      info.id = get_int(d, "id").value_or(-1);
+      if (d.contains("name") && d["name"].is_string()) info.name = d["name"];
+      info.total_memory_bytes = get_int(d, "totalGlobalMem").value_or(0);
+      info.compute_major = get_int(d, "computeMajor").value_or(0);
+      info.compute_minor = get_int(d, "computeMinor").value_or(0);
+      info.num_sms = get_int(d, "numSms").value_or(0);
+      info.max_threads_per_sm = get_int(d, "maxThreadsPerMultiprocessor").value_or(0);
+      m_.devices.push_back(std::move(info));
+    }
+  }
+}
+
+TraceModel EventBuilder::Finish() {
+  if (!distributed_info_.empty()) ReadTopValue("distributedInfo", distributed_info_);
+  if (!device_properties_.empty()) ReadTopValue("deviceProperties", device_properties_);
+  ResolveRank();
+  ReportCounts();
+  CheckFlows();
+  PeaksFromDeltas();
+  m_.LinkLaunches();
+  return std::move(m_);
+}
+
+void EventBuilder::ResolveRank() {
+  if (!m_.rank_source.empty()) return;
+  size_t slash = name_.find_last_of('/');
+  int64_t r = RankFromFileName(slash == std::string::npos ? name_ : name_.substr(slash + 1));
+  if (r >= 0) {
+    m_.rank = r;
+    m_.rank_source = "file name";
+    return;
+  }
+  m_.rank = 0;
+  m_.rank_source = "default";
+  m_.AddDiagnostic(
+      Sev::kWarning, "rank_unknown", 1,
+      fmt::format("{}: no rank in distributedInfo or the file name; taken as rank 0", name_));
+}
+
+void EventBuilder::ReportCounts() {
+  for (auto& [diag, c] : counts_) {
+    std::string msg;
+    if (diag == "missing_fields")
+      msg = fmt::format("{}: {} events lack required fields and were skipped (e.g. {})", name_,
+                        c.first, c.second);
+    else if (diag == "bad_time")
+      msg = fmt::format(
+          "{}: {} events have a negative, NaN or infinite time and were skipped "
+          "(e.g. {})",
+          name_, c.first, c.second);
+    else
+      msg = fmt::format("{}: {} events of unknown category \"{}\" kept as \"other\" (e.g. {})",
+                        name_, c.first, diag.substr(diag.find(':') + 1), c.second);
+    std::string stable = diag.rfind("unknown_category", 0) == 0 ? "unknown_category" : diag;
+    m_.AddDiagnostic(Sev::kWarning, stable, c.first, std::move(msg));
+  }
+}
+
+// Flows pair a runtime call ("s") with the GPU work it launched ("f") by id.
+void EventBuilder::CheckFlows() {
+  std::sort(flow_starts_.begin(), flow_starts_.end());
+  std::sort(flow_ends_.begin(), flow_ends_.end());
+  std::vector<int64_t> odd, unpaired;
+  std::set_symmetric_difference(flow_starts_.begin(), flow_starts_.end(), flow_ends_.begin(),
+                                flow_ends_.end(), std::back_inserter(odd));
+  // Older Kineto writes one flow end per runtime call, with no start: that is fine as long as an
+  // event carries the same correlation id.
+  std::vector<int64_t> corr;
+  for (int64_t c : m_.correlation)
+    if (c != kNone) corr.push_back(c);
+  std::sort(corr.begin(), corr.end());
+  std::set_difference(odd.begin(), odd.end(), corr.begin(), corr.end(),
+                      std::back_inserter(unpaired));
+  if (!unpaired.empty())
+    m_.AddDiagnostic(Sev::kInfo, "unpaired_flows", static_cast<int64_t>(unpaired.size()),
+                     fmt::format("{}: {} CPU-to-GPU flow events have no partner and match no "
+                                 "event's correlation id (e.g. id {}); they are ignored",
+                                 name_, unpaired.size(), unpaired.front()));
+}
+
+// Devices whose [memory] events carry only Bytes deltas: the allocated curve is their running
+// sum in time order, from 0 at the trace's start, and its peak is the device's peak. Devices
+// with Total Allocated keep that.
+void EventBuilder::PeaksFromDeltas() {
+  std::stable_sort(memory_deltas_.begin(), memory_deltas_.end(),
+                   [](const MemoryDelta& a, const MemoryDelta& b) { return a.ts_ns < b.ts_ns; });
+  std::map<int64_t, std::pair<int64_t, int64_t>> curve;  // device -> (now, peak)
+  for (const MemoryDelta& d : memory_deltas_) {
+    auto& [now, peak] = curve[d.device];
+    now += d.bytes;
+    peak = std::max(peak, now);
+  }
+  auto& peaks = m_.peak_allocated_bytes;
+  for (const auto& entry : curve) {
+    const int64_t dev = entry.first;
+    if (std::any_of(peaks.begin(), peaks.end(), [dev](const auto& p) { return p.first == dev; }))
+      continue;
+    peaks.emplace_back(dev, entry.second.second);
+    m_.AddDiagnostic(
+        Sev::kInfo, "memory_from_deltas", 1,
+        fmt::format("{}: the {} memory peak was rebuilt from the [memory] events' Bytes changes "
+                    "(the trace has no Total Allocated): it counts from the trace's start, so "
+                    "memory allocated before profiling began is not in it",
+                    name_, dev < 0 ? std::string("CPU") : fmt::format("GPU {}", dev)));
+  }
+}
+
+}  // namespace trainprof::trace

@@ -1,0 +1,70 @@
+// The Kineto half of the trace reader's meaning: one parsed event (RawEvent, the fields the
+// analyses read and nothing else) goes into the TraceModel, or into a counted diagnostic. The
+// reader (kineto_reader.cc) finds the fields; this decides what they mean.
+//
+//   EventBuilder b("rank0.json");
+//   RawEvent ev;  ev.ph = {Scalar::kString, "X"};  ...
+//   b.Add(ev);
+//   TraceModel m = b.Finish();
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/json_scanner.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::trace {
+
+// One event as parsed, before it is committed. Views live until the next event.
+struct RawEvent {
+  using Scalar = json::Scalar;
+  Scalar ph, cat, name, pid, tid, ts, dur, id;
+  Scalar correlation, external_id, device, stream, blocks_per_sm, occupancy;
+  Scalar total_allocated, device_id, bytes;  // [memory] instant events
+  bool has_args = false;
+};
+
+// The member of an event's args that fills `ev`'s field, or nullptr for args nobody reads.
+json::Scalar* ArgTarget(std::string_view key, RawEvent* ev);
+
+class EventBuilder {
+ public:
+  explicit EventBuilder(std::string name);
+  TraceModel& model() { return m_; }
+
+  void Add(const RawEvent& ev);
+  // A top-level member other than traceEvents, as raw JSON text.
+  void TopValue(std::string_view key, std::string_view text);
+  // Counts a per-event problem under a diagnostic name, keeping the first example.
+  void Count(const std::string& diag, std::string example);
+  int64_t events_seen() const { return events_seen_; }
+  // The model, with diagnostics, rank, flows checked and launches linked.
+  TraceModel Finish();
+
+ private:
+  void AddFlow(const RawEvent& ev, std::string_view ph);
+  bool AddMemory(const RawEvent& ev);
+  void AddComplete(const RawEvent& ev);
+  void ReadTopValue(std::string_view key, std::string_view text);
+  void ResolveRank();
+  void ReportCounts();
+  void CheckFlows();
+  void PeaksFromDeltas();
+
+  std::string name_;
+  TraceModel m_;
+  int64_t events_seen_ = 0;
+  std::string distributed_info_, device_properties_;
+  std::map<std::string, std::pair<int64_t, std::string>> counts_;
+  std::vector<int64_t> flow_starts_, flow_ends_;
+  struct MemoryDelta {
+    int64_t device, ts_ns, bytes;
+  };
+  std::vector<MemoryDelta> memory_deltas_;  // [memory] events with Bytes but no Total Allocated
+};
+
+}  // namespace trainprof::trace
