@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/findings.h"
 #include "base/parallel.h"
 #include "base/text.h"
 
@@ -32,6 +33,11 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
     a.overview = ComputeOverview(models[i], a.steps);
     a.gpus = ComputeGpuSummaries(models[i], a.steps);
     a.hta = ComputeHta(models[i], a.steps, hta);
+    if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
+      a.gpus.clear();
+      a.hta = HtaResult{};
+      a.hta.rank = models[i].rank;
+    }
   });
   return out;
 }
@@ -48,153 +54,6 @@ std::string RankLabel(const trace::TraceModel& m, const std::vector<trace::Trace
   size_t slash = m.path.find_last_of('/');
   return fmt::format("{} ({})", m.rank,
                      slash == std::string::npos ? m.path : m.path.substr(slash + 1));
-}
-
-// What turns Tensor Cores on for this hardware: fp16 only before Ampere (7.x: Volta, Turing),
-// bf16 and TF32 from 8.0 (Ampere) on.
-std::string TensorCoreAdvice(int64_t compute_major) {
-  if (compute_major < 8) {
-    return "Enable Automatic Mixed Precision with float16 (torch.autocast(\"cuda\", "
-           "dtype=torch.float16) and a GradScaler): this GPU's Tensor Cores take fp16 only; "
-           "bf16 and TF32 need compute capability 8.0 or higher.";
-  }
-  return "Enable Automatic Mixed Precision (torch.autocast with bfloat16 or float16), or TF32 "
-         "for float32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True).";
-}
-
-bool IsTensorCoreEligibleOp(std::string_view n) {
-  // The TensorBoard plugin's list of operators whose kernels can run on Tensor Cores.
-  static const std::set<std::string_view> kOps = {"aten::_convolution",
-                                                  "aten::_convolution_nogroup",
-                                                  "aten::conv1d",
-                                                  "aten::conv2d",
-                                                  "aten::conv3d",
-                                                  "aten::conv_tbc",
-                                                  "aten::conv_transpose1d",
-                                                  "aten::conv_transpose2d",
-                                                  "aten::conv_transpose3d",
-                                                  "aten::convolution",
-                                                  "aten::cudnn_convolution",
-                                                  "aten::cudnn_convolution_transpose",
-                                                  "aten::prelu",
-                                                  "aten::addmm",
-                                                  "aten::addmv",
-                                                  "aten::addr",
-                                                  "aten::matmul",
-                                                  "aten::mm",
-                                                  "aten::mv",
-                                                  "aten::linear",
-                                                  "aten::addbmm",
-                                                  "aten::baddbmm",
-                                                  "aten::bmm",
-                                                  "aten::chain_matmul",
-                                                  "aten::linalg_multi_dot",
-                                                  "aten::_thnn_fused_lstm_cell",
-                                                  "aten::_thnn_fused_gru_cell",
-                                                  "aten::lstm_cell",
-                                                  "aten::gru_cell",
-                                                  "aten::rnn_tanh_cell",
-                                                  "aten::rnn_relu_cell"};
-  return kOps.count(n) > 0;
-}
-
-void AddRecommendations(const std::vector<trace::TraceModel>& models,
-                        const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
-                        report::Section& rec) {
-  using report::Severity;
-  auto add = [&](std::string text) {
-    rec.findings.push_back({Severity::kWarning, std::move(text)});
-  };
-  for (size_t r = 0; r < an.size(); ++r) {
-    const trace::TraceModel& m = models[r];
-    const RankAnalysis& a = an[r];
-    const Overview& ov = a.overview;
-    std::string who = an.size() > 1 ? fmt::format("Rank {}: ", m.rank) : "";
-    double step = ov.avg_total_ns;
-    if (step > 0) {
-      double dl = 100 * ov.avg_ns[kDataLoader] / step;
-      if (dl > kDataLoaderPct)
-        add(
-            fmt::format("{}{:.1f}% of the step time ({:.3f} ms of {:.3f} ms) is in the DataLoader "
-                        "(threshold {}%). Set num_workers on the DataLoader (and pin_memory), "
-                        "or prepare the data ahead of training.",
-                        who, dl, ov.avg_ns[kDataLoader] / 1e6, step / 1e6, kDataLoaderPct));
-      double comm = 100 * ov.avg_ns[kCommunication] / step;
-      if (comm > kCommunicationPct)
-        add(
-            fmt::format("{}{:.1f}% of the step time ({:.3f} ms) is communication not hidden "
-                        "behind computation (threshold {}%). Overlap it (DDP bucket size, "
-                        "FSDP prefetch), compress gradients, accumulate gradients over more "
-                        "micro-batches, or raise the batch size.",
-                        who, comm, ov.avg_ns[kCommunication] / 1e6, kCommunicationPct));
-    }
-    bool eligible_ops = false;
-    for (size_t i = 0; i < m.size() && !eligible_ops; ++i)
-      eligible_ops = m.kind[i] == trace::EventKind::kCpuOp && IsTensorCoreEligibleOp(m.name_of(i));
-    for (const GpuSummary& g : a.gpus) {
-      if (g.utilization_pct < kLowUtilizationPct)
-        add(
-            fmt::format("{}GPU {} is busy only {:.1f}% of the step time (threshold {}%). Raise "
-                        "the batch size, or find what the GPU waits for in the idle-time "
-                        "breakdown below.",
-                        who, g.device, g.utilization_pct, kLowUtilizationPct));
-      const trace::DeviceInfo* d = m.FindDevice(g.device);
-      if (d && d->compute_major >= 7 && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops)
-        add(
-            fmt::format("{}GPU {} (compute capability {}) ran {:.3f} ms of kernels with none on "
-                        "Tensor Cores, although matmul/convolution operators ran. {}",
-                        who, g.device, g.compute_capability, Seconds(g.kernel_ns) * 1e3,
-                        TensorCoreAdvice(d->compute_major)));
-    }
-    for (const auto& [dev, peak] : m.peak_allocated_bytes) {
-      const trace::DeviceInfo* d = m.FindDevice(dev);
-      if (!d || d->total_memory_bytes <= 0) continue;
-      double pct = 100.0 * static_cast<double>(peak) / static_cast<double>(d->total_memory_bytes);
-      if (pct > kMemoryNearLimitPct)
-        add(
-            fmt::format("{}GPU {} memory peaked at {:.1f}% of its {:.1f} GiB (threshold {}%). "
-                        "Use activation checkpointing, mixed precision or a smaller batch "
-                        "before it runs out.",
-                        who, dev, pct, static_cast<double>(d->total_memory_bytes) / (1 << 30),
-                        kMemoryNearLimitPct));
-    }
-    const HtaResult& h = a.hta;
-    int64_t host = 0, idle = 0;
-    for (const StreamIdle& s : h.idle) {
-      host += s.ns[kHostWait];
-      for (int64_t v : s.ns) idle += v;
-    }
-    if (idle > 0 && h.temporal.span_ns > 0 && h.temporal.idle_ns * 10 > h.temporal.span_ns &&
-        100.0 * host / idle > kHostWaitShareOfIdlePct)
-      add(
-          fmt::format("{}The GPU is idle {:.1f}% of its busy span and {:.1f}% of the idle time "
-                      "is host wait: the CPU does not launch work fast enough (CPU or launch "
-                      "bound). Use CUDA graphs or torch.compile, larger kernels, and keep "
-                      "synchronisations (.item(), .cpu()) out of the loop.",
-                      who, h.temporal.pct(h.temporal.idle_ns), 100.0 * host / idle));
-    if (h.launch.launches > 0) {
-      double short_pct = 100.0 * h.launch.short_kernels / h.launch.launches;
-      if (short_pct > kShortKernelPct)
-        add(fmt::format(
-            "{}{} of {} kernels ({:.1f}%) run shorter than the call that launched "
-            "them (threshold {}%). Fuse them (torch.compile) or capture them in a "
-            "CUDA graph.",
-            who, h.launch.short_kernels, h.launch.launches, short_pct, kShortKernelPct));
-      double delay_pct = 100.0 * h.launch.launch_delay_outliers / h.launch.launches;
-      if (delay_pct > kLaunchDelayOutlierPct)
-        add(
-            fmt::format("{}{} of {} launches ({:.1f}%) wait more than {} µs before the GPU starts "
-                        "them (median {:.1f} µs, p95 {:.1f} µs): the GPU queue is long or "
-                        "blocked. Look for synchronisations and for streams waiting on each "
-                        "other.",
-                        who, h.launch.launch_delay_outliers, h.launch.launches, delay_pct,
-                        o.hta.launch_delay_cutoff_ns / 1000, h.launch.median_delay_ns / 1e3,
-                        h.launch.p95_delay_ns / 1e3));
-    }
-  }
-  if (rec.findings.empty())
-    rec.findings.push_back(
-        {report::Severity::kInfo, "No recommendation: no threshold was crossed."});
 }
 
 }  // namespace
@@ -251,6 +110,11 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
           "Rank {}: dropped {} as incomplete: its GPU work was not captured (the TensorBoard "
           "plugin's rule; --steps all keeps it).",
           rank, fmt::join(s.dropped, ", ")));
+    if (s.gpu_data_cut)
+      ov.notes.push_back(fmt::format(
+          "Rank {}: the trace file is cut short and part of its GPU events is lost: step times are "
+          "the host's, and the GPU categories show only what the cut left.",
+          rank));
     if (s.synthetic)
       ov.notes.push_back(
           fmt::format("Rank {}: no ProfilerStep ranges; the whole trace is one step "
@@ -401,7 +265,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
   if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
 
   report::Section& rec = r.AddSection("recommendations", "Recommendations");
-  AddRecommendations(models, an, o, rec);
+  AddFindings(models, an, o, rec);
 
   for (const auto& m : models)
     for (const trace::InputDiagnostic& d : m.diagnostics) {

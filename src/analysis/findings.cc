@@ -1,0 +1,357 @@
+#include "analysis/findings.h"
+
+#include <fmt/args.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace trainprof::analysis {
+namespace {
+
+using report::Severity;
+
+double Ms(double ns) { return ns / 1e6; }
+
+// What turns Tensor Cores on for this hardware: fp16 only before Ampere (7.x: Volta, Turing),
+// bf16 and TF32 from 8.0 (Ampere) on.
+std::string TensorCoreAdvice(int64_t compute_major) {
+  if (compute_major < 8) {
+    return "Enable Automatic Mixed Precision with float16 (torch.autocast(\"cuda\", "
+           "dtype=torch.float16) and a GradScaler): this GPU's Tensor Cores take fp16 only; "
+           "bf16 and TF32 need compute capability 8.0 or higher.";
+  }
+  return "Enable Automatic Mixed Precision (torch.autocast with bfloat16 or float16), or TF32 "
+         "for float32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True).";
+}
+
+bool IsTensorCoreEligibleOp(std::string_view n) {
+  // The TensorBoard plugin's list of operators whose kernels can run on Tensor Cores.
+  static const std::set<std::string_view> kOps = {"aten::_convolution",
+                                                  "aten::_convolution_nogroup",
+                                                  "aten::conv1d",
+                                                  "aten::conv2d",
+                                                  "aten::conv3d",
+                                                  "aten::conv_tbc",
+                                                  "aten::conv_transpose1d",
+                                                  "aten::conv_transpose2d",
+                                                  "aten::conv_transpose3d",
+                                                  "aten::convolution",
+                                                  "aten::cudnn_convolution",
+                                                  "aten::cudnn_convolution_transpose",
+                                                  "aten::prelu",
+                                                  "aten::addmm",
+                                                  "aten::addmv",
+                                                  "aten::addr",
+                                                  "aten::matmul",
+                                                  "aten::mm",
+                                                  "aten::mv",
+                                                  "aten::linear",
+                                                  "aten::addbmm",
+                                                  "aten::baddbmm",
+                                                  "aten::bmm",
+                                                  "aten::chain_matmul",
+                                                  "aten::linalg_multi_dot",
+                                                  "aten::_thnn_fused_lstm_cell",
+                                                  "aten::_thnn_fused_gru_cell",
+                                                  "aten::lstm_cell",
+                                                  "aten::gru_cell",
+                                                  "aten::rnn_tanh_cell",
+                                                  "aten::rnn_relu_cell"};
+  return kOps.count(n) > 0;
+}
+
+Candidate Make(std::string key, const trace::TraceModel& m, double saves_ns, double figure) {
+  Candidate c;
+  c.key = std::move(key);
+  c.rank = m.rank;
+  c.saves_ns = saves_ns;
+  c.figure = figure;
+  return c;
+}
+
+void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<Candidate>* out) {
+  double step = ov.avg_total_ns;
+  if (step <= 0) return;
+  double dl_ns = ov.avg_ns[kDataLoader], dl = 100 * dl_ns / step;
+  if (dl > kDataLoaderPct) {
+    Candidate c = Make("dataloader", m, dl_ns, dl);
+    c.root_cause = true;
+    c.headline = fmt::format("{{fig}} of the step time is in the DataLoader (threshold {}%)",
+                             kDataLoaderPct);
+    c.detail = fmt::format("{:.3f} ms of {:.3f} ms", Ms(dl_ns), Ms(step));
+    c.advice =
+        "Set num_workers on the DataLoader (and pin_memory), or prepare the data ahead of "
+        "training.";
+    out->push_back(std::move(c));
+  }
+  double comm_ns = ov.avg_ns[kCommunication], comm = 100 * comm_ns / step;
+  if (comm > kCommunicationPct) {
+    Candidate c = Make("communication", m, comm_ns, comm);
+    c.root_cause = true;
+    c.headline = fmt::format(
+        "{{fig}} of the step time is communication not hidden behind computation "
+        "(threshold {}%)",
+        kCommunicationPct);
+    c.detail = fmt::format("{:.3f} ms per step", Ms(comm_ns));
+    c.advice =
+        "Overlap it (DDP bucket size, FSDP prefetch), compress gradients, accumulate gradients "
+        "over more micro-batches, or raise the batch size.";
+    out->push_back(std::move(c));
+  }
+}
+
+void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vector<Candidate>* out) {
+  bool eligible_ops = false;
+  for (size_t i = 0; i < m.size() && !eligible_ops; ++i)
+    eligible_ops = m.kind[i] == trace::EventKind::kCpuOp && IsTensorCoreEligibleOp(m.name_of(i));
+  for (const GpuSummary& g : a.gpus) {
+    if (g.utilization_pct < kLowUtilizationPct) {
+      Candidate c =
+          Make("low_utilization", m, (100 - g.utilization_pct) / 100 * a.overview.avg_total_ns,
+               g.utilization_pct);
+      c.headline = fmt::format("GPU {} is busy only {{fig}} of the step time (threshold {}%)",
+                               g.device, kLowUtilizationPct);
+      c.advice =
+          "Raise the batch size, or find what the GPU waits for in the idle-time breakdown "
+          "below.";
+      out->push_back(std::move(c));
+    }
+    const trace::DeviceInfo* d = m.FindDevice(g.device);
+    if (d && d->compute_major >= 7 && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops) {
+      Candidate c = Make("tensor_cores", m, 0, static_cast<double>(g.kernel_ns) / 1e6);
+      c.root_cause = true;
+      c.figure_format = "{:.3f} ms";
+      c.headline = fmt::format(
+          "GPU {} (compute capability {}) ran {{fig}} of kernels with none on Tensor Cores, "
+          "although matmul/convolution operators ran",
+          g.device, g.compute_capability);
+      c.advice = TensorCoreAdvice(d->compute_major);
+      out->push_back(std::move(c));
+    }
+  }
+}
+
+void MemoryCandidates(const trace::TraceModel& m, std::vector<Candidate>* out) {
+  for (const auto& [dev, peak] : m.peak_allocated_bytes) {
+    const trace::DeviceInfo* d = m.FindDevice(dev);
+    if (!d || d->total_memory_bytes <= 0) continue;
+    double pct = 100.0 * static_cast<double>(peak) / static_cast<double>(d->total_memory_bytes);
+    if (pct <= kMemoryNearLimitPct) continue;
+    Candidate c = Make("memory_near_limit", m, 0, pct);
+    c.root_cause = true;
+    c.headline =
+        fmt::format("GPU {} memory peaked at {{fig}} of its {:.1f} GiB (threshold {}%)", dev,
+                    static_cast<double>(d->total_memory_bytes) / (1 << 30), kMemoryNearLimitPct);
+    c.advice =
+        "Use activation checkpointing, mixed precision or a smaller batch before it runs out.";
+    out->push_back(std::move(c));
+  }
+}
+
+void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const AnalyzeOptions& o,
+                      std::vector<Candidate>* out) {
+  const HtaResult& h = a.hta;
+  int64_t host = 0, idle = 0;
+  for (const StreamIdle& s : h.idle) {
+    host += s.ns[kHostWait];
+    for (int64_t v : s.ns) idle += v;
+  }
+  size_t steps = std::max<size_t>(a.overview.steps.size(), 1);
+  if (idle > 0 && h.temporal.span_ns > 0 && h.temporal.idle_ns * 10 > h.temporal.span_ns &&
+      100.0 * host / idle > kHostWaitShareOfIdlePct) {
+    Candidate c = Make("host_wait", m, static_cast<double>(host) / static_cast<double>(steps),
+                       h.temporal.pct(h.temporal.idle_ns));
+    c.root_cause = true;
+    c.headline = "The GPU is idle {fig} of its busy span";
+    c.detail = fmt::format("{:.1f}% of the idle time is host wait", 100.0 * host / idle);
+    c.advice =
+        "The CPU does not launch work fast enough (CPU or launch bound). Use CUDA graphs or "
+        "torch.compile, larger kernels, and keep synchronisations (.item(), .cpu()) out of the "
+        "loop.";
+    out->push_back(std::move(c));
+  }
+  if (h.launch.launches == 0) return;
+  double short_pct = 100.0 * h.launch.short_kernels / h.launch.launches;
+  if (short_pct > kShortKernelPct) {
+    Candidate c = Make("short_kernels", m, 0, short_pct);
+    c.headline = fmt::format(
+        "{{fig}} of kernels run shorter than the call that launched them (threshold {}%)",
+        kShortKernelPct);
+    c.detail = fmt::format("{} of {}", h.launch.short_kernels, h.launch.launches);
+    c.advice = "Fuse them (torch.compile) or capture them in a CUDA graph.";
+    out->push_back(std::move(c));
+  }
+  double delay_pct = 100.0 * h.launch.launch_delay_outliers / h.launch.launches;
+  if (delay_pct > kLaunchDelayOutlierPct) {
+    Candidate c = Make("launch_delay", m, 0, delay_pct);
+    c.headline = fmt::format("{{fig}} of launches wait more than {} µs before the GPU starts them",
+                             o.hta.launch_delay_cutoff_ns / 1000);
+    c.detail = fmt::format("median {:.1f} µs, p95 {:.1f} µs", h.launch.median_delay_ns / 1e3,
+                           h.launch.p95_delay_ns / 1e3);
+    c.advice =
+        "The GPU queue is long or blocked. Look for synchronisations and for streams waiting on "
+        "each other.";
+    out->push_back(std::move(c));
+  }
+}
+
+void CutCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vector<Candidate>* out) {
+  if (!m.truncated) return;
+  Candidate c = Make("truncated", m, 0, 0);
+  c.severity = Severity::kError;
+  c.headline = a.steps.gpu_data_cut
+                   ? "The trace file is cut short and part of its GPU events is lost (Kineto "
+                     "writes them last): no GPU figure is given, and no recommendation rests on "
+                     "one"
+                   : "The trace file is cut short: the figures cover only the events before the "
+                     "cut";
+  c.advice = "Profile again and let the profiler finish writing the file.";
+  out->push_back(std::move(c));
+}
+
+// "0–3, 5, 7–8"
+std::string RankRanges(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}–{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string Fig(const Candidate& c, double v) {
+  return fmt::vformat(c.figure_format, fmt::make_format_args(v));
+}
+
+// One finding from the same rule's candidates on one or more ranks; `worst` leads the detail.
+report::Finding Merge(const std::vector<const Candidate*>& group, bool many_ranks) {
+  const Candidate* worst = group.front();
+  double lo = worst->figure, hi = worst->figure;
+  std::vector<int64_t> ranks;
+  for (const Candidate* c : group) {
+    if (c->saves_ns > worst->saves_ns ||
+        (c->saves_ns == worst->saves_ns && c->figure > worst->figure))
+      worst = c;
+    lo = std::min(lo, c->figure);
+    hi = std::max(hi, c->figure);
+    ranks.push_back(c->rank);
+  }
+  std::string fig = Fig(*worst, lo) == Fig(*worst, hi)
+                        ? Fig(*worst, lo)
+                        : fmt::format("{}–{}", Fig(*worst, lo), Fig(*worst, hi));
+  std::string headline = worst->headline;
+  if (size_t at = headline.find("{fig}"); at != std::string::npos) headline.replace(at, 5, fig);
+  std::string who;
+  if (many_ranks)
+    who = fmt::format("{} {}: ", ranks.size() > 1 ? "Ranks" : "Rank", RankRanges(ranks));
+  std::string detail = worst->detail;
+  if (!detail.empty() && group.size() > 1) detail = fmt::format("rank {}: {}", worst->rank, detail);
+  return {worst->severity, fmt::format("{}{}{}. {}", who, headline,
+                                       detail.empty() ? "" : " (" + detail + ")", worst->advice)};
+}
+
+// Drops what the same rank's other candidates contradict, and turns a symptom's generic advice
+// into a pointer at its causes.
+void Reconcile(std::vector<Candidate>* all) {
+  std::set<std::pair<int64_t, std::string>> present;
+  std::set<int64_t> has_cause;
+  for (const Candidate& c : *all) {
+    present.insert({c.rank, c.key});
+    if (c.root_cause && c.saves_ns > 0) has_cause.insert(c.rank);
+  }
+  // "The CPU does not launch fast enough" and "the GPU queue is long" cannot both hold: the
+  // measured host wait wins over the delay statistic.
+  all->erase(
+      std::remove_if(all->begin(), all->end(),
+                     [&](const Candidate& c) {
+                       return c.key == "launch_delay" && present.count({c.rank, "host_wait"});
+                     }),
+      all->end());
+  for (Candidate& c : *all)
+    if (c.key == "low_utilization" && has_cause.count(c.rank))
+      c.advice = "It follows from the causes listed above it; fix those first.";
+}
+
+}  // namespace
+
+std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnalysis& a,
+                                      const AnalyzeOptions& o) {
+  std::vector<Candidate> out;
+  CutCandidates(m, a, &out);
+  if (a.steps.gpu_data_cut) return out;  // no figure here can be trusted
+  StepCandidates(m, a.overview, &out);
+  GpuCandidates(m, a, &out);
+  MemoryCandidates(m, &out);
+  LaunchCandidates(m, a, o, &out);
+  return out;
+}
+
+std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>& models,
+                                           const std::vector<RankAnalysis>& an) {
+  std::vector<std::pair<double, size_t>> steps;
+  for (size_t i = 0; i < an.size(); ++i)
+    if (an[i].overview.avg_total_ns > 0) steps.push_back({an[i].overview.avg_total_ns, i});
+  if (steps.size() < 2) return {};
+  std::sort(steps.begin(), steps.end());
+  double median = steps.size() % 2
+                      ? steps[steps.size() / 2].first
+                      : (steps[steps.size() / 2 - 1].first + steps[steps.size() / 2].first) / 2;
+  auto [slowest, i] = steps.back();
+  double pct = 100 * (slowest / median - 1);
+  if (median <= 0 || pct <= kRankImbalancePct) return {};
+  Candidate c = Make("rank_imbalance", models[i], slowest - median, pct);
+  c.root_cause = true;
+  c.headline = fmt::format(
+      "rank {} is the straggler: its steps take {{fig}} longer than the median rank's "
+      "(threshold {}%)",
+      models[i].rank, kRankImbalancePct);
+  c.detail = fmt::format("{:.3f} ms per step against {:.3f} ms", Ms(slowest), Ms(median));
+  c.advice =
+      "The other ranks wait for it at every collective. Look at what differs there: its data "
+      "loading, its GPU (clocks, another process) or more work (uneven sequence lengths).";
+  return {c};
+}
+
+void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
+                 const AnalyzeOptions& o, report::Section& rec) {
+  std::vector<Candidate> all = ImbalanceCandidates(models, an);
+  for (size_t r = 0; r < an.size(); ++r) {
+    std::vector<Candidate> c = RankCandidates(models[r], an[r], o);
+    all.insert(all.end(), c.begin(), c.end());
+  }
+  Reconcile(&all);
+  // Group by rule (a straggler is its own group), keeping the first-seen order for ties.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const Candidate*>> groups;
+  for (const Candidate& c : all) {
+    if (!groups.count(c.key)) order.push_back(c.key);
+    groups[c.key].push_back(&c);
+  }
+  auto cost = [&](const std::string& key) {
+    double best = 0;
+    for (const Candidate* c : groups[key]) best = std::max(best, c->saves_ns);
+    return best;
+  };
+  auto tier = [&](const std::string& key) {
+    const Candidate& c = *groups[key].front();
+    if (c.severity == Severity::kError) return 0;
+    if (cost(key) > 0) return c.root_cause ? 1 : 2;
+    return 3;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    int ta = tier(a), tb = tier(b);
+    return ta != tb ? ta < tb : cost(a) > cost(b);
+  });
+  for (const std::string& key : order) rec.findings.push_back(Merge(groups[key], an.size() > 1));
+  if (rec.findings.empty())
+    rec.findings.push_back({Severity::kInfo, "No recommendation: no threshold was crossed."});
+}
+
+}  // namespace trainprof::analysis
