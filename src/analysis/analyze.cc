@@ -269,10 +269,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
 
   for (const auto& m : models)
     for (const trace::InputDiagnostic& d : m.diagnostics) {
-      report::Severity s =
-          d.severity == trace::InputDiagnostic::Severity::kInfo      ? report::Severity::kInfo
-          : d.severity == trace::InputDiagnostic::Severity::kWarning ? report::Severity::kWarning
-                                                                     : report::Severity::kError;
+      report::Severity s = report::SeverityFor(d.severity);
       r.diagnostics.push_back({s, d.name, d.count, d.message});
     }
   return r;

@@ -15,6 +15,7 @@
 #include "base/progress.h"
 #include "base/text.h"
 #include "cli/commands.h"
+#include "report/data_quality.h"
 #include "report/json.h"
 #include "report/run_folder.h"
 #include "trace/trace_files.h"
@@ -34,6 +35,7 @@ struct AnalyzeFlags {
   std::string progress = "auto";
   Options::Output out;
   std::string db;  // run history (--db)
+  bool allow_data_errors = false;
 };
 
 int64_t NowNs() {
@@ -174,8 +176,14 @@ int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
   for (size_t i = 0; i < l.files.size(); ++i)
     r.AddMeta(fmt::format("files.{}", i), l.files[i], false);
   for (const std::string& why : skipped)
-    r.diagnostics.push_back({report::Severity::kWarning, "input_skipped", 1, why});
-  return Emit(r, f, /*record=*/true, json, &out);
+    r.diagnostics.push_back(report::MakeDiagnostic("input_skipped", 1, why));
+  report::AddDataQualitySection(r);
+  int code = Emit(r, f, /*record=*/true, json, &out);
+  if (!report::HasDataError(r)) return code;
+  // The reports are written; the figures they hold are not to be trusted as they stand.
+  for (const report::Diagnostic& d : r.diagnostics)
+    if (d.severity == report::Severity::kError) fmt::print(stderr, "trainprof: {}\n", d.message);
+  return code != kExitOk || f.allow_data_errors ? code : kExitDataError;
 }
 
 // A file, or a folder searched recursively: each folder of traces below it is its own run, with
@@ -279,6 +287,9 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("path", f->path, "Trace file or folder")->required();
   AddCommonOptions(sub, f.get());
   AddDbOption(sub, &f->db, /*records=*/true);
+  sub->add_flag("--allow-data-errors", f->allow_data_errors,
+                "Exit 0 even when a diagnostic of error severity fired (a trace cut short); "
+                "without it such a run exits 4, after writing its reports");
   sub->add_flag("--hta-compat", f->hta_compat,
                 "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
                 "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules");

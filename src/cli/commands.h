@@ -13,9 +13,10 @@ namespace trainprof::cli {
 
 // Exit codes, also listed in `trainprof --help`.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;   // failed while running or writing outputs
-inline constexpr int kExitBadInput = 2;  // bad command line, config or dataset
-inline constexpr int kExitNoOutput = 3;  // the run folder cannot be created
+inline constexpr int kExitFailure = 1;    // failed while running or writing outputs
+inline constexpr int kExitBadInput = 2;   // bad command line, config or dataset
+inline constexpr int kExitNoOutput = 3;   // the run folder cannot be created
+inline constexpr int kExitDataError = 4;  // analyze: the input has an error-severity diagnostic
 // A run stopped by a signal exits with 128 + the signal number (130 for Ctrl-C, 143 for
 // SIGTERM), after writing the reports of the steps it completed.
 
@@ -25,6 +26,7 @@ inline constexpr const char* kExitCodesHelp =
     "  1    failure while running or writing the reports\n"
     "  2    bad input: command line, config file, dataset\n"
     "  3    the run folder cannot be created or written\n"
+    "  4    analyze: the input has a data error (a trace cut short); reports written\n"
     "  130  stopped by Ctrl-C (SIGINT), 143 by SIGTERM: reports of the completed steps written\n";
 
 inline constexpr const char* kProfileDescription =

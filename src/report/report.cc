@@ -6,29 +6,63 @@ namespace trainprof::report {
 
 const char* UnitName(Unit unit) {
   switch (unit) {
-    case Unit::kText: return "text";
-    case Unit::kCount: return "count";
-    case Unit::kNumber: return "number";
-    case Unit::kSeconds: return "seconds";
-    case Unit::kBytes: return "bytes";
-    case Unit::kPercent: return "percent";
-    case Unit::kPerSecond: return "per_second";
-    case Unit::kBool: return "bool";
-    case Unit::kBytesPerSecond: return "bytes_per_second";
-    case Unit::kWatts: return "watts";
-    case Unit::kJoules: return "joules";
-    case Unit::kCelsius: return "celsius";
-    case Unit::kMegahertz: return "megahertz";
-    case Unit::kByRow: return "by_row";
+    case Unit::kText:
+      return "text";
+    case Unit::kCount:
+      return "count";
+    case Unit::kNumber:
+      return "number";
+    case Unit::kSeconds:
+      return "seconds";
+    case Unit::kBytes:
+      return "bytes";
+    case Unit::kPercent:
+      return "percent";
+    case Unit::kPerSecond:
+      return "per_second";
+    case Unit::kBool:
+      return "bool";
+    case Unit::kBytesPerSecond:
+      return "bytes_per_second";
+    case Unit::kWatts:
+      return "watts";
+    case Unit::kJoules:
+      return "joules";
+    case Unit::kCelsius:
+      return "celsius";
+    case Unit::kMegahertz:
+      return "megahertz";
+    case Unit::kByRow:
+      return "by_row";
   }
   return "text";
 }
 
+Severity SeverityFor(base::DataSeverity s) {
+  switch (s) {
+    case base::DataSeverity::kInfo:
+      return Severity::kInfo;
+    case base::DataSeverity::kDataLoss:
+      return Severity::kWarning;
+    case base::DataSeverity::kError:
+      return Severity::kError;
+  }
+  return Severity::kError;
+}
+
+Diagnostic MakeDiagnostic(std::string name, int64_t count, std::string message) {
+  Severity s = SeverityFor(base::SeverityOf(name));
+  return {s, std::move(name), count, std::move(message)};
+}
+
 const char* SeverityName(Severity s) {
   switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kError:
+      return "error";
   }
   return "info";
 }

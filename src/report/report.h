@@ -17,6 +17,8 @@
 #include <variant>
 #include <vector>
 
+#include "base/diagnostics.h"
+
 namespace trainprof::report {
 
 inline constexpr int kSchemaVersion = 1;
@@ -114,6 +116,11 @@ struct Diagnostic {
   int64_t count = 0;
   std::string message;
 };
+
+// base::DataSeverity as a report severity: info, data loss -> warning, error.
+Severity SeverityFor(base::DataSeverity s);
+// A diagnostic with the registry's severity for `name` (base/diagnostics.h).
+Diagnostic MakeDiagnostic(std::string name, int64_t count, std::string message);
 
 struct MetaEntry {
   std::string key;

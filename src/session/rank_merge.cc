@@ -169,8 +169,8 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
   }
   for (const RankFigures& f : figs) {
     if (f.in->status != "ok") {
-      r.diagnostics.push_back({report::Severity::kError, "rank_failed", 1,
-                               fmt::format("rank {}: {}", f.in->rank, f.in->status)});
+      r.diagnostics.push_back(report::MakeDiagnostic(
+          "rank_failed", 1, fmt::format("rank {}: {}", f.in->rank, f.in->status)));
     }
     if (!f.diagnostics.is_array()) continue;
     for (const json& d : f.diagnostics) {
@@ -184,7 +184,7 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
   }
   for (const auto& [rank, why] : in.missing) {
     r.diagnostics.push_back(
-        {report::Severity::kError, "rank_missing", 1, fmt::format("rank {}: {}", rank, why)});
+        report::MakeDiagnostic("rank_missing", 1, fmt::format("rank {}: {}", rank, why)));
     s.findings.push_back(
         {report::Severity::kError, fmt::format("rank {} has no report: {}", rank, why)});
   }

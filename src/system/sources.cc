@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/diagnostics.h"
 #include "system/proc_parse.h"
 
 namespace trainprof::system {
@@ -17,6 +18,8 @@ void DiagnosticSink::Add(report::Severity severity, const std::string& name,
                          const std::string& source, const std::string& message) {
   auto [it, inserted] = entries_.try_emplace({name, source});
   if (inserted) {
+    // The registry (base/diagnostics.h) decides the severity of the names it knows.
+    if (base::FindDiagnosticKind(name)) severity = report::SeverityFor(base::SeverityOf(name));
     it->second.d = {severity, name, 0, message};
     it->second.order = entries_.size();
   }

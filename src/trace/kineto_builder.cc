@@ -15,7 +15,6 @@ using json::MicrosToNs;
 using json::Scalar;
 using json::ToDouble;
 using json::ToInt;
-using Sev = InputDiagnostic::Severity;
 
 namespace {
 
@@ -185,8 +184,7 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
 void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    m_.AddDiagnostic(Sev::kWarning, "bad_metadata", 1,
-                     fmt::format("{}: \"{}\" could not be read", name_, key));
+    m_.AddDiagnostic("bad_metadata", 1, fmt::format("{}: \"{}\" could not be read", name_, key));
     return;
   }
   auto get_int = [](const nlohmann::json& o, const char* k) -> std::optional<int64_t> {
@@ -240,7 +238,7 @@ void EventBuilder::ResolveRank() {
   m_.rank = 0;
   m_.rank_source = "default";
   m_.AddDiagnostic(
-      Sev::kWarning, "rank_unknown", 1,
+      "rank_unknown", 1,
       fmt::format("{}: no rank in distributedInfo or the file name; taken as rank 0", name_));
 }
 
@@ -259,7 +257,7 @@ void EventBuilder::ReportCounts() {
       msg = fmt::format("{}: {} events of unknown category \"{}\" kept as \"other\" (e.g. {})",
                         name_, c.first, diag.substr(diag.find(':') + 1), c.second);
     std::string stable = diag.rfind("unknown_category", 0) == 0 ? "unknown_category" : diag;
-    m_.AddDiagnostic(Sev::kWarning, stable, c.first, std::move(msg));
+    m_.AddDiagnostic(stable, c.first, std::move(msg));
   }
 }
 
@@ -279,7 +277,7 @@ void EventBuilder::CheckFlows() {
   std::set_difference(odd.begin(), odd.end(), corr.begin(), corr.end(),
                       std::back_inserter(unpaired));
   if (!unpaired.empty())
-    m_.AddDiagnostic(Sev::kInfo, "unpaired_flows", static_cast<int64_t>(unpaired.size()),
+    m_.AddDiagnostic("unpaired_flows", static_cast<int64_t>(unpaired.size()),
                      fmt::format("{}: {} CPU-to-GPU flow events have no partner and match no "
                                  "event's correlation id (e.g. id {}); they are ignored",
                                  name_, unpaired.size(), unpaired.front()));
@@ -304,7 +302,7 @@ void EventBuilder::PeaksFromDeltas() {
       continue;
     peaks.emplace_back(dev, entry.second.second);
     m_.AddDiagnostic(
-        Sev::kInfo, "memory_from_deltas", 1,
+        "memory_from_deltas", 1,
         fmt::format("{}: the {} memory peak was rebuilt from the [memory] events' Bytes changes "
                     "(the trace has no Total Allocated): it counts from the trace's start, so "
                     "memory allocated before profiling began is not in it",

@@ -20,7 +20,6 @@ namespace {
 
 using json::R;
 using json::Scalar;
-using Sev = InputDiagnostic::Severity;
 
 class Parser {
  public:
@@ -274,7 +273,7 @@ Status Parser::CutShort() {
         fmt::format("{}: {}: {} before the first event (truncated file)", name_, where, why));
   TraceModel& m = b_.model();
   m.truncated = cut_in_events;
-  m.AddDiagnostic(Sev::kWarning, "truncated", 1,
+  m.AddDiagnostic("truncated", 1,
                   fmt::format("{}: {} at {}: kept the {} events before the cut{}", name_, why,
                               where, b_.events_seen(),
                               cut_in_events ? "" : " (the metadata after the events is lost)"));
@@ -313,7 +312,7 @@ StatusOr<TraceModel> Parser::Run() {
   TraceModel& m = b_.model();
   m.json_bytes = w_.end_offset();
   if (oversized_ > 0)
-    m.AddDiagnostic(Sev::kWarning, "oversized_value", oversized_,
+    m.AddDiagnostic("oversized_value", oversized_,
                     fmt::format("{}: {} value(s) larger than {} MiB were skipped without being "
                                 "read (the first at byte {})",
                                 name_, oversized_, opt_.max_unit_bytes >> 20, oversized_at_));

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/diagnostics.h"
+
 namespace trainprof::trace {
 
 const char* EventKindName(EventKind k) {
@@ -95,8 +97,8 @@ void TraceModel::LinkLaunches() {
   }
 }
 
-void TraceModel::AddDiagnostic(InputDiagnostic::Severity s, std::string diag_name, int64_t count,
-                               std::string message) {
+void TraceModel::AddDiagnostic(std::string diag_name, int64_t count, std::string message) {
+  base::DataSeverity s = base::SeverityOf(diag_name);
   diagnostics.push_back({s, std::move(diag_name), count, std::move(message)});
 }
 

@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/diagnostics.h"
+
 namespace trainprof::trace {
 
 // What an event is, from its Kineto category (today's names and the pre-2021 ones).
@@ -50,8 +52,7 @@ struct DeviceInfo {
 
 // Something about the input the user should know. Per-event problems are counted, not fatal.
 struct InputDiagnostic {
-  enum class Severity { kInfo, kWarning, kError };
-  Severity severity = Severity::kWarning;
+  base::DataSeverity severity = base::DataSeverity::kDataLoss;  // from base/diagnostics.h
   std::string name;  // stable: "truncated", "unknown_category", "missing_fields", ...
   int64_t count = 0;
   std::string message;  // one line, names the file
@@ -123,8 +124,8 @@ struct TraceModel {
              int64_t tid_v);
   // Fills `launcher` from correlation ids. Called once after the last Add.
   void LinkLaunches();
-  void AddDiagnostic(InputDiagnostic::Severity s, std::string diag_name, int64_t count,
-                     std::string message);
+  // The severity is the registry's (base/diagnostics.h).
+  void AddDiagnostic(std::string diag_name, int64_t count, std::string message);
 };
 
 }  // namespace trainprof::trace

@@ -1,0 +1,37 @@
+#include "report/data_quality.h"
+
+#include "base/diagnostics.h"
+
+namespace trainprof::report {
+
+void AddDataQualitySection(Report& r) {
+  Section& s = r.AddSection("data_quality", "Data quality");
+  Table& t = s.AddTable("diagnostics", "What the input lacked, and what it means for the figures",
+                        {{"diagnostic", "Diagnostic", Unit::kText},
+                         {"severity", "Severity", Unit::kText},
+                         {"count", "Count", Unit::kCount},
+                         {"meaning", "What it means", Unit::kText},
+                         {"message", "Where", Unit::kText}});
+  int64_t errors = 0, losses = 0;
+  for (const Diagnostic& d : r.diagnostics) {
+    const base::DiagnosticKind* k = base::FindDiagnosticKind(d.name);
+    base::DataSeverity sev = k ? k->severity : base::SeverityOf(d.name);
+    errors += sev == base::DataSeverity::kError;
+    losses += sev == base::DataSeverity::kDataLoss;
+    t.rows.push_back({d.name, std::string(base::DataSeverityName(sev)), d.count,
+                      std::string(k ? k->meaning : "(not in the registry)"), d.message});
+  }
+  s.AddMetric("errors", "Diagnostics of error severity", errors, Unit::kCount);
+  s.AddMetric("data_loss", "Diagnostics of data-loss severity", losses, Unit::kCount);
+  if (r.diagnostics.empty()) s.notes.push_back("No diagnostic: the input was read whole.");
+}
+
+bool HasDataError(const Report& r) {
+  for (const Diagnostic& d : r.diagnostics)
+    if (base::SeverityOf(d.name) == base::DataSeverity::kError &&
+        base::FindDiagnosticKind(d.name) != nullptr)
+      return true;
+  return false;
+}
+
+}  // namespace trainprof::report

@@ -1,0 +1,15 @@
+// The data-quality section: every diagnostic of a report with its count, its severity (info,
+// data loss, error) and what it means for the figures, from the registry in base/diagnostics.h.
+//
+//   report::AddDataQualitySection(r);   // after every diagnostic has been added
+#pragma once
+
+#include "report/report.h"
+
+namespace trainprof::report {
+
+void AddDataQualitySection(Report& r);
+// True when a diagnostic of error severity fired (the CLI exits kExitDataError then).
+bool HasDataError(const Report& r);
+
+}  // namespace trainprof::report
