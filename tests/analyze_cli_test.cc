@@ -14,6 +14,7 @@
 #include "util/golden.h"
 #include "util/html_outline.h"
 #include "util/process.h"
+#include "util/trace_gen.h"
 
 namespace {
 
@@ -86,6 +87,101 @@ TEST(Analyze, TwoRanksAndJsonOnStdout) {
   ASSERT_EQ((*t)["rows"].size(), 2u);
   EXPECT_EQ((*t)["rows"][0]["rank"], "0");
   EXPECT_EQ((*t)["rows"][1]["rank"], "1");
+}
+
+// Two ranks of a data-loader-bound job, generated (util/trace_gen.h) into `dir`: each 1,000 µs
+// step spends 300 µs in the DataLoader, then runs three 150.5 µs kernels; rank 1 is 20 % slower.
+std::vector<testutil::Expected> WriteGeneratedRanks(const std::string& dir) {
+  testutil::GenStep s{.host_dur_ns = 1'000'000, .data_loader_ns = 300'000};
+  s.cpu_ops.push_back({.name = "aten::relu", .start_ns = 300'000, .dur_ns = 600'000});
+  for (int64_t k = 0; k < 3; ++k)
+    s.gpu_ops.push_back({.name = "void at::native::vectorized_elementwise_kernel<4>",
+                         .start_ns = 320'000 + k * 160'000,
+                         .dur_ns = 150'500,
+                         .launch_delay_ns = 15'000});
+  testutil::GenTrace t;
+  t.world_size = 2;
+  t.steps = {s, s, s};
+  std::vector<testutil::Expected> out;
+  for (testutil::GenRank r : {testutil::GenRank{.rank = 0, .skew_ns = 3'000'017},
+                              testutil::GenRank{.rank = 1, .slowdown_num = 6, .slowdown_den = 5}}) {
+    auto g = testutil::GenerateKinetoTrace(t, r);
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    if (!g.ok()) return out;
+    std::ofstream(dir + "/rank" + std::to_string(r.rank) + ".pt.trace.json") << g->json;
+    out.push_back(g->expected);
+  }
+  return out;
+}
+
+// AnalyzeShared's checks on generated traces, so they run on a clone with nothing beside it.
+TEST(Analyze, GeneratedRanksPrintEverySectionAndWriteTheRunFolder) {
+  std::string dir = testutil::FreshTempDir();
+  std::filesystem::create_directories(dir + "/traces");
+  std::vector<testutil::Expected> ex = WriteGeneratedRanks(dir + "/traces");
+  ASSERT_EQ(ex.size(), 2u);
+  auto r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/traces", "--run-dir", dir + "/out", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* heading : {"Overview (step time breakdown)", "GPU summary", "HTA breakdowns",
+                              "Recommendations", "Temporal breakdown", "Kernel launch statistics"})
+    EXPECT_NE(r.out.find(heading), std::string::npos) << heading;
+  EXPECT_NE(r.out.find("Rank 0: 30.0% of the step time (0.300 ms of 1.000 ms) is in the "
+                       "DataLoader"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Rank 1: 30.0% of the step time (0.360 ms of 1.200 ms) is in the "
+                       "DataLoader"),
+            std::string::npos)
+      << r.out;
+  nlohmann::json rep = ReadJson(dir + "/out/report.json");
+  EXPECT_EQ(rep["kind"], "analyze");
+  EXPECT_EQ(rep["meta"]["ranks"], 2);
+  for (const char* id : {"overview", "gpu", "hta", "recommendations"})
+    EXPECT_NE(Section(rep, id), nullptr) << id;
+  // Every step's categories sum to its step time, which is the generated one.
+  const nlohmann::json* steps = Table(*Section(rep, "overview"), "step_breakdown");
+  ASSERT_NE(steps, nullptr);
+  ASSERT_EQ((*steps)["rows"].size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    const auto& row = (*steps)["rows"][i];
+    const testutil::ExpectedStep& e = ex[i / 3].steps[i % 3];
+    EXPECT_EQ(row["rank"], std::to_string(i / 3));
+    EXPECT_EQ(row["step"], e.name);
+    EXPECT_NEAR(row["step_time_s"].get<double>(), e.dur_ns / 1e9, 1e-15);
+    double sum = 0;
+    for (const char* k : {"kernel_s", "memcpy_s", "memset_s", "communication_s", "runtime_s",
+                          "dataloader_s", "cpu_exec_s", "other_s"})
+      sum += row[k].get<double>();
+    EXPECT_NEAR(sum, row["step_time_s"].get<double>(), 1e-12) << row["step"];
+    EXPECT_NEAR(row["dataloader_s"].get<double>(), e.overview_ns[testutil::kGenDataLoader] / 1e9,
+                1e-15);
+  }
+  const nlohmann::json* t = Table(*Section(rep, "hta"), "temporal_breakdown");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ((*t)["rows"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ((*t)["rows"][i]["rank"], std::to_string(i));
+    EXPECT_NEAR((*t)["rows"][i]["idle_s"].get<double>(), ex[i].hta_idle_ns / 1e9, 1e-15);
+  }
+  std::ifstream csv(dir + "/out/temporal_breakdown.csv");
+  EXPECT_TRUE(csv.good());
+}
+
+TEST(Analyze, GeneratedRanksAsJsonOnStdout) {
+  std::string dir = testutil::FreshTempDir();
+  ASSERT_EQ(WriteGeneratedRanks(dir).size(), 2u);
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir, "--format", "json", "--run-dir", dir + "/out",
+                       "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rep["meta"]["ranks"], 2);
+  const nlohmann::json* g = Table(*Section(rep, "gpu"), "gpu_summary");
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ((*g)["rows"].size(), 2u);
+  // 3 × 150.5 µs of kernels per 1,000 µs step, on both ranks (rank 1's slowdown scales both).
+  for (const auto& row : (*g)["rows"])
+    EXPECT_NEAR(row["utilization_pct"].get<double>(), 45.15, 1e-9) << row["rank"];
 }
 
 // Three steps; the profiler stopped before the last step's kernels were captured.
