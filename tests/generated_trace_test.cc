@@ -315,9 +315,13 @@ TEST(GeneratedTrace, DataLoaderBound) {
   ASSERT_EQ(r.an.size(), 1u);
   EXPECT_DOUBLE_EQ(r.an[0].overview.avg_ns[analysis::kDataLoader] / r.an[0].overview.avg_total_ns,
                    0.3);
+  // The root cause that costs the most step time leads the list.
+  ASSERT_FALSE(Findings(r.report).empty());
+  EXPECT_EQ(Findings(r.report).front().rfind("30.0% of the step time is in the DataLoader", 0), 0u)
+      << AllFindings(r.report);
   EXPECT_EQ(CountFindings(r.report,
-                          "30.0% of the step time (0.300 ms of 1.000 ms) is in the "
-                          "DataLoader"),
+                          "30.0% of the step time is in the DataLoader (threshold 5%) (0.300 ms of "
+                          "1.000 ms)"),
             1)
       << AllFindings(r.report);
   EXPECT_EQ(CountFindings(r.report, "communication"), 0) << AllFindings(r.report);
@@ -471,9 +475,18 @@ TEST(GeneratedTrace, IdleGpuWithLaunchDelays) {
   }
   EXPECT_EQ(CountFindings(r.report, "GPU 0 is busy only 12.1% of the step time"), 1)
       << AllFindings(r.report);
-  EXPECT_EQ(CountFindings(r.report, "is host wait: the CPU does not launch work fast enough"), 1)
+  EXPECT_EQ(CountFindings(r.report, "is host wait). The CPU does not launch work fast enough"), 1)
       << AllFindings(r.report);
-  EXPECT_EQ(CountFindings(r.report, "36 of 45 kernels (80.0%) run shorter than the call"), 1)
+  EXPECT_EQ(CountFindings(r.report,
+                          "80.0% of kernels run shorter than the call that launched them "
+                          "(threshold 30%) (36 of 45)"),
+            1)
+      << AllFindings(r.report);
+  // The cause (host wait) comes before its symptom (low utilization), which points back at it.
+  std::vector<std::string> f = Findings(r.report);
+  ASSERT_GE(f.size(), 2u);
+  EXPECT_EQ(f[0].rfind("The GPU is idle", 0), 0u) << AllFindings(r.report);
+  EXPECT_NE(f[1].find("It follows from the causes listed above it"), std::string::npos)
       << AllFindings(r.report);
   EXPECT_EQ(CountFindings(r.report, "wait more than 100 µs"), 0) << AllFindings(r.report);
 }
@@ -529,6 +542,17 @@ TEST(GeneratedTrace, FourRanksOneTwentyPercentSlower) {
   }
   // (3 ranks × 3 steps × 2,000 µs + 3 × 2,400 µs) / 12 steps.
   EXPECT_NEAR(MetricValue(r.report, "overview", "avg_step_time_s"), 0.0021, 1e-12);
+  // One straggler finding (2.4 ms against the median 2.0 ms: 20 % longer), leading the list,
+  // and the same finding on every rank merged into one line.
+  std::vector<std::string> f = Findings(r.report);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rfind("Rank 2: rank 2 is the straggler: its steps take 20.0% longer than the "
+                       "median rank's (threshold 10%) (2.400 ms per step against 2.000 ms)",
+                       0),
+            0u)
+      << AllFindings(r.report);
+  for (const std::string& x : f)
+    EXPECT_EQ(x.find("Rank 0:"), std::string::npos) << "per-rank findings are merged: " << x;
 }
 
 // --- the generator itself ---------------------------------------------------------------------
