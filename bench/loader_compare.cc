@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   fmt::print("{} | batch {} | {} epochs each, alternating\n", (*src)->Describe(), batch, epochs);
-  fmt::print("| workers | trainprof BatchLoader samples/s | LibTorch DataLoader samples/s | ratio |\n");
+  fmt::print(
+      "| workers | trainprof BatchLoader samples/s | LibTorch DataLoader samples/s | ratio |\n");
   fmt::print("|---|---|---|---|\n");
   for (int64_t w : workers) {
     double ours = 0, theirs = 0;
@@ -65,8 +66,9 @@ int main(int argc, char** argv) {
     trainprof::jobs::BatchLoader loader(**src, o);
     auto theirs_loader = torch::data::make_data_loader<torch::data::samplers::RandomSampler>(
         SourceDataset(src->get()).map(torch::data::transforms::Stack<>()),
-        torch::data::DataLoaderOptions().batch_size(static_cast<size_t>(batch)).workers(
-            static_cast<size_t>(w)));
+        torch::data::DataLoaderOptions()
+            .batch_size(static_cast<size_t>(batch))
+            .workers(static_cast<size_t>(w)));
     for (int64_t e = 0; e < epochs; ++e) {
       auto t0 = std::chrono::steady_clock::now();
       loader.StartEpoch(e, 0);

@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
   python3-dev pybind11-dev python3-torch python3-numpy python3-pytest
-  clang
+  clang clang-format
   chromium
   dataset-fashion-mnist
 )

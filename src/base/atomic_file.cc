@@ -13,11 +13,14 @@ namespace trainprof::base {
 Status ErrnoStatus(const std::string& what, int err) {
   std::string msg = fmt::format("{}: {}", what, std::strerror(err));
   switch (err) {
-    case ENOENT: return NotFound(msg);
+    case ENOENT:
+      return NotFound(msg);
     case EACCES:
     case EPERM:
-    case EROFS: return PermissionDenied(msg);
-    default: return InvalidArgument(msg);
+    case EROFS:
+      return PermissionDenied(msg);
+    default:
+      return InvalidArgument(msg);
   }
 }
 

@@ -14,7 +14,9 @@ bool DetectInvariantTsc() {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("flags", 0) == 0) {
-      auto has = [&](const char* f) { return line.find(std::string(" ") + f) != std::string::npos; };
+      auto has = [&](const char* f) {
+        return line.find(std::string(" ") + f) != std::string::npos;
+      };
       return has("constant_tsc") && has("nonstop_tsc");
     }
   }
@@ -60,7 +62,8 @@ TickConverter TickConverter::Fit(const ClockPair& a, const ClockPair& b) {
   ClockPair end = b;
   // Too short a baseline gives a poor slope: widen it to at least 10 ms.
   if (end.steady_ns - a.steady_ns < 10'000'000) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(10'000'000 - (end.steady_ns - a.steady_ns)));
+    std::this_thread::sleep_for(
+        std::chrono::nanoseconds(10'000'000 - (end.steady_ns - a.steady_ns)));
     end = ClockPair::Now();
   }
   double dt = static_cast<double>(end.ticks - a.ticks);

@@ -17,10 +17,14 @@ namespace {
 
 const char* ConfigTypeArticle(ConfigType type) {
   switch (type) {
-    case ConfigType::kBool: return "true or false";
-    case ConfigType::kInt: return "an integer";
-    case ConfigType::kDouble: return "a number";
-    case ConfigType::kString: return "a string";
+    case ConfigType::kBool:
+      return "true or false";
+    case ConfigType::kInt:
+      return "an integer";
+    case ConfigType::kDouble:
+      return "a number";
+    case ConfigType::kString:
+      return "a string";
   }
   return "a value";
 }
@@ -29,9 +33,9 @@ const char* ConfigTypeArticle(ConfigType type) {
 Status UnknownKey(const std::string& where, const std::string& key,
                   const std::vector<std::string>& names) {
   const std::string near = NearestWord(key, names);
-  return InvalidArgument(fmt::format("{}: unknown key '{}'{}", where, key,
-                                     near.empty() ? std::string()
-                                                  : fmt::format("; did you mean '{}'?", near)));
+  return InvalidArgument(
+      fmt::format("{}: unknown key '{}'{}", where, key,
+                  near.empty() ? std::string() : fmt::format("; did you mean '{}'?", near)));
 }
 
 std::string Lower(std::string_view s) {
@@ -59,10 +63,18 @@ struct Assignment {
 
 void Assign(const ConfigKey& k, const ConfigValue& v) {
   switch (k.type) {
-    case ConfigType::kBool: *static_cast<bool*>(k.target) = std::get<bool>(v); break;
-    case ConfigType::kInt: *static_cast<int64_t*>(k.target) = std::get<int64_t>(v); break;
-    case ConfigType::kDouble: *static_cast<double*>(k.target) = std::get<double>(v); break;
-    case ConfigType::kString: *static_cast<std::string*>(k.target) = std::get<std::string>(v); break;
+    case ConfigType::kBool:
+      *static_cast<bool*>(k.target) = std::get<bool>(v);
+      break;
+    case ConfigType::kInt:
+      *static_cast<int64_t*>(k.target) = std::get<int64_t>(v);
+      break;
+    case ConfigType::kDouble:
+      *static_cast<double*>(k.target) = std::get<double>(v);
+      break;
+    case ConfigType::kString:
+      *static_cast<std::string*>(k.target) = std::get<std::string>(v);
+      break;
   }
 }
 
@@ -72,8 +84,8 @@ Status CheckValue(const ConfigKey& k, const ConfigValue& v, const std::string& w
     case ConfigType::kInt: {
       int64_t x = std::get<int64_t>(v);
       if (x < k.int_min || x > k.int_max) {
-        return InvalidArgument(fmt::format("{}: {} is out of range ({} to {})", prefix, x,
-                                           k.int_min, k.int_max));
+        return InvalidArgument(
+            fmt::format("{}: {} is out of range ({} to {})", prefix, x, k.int_min, k.int_max));
       }
       break;
     }
@@ -89,12 +101,13 @@ Status CheckValue(const ConfigKey& k, const ConfigValue& v, const std::string& w
       const std::string& s = std::get<std::string>(v);
       if (!k.choices.empty() &&
           std::find(k.choices.begin(), k.choices.end(), s) == k.choices.end()) {
-        return InvalidArgument(fmt::format("{}: '{}' is not one of: {}", prefix, s,
-                                           fmt::join(k.choices, ", ")));
+        return InvalidArgument(
+            fmt::format("{}: '{}' is not one of: {}", prefix, s, fmt::join(k.choices, ", ")));
       }
       break;
     }
-    case ConfigType::kBool: break;
+    case ConfigType::kBool:
+      break;
   }
   return Status::Ok();
 }
@@ -111,8 +124,8 @@ class YamlWalker {
       const YAML::Node k = it->first;
       const YAML::Node v = it->second;
       if (!k.IsScalar()) {
-        return InvalidArgument(fmt::format("{}: a key must be a plain name",
-                                           Where(source_, k.Mark())));
+        return InvalidArgument(
+            fmt::format("{}: a key must be a plain name", Where(source_, k.Mark())));
       }
       const std::string key = prefix.empty() ? k.Scalar() : prefix + "." + k.Scalar();
       const ConfigKey* ck = schema_.Find(key);
@@ -123,16 +136,17 @@ class YamlWalker {
             continue;
           }
           if (v.IsNull()) continue;  // "memory:" with nothing under it
-          return InvalidArgument(fmt::format("{}: '{}' is a section: expected keys under it, got "
-                                             "a value",
-                                             Where(source_, v.Mark()), key));
+          return InvalidArgument(
+              fmt::format("{}: '{}' is a section: expected keys under it, got "
+                          "a value",
+                          Where(source_, v.Mark()), key));
         }
         return UnknownKey(Where(source_, k.Mark()), key, names_);
       }
       if (!v.IsScalar()) {
         return InvalidArgument(fmt::format("{}: {}: expected {}, got {}", Where(source_, v.Mark()),
                                            key, ConfigTypeArticle(ck->type),
-                                           v.IsMap() ? "a mapping"
+                                           v.IsMap()        ? "a mapping"
                                            : v.IsSequence() ? "a list"
                                                             : "nothing"));
       }
@@ -153,10 +167,14 @@ class YamlWalker {
 
 const char* ConfigTypeName(ConfigType type) {
   switch (type) {
-    case ConfigType::kBool: return "boolean";
-    case ConfigType::kInt: return "integer";
-    case ConfigType::kDouble: return "number";
-    case ConfigType::kString: return "string";
+    case ConfigType::kBool:
+      return "boolean";
+    case ConfigType::kInt:
+      return "integer";
+    case ConfigType::kDouble:
+      return "number";
+    case ConfigType::kString:
+      return "string";
   }
   return "value";
 }
@@ -217,8 +235,7 @@ bool ConfigSchema::IsSection(std::string_view prefix) const {
 Status ConfigSchema::ApplyFile(const std::string& path) {
   StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) {
-    return Status(text.status().code(),
-                  fmt::format("config file {}", text.status().message()));
+    return Status(text.status().code(), fmt::format("config file {}", text.status().message()));
   }
   return ApplyYamlText(*text, path);
 }
@@ -267,10 +284,14 @@ Status ConfigSchema::Validate() const {
 
 ConfigValue ConfigSchema::ValueOf(const ConfigKey& k) {
   switch (k.type) {
-    case ConfigType::kBool: return *static_cast<const bool*>(k.target);
-    case ConfigType::kInt: return *static_cast<const int64_t*>(k.target);
-    case ConfigType::kDouble: return *static_cast<const double*>(k.target);
-    case ConfigType::kString: return *static_cast<const std::string*>(k.target);
+    case ConfigType::kBool:
+      return *static_cast<const bool*>(k.target);
+    case ConfigType::kInt:
+      return *static_cast<const int64_t*>(k.target);
+    case ConfigType::kDouble:
+      return *static_cast<const double*>(k.target);
+    case ConfigType::kString:
+      return *static_cast<const std::string*>(k.target);
   }
   return false;
 }
@@ -319,7 +340,9 @@ StatusOr<ConfigValue> ParseConfigValue(const ConfigKey& k, std::string_view text
       v = x;
       break;
     }
-    case ConfigType::kString: v = std::string(text); break;
+    case ConfigType::kString:
+      v = std::string(text);
+      break;
   }
   TRAINPROF_RETURN_IF_ERROR(CheckValue(k, v, where));
   return v;

@@ -116,8 +116,9 @@ TEST_F(ConfigSchemaTest, FileErrorsNameTheFile) {
   std::string path = dir + "/c.yaml";
   std::ofstream(path) << "training:\n  epochs: 3\n\n  learning: 5\n";
   Status st = s_.ApplyFile(path);
-  EXPECT_EQ(st.message(), path + ":4:3: unknown key 'training.learning'; did you mean "
-                                 "'training.learning_rate'?");
+  EXPECT_EQ(st.message(), path +
+                              ":4:3: unknown key 'training.learning'; did you mean "
+                              "'training.learning_rate'?");
 }
 
 TEST_F(ConfigSchemaTest, ValidateAndCurrentValues) {

@@ -30,8 +30,8 @@ struct Event {
 static_assert(sizeof(Event) == 32);
 
 struct ThreadEvents {
-  int64_t tid = 0;    // kernel thread id
-  std::string name;   // SetThreadName(), else the pthread name
+  int64_t tid = 0;   // kernel thread id
+  std::string name;  // SetThreadName(), else the pthread name
   std::vector<Event> events;
   uint64_t dropped = 0;  // events lost because the buffer was full
 };

@@ -114,7 +114,8 @@ TEST(Recorder, ProfiledCallableRecordsUnderItsActionName) {
   ASSERT_TRUE(epoch.ok());
   SetThreadName("recorder-test-wrap");
   SetRecording(true);
-  auto add = Profiled("[Math].add", [](int a, int b) { return a + b; }, ActionKind::kStep);
+  auto add = Profiled(
+      "[Math].add", [](int a, int b) { return a + b; }, ActionKind::kStep);
   EXPECT_EQ(add(2, 3), 5);
   EXPECT_EQ(add(4, 5), 9);
   SetRecording(false);

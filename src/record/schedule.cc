@@ -6,10 +6,14 @@ namespace trainprof {
 
 const char* ProfilerActionName(ProfilerAction action) {
   switch (action) {
-    case ProfilerAction::kNone: return "NONE";
-    case ProfilerAction::kWarmup: return "WARMUP";
-    case ProfilerAction::kRecord: return "RECORD";
-    case ProfilerAction::kRecordAndSave: return "RECORD_AND_SAVE";
+    case ProfilerAction::kNone:
+      return "NONE";
+    case ProfilerAction::kWarmup:
+      return "WARMUP";
+    case ProfilerAction::kRecord:
+      return "RECORD";
+    case ProfilerAction::kRecordAndSave:
+      return "RECORD_AND_SAVE";
   }
   return "?";
 }
@@ -20,7 +24,8 @@ Status Schedule::Validate() const {
         "schedule: skip_first, wait, warmup and repeat must be >= 0 (got {}, {}, {}, {})",
         skip_first, wait, warmup, repeat));
   }
-  if (active < 1) return InvalidArgument(fmt::format("schedule.active must be >= 1, got {}", active));
+  if (active < 1)
+    return InvalidArgument(fmt::format("schedule.active must be >= 1, got {}", active));
   return Status::Ok();
 }
 

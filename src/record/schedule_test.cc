@@ -12,10 +12,18 @@ std::string Phases(const Schedule& s, int steps) {
   std::string out;
   for (int i = 0; i < steps; ++i) {
     switch (s.ActionAt(i)) {
-      case ProfilerAction::kNone: out += 'N'; break;
-      case ProfilerAction::kWarmup: out += 'W'; break;
-      case ProfilerAction::kRecord: out += 'R'; break;
-      case ProfilerAction::kRecordAndSave: out += 'S'; break;
+      case ProfilerAction::kNone:
+        out += 'N';
+        break;
+      case ProfilerAction::kWarmup:
+        out += 'W';
+        break;
+      case ProfilerAction::kRecord:
+        out += 'R';
+        break;
+      case ProfilerAction::kRecordAndSave:
+        out += 'S';
+        break;
     }
   }
   return out;

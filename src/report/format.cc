@@ -79,14 +79,22 @@ std::string FormatHuman(const Value& v, Unit unit) {
   const double x = AsDouble(v);
   if (std::isnan(x)) return "-";
   switch (unit) {
-    case Unit::kSeconds: return Seconds(x);
-    case Unit::kBytes: return Bytes(x);
-    case Unit::kPercent: return fmt::format("{:.1f} %", x);
-    case Unit::kBytesPerSecond: return Bytes(x) + "/s";
-    case Unit::kWatts: return fmt::format("{} W", Plain(x));
-    case Unit::kJoules: return Joules(x);
-    case Unit::kCelsius: return fmt::format("{} °C", Plain(x));
-    case Unit::kMegahertz: return fmt::format("{} MHz", Plain(x));
+    case Unit::kSeconds:
+      return Seconds(x);
+    case Unit::kBytes:
+      return Bytes(x);
+    case Unit::kPercent:
+      return fmt::format("{:.1f} %", x);
+    case Unit::kBytesPerSecond:
+      return Bytes(x) + "/s";
+    case Unit::kWatts:
+      return fmt::format("{} W", Plain(x));
+    case Unit::kJoules:
+      return Joules(x);
+    case Unit::kCelsius:
+      return fmt::format("{} °C", Plain(x));
+    case Unit::kMegahertz:
+      return fmt::format("{} MHz", Plain(x));
     case Unit::kCount:
       if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
       if (x == std::round(x) && std::fabs(x) < 9e15) return Thousands(std::llround(x));

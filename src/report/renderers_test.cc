@@ -40,13 +40,13 @@ Report SampleReport() {
                            {"bytes", "Memory", Unit::kBytes},
                            {"rate", "Rate", Unit::kPerSecond},
                            {"ok", "OK", Unit::kBool}});
-  tab.rows.push_back({std::string("[Model].forward"), int64_t{300}, 0.0042, 33.333, int64_t{3 << 20},
-                      1234.5, true});
-  tab.rows.push_back({std::string("a, \"quoted\" µ-name"), int64_t{2}, 1.5e-7, 0.05,
-                      int64_t{512}, 0.5, false});
+  tab.rows.push_back({std::string("[Model].forward"), int64_t{300}, 0.0042, 33.333,
+                      int64_t{3 << 20}, 1234.5, true});
+  tab.rows.push_back(
+      {std::string("a, \"quoted\" µ-name"), int64_t{2}, 1.5e-7, 0.05, int64_t{512}, 0.5, false});
   tab.rows.push_back({std::string("slow"), int64_t{1}, 754.0, 100.0, Value(), Value(), Value()});
-  tab.footer.push_back({std::string("Total"), int64_t{303}, Value(), 100.0, Value(), Value(),
-                        Value()});
+  tab.footer.push_back(
+      {std::string("Total"), int64_t{303}, Value(), 100.0, Value(), Value(), Value()});
   tab.notes.push_back("nested actions overlap");
   Table& series = t.AddTable("rate", "Throughput per step",
                              {{"step", "Step", Unit::kCount}, {"v", "Batches/s", Unit::kPerSecond}},
@@ -110,7 +110,8 @@ TEST(TerminalRenderer, Golden) {
 }
 
 TEST(JsonRenderer, Golden) {
-  EXPECT_TRUE(testutil::MatchesGoldenJson("renderers/report.json", RenderJsonString(SampleReport())));
+  EXPECT_TRUE(
+      testutil::MatchesGoldenJson("renderers/report.json", RenderJsonString(SampleReport())));
 }
 
 TEST(JsonRenderer, NestsDottedKeysAndKeepsSchemaVersion) {
