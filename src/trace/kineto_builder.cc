@@ -23,8 +23,12 @@ EventKind KindOf(std::string_view cat, bool* known) {
   // Today's Kineto names, then the pre-2021 ones, then AMD's.
   if (cat == "cpu_op" || cat == "Operator") return EventKind::kCpuOp;
   if (cat == "kernel" || cat == "Kernel") return EventKind::kKernel;
-  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "hip_runtime") return EventKind::kRuntime;
-  if (cat == "cuda_driver" || cat == "hip_driver") return EventKind::kDriver;
+  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "hip_runtime" || cat == "xpu_runtime" ||
+      cat == "privateuse1_runtime")
+    return EventKind::kRuntime;
+  if (cat == "cuda_driver" || cat == "hip_driver" || cat == "xpu_driver" ||
+      cat == "privateuse1_driver")
+    return EventKind::kDriver;
   if (cat == "user_annotation") return EventKind::kUserAnnotation;
   if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind::kMemcpy;
   if (cat == "gpu_memset" || cat == "Memset") return EventKind::kMemset;
@@ -35,7 +39,9 @@ EventKind KindOf(std::string_view cat, bool* known) {
   // Known categories no analysis uses.
   *known = cat == "overhead" || cat == "cpu_instant_event" || cat == "python" ||
            cat == "cuda_profiler_range" || cat == "mtia_runtime" || cat == "mtia_ccp_events" ||
-           cat == "privateuse1_runtime" || cat == "privateuse1_driver";
+           cat == "cuda_sync" || cat == "cuda_event" || cat == "mtia_insight" ||
+           cat == "glow_runtime" || cat == "hpu_op" || cat == "collective_comm" ||
+           cat == "xpu_sync";
   return EventKind::kOther;
 }
 
@@ -158,7 +164,10 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   if (ev.has_args) {
     m_.correlation[i] = opt_int(ev.correlation);
     m_.external_id[i] = opt_int(ev.external_id);
-    if (ev.stream.type != Scalar::kNone || ev.device.type != Scalar::kNone) {
+    // A CPU op's "stream" is a kwarg (Inductor's Triton launches), not where it ran.
+    bool host = k == EventKind::kCpuOp || k == EventKind::kUserAnnotation ||
+                k == EventKind::kPythonFunction;
+    if (!host && (ev.stream.type != Scalar::kNone || ev.device.type != Scalar::kNone)) {
       // GPU events, and the odd CPU-side event with a stream (cuda_sync's "Stream Sync").
       int64_t d = opt_int(ev.device), s = opt_int(ev.stream);
       m_.device[i] = d >= INT32_MIN && d <= INT32_MAX ? static_cast<int32_t>(d) : -1;

@@ -1,0 +1,626 @@
+// One test per row of docs/trace-format.md: a small trace in the shape today's writers emit it
+// (Kineto's ChromeTraceLogger, PyTorch's op metadata, the ROCm path), and what a correct reader
+// makes of it. The rows still marked "gap" in docs/trace-format.md have no test here yet; each
+// row names the writer's source.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "trace/kineto_reader.h"
+
+namespace trainprof::trace {
+namespace {
+
+constexpr size_t kMissing = std::numeric_limits<size_t>::max();
+
+const InputDiagnostic* FindDiag(const TraceModel& m, std::string_view name) {
+  for (const InputDiagnostic& d : m.diagnostics)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+// Index of the first event called `name` (of kind `k`, when given), or kMissing.
+size_t IndexOf(const TraceModel& m, std::string_view name) {
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.name_of(i) == name) return i;
+  return kMissing;
+}
+size_t IndexOf(const TraceModel& m, std::string_view name, EventKind k) {
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.kind[i] == k && m.name_of(i) == name) return i;
+  return kMissing;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+      cp = c & 0x1Fu;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      cp = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      cp = c & 0x07u;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+TEST(TraceFormat, ArgsObjectsAndArrays) {
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 4242, "tid": 4242,
+    "ts": 10.000, "dur": 20.000,
+    "args": {
+      "External id": 3,"Record function id": 0, "Ev Idx": 2,
+      "Input Dims": [[[2, 3], [4, 3]], []], "Input Strides": [[[3, 1], [3, 1]], []],
+      "Input type": ["TensorList", "Scalar"], "Concrete Inputs": ["", "0"],
+      "Sequence number": 5, "Fwd thread id": 0
+    }
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 12.000, "dur": 4.000,
+    "args": {
+      "External id": 3,"cbid": 211, "correlation": 77
+    }
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "void at::native::CatArrayBatchedCopy<float>()", "pid": 0, "tid": 7,
+    "ts": 20.000, "dur": 3.500,
+    "args": {
+      "External id": 3,"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 77,
+      "registers per thread": 32, "shared memory": 0, "blocks per SM": 0.5, "warps per SM": 2,
+      "grid": [54, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 25,
+      "occupancy": {"activeBlocksPerMultiprocessor": 16, "limitingFactors": "WARPS|REGS",
+        "blockLimitRegs": 16, "blockLimitSharedMem": 32, "blockLimitWarps": 16,
+        "blockLimitBlocks": 32, "blockLimitBarriers": 32, "allocatedRegistersPerBlock": 4096,
+        "allocatedSharedMemPerBlock": 0},
+      "graph id": 0, "graph node id": 0, "channel": 0, "channel_type": 0
+    }
+  }
+]})J";
+  auto m = ParseTrace(t, "args.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 3u);
+  EXPECT_EQ(m->kind[0], EventKind::kCpuOp);
+  EXPECT_EQ(m->external_id[0], 3);
+  EXPECT_EQ(m->stream[0], -1);  // "stream" inside nested values is not the event's
+  EXPECT_EQ(m->kind[2], EventKind::kKernel);
+  EXPECT_EQ(m->stream[2], 7);
+  EXPECT_EQ(m->device[2], 0);
+  EXPECT_EQ(m->correlation[2], 77);
+  EXPECT_FLOAT_EQ(m->blocks_per_sm[2], 0.5f);
+  EXPECT_FLOAT_EQ(m->occupancy_pct[2], 25.0f);
+  EXPECT_EQ(m->launcher[2], 1);
+  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, IdsAboveInt64Max) {
+  // "Comms Id" is a 64-bit hash (c10::get_hash), often above INT64_MAX; Kineto declares
+  // "correlation" and "Record function id" uint64 too. Equal ids must stay equal.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 4242, "tid": 4242,
+    "ts": 10.000, "dur": 30.000,
+    "args": {
+      "External id": 2099,"Record function id": 1959, "Collective name": "allreduce",
+      "dtype": "Float", "In msg nelems": 2049000, "Out msg nelems": 2049000, "Group size": 2,
+      "Process Group Name": "0", "Process Group Description": "default_pg",
+      "Process Group Ranks": "[0, 1]", "Rank": 0, "Seq": 4, "Comms Id": 17553024591251385473
+    }
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 12.000, "dur": 4.000,
+    "args": {
+      "External id": 2099,"cbid": 211, "correlation": 9223372036854775809
+    }
+  },
+  {
+    "ph": "s", "id": 9223372036854775809, "pid": 4242, "tid": 4242, "ts": 12.000,
+    "cat": "ac2g", "name": "ac2g"
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20,
+    "ts": 20.000, "dur": 15.000,
+    "args": {
+      "External id": 2099,"device": 0, "stream": 20, "correlation": 9223372036854775809,
+      "Collective name": "allreduce", "In msg nelems": 2049000, "Out msg nelems": 2049000,
+      "Group size": 2, "dtype": "Float", "Process Group Name": "0", "Seq": 4,
+      "Comms Id": 17553024591251385473
+    }
+  },
+  {
+    "ph": "f", "id": 9223372036854775809, "pid": 0, "tid": 20, "ts": 20.000,
+    "cat": "ac2g", "name": "ac2g", "bp": "e"
+  }
+]})J";
+  auto m = ParseTrace(t, "comms_id.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 3u);
+  EXPECT_NE(m->correlation[1], kNone);
+  EXPECT_EQ(m->correlation[2], m->correlation[1]);
+  EXPECT_EQ(m->launcher[2], 1);
+  EXPECT_EQ(m->external_id[2], 2099);
+  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);
+}
+
+TEST(TraceFormat, CudaSync) {
+  // Since kineto#1356 a "Stream Sync" sits on tid stream + 1,000,000; the real stream is in args.
+  // "Context Sync" has no stream: stream -1, tid 1 (older Kineto: 4294967295 and tid -1).
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 100.000, "dur": 4.000,
+    "args": {"External id": 14,"cbid": 211, "correlation": 14}
+  },
+  {"ph": "s", "id": 14, "pid": 4242, "tid": 4242, "ts": 100.000, "cat": "ac2g", "name": "ac2g"},
+  {
+    "ph": "X", "cat": "kernel", "name": "void add_kernel<float>(float*, int)", "pid": 0, "tid": 7,
+    "ts": 105.000, "dur": 50.000,
+    "args": {"External id": 14,"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 14}
+  },
+  {"ph": "f", "id": 14, "pid": 0, "tid": 7, "ts": 105.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 4242, "tid": 4242,
+    "ts": 106.000, "dur": 50.000,
+    "args": {"External id": 15,"cbid": 131, "correlation": 15}
+  },
+  {"ph": "s", "id": 15, "pid": 4242, "tid": 4242, "ts": 106.000, "cat": "ac2g", "name": "ac2g"},
+  {
+    "name": "thread_name", "ph": "M", "ts": 106.001, "pid": 0, "tid": 1000007,
+    "args": {"name": "stream 7 (sync)"}
+  },
+  {
+    "name": "thread_sort_index", "ph": "M", "ts": 106.001, "pid": 0, "tid": 1000007,
+    "args": {"sort_index": 7}
+  },
+  {
+    "ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 1000007,
+    "ts": 106.001, "dur": 49.500,
+    "args": {"External id": 15,"cuda_sync_kind": "Stream Sync", "stream": 7, "correlation": 15, "device": 0, "context": 1}
+  },
+  {"ph": "f", "id": 15, "pid": 0, "tid": 1000007, "ts": 106.001, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 4242, "tid": 4242,
+    "ts": 157.000, "dur": 3.000,
+    "args": {"External id": 20,"cbid": 165, "correlation": 20}
+  },
+  {"ph": "s", "id": 20, "pid": 4242, "tid": 4242, "ts": 157.000, "cat": "ac2g", "name": "ac2g"},
+  {
+    "ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 0, "tid": 1,
+    "ts": 157.500, "dur": 2.000,
+    "args": {"External id": 20,"cuda_sync_kind": "Context Sync", "stream": -1, "correlation": 20, "device": 0, "context": 1}
+  },
+  {"ph": "f", "id": 20, "pid": 0, "tid": 1, "ts": 157.500, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]})J";
+  auto m = ParseTrace(t, "cuda_sync.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 6u);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);
+  const size_t k = IndexOf(*m, "void add_kernel<float>(float*, int)");
+  const size_t ss = IndexOf(*m, "Stream Sync");
+  const size_t cs = IndexOf(*m, "Context Sync");
+  ASSERT_NE(k, kMissing);
+  ASSERT_NE(ss, kMissing);
+  ASSERT_NE(cs, kMissing);
+  EXPECT_EQ(m->launcher[k], 0);  // the kernel still links to its cudaLaunchKernel
+  for (size_t s : {ss, cs}) {
+    EXPECT_FALSE(IsGpuKind(m->kind[s])) << "a sync is not GPU work";
+    EXPECT_NE(m->kind[s], EventKind::kRuntime);
+    EXPECT_EQ(m->launcher[s], -1);
+    EXPECT_EQ(m->device[s], 0);
+  }
+  EXPECT_EQ(m->stream[ss], 7);  // the stream, not the display row 1000007
+  EXPECT_EQ(m->stream[cs], -1);
+}
+
+TEST(TraceFormat, GpuUserAnnotation) {
+  // A record_function range drawn on the GPU stream: pid = device, tid = stream, the span of its
+  // kernels widened by 1 ns each side (ts - 1 ns, dur + 2 ns), External id = the CPU range's id.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "user_annotation", "name": "## forward ##", "pid": 4242, "tid": 4242,
+    "ts": 90.000, "dur": 30.000,
+    "args": {"External id": 4,"Record function id": 0, "Ev Idx": 3}
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 95.000, "dur": 4.000,
+    "args": {"External id": 5,"cbid": 211, "correlation": 5}
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "void gemm_kernel()", "pid": 0, "tid": 7,
+    "ts": 100.500, "dur": 10.000,
+    "args": {"External id": 5,"device": 0, "stream": 7, "correlation": 5}
+  },
+  {
+    "ph": "X", "cat": "gpu_user_annotation", "name": "## forward ##", "pid": 0, "tid": 7,
+    "ts": 100.499, "dur": 10.002,
+    "args": {"External id": 4}
+  }
+]})J";
+  auto m = ParseTrace(t, "gpu_user_annotation.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  const size_t g = IndexOf(*m, "## forward ##", EventKind::kGpuUserAnnotation);
+  ASSERT_NE(g, kMissing);
+  EXPECT_EQ(m->ts_ns[g], 100499);
+  EXPECT_EQ(m->dur_ns[g], 10002);
+  EXPECT_FALSE(IsGpuKind(m->kind[g]));
+  EXPECT_EQ(m->external_id[g], 4);
+  EXPECT_EQ(m->launcher[g], -1);
+  EXPECT_EQ(m->launcher[2], 1);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, CudaDriverLaunch) {
+  // Triton (torch.compile) launches through the driver API: cuLaunchKernel carries the
+  // correlation its kernel has, and starts the ac2g flow.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 200.000, "dur": 6.000,
+    "args": {"External id": 30,"cbid": 307, "correlation": 30}
+  },
+  {"ph": "s", "id": 30, "pid": 4242, "tid": 4242, "ts": 200.000, "cat": "ac2g", "name": "ac2g"},
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 207.000, "dur": 4.000,
+    "args": {"External id": 31,"cbid": 211, "correlation": 31}
+  },
+  {"ph": "s", "id": 31, "pid": 4242, "tid": 4242, "ts": 207.000, "cat": "ac2g", "name": "ac2g"},
+  {
+    "ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_0", "pid": 0, "tid": 7,
+    "ts": 210.000, "dur": 3.000,
+    "args": {"External id": 30,"device": 0, "stream": 7, "correlation": 30}
+  },
+  {"ph": "f", "id": 30, "pid": 0, "tid": 7, "ts": 210.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {
+    "ph": "X", "cat": "kernel", "name": "void vectorized_elementwise_kernel()", "pid": 0, "tid": 7,
+    "ts": 214.000, "dur": 2.000,
+    "args": {"External id": 31,"device": 0, "stream": 7, "correlation": 31}
+  },
+  {"ph": "f", "id": 31, "pid": 0, "tid": 7, "ts": 214.000, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]})J";
+  auto m = ParseTrace(t, "cuda_driver.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->kind[0], EventKind::kDriver);
+  EXPECT_EQ(m->launcher[2], 0);  // the Triton kernel: its cuLaunchKernel
+  EXPECT_EQ(m->launcher[3], 1);
+  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, CudaGraphLaunch) {
+  // One cudaGraphLaunch, then every node's kernel or copy with that call's correlation id, one
+  // flow end each, and "graph id" / "graph node id".
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 4242, "tid": 4242,
+    "ts": 300.000, "dur": 12.000,
+    "args": {"External id": 40,"cbid": 311, "correlation": 40}
+  },
+  {"ph": "s", "id": 40, "pid": 4242, "tid": 4242, "ts": 300.000, "cat": "ac2g", "name": "ac2g"},
+  {
+    "ph": "X", "cat": "kernel", "name": "void gemm_a()", "pid": 0, "tid": 7, "ts": 315.000, "dur": 5.000,
+    "args": {"External id": 40,"device": 0, "stream": 7, "correlation": 40, "graph id": 1, "graph node id": 4294967297}
+  },
+  {"ph": "f", "id": 40, "pid": 0, "tid": 7, "ts": 315.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {
+    "ph": "X", "cat": "kernel", "name": "void gemm_b()", "pid": 0, "tid": 7, "ts": 321.000, "dur": 5.000,
+    "args": {"External id": 40,"device": 0, "stream": 7, "correlation": 40, "graph id": 1, "graph node id": 4294967298}
+  },
+  {"ph": "f", "id": 40, "pid": 0, "tid": 7, "ts": 321.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {
+    "ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 7, "ts": 327.000, "dur": 1.000,
+    "args": {"External id": 40,"device": 0, "context": 1, "stream": 7, "correlation": 40, "bytes": 4096, "graph id": 1, "graph node id": 4294967299}
+  },
+  {"ph": "f", "id": 40, "pid": 0, "tid": 7, "ts": 327.000, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]})J";
+  auto m = ParseTrace(t, "cuda_graph.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_TRUE(IsGpuKind(m->kind[i])) << i;
+    EXPECT_EQ(m->launcher[i], 0) << i;
+  }
+  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);  // one start, three ends: all paired
+}
+
+TEST(TraceFormat, HardwareCounters) {
+  // CUPTI PM sampling: one "C" event per metric and sample on a "GPU N Counters" track, the value
+  // under an empty key. MTIA counters: one "C" event, a key per counter.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "C", "cat": "hardware_counters", "name": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "pid": "GPU 0 Counters", "tid": 0, "ts": 300.000,
+    "args": {
+      "": 41.5
+    }
+  },
+  {
+    "ph": "C", "cat": "hardware_counters", "name": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "pid": "GPU 0 Counters", "tid": 0, "ts": 300.000,
+    "args": {
+      "": 12.25
+    }
+  },
+  {
+    "ph": "C", "cat": "mtia_counters", "name": "HBM", "pid": 0, "tid": 0, "ts": 300.000,
+    "args": {
+      "read_bw": 1.5, "write_bw": 0.5
+    }
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "void gemm_kernel()", "pid": 0, "tid": 7,
+    "ts": 299.000, "dur": 10.000,
+    "args": {"device": 0, "stream": 7, "correlation": 5}
+  }
+]})J";
+  auto m = ParseTrace(t, "hardware_counters.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 1u);  // counters are not complete events
+  EXPECT_EQ(m->kind[0], EventKind::kKernel);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
+}
+
+TEST(TraceFormat, RocmHip) {
+  // ROCm writes its HIP runtime calls as "cuda_runtime". Kernels: roctracer-era Kineto (removed
+  // in kineto#1419) put the queue id in "stream", often 0; rocprofiler-sdk puts the HSA queue
+  // handle (a pointer-sized number) in "stream" and tid.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 10.000, "dur": 5.000,
+    "args": {"External id": 1,"kernel": "void at::native::elementwise_kernel()", "cid": 3, "correlation": 7, "grid": [256, 1, 1], "block": [128, 1, 1], "shared memory": 0}
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "void at::native::elementwise_kernel()", "pid": 0, "tid": 0,
+    "ts": 20.001, "dur": 4.999,
+    "args": {"External id": 1,"device": 0, "stream": 0, "correlation": 7, "kind": "Dispatch Kernel"}
+  },
+  {
+    "ph": "X", "cat": "cuda_runtime", "name": "hipExtModuleLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 30.000, "dur": 5.000,
+    "args": {"External id": 2,"kernel": "Cijk_Ailk_Bljk_SB_MT64x64x16", "cid": 41, "correlation": 8}
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "Cijk_Ailk_Bljk_SB_MT64x64x16", "pid": 2, "tid": 140737353889792,
+    "ts": 40.001, "dur": 9.999,
+    "args": {"External id": 2,"device": 2, "stream": 140737353889792, "hsa_queue": 140737353889792, "correlation": 8, "kind": "KERNEL_DISPATCH", "grid": [4096, 1, 1], "block": [256, 1, 1]}
+  }
+]})J";
+  auto m = ParseTrace(t, "rocm.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->kind[0], EventKind::kRuntime);
+  EXPECT_EQ(m->kind[2], EventKind::kRuntime);
+  EXPECT_EQ(m->stream[1], 0);  // stream 0 is a stream, not "none"
+  EXPECT_EQ(m->launcher[1], 0);
+  EXPECT_EQ(m->stream[3], int64_t{140737353889792});
+  EXPECT_EQ(m->device[3], 2);
+  EXPECT_EQ(m->launcher[3], 2);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, FlowEvents) {
+  // ac2g: "s" on the launch call, "f" with "bp": "e" on the GPU side, id = correlation. Older
+  // Kineto wrote only the "f". "fwdbwd" links autograd's forward and backward ops.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.000, "dur": 1.000, "args": {"correlation": 1}},
+  {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 1.000, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 3.000, "dur": 1.000, "args": {"device": 0, "stream": 7, "correlation": 1}},
+  {"ph": "f", "id": 1, "pid": 0, "tid": 7, "ts": 3.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5.000, "dur": 1.000, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 7.000, "dur": 1.000, "args": {"device": 0, "stream": 7, "correlation": 2}},
+  {"ph": "f", "id": 2, "pid": 1, "tid": 1, "ts": 5.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.000, "dur": 1.000, "args": {"External id": 9, "Sequence number": 3}},
+  {"ph": "s", "id": 3, "pid": 1, "tid": 1, "ts": 10.000, "cat": "fwdbwd", "name": "fwdbwd"},
+  {"ph": "X", "cat": "cpu_op", "name": "MmBackward0", "pid": 1, "tid": 2, "ts": 20.000, "dur": 1.000, "args": {"External id": 10, "Sequence number": 3}},
+  {"ph": "f", "id": 3, "pid": 1, "tid": 2, "ts": 20.000, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"},
+  {"ph": "f", "id": 999, "pid": 0, "tid": 7, "ts": 30.000, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]})J";
+  auto m = ParseTrace(t, "flows.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 6u);
+  EXPECT_EQ(m->launcher[1], 0);
+  EXPECT_EQ(m->launcher[3], 2);
+  const InputDiagnostic* d = FindDiag(*m, "unpaired_flows");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->count, 1);  // only id 999; fwdbwd flows are not CPU-to-GPU flows
+}
+
+TEST(TraceFormat, TraceSpanAndStringPids) {
+  // The profiler's own span on pid "Spans", an iteration marker on pid "Traces", the closing
+  // "Record Window End" instant with pid and tid "", overhead rows on pid -1.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "M", "name": "process_name", "ts": 0.000, "pid": -1, "tid": 0,
+    "args": {"name": "CUPTI Overhead"}
+  },
+  {
+    "ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4242, "tid": 4242,
+    "ts": 10.000, "dur": 20.000
+  },
+  {
+    "ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
+    "ts": 5.000, "dur": 100.000,
+    "args": {
+      "Op count": 0
+    }
+  },
+  {
+    "name": "process_sort_index", "ph": "M", "ts": 5.000, "pid": "Spans", "tid": 0,
+    "args": {"sort_index": 536870912}
+  },
+  {
+    "ph": "i", "s": "g", "name": "Iteration Start: PyTorch Profiler", "pid": "Traces", "tid": "Trace PyTorch Profiler",
+    "ts": 5.000
+  },
+  {
+    "ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "",
+    "ts": 105.000
+  }
+], "traceName": "/tmp/libkineto_activities_4242.json"})J";
+  auto m = ParseTrace(t, "spans.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  const size_t s = IndexOf(*m, "PyTorch Profiler (0)");
+  ASSERT_NE(s, kMissing);
+  EXPECT_EQ(m->kind[s], EventKind::kSpan);
+  EXPECT_GE(m->pid[s], TraceModel::kStringIdBase);
+  EXPECT_EQ(m->stream[s], -1);
+  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, OverheadEvents) {
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": -1, "tid": 0,
+    "ts": 50.000, "dur": 120.000
+  },
+  {
+    "ph": "X", "cat": "overhead", "name": "Instrumentation", "pid": -1, "tid": 0,
+    "ts": 200.000, "dur": 3.000
+  }
+]})J";
+  auto m = ParseTrace(t, "overhead.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  EXPECT_EQ(m->kind[0], EventKind::kOther);
+  EXPECT_EQ(m->pid[0], -1);
+  EXPECT_EQ(m->stream[0], -1);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, OtherBackendsLinkLaunches) {
+  // XPU (XPUPTI) and PrivateUse1 backends reuse "kernel" and "gpu_memcpy" for device work; only
+  // the host side has its own category.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "xpu_runtime", "name": "urEnqueueKernelLaunch", "pid": 4242, "tid": 4242,
+    "ts": 10.000, "dur": 5.000,
+    "args": {"External id": 1,"correlation": 11}
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 1,
+    "ts": 20.000, "dur": 5.000,
+    "args": {"External id": 1,"device": 0, "stream": 1, "correlation": 11}
+  },
+  {
+    "ph": "X", "cat": "privateuse1_runtime", "name": "launchKernel", "pid": 4242, "tid": 4242,
+    "ts": 30.000, "dur": 5.000,
+    "args": {"External id": 2,"correlation": 12}
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "add_kernel", "pid": 0, "tid": 1,
+    "ts": 40.000, "dur": 5.000,
+    "args": {"External id": 2,"device": 0, "stream": 1, "correlation": 12}
+  }
+]})J";
+  auto m = ParseTrace(t, "other_backends.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->kind[0], EventKind::kRuntime);
+  EXPECT_EQ(m->kind[2], EventKind::kRuntime);
+  EXPECT_EQ(m->launcher[1], 0);
+  EXPECT_EQ(m->launcher[3], 2);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+}
+
+TEST(TraceFormat, TodaysCategoriesAreKnown) {
+  // Every category libkineto writes on a complete event (ActivityType.h's _activityTypeNames;
+  // hardware_counters, mtia_counters and xpu_scope_profiler only on "C" events).
+  const std::string cats =
+      "cpu_op user_annotation gpu_user_annotation gpu_memcpy gpu_memset kernel cuda_runtime "
+      "cuda_driver python_function overhead mtia_runtime mtia_ccp_events mtia_insight cuda_sync "
+      "cuda_event glow_runtime cuda_profiler_range hpu_op xpu_runtime xpu_driver collective_comm "
+      "privateuse1_runtime privateuse1_driver xpu_sync Trace";
+  std::string t = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+  std::istringstream in(cats);
+  size_t n = 0;
+  for (std::string c; in >> c;) {
+    if (n++ > 0) t += ",\n";
+    t += "{\"ph\": \"X\", \"cat\": \"" + c + "\", \"name\": \"e_" + c +
+         "\", \"pid\": 0, \"tid\": 1, \"ts\": " + std::to_string(n) + ".000, \"dur\": 0.500}";
+  }
+  t += "\n]}";
+  auto m = ParseTrace(t, "categories.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->size(), n);
+  const InputDiagnostic* d = FindDiag(*m, "unknown_category");
+  EXPECT_EQ(d, nullptr) << (d ? d->message : std::string());
+}
+
+TEST(TraceFormat, CpuOpStreamKwarg) {
+  // torch/_inductor's CachingAutotuner records each Triton launch with kwargs kernel_file,
+  // kernel_hash, kernel_backend, stream (the raw stream handle, 0 = default stream), num_warps...
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {
+    "ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_add_0", "pid": 4242, "tid": 4242,
+    "ts": 10.000, "dur": 20.000,
+    "args": {
+      "External id": 30,"Record function id": 0, "Input Dims": [[1024], [1024], [1024], []],
+      "Input type": ["float", "float", "float", "Scalar"], "kernel_file": "/tmp/torchinductor_u/ab/cab12.py",
+      "kernel_hash": "4f0c", "kernel_backend": "triton", "stream": 0, "num_warps": 4, "num_stages": 1,
+      "kernel_kwargs": "XBLOCK=1024", "kernel_name": "triton_poi_fused_add_0"
+    }
+  },
+  {
+    "ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 4242, "tid": 4242,
+    "ts": 12.000, "dur": 6.000,
+    "args": {"External id": 30,"cbid": 307, "correlation": 30}
+  },
+  {
+    "ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_0", "pid": 0, "tid": 7,
+    "ts": 20.000, "dur": 3.000,
+    "args": {"External id": 30,"device": 0, "stream": 7, "correlation": 30}
+  }
+]})J";
+  auto m = ParseTrace(t, "inductor.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 3u);
+  const size_t op = IndexOf(*m, "triton_poi_fused_add_0", EventKind::kCpuOp);
+  const size_t k = IndexOf(*m, "triton_poi_fused_add_0", EventKind::kKernel);
+  ASSERT_NE(op, kMissing);
+  ASSERT_NE(k, kMissing);
+  EXPECT_EQ(m->stream[op], -1) << "a kwarg of a CPU op is not a GPU stream";
+  EXPECT_EQ(m->device[op], -1);
+  EXPECT_EQ(m->stream[k], 7);
+  EXPECT_EQ(m->launcher[k], 1);
+}
+
+}  // namespace
+}  // namespace trainprof::trace
