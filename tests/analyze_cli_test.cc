@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <set>
 
 #include "util/golden.h"
+#include "util/gzip.h"
 #include "util/html_outline.h"
 #include "util/process.h"
 #include "util/trace_gen.h"
@@ -305,12 +305,7 @@ TEST(Analyze, CutTracesGiveNoGpuFigureAndAnErrorFinding) {
   WriteGeneratedRanks(dir);
   std::vector<std::string> texts = {testutil::ReadText(dir + "/rank0.pt.trace.json")};
   if (testutil::SharedTracesPresent()) {
-    gzFile z = gzopen((kTraces + "trace_diff_control/control.json.gz").c_str(), "rb");
-    std::string text;
-    char buf[1 << 16];
-    for (int n; (n = gzread(z, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-    gzclose(z);
-    texts.push_back(text);
+    texts.push_back(testutil::GunzipFile(kTraces + "trace_diff_control/control.json.gz"));
   }
   auto utilization = [](const nlohmann::json& rep) {
     return (*Section(rep, "gpu"))["metrics"].contains("avg_utilization_pct");
@@ -342,31 +337,17 @@ TEST(Analyze, CutTracesGiveNoGpuFigureAndAnErrorFinding) {
   }
 }
 
-// One gzip member holding `text`.
-std::string GzipMember(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, text.size()), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 // Wrong answer 8: a ~1 MB .gz whose JSON holds one 1 GiB string (1,024 gzip members of 1 MiB of
 // 'a' inside an event's name) is analysed in at most 256 MB, the string skipped and said.
 TEST(Analyze, OneGiantStringIsSkippedInBoundedMemory) {
   std::string dir = testutil::FreshTempDir();
   const std::string event =
       R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5})";
-  std::string gz = GzipMember(R"({"traceEvents": [)" + event + R"(, {"ph": "X", "name": ")");
-  std::string mib = GzipMember(std::string(size_t{1} << 20, 'a'));
+  std::string gz =
+      testutil::GzipText(R"({"traceEvents": [)" + event + R"(, {"ph": "X", "name": ")");
+  std::string mib = testutil::GzipText(std::string(size_t{1} << 20, 'a'));
   for (int i = 0; i < 1024; ++i) gz += mib;
-  gz += GzipMember(R"(", "ts": 1, "dur": 1}, )" + event + "]}");
+  gz += testutil::GzipText(R"(", "ts": 1, "dur": 1}, )" + event + "]}");
   ASSERT_LT(gz.size(), size_t{2} << 20);
   std::ofstream(dir + "/giant.json.gz", std::ios::binary) << gz;
   testutil::ProcessResult r = RunProcess(

@@ -28,17 +28,6 @@ struct Ev {
   EventKind kind;
 };
 
-bool IsLaunchCall(std::string_view n, bool compat) {
-  if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" || n == "cudaMemcpyAsync" ||
-      n == "cudaMemsetAsync")
-    return true;
-  if (compat) return false;
-  // The driver API (Triton, CUDA graphs' nodes) and AMD's HIP, which HTA 0.6.1 leaves out.
-  return n == "cuLaunchKernel" || n == "cuLaunchKernelEx" || n == "cudaGraphLaunch" ||
-         n == "hipLaunchKernel" || n == "hipExtLaunchKernel" || n == "hipModuleLaunchKernel" ||
-         n == "hipMemcpyAsync" || n == "hipMemsetAsync" || n == "hipGraphLaunch";
-}
-
 std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& steps,
                              const HtaOptions& o) {
   std::vector<Ev> out;
@@ -330,7 +319,7 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
     for (const Ev& e : ev) {
       if (e.launch_ts == kNoLaunch) continue;
       int8_t& il = is_launch[e.launch_name];
-      if (il < 0) il = IsLaunchCall(m.names[e.launch_name], o.hta_compat) ? 1 : 0;
+      if (il < 0) il = IsLaunchCallName(m.names[e.launch_name], o.hta_compat) ? 1 : 0;
       if (!il) continue;
       LaunchStats& s = r.launch;
       s.launches++;

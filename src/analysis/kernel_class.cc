@@ -89,4 +89,15 @@ bool IsDataLoaderOp(std::string_view name) {
          name.ends_with("dataloader_next") || name.ends_with(".val_next");
 }
 
+bool IsLaunchCallName(std::string_view n, bool compat) {
+  if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" || n == "cudaMemcpyAsync" ||
+      n == "cudaMemsetAsync")
+    return true;
+  if (compat) return false;
+  // The driver API (Triton, CUDA graphs' nodes) and AMD's HIP, which HTA 0.6.1 leaves out.
+  return n == "cuLaunchKernel" || n == "cuLaunchKernelEx" || n == "cudaGraphLaunch" ||
+         n == "hipLaunchKernel" || n == "hipExtLaunchKernel" || n == "hipModuleLaunchKernel" ||
+         n == "hipMemcpyAsync" || n == "hipMemsetAsync" || n == "hipGraphLaunch";
+}
+
 }  // namespace trainprof::analysis

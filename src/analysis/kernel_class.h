@@ -23,5 +23,8 @@ bool IsCommunicationOp(std::string_view name);
 // The data loader's CPU ranges: "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
 // "enumerate(DataPipe)#...", and trainprof's own "*_dataloader_next" / "*.val_next" actions.
 bool IsDataLoaderOp(std::string_view name);
+// Runtime and driver calls that start GPU work (cudaLaunchKernel, cudaMemcpyAsync, ...; without
+// `compat` also the driver API, CUDA graphs and HIP, which HTA 0.6.1 leaves out).
+bool IsLaunchCallName(std::string_view name, bool compat);
 
 }  // namespace trainprof::analysis

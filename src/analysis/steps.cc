@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "analysis/kernel_class.h"
+
 namespace trainprof::analysis {
 
 using trace::EventKind;
@@ -23,14 +25,14 @@ int64_t ProfilerStepNumber(std::string_view name) {
 
 namespace {
 
-bool IsLaunchCall(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
+// A runtime or driver API call (the calls that can launch GPU work).
+bool IsApiCall(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
 
-// cudaLaunchKernel, cuLaunchKernel, cudaGraphLaunch, hipLaunchKernel, cudaMemcpyAsync,
-// cudaMemsetAsync...: calls that always leave GPU events behind (unlike cudaStreamSynchronize).
-bool MakesGpuWork(std::string_view name) {
-  return name.find("Launch") != std::string_view::npos ||
-         name.find("Memcpy") != std::string_view::npos ||
-         name.find("Memset") != std::string_view::npos;
+// Some call started GPU work (unlike cudaStreamSynchronize).
+bool LaunchedWork(const trace::TraceModel& m) {
+  for (size_t i = 0; i < m.size(); ++i)
+    if (IsApiCall(m.kind[i]) && IsLaunchCallName(m.name_of(i), /*compat=*/false)) return true;
+  return false;
 }
 
 }  // namespace
@@ -72,27 +74,24 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
   // Device span of each runtime call: the GPU events sharing its correlation id.
   struct Launch {
     int64_t begin, end, dev_min, dev_max;
-    bool launches;  // a call that always makes GPU work: a kernel launch, a copy, a memset
   };
   std::vector<int64_t> dev_min(m.size(), kMax), dev_max(m.size(), kMin);
   for (size_t i = 0; i < m.size(); ++i) {
     int32_t r = m.launcher.empty() ? -1 : m.launcher[i];
-    if (r < 0 || !IsLaunchCall(m.kind[static_cast<size_t>(r)])) continue;
+    if (r < 0 || !IsApiCall(m.kind[static_cast<size_t>(r)])) continue;
     dev_min[r] = std::min(dev_min[r], m.ts_ns[i]);
     dev_max[r] = std::max(dev_max[r], m.end_ns(i));
   }
   std::vector<Launch> runtimes;
   for (size_t i = 0; i < m.size(); ++i)
-    if (IsLaunchCall(m.kind[i]))
-      runtimes.push_back(
-          {m.ts_ns[i], m.end_ns(i), dev_min[i], dev_max[i], MakesGpuWork(m.name_of(i))});
+    if (IsApiCall(m.kind[i])) runtimes.push_back({m.ts_ns[i], m.end_ns(i), dev_min[i], dev_max[i]});
   std::stable_sort(runtimes.begin(), runtimes.end(),
                    [](const Launch& a, const Launch& b) { return a.begin < b.begin; });
 
   // Walk runtime calls and steps together; a call counts for a step when it lies inside it.
   size_t n = out.steps.size();
   std::vector<int64_t> sdev_min(n, kMax), sdev_max(n, kMin);
-  std::vector<int64_t> matched(n, 0), missing(n, 0);
+  std::vector<int64_t> matched(n, 0);
   size_t si = 0;
   for (size_t ri = 0; ri < runtimes.size() && si < n;) {
     const Launch& rt = runtimes[ri];
@@ -105,8 +104,6 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
         sdev_max[si] = std::max(sdev_max[si], rt.dev_max);
         ++matched[si];
         out.has_gpu = true;
-      } else if (rt.launches) {
-        ++missing[si];
       }
       ++ri;
     } else if (rt.begin < st.host_end_ns) {
@@ -115,14 +112,10 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
       ++si;
     }
   }
-  for (size_t i = 0; i < n; ++i) {
-    out.steps[i].launches = matched[i];
-    out.steps[i].missing = missing[i];
-  }
+  for (size_t i = 0; i < n; ++i) out.steps[i].launches = matched[i];
   // A trace cut inside its events has lost GPU events, and which ones cannot be told (see
   // StepsResult::gpu_data_cut); a trace that names GPUs or launched work had some.
-  bool launched = std::any_of(missing.begin(), missing.end(), [](int64_t v) { return v > 0; });
-  out.gpu_data_cut = m.truncated && (out.has_gpu || launched || !m.devices.empty());
+  out.gpu_data_cut = m.truncated && (out.has_gpu || !m.devices.empty() || LaunchedWork(m));
   if (!out.has_gpu) return out;
 
   // GPU work that ran before the first step's own work pushes the first step's start.

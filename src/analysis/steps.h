@@ -22,7 +22,6 @@ struct Step {
   int64_t host_begin_ns = 0;  // the ProfilerStep range itself
   int64_t host_end_ns = 0;
   int64_t launches = 0;  // runtime calls in the step that launched GPU work
-  int64_t missing = 0;   // launch or copy calls in the step whose GPU work is not in the trace
   int64_t dur_ns() const { return end_ns - begin_ns; }
 };
 

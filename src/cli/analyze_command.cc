@@ -182,7 +182,7 @@ int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)
-    if (d.severity == report::Severity::kError) fmt::print(stderr, "trainprof: {}\n", d.message);
+    if (report::IsDataError(d)) fmt::print(stderr, "trainprof: {}\n", d.message);
   return code != kExitOk || f.allow_data_errors ? code : kExitDataError;
 }
 

@@ -1,5 +1,7 @@
 #include "report/data_quality.h"
 
+#include <algorithm>
+
 #include "base/diagnostics.h"
 
 namespace trainprof::report {
@@ -15,7 +17,7 @@ void AddDataQualitySection(Report& r) {
   int64_t errors = 0, losses = 0;
   for (const Diagnostic& d : r.diagnostics) {
     const base::DiagnosticKind* k = base::FindDiagnosticKind(d.name);
-    base::DataSeverity sev = k ? k->severity : base::SeverityOf(d.name);
+    base::DataSeverity sev = base::SeverityOf(d.name);
     errors += sev == base::DataSeverity::kError;
     losses += sev == base::DataSeverity::kDataLoss;
     t.rows.push_back({d.name, std::string(base::DataSeverityName(sev)), d.count,
@@ -26,12 +28,13 @@ void AddDataQualitySection(Report& r) {
   if (r.diagnostics.empty()) s.notes.push_back("No diagnostic: the input was read whole.");
 }
 
+bool IsDataError(const Diagnostic& d) {
+  const base::DiagnosticKind* k = base::FindDiagnosticKind(d.name);
+  return k != nullptr && k->severity == base::DataSeverity::kError;
+}
+
 bool HasDataError(const Report& r) {
-  for (const Diagnostic& d : r.diagnostics)
-    if (base::SeverityOf(d.name) == base::DataSeverity::kError &&
-        base::FindDiagnosticKind(d.name) != nullptr)
-      return true;
-  return false;
+  return std::any_of(r.diagnostics.begin(), r.diagnostics.end(), IsDataError);
 }
 
 }  // namespace trainprof::report

@@ -9,7 +9,9 @@
 namespace trainprof::report {
 
 void AddDataQualitySection(Report& r);
-// True when a diagnostic of error severity fired (the CLI exits kExitDataError then).
+// A registered diagnostic of error severity (base/diagnostics.h).
+bool IsDataError(const Diagnostic& d);
+// True when one fired (the CLI exits kExitDataError then).
 bool HasDataError(const Report& r);
 
 }  // namespace trainprof::report

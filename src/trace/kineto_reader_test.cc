@@ -1,7 +1,6 @@
 #include "trace/kineto_reader.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <fstream>
 #include <map>
@@ -9,6 +8,7 @@
 
 #include "trace/trace_files.h"
 #include "util/golden.h"
+#include "util/gzip.h"
 
 namespace trainprof::trace {
 namespace {
@@ -85,25 +85,11 @@ std::string WriteFile(const std::string& dir, const std::string& name, const std
   return p;
 }
 
-std::string Gzip(const std::string& s) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, s.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
-  zs.avail_in = static_cast<uInt>(s.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 TEST(KinetoReader, SmallChunksGiveTheSameModelAsOneRead) {
   std::string dir = testutil::FreshTempDir();
   std::string text = ManyEvents(2000);
   std::string plain = WriteFile(dir, "rank2.json", text);
-  std::string gz = WriteFile(dir, "rank2.json.gz", Gzip(text));
+  std::string gz = WriteFile(dir, "rank2.json.gz", testutil::GzipText(text));
   ReadOptions small;
   small.chunk_bytes = 4096;  // events straddle chunk ends many times
   int64_t last_progress = -1;
@@ -141,7 +127,7 @@ TEST(KinetoReader, EveryCutKeepsTheEventsBeforeIt) {
 
 TEST(KinetoReader, TruncatedGzipKeepsEvents) {
   std::string dir = testutil::FreshTempDir();
-  std::string gz = Gzip(ManyEvents(3000));
+  std::string gz = testutil::GzipText(ManyEvents(3000));
   std::string p = WriteFile(dir, "cut.json.gz", gz.substr(0, gz.size() / 2));
   auto m = ReadTraceFile(p, {});
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -236,7 +222,7 @@ TEST(KinetoReader, FatalErrorsNameFileAndPlace) {
 
 TEST(KinetoReader, CorruptGzipIsFatalWithItsOffset) {
   std::string dir = testutil::FreshTempDir();
-  std::string gz = Gzip(ManyEvents(200));
+  std::string gz = testutil::GzipText(ManyEvents(200));
   for (size_t i = 40; i < 60; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
   std::string p = WriteFile(dir, "bad.json.gz", gz);
   auto m = ReadTraceFile(p, {});
@@ -261,8 +247,8 @@ TEST(KinetoReader, OversizedValuesAreSkippedAndTheRestKept) {
   ReadOptions o;
   o.chunk_bytes = 64 << 10;
   o.max_unit_bytes = 1 << 20;
-  for (const std::string& path :
-       {WriteFile(dir, "big.json", text), WriteFile(dir, "big.json.gz", Gzip(text))}) {
+  for (const std::string& path : {WriteFile(dir, "big.json", text),
+                                  WriteFile(dir, "big.json.gz", testutil::GzipText(text))}) {
     auto m = ReadTraceFile(path, o);
     ASSERT_TRUE(m.ok()) << m.status().message();
     ASSERT_EQ(m->size(), 2u) << path;
@@ -291,7 +277,7 @@ TEST(TraceFiles, FolderListingAndDuplicateRanks) {
                 "*.pt.trace.json.gz)");
   WriteFile(dir, "a_rank1.json", ManyEvents(3));
   WriteFile(dir, "b_rank1.json", ManyEvents(4));
-  WriteFile(dir, "c_rank0.pt.trace.json.gz", Gzip(ManyEvents(5)));
+  WriteFile(dir, "c_rank0.pt.trace.json.gz", testutil::GzipText(ManyEvents(5)));
   WriteFile(dir, "report.json", "{}");
   WriteFile(dir, "notes.txt", "x");
   auto files = ListTraceFiles(dir);
