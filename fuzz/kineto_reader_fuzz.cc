@@ -16,10 +16,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   size_t n = m->size();
   if (m->dur_ns.size() != n || m->name.size() != n || m->launcher.size() != n ||
-      m->stream.size() != n || m->correlation.size() != n)
+      m->track.size() != n || m->correlation.size() != n)
     std::abort();
   for (size_t i = 0; i < n; ++i) {
-    if (m->dur_ns[i] < 0 || m->name[i] >= m->names.size()) std::abort();
+    if (m->dur_ns[i] < 0 || m->name[i] >= m->names.size() || m->track[i] >= m->tracks.size())
+      std::abort();
     int32_t l = m->launcher[i];
     if (l >= 0 && (static_cast<size_t>(l) >= n || m->correlation[l] != m->correlation[i]))
       std::abort();

@@ -58,7 +58,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
   int64_t global_end = std::numeric_limits<int64_t>::min();
   bool have_span = false;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m.kind[i] == EventKind::kKernel) by_device[m.device[i]].push_back(i);
+    if (m.kind[i] == EventKind::kKernel) by_device[m.device_of(i)].push_back(i);
     if (m.kind[i] == EventKind::kSpan && m.name_of(i).rfind("PyTorch Profiler", 0) == 0 &&
         !have_span) {
       have_span = true;

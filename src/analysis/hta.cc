@@ -58,7 +58,7 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
       double e = as_double_us(m.ts_ns[i]) + static_cast<double>(m.dur_ns[i]) / 1000.0;
       return static_cast<int64_t>(std::floor(e)) * 1000;
     };
-    auto is_cpu = [&](size_t i) { return m.stream[i] == -1 && m.kind[i] != EventKind::kSpan; };
+    auto is_cpu = [&](size_t i) { return m.stream_of(i) == -1 && m.kind[i] != EventKind::kSpan; };
     int64_t last_start = std::numeric_limits<int64_t>::max();
     if (o.compat_drop_last_step) {
       bool any = false;
@@ -74,10 +74,10 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
     for (size_t i = 0; i < m.size(); ++i)
       if (is_cpu(i) && ts(i) < last_start) kept.insert(m.correlation[i]);
     for (size_t i = 0; i < m.size(); ++i) {
-      if (m.stream[i] == -1 || m.kind[i] == EventKind::kSpan) continue;
+      if (m.stream_of(i) == -1 || m.kind[i] == EventKind::kSpan) continue;
       if (last_start != std::numeric_limits<int64_t>::max() && !kept.count(m.correlation[i]))
         continue;
-      Ev e{ts(i), end(i), kNoLaunch, 0, m.stream[i], type_of(i), m.name[i], 0, m.kind[i]};
+      Ev e{ts(i), end(i), kNoLaunch, 0, m.stream_of(i), type_of(i), m.name[i], 0, m.kind[i]};
       int32_t l = m.launcher.empty() ? -1 : m.launcher[i];
       if (l >= 0) {
         e.launch_ts = ts(l);
@@ -102,7 +102,8 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
                        : m.ts_ns[i] >= lo && m.ts_ns[i] < hi;
       if (!in) continue;
     }
-    Ev e{m.ts_ns[i], m.end_ns(i), kNoLaunch, 0, m.stream[i], type_of(i), m.name[i], 0, m.kind[i]};
+    Ev e{m.ts_ns[i], m.end_ns(i), kNoLaunch, 0,        m.stream_of(i),
+         type_of(i), m.name[i],   0,         m.kind[i]};
     if (l >= 0) {
       e.launch_ts = m.ts_ns[l];
       e.launch_dur = m.dur_ns[l];

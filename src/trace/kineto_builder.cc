@@ -18,6 +18,11 @@ using json::ToInt;
 
 namespace {
 
+int64_t OptionalInt(const json::Scalar& s) {
+  if (s.type != json::Scalar::kNumber) return kNone;
+  return json::ToInt(s.text).value_or(kNone);
+}
+
 EventKind KindOf(std::string_view cat, bool* known) {
   *known = true;
   // Today's Kineto names, then the pre-2021 ones, then AMD's.
@@ -151,43 +156,52 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   } else {
     Count("unknown_category:", base::Ellipsize(ev.name.text, 60));
   }
-  auto id_of = [&](const Scalar& s) -> int64_t {
-    if (s.type == Scalar::kNumber) return ToInt(s.text).value_or(0);
-    if (s.type == Scalar::kString) return TraceModel::kStringIdBase + m_.names.Intern(s.text);
-    return 0;
-  };
-  size_t i = m_.Add(k, ev.name.text, *ts, *dur, id_of(ev.pid), id_of(ev.tid));
-  auto opt_int = [](const Scalar& s) -> int64_t {
-    if (s.type != Scalar::kNumber) return kNone;
-    return ToInt(s.text).value_or(kNone);
-  };
-  if (ev.has_args) {
-    m_.correlation[i] = opt_int(ev.correlation);
-    m_.external_id[i] = opt_int(ev.external_id);
-    // A CPU op's "stream" is a kwarg (Inductor's Triton launches), not where it ran.
-    bool host = k == EventKind::kCpuOp || k == EventKind::kUserAnnotation ||
-                k == EventKind::kPythonFunction;
-    if (!host && (ev.stream.type != Scalar::kNone || ev.device.type != Scalar::kNone)) {
-      // GPU events, and the odd CPU-side event with a stream (cuda_sync's "Stream Sync").
-      int64_t d = opt_int(ev.device), s = opt_int(ev.stream);
-      m_.device[i] = d >= INT32_MIN && d <= INT32_MAX ? static_cast<int32_t>(d) : -1;
-      m_.stream[i] = s;
-      if (ev.blocks_per_sm.type == Scalar::kNumber)
-        m_.blocks_per_sm[i] = static_cast<float>(ToDouble(ev.blocks_per_sm.text));
-      if (ev.occupancy.type == Scalar::kNumber)
-        m_.occupancy_pct[i] = static_cast<float>(ToDouble(ev.occupancy.text));
-    }
+  Track where{IdOf(ev.pid), IdOf(ev.tid)};
+  PlaceGpuWork(ev, k, &where);
+  size_t i = m_.Add(k, ev.name.text, *ts, *dur, TrackOf(where));
+  if (!ev.has_args) return;
+  m_.correlation[i] = OptionalInt(ev.correlation);
+  m_.external_id[i] = OptionalInt(ev.external_id);
+  if (where.stream == -1 && where.device == -1) return;  // not GPU work
+  if (ev.blocks_per_sm.type == Scalar::kNumber)
+    m_.blocks_per_sm[i] = static_cast<float>(ToDouble(ev.blocks_per_sm.text));
+  if (ev.occupancy.type == Scalar::kNumber)
+    m_.occupancy_pct[i] = static_cast<float>(ToDouble(ev.occupancy.text));
+}
+
+int64_t EventBuilder::IdOf(const Scalar& s) {
+  if (s.type == Scalar::kNumber) return ToInt(s.text).value_or(0);
+  if (s.type == Scalar::kString) return TraceModel::kStringIdBase + m_.names.Intern(s.text);
+  return 0;
+}
+
+// The device and stream of GPU events, and of the odd CPU-side event with a stream (cuda_sync's
+// "Stream Sync"). A CPU op's "stream" is a kwarg (Inductor's Triton launches), not where it ran.
+void EventBuilder::PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where) {
+  bool host =
+      k == EventKind::kCpuOp || k == EventKind::kUserAnnotation || k == EventKind::kPythonFunction;
+  if (ev.has_args && !host &&
+      (ev.stream.type != Scalar::kNone || ev.device.type != Scalar::kNone)) {
+    where->device = OptionalInt(ev.device);  // kNone is -1
+    where->stream = OptionalInt(ev.stream);
   }
-  if (IsGpuKind(k) && m_.stream[i] < 0) {
-    // Kineto puts the stream in args; old traces only in tid ("stream 7").
-    int64_t t = m_.tid[i];
-    if (t >= TraceModel::kStringIdBase) {
-      const std::string& tn = m_.names[static_cast<uint32_t>(t - TraceModel::kStringIdBase)];
-      size_t pos = tn.find_first_of("0123456789");
-      if (pos != std::string::npos) t = ToInt(std::string_view(tn).substr(pos)).value_or(-1);
-    }
-    m_.stream[i] = t >= 0 ? t : -1;
+  if (!IsGpuKind(k) || where->stream >= 0) return;
+  // Kineto puts the stream in args; old traces only in tid ("stream 7").
+  int64_t t = where->tid;
+  if (t >= TraceModel::kStringIdBase) {
+    const std::string& tn = m_.names[static_cast<uint32_t>(t - TraceModel::kStringIdBase)];
+    size_t pos = tn.find_first_of("0123456789");
+    if (pos != std::string::npos) t = ToInt(std::string_view(tn).substr(pos)).value_or(-1);
   }
+  where->stream = t >= 0 ? t : -1;
+}
+
+// Tracks are few: the last one usually matches, else a hash lookup.
+uint32_t EventBuilder::TrackOf(const Track& t) {
+  if (last_track_ < m_.tracks.size() && m_.tracks[last_track_] == t) return last_track_;
+  auto [it, added] = track_index_.try_emplace(t, static_cast<uint32_t>(m_.tracks.size()));
+  if (added) m_.tracks.push_back(t);
+  return last_track_ = it->second;
 }
 
 void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trace/json_scanner.h"
@@ -49,6 +50,9 @@ class EventBuilder {
   void AddFlow(const RawEvent& ev, std::string_view ph);
   bool AddMemory(const RawEvent& ev);
   void AddComplete(const RawEvent& ev);
+  int64_t IdOf(const json::Scalar& s);
+  void PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where);
+  uint32_t TrackOf(const Track& t);
   void ReadTopValue(std::string_view key, std::string_view text);
   void ResolveRank();
   void ReportCounts();
@@ -65,6 +69,13 @@ class EventBuilder {
     int64_t device, ts_ns, bytes;
   };
   std::vector<MemoryDelta> memory_deltas_;  // [memory] events with Bytes but no Total Allocated
+  struct TrackHash {
+    size_t operator()(const Track& t) const {
+      return std::hash<int64_t>()(t.pid * 1000003 ^ t.tid * 10007 ^ t.device * 101 ^ t.stream);
+    }
+  };
+  std::unordered_map<Track, uint32_t, TrackHash> track_index_;
+  uint32_t last_track_ = 0;
 };
 
 }  // namespace trainprof::trace

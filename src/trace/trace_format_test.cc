@@ -109,10 +109,10 @@ TEST(TraceFormat, ArgsObjectsAndArrays) {
   ASSERT_EQ(m->size(), 3u);
   EXPECT_EQ(m->kind[0], EventKind::kCpuOp);
   EXPECT_EQ(m->external_id[0], 3);
-  EXPECT_EQ(m->stream[0], -1);  // "stream" inside nested values is not the event's
+  EXPECT_EQ(m->stream_of(0), -1);  // "stream" inside nested values is not the event's
   EXPECT_EQ(m->kind[2], EventKind::kKernel);
-  EXPECT_EQ(m->stream[2], 7);
-  EXPECT_EQ(m->device[2], 0);
+  EXPECT_EQ(m->stream_of(2), 7);
+  EXPECT_EQ(m->device_of(2), 0);
   EXPECT_EQ(m->correlation[2], 77);
   EXPECT_FLOAT_EQ(m->blocks_per_sm[2], 0.5f);
   EXPECT_FLOAT_EQ(m->occupancy_pct[2], 25.0f);
@@ -237,10 +237,10 @@ TEST(TraceFormat, CudaSync) {
     EXPECT_FALSE(IsGpuKind(m->kind[s])) << "a sync is not GPU work";
     EXPECT_NE(m->kind[s], EventKind::kRuntime);
     EXPECT_EQ(m->launcher[s], -1);
-    EXPECT_EQ(m->device[s], 0);
+    EXPECT_EQ(m->device_of(s), 0);
   }
-  EXPECT_EQ(m->stream[ss], 7);  // the stream, not the display row 1000007
-  EXPECT_EQ(m->stream[cs], -1);
+  EXPECT_EQ(m->stream_of(ss), 7);  // the stream, not the display row 1000007
+  EXPECT_EQ(m->stream_of(cs), -1);
 }
 
 TEST(TraceFormat, GpuUserAnnotation) {
@@ -426,10 +426,10 @@ TEST(TraceFormat, RocmHip) {
   ASSERT_EQ(m->size(), 4u);
   EXPECT_EQ(m->kind[0], EventKind::kRuntime);
   EXPECT_EQ(m->kind[2], EventKind::kRuntime);
-  EXPECT_EQ(m->stream[1], 0);  // stream 0 is a stream, not "none"
+  EXPECT_EQ(m->stream_of(1), 0);  // stream 0 is a stream, not "none"
   EXPECT_EQ(m->launcher[1], 0);
-  EXPECT_EQ(m->stream[3], int64_t{140737353889792});
-  EXPECT_EQ(m->device[3], 2);
+  EXPECT_EQ(m->stream_of(3), int64_t{140737353889792});
+  EXPECT_EQ(m->device_of(3), 2);
   EXPECT_EQ(m->launcher[3], 2);
   EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
 }
@@ -499,8 +499,8 @@ TEST(TraceFormat, TraceSpanAndStringPids) {
   const size_t s = IndexOf(*m, "PyTorch Profiler (0)");
   ASSERT_NE(s, kMissing);
   EXPECT_EQ(m->kind[s], EventKind::kSpan);
-  EXPECT_GE(m->pid[s], TraceModel::kStringIdBase);
-  EXPECT_EQ(m->stream[s], -1);
+  EXPECT_GE(m->pid_of(s), TraceModel::kStringIdBase);
+  EXPECT_EQ(m->stream_of(s), -1);
   EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
   EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
 }
@@ -520,8 +520,8 @@ TEST(TraceFormat, OverheadEvents) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 2u);
   EXPECT_EQ(m->kind[0], EventKind::kOther);
-  EXPECT_EQ(m->pid[0], -1);
-  EXPECT_EQ(m->stream[0], -1);
+  EXPECT_EQ(m->pid_of(0), -1);
+  EXPECT_EQ(m->stream_of(0), -1);
   EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
 }
 
@@ -616,9 +616,9 @@ TEST(TraceFormat, CpuOpStreamKwarg) {
   const size_t k = IndexOf(*m, "triton_poi_fused_add_0", EventKind::kKernel);
   ASSERT_NE(op, kMissing);
   ASSERT_NE(k, kMissing);
-  EXPECT_EQ(m->stream[op], -1) << "a kwarg of a CPU op is not a GPU stream";
-  EXPECT_EQ(m->device[op], -1);
-  EXPECT_EQ(m->stream[k], 7);
+  EXPECT_EQ(m->stream_of(op), -1) << "a kwarg of a CPU op is not a GPU stream";
+  EXPECT_EQ(m->device_of(op), -1);
+  EXPECT_EQ(m->stream_of(k), 7);
   EXPECT_EQ(m->launcher[k], 1);
 }
 

@@ -66,17 +66,14 @@ const DeviceInfo* TraceModel::FindDevice(int64_t id) const {
 }
 
 size_t TraceModel::Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur,
-                       int64_t pid_v, int64_t tid_v) {
+                       uint32_t where) {
   ts_ns.push_back(ts);
   dur_ns.push_back(dur);
   name.push_back(names.Intern(event_name));
   kind.push_back(k);
-  pid.push_back(pid_v);
-  tid.push_back(tid_v);
+  track.push_back(where);
   correlation.push_back(kNone);
   external_id.push_back(kNone);
-  device.push_back(-1);
-  stream.push_back(-1);
   blocks_per_sm.push_back(std::numeric_limits<float>::quiet_NaN());
   occupancy_pct.push_back(std::numeric_limits<float>::quiet_NaN());
   return ts_ns.size() - 1;

@@ -80,6 +80,16 @@ class NameTable {
 
 inline constexpr int64_t kNone = -1;
 
+// Where events ran: a process and thread, and for GPU work its device and stream. A trace has a
+// few dozen of these, so each event keeps a 4-byte index instead of the four 8-byte values.
+struct Track {
+  int64_t pid = 0;  // string pids ("Spans") map to TraceModel::kStringIdBase + name id
+  int64_t tid = 0;
+  int64_t device = -1;  // args.device for GPU events, else -1
+  int64_t stream = -1;  // args.stream for GPU events, else -1
+  bool operator==(const Track&) const = default;
+};
+
 struct TraceModel {
   std::string path;         // the file read
   int64_t rank = 0;         // distributedInfo.rank, else from the file name, else 0
@@ -97,16 +107,15 @@ struct TraceModel {
   std::vector<int64_t> dur_ns;
   std::vector<uint32_t> name;
   std::vector<EventKind> kind;
-  std::vector<int64_t> pid;  // string pids ("Spans") map to kStringIdBase + name id
-  std::vector<int64_t> tid;
+  std::vector<uint32_t> track;       // index into `tracks`: where the event ran
   std::vector<int64_t> correlation;  // args.correlation, kNone when absent
   std::vector<int64_t> external_id;  // args["External id"], kNone when absent
-  std::vector<int32_t> device;       // args.device for GPU events, else -1
-  std::vector<int64_t> stream;       // args.stream for GPU events, else -1
   std::vector<float> blocks_per_sm;  // args["blocks per SM"], NaN when absent
   std::vector<float> occupancy_pct;  // args["est. achieved occupancy %"], NaN when absent
   // For GPU events: index of the runtime event with the same correlation id, else -1.
   std::vector<int32_t> launcher;
+
+  std::vector<Track> tracks;  // distinct; `track` indexes it
 
   std::vector<InputDiagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
@@ -117,11 +126,14 @@ struct TraceModel {
   size_t size() const { return ts_ns.size(); }
   int64_t end_ns(size_t i) const { return ts_ns[i] + dur_ns[i]; }
   const std::string& name_of(size_t i) const { return names[name[i]]; }
+  int64_t pid_of(size_t i) const { return tracks[track[i]].pid; }
+  int64_t tid_of(size_t i) const { return tracks[track[i]].tid; }
+  int64_t device_of(size_t i) const { return tracks[track[i]].device; }
+  int64_t stream_of(size_t i) const { return tracks[track[i]].stream; }
   const DeviceInfo* FindDevice(int64_t id) const;
 
-  // Appends an event with no args; the reader and tests use it. Returns its index.
-  size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, int64_t pid_v,
-             int64_t tid_v);
+  // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
+  size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, uint32_t where);
   // Fills `launcher` from correlation ids. Called once after the last Add.
   void LinkLaunches();
   // The severity is the registry's (base/diagnostics.h).
