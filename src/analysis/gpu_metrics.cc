@@ -31,7 +31,7 @@ std::vector<Segment> SmEfficiencySegments(const trace::TraceModel& m,
   };
   std::vector<Edge> edges;
   for (size_t i : kernels) {
-    float b = m.blocks_per_sm[i];
+    float b = m.blocks_per_sm_of(i);
     if (!(b > 0)) continue;
     edges.push_back({m.ts_ns[i], true, b});
     edges.push_back({m.end_ns(i), false, b});
@@ -96,7 +96,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
       int64_t clipped =
           std::max<int64_t>(0, std::min(m.end_ns(i), s_end) - std::max(m.ts_ns[i], s_begin));
       g.kernel_ns += clipped;
-      float occ = m.occupancy_pct[i];
+      float occ = m.occupancy_pct_of(i);
       if (occ >= 0) {
         occ_sum += occ * static_cast<double>(clipped);
         occ_w += static_cast<double>(clipped);

@@ -60,7 +60,7 @@ TEST(GpuMetricsGolden, ReproducesTheTensorBoardPluginCounters) {
     float arg = -1;
     for (size_t k = 0; k < m->size(); ++k)
       if (m->kind[k] == trace::EventKind::kKernel && m->ts_ns[k] == seg.t_ns)
-        arg = m->blocks_per_sm[k];
+        arg = m->blocks_per_sm_of(k);
     EXPECT_NEAR(seg.value, std::min(arg, 1.0f), 1e-6) << "segment at " << seg.t_ns;
   }
   // The summary figures are the curves' averages over the step.

@@ -117,18 +117,22 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
 // HTA merges intervals sorted by start, opening a new group when a start lies after every end
 // seen so far; an interval made negative by its µs rounding stays in, with its negative length.
 Intervals HtaMerge(Intervals v) {
-  std::stable_sort(v.begin(), v.end(),
-                   [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-  Intervals out;
+  // A group's end is the largest end in it, whatever the order of equal starts.
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  size_t n = 0;  // in place: never more groups than intervals
   int64_t running_max = std::numeric_limits<int64_t>::min();
   for (const Interval& i : v) {
-    if (out.empty() || i.begin > running_max)
-      out.push_back(i);
+    if (n == 0 || i.begin > running_max)
+      v[n++] = i;
     else
-      out.back().end = std::max(out.back().end, i.end);
+      v[n - 1].end = std::max(v[n - 1].end, i.end);
     running_max = std::max(running_max, i.end);
   }
-  return out;
+  v.resize(n);
+  v.shrink_to_fit();
+  return v;
 }
 
 Intervals UnionOf(const std::vector<Ev>& ev, int type, bool all, bool compat) {

@@ -4,20 +4,21 @@
 
 namespace trainprof::analysis {
 
+// In place: the union is never larger than its input, so no second buffer is needed.
 Intervals Union(Intervals v) {
   std::sort(v.begin(), v.end(),
             [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-  Intervals out;
-  out.reserve(v.size());
+  size_t n = 0;
   for (const Interval& i : v) {
     if (i.end <= i.begin) continue;
-    if (!out.empty() && i.begin <= out.back().end) {
-      out.back().end = std::max(out.back().end, i.end);
-    } else {
-      out.push_back(i);
-    }
+    if (n > 0 && i.begin <= v[n - 1].end)
+      v[n - 1].end = std::max(v[n - 1].end, i.end);
+    else
+      v[n++] = i;
   }
-  return out;
+  v.resize(n);
+  v.shrink_to_fit();
+  return v;
 }
 
 int64_t Length(const Intervals& disjoint) {

@@ -1,5 +1,6 @@
 #include "analysis/overview.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "analysis/intervals.h"
@@ -21,22 +22,27 @@ const char* CategoryKey(int c) {
   return kKeys[c];
 }
 
-Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps) {
-  Overview ov;
+namespace {
+
+// The category each event's time counts for, or -1 (steps, spans, other events).
+std::vector<int8_t> RolesOf(const trace::TraceModel& m) {
   // Collective CPU ops, and the external ids through which kernels belong to them.
   std::vector<int8_t> comm_op(m.names.size(), -1), comm_kernel(m.names.size(), -1),
       loader(m.names.size(), -1);
+  auto is_comm_op = [&](size_t i) {
+    int8_t& c = comm_op[m.name[i]];
+    if (c < 0) c = IsCommunicationOp(m.name_of(i)) ? 1 : 0;
+    return c == 1;
+  };
   std::unordered_set<int64_t> comm_external;
   for (size_t i = 0; i < m.size(); ++i) {
     EventKind k = m.kind[i];
-    if (k != EventKind::kCpuOp && k != EventKind::kUserAnnotation) continue;
-    int8_t& c = comm_op[m.name[i]];
-    if (c < 0) c = IsCommunicationOp(m.name_of(i)) ? 1 : 0;
-    if (c && m.external_id[i] != trace::kNone) comm_external.insert(m.external_id[i]);
+    if ((k == EventKind::kCpuOp || k == EventKind::kUserAnnotation) && is_comm_op(i) &&
+        m.external_id[i] != trace::kNone)
+      comm_external.insert(m.external_id[i]);
   }
-  std::array<Intervals, kNumCategories> roles;
+  std::vector<int8_t> role(m.size(), -1);
   for (size_t i = 0; i < m.size(); ++i) {
-    Interval iv{m.ts_ns[i], m.end_ns(i)};
     uint32_t nm = m.name[i];
     switch (m.kind[i]) {
       case EventKind::kKernel: {
@@ -44,18 +50,18 @@ Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps) {
         if (c < 0) c = IsCommunicationKernel(m.name_of(i)) ? 1 : 0;
         bool comm =
             c || (m.external_id[i] != trace::kNone && comm_external.count(m.external_id[i]));
-        roles[comm ? kCommunication : kKernel].push_back(iv);
+        role[i] = comm ? kCommunication : kKernel;
         break;
       }
       case EventKind::kMemcpy:
-        roles[kMemcpy].push_back(iv);
+        role[i] = kMemcpy;
         break;
       case EventKind::kMemset:
-        roles[kMemset].push_back(iv);
+        role[i] = kMemset;
         break;
       case EventKind::kRuntime:
       case EventKind::kDriver:
-        roles[kRuntime].push_back(iv);
+        role[i] = kRuntime;
         break;
       case EventKind::kCpuOp:
       case EventKind::kUserAnnotation:
@@ -63,20 +69,32 @@ Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps) {
         if (ProfilerStepNumber(m.name_of(i)) >= 0) break;
         int8_t& l = loader[nm];
         if (l < 0) l = IsDataLoaderOp(m.name_of(i)) ? 1 : 0;
-        if (l && m.kind[i] != EventKind::kPythonFunction) {
-          roles[kDataLoader].push_back(iv);
-        } else {
-          int8_t& c = comm_op[nm];
-          if (c < 0) c = IsCommunicationOp(m.name_of(i)) ? 1 : 0;
-          roles[c ? kCommunication : kCpuExec].push_back(iv);
-        }
+        if (l && m.kind[i] != EventKind::kPythonFunction)
+          role[i] = kDataLoader;
+        else
+          role[i] = is_comm_op(i) ? kCommunication : kCpuExec;
         break;
       }
       default:
         break;
     }
   }
-  ov.any_communication = !roles[kCommunication].empty();
+  return role;
+}
+
+}  // namespace
+
+// One category at a time, so only one category's intervals are held at once.
+Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps) {
+  Overview ov;
+  std::vector<int8_t> role = RolesOf(m);
+  ov.any_communication = std::find(role.begin(), role.end(), kCommunication) != role.end();
+  auto intervals_of = [&](int c) {
+    Intervals v;
+    for (size_t i = 0; i < m.size(); ++i)
+      if (role[i] == c) v.push_back({m.ts_ns[i], m.end_ns(i)});
+    return v;
+  };
 
   Intervals step_ranges;
   for (const Step& s : steps.steps) step_ranges.push_back({s.begin_ns, s.end_ns});
@@ -91,7 +109,7 @@ Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps) {
     if (c == kOtherTime) {
       claimed = slots;
     } else {
-      claimed = Intersect(Union(std::move(roles[c])), slots);
+      claimed = Intersect(Union(intervals_of(c)), slots);
       slots = Subtract(slots, claimed);
     }
     for (size_t s = 0; s < steps.steps.size(); ++s)

@@ -160,13 +160,16 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   PlaceGpuWork(ev, k, &where);
   size_t i = m_.Add(k, ev.name.text, *ts, *dur, TrackOf(where));
   if (!ev.has_args) return;
-  m_.correlation[i] = OptionalInt(ev.correlation);
-  m_.external_id[i] = OptionalInt(ev.external_id);
+  m_.correlation.Set(i, OptionalInt(ev.correlation));
+  m_.external_id.Set(i, OptionalInt(ev.external_id));
   if (where.stream == -1 && where.device == -1) return;  // not GPU work
+  if (ev.blocks_per_sm.type != Scalar::kNumber && ev.occupancy.type != Scalar::kNumber) return;
+  KernelStats stats{static_cast<uint32_t>(i)};
   if (ev.blocks_per_sm.type == Scalar::kNumber)
-    m_.blocks_per_sm[i] = static_cast<float>(ToDouble(ev.blocks_per_sm.text));
+    stats.blocks_per_sm = static_cast<float>(ToDouble(ev.blocks_per_sm.text));
   if (ev.occupancy.type == Scalar::kNumber)
-    m_.occupancy_pct[i] = static_cast<float>(ToDouble(ev.occupancy.text));
+    stats.occupancy_pct = static_cast<float>(ToDouble(ev.occupancy.text));
+  m_.kernel_stats.push_back(stats);
 }
 
 int64_t EventBuilder::IdOf(const Scalar& s) {
@@ -294,8 +297,8 @@ void EventBuilder::CheckFlows() {
   // Older Kineto writes one flow end per runtime call, with no start: that is fine as long as an
   // event carries the same correlation id.
   std::vector<int64_t> corr;
-  for (int64_t c : m_.correlation)
-    if (c != kNone) corr.push_back(c);
+  for (size_t i = 0; i < m_.correlation.size(); ++i)
+    if (m_.correlation[i] != kNone) corr.push_back(m_.correlation[i]);
   std::sort(corr.begin(), corr.end());
   std::set_difference(odd.begin(), odd.end(), corr.begin(), corr.end(),
                       std::back_inserter(unpaired));

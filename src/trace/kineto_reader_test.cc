@@ -44,8 +44,8 @@ TEST(KinetoReader, ReadsEventsExactlyWithMetadata) {
   EXPECT_EQ(m->name_of(2), "void k\xc3\xa9rnel<\"x\">");
   EXPECT_EQ(m->kind[2], EventKind::kKernel);
   EXPECT_EQ(m->stream_of(2), 7);
-  EXPECT_FLOAT_EQ(m->blocks_per_sm[2], 0.5f);
-  EXPECT_FLOAT_EQ(m->occupancy_pct[2], 25.0f);
+  EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 0.5f);
+  EXPECT_FLOAT_EQ(m->occupancy_pct_of(2), 25.0f);
   EXPECT_EQ(m->launcher[2], 1);  // the cudaLaunchKernel with correlation 77
   EXPECT_EQ(m->external_id[1], 9);
   EXPECT_EQ(m->kind[3], EventKind::kSpan);

@@ -114,8 +114,8 @@ TEST(TraceFormat, ArgsObjectsAndArrays) {
   EXPECT_EQ(m->stream_of(2), 7);
   EXPECT_EQ(m->device_of(2), 0);
   EXPECT_EQ(m->correlation[2], 77);
-  EXPECT_FLOAT_EQ(m->blocks_per_sm[2], 0.5f);
-  EXPECT_FLOAT_EQ(m->occupancy_pct[2], 25.0f);
+  EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 0.5f);
+  EXPECT_FLOAT_EQ(m->occupancy_pct_of(2), 25.0f);
   EXPECT_EQ(m->launcher[2], 1);
   EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
   EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);

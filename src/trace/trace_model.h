@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -80,6 +81,36 @@ class NameTable {
 
 inline constexpr int64_t kNone = -1;
 
+// An int64 column in 4 bytes an entry: durations and ids nearly always fit in 32 bits, so those
+// are kept inline and the rare wider value in a side table. Reads return the int64.
+class Int64Column {
+ public:
+  int64_t operator[](size_t i) const {
+    int32_t v = narrow_[i];
+    return v != kWide ? v : wide_.at(i);
+  }
+  void push_back(int64_t v) {
+    narrow_.push_back(kWide);
+    Set(narrow_.size() - 1, v);
+  }
+  void Set(size_t i, int64_t v);
+  size_t size() const { return narrow_.size(); }
+  bool empty() const { return narrow_.empty(); }
+  bool operator==(const Int64Column&) const = default;  // the storage is canonical
+
+ private:
+  static constexpr int32_t kWide = INT32_MIN;  // the value is in wide_
+  std::vector<int32_t> narrow_;
+  std::unordered_map<size_t, int64_t> wide_;
+};
+
+// "blocks per SM" and "est. achieved occupancy %" of the kernels that have them.
+struct KernelStats {
+  uint32_t event = 0;  // index in the model
+  float blocks_per_sm = std::numeric_limits<float>::quiet_NaN();
+  float occupancy_pct = std::numeric_limits<float>::quiet_NaN();
+};
+
 // Where events ran: a process and thread, and for GPU work its device and stream. A trace has a
 // few dozen of these, so each event keeps a 4-byte index instead of the four 8-byte values.
 struct Track {
@@ -104,18 +135,17 @@ struct TraceModel {
 
   // Complete ("X") events, one entry per array index, in file order.
   std::vector<int64_t> ts_ns;
-  std::vector<int64_t> dur_ns;
+  Int64Column dur_ns;
   std::vector<uint32_t> name;
   std::vector<EventKind> kind;
-  std::vector<uint32_t> track;       // index into `tracks`: where the event ran
-  std::vector<int64_t> correlation;  // args.correlation, kNone when absent
-  std::vector<int64_t> external_id;  // args["External id"], kNone when absent
-  std::vector<float> blocks_per_sm;  // args["blocks per SM"], NaN when absent
-  std::vector<float> occupancy_pct;  // args["est. achieved occupancy %"], NaN when absent
+  std::vector<uint32_t> track;  // index into `tracks`: where the event ran
+  Int64Column correlation;      // args.correlation, kNone when absent
+  Int64Column external_id;      // args["External id"], kNone when absent
   // For GPU events: index of the runtime event with the same correlation id, else -1.
   std::vector<int32_t> launcher;
 
-  std::vector<Track> tracks;  // distinct; `track` indexes it
+  std::vector<Track> tracks;              // distinct; `track` indexes it
+  std::vector<KernelStats> kernel_stats;  // sorted by event; few events have them
 
   std::vector<InputDiagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
@@ -130,6 +160,10 @@ struct TraceModel {
   int64_t tid_of(size_t i) const { return tracks[track[i]].tid; }
   int64_t device_of(size_t i) const { return tracks[track[i]].device; }
   int64_t stream_of(size_t i) const { return tracks[track[i]].stream; }
+  // NaN when the event has none.
+  float blocks_per_sm_of(size_t i) const { return StatsOf(i).blocks_per_sm; }
+  float occupancy_pct_of(size_t i) const { return StatsOf(i).occupancy_pct; }
+  KernelStats StatsOf(size_t i) const;
   const DeviceInfo* FindDevice(int64_t id) const;
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
