@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <string>
@@ -51,6 +52,34 @@ TEST(KinetoReader, ReadsEventsExactlyWithMetadata) {
   EXPECT_EQ(m->kind[3], EventKind::kSpan);
   EXPECT_GE(m->pid_of(3), TraceModel::kStringIdBase);
   EXPECT_TRUE(m->diagnostics.empty());
+}
+
+// The model keeps durations and ids in 4 bytes with wider values aside, and the place of each
+// event as a shared track: both must give back exactly what the file says.
+TEST(KinetoReader, WideDurationsAndIdsAndSharedTracksReadBackExactly) {
+  auto m = ParseTrace(R"J({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "long", "pid": 1, "tid": 2, "ts": 0, "dur": 5000000.5,
+   "args": {"External id": 9007199254740993}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 1,
+   "dur": 1, "args": {"correlation": -2147483648}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1,
+   "args": {"correlation": -2147483648, "stream": 7, "device": 0, "blocks per SM": 2}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4, "dur": 1,
+   "args": {"correlation": 2147483647, "stream": 7, "device": 0}}]})J",
+                      "wide.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->dur_ns[0], 5'000'000'500);  // 5 s: wider than 32 bits of ns
+  EXPECT_EQ(m->external_id[0], 9007199254740993);
+  EXPECT_EQ(m->correlation[1], -2147483648);  // the narrow form's own marker value
+  EXPECT_EQ(m->correlation[3], 2147483647);
+  EXPECT_EQ(m->launcher[2], 1);
+  EXPECT_EQ(m->tracks.size(), 2u);  // (1, 2) and GPU 0 stream 7
+  EXPECT_EQ(m->track[2], m->track[3]);
+  EXPECT_EQ(m->stream_of(3), 7);
+  EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 2.0f);
+  EXPECT_TRUE(std::isnan(m->blocks_per_sm_of(3)));
+  EXPECT_TRUE(std::isnan(m->occupancy_pct_of(2)));
 }
 
 TEST(KinetoReader, RankFromFileName) {
