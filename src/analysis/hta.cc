@@ -46,17 +46,20 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
       if (t % 1000 != 0) fractional = true;
     // HTA holds times as float64 µs: at today's epoch (1.7e15 µs) that is a 0.25 µs grid, so the
     // rounding acts on the float, not on the written decimals.
-    auto as_double_us = [](int64_t ns) {
+    // The written µs are after baseTimeNanoseconds, when the trace has one.
+    const int64_t base = m.base_time_ns;
+    auto as_double_us = [base](int64_t ns) {
+      ns -= base;
       return static_cast<double>(ns / 1000) + static_cast<double>(ns % 1000) / 1000.0;
     };
     auto ts = [&](size_t i) {
       if (!fractional) return m.ts_ns[i];
-      return static_cast<int64_t>(std::ceil(as_double_us(m.ts_ns[i]))) * 1000;
+      return static_cast<int64_t>(std::ceil(as_double_us(m.ts_ns[i]))) * 1000 + base;
     };
     auto end = [&](size_t i) {
       if (!fractional) return m.end_ns(i);
       double e = as_double_us(m.ts_ns[i]) + static_cast<double>(m.dur_ns[i]) / 1000.0;
-      return static_cast<int64_t>(std::floor(e)) * 1000;
+      return static_cast<int64_t>(std::floor(e)) * 1000 + base;
     };
     auto is_cpu = [&](size_t i) { return m.stream_of(i) == -1 && m.kind[i] != EventKind::kSpan; };
     int64_t last_start = std::numeric_limits<int64_t>::max();

@@ -26,7 +26,8 @@ int64_t CountNewlines(const char* b, const char* e) {
   return n;
 }
 
-// First byte in [p, e) that ends a string's fast path: '"', '\\' or a control character,
+// First byte in [p, e) that ends a string's fast path: '"', '\\', a control character or a
+// byte >= 0x80 (to check its UTF-8),
 // sixteen bytes at a time with SSE2 (every x86-64 has it), else eight with the classic "has a
 // zero byte" bit trick.
 const char* FindStringSpecial(const char* p, const char* e) {
@@ -37,7 +38,7 @@ const char* FindStringSpecial(const char* p, const char* e) {
     __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
                                _mm_cmpeq_epi8(_mm_max_epu8(x, space_minus_1), space_minus_1));
-    int mask = _mm_movemask_epi8(hit);
+    int mask = _mm_movemask_epi8(hit) | _mm_movemask_epi8(x);  // and bytes >= 0x80
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
     p += 16;
   }
@@ -48,13 +49,29 @@ const char* FindStringSpecial(const char* p, const char* e) {
     uint64_t x;
     std::memcpy(&x, p, 8);
     uint64_t m = has_zero(x ^ (kOnes * '"')) | has_zero(x ^ (kOnes * '\\')) |
-                 ((x - kOnes * 0x20) & ~x & kHigh);
+                 ((x - kOnes * 0x20) & ~x & kHigh) | (x & kHigh);
     if (m != 0) break;
     p += 8;
   }
 #endif
-  while (p < e && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+  while (p < e && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20 &&
+         static_cast<unsigned char>(*p) < 0x80)
+    ++p;
   return p;
+}
+
+// Length of the well-formed UTF-8 sequence at p (a byte >= 0x80), 0 when it is not one, -1 when
+// the data ends inside it.
+int Utf8Length(const char* p, const char* e) {
+  auto u = [&](int k) { return static_cast<unsigned char>(p[k]); };
+  int n = u(0) >= 0xF0 ? 4 : u(0) >= 0xE0 ? 3 : u(0) >= 0xC2 ? 2 : 0;
+  if (n == 0 || u(0) > 0xF4) return 0;
+  if (e - p < n) return -1;
+  for (int k = 1; k < n; ++k)
+    if ((u(k) & 0xC0) != 0x80) return 0;
+  if (n == 3 && ((u(0) == 0xE0 && u(1) < 0xA0) || (u(0) == 0xED && u(1) >= 0xA0))) return 0;
+  if (n == 4 && ((u(0) == 0xF0 && u(1) < 0x90) || (u(0) == 0xF4 && u(1) >= 0x90))) return 0;
+  return n;
 }
 
 // First '"' or '\\' in [p, e), or e.
@@ -230,25 +247,54 @@ R Scanner::Fail(const char* at, std::string what) {
   return R::kErr;
 }
 
+// Raw control characters (Kineto leaves tabs in names) are kept and counted. Well-formed UTF-8
+// is kept as it is; a malformed byte becomes U+FFFD and is counted. Only escapes and malformed
+// bytes make a copy.
 R Scanner::String(const char*& p, const char* e, std::string_view* out, std::string* scratch) {
   const char* s = p + 1;
-  const char* q = FindStringSpecial(s, e);
-  if (q == e) return R::kMore;
-  if (*q == '"') {
-    *out = std::string_view(s, static_cast<size_t>(q - s));
-    p = q + 1;
-    return R::kOk;
+  const char* q = s;
+  bool control = false;
+  for (;;) {  // in place while nothing needs changing
+    q = FindStringSpecial(q, e);
+    if (q == e) return R::kMore;
+    if (*q == '"') {
+      *out = std::string_view(s, static_cast<size_t>(q - s));
+      p = q + 1;
+      control_strings_ += control;
+      return R::kOk;
+    }
+    if (*q == '\\') break;
+    if (static_cast<unsigned char>(*q) < 0x20) {
+      control = true;
+      ++q;
+      continue;
+    }
+    int n = Utf8Length(q, e);
+    if (n < 0) return R::kMore;
+    if (n == 0) break;
+    q += n;
   }
-  if (*q != '\\') return Fail(q, "control character in a string");
   scratch->assign(s, q);
   const char* c = q;
+  bool malformed = false;
   for (;;) {
     const char* run = FindStringSpecial(c, e);
     scratch->append(c, run);
     c = run;
     if (c >= e) return R::kMore;
     if (*c == '"') break;
-    if (*c != '\\') return Fail(c, "control character in a string");
+    if (*c != '\\') {
+      int n = static_cast<unsigned char>(*c) < 0x20 ? 1 : Utf8Length(c, e);
+      if (n < 0) return R::kMore;
+      control |= static_cast<unsigned char>(*c) < 0x20;
+      malformed |= n == 0;
+      if (n == 0)
+        scratch->append("\xEF\xBF\xBD");
+      else
+        scratch->append(c, c + n);
+      c += n == 0 ? 1 : n;
+      continue;
+    }
     if (c + 1 >= e) return R::kMore;
     char esc = c[1];
     c += 2;
@@ -288,6 +334,8 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
   }
   *out = *scratch;
   p = c + 1;
+  control_strings_ += control;
+  malformed_strings_ += malformed;
   return R::kOk;
 }
 
@@ -308,8 +356,11 @@ R Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
       return lit("true", Scalar::kOtherValue);
     case 'f':
       return lit("false", Scalar::kOtherValue);
-    case 'n':
+    case 'n':  // "nan": Kineto of 2021 wrote C's printf of non-finite doubles bare
+      if (e - s >= 2 && s[1] == 'a') return lit("nan", Scalar::kNumber);
       return lit("null", Scalar::kOtherValue);
+    case 'i':
+      return lit("inf", Scalar::kNumber);
     case 'N':
       return lit("NaN", Scalar::kNumber);  // Python's json writes these
     case 'I':
@@ -321,6 +372,8 @@ R Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
   if (*c == '-') {
     ++c;
     if (c < e && *c == 'I') return lit("-Infinity", Scalar::kNumber);
+    if (c < e && *c == 'i') return lit("-inf", Scalar::kNumber);
+    if (c < e && *c == 'n') return lit("-nan", Scalar::kNumber);
   }
   // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
   auto digits = [&]() -> int {
@@ -395,7 +448,8 @@ R Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratc
 // Numbers
 
 std::optional<int64_t> MicrosToNs(std::string_view t) {
-  if (t.empty() || t[0] == 'N' || t[0] == 'I' || (t.size() > 1 && t[1] == 'I')) return std::nullopt;
+  auto non_finite = [](char c) { return c == 'N' || c == 'I' || c == 'n' || c == 'i'; };
+  if (t.empty() || non_finite(t[0]) || (t.size() > 1 && non_finite(t[1]))) return std::nullopt;
   size_t i = 0;
   bool neg = false;
   if (t[i] == '-') {

@@ -95,7 +95,8 @@ class Scanner {
   R Expect(const char*& p, const char* e, char c, const char* what);
   R Fail(const char* at, std::string what);
 
-  // p at the opening quote. Escapes are decoded into *scratch; invalid UTF-8 is kept as it is.
+  // p at the opening quote. Escapes are decoded into *scratch, malformed UTF-8 bytes become
+  // U+FFFD; raw control characters are kept. Both are counted.
   R String(const char*& p, const char* e, std::string_view* out, std::string* scratch);
   R NumberOrLiteral(const char*& p, const char* e, Scalar* out);
   // Any value; objects and arrays are checked and returned as their raw text.
@@ -107,12 +108,21 @@ class Scanner {
   template <class OnMember>
   R Members(const char*& p, const char* e, const char* where, OnMember&& on);
 
+  // Strings read with raw control characters, and with malformed UTF-8 (replaced).
+  struct Counts {
+    int64_t control = 0, malformed = 0;
+  };
+  Counts counts() const { return {control_strings_, malformed_strings_}; }
+  // Put back as they were before a unit that will be scanned again.
+  void set_counts(Counts c) { control_strings_ = c.control, malformed_strings_ = c.malformed; }
+
   const char* err_at() const { return err_at_; }
   const std::string& err() const { return err_; }
 
  private:
   const char* err_at_ = nullptr;
   std::string err_;
+  int64_t control_strings_ = 0, malformed_strings_ = 0;
   std::string key_, tmp_;
 };
 

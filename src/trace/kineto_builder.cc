@@ -58,6 +58,8 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
       return key == "Bytes" ? &ev->bytes : nullptr;
     case 6:
       return key == "stream" ? &ev->stream : key == "device" ? &ev->device : nullptr;
+    case 8:
+      return key == "inDevice" ? &ev->in_device : nullptr;
     case 9:
       return key == "Device Id" ? &ev->device_id : nullptr;
     case 11:
@@ -85,6 +87,7 @@ void EventBuilder::Count(const std::string& diag, std::string example) {
 void EventBuilder::TopValue(std::string_view key, std::string_view text) {
   if (key == "distributedInfo") distributed_info_.assign(text);
   if (key == "deviceProperties") device_properties_.assign(text);
+  if (key == "baseTimeNanoseconds") base_time_.assign(text);
 }
 
 void EventBuilder::Add(const RawEvent& ev) {
@@ -156,6 +159,8 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   } else {
     Count("unknown_category:", base::Ellipsize(ev.name.text, 60));
   }
+  if (ev.cat.text == "cuda_profiler_range")
+    Count("profiler_range", base::Ellipsize(ev.name.text, 60));
   Track where{IdOf(ev.pid), IdOf(ev.tid)};
   PlaceGpuWork(ev, k, &where);
   size_t i = m_.Add(k, ev.name.text, *ts, *dur, TrackOf(where));
@@ -188,7 +193,12 @@ void EventBuilder::PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where) {
     where->device = OptionalInt(ev.device);  // kNone is -1
     where->stream = OptionalInt(ev.stream);
   }
-  if (!IsGpuKind(k) || where->stream >= 0) return;
+  if (!IsGpuKind(k)) return;
+  if (where->device == -1) {  // a peer-to-peer copy names inDevice; else the pid is the GPU
+    where->device = OptionalInt(ev.in_device);
+    if (where->device == -1 && ev.pid.type == Scalar::kNumber) where->device = where->pid;
+  }
+  if (where->stream >= 0) return;
   // Kineto puts the stream in args; old traces only in tid ("stream 7").
   int64_t t = where->tid;
   if (t >= TraceModel::kStringIdBase) {
@@ -245,11 +255,29 @@ TraceModel EventBuilder::Finish() {
   if (!distributed_info_.empty()) ReadTopValue("distributedInfo", distributed_info_);
   if (!device_properties_.empty()) ReadTopValue("deviceProperties", device_properties_);
   ResolveRank();
+  ApplyBaseTime();
   ReportCounts();
   CheckFlows();
   PeaksFromDeltas();
   m_.LinkLaunches();
   return std::move(m_);
+}
+
+// Kineto since 2024 writes each ts as µs after baseTimeNanoseconds (Unix ns), before or after
+// the events; older traces hold µs since the epoch. Adding the base puts both on the epoch.
+void EventBuilder::ApplyBaseTime() {
+  if (base_time_.empty()) return;
+  std::optional<int64_t> base = ToInt(base_time_);
+  if (!base || *base < 0) {
+    m_.AddDiagnostic("bad_metadata", 1,
+                     fmt::format("{}: baseTimeNanoseconds {} is not a time; times are left "
+                                 "relative to it",
+                                 name_, base::Ellipsize(base_time_, 40)));
+    return;
+  }
+  m_.base_time_ns = *base;
+  for (int64_t& t : m_.ts_ns) t += *base;
+  for (MemoryDelta& d : memory_deltas_) d.ts_ns += *base;
 }
 
 void EventBuilder::ResolveRank() {
@@ -274,6 +302,12 @@ void EventBuilder::ReportCounts() {
     if (diag == "missing_fields")
       msg = fmt::format("{}: {} events lack required fields and were skipped (e.g. {})", name_,
                         c.first, c.second);
+    else if (diag == "profiler_range")
+      msg = fmt::format(
+          "{}: {} cuda_profiler_range events (CUPTI's range profiler: counters per range, with "
+          "made-up times) were kept as other; the trace has no GPU timeline, so it reads as "
+          "CPU-only (e.g. {})",
+          name_, c.first, c.second);
     else if (diag == "bad_time")
       msg = fmt::format(
           "{}: {} events have a negative, NaN or infinite time and were skipped "

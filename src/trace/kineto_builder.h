@@ -24,7 +24,7 @@ namespace trainprof::trace {
 struct RawEvent {
   using Scalar = json::Scalar;
   Scalar ph, cat, name, pid, tid, ts, dur, id;
-  Scalar correlation, external_id, device, stream, blocks_per_sm, occupancy;
+  Scalar correlation, external_id, device, in_device, stream, blocks_per_sm, occupancy;
   Scalar total_allocated, device_id, bytes;  // [memory] instant events
   bool has_args = false;
 };
@@ -54,6 +54,7 @@ class EventBuilder {
   void PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where);
   uint32_t TrackOf(const Track& t);
   void ReadTopValue(std::string_view key, std::string_view text);
+  void ApplyBaseTime();
   void ResolveRank();
   void ReportCounts();
   void CheckFlows();
@@ -62,7 +63,7 @@ class EventBuilder {
   std::string name_;
   TraceModel m_;
   int64_t events_seen_ = 0;
-  std::string distributed_info_, device_properties_;
+  std::string distributed_info_, device_properties_, base_time_;
   std::map<std::string, std::pair<int64_t, std::string>> counts_;
   std::vector<int64_t> flow_starts_, flow_ends_;
   struct MemoryDelta {

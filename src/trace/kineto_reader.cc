@@ -56,6 +56,8 @@ class Parser {
   Status SkipOversized();
   Status CutShort();
   Status Error(const char* at, const std::string& what) const;
+  void NoteOddStrings(const json::Scanner::Counts& before);
+  void AddStringDiagnostics(TraceModel& m) const;
 
   ByteSource* src_;
   std::string name_;
@@ -70,6 +72,7 @@ class Parser {
   bool too_large_ = false;
   int64_t oversized_ = 0;
   int64_t oversized_at_ = 0;
+  int64_t first_control_at_ = 0, first_malformed_at_ = 0;
   std::string s_ph_, s_cat_, s_name_, s_pid_, s_tid_, s_id_, s_tmp_;
 };
 
@@ -205,6 +208,7 @@ R Parser::StepAfterEvents(const char*& p, const char* e) {
 R Parser::Step() {
   const char* p = w_.cur();
   const char* e = w_.end();
+  const json::Scanner::Counts before = s_.counts();
   R r = R::kOk;
   switch (state_) {
     case State::kStart:
@@ -247,8 +251,35 @@ R Parser::Step() {
       if (r == R::kOk) r = s_.Fail(p, "unexpected data after the end of the JSON document");
       break;
   }
-  if (r == R::kOk) w_.Consume(p);
+  if (r == R::kOk) {
+    w_.Consume(p);
+    NoteOddStrings(before);
+  } else {
+    s_.set_counts(before);  // the unit will be scanned again
+  }
   return r;
+}
+
+// Where the first string with a raw control character, or malformed UTF-8, was.
+void Parser::NoteOddStrings(const json::Scanner::Counts& before) {
+  json::Scanner::Counts now = s_.counts();
+  if (now.control > 0 && before.control == 0) first_control_at_ = w_.cur_offset();
+  if (now.malformed > 0 && before.malformed == 0) first_malformed_at_ = w_.cur_offset();
+}
+
+void Parser::AddStringDiagnostics(TraceModel& m) const {
+  json::Scanner::Counts c = s_.counts();
+  if (c.control > 0)
+    m.AddDiagnostic("control_character", c.control,
+                    fmt::format("{}: {} strings hold raw control characters (a tab, a carriage "
+                                "return), which JSON does not allow; they were read as they are "
+                                "(the first in the unit ending at byte {})",
+                                name_, c.control, first_control_at_));
+  if (c.malformed > 0)
+    m.AddDiagnostic("invalid_utf8", c.malformed,
+                    fmt::format("{}: {} strings hold bytes that are not UTF-8; each such byte "
+                                "reads as U+FFFD (the first in the unit ending at byte {})",
+                                name_, c.malformed, first_malformed_at_));
 }
 
 // The unit at the window's start fills the whole window at its largest: stream past it.
@@ -311,6 +342,7 @@ StatusOr<TraceModel> Parser::Run() {
                     w_.Where(w_.end_offset())));
   TraceModel& m = b_.model();
   m.json_bytes = w_.end_offset();
+  AddStringDiagnostics(m);
   if (oversized_ > 0)
     m.AddDiagnostic("oversized_value", oversized_,
                     fmt::format("{}: {} value(s) larger than {} MiB were skipped without being "

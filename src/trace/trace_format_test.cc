@@ -1,10 +1,10 @@
 // One test per row of docs/trace-format.md: a small trace in the shape today's writers emit it
 // (Kineto's ChromeTraceLogger, PyTorch's op metadata, the ROCm path), and what a correct reader
-// makes of it. The rows still marked "gap" in docs/trace-format.md have no test here yet; each
-// row names the writer's source.
+// makes of it. Each row of the doc names the writer's source.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -620,6 +620,141 @@ TEST(TraceFormat, CpuOpStreamKwarg) {
   EXPECT_EQ(m->device_of(op), -1);
   EXPECT_EQ(m->stream_of(k), 7);
   EXPECT_EQ(m->launcher[k], 1);
+}
+
+}  // namespace
+}  // namespace trainprof::trace
+
+namespace trainprof::trace {
+namespace {
+
+// Kineto since 2024: ts are µs after baseTimeNanoseconds, which may come before or after the
+// events (re-saved files). The model holds Unix-epoch ns either way.
+TEST(TraceFormat, BaseTimeNanoseconds) {
+  const std::string events = R"J("traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1500.250, "dur": 2},
+  {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1501,
+   "args": {"Device Id": 0, "Bytes": 512}}])J";
+  for (bool before : {true, false}) {
+    std::string text = before ? R"J({"baseTimeNanoseconds": 1735632360000000000, )J" + events + "}"
+                              : "{" + events + R"J(, "baseTimeNanoseconds": 1735632360000000000})J";
+    auto m = ParseTrace(text, "base.json");
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ASSERT_EQ(m->size(), 1u);
+    EXPECT_EQ(m->base_time_ns, 1735632360000000000);
+    EXPECT_EQ(m->ts_ns[0], 1735632360000000000 + 1500250) << (before ? "before" : "after");
+  }
+  auto old = ParseTrace("{" + events + "}", "old.json");  // before 2024: µs since the epoch
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->base_time_ns, 0);
+  EXPECT_EQ(old->ts_ns[0], 1500250);
+  auto bad = ParseTrace(R"J({"baseTimeNanoseconds": "soon", )J" + events + "}", "bad.json");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->ts_ns[0], 1500250);
+  EXPECT_NE(FindDiag(*bad, "bad_metadata"), nullptr);
+}
+
+// Names with bytes that are not UTF-8, and raw tabs (Kineto escapes only '\n' and '"').
+TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
+  std::string text =
+      "{\"traceEvents\": [\n"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"step\t1\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"Call stack\": \"a.py\tb\"}},\n"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad\xff\xfe name\", "
+      "\"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 1},\n"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"k\xc3\xa9rnel \xe2\x82\xac\","
+      " \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 1},\n"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"cut \xe2\x82\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 4, \"dur\": 1}]}";
+  auto m = ParseTrace(text, "strings.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->name_of(0), "step\t1");
+  EXPECT_EQ(m->name_of(1), "bad\xef\xbf\xbd\xef\xbf\xbd name");
+  EXPECT_EQ(m->name_of(2), "k\xc3\xa9rnel \xe2\x82\xac");  // well-formed UTF-8 is kept
+  EXPECT_EQ(m->name_of(3), "cut \xef\xbf\xbd\xef\xbf\xbd");
+  const InputDiagnostic* control = FindDiag(*m, "control_character");
+  ASSERT_NE(control, nullptr);
+  EXPECT_EQ(control->count, 2);  // the name and the call stack
+  EXPECT_EQ(control->severity, base::DataSeverity::kInfo);
+  const InputDiagnostic* utf8 = FindDiag(*m, "invalid_utf8");
+  ASSERT_NE(utf8, nullptr);
+  EXPECT_EQ(utf8->count, 2);
+  // Through a 64-byte window each event is scanned again after a refill: counted once still.
+  std::string path = ::testing::TempDir() + "/strings.json";
+  std::ofstream(path, std::ios::binary) << text;
+  ReadOptions small;
+  small.chunk_bytes = 64;
+  auto again = ReadTraceFile(path, small);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->name_of(1), m->name_of(1));
+  ASSERT_NE(FindDiag(*again, "control_character"), nullptr);
+  EXPECT_EQ(FindDiag(*again, "control_character")->count, 2);
+  EXPECT_EQ(FindDiag(*again, "invalid_utf8")->count, 2);
+  auto clean = ParseTrace(R"J({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a",
+    "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})J",
+                          "clean.json");
+  ASSERT_TRUE(clean.ok());
+  EXPECT_EQ(FindDiag(*clean, "control_character"), nullptr);
+  EXPECT_EQ(FindDiag(*clean, "invalid_utf8"), nullptr);
+}
+
+// Kineto of 2021 printed non-finite doubles bare: "memory bandwidth (GB/s)": inf.
+TEST(TraceFormat, BareNonFiniteNumbers) {
+  auto m = ParseTrace(R"J({"traceEvents": [
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD", "pid": 0, "tid": 7, "ts": 10, "dur": 0,
+   "args": {"stream": 7, "device": 0, "memory bandwidth (GB/s)": inf, "x": -inf, "y": nan, "z": -nan}},
+  {"ph": "X", "cat": "cpu_op", "name": "nan time", "pid": 1, "tid": 1, "ts": nan, "dur": 1},
+  {"ph": "X", "cat": "cpu_op", "name": "inf time", "pid": 1, "tid": 1, "ts": 1, "dur": inf}]})J",
+                      "inf.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 1u);
+  EXPECT_EQ(m->name_of(0), "Memcpy DtoD");
+  const InputDiagnostic* bad = FindDiag(*m, "bad_time");
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(bad->count, 2);
+  EXPECT_FALSE(ParseTrace(R"J({"traceEvents": [], "x": infinite})J", "x.json").ok());
+}
+
+// CUPTI's range profiler: counters per range, made-up times, often no kernels at all.
+TEST(TraceFormat, CuptiProfilerRange) {
+  auto m = ParseTrace(R"J({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cuda_profiler_range", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 0,
+   "ts": 0, "dur": 50, "args": {"correlation": 5, "sm__inst_executed_pipe_tensor.sum": 0}},
+  {"ph": "X", "cat": "cuda_profiler_range", "name": "ampere_sgemm_64x64_nn", "pid": 0, "tid": 0,
+   "ts": 50, "dur": 50, "args": {"correlation": 6}}]})J",
+                      "range.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const InputDiagnostic* d = FindDiag(*m, "profiler_range");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->count, 2);
+  EXPECT_NE(d->message.find("no GPU timeline"), std::string::npos);
+  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  size_t r = IndexOf(*m, "ampere_sgemm_128x64_nn");
+  ASSERT_NE(r, kMissing);
+  EXPECT_EQ(m->kind[r], EventKind::kOther);  // not GPU work: its times are not real
+}
+
+// A peer-to-peer copy names fromDevice / inDevice / toDevice, not "device"; an old trace names
+// no device at all, and its pid is the GPU.
+TEST(TraceFormat, MemcpyPeerToPeerDevice) {
+  auto m = ParseTrace(R"J({"traceEvents": [
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy PtoP (Device -> Device)", "pid": 1, "tid": 20,
+   "ts": 10, "dur": 5, "args": {"fromDevice": 0, "inDevice": 1, "toDevice": 1, "stream": 20,
+   "correlation": 50}},
+  {"ph": "X", "cat": "Kernel", "name": "old_kernel", "pid": 3, "tid": "stream 7", "ts": 20,
+   "dur": 5}]})J",
+                      "p2p.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  size_t p2p = IndexOf(*m, "Memcpy PtoP (Device -> Device)");
+  size_t old = IndexOf(*m, "old_kernel");
+  ASSERT_NE(p2p, kMissing);
+  ASSERT_NE(old, kMissing);
+  EXPECT_EQ(m->device_of(p2p), 1);
+  EXPECT_EQ(m->stream_of(p2p), 20);
+  EXPECT_EQ(m->device_of(old), 3);
+  EXPECT_EQ(m->stream_of(old), 7);
 }
 
 }  // namespace

@@ -130,6 +130,8 @@ struct TraceModel {
   std::vector<DeviceInfo> devices;
   bool truncated = false;  // the file ended inside the event list
   int64_t json_bytes = 0;  // bytes of JSON read (after gunzip)
+  // baseTimeNanoseconds (Kineto since 2024), already added to every ts_ns; 0 when absent.
+  int64_t base_time_ns = 0;
 
   NameTable names;
 

@@ -153,6 +153,10 @@ StatusOr<Layout> Lay(const GenTrace& t, const GenRank& r) {
 
 std::string Us(int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
 
+// Kineto since 2024 writes each ts as µs after baseTimeNanoseconds, which the trace also holds.
+constexpr int64_t kBaseTimeNs = 1712000000000000000;
+std::string Ts(int64_t ns) { return Us(ns - kBaseTimeNs); }
+
 std::string Quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -195,21 +199,21 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
       args = fmt::format(R"("External id": {}{}{})", h.ext, args.empty() ? "" : ", ", args);
     ev.push_back(fmt::format(
         R"({{"ph": "X", "cat": {}, "name": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
-        Quoted(h.cat), Quoted(h.name), kCpuPid, kCpuTid, Us(h.ts), Us(h.dur), args));
+        Quoted(h.cat), Quoted(h.name), kCpuPid, kCpuTid, Ts(h.ts), Us(h.dur), args));
     if (t.flows && h.launch)
       ev.push_back(fmt::format(
           R"({{"ph": "s", "id": {}, "pid": {}, "tid": {}, "ts": {}, "cat": "ac2g", "name": "ac2g"}})",
-          h.corr, kCpuPid, kCpuTid, Us(h.ts)));
+          h.corr, kCpuPid, kCpuTid, Ts(h.ts)));
   }
   for (const GpuEv& e : l.gpu) {
     ev.push_back(fmt::format(
         R"({{"ph": "X", "cat": "{}", "name": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
-        GpuCategory(e.op.kind), Quoted(e.op.name), t.device, e.op.stream, Us(e.ts),
+        GpuCategory(e.op.kind), Quoted(e.op.name), t.device, e.op.stream, Ts(e.ts),
         Us(e.end - e.ts), GpuArgs(e, t.device)));
     if (t.flows)
       ev.push_back(fmt::format(
           R"({{"ph": "f", "id": {}, "pid": {}, "tid": {}, "ts": {}, "cat": "ac2g", "name": "ac2g", "bp": "e"}})",
-          e.corr, t.device, e.op.stream, Us(e.ts)));
+          e.corr, t.device, e.op.stream, Ts(e.ts)));
   }
   const int64_t origin = l.steps.empty() ? t.epoch_ns + r.skew_ns : l.steps.front().host_begin;
   int64_t last = origin;
@@ -219,16 +223,16 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
   for (const GenMemorySample& m : t.memory) {
     ev.push_back(fmt::format(
         R"({{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": {}, "tid": {}, "ts": {}, "args": {{"Total Reserved": {}, "Total Allocated": {}, "Bytes": {}, "Addr": 140000000000, "Device Id": {}, "Device Type": 1}}}})",
-        kCpuPid, kCpuTid, Us(origin + m.at_ns), m.total_allocated_bytes + (int64_t{1} << 21),
+        kCpuPid, kCpuTid, Ts(origin + m.at_ns), m.total_allocated_bytes + (int64_t{1} << 21),
         m.total_allocated_bytes, m.total_allocated_bytes - prev, t.device));
     prev = m.total_allocated_bytes;
   }
   ev.push_back(fmt::format(
       R"J({{"ph": "X", "cat": "Trace", "ts": {}, "dur": {}, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {{"Op count": 0}}}})J",
-      Us(origin - 50'000), Us(last - origin + 100'000)));
+      Ts(origin - 50'000), Us(last - origin + 100'000)));
   ev.push_back(fmt::format(
       R"({{"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": {}}})",
-      Us(origin - 50'000)));
+      Ts(origin - 50'000)));
   struct Names {
     int64_t pid, tid;
     std::string process, thread;
@@ -237,10 +241,10 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
                          Names{t.device, 7, fmt::format("GPU {}", t.device), "stream 7"}}) {
     ev.push_back(fmt::format(
         R"({{"name": "process_name", "ph": "M", "ts": {}, "pid": {}, "tid": 0, "args": {{"name": {}}}}})",
-        Us(origin), n.pid, Quoted(n.process)));
+        Ts(origin), n.pid, Quoted(n.process)));
     ev.push_back(fmt::format(
         R"({{"name": "thread_name", "ph": "M", "ts": {}, "pid": {}, "tid": {}, "args": {{"name": {}}}}})",
-        Us(origin), n.pid, n.tid, Quoted(n.thread)));
+        Ts(origin), n.pid, n.tid, Quoted(n.thread)));
   }
   std::string out = fmt::format(
       R"({{
@@ -267,10 +271,10 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
       R"(  ],
   "traceName": "rank{}.pt.trace.json",
   "displayTimeUnit": "ms",
-  "baseTimeNanoseconds": 1712000000000000000
+  "baseTimeNanoseconds": {}
 }}
 )",
-      r.rank);
+      r.rank, kBaseTimeNs);
   return out;
 }
 
