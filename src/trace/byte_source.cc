@@ -342,6 +342,16 @@ StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path) {
       std::make_unique<ReadAheadSource>(std::make_unique<GzipSource>(std::move(raw), path)));
 }
 
+StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  auto file = std::make_unique<FileSource>(fd, path);
+  if (::lseek(fd, offset, SEEK_SET) != offset)
+    return InvalidArgument(
+        fmt::format("{}: cannot seek to byte {}: {}", path, offset, std::strerror(errno)));
+  return std::unique_ptr<ByteSource>(std::move(file));
+}
+
 std::unique_ptr<ByteSource> MemoryTraceBytes(std::string_view s, const std::string& name) {
   auto raw = std::make_unique<MemorySource>(s);
   if (!IsGzip(s)) return raw;

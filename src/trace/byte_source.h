@@ -38,6 +38,10 @@ class ByteSource {
 // The file at `path`, gunzipped when it starts with gzip's magic bytes (not by its name).
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path);
 
+// The bytes of a file from `offset` to its end, as they are (never gunzipped): one segment of a
+// big plain trace read on its own thread. raw_bytes_done() counts from `offset`.
+StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset);
+
 // The same over bytes already in memory (tests, the fuzzer); `s` must outlive the source.
 std::unique_ptr<ByteSource> MemoryTraceBytes(std::string_view s, const std::string& name);
 

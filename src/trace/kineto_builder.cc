@@ -84,6 +84,35 @@ void EventBuilder::Count(const std::string& diag, std::string example) {
   if (c.first++ == 0) c.second = std::move(example);
 }
 
+void EventBuilder::Absorb(EventBuilder&& o) {
+  std::vector<uint32_t> names(o.m_.names.size());
+  for (uint32_t i = 0; i < names.size(); ++i) names[i] = m_.names.Intern(o.m_.names[i]);
+  auto id = [&](int64_t v) {  // string pids and tids are name ids
+    const int64_t base = TraceModel::kStringIdBase;
+    return v >= base ? base + names[static_cast<size_t>(v - base)] : v;
+  };
+  std::vector<uint32_t> tracks(o.m_.tracks.size());
+  for (size_t i = 0; i < tracks.size(); ++i) {
+    Track t = o.m_.tracks[i];
+    t.pid = id(t.pid);
+    t.tid = id(t.tid);
+    tracks[i] = TrackOf(t);
+  }
+  m_.Absorb(std::move(o.m_), names, tracks);
+  events_seen_ += o.events_seen_;
+  for (auto& [diag, c] : o.counts_) {
+    auto [it, fresh] = counts_.try_emplace(diag, c);
+    if (!fresh) it->second.first += c.first;
+  }
+  flow_starts_.insert(flow_starts_.end(), o.flow_starts_.begin(), o.flow_starts_.end());
+  flow_ends_.insert(flow_ends_.end(), o.flow_ends_.begin(), o.flow_ends_.end());
+  memory_deltas_.insert(memory_deltas_.end(), o.memory_deltas_.begin(), o.memory_deltas_.end());
+  for (auto [mine, theirs] : {std::pair{&distributed_info_, &o.distributed_info_},
+                              {&device_properties_, &o.device_properties_},
+                              {&base_time_, &o.base_time_}})
+    if (!theirs->empty()) *mine = std::move(*theirs);
+}
+
 void EventBuilder::TopValue(std::string_view key, std::string_view text) {
   if (key == "distributedInfo") distributed_info_.assign(text);
   if (key == "deviceProperties") device_properties_.assign(text);

@@ -43,6 +43,8 @@ class EventBuilder {
   // Counts a per-event problem under a diagnostic name, keeping the first example.
   void Count(const std::string& diag, std::string example);
   int64_t events_seen() const { return events_seen_; }
+  // Takes in what `o` built from the next part of the same file, as if this builder had read it.
+  void Absorb(EventBuilder&& o);
   // The model, with diagnostics, rank, flows checked and launches linked.
   TraceModel Finish();
 

@@ -9,7 +9,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "trace/byte_source.h"
 #include "trace/json_scanner.h"
@@ -31,6 +35,22 @@ class Parser {
         b_(name_) {}
 
   StatusOr<TraceModel> Run();
+
+  // Reading in segments (ReadInSegments): this parser starts at an event boundary inside the
+  // event list, and must end at `stop_at` (relative to its start) or, for the last, at the end.
+  void StartInEvents(bool bare_array, int64_t stop_at);
+  // The first segment pauses at the event boundary `stop_at`; -1: none.
+  void set_stop(int64_t stop_at) { stop_at_ = stop_at; }
+  Status Start();
+  // Steps until the document ends, or until paused at the stop. A segment that cannot end
+  // cleanly there fails, so that the first parser reads its bytes instead.
+  Status Drive();
+  bool paused() const { return paused_; }
+  void set_read_segments(int n) { b_.model().read_segments = n; }
+  bool ended() const { return state_ == State::kEnd; }
+  // Takes in a later segment that started at decoded offset `at` and ended where it should.
+  void AbsorbSegment(Parser& seg, int64_t at);
+  StatusOr<TraceModel> Finish();
 
  private:
   enum class State {
@@ -73,6 +93,10 @@ class Parser {
   int64_t oversized_ = 0;
   int64_t oversized_at_ = 0;
   int64_t first_control_at_ = 0, first_malformed_at_ = 0;
+  int64_t stop_at_ = -1;
+  bool paused_ = false;
+  bool segment_ = false;
+  int64_t absorbed_end_ = 0;  // decoded end of the last segment taken in
   std::string s_ph_, s_cat_, s_name_, s_pid_, s_tid_, s_id_, s_tmp_;
 };
 
@@ -311,14 +335,36 @@ Status Parser::CutShort() {
   return Status::Ok();
 }
 
-StatusOr<TraceModel> Parser::Run() {
+Status Parser::Start() {
   TRAINPROF_RETURN_IF_ERROR(Refill());
   if (w_.empty())
     return InvalidArgument(fmt::format("{}: byte 0 (line 1, column 1): the file is empty", name_));
+  return Status::Ok();
+}
+
+void Parser::StartInEvents(bool bare_array, int64_t stop_at) {
+  state_ = State::kEvent;
+  saw_events_ = true;
+  bare_array_ = bare_array;
+  segment_ = true;
+  stop_at_ = stop_at;
+}
+
+Status Parser::Drive() {
+  paused_ = false;
   for (;;) {
     R r = Step();
     if (r == R::kErr) return Error(s_.err_at() ? s_.err_at() : w_.cur(), s_.err());
-    if (r == R::kOk) continue;
+    if (r == R::kOk) {
+      if (stop_at_ < 0 || w_.cur_offset() < stop_at_) continue;
+      if (w_.cur_offset() == stop_at_ && state_ == State::kEvent) {
+        paused_ = true;
+        return Status::Ok();
+      }
+      if (segment_) return InternalError("the segment's end is not an event boundary");
+      stop_at_ = -1;  // the guessed boundary was inside an event: read on alone
+      continue;
+    }
     // kMore: the unit runs past the window.
     if (too_large_) {
       TRAINPROF_RETURN_IF_ERROR(SkipOversized());
@@ -329,19 +375,35 @@ StatusOr<TraceModel> Parser::Run() {
       TRAINPROF_RETURN_IF_ERROR(Refill());
       continue;
     }
-    if (state_ == State::kEnd) break;
+    if (state_ == State::kEnd) return Status::Ok();
+    if (segment_) return InternalError("the segment ends inside a unit");
     if (state_ == State::kStart)
       return InvalidArgument(
           fmt::format("{}: {}: the file holds only white space", name_, w_.Where(w_.end_offset())));
-    TRAINPROF_RETURN_IF_ERROR(CutShort());
-    break;
+    return CutShort();
   }
+}
+
+void Parser::AbsorbSegment(Parser& seg, int64_t at) {
+  b_.Absorb(std::move(seg.b_));
+  state_ = seg.state_;
+  absorbed_end_ = at + seg.w_.end_offset();
+  if (seg.oversized_ > 0 && oversized_ == 0) oversized_at_ = at + seg.oversized_at_;
+  oversized_ += seg.oversized_;
+  json::Scanner::Counts mine = s_.counts(), theirs = seg.s_.counts();
+  if (theirs.control > 0 && mine.control == 0) first_control_at_ = at + seg.first_control_at_;
+  if (theirs.malformed > 0 && mine.malformed == 0)
+    first_malformed_at_ = at + seg.first_malformed_at_;
+  s_.set_counts({mine.control + theirs.control, mine.malformed + theirs.malformed});
+}
+
+StatusOr<TraceModel> Parser::Finish() {
   if (!saw_events_)
     return InvalidArgument(
         fmt::format("{}: {}: not a trace: valid JSON but no \"traceEvents\" array", name_,
                     w_.Where(w_.end_offset())));
   TraceModel& m = b_.model();
-  m.json_bytes = w_.end_offset();
+  m.json_bytes = std::max(w_.end_offset(), absorbed_end_);
   AddStringDiagnostics(m);
   if (oversized_ > 0)
     m.AddDiagnostic("oversized_value", oversized_,
@@ -351,14 +413,133 @@ StatusOr<TraceModel> Parser::Run() {
   return b_.Finish();
 }
 
+StatusOr<TraceModel> Parser::Run() {
+  TRAINPROF_RETURN_IF_ERROR(Start());
+  TRAINPROF_RETURN_IF_ERROR(Drive());
+  return Finish();
+}
+
 StatusOr<TraceModel> ParseFrom(ByteSource* src, const std::string& name, const ReadOptions& opt) {
   return Parser(src, name, opt).Run();
+}
+
+// --- Reading a big plain file in segments, one thread each ----------------------------------
+//
+// The event list is cut at guessed event boundaries ("}", ",", "{" with white space between),
+// each part parsed by its own Parser, and the parts' models appended in order. A guess inside a
+// string is caught: the parser before it must pause exactly there between two events, and each
+// segment must end exactly at the next guess. Otherwise the first parser reads on alone, so the
+// result (and any error, with its line and column) is always the sequential reader's.
+
+// Bytes of the file at `offset`, up to `n`.
+std::string ReadAt(const std::string& path, int64_t offset, size_t n) {
+  auto src = OpenFileAt(path, offset);
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (src.ok() && got < n) {
+    auto r = (*src)->Read(out.data() + got, n - got);
+    if (!r.ok() || *r == 0) break;
+    got += *r;
+  }
+  out.resize(got);
+  return out;
+}
+
+// The offset just after a ',' that sits between "}" and "{" at or after `from`, or -1.
+int64_t GuessEventBoundary(const std::string& path, int64_t from) {
+  std::string b = ReadAt(path, from, size_t{1} << 20);
+  auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  for (size_t i = b.find(','); i != std::string::npos; i = b.find(',', i + 1)) {
+    size_t l = i, r = i + 1;
+    while (l > 0 && ws(b[l - 1])) --l;
+    while (r < b.size() && ws(b[r])) ++r;
+    if (l > 0 && b[l - 1] == '}' && r < b.size() && b[r] == '{')
+      return from + static_cast<int64_t>(i) + 1;
+  }
+  return -1;
+}
+
+// Starts of the segments after the first, ascending; fewer than asked when no boundary is seen.
+std::vector<int64_t> GuessSegmentStarts(const std::string& path, int64_t size, int segments) {
+  std::vector<int64_t> starts;
+  for (int k = 1; k < segments; ++k) {
+    int64_t b = GuessEventBoundary(path, size * k / segments);
+    if (b > 0 && (starts.empty() || b > starts.back())) starts.push_back(b);
+  }
+  return starts;
+}
+
+StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const std::string& path,
+                                    const ReadOptions& opt, const std::vector<int64_t>& starts) {
+  std::string head = ReadAt(path, 0, 4096);
+  size_t lead = head.find_first_not_of(" \t\r\n");
+  const bool bare = lead != std::string::npos && head[lead] == '[';
+  const size_t n = starts.size();
+  std::mutex progress_mu;
+  std::vector<int64_t> done(n + 1, 0);
+  auto progress_of = [&](size_t k) {
+    std::function<void(int64_t)> f;
+    if (opt.progress)
+      f = [&, k](int64_t bytes) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        done[k] = bytes;
+        int64_t sum = 0;
+        for (int64_t d : done) sum += d;
+        opt.progress(sum);
+      };
+    return f;
+  };
+  std::vector<std::unique_ptr<ByteSource>> srcs(n);
+  std::vector<std::unique_ptr<Parser>> segs(n);
+  std::vector<Status> seg_status(n, Status::Ok());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < n; ++k) {
+    auto src = OpenFileAt(path, starts[k]);
+    if (!src.ok()) return src.status();
+    srcs[k] = std::move(*src);
+    ReadOptions so = opt;
+    so.progress = progress_of(k + 1);
+    segs[k] = std::make_unique<Parser>(srcs[k].get(), path, so);
+    segs[k]->StartInEvents(bare, k + 1 < n ? starts[k + 1] - starts[k] : -1);
+    threads.emplace_back([&, k] {
+      seg_status[k] = segs[k]->Start();
+      if (seg_status[k].ok()) seg_status[k] = segs[k]->Drive();
+    });
+  }
+  ReadOptions fo = opt;
+  fo.progress = progress_of(0);
+  Parser first(first_src.get(), path, fo);
+  first.set_stop(starts[0]);
+  Status st = first.Start();
+  if (st.ok()) st = first.Drive();
+  for (std::thread& t : threads) t.join();
+  TRAINPROF_RETURN_IF_ERROR(st);
+  bool joined = first.paused();
+  for (size_t k = 0; k < n && joined; ++k)
+    joined = seg_status[k].ok() && (k + 1 < n ? segs[k]->paused() : segs[k]->ended());
+  if (joined) {
+    for (size_t k = 0; k < n; ++k) first.AbsorbSegment(*segs[k], starts[k]);
+    first.set_read_segments(static_cast<int>(n + 1));
+  } else if (first.paused()) {
+    first.set_stop(-1);  // a guess or a segment failed: the sequential reader decides
+    TRAINPROF_RETURN_IF_ERROR(first.Drive());
+  }
+  return first.Finish();
 }
 
 }  // namespace
 
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options) {
   TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, OpenTraceBytes(path));
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  if (options.segments > 1 && !ec && std::string_view(src->decoder()) == "plain" &&
+      size >= 2 * options.min_segment_bytes) {
+    int segments = static_cast<int>(std::min<int64_t>(
+        options.segments, size / std::max<int64_t>(1, options.min_segment_bytes)));
+    std::vector<int64_t> starts = GuessSegmentStarts(path, size, segments);
+    if (!starts.empty()) return ReadInSegments(std::move(src), path, options, starts);
+  }
   return ParseFrom(src.get(), path, options);
 }
 

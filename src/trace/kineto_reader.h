@@ -32,6 +32,10 @@ struct ReadOptions {
   // An event or top-level value larger than this is skipped unread, with an "oversized_value"
   // diagnostic, so one giant string cannot exhaust memory.
   size_t max_unit_bytes = size_t{64} << 20;
+  // A plain (not gzipped) file of at least two segments is parsed by up to this many threads,
+  // each taking one part of the event list; the result is the same as one thread's.
+  int segments = 1;
+  int64_t min_segment_bytes = int64_t{32} << 20;
 };
 
 // Reads one trace file; gzip is recognised by its magic bytes, not the name. The rank is taken

@@ -1,5 +1,6 @@
 #include "trace/kineto_reader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -323,6 +324,128 @@ TEST(TraceFiles, FolderListingAndDuplicateRanks) {
     EXPECT_EQ((*models)[i].diagnostics.back().name, "duplicate_rank");
   }
   EXPECT_FALSE(ListTraceFiles(dir + "/missing").ok());
+}
+
+}  // namespace
+}  // namespace trainprof::trace
+
+namespace trainprof::trace {
+namespace {
+
+// A pid or tid as written: string ids are name ids, which differ with the order names were met.
+std::string IdText(const TraceModel& m, int64_t id) {
+  if (id < TraceModel::kStringIdBase) return std::to_string(id);
+  return m.names[static_cast<uint32_t>(id - TraceModel::kStringIdBase)];
+}
+
+void ExpectSameModel(const TraceModel& a, const TraceModel& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.ts_ns, b.ts_ns);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.launcher, b.launcher);
+  EXPECT_EQ(a.rank, b.rank);
+  EXPECT_EQ(a.base_time_ns, b.base_time_ns);
+  EXPECT_EQ(a.json_bytes, b.json_bytes);
+  EXPECT_EQ(a.truncated, b.truncated);
+  EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(a.name_of(i), b.name_of(i));
+    ASSERT_EQ(a.dur_ns[i], b.dur_ns[i]);
+    ASSERT_EQ(a.correlation[i], b.correlation[i]);
+    ASSERT_EQ(a.external_id[i], b.external_id[i]);
+    ASSERT_EQ(a.device_of(i), b.device_of(i));
+    ASSERT_EQ(a.stream_of(i), b.stream_of(i));
+    ASSERT_EQ(IdText(a, a.tid_of(i)), IdText(b, b.tid_of(i)));
+    ASSERT_EQ(IdText(a, a.pid_of(i)), IdText(b, b.pid_of(i)));
+    float x = a.blocks_per_sm_of(i), y = b.blocks_per_sm_of(i);
+    ASSERT_TRUE(x == y || (std::isnan(x) && std::isnan(y)));
+  }
+  ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
+  for (size_t i = 0; i < a.diagnostics.size(); ++i) {
+    EXPECT_EQ(a.diagnostics[i].name, b.diagnostics[i].name);
+    EXPECT_EQ(a.diagnostics[i].count, b.diagnostics[i].count);
+    EXPECT_EQ(a.diagnostics[i].message, b.diagnostics[i].message);
+  }
+}
+
+// A trace whose metadata comes after its events, with string tids, flows, memory events, odd
+// strings, and (with `trap`) a long string full of "}, {" where a segment boundary is guessed.
+std::string SegmentTrace(int events, bool trap) {
+  std::string t = "{\"traceEvents\": [\n";
+  for (int i = 0; i < events; ++i) {
+    int corr = 1000 + i;
+    t += fmt::format(
+        "  {{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+        "\"tid\": {}, \"ts\": {}.5, \"dur\": 2, \"args\": {{\"correlation\": {}}}}},\n",
+        i % 3 == 0 ? "\"worker\"" : "1", 10 * i, corr);
+    t += fmt::format(
+        "  {{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\\t\", \"pid\": 0, \"tid\": 7, "
+        "\"ts\": {}, \"dur\": 5, \"args\": {{\"correlation\": {}, \"stream\": 7, \"device\": 0, "
+        "\"blocks per SM\": {}}}}},\n",
+        i % 17, 10 * i + 3, corr, i % 5);
+    t += fmt::format(
+        "  {{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": {}, \"args\": {{\"Device Id\": 0, \"Bytes\": {}}}}},\n",
+        10 * i + 1, i % 2 ? -256 : 512);
+    if (trap && i == events / 2)
+      for (int k = 0; k < 4; ++k) {
+        std::string filler;
+        for (int j = 0; j < 20000; ++j) filler += "}, {";
+        t += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + filler +
+             "\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1},\n";
+      }
+  }
+  t += "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"bad\xff\", \"pid\": 1, "
+       "\"tid\": 1, \"ts\": 0, \"dur\": 1}\n],\n";
+  t += "\"distributedInfo\": {\"rank\": 3}, \"baseTimeNanoseconds\": 1700000000000000000}\n";
+  return t;
+}
+
+StatusOr<TraceModel> ReadWith(const std::string& path, int segments) {
+  ReadOptions o;
+  o.segments = segments;
+  o.min_segment_bytes = 4096;
+  return ReadTraceFile(path, o);
+}
+
+// Parts of a big plain file are parsed on several threads: the model must be the one thread's,
+// also when a guessed boundary falls inside a string, when the file is cut, or broken.
+TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
+  for (bool trap : {false, true}) {
+    SCOPED_TRACE(trap ? "a boundary guessed inside a string" : "clean boundaries");
+    std::string path = ::testing::TempDir() + "/segments.json";
+    std::string text = SegmentTrace(3000, trap);
+    std::ofstream(path, std::ios::binary) << text;
+    auto one = ReadWith(path, 1);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    EXPECT_EQ(one->rank, 3);
+    EXPECT_EQ(one->base_time_ns, 1700000000000000000);
+    for (int segments : {2, 3, 7}) {
+      SCOPED_TRACE(segments);
+      auto many = ReadWith(path, segments);
+      ASSERT_TRUE(many.ok()) << many.status().message();
+      ExpectSameModel(*one, *many);
+      // With the trap, the guesses at 1/2 and at 3/7, 4/7 lie in the "}, {" strings: caught,
+      // and the file read by one thread; the guesses at 1/3 and 2/3 are outside them.
+      EXPECT_EQ(many->read_segments, trap && segments != 3 ? 1 : segments);
+    }
+    // Cut in the last third: the same events kept and the same "truncated" message.
+    std::ofstream(path, std::ios::binary) << text.substr(0, text.size() * 5 / 6);
+    auto cut_one = ReadWith(path, 1), cut_many = ReadWith(path, 3);
+    ASSERT_TRUE(cut_one.ok() && cut_many.ok());
+    EXPECT_TRUE(cut_many->truncated);
+    EXPECT_EQ(cut_many->read_segments, 1);
+    ExpectSameModel(*cut_one, *cut_many);
+    // Broken in the last third: the same one-line error, with its line and column.
+    std::string broken = text;
+    broken.replace(broken.rfind("\"ph\": \"X\"", broken.size() * 5 / 6), 4, "\"ph\" \"X");
+    std::ofstream(path, std::ios::binary) << broken;
+    auto bad_one = ReadWith(path, 1), bad_many = ReadWith(path, 3);
+    ASSERT_FALSE(bad_one.ok());
+    ASSERT_FALSE(bad_many.ok());
+    EXPECT_EQ(bad_one.status().message(), bad_many.status().message());
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "base/parallel.h"
 #include "trace/kineto_reader.h"
@@ -97,8 +98,14 @@ StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>&
     total += sizes[i];
   }
   std::mutex progress_mu;
+  // Cores left over when there are fewer files than cores read parts of one big file.
+  const int cores = options.threads > 0
+                        ? options.threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int segments = std::max(1, cores / static_cast<int>(std::max<size_t>(1, files.size())));
   base::ParallelFor(files.size(), options.threads, [&](size_t i) {
     ReadOptions ro;
+    ro.segments = segments;
     if (options.progress) {
       ro.progress = [&, i](int64_t bytes) {
         std::lock_guard<std::mutex> lock(progress_mu);

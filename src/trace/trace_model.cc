@@ -70,6 +70,50 @@ void Int64Column::Set(size_t i, int64_t v) {
   }
 }
 
+void Int64Column::Absorb(Int64Column&& o) {
+  const size_t at = narrow_.size();
+  narrow_.reserve(at + o.narrow_.size());
+  narrow_.insert(narrow_.end(), o.narrow_.begin(), o.narrow_.end());
+  for (const auto& [i, v] : o.wide_) wide_[at + i] = v;
+  o = Int64Column{};
+}
+
+namespace {
+
+// Moves `from` onto the end of `to`, in a buffer of the final size, and frees `from`.
+template <class T>
+void AppendColumn(std::vector<T>& to, std::vector<T>&& from) {
+  to.reserve(to.size() + from.size());
+  to.insert(to.end(), from.begin(), from.end());
+  std::vector<T>().swap(from);
+}
+
+}  // namespace
+
+void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
+                        const std::vector<uint32_t>& tracks) {
+  const size_t at = size();
+  for (uint32_t& n : o.name) n = names[n];
+  for (uint32_t& t : o.track) t = tracks[t];
+  for (KernelStats& k : o.kernel_stats) k.event += static_cast<uint32_t>(at);
+  AppendColumn(ts_ns, std::move(o.ts_ns));
+  dur_ns.Absorb(std::move(o.dur_ns));
+  AppendColumn(name, std::move(o.name));
+  AppendColumn(kind, std::move(o.kind));
+  AppendColumn(track, std::move(o.track));
+  correlation.Absorb(std::move(o.correlation));
+  external_id.Absorb(std::move(o.external_id));
+  AppendColumn(kernel_stats, std::move(o.kernel_stats));
+  for (const auto& [dev, bytes] : o.peak_allocated_bytes) {
+    auto it = std::find_if(peak_allocated_bytes.begin(), peak_allocated_bytes.end(),
+                           [dev = dev](const auto& p) { return p.first == dev; });
+    if (it == peak_allocated_bytes.end())
+      peak_allocated_bytes.emplace_back(dev, bytes);
+    else
+      it->second = std::max(it->second, bytes);
+  }
+}
+
 KernelStats TraceModel::StatsOf(size_t i) const {
   auto it = std::lower_bound(kernel_stats.begin(), kernel_stats.end(), i,
                              [](const KernelStats& k, size_t e) { return k.event < e; });

@@ -94,6 +94,8 @@ class Int64Column {
     Set(narrow_.size() - 1, v);
   }
   void Set(size_t i, int64_t v);
+  // Appends `o`'s values and empties it.
+  void Absorb(Int64Column&& o);
   size_t size() const { return narrow_.size(); }
   bool empty() const { return narrow_.empty(); }
   bool operator==(const Int64Column&) const = default;  // the storage is canonical
@@ -130,6 +132,7 @@ struct TraceModel {
   std::vector<DeviceInfo> devices;
   bool truncated = false;  // the file ended inside the event list
   int64_t json_bytes = 0;  // bytes of JSON read (after gunzip)
+  int read_segments = 1;   // parts of the file parsed in parallel (kineto_reader.cc)
   // baseTimeNanoseconds (Kineto since 2024), already added to every ts_ns; 0 when absent.
   int64_t base_time_ns = 0;
 
@@ -170,6 +173,10 @@ struct TraceModel {
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
   size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, uint32_t where);
+  // Appends `o`'s events (read from a later part of the same file) and empties it, one column at
+  // a time. `names` and `tracks` map o's name and track ids to this model's.
+  void Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
+              const std::vector<uint32_t>& tracks);
   // Fills `launcher` from correlation ids. Called once after the last Add.
   void LinkLaunches();
   // The severity is the registry's (base/diagnostics.h).
