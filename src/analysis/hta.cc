@@ -17,50 +17,67 @@ namespace {
 constexpr int64_t kNoLaunch = std::numeric_limits<int64_t>::min();
 constexpr int kOtherType = -1;  // HTA's OTHER: neither analysed nor counted as compute
 
-// One GPU event as an HTA breakdown sees it.
-struct Ev {
-  int64_t ts, end;
-  int64_t launch_ts = kNoLaunch, launch_dur = 0;
-  int64_t stream;
-  int type;  // KernelType as int, or kOtherType
-  uint32_t name;
-  uint32_t launch_name = 0;
-  EventKind kind;
+// Event times as a selection sees them: exact, or (--hta-compat) rounded to whole µs as HTA
+// does, start up and end down, when any timestamp has a fraction. HTA holds times as float64 µs:
+// at today's epoch (1.7e15 µs) that is a 0.25 µs grid, so the rounding acts on the float, not on
+// the written decimals, which are after baseTimeNanoseconds when the trace has one.
+struct Times {
+  const trace::TraceModel& m;
+  bool round = false;
+  int64_t base = 0;
+
+  Times(const trace::TraceModel& model, bool hta_compat) : m(model), base(model.base_time_ns) {
+    if (hta_compat)
+      for (int64_t t : m.ts_ns)
+        if (t % 1000 != 0) round = true;
+  }
+  double Us(int64_t ns) const {
+    ns -= base;
+    return static_cast<double>(ns / 1000) + static_cast<double>(ns % 1000) / 1000.0;
+  }
+  int64_t ts(size_t i) const {
+    if (!round) return m.ts_ns[i];
+    return static_cast<int64_t>(std::ceil(Us(m.ts_ns[i]))) * 1000 + base;
+  }
+  int64_t end(size_t i) const {
+    if (!round) return m.end_ns(i);
+    double e = Us(m.ts_ns[i]) + static_cast<double>(m.dur_ns[i]) / 1000.0;
+    return static_cast<int64_t>(std::floor(e)) * 1000 + base;
+  }
 };
 
-std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& steps,
-                             const HtaOptions& o) {
+// One GPU event as an HTA breakdown sees it: its times, and the rest from the model. Small,
+// since a big trace has a million of them.
+struct Ev {
+  int64_t ts, end;
+  uint32_t event;  // index in the model
+  int8_t type;     // KernelType as int, or kOtherType
+};
+
+// The launch call of an event's GPU work, on the same clock as the event.
+struct Launch {
+  int64_t ts = kNoLaunch, dur = 0;
+  uint32_t name = 0;
+};
+
+Launch LaunchOf(const Times& t, const Ev& e) {
+  int32_t l = t.m.launcher.empty() ? -1 : t.m.launcher[e.event];
+  if (l < 0) return {};
+  return {t.ts(l), t.end(l) - t.ts(l), t.m.name[l]};
+}
+
+std::vector<Ev> SelectEvents(const Times& t, const StepsResult& steps, const HtaOptions& o) {
+  const trace::TraceModel& m = t.m;
   std::vector<Ev> out;
   std::vector<int> type_cache(m.names.size(), -2);
-  auto type_of = [&](size_t i) {
-    int& t = type_cache[m.name[i]];
-    if (t == -2)
-      t = o.hta_compat ? HtaKernelType(m.name_of(i))
-                       : static_cast<int>(ClassifyGpuEvent(m.kind[i], m.name_of(i)));
-    return t;
+  auto ev = [&](size_t i) {
+    int& ty = type_cache[m.name[i]];
+    if (ty == -2)
+      ty = o.hta_compat ? HtaKernelType(m.name_of(i))
+                        : static_cast<int>(ClassifyGpuEvent(m.kind[i], m.name_of(i)));
+    return Ev{t.ts(i), t.end(i), static_cast<uint32_t>(i), static_cast<int8_t>(ty)};
   };
   if (o.hta_compat) {
-    // HTA rounds every time to whole µs (start up, end down) when any timestamp has a fraction.
-    bool fractional = false;
-    for (int64_t t : m.ts_ns)
-      if (t % 1000 != 0) fractional = true;
-    // HTA holds times as float64 µs: at today's epoch (1.7e15 µs) that is a 0.25 µs grid, so the
-    // rounding acts on the float, not on the written decimals.
-    // The written µs are after baseTimeNanoseconds, when the trace has one.
-    const int64_t base = m.base_time_ns;
-    auto as_double_us = [base](int64_t ns) {
-      ns -= base;
-      return static_cast<double>(ns / 1000) + static_cast<double>(ns % 1000) / 1000.0;
-    };
-    auto ts = [&](size_t i) {
-      if (!fractional) return m.ts_ns[i];
-      return static_cast<int64_t>(std::ceil(as_double_us(m.ts_ns[i]))) * 1000 + base;
-    };
-    auto end = [&](size_t i) {
-      if (!fractional) return m.end_ns(i);
-      double e = as_double_us(m.ts_ns[i]) + static_cast<double>(m.dur_ns[i]) / 1000.0;
-      return static_cast<int64_t>(std::floor(e)) * 1000 + base;
-    };
     auto is_cpu = [&](size_t i) { return m.stream_of(i) == -1 && m.kind[i] != EventKind::kSpan; };
     int64_t last_start = std::numeric_limits<int64_t>::max();
     if (o.compat_drop_last_step) {
@@ -68,26 +85,19 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
       int64_t ls = std::numeric_limits<int64_t>::min();
       for (size_t i = 0; i < m.size(); ++i)
         if (is_cpu(i) && ProfilerStepNumber(m.name_of(i)) >= 0) {
-          ls = std::max(ls, ts(i));
+          ls = std::max(ls, t.ts(i));
           any = true;
         }
       if (any) last_start = ls;
     }
     std::unordered_set<int64_t> kept;
     for (size_t i = 0; i < m.size(); ++i)
-      if (is_cpu(i) && ts(i) < last_start) kept.insert(m.correlation[i]);
+      if (is_cpu(i) && t.ts(i) < last_start) kept.insert(m.correlation[i]);
     for (size_t i = 0; i < m.size(); ++i) {
       if (m.stream_of(i) == -1 || m.kind[i] == EventKind::kSpan) continue;
       if (last_start != std::numeric_limits<int64_t>::max() && !kept.count(m.correlation[i]))
         continue;
-      Ev e{ts(i), end(i), kNoLaunch, 0, m.stream_of(i), type_of(i), m.name[i], 0, m.kind[i]};
-      int32_t l = m.launcher.empty() ? -1 : m.launcher[i];
-      if (l >= 0) {
-        e.launch_ts = ts(l);
-        e.launch_dur = end(l) - ts(l);
-        e.launch_name = m.name[l];
-      }
-      out.push_back(e);
+      out.push_back(ev(i));
     }
     return out;
   }
@@ -105,14 +115,7 @@ std::vector<Ev> SelectEvents(const trace::TraceModel& m, const StepsResult& step
                        : m.ts_ns[i] >= lo && m.ts_ns[i] < hi;
       if (!in) continue;
     }
-    Ev e{m.ts_ns[i], m.end_ns(i), kNoLaunch, 0,        m.stream_of(i),
-         type_of(i), m.name[i],   0,         m.kind[i]};
-    if (l >= 0) {
-      e.launch_ts = m.ts_ns[l];
-      e.launch_dur = m.dur_ns[l];
-      e.launch_name = m.name[l];
-    }
-    out.push_back(e);
+    out.push_back(ev(i));
   }
   return out;
 }
@@ -176,7 +179,8 @@ int HtaKernelType(std::string_view n) {
 HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const HtaOptions& o) {
   HtaResult r;
   r.rank = m.rank;
-  std::vector<Ev> ev = SelectEvents(m, steps, o);
+  const Times times(m, o.hta_compat);
+  std::vector<Ev> ev = SelectEvents(times, steps, o);
   r.gpu_events = static_cast<int64_t>(ev.size());
   constexpr int kComp = static_cast<int>(KernelType::kComputation);
   constexpr int kComm = static_cast<int>(KernelType::kCommunication);
@@ -198,9 +202,10 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
     std::vector<int64_t> order;
     std::unordered_map<int64_t, std::vector<const Ev*>> by_stream;
     for (const Ev& e : ev) {
-      if (!trace::IsGpuKind(e.kind)) continue;
-      auto [it, fresh] = by_stream.try_emplace(e.stream);
-      if (fresh) order.push_back(e.stream);
+      if (!trace::IsGpuKind(m.kind[e.event])) continue;
+      int64_t stream = m.stream_of(e.event);
+      auto [it, fresh] = by_stream.try_emplace(stream);
+      if (fresh) order.push_back(stream);
       it->second.push_back(&e);
     }
     for (int64_t s : order) {
@@ -215,7 +220,8 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
         int64_t gap = e.ts - prev_end;
         prev_end = o.hta_compat ? e.end : std::max(prev_end, e.end);
         if (!o.hta_compat && gap <= 0) continue;  // back to back or overlapping: not idle
-        bool host = e.launch_ts != kNoLaunch && e.launch_ts > e.ts - gap;
+        const Launch l = LaunchOf(times, e);
+        bool host = l.ts != kNoLaunch && l.ts > e.ts - gap;
         int c = host ? kHostWait : gap < o.consecutive_kernel_delay_ns ? kKernelWait : kIdleOther;
         si.ns[c] += gap;
         si.gaps[c] += 1;
@@ -265,7 +271,7 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
     std::unordered_map<uint32_t, KernelStats> by_name;
     for (const Ev& e : ev) {
       if (e.type != t) continue;
-      KernelStats& s = by_name[e.name];
+      KernelStats& s = by_name[m.name[e.event]];
       int64_t d = e.end - e.ts;
       if (s.count == 0) s.min_ns = s.max_ns = d;
       s.count++;
@@ -303,7 +309,7 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
     std::vector<double> sq(out.size(), 0);
     for (const Ev& e : ev) {
       if (e.type != t) continue;
-      size_t k = slot[e.name];
+      size_t k = slot[m.name[e.event]];
       double d = static_cast<double>(e.end - e.ts) - out[k].mean_ns;
       sq[k] += d * d;
     }
@@ -325,21 +331,22 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
     double launch_sum = 0;
     std::vector<int8_t> is_launch(m.names.size(), -1);
     for (const Ev& e : ev) {
-      if (e.launch_ts == kNoLaunch) continue;
-      int8_t& il = is_launch[e.launch_name];
-      if (il < 0) il = IsLaunchCallName(m.names[e.launch_name], o.hta_compat) ? 1 : 0;
+      const Launch l = LaunchOf(times, e);
+      if (l.ts == kNoLaunch) continue;
+      int8_t& il = is_launch[l.name];
+      if (il < 0) il = IsLaunchCallName(m.names[l.name], o.hta_compat) ? 1 : 0;
       if (!il) continue;
       LaunchStats& s = r.launch;
       s.launches++;
       int64_t gpu_dur = e.end - e.ts;
       // From the end of the launch call to the start of the GPU work (HTA 0.6.1 agrees: its
       // counts on the shared traces match this, not its older ts_gpu - ts_cpu + dur_cpu).
-      int64_t delay = e.ts - (e.launch_ts + e.launch_dur);
-      if (e.launch_dur <= o.runtime_cutoff_ns && gpu_dur < e.launch_dur) s.short_kernels++;
-      if (e.launch_dur > o.runtime_cutoff_ns) s.runtime_outliers++;
+      int64_t delay = e.ts - (l.ts + l.dur);
+      if (l.dur <= o.runtime_cutoff_ns && gpu_dur < l.dur) s.short_kernels++;
+      if (l.dur > o.runtime_cutoff_ns) s.runtime_outliers++;
       if (delay > o.launch_delay_cutoff_ns) s.launch_delay_outliers++;
       delays.push_back(static_cast<double>(delay));
-      launch_sum += static_cast<double>(e.launch_dur);
+      launch_sum += static_cast<double>(l.dur);
     }
     if (!delays.empty()) {
       double sum = 0, mx = delays.front();

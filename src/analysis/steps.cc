@@ -71,22 +71,34 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
     out.steps.push_back(s);
   }
 
-  // Device span of each runtime call: the GPU events sharing its correlation id.
+  // Device span of each runtime call that launched GPU work, in the order the calls began (ties
+  // in file order). Kept to the calls that launched something: a big trace has a million events.
   struct Launch {
-    int64_t begin, end, dev_min, dev_max;
+    int64_t dev_min, dev_max;
+    uint32_t call;  // index in the model
   };
-  std::vector<int64_t> dev_min(m.size(), kMax), dev_max(m.size(), kMin);
-  for (size_t i = 0; i < m.size(); ++i) {
+  std::vector<bool> launched(m.size(), false);
+  auto call_of = [&](size_t i) {
     int32_t r = m.launcher.empty() ? -1 : m.launcher[i];
-    if (r < 0 || !IsApiCall(m.kind[static_cast<size_t>(r)])) continue;
-    dev_min[r] = std::min(dev_min[r], m.ts_ns[i]);
-    dev_max[r] = std::max(dev_max[r], m.end_ns(i));
-  }
+    return r >= 0 && IsApiCall(m.kind[static_cast<size_t>(r)]) ? r : -1;
+  };
+  for (size_t i = 0; i < m.size(); ++i)
+    if (int32_t r = call_of(i); r >= 0) launched[static_cast<size_t>(r)] = true;
   std::vector<Launch> runtimes;
   for (size_t i = 0; i < m.size(); ++i)
-    if (IsApiCall(m.kind[i])) runtimes.push_back({m.ts_ns[i], m.end_ns(i), dev_min[i], dev_max[i]});
-  std::stable_sort(runtimes.begin(), runtimes.end(),
-                   [](const Launch& a, const Launch& b) { return a.begin < b.begin; });
+    if (launched[i]) runtimes.push_back({kMax, kMin, static_cast<uint32_t>(i)});
+  for (size_t i = 0; i < m.size(); ++i) {
+    int32_t r = call_of(i);
+    if (r < 0) continue;
+    auto it = std::lower_bound(runtimes.begin(), runtimes.end(), static_cast<uint32_t>(r),
+                               [](const Launch& l, uint32_t c) { return l.call < c; });
+    it->dev_min = std::min(it->dev_min, m.ts_ns[i]);
+    it->dev_max = std::max(it->dev_max, m.end_ns(i));
+  }
+  std::sort(runtimes.begin(), runtimes.end(), [&](const Launch& a, const Launch& b) {
+    int64_t ta = m.ts_ns[a.call], tb = m.ts_ns[b.call];
+    return ta != tb ? ta < tb : a.call < b.call;
+  });
 
   // Walk runtime calls and steps together; a call counts for a step when it lies inside it.
   size_t n = out.steps.size();
@@ -96,17 +108,16 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
   for (size_t ri = 0; ri < runtimes.size() && si < n;) {
     const Launch& rt = runtimes[ri];
     const Step& st = out.steps[si];
-    if (rt.begin < st.host_begin_ns) {
+    const int64_t begin = m.ts_ns[rt.call], end = m.end_ns(rt.call);
+    if (begin < st.host_begin_ns) {
       ++ri;
-    } else if (rt.end <= st.host_end_ns) {
-      if (rt.dev_min != kMax) {
-        sdev_min[si] = std::min(sdev_min[si], rt.dev_min);
-        sdev_max[si] = std::max(sdev_max[si], rt.dev_max);
-        ++matched[si];
-        out.has_gpu = true;
-      }
+    } else if (end <= st.host_end_ns) {
+      sdev_min[si] = std::min(sdev_min[si], rt.dev_min);
+      sdev_max[si] = std::max(sdev_max[si], rt.dev_max);
+      ++matched[si];
+      out.has_gpu = true;
       ++ri;
-    } else if (rt.begin < st.host_end_ns) {
+    } else if (begin < st.host_end_ns) {
       ++ri;  // straddles the step's end
     } else {
       ++si;

@@ -354,22 +354,37 @@ void EventBuilder::ReportCounts() {
 void EventBuilder::CheckFlows() {
   std::sort(flow_starts_.begin(), flow_starts_.end());
   std::sort(flow_ends_.begin(), flow_ends_.end());
-  std::vector<int64_t> odd, unpaired;
+  std::vector<int64_t> odd;
   std::set_symmetric_difference(flow_starts_.begin(), flow_starts_.end(), flow_ends_.begin(),
                                 flow_ends_.end(), std::back_inserter(odd));
+  std::vector<int64_t>().swap(flow_starts_);
+  std::vector<int64_t>().swap(flow_ends_);
   // Older Kineto writes one flow end per runtime call, with no start: that is fine as long as an
-  // event carries the same correlation id.
-  std::vector<int64_t> corr;
-  for (size_t i = 0; i < m_.correlation.size(); ++i)
-    if (m_.correlation[i] != kNone) corr.push_back(m_.correlation[i]);
-  std::sort(corr.begin(), corr.end());
-  std::set_difference(odd.begin(), odd.end(), corr.begin(), corr.end(),
-                      std::back_inserter(unpaired));
-  if (!unpaired.empty())
-    m_.AddDiagnostic("unpaired_flows", static_cast<int64_t>(unpaired.size()),
+  // event carries the same correlation id, each such event excusing one odd flow. Counted per
+  // distinct odd id, not by copying every event's id.
+  std::vector<int64_t> ids;   // distinct odd ids, ascending
+  std::vector<int64_t> left;  // odd flows of each id not yet excused
+  for (int64_t id : odd) {
+    if (ids.empty() || ids.back() != id) ids.push_back(id), left.push_back(0);
+    ++left.back();
+  }
+  std::vector<int64_t>().swap(odd);
+  for (size_t i = 0; i < m_.correlation.size() && !ids.empty(); ++i) {
+    int64_t c = m_.correlation[i];
+    auto it = std::lower_bound(ids.begin(), ids.end(), c);
+    if (c != kNone && it != ids.end() && *it == c) --left[static_cast<size_t>(it - ids.begin())];
+  }
+  int64_t unpaired = 0, example = 0;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (left[k] <= 0) continue;
+    if (unpaired == 0) example = ids[k];
+    unpaired += left[k];
+  }
+  if (unpaired > 0)
+    m_.AddDiagnostic("unpaired_flows", unpaired,
                      fmt::format("{}: {} CPU-to-GPU flow events have no partner and match no "
                                  "event's correlation id (e.g. id {}); they are ignored",
-                                 name_, unpaired.size(), unpaired.front()));
+                                 name_, unpaired, example));
 }
 
 // Devices whose [memory] events carry only Bytes deltas: the allocated curve is their running

@@ -35,7 +35,7 @@ struct ReadOptions {
   // A plain (not gzipped) file of at least two segments is parsed by up to this many threads,
   // each taking one part of the event list; the result is the same as one thread's.
   int segments = 1;
-  int64_t min_segment_bytes = int64_t{32} << 20;
+  int64_t min_segment_bytes = int64_t{8} << 20;
 };
 
 // Reads one trace file; gzip is recognised by its magic bytes, not the name. The rank is taken
