@@ -15,14 +15,31 @@
 namespace trainprof::trace::json {
 namespace {
 
+// Pretty-printed traces have a newline every few dozen bytes, so this counts sixteen bytes at a
+// time (SSE2) rather than calling memchr once a line.
 int64_t CountNewlines(const char* b, const char* e) {
   int64_t n = 0;
-  while (b < e) {
-    const void* q = std::memchr(b, '\n', static_cast<size_t>(e - b));
-    if (q == nullptr) break;
-    ++n;
-    b = static_cast<const char*>(q) + 1;
+#if defined(__SSE2__)
+  // Per-byte counters (a match is -1, subtracted), summed into n before they can overflow.
+  const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+  auto flush = [&](__m128i acc) {
+    __m128i sums = _mm_sad_epu8(acc, zero);
+    n += _mm_cvtsi128_si64(_mm_add_epi64(sums, _mm_unpackhi_epi64(sums, sums)));
+  };
+  __m128i acc = zero;
+  int rounds = 0;
+  for (; e - b >= 16; b += 16) {
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(x, nl));
+    if (++rounds == 255) {
+      flush(acc);
+      acc = zero;
+      rounds = 0;
+    }
   }
+  flush(acc);
+#endif
+  for (; b < e; ++b) n += *b == '\n';
   return n;
 }
 
