@@ -166,6 +166,20 @@ std::string WhereFields() {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r) {
+  const std::string* text[] = {
+      &r.id,     &r.created_utc, &r.kind,       &r.name,        &r.title,
+      &r.host,   &r.git_commit,  &r.git_branch, &r.config_hash, &r.trainprof_version,
+      &r.run_dir};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < std::size(kTextFields); ++i) out.emplace_back(kTextFields[i], *text[i]);
+  for (size_t i = 0; i < kFigures.size(); ++i) {
+    const double v = r.figures.values[i];
+    out.emplace_back(kFigures[i].key, std::isfinite(v) ? fmt::format("{}", v) : "");
+  }
+  return out;
+}
+
 std::string DbPath(const std::string& flag) {
   std::string p = flag;
   if (p.empty()) {

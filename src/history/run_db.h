@@ -85,4 +85,7 @@ StatusOr<RunRecord> RecordRun(const report::Report& r, const std::string& run_di
 // The fields --where accepts, for help texts: "id, created_utc, kind, ...".
 std::string WhereFields();
 
+// A record as (field, value) pairs under the names --where accepts; an unmeasured figure is "".
+std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r);
+
 }  // namespace trainprof::history
