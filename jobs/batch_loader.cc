@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "trainprof/scope.h"
 
@@ -79,6 +81,7 @@ Status BatchLoader::Load(const std::vector<int64_t>& order, int64_t batch_index,
     float* dst = out->images.data() + i * pixels;
     for (int64_t p = 0; p < pixels; ++p) dst[p] = static_cast<float>(raw[p]) * scale - shift;
   }
+  if (o_.delay_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(o_.delay_ns));
   return Status::Ok();
 }
 
