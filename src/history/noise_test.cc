@@ -35,6 +35,23 @@ TEST(NoiseTest, KthPairwiseDifferenceMatchesEnumeration) {
   }
 }
 
+// Large enough samples take the subsample's bracket first: the same answers, at every rank.
+TEST(NoiseTest, KthPairwiseDifferenceOfLargeSamplesMatchesEnumeration) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> d(0, 0.3);
+  std::vector<double> x(300), y(517);
+  for (double& v : x) v = std::log(d(rng));
+  for (double& v : y) v = std::log(1.05 * d(rng));
+  x = Sorted(x), y = Sorted(y);
+  std::vector<double> all;
+  for (double a : x)
+    for (double b : y) all.push_back(b - a);
+  std::sort(all.begin(), all.end());
+  const int64_t n = static_cast<int64_t>(all.size());
+  for (int64_t k : {int64_t{1}, int64_t{2}, n / 100, n / 3, n / 2, n / 2 + 1, n - n / 40, n - 1, n})
+    EXPECT_EQ(KthPairwiseDifference(x, y, k), all[static_cast<size_t>(k - 1)]) << k;
+}
+
 TEST(NoiseTest, StudentTQuantiles) {
   EXPECT_DOUBLE_EQ(StudentT975(1), 12.706);
   EXPECT_DOUBLE_EQ(StudentT975(4), 2.776);
