@@ -260,7 +260,7 @@ StatusOr<history::LoadedRun> ResolveBaseline(const std::string& spec,
 }
 
 // The run-to-run spread of the baseline's code and config: the standard deviation of the log
-// step times of the stored runs with its config hash, kind and commit (at least 3).
+// median step times of the stored runs with its config hash, kind and commit (at least 3).
 history::RunSpread HistorySpread(const history::LoadedRun& base, RunDb* db) {
   history::RunSpread out;
   if (db == nullptr || !base.record || base.record->git_commit.empty()) return out;
@@ -269,9 +269,10 @@ history::RunSpread HistorySpread(const history::LoadedRun& base, RunDb* db) {
                         .where = {"config_hash = " + rec.config_hash, "kind = " + rec.kind,
                                   "git_commit = " + rec.git_commit}});
   if (!rows.ok()) return out;
+  // Medians, as the interval's shift is: a run's mean moves with its slowest steps.
   std::vector<double> logs;
   for (const history::RunRecord& r : *rows) {
-    const double v = r.figures.Get("step_time");
+    const double v = r.figures.Get("step_time_median");
     if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
   }
   if (logs.size() < 3) return out;

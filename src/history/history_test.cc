@@ -163,6 +163,36 @@ TEST(RunDbTest, ListFindAndWhere) {
   EXPECT_FALSE(none->has_value());
 }
 
+// A history written by schema 1 (no step_time_median) is upgraded in place when opened: its
+// rows stay, with no median, and new runs record one.
+TEST(RunDbTest, ASchemaOneHistoryIsUpgraded) {
+  const std::string path = testutil::FreshTempDir() + "/old.db";
+  {
+    auto db = RunDb::Open(path, true);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Insert(Record("20261123T100000Z-aaaaaa", "profile", 500)).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(raw, "ALTER TABLE runs DROP COLUMN step_time_median; PRAGMA user_version = 1",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = RunDb::Open(path, false);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  report::Report r = ProfileReport(600, 1e9);
+  r.sections[0].tables[0].columns.push_back({"median_s", "Median", Unit::kSeconds});
+  r.sections[0].tables[0].rows[0].push_back(0.1);
+  ASSERT_TRUE((*db)->Insert(RecordFromReport(r, "/tmp/new", {})).ok());
+  auto runs = (*db)->List({.last = 0});
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_DOUBLE_EQ((*runs)[0].figures.Get("step_time_median"), 0.1);
+  EXPECT_TRUE(std::isnan((*runs)[1].figures.Get("step_time_median")));
+  EXPECT_DOUBLE_EQ((*runs)[1].figures.Get("training_throughput"), 500);
+}
+
 TEST(RunDbTest, BadDatabasesAreClearErrors) {
   const std::string dir = testutil::FreshTempDir();
   EXPECT_EQ(RunDb::Open(dir + "/missing.db", false).status().code(), StatusCode::kNotFound);
@@ -221,7 +251,7 @@ TEST(CompareTest, ParseBound) {
   EXPECT_EQ(ParseBound("throughput < -10%").status().message(),
             "--fail-if 'throughput < -10%': unknown figure \"throughput\"; key figures: "
             "training_throughput, step_time, dataloader_share, peak_memory, energy_per_sample, "
-            "gpu_utilization, or SECTION.METRIC");
+            "gpu_utilization, step_time_median, or SECTION.METRIC");
   EXPECT_EQ(ParseBound("peak_memory = 1%").status().message(),
             "--fail-if 'peak_memory = 1%': expected FIGURE OP BOUND, e.g. "
             "'training_throughput < -10%'");

@@ -72,6 +72,7 @@ class RunDb {
  private:
   RunDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Init(bool create);
+  Status Migrate();
   sqlite3* db_;
   std::string path_;
 };
