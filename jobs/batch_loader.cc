@@ -81,7 +81,13 @@ Status BatchLoader::Load(const std::vector<int64_t>& order, int64_t batch_index,
     float* dst = out->images.data() + i * pixels;
     for (int64_t p = 0; p < pixels; ++p) dst[p] = static_cast<float>(raw[p]) * scale - shift;
   }
-  if (o_.delay_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(o_.delay_ns));
+  // data.delay_ms: busy, like decoding work. A sleep would add the scheduler's wake-up latency,
+  // several milliseconds on a loaded machine instead of the delay asked for.
+  if (o_.delay_ns > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(o_.delay_ns);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
   return Status::Ok();
 }
 
