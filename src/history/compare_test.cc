@@ -12,6 +12,7 @@
 #include "report/format.h"
 #include "report/json_reader.h"
 #include "report/terminal.h"
+#include "util/golden.h"
 
 namespace trainprof::history {
 namespace {
@@ -211,6 +212,54 @@ TEST(CompareGateTest, APooledBaselineBringsItsRunToRunSpread) {
   ASSERT_TRUE(alone.ok());
   EXPECT_TRUE(alone->gate_failed());
   EXPECT_NE(c->report.FindSection("runs")->notes[0].find("A pools 3 runs"), std::string::npos);
+}
+
+// Real runs of this project's job, trimmed to their speed section (scripts/trim-run.py): four
+// runs of one config made one after another (same1, same2, same3; shift between them), shift
+// with data.delay_ms=4, a loader that spends 4 ms more on each ~8 ms step.
+LoadedRun Recorded(const std::string& name) {
+  const std::string dir = testutil::SourceDir() + "/tests/data/compare/" + name;
+  auto r = report::ReadReportJson(dir + "/report.json");
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  LoadedRun run = MakeRun(name, r.ok() ? *r : report::Report());
+  run.dir = dir;
+  return run;
+}
+
+TEST(CompareGateTest, RecordedRunsOfOneConfigStayWithinTheBound) {
+  const std::vector<Bound> bounds = {*ParseBound("step_time > +3%"),
+                                     *ParseBound("training_throughput < -3%")};
+  auto pair = BuildCompareReport({Recorded("same1"), Recorded("same2")}, bounds);
+  ASSERT_TRUE(pair.ok()) << pair.status().message();
+  EXPECT_FALSE(pair->gate_failed()) << pair->verdicts[0];
+  LoadedRun pooled = Recorded("same1");
+  pooled.pooled.push_back(Recorded("same3"));
+  auto with_spread = BuildCompareReport({pooled, Recorded("same2")}, bounds);
+  ASSERT_TRUE(with_spread.ok());
+  EXPECT_FALSE(with_spread->gate_failed()) << with_spread->verdicts[0];
+  EXPECT_EQ(Cell(with_spread->report.FindSection("noise")->tables[0], 0, "run_to_run"),
+            "these runs (df 1)");
+}
+
+TEST(CompareGateTest, ARecordedSlowdownIsBeyondNoise) {
+  const std::vector<Bound> bounds = {*ParseBound("step_time > +3%"),
+                                     *ParseBound("training_throughput < -3%")};
+  auto c = BuildCompareReport({Recorded("same1"), Recorded("shift")}, bounds);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->bounds_crossed, 2) << c->verdicts[0];
+  EXPECT_EQ(Cell(Gate(*c), 0, "verdict"), "beyond noise");
+  // 4 ms more on each ~8 ms step: at least +40 %, and the interval is the estimate's.
+  const report::Table& g = Gate(*c);
+  const double change = report::AsNumber(g.rows[0][6]), low = report::AsNumber(g.rows[0][7]);
+  EXPECT_GT(low, 40.0);
+  EXPECT_LE(low, change);
+  EXPECT_EQ(Cell(c->report.FindSection("noise")->tables[0], 0, "baseline_steps"), "195");
+  // Against two baseline runs, whose own spread widens the interval: still beyond.
+  LoadedRun pooled = Recorded("same1");
+  pooled.pooled.push_back(Recorded("same3"));
+  auto p = BuildCompareReport({pooled, Recorded("shift")}, bounds);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->bounds_crossed, 2) << p->verdicts[0];
 }
 
 }  // namespace
