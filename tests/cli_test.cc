@@ -521,7 +521,7 @@ TEST(Cli, DatasetExportThenProfileEachFormat) {
   const std::string dir = testutil::FreshTempDir();
   for (const char* fmt : {"png", "packed"}) {
     ProcessResult e =
-        testutil::RunProcess({TRAINPROF_CLI, "dataset", std::string("export-") + fmt, "--out",
+        testutil::RunProcess({TRAINPROF_CLI, "dataset", std::string("export-") + fmt, "-o",
                               dir + "/" + fmt, "--limit", "700", "--progress", "off"});
     ASSERT_EQ(e.exit_code, 0) << e.err;
     EXPECT_NE(e.out.find("wrote 1400 samples"), std::string::npos) << e.out;
@@ -548,7 +548,7 @@ TEST(Cli, DatasetExportThenProfileEachFormat) {
       testutil::RunProcess(Profile(dir + "/runs_missing", {"--set", "data.format=png_dir", "--set",
                                                            "data.dir=" + dir + "/nothing"}));
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("trainprof dataset export-png --out " + dir + "/nothing"),
+  EXPECT_NE(missing.err.find("trainprof dataset export-png -o " + dir + "/nothing"),
             std::string::npos)
       << missing.err;
 }
