@@ -63,6 +63,7 @@ double RunOnce(const jobs::JobConfig& base, const jobs::FashionMnistData& data, 
   o.model_summary.enabled = false;
   o.system.enabled = false;
   o.output.run_dir = dir;
+  o.output.overwrite = true;  // every round writes the same scratch folder
   o.output.print = false;
   auto session = Session::Create(o);
   if (!session.ok()) {

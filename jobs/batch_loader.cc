@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "trainprof/scope.h"
 
@@ -78,6 +80,13 @@ Status BatchLoader::Load(const std::vector<int64_t>& order, int64_t batch_index,
                                         &out->labels[static_cast<size_t>(i)]));
     float* dst = out->images.data() + i * pixels;
     for (int64_t p = 0; p < pixels; ++p) dst[p] = static_cast<float>(raw[p]) * scale - shift;
+  }
+  // data.delay_ms: busy, like decoding work. A sleep would add the scheduler's wake-up latency,
+  // several milliseconds on a loaded machine instead of the delay asked for.
+  if (o_.delay_ns > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(o_.delay_ns);
+    while (std::chrono::steady_clock::now() < until) {
+    }
   }
   return Status::Ok();
 }

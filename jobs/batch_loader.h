@@ -32,6 +32,7 @@ struct LoaderOptions {
   uint64_t seed = 0;
   int64_t num_workers = 0;
   int64_t prefetch = 2;  // batches each worker keeps ready (DataLoader's prefetch_factor)
+  int64_t delay_ns = 0;  // spent (busy) after reading each batch (data.delay_ms)
   int64_t rank = 0;      // this rank's shard of world_size
   int64_t world_size = 1;
   double mean = 0.2860, std = 0.3530;  // Fashion-MNIST's, applied after scaling to [0, 1]

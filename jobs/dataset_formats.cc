@@ -124,7 +124,7 @@ StatusOr<std::unique_ptr<SampleSource>> OpenPngDir(const std::string& dir, Split
   if (!fs::exists(labels_path)) {
     return NotFound(
         fmt::format("{} not found: data.format png_dir reads a folder written by "
-                    "`trainprof dataset export-png --out {}`",
+                    "`trainprof dataset export-png -o {}`",
                     labels_path, dir));
   }
   TRAINPROF_ASSIGN_OR_RETURN(std::string text, base::ReadFile(labels_path));
@@ -167,7 +167,7 @@ StatusOr<std::unique_ptr<SampleSource>> OpenPacked(const std::string& dir, Split
     if (errno == ENOENT) {
       return NotFound(
           fmt::format("{} not found: data.format packed reads a file written by "
-                      "`trainprof dataset export-packed --out {}`",
+                      "`trainprof dataset export-packed -o {}`",
                       path, dir));
     }
     return base::ErrnoStatus(path, errno);

@@ -77,7 +77,7 @@ TEST_F(DatasetFormats, PngDirExportReadsBackEverySample) {
   // The test split was not exported: the error names the command that writes it.
   auto missing = OpenSource({dir_, "png_dir", true, 0, 2}, Split::kTest);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("trainprof dataset export-png --out " + dir_),
+  EXPECT_NE(missing.status().message().find("trainprof dataset export-png -o " + dir_),
             std::string::npos)
       << missing.status().ToString();
 }

@@ -53,6 +53,10 @@ void AddJobKeys(base::ConfigSchema& schema, JobConfig& cfg) {
                    "report exchange) before it fails with an error naming the missing rank.");
   schema.AddInt("data.prefetch", &cfg.data.prefetch, 1, 1024,
                 "Batches each worker keeps loaded ahead (DataLoader's prefetch_factor).");
+  schema.AddDouble("data.delay_ms", &cfg.data.delay_ms, 0, 60000,
+                   "A fixed delay, in milliseconds, spent busy on every batch the loader reads: "
+                   "slow decoding on purpose, to see a data-loading bottleneck or test a "
+                   "regression gate (0 = none).");
 }
 
 std::string_view DefaultConfigYaml() { return kDefaultConfigYaml; }

@@ -36,6 +36,7 @@ struct DataConfig {
   bool shuffle = true;
   int64_t num_workers = 0;  // loader worker threads; 0 = the training loop loads
   int64_t prefetch = 2;     // batches each worker keeps ready
+  double delay_ms = 0;      // a fixed busy delay per batch read: slow decoding, on purpose
 };
 
 struct DistributedConfig {

@@ -11,8 +11,8 @@ BATCHES=${2:-300}
 WORK=$(mktemp -d /tmp/trainprof-data-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-"$T" dataset export-png --out "$WORK/png" --progress off > /dev/null
-"$T" dataset export-packed --out "$WORK/packed" --progress off > /dev/null
+"$T" dataset export-png -o "$WORK/png" --progress off > /dev/null
+"$T" dataset export-packed -o "$WORK/packed" --progress off > /dev/null
 sync  # the export's 280 MB of dirty pages would otherwise be flushed during the runs
 
 run() {  # label, extra flags...

@@ -310,11 +310,13 @@ TEST(Analyze, CutTracesGiveNoGpuFigureAndAnErrorFinding) {
   auto utilization = [](const nlohmann::json& rep) {
     return (*Section(rep, "gpu"))["metrics"].contains("avg_utilization_pct");
   };
-  for (const std::string& text : texts) {
+  for (size_t t = 0; t < texts.size(); ++t) {
+    const std::string& text = texts[t];
     for (int tenth = 1; tenth <= 10; ++tenth) {
       std::string path = dir + "/cut" + std::to_string(tenth) + ".json";
       std::ofstream(path) << text.substr(0, text.size() * tenth / 10);
-      std::string out = dir + "/out" + std::to_string(tenth);
+      // A folder per trace and cut: a run folder is not written twice.
+      std::string out = fmt::format("{}/out{}_{}", dir, t, tenth);
       auto r = RunProcess({TRAINPROF_CLI, "analyze", path, "--run-dir", out, "--db", "off"});
       nlohmann::json rep = ReadJson(out + "/report.json");
       const nlohmann::json& first = (*Section(rep, "recommendations"))["findings"][0];
@@ -331,8 +333,9 @@ TEST(Analyze, CutTracesGiveNoGpuFigureAndAnErrorFinding) {
       EXPECT_NE(first["text"].get<std::string>().find("cut short"), std::string::npos);
       EXPECT_EQ((*Section(rep, "data_quality"))["metrics"]["errors"]["value"], 1);
     }
-    auto ok = RunProcess({TRAINPROF_CLI, "analyze", dir + "/cut5.json", "--run-dir",
-                          dir + "/allowed", "--db", "off", "--allow-data-errors"});
+    auto ok =
+        RunProcess({TRAINPROF_CLI, "analyze", dir + "/cut5.json", "--run-dir",
+                    fmt::format("{}/allowed{}", dir, t), "--db", "off", "--allow-data-errors"});
     EXPECT_EQ(ok.exit_code, 0) << ok.err;
   }
 }

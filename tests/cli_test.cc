@@ -114,6 +114,84 @@ TEST(Cli, ProfilePrintsTheReportsAndWritesTheRunFolder) {
   }
 }
 
+// Thread names in trace.json are whole (the kernel keeps 15 characters, and a program started
+// as /proc/self/exe is "exe"), and the model summary's extra forward pass is its own scope before
+// the first step, not an unnamed hole at the start of ProfilerStep#0.
+TEST(Cli, TraceNamesThreadsInFullAndStepZeroHasNoHole) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out, {"--db", "off"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json trace = ReadJson(OnlyRunDir(out) + "/trace.json");
+  std::set<std::string> threads;
+  const json* summary = nullptr;
+  const json* step0 = nullptr;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"]);
+    if (e["ph"] == "X" && e["name"] == "[trainprof].model_summary") summary = &e;
+    if (e["ph"] == "X" && e["name"] == "ProfilerStep#0") step0 = &e;
+  }
+  EXPECT_TRUE(threads.contains("trainprof-profile")) << json(threads).dump();
+  EXPECT_FALSE(threads.contains("trainprof-profi"));
+  EXPECT_FALSE(threads.contains("exe"));
+  ASSERT_NE(summary, nullptr);
+  ASSERT_NE(step0, nullptr);
+  EXPECT_LE((*summary)["ts"].get<double>() + (*summary)["dur"].get<double>(),
+            (*step0)["ts"].get<double>());
+}
+
+// --repeat: the job in separate processes, one folder each, one pooled report and one history row.
+TEST(Cli, RepeatPoolsTheStepsOfSeparateProcesses) {
+  const std::string out = testutil::FreshTempDir();
+  const std::string db = out + "/history.db";
+  ProcessResult r = testutil::RunProcess(Profile(out + "/runs", {"--repeat", "2", "--db", db}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string run = OnlyRunDir(out + "/runs");
+  json reps[2] = {ReadJson(run + "/repeat1/report.json"), ReadJson(run + "/repeat2/report.json")};
+  EXPECT_NE(reps[0]["meta"]["pid"], reps[1]["meta"]["pid"]);
+  json report = ReadJson(run + "/report.json");
+  EXPECT_EQ(report["meta"]["repeats"], 2);
+  std::set<int64_t> repeat_of_rows;
+  size_t rate_rows = 0, repeat_rows = 0;
+  for (const json& s : report["sections"]) {
+    for (const json& t : s["tables"]) {
+      if (t["id"] == "training_rate") {
+        rate_rows = t["rows"].size();
+        for (const json& row : t["rows"]) repeat_of_rows.insert(row["repeat"].get<int64_t>());
+      }
+      if (t["id"] == "repeats") repeat_rows = t["rows"].size();
+    }
+  }
+  EXPECT_EQ(rate_rows, 24u);
+  EXPECT_EQ(repeat_of_rows, (std::set<int64_t>{1, 2}));
+  EXPECT_EQ(repeat_rows, 2u);
+  ProcessResult list =
+      testutil::RunProcess({TRAINPROF_CLI, "runs", "list", "--db", db, "--format", "json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out)["sections"][0]["tables"][0]["rows"].size(), 1u);
+  // Compared, the pooled run brings its own run-to-run spread.
+  ProcessResult c =
+      testutil::RunProcess({TRAINPROF_CLI, "compare", run, run, "--format", "json", "--db", db});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  for (const json& s : json::parse(c.out)["sections"]) {
+    if (s["id"] != "noise") continue;
+    EXPECT_EQ(s["tables"][0]["rows"][0]["candidate_runs"], 2);
+    EXPECT_EQ(s["tables"][0]["rows"][0]["run_to_run"], "these runs (df 2)");
+  }
+}
+
+TEST(Cli, RunDirIsRefusedWhenItHoldsARunUnlessOverwrite) {
+  const std::string out = testutil::FreshTempDir();
+  const std::vector<std::string> args = {"--run-dir", out + "/run", "--db", "off"};
+  ASSERT_EQ(testutil::RunProcess(Profile(out + "/unused", args)).exit_code, 0);
+  ProcessResult again = testutil::RunProcess(Profile(out + "/unused", args));
+  EXPECT_EQ(again.exit_code, 3);
+  EXPECT_NE(again.err.find("holds an earlier run; --overwrite"), std::string::npos) << again.err;
+  std::vector<std::string> over = args;
+  over.push_back("--overwrite");
+  ProcessResult ok = testutil::RunProcess(Profile(out + "/unused", over));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 // The default config's LibTorch reports on the built-in CNN: operators of steps 2-6 (memory.warmup
 // 2, memory.steps 5; all training steps), the memory timeline, and the model summary.
 TEST(Cli, ProfileHasTheOperatorReportAndTheModelSummary) {
@@ -199,8 +277,8 @@ TEST(Cli, MissingConfigFile) {
   const std::string out = testutil::FreshTempDir();
   ProcessResult r = testutil::RunProcess(Profile(out, {"--config", out + "/nope.yaml"}));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "trainprof profile: error: config file cannot read " + out +
-                       "/nope.yaml: No such file or directory\n");
+  EXPECT_EQ(r.err, "trainprof profile: error: cannot read config file " + out +
+                       "/nope.yaml: no such file\n");
   EXPECT_TRUE(Empty(out)) << "no run folder for bad input";
 }
 
@@ -443,7 +521,7 @@ TEST(Cli, DatasetExportThenProfileEachFormat) {
   const std::string dir = testutil::FreshTempDir();
   for (const char* fmt : {"png", "packed"}) {
     ProcessResult e =
-        testutil::RunProcess({TRAINPROF_CLI, "dataset", std::string("export-") + fmt, "--out",
+        testutil::RunProcess({TRAINPROF_CLI, "dataset", std::string("export-") + fmt, "-o",
                               dir + "/" + fmt, "--limit", "700", "--progress", "off"});
     ASSERT_EQ(e.exit_code, 0) << e.err;
     EXPECT_NE(e.out.find("wrote 1400 samples"), std::string::npos) << e.out;
@@ -470,7 +548,7 @@ TEST(Cli, DatasetExportThenProfileEachFormat) {
       testutil::RunProcess(Profile(dir + "/runs_missing", {"--set", "data.format=png_dir", "--set",
                                                            "data.dir=" + dir + "/nothing"}));
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("trainprof dataset export-png --out " + dir + "/nothing"),
+  EXPECT_NE(missing.err.find("trainprof dataset export-png -o " + dir + "/nothing"),
             std::string::npos)
       << missing.err;
 }

@@ -100,7 +100,7 @@ TEST_F(HistoryCli, GateFailsOnARealSlowdownAndPassesTheSameRun) {
   ASSERT_EQ(Analyze("trace_diff_test", "test").exit_code, 0);
   // trace_diff_test's steps are 60 % longer than trace_diff_control's.
   auto fail = RunProcess({kCli, "compare", "--baseline", dir_ + "/control", dir_ + "/test",
-                          "--fail-if", "step_time > +10%", "--fail-if", "gpu_utilization < -50%"});
+                          "--fail-if", "step_time > +10%", "--fail-if", "gpu_utilization < -50pp"});
   EXPECT_EQ(fail.exit_code, 1) << fail.err;
   EXPECT_NE(fail.out.find("CROSSED"), std::string::npos);
   EXPECT_NE(fail.err.find("regression gate FAILED: 1 of 2 bounds crossed"), std::string::npos)
@@ -185,6 +185,50 @@ TEST_F(HistoryCli, BadInputIsOneClearLine) {
   }
 }
 
+// An analyze run's configuration is what it read and how: the same trace analysed the same way
+// hashes the same from any folder; another option, another hash; never the empty config's hash.
+TEST_F(HistoryCli, AnAnalyzeRunsConfigIsItsTraceAndItsOptions) {
+  const std::string small = testutil::SourceDir() + "/fuzz/corpus/kineto/kineto_small.json";
+  fs::create_directories(dir_ + "/elsewhere");
+  fs::copy_file(small, dir_ + "/elsewhere/kineto_small.json");
+  const std::vector<std::vector<std::string>> runs = {{small},
+                                                      {dir_ + "/elsewhere/kineto_small.json"},
+                                                      {small, "--hta-compat"},
+                                                      {small, "--kernel-wait-us", "10"}};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::vector<std::string> argv = {kCli, "analyze"};
+    argv.insert(argv.end(), runs[i].begin(), runs[i].end());
+    argv.insert(argv.end(), {"--run-dir", dir_ + "/r" + std::to_string(i)});
+    ASSERT_EQ(RunProcess(argv).exit_code, 0);
+  }
+  auto list = RunProcess({kCli, "runs", "list", "--format", "json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::vector<std::string> hash;  // newest first: r3, r2, r1, r0
+  const auto listed = Json(list.out);
+  for (const auto& row : listed["sections"][0]["tables"][0]["rows"])
+    hash.push_back(row["config_hash"]);
+  ASSERT_EQ(hash.size(), 4u);
+  EXPECT_EQ(hash[3], hash[2]);             // the same trace from another folder
+  EXPECT_NE(hash[1], hash[3]);             // --hta-compat
+  EXPECT_NE(hash[0], hash[3]);             // another threshold
+  EXPECT_NE(hash[3], "cbf29ce484222325");  // FNV-1a of nothing: what every analyze run had
+  // --baseline last:K finds the runs of the candidate's config hash.
+  auto pooled = RunProcess({kCli, "compare", "--baseline", "last:3", "latest~2"});
+  ASSERT_EQ(pooled.exit_code, 0) << pooled.err;
+  EXPECT_NE(pooled.err.find("--baseline last:3: only 1 earlier run of config " + hash[3]),
+            std::string::npos)
+      << pooled.err;
+  EXPECT_NE(pooled.out.find(fs::absolute(dir_ + "/r0").lexically_normal().string()),
+            std::string::npos);
+  auto alone = RunProcess({kCli, "compare", "--baseline", "last:3", "latest"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("no other analyze run of config " + hash[0]), std::string::npos)
+      << alone.err;
+  auto bad = RunProcess({kCli, "compare", "--baseline", "last:0", "latest"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("last:K takes a whole number of runs from 1 to 1000"), std::string::npos);
+}
+
 #ifdef TRAINPROF_HAVE_TORCH
 nlohmann::json ReadJson(const std::string& path) {
   std::ifstream in(path);
@@ -210,17 +254,26 @@ TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
   EXPECT_NE(c.out.find("training.batch_size"), std::string::npos);
   EXPECT_NE(c.out.find("Training throughput"), std::string::npos);
 
-  // The latest run's folder, copied twice: unchanged, and with its throughput cut by 20 %.
+  // The latest run's folder, copied twice: unchanged, and with its throughput cut by 20 % (in its
+  // figures and in every step, which the interval is computed from).
   auto latest = RunProcess({kCli, "runs", "show", "latest", "--format", "json"});
   ASSERT_EQ(latest.exit_code, 0);
   const std::string folder = Json(latest.out)["meta"]["run_dir"];
   fs::copy(folder, dir_ + "/rerun", fs::copy_options::recursive);
   fs::copy(folder, dir_ + "/slow", fs::copy_options::recursive);
   nlohmann::json slow = ReadJson(dir_ + "/slow/report.json");
-  for (auto& s : slow["sections"])
-    if (s["id"] == "speed")
-      s["metrics"]["training_avg_throughput_per_sample"]["value"] =
-          0.8 * s["metrics"]["training_avg_throughput_per_sample"]["value"].get<double>();
+  for (auto& s : slow["sections"]) {
+    if (s["id"] != "speed") continue;
+    s["metrics"]["training_avg_throughput_per_sample"]["value"] =
+        0.8 * s["metrics"]["training_avg_throughput_per_sample"]["value"].get<double>();
+    for (auto& t : s["tables"]) {
+      if (t["id"] != "training_rate") continue;
+      for (auto& row : t["rows"]) {
+        row["batches_per_s"] = 0.8 * row["batches_per_s"].get<double>();
+        row["samples_per_s"] = 0.8 * row["samples_per_s"].get<double>();
+      }
+    }
+  }
   std::ofstream(dir_ + "/slow/report.json", std::ios::trunc) << slow.dump();
   const std::vector<std::string> gate = {"--fail-if", "training_throughput < -10%", "--fail-if",
                                          "peak_memory > +1%"};
@@ -241,7 +294,9 @@ TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
       0);
   auto mixed = RunProcess({kCli, "compare", "latest~1", "latest"});
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
-  EXPECT_NE(mixed.out.find("different kinds"), std::string::npos);
+  EXPECT_NE(mixed.err.find("trainprof compare: warning: A is profile and B analyze"),
+            std::string::npos)
+      << mixed.err;
   EXPECT_NE(mixed.out.find("Training step time (mean)"), std::string::npos);
 }
 #endif

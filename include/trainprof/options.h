@@ -55,6 +55,9 @@ struct Options {
     bool trace = true;         // write trace.json
     bool csv = true;           // write one CSV per table
     bool print = true;         // print the reports when the session finishes
+    // With run_dir: a folder holding an earlier run is emptied of its files first (without it,
+    // such a folder is refused).
+    bool overwrite = false;
   } output;
   struct Buffer {
     int64_t events_per_thread = 1 << 20;  // recorded scopes kept per thread; more are dropped

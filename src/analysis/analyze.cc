@@ -56,6 +56,40 @@ std::string RankLabel(const trace::TraceModel& m, const std::vector<trace::Trace
                      slash == std::string::npos ? m.path : m.path.substr(slash + 1));
 }
 
+// The run's identity for the run history's config hash: what was read (file names, sizes after
+// gunzip, event counts, ranks, devices) and every option that changes a figure. Where the files
+// sit, and how many threads read them, are left out: the same trace analysed the same way hashes
+// the same from any folder.
+void AddAnalyzeConfig(report::Report& r, const std::vector<trace::TraceModel>& models,
+                      const AnalyzeOptions& o) {
+  std::string files, devices;
+  int64_t events = 0, bytes = 0;
+  for (const trace::TraceModel& m : models) {
+    const size_t slash = m.path.find_last_of('/');
+    files += (files.empty() ? "" : ", ") +
+             (slash == std::string::npos ? m.path : m.path.substr(slash + 1));
+    events += static_cast<int64_t>(m.size());
+    bytes += m.json_bytes;
+    for (const trace::DeviceInfo& d : m.devices)
+      if (!d.name.empty() && devices.find(d.name) == std::string::npos)
+        devices += (devices.empty() ? "" : ", ") + d.name;
+  }
+  r.config.emplace_back("input.files", files);
+  r.config.emplace_back("input.json_bytes", bytes);
+  r.config.emplace_back("input.events", events);
+  r.config.emplace_back("input.ranks", static_cast<int64_t>(models.size()));
+  r.config.emplace_back("input.devices", devices);
+  r.config.emplace_back("analyze.steps",
+                        std::string(o.steps == StepsMode::kAll ? "all" : "complete"));
+  r.config.emplace_back("analyze.hta_compat", o.hta.hta_compat);
+  r.config.emplace_back("analyze.kernel_wait_us", Seconds(o.hta.consecutive_kernel_delay_ns) * 1e6);
+  r.config.emplace_back("analyze.runtime_cutoff_us", Seconds(o.hta.runtime_cutoff_ns) * 1e6);
+  r.config.emplace_back("analyze.launch_delay_cutoff_us",
+                        Seconds(o.hta.launch_delay_cutoff_ns) * 1e6);
+  r.config.emplace_back("analyze.top_kernels", static_cast<int64_t>(o.hta.top_kernels));
+  if (!devices.empty()) r.AddMeta("devices", devices);
+}
+
 }  // namespace
 
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
@@ -71,6 +105,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
   for (const auto& m : models) events += static_cast<int64_t>(m.size()), bytes += m.json_bytes;
   r.AddMeta("events", events, false);
   r.AddMeta("json_bytes", bytes, false);
+  AddAnalyzeConfig(r, models, o);
 
   // --- Overview -------------------------------------------------------------------------
   report::Section& ov = r.AddSection("overview", "Overview (step time breakdown)");

@@ -1,10 +1,13 @@
 #include "base/atomic_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -79,13 +82,55 @@ Status WriteFileAtomically(const std::string& path, std::string_view data) {
   return f.Commit();
 }
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoStatus(fmt::format("cannot read {}", path), errno);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ErrnoStatus(fmt::format("cannot read {}", path), errno);
-  return ss.str();
+std::string FileProblem(const std::string& path, int err) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  switch (err) {
+    case ELOOP:
+      return "a loop of symbolic links (one of them points back to itself)";
+    case EISDIR:
+      return "a folder, not a file";
+    case ENOENT:
+      if (fs::is_symlink(fs::symlink_status(path, ec))) {
+        return fmt::format("a symbolic link to {}, which does not exist",
+                           fs::read_symlink(path, ec).string());
+      }
+      return "no such file";
+    case EACCES:
+      return "permission denied";
+    default:
+      return std::strerror(err);
+  }
+}
+
+StatusOr<std::string> ReadFile(const std::string& path, std::string_view what) {
+  auto fail = [&](int err) {
+    Status s = ErrnoStatus("", err);
+    return Status(s.code(),
+                  fmt::format("cannot read {} {}: {}", what, path, FileProblem(path, err)));
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno);
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    return fail(EISDIR);
+  }
+  std::string out;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return fail(err);
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
 }
 
 }  // namespace trainprof::base

@@ -42,8 +42,13 @@ class AtomicFile {
 // Writes `data` to `path` atomically.
 Status WriteFileAtomically(const std::string& path, std::string_view data);
 
-// Reads a whole file. Errors: NotFound / PermissionDenied with the path and strerror.
-StatusOr<std::string> ReadFile(const std::string& path);
+// Reads a whole file. Errors: "cannot read <what> <path>: <why>", NotFound / PermissionDenied /
+// InvalidArgument, the why in words (FileProblem()).
+StatusOr<std::string> ReadFile(const std::string& path, std::string_view what = "file");
+
+// Why `path` could not be opened, given the errno: "no such file", "a loop of symbolic links",
+// "a symbolic link to x.yaml, which does not exist", "a folder, not a file", or strerror.
+std::string FileProblem(const std::string& path, int err);
 
 // "path: <strerror(err)>" as a Status of a fitting code.
 Status ErrnoStatus(const std::string& what, int err);

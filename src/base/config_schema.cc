@@ -56,6 +56,28 @@ std::string Where(const std::string& source, const YAML::Mark& m) {
   return fmt::format("{}:{}:{}", source, m.line + 1, m.column + 1);
 }
 
+// "source:LINE:COL: ..." for the first tab in a line's indentation (YAML indents with spaces
+// only, and yaml-cpp's own message for it never says "tab"), or "" when there is none.
+std::string TabInIndentation(std::string_view text, const std::string& source) {
+  size_t line = 1, col = 1;
+  bool indent = true;
+  for (char c : text) {
+    if (c == '\n') {
+      ++line, col = 1, indent = true;
+      continue;
+    }
+    if (indent && c == '\t') {
+      return fmt::format(
+          "{}:{}:{}: YAML syntax error: a tab in the indentation; YAML indents with "
+          "spaces only",
+          source, line, col);
+    }
+    if (c != ' ') indent = false;
+    ++col;
+  }
+  return "";
+}
+
 struct Assignment {
   const ConfigKey* key;
   ConfigValue value;
@@ -233,11 +255,8 @@ bool ConfigSchema::IsSection(std::string_view prefix) const {
 }
 
 Status ConfigSchema::ApplyFile(const std::string& path) {
-  StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) {
-    return Status(text.status().code(), fmt::format("config file {}", text.status().message()));
-  }
-  return ApplyYamlText(*text, path);
+  TRAINPROF_ASSIGN_OR_RETURN(std::string text, ReadFile(path, "config file"));
+  return ApplyYamlText(text, path);
 }
 
 Status ConfigSchema::ApplyYamlText(std::string_view text, const std::string& source) {
@@ -245,6 +264,8 @@ Status ConfigSchema::ApplyYamlText(std::string_view text, const std::string& sou
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {  // yaml-cpp reports syntax errors by throwing
+    if (std::string tab = TabInIndentation(text, source); !tab.empty())
+      return InvalidArgument(std::move(tab));
     return InvalidArgument(fmt::format("{}: YAML syntax error: {}", Where(source, e.mark), e.msg));
   }
   if (root.IsNull()) return Status::Ok();  // an empty file sets nothing
@@ -273,6 +294,16 @@ Status ConfigSchema::ApplyOverride(std::string_view kv) {
   const ConfigKey* ck = Find(key);
   if (ck == nullptr) return UnknownKey(where, key, KeyNames());
   TRAINPROF_ASSIGN_OR_RETURN(ConfigValue v, ParseConfigValue(*ck, Trim(kv.substr(eq + 1)), where));
+  Assign(*ck, v);
+  return Status::Ok();
+}
+
+Status ConfigSchema::ApplyFlag(std::string_view flag, std::string_view key,
+                               std::string_view value) {
+  const ConfigKey* ck = Find(key);
+  if (ck == nullptr) return InvalidArgument(fmt::format("{}: no key {}", flag, key));
+  const std::string where = fmt::format("{} {}", flag, value);
+  TRAINPROF_ASSIGN_OR_RETURN(ConfigValue v, ParseConfigValue(*ck, Trim(value), where));
   Assign(*ck, v);
   return Status::Ok();
 }

@@ -54,6 +54,10 @@ class ConfigSchema {
   Status ApplyYamlText(std::string_view text, const std::string& source);
   // "key=value", as given to --set. Errors name the override.
   Status ApplyOverride(std::string_view key_equals_value);
+  // A command-line flag that stands for a key (--epochs for training.epochs): checked as --set
+  // checks it. Errors name the flag and its value: "--epochs 0: training.epochs: 0 is out of
+  // range (1 to 100000)".
+  Status ApplyFlag(std::string_view flag, std::string_view key, std::string_view value);
   // Checks the current value of every key against its range and allowed values.
   Status Validate() const;
 

@@ -107,8 +107,7 @@ TEST_F(ConfigSchemaTest, MissingFileIsNotFound) {
   Status st = s_.ApplyFile("/nonexistent/trainprof.yaml");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
-  EXPECT_EQ(st.message(),
-            "config file cannot read /nonexistent/trainprof.yaml: No such file or directory");
+  EXPECT_EQ(st.message(), "cannot read config file /nonexistent/trainprof.yaml: no such file");
 }
 
 TEST_F(ConfigSchemaTest, FileErrorsNameTheFile) {

@@ -271,9 +271,12 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
-  sub->add_option("--out", f->out.dir, "Run folders are created below this folder")
+  AddOutputDirOption(sub, &f->out.dir, "Run folders are created below this folder")
       ->default_val("runs");
   sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
+  sub->add_flag("--overwrite", f->out.overwrite,
+                "--run-dir may name a folder holding an earlier run, whose files are removed "
+                "first");
 }
 
 }  // namespace
@@ -292,7 +295,14 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "  trainprof analyze traces/                  # every rank in the folder\n"
       "  trainprof analyze rank0.pt.trace.json.gz --format json | jq .sections\n"
       "  trainprof analyze traces/ --hta-compat     # HTA 0.6.1's event selection and rounding\n"
-      "Definitions: docs/trace-analysis.md");
+      "Definitions: docs/trace-analysis.md\n" +
+      ExitCodesHelp({{kExitOk, "analysed; reports written and the run recorded"},
+                     {kExitFailure, "the run could not be recorded in the run history"},
+                     {kExitBadInput, "bad input: an option, or no trace could be read"},
+                     {kExitNoOutput, "the run folder cannot be created or written"},
+                     {kExitDataError,
+                      "the input has a data error (a trace cut short); reports "
+                      "written (--allow-data-errors: exit 0)"}}));
   sub->add_option("path", f->path, "Trace file or folder")->required();
   AddCommonOptions(sub, f.get());
   AddDbOption(sub, &f->db, /*records=*/true);
@@ -328,7 +338,10 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "operators and kernels added, removed, grown or shrunk most per step");
   diff->footer(
       "A and B are trace files or folders, as for analyze.\nExample:\n"
-      "  trainprof diff before/ after/ --top 15");
+      "  trainprof diff before/ after/ --top 15\n" +
+      ExitCodesHelp({{kExitOk, "compared; reports written"},
+                     {kExitBadInput, "bad input: an option, or a trace that cannot be read"},
+                     {kExitNoOutput, "the run folder cannot be created or written"}}));
   diff->add_option("a", d->path, "Trace file or folder of the baseline run")->required();
   diff->add_option("b", *b_path, "Trace file or folder of the run to compare")->required();
   diff->add_option("--top", d->top_kernels, "Rows listed per kind of change")

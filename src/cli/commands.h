@@ -34,6 +34,15 @@ inline constexpr const char* kProfileDescription =
     "under the profiler and print the time and speed reports. With no option it runs the\n"
     "embedded default config (configs/default.yaml in the source tree).";
 
+// -o/--output-dir: the output folder, under one name in every command. The old spelling --out is
+// accepted (hidden) with a warning on stderr.
+CLI::Option* AddOutputDirOption(CLI::App* sub, std::string* dir, const std::string& help);
+
+// "Exit codes:\n  0    success\n ...": the codes one command can return, for its --help.
+std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes);
+inline constexpr const char* kExitSignal =
+    "stopped by Ctrl-C (SIGINT), 143 by SIGTERM: reports of the completed steps written";
+
 // The `trainprof` binary leaves LibTorch out, so `analyze`, `diff` and `dataset` start in
 // milliseconds; `profile` runs in `trainprof-profile` (next to it), which this execs.
 // Returns only on failure, with the exit code.

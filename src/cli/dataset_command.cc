@@ -20,6 +20,10 @@ struct DatasetFlags {
 
 int RunExport(const DatasetFlags& f) {
   const char* what = f.png ? "export-png" : "export-packed";
+  if (f.out.empty()) {
+    fmt::print(stderr, "trainprof dataset {}: error: -o/--output-dir is required\n", what);
+    return kExitBadInput;
+  }
   std::vector<jobs::Split> splits;
   if (f.split != "test") splits.push_back(jobs::Split::kTrain);
   if (f.split != "train") splits.push_back(jobs::Split::kTest);
@@ -73,18 +77,24 @@ void AddDatasetCommand(CLI::App& app, std::function<int()>* run) {
               "<out>/test: the one-small-file-per-sample layout (data.format: png_dir)."
             : "One uncompressed file of fixed-size records per split, <out>/train.packed and\n"
               "<out>/test.packed, memory-mapped by the job (data.format: packed).");
-    sub->add_option("-o,--out", flags->out, "Output folder (created if missing)")->required();
+    AddOutputDirOption(sub, &flags->out, "Output folder (created if missing; required)");
     sub->add_option("--from", flags->from,
                     "Folder of the Fashion-MNIST IDX .gz files (Debian: dataset-fashion-mnist)")
         ->capture_default_str();
     sub->add_option("--split", flags->split, "Which split to write")
         ->check(CLI::IsMember({"train", "test", "all"}))
         ->capture_default_str();
-    sub->add_option("--limit", flags->limit, "Write only the first N samples of each split");
+    sub->add_option("--limit", flags->limit,
+                    "Write only the first N samples of each split (N >= 1; default: all)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
     sub->add_option("--progress", flags->progress, "Progress display on stderr")
         ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
         ->capture_default_str();
-    sub->footer(kExitCodesHelp);
+    sub->footer(ExitCodesHelp({{kExitOk, "written"},
+                               {kExitFailure, "a file could not be written"},
+                               {kExitBadInput,
+                                "bad input: an option, or the source dataset "
+                                "cannot be read"}}));
     sub->callback([flags, run] { *run = [flags] { return RunExport(*flags); }; });
   }
 }

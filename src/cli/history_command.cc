@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/atomic_file.h"
+#include "base/parallel.h"
 #include "base/text.h"
 #include "cli/commands.h"
 #include "history/compare.h"
@@ -41,7 +42,8 @@ Status OpenHistory(const std::string& flag, std::unique_ptr<RunDb>& db) {
 
 // A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
 // latest or latest~N in the history. The history is opened only when needed.
-StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
+// Finds a run named on the command line (see LoadRun) without reading its report.
+StatusOr<history::LoadedRun> FindRun(const std::string& name, const std::string& db_flag,
                                      std::unique_ptr<RunDb>& db) {
   history::LoadedRun run;
   run.given = name;
@@ -60,18 +62,37 @@ StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string&
     run.dir = rec.run_dir;
     run.record = std::move(rec);
   }
-  const std::string file = (fs::path(run.dir) / "report.json").string();
-  auto report = report::ReadReportJson(file);
-  if (!report.ok()) {
-    if (report.status().code() == StatusCode::kNotFound) {
-      return NotFound(
-          fmt::format("{}: the run folder {} has no report.json (not a trainprof run "
-                      "folder, or the run did not finish)",
-                      name, run.dir));
+  return run;
+}
+
+// Reads the report.json of every run, in parallel (a 10,000-step run's report takes tens of
+// milliseconds to parse). Errors: the first run's whose report cannot be read.
+Status ReadReports(const std::vector<history::LoadedRun*>& runs) {
+  std::vector<Status> status(runs.size(), Status::Ok());
+  base::ParallelFor(runs.size(), 0, [&](size_t i) {
+    history::LoadedRun& run = *runs[i];
+    auto report = report::ReadReportJson((fs::path(run.dir) / "report.json").string());
+    if (report.ok()) {
+      run.report = std::move(*report);
+    } else if (report.status().code() == StatusCode::kNotFound) {
+      status[i] =
+          NotFound(fmt::format("{}: the run folder {} has no report.json (not a trainprof run "
+                               "folder, or the run did not finish)",
+                               run.given, run.dir));
+    } else {
+      status[i] = report.status();
     }
-    return report.status();
-  }
-  run.report = std::move(*report);
+  });
+  for (Status& s : status) TRAINPROF_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
+
+// A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
+// latest or latest~N in the history, with its report. The history is opened only when needed.
+StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
+                                     std::unique_ptr<RunDb>& db) {
+  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun run, FindRun(name, db_flag, db));
+  TRAINPROF_RETURN_IF_ERROR(ReadReports({&run}));
   return run;
 }
 
@@ -88,6 +109,7 @@ report::Report RunsTable(const std::vector<history::RunRecord>& runs, const std:
   for (const history::FigureInfo& f : history::kFigures)
     cols.push_back({f.key, f.short_title, f.unit});
   cols.push_back({"run_dir", "Folder", report::Unit::kText, false});
+  cols.push_back({"config_hash", "Config", report::Unit::kText, false});
   report::Table& t = s.AddTable("runs", "Runs", std::move(cols));
   for (const history::RunRecord& run : runs) {
     std::vector<report::Value> row = {run.id,
@@ -99,6 +121,7 @@ report::Report RunsTable(const std::vector<history::RunRecord>& runs, const std:
     for (double v : run.figures.values)
       row.push_back(std::isfinite(v) ? report::Value(v) : report::Value());
     row.push_back(run.run_dir);
+    row.push_back(run.config_hash);
     t.rows.push_back(std::move(row));
   }
   if (runs.empty()) s.notes.push_back("No runs match.");
@@ -140,13 +163,10 @@ int RunsShow(const ShowFlags& f) {
     return kExitOk;
   }
   if (run->record) {
-    const history::RunRecord& r = *run->record;
-    fmt::print("run {} ({}, {}), recorded in {}\n", r.id, r.kind, r.created_utc, db->path());
-    if (!r.git_commit.empty())
-      fmt::print("git commit {} on {}\n", r.git_commit,
-                 r.git_branch.empty() ? "(detached)" : r.git_branch);
-    fmt::print("config hash {}, trainprof {}, host {}\n", r.config_hash, r.trainprof_version,
-               r.host);
+    fmt::print("run {}, recorded in {} (fields as --where names them):\n", run->record->id,
+               db->path());
+    for (const auto& [field, value] : history::RecordFields(*run->record))
+      fmt::print("  {:<20} {}\n", field, value.empty() ? "-" : value);
   }
   fmt::print("folder {} (report.html opens in a browser)\n\n", run->dir);
   report::TerminalRenderer().Render(run->report, std::cout);
@@ -162,6 +182,137 @@ struct CompareFlags {
   std::string db;
 };
 
+// --baseline last:K: the number K, or an error.
+StatusOr<int64_t> ParseLastK(const std::string& spec) {
+  const std::string k = spec.substr(5);
+  char* end = nullptr;
+  const long long v = std::strtoll(k.c_str(), &end, 10);
+  if (k.empty() || *end != '\0' || v < 1 || v > 1000) {
+    return InvalidArgument(fmt::format(
+        "--baseline {}: last:K takes a whole number of runs from 1 to 1000, e.g. last:5", spec));
+  }
+  return static_cast<int64_t>(v);
+}
+
+// anemoi's rule: the newest stored run made from an ancestor of HEAD (or HEAD itself).
+StatusOr<history::LoadedRun> AncestorBaseline(const history::LoadedRun& cand,
+                                              const std::string& db_flag,
+                                              std::unique_ptr<RunDb>& db) {
+  TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
+  auto commits = history::AncestorCommits("", 100000);
+  if (!commits.ok()) return InvalidArgument(std::string(commits.status().message()));
+  TRAINPROF_ASSIGN_OR_RETURN(auto found, db->NewestAtCommits(*commits, cand.report.kind,
+                                                             cand.record ? cand.record->id : ""));
+  if (!found) {
+    return NotFound(
+        fmt::format("--baseline ancestor: no {} run in {} was made from HEAD or an ancestor of it",
+                    cand.report.kind, db->path()));
+  }
+  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, LoadRun(found->id, db_flag, db));
+  base.given = "ancestor";
+  return base;
+}
+
+bool SameRun(const history::RunRecord& rec, const history::LoadedRun& run) {
+  return (run.record && run.record->id == rec.id) ||
+         fs::weakly_canonical(rec.run_dir) == fs::weakly_canonical(run.dir);
+}
+
+// The last K runs of the candidate's kind and config hash, other than the candidate: the newest
+// is the baseline, the others are pooled with it.
+StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const history::LoadedRun& cand,
+                                           const std::string& db_flag, std::unique_ptr<RunDb>& db) {
+  TRAINPROF_ASSIGN_OR_RETURN(const int64_t k, ParseLastK(spec));
+  TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
+  const std::string hash = history::ConfigHash(cand.report);
+  TRAINPROF_ASSIGN_OR_RETURN(
+      auto rows, db->List({.last = static_cast<size_t>(k + 1),
+                           .where = {"config_hash = " + hash, "kind = " + cand.report.kind}}));
+  std::erase_if(rows, [&](const history::RunRecord& r) { return SameRun(r, cand); });
+  if (rows.size() > static_cast<size_t>(k)) rows.resize(static_cast<size_t>(k));
+  if (rows.empty()) {
+    return NotFound(fmt::format("--baseline {}: no other {} run of config {} in {}", spec,
+                                cand.report.kind, hash, db->path()));
+  }
+  if (rows.size() < static_cast<size_t>(k)) {
+    fmt::print(stderr, "trainprof compare: --baseline {}: only {} earlier run{} of config {}\n",
+               spec, rows.size(), rows.size() == 1 ? "" : "s", hash);
+  }
+  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, FindRun(rows[0].id, db_flag, db));
+  base.given = spec;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun more, FindRun(rows[i].id, db_flag, db));
+    base.pooled.push_back(std::move(more));
+  }
+  std::vector<history::LoadedRun*> all = {&base};
+  for (history::LoadedRun& p : base.pooled) all.push_back(&p);
+  TRAINPROF_RETURN_IF_ERROR(ReadReports(all));
+  return base;
+}
+
+StatusOr<history::LoadedRun> ResolveBaseline(const std::string& spec,
+                                             const history::LoadedRun& cand,
+                                             const std::string& db_flag,
+                                             std::unique_ptr<RunDb>& db) {
+  if (spec == "ancestor") return AncestorBaseline(cand, db_flag, db);
+  if (spec.starts_with("last:")) return LastKBaseline(spec, cand, db_flag, db);
+  return LoadRun(spec, db_flag, db);
+}
+
+// The run-to-run spread of the baseline's code and config: the standard deviation of the log
+// median step times of the stored runs with its config hash, kind and commit (at least 3).
+history::RunSpread HistorySpread(const history::LoadedRun& base, RunDb* db) {
+  history::RunSpread out;
+  if (db == nullptr || !base.record || base.record->git_commit.empty()) return out;
+  const history::RunRecord& rec = *base.record;
+  auto rows = db->List({.last = 50,
+                        .where = {"config_hash = " + rec.config_hash, "kind = " + rec.kind,
+                                  "git_commit = " + rec.git_commit}});
+  if (!rows.ok()) return out;
+  // Medians, as the interval's shift is: a run's mean moves with its slowest steps.
+  std::vector<double> logs;
+  for (const history::RunRecord& r : *rows) {
+    const double v = r.figures.Get("step_time_median");
+    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
+  }
+  if (logs.size() < 3) return out;
+  double mean = 0, ss = 0;
+  for (double v : logs) mean += v;
+  mean /= static_cast<double>(logs.size());
+  for (double v : logs) ss += (v - mean) * (v - mean);
+  out.df = static_cast<int64_t>(logs.size()) - 1;
+  out.sd = std::sqrt(ss / static_cast<double>(out.df));
+  out.source = fmt::format("history: {} runs of config {} at {}", logs.size(),
+                           rec.config_hash.substr(0, 8), rec.git_commit.substr(0, 10));
+  return out;
+}
+
+int PrintComparison(const CompareFlags& f, const history::Comparison& cmp, size_t bounds) {
+  if (!f.html.empty()) {
+    Status w = base::WriteFileAtomically(f.html, report::RenderHtmlString(cmp.report));
+    if (!w.ok()) return PrintError(w), kExitNoOutput;
+  }
+  if (f.format == "json") {
+    std::cout << report::RenderJsonString(cmp.report);
+  } else if (f.format == "html") {
+    std::cout << report::RenderHtmlString(cmp.report);
+  } else {
+    report::TerminalRenderer().Render(cmp.report, std::cout);
+    if (!f.html.empty()) fmt::print("\nCompare page written to {}\n", f.html);
+  }
+  for (const std::string& w : cmp.warnings)
+    fmt::print(stderr, "trainprof compare: warning: {}\n", w);
+  for (const std::string& v : cmp.verdicts) fmt::print(stderr, "trainprof compare: {}\n", v);
+  if (bounds > 0) {
+    fmt::print(stderr, "trainprof compare: regression gate {}: {} of {} bounds crossed{}\n",
+               cmp.gate_failed() ? "FAILED" : "passed", cmp.bounds_crossed, bounds,
+               cmp.bounds_inconclusive > 0
+                   ? fmt::format(", {} inconclusive", cmp.bounds_inconclusive)
+                   : "");
+  }
+  return cmp.gate_failed() ? kExitFailure : kExitOk;
+}
+
 int Compare(const CompareFlags& f) {
   std::vector<history::Bound> bounds;
   for (const std::string& text : f.fail_if) {
@@ -175,55 +326,28 @@ int Compare(const CompareFlags& f) {
   }
   std::unique_ptr<RunDb> db;
   std::vector<history::LoadedRun> runs;
-  for (const std::string& name : f.runs) {
-    auto run = LoadRun(name, f.db, db);
+  // A baseline by name is found with the others, so that every report is read at once.
+  const bool derived = f.baseline == "ancestor" || f.baseline.starts_with("last:");
+  std::vector<std::string> names = f.runs;
+  if (!f.baseline.empty() && !derived) names.insert(names.begin(), f.baseline);
+  for (const std::string& name : names) {
+    auto run = FindRun(name, f.db, db);
     if (!run.ok()) return PrintError(run.status()), ExitFor(run.status());
     runs.push_back(std::move(*run));
   }
-  if (!f.baseline.empty()) {
-    StatusOr<history::LoadedRun> base = InvalidArgument("");
-    if (f.baseline == "ancestor") {
-      // anemoi's rule: the newest stored run made from an ancestor of HEAD (or HEAD itself).
-      if (Status s = OpenHistory(f.db, db); !s.ok()) return PrintError(s), ExitFor(s);
-      auto commits = history::AncestorCommits("", 100000);
-      if (!commits.ok()) return PrintError(commits.status()), kExitBadInput;
-      const history::LoadedRun& cand = runs.back();
-      auto found =
-          db->NewestAtCommits(*commits, cand.report.kind, cand.record ? cand.record->id : "");
-      if (!found.ok()) return PrintError(found.status()), ExitFor(found.status());
-      if (!*found) {
-        PrintError(NotFound(fmt::format(
-            "--baseline ancestor: no {} run in {} was made from HEAD or an ancestor of it",
-            cand.report.kind, db->path())));
-        return kExitBadInput;
-      }
-      base = LoadRun((*found)->id, f.db, db);
-      if (base.ok()) base->given = "ancestor";
-    } else {
-      base = LoadRun(f.baseline, f.db, db);
-    }
+  std::vector<history::LoadedRun*> all;
+  for (history::LoadedRun& run : runs) all.push_back(&run);
+  if (Status s = ReadReports(all); !s.ok()) return PrintError(s), ExitFor(s);
+  if (derived) {
+    auto base = ResolveBaseline(f.baseline, runs.back(), f.db, db);
     if (!base.ok()) return PrintError(base.status()), ExitFor(base.status());
     runs.insert(runs.begin(), std::move(*base));
   }
-  auto cmp = history::BuildCompareReport(runs, bounds);
+  history::CompareOptions options;
+  options.history_spread = HistorySpread(runs.front(), db.get());
+  auto cmp = history::BuildCompareReport(runs, bounds, options);
   if (!cmp.ok()) return PrintError(cmp.status()), kExitBadInput;
-  if (!f.html.empty()) {
-    Status w = base::WriteFileAtomically(f.html, report::RenderHtmlString(cmp->report));
-    if (!w.ok()) return PrintError(w), kExitNoOutput;
-  }
-  if (f.format == "json") {
-    std::cout << report::RenderJsonString(cmp->report);
-  } else if (f.format == "html") {
-    std::cout << report::RenderHtmlString(cmp->report);
-  } else {
-    report::TerminalRenderer().Render(cmp->report, std::cout);
-    if (!f.html.empty()) fmt::print("\nCompare page written to {}\n", f.html);
-  }
-  if (!bounds.empty()) {
-    fmt::print(stderr, "trainprof compare: regression gate {}: {} of {} bounds crossed\n",
-               cmp->gate_failed() ? "FAILED" : "passed", cmp->bounds_crossed, bounds.size());
-  }
-  return cmp->gate_failed() ? kExitFailure : kExitOk;
+  return PrintComparison(f, *cmp, bounds.size());
 }
 
 }  // namespace
@@ -262,13 +386,17 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
   CLI::App* runs = app.add_subcommand(
       "runs", "The run history: every profile and analyze run, with its key figures");
   runs->require_subcommand(1);
-  runs->footer(fmt::format(
+  auto codes_for = [](const std::string& bad) {
+    return ExitCodesHelp(
+        {{kExitOk, "success"},
+         {kExitFailure, "the run history could not be read (locked, I/O error)"},
+         {kExitBadInput, "bad input: " + bad + ", a damaged or foreign database"}});
+  };
+  const std::string codes = codes_for("an unknown run, a bad --where");
+  runs->footer(
       "Runs are named by id (or a unique start of one), by folder, or as latest / latest~N.\n"
-      "--where fields: {}\nExamples:\n"
-      "  trainprof runs list --last 5\n"
-      "  trainprof runs list --where 'kind = profile' --where 'training_throughput > 500'\n"
-      "  trainprof runs show latest",
-      history::WhereFields()));
+      "  trainprof runs list --help, trainprof runs show --help: their options\n" +
+      codes);
 
   auto list = std::make_shared<ListFlags>();
   CLI::App* ls = runs->add_subcommand("list", "List stored runs, newest first");
@@ -279,6 +407,11 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
   ls->add_option("--format", list->format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
+  ls->footer(fmt::format(
+      "--where fields: {}\n(short names: commit, branch, created, version, dir)\nExamples:\n"
+      "  trainprof runs list --last 5\n"
+      "  trainprof runs list --where 'kind = profile' --where 'training_throughput > 500'\n{}",
+      history::WhereFields(), codes));
   ls->callback([run, list] { *run = [list] { return RunsList(*list); }; });
 
   auto show = std::make_shared<ShowFlags>();
@@ -288,6 +421,10 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
   sh->add_option("--format", show->format, "text or json (its report.json)")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
+  sh->footer(
+      "Prints the run's record (the fields `runs list` filters on), then its report.\nExamples:\n"
+      "  trainprof runs show latest\n  trainprof runs show latest~1 --format json | jq .meta\n" +
+      codes_for("an unknown run"));
   sh->callback([run, show] { *run = [show] { return RunsShow(*show); }; });
 
   auto f = std::make_shared<CompareFlags>();
@@ -298,7 +435,8 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
   cmp->add_option("runs", f->runs, "Runs: id, folder, latest or latest~N")->required();
   cmp->add_option("--baseline", f->baseline,
                   "The baseline run; `ancestor`: the newest stored run of the same kind made "
-                  "from HEAD or an ancestor of it (git)");
+                  "from HEAD or an ancestor of it (git); `last:K`: the last K stored runs of the "
+                  "candidate's kind and config hash, pooled");
   cmp->add_option("--fail-if", f->fail_if,
                   "FIGURE OP BOUND, e.g. 'training_throughput < -10%' or 'peak_memory > +1%': "
                   "exit 1 when the candidate's change from the baseline crosses it (repeatable)");
@@ -312,10 +450,22 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
     figures += fmt::format("  {:<20} {}\n", k.key, k.source);
   cmp->footer(
       "Key figures (for --fail-if; any SECTION.METRIC of report.json works too):\n" + figures +
-      "Exit codes: 0 compared (gate passed), 1 a bound was crossed, 2 bad input.\nExamples:\n"
+      "Step time and throughput are gated on the 95 % confidence interval of their median change "
+      "when both runs kept per-step times: a bound fails only when the whole interval lies "
+      "beyond it (verdict: beyond noise, within noise, or inconclusive (N steps)). Percentages "
+      "change in percentage points: 'dataloader_share > +5pp'.\nExamples:\n"
       "  trainprof compare latest~1 latest\n"
+      "  trainprof compare --baseline last:5 latest --fail-if 'step_time > +3%'\n"
       "  trainprof compare --baseline ancestor latest --fail-if 'training_throughput < -10%' "
-      "--fail-if 'peak_memory > +1%'\nSee docs/ci.md.");
+      "--fail-if 'peak_memory > +1%'\nSee docs/ci.md.\n" +
+      ExitCodesHelp({{kExitOk, "compared; every bound held, or was inconclusive"},
+                     {kExitFailure,
+                      "a bound was crossed (beyond noise, or plainly for figures "
+                      "without per-step data)"},
+                     {kExitBadInput,
+                      "bad input: a malformed bound, an unknown figure or run, a "
+                      "figure a run did not measure"},
+                     {kExitNoOutput, "the --html page cannot be written"}}));
   cmp->callback([run, f] { *run = [f] { return Compare(*f); }; });
 }
 

@@ -21,8 +21,11 @@
 #include <thread>
 
 #include "base/atomic_file.h"
+#include "base/child_process.h"
 #include "jobs/distributed.h"
 #include "jobs/fashion_mnist_job.h"
+#include "report/json_reader.h"
+#include "session/repeat_pool.h"
 #endif
 
 namespace trainprof::cli {
@@ -33,9 +36,14 @@ struct ProfileFlags {
   std::vector<std::string> sets;
   std::string output_dir, run_dir, name;
   std::string db;  // run history (--db)
-  int64_t epochs = 0, limit_train_batches = -1, nproc_per_node = 0;
-  bool verbose = false, quiet = false, print_config = false;
+  // As typed: checked against training.epochs' and training.limit_train_batches' ranges.
+  std::string epochs, limit_train_batches;
+  int64_t nproc_per_node = 0, repeat = 1;
+  bool verbose = false, quiet = false, print_config = false, overwrite = false;
 };
+
+// Set in the processes a `--repeat N` run starts: the folder this one repeat writes.
+constexpr const char* kRepeatDirEnv = "TRAINPROF_REPEAT_DIR";
 
 // "rank 3: " in a multi-rank run, so every line on the shared terminal says whose it is.
 std::string g_rank_prefix;
@@ -187,16 +195,73 @@ int ExchangeReports(RankRun& rr, const jobs::JobConfig& cfg, const std::string& 
 }
 #endif
 
+#ifdef TRAINPROF_HAVE_TORCH
+// One repeat of a --repeat run, in a process of its own (this command line again, with
+// kRepeatDirEnv naming its folder). Returns its report, or the exit code to end with.
+StatusOr<report::Report> RunOneRepeat(const std::string& dir, int64_t i, int64_t n, int* code) {
+  std::vector<std::string> argv = ProgramArgs();
+  argv[0] = SelfExe();
+  fmt::print(stderr, "trainprof profile: repeat {} of {} ({})\n", i, n, dir);
+  auto child = base::ChildProcess::Start(argv, {{kRepeatDirEnv, dir}});
+  if (!child.ok()) return *code = kExitFailure, child.status();
+  base::ChildProcess::ForwardSignals(&*child);
+  *code = child->Wait();
+  base::ChildProcess::RestoreSignals();
+  if (*code != 0) {
+    return FailedPrecondition(
+        fmt::format("repeat {} of {} failed (exit code {}); its folder is {}", i, n, *code, dir));
+  }
+  auto r = report::ReadReportJson(dir + "/report.json");
+  if (!r.ok()) *code = kExitFailure;
+  return r;
+}
+
+// --repeat N: the job N times, each in its own process and folder, then the pooled report.
+int RunRepeats(const ProfileFlags& f, const jobs::JobConfig& cfg) {
+  if (f.nproc_per_node > 1 || std::getenv("WORLD_SIZE") != nullptr ||
+      std::getenv("SLURM_NTASKS") != nullptr) {
+    return Fail(kExitBadInput, InvalidArgument("--repeat runs one process at a time and cannot be "
+                                               "combined with several ranks"));
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  auto dir = report::CreateRunDir(cfg.profiler.output, now);
+  if (!dir.ok()) return Fail(kExitNoOutput, dir.status());
+  std::vector<report::Report> reports;
+  for (int64_t i = 1; i <= f.repeat; ++i) {
+    int code = kExitOk;
+    auto r = RunOneRepeat(fmt::format("{}/repeat{}", *dir, i), i, f.repeat, &code);
+    if (!r.ok()) return Fail(code, r.status());
+    reports.push_back(std::move(*r));
+  }
+  auto pooled = session::PoolRepeats(reports, *dir);
+  if (!pooled.ok()) return Fail(kExitFailure, pooled.status());
+  std::string summary;
+  Status w = report::WriteReportFiles(*pooled, *dir, cfg.profiler.output.csv, &summary);
+  fmt::print("{}", summary);
+  if (!w.ok()) return Fail(kExitNoOutput, w);
+  fmt::print(
+      "\nReports written to {}/ (the steps of {} repeats pooled; each repeat's own "
+      "reports and trace.json in repeat1/ ... repeat{}/)\n",
+      *dir, f.repeat, f.repeat);
+  return RecordRunFolder(*dir, f.db);
+}
+#endif
+
 // Builds the configuration: embedded defaults, then --config, then flags.
 Status BuildConfig(const ProfileFlags& f, jobs::JobConfig& cfg, base::ConfigSchema& schema) {
   jobs::AddJobKeys(schema, cfg);
   TRAINPROF_RETURN_IF_ERROR(jobs::ApplyDefaultConfig(schema));
   if (!f.config.empty()) TRAINPROF_RETURN_IF_ERROR(schema.ApplyFile(f.config));
-  std::vector<std::string> sets;
-  if (f.epochs > 0) sets.push_back(fmt::format("training.epochs={}", f.epochs));
-  if (f.limit_train_batches >= 0) {
-    sets.push_back(fmt::format("training.limit_train_batches={}", f.limit_train_batches));
+  if (!f.epochs.empty())
+    TRAINPROF_RETURN_IF_ERROR(schema.ApplyFlag("--epochs", "training.epochs", f.epochs));
+  if (!f.limit_train_batches.empty()) {
+    TRAINPROF_RETURN_IF_ERROR(schema.ApplyFlag(
+        "--limit-train-batches", "training.limit_train_batches", f.limit_train_batches));
   }
+  std::vector<std::string> sets;
+  if (f.overwrite) sets.push_back("output.overwrite=true");
   if (!f.output_dir.empty()) sets.push_back("output.dir=" + f.output_dir);
   if (!f.run_dir.empty()) sets.push_back("output.run_dir=" + f.run_dir);
   if (!f.name.empty()) sets.push_back("output.name=" + f.name);
@@ -250,6 +315,14 @@ int RunProfile(const ProfileFlags& f) {
               FailedPrecondition("this trainprof was built without LibTorch, so it has no "
                                  "training job; install libtorch-dev and rebuild"));
 #else
+  // A repeat of a --repeat run writes its folder and nothing else; the parent pools and records.
+  const char* repeat_dir = std::getenv(kRepeatDirEnv);
+  if (repeat_dir == nullptr && f.repeat > 1) return RunRepeats(f, cfg);
+  const std::string db = repeat_dir != nullptr ? "off" : f.db;
+  if (repeat_dir != nullptr) {
+    cfg.profiler.output.run_dir = repeat_dir;
+    cfg.profiler.output.overwrite = false;
+  }
   auto env = jobs::ParseLaunchEnv([](const char* k) { return std::getenv(k); });
   if (!env.ok()) return Fail(kExitBadInput, env.status());
   if (f.nproc_per_node > 1 && env->launcher.empty()) {
@@ -315,15 +388,16 @@ int RunProfile(const ProfileFlags& f) {
     if (env->rank == 0) fmt::print("{}", s.summary());
     const int merged = ExchangeReports(*ranks, cfg, s.run_dir(), rank_status);
     if (env->rank == 0 && code == kExitOk && merged == kExitOk)
-      return RecordRunFolder(ranks->merged_dir, f.db);
+      return RecordRunFolder(ranks->merged_dir, db);
     return code != kExitOk ? code : merged;
   }
+  if (repeat_dir != nullptr) return fin.ok() ? code : Fail(kExitFailure, fin);
   fmt::print("{}", s.summary());
   if (!fin.ok()) return Fail(kExitFailure, fin);
   fmt::print(
       "\nReports written to {}/ (report.html, summary.txt, report.json, *.csv, trace.json)\n",
       s.run_dir());
-  if (code == kExitOk) return RecordRunFolder(s.run_dir(), f.db);
+  if (code == kExitOk) return RecordRunFolder(s.run_dir(), db);
   return code;
 #endif
 }
@@ -336,7 +410,7 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-c,--config", flags->config, "YAML config file (keys: docs/config.md)");
   cmd->add_option("-s,--set", flags->sets,
                   "Override one config key, e.g. --set training.epochs=1 (repeatable)");
-  cmd->add_option("--epochs", flags->epochs, "training.epochs");
+  cmd->add_option("--epochs", flags->epochs, "training.epochs (1 or more)");
   cmd->add_option("--nproc-per-node", flags->nproc_per_node,
                   "Start N ranks on this machine (data-parallel, Gloo), as torchrun "
                   "--nproc-per-node; each writes rank<N>/ and rank 0 the merged report. Under "
@@ -344,9 +418,16 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--limit-train-batches", flags->limit_train_batches,
                   "training.limit_train_batches (0 = all)");
-  cmd->add_option("-o,--output-dir", flags->output_dir,
-                  "output.dir: run folders are created below it");
+  cmd->add_option("--repeat", flags->repeat,
+                  "Run the job N times, each in its own process (repeat1/ ... repeatN/), and pool "
+                  "the training steps: the report records the run-to-run spread, which "
+                  "`trainprof compare` uses (docs/ci.md)")
+      ->check(CLI::Range(1, 1000));
+  AddOutputDirOption(cmd, &flags->output_dir, "output.dir: run folders are created below it");
   cmd->add_option("--run-dir", flags->run_dir, "output.run_dir: use exactly this run folder");
+  cmd->add_flag("--overwrite", flags->overwrite,
+                "output.overwrite: --run-dir may name a folder holding an earlier run, whose "
+                "files are removed first");
   cmd->add_option("--name", flags->name, "output.name: the run folder's name suffix");
   AddDbOption(cmd, &flags->db, /*records=*/true);
   cmd->add_flag("-v,--verbose", flags->verbose, "time.verbose: every action in the time report");
@@ -354,7 +435,14 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--list-keys", flags->print_config,
                 "List every config key with its value (after --config and --set), allowed "
                 "values and meaning, as a Markdown table, and exit");
-  cmd->footer(kExitCodesHelp);
+  cmd->footer(ExitCodesHelp(
+      {{kExitOk, "success"},
+       {kExitFailure, "training failed, or a report could not be written or recorded"},
+       {kExitBadInput, "bad input: command line, config file, dataset"},
+       {kExitNoOutput,
+        "the run folder cannot be created, is in use by another process, or "
+        "holds an earlier run (--overwrite)"},
+       {130, kExitSignal}}));
   cmd->callback([flags, run] { *run = [flags] { return RunProfile(*flags); }; });
 }
 

@@ -60,6 +60,12 @@ int ExitCode(int status) {
 }  // namespace
 
 void SetProgramArgs(int argc, char** argv) { Args().assign(argv, argv + argc); }
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
+}
 const std::vector<std::string>& ProgramArgs() { return Args(); }
 
 int LaunchLocalRanks(int64_t n, double grace_s) {
@@ -68,6 +74,8 @@ int LaunchLocalRanks(int64_t n, double grace_s) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // The program's own path, not /proc/self/exe: the kernel would name every rank "exe".
+  const std::string self = SelfExe();
   fmt::print(stderr, "trainprof profile: starting {} ranks (Gloo over 127.0.0.1:{})\n", n, port);
   std::fflush(stderr);
   std::fflush(stdout);
@@ -91,7 +99,7 @@ int LaunchLocalRanks(int64_t n, double grace_s) {
       setenv("LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      execv("/proc/self/exe", argv.data());
+      execv(self.c_str(), argv.data());
       fmt::print(stderr, "trainprof profile: rank {}: cannot start: {}\n", r, strerror(errno));
       _exit(127);
     }

@@ -13,6 +13,8 @@ namespace trainprof::cli {
 // The command line of this process (set by main), to start the ranks with.
 void SetProgramArgs(int argc, char** argv);
 const std::vector<std::string>& ProgramArgs();
+// The path of this program (/proc/self/exe resolved), to start copies of it under its own name.
+std::string SelfExe();
 
 // Starts `n` copies of this command with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT = a free port) and waits for them.

@@ -41,7 +41,7 @@ struct RunFlags {
   std::string config;
   std::vector<std::string> sets;
   std::string output_dir, run_dir, name, traces, db;
-  bool quiet = false;
+  bool quiet = false, overwrite = false;
 };
 
 int Fail(int code, const std::string& message) {
@@ -76,6 +76,7 @@ Status BuildOptions(const RunFlags& f, Options& o) {
   if (!f.output_dir.empty()) sets.push_back("output.dir=" + f.output_dir);
   if (!f.run_dir.empty()) sets.push_back("output.run_dir=" + f.run_dir);
   if (!f.name.empty()) sets.push_back("output.name=" + f.name);
+  if (f.overwrite) sets.push_back("output.overwrite=true");
   sets.insert(sets.end(), f.sets.begin(), f.sets.end());
   return ApplyOptionsConfig(o, f.config, sets);
 }
@@ -230,6 +231,9 @@ void AddRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-s,--set", f->sets, "Override one key, e.g. --set system.interval_s=0.1");
   cmd->add_option("-o,--output-dir", f->output_dir, "output.dir: run folders are created below it");
   cmd->add_option("--run-dir", f->run_dir, "output.run_dir: use exactly this run folder");
+  cmd->add_flag("--overwrite", f->overwrite,
+                "output.overwrite: --run-dir may name a folder holding an earlier run, whose "
+                "files are removed first");
   cmd->add_option("--name", f->name, "output.name (default: the command's name)");
   cmd->add_option("--traces", f->traces,
                   "Folder where the command writes PyTorch profiler traces "

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "history/step_series.h"
 #include "report/format.h"
 
 namespace trainprof::history {
@@ -73,6 +75,16 @@ double MetaValue(const report::Report& r, std::string_view key) {
   return v != nullptr ? report::AsNumber(*v) : kNaN;
 }
 
+// The median of an analyze run's steps (each the mean over its ranks).
+double MedianStep(const report::Report& r) {
+  const StepSeries s = ExtractSteps(r);
+  if (s.step_time_s.empty() || s.step_time_s[0].empty()) return kNaN;
+  std::vector<double> v = s.step_time_s[0];
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 }  // namespace
 
 KeyFigures::KeyFigures() { values.fill(kNaN); }
@@ -95,6 +107,7 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
   };
   if (r.kind == "analyze") {
     set("step_time", MetricValue(r, "overview", "avg_step_time_s"));
+    set("step_time_median", MedianStep(r));
     set("dataloader_share",
         ColumnMean(FindTable(r, "overview", "step_breakdown_average"), "dataloader_pct"));
     set("peak_memory", MetricValue(r, "gpu", "peak_allocated_bytes"));
@@ -105,6 +118,8 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
       FirstFinite({MetricValue(r, "ranks", "training_throughput_per_sample"),
                    MetricValue(r, "speed", "training_avg_throughput_per_sample")}));
   set("step_time", RowValue(FindTable(r, "speed", "speed_report"), "stage", "training", "mean_s"));
+  set("step_time_median",
+      RowValue(FindTable(r, "speed", "speed_report"), "stage", "training", "median_s"));
   set("dataloader_share", MetricValue(r, "speed", "training_dataloader_wait_pct"));
   set("peak_memory", FirstFinite({PeakCuda(r), MetaValue(r, "peak_rss_bytes")}));
   set("energy_per_sample", MetricValue(r, "system", "energy_per_training_sample_j"));

@@ -24,7 +24,7 @@ struct FigureInfo {
   const char* source;     // where it comes from, for --help and docs
 };
 
-inline constexpr std::array<FigureInfo, 6> kFigures = {{
+inline constexpr std::array<FigureInfo, 7> kFigures = {{
     {"training_throughput", "Training throughput", "Samples/s", report::Unit::kPerSecond,
      "samples/s", true,
      "profile: speed.training_avg_throughput_per_sample (all ranks: ranks."
@@ -41,6 +41,10 @@ inline constexpr std::array<FigureInfo, 6> kFigures = {{
      false, "profile: system.energy_per_training_sample_j"},
     {"gpu_utilization", "GPU utilization", "GPU util", report::Unit::kPercent, "", true,
      "profile: system GPU utilization (mean); analyze: gpu.avg_utilization_pct"},
+    // Last, so that it is the column added by the history's schema 2.
+    {"step_time_median", "Training step time (median)", "Median", report::Unit::kSeconds, "", false,
+     "profile: speed_report median of the training stage; analyze: median of the steps "
+     "(each averaged over ranks)"},
 }};
 
 struct KeyFigures {

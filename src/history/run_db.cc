@@ -18,7 +18,8 @@ namespace trainprof::history {
 namespace {
 
 constexpr int kApplicationId = 0x74707266;  // "tprf": marks the file as trainprof's
-constexpr int kSchemaVersion = 1;
+// 1: the first six key figures; 2: step_time_median added (older rows have none).
+constexpr int kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 10000;
 
 constexpr const char* kTextFields[] = {
@@ -166,6 +167,20 @@ std::string WhereFields() {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r) {
+  const std::string* text[] = {
+      &r.id,     &r.created_utc, &r.kind,       &r.name,        &r.title,
+      &r.host,   &r.git_commit,  &r.git_branch, &r.config_hash, &r.trainprof_version,
+      &r.run_dir};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < std::size(kTextFields); ++i) out.emplace_back(kTextFields[i], *text[i]);
+  for (size_t i = 0; i < kFigures.size(); ++i) {
+    const double v = r.figures.values[i];
+    out.emplace_back(kFigures[i].key, std::isfinite(v) ? fmt::format("{}", v) : "");
+  }
+  return out;
+}
+
 std::string DbPath(const std::string& flag) {
   std::string p = flag;
   if (p.empty()) {
@@ -298,10 +313,43 @@ Status RunDb::Init(bool create) {
         "trainprof",
         path_, version, kSchemaVersion));
   }
+  if (version < kSchemaVersion) TRAINPROF_RETURN_IF_ERROR(Migrate());
   // WAL: readers never block the writer, writers queue behind the busy timeout. Asked on every
   // open (a no-op once set), so a switch that lost a race with another process's reader at
   // creation is made by the next one.
   sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+  return Status::Ok();
+}
+
+// Schema 1 -> 2: the step_time_median column. In one write transaction that reads the version
+// again, so that two processes opening an old history at once migrate it once.
+Status RunDb::Migrate() {
+  char* err = nullptr;
+  auto fail = [&](const char* what) {
+    std::string msg =
+        fmt::format("{}: {}: {}", path_, what, err != nullptr ? err : "unknown error");
+    sqlite3_free(err);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return UnavailableError(msg);
+  };
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, &err) != SQLITE_OK)
+    return fail("cannot upgrade the run history");
+  int version = 0;
+  {
+    Stmt s(db_, "PRAGMA user_version");
+    if (s.ok() && sqlite3_step(s.get()) == SQLITE_ROW) version = sqlite3_column_int(s.get(), 0);
+  }
+  if (version < 2 &&
+      sqlite3_exec(db_,
+                   fmt::format("ALTER TABLE runs ADD COLUMN step_time_median REAL; PRAGMA "
+                               "user_version = {}",
+                               kSchemaVersion)
+                       .c_str(),
+                   nullptr, nullptr, &err) != SQLITE_OK) {
+    return fail("cannot upgrade the run history to schema 2");
+  }
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, &err) != SQLITE_OK)
+    return fail("cannot upgrade the run history");
   return Status::Ok();
 }
 

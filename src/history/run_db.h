@@ -72,6 +72,7 @@ class RunDb {
  private:
   RunDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status Init(bool create);
+  Status Migrate();
   sqlite3* db_;
   std::string path_;
 };
@@ -84,5 +85,8 @@ StatusOr<RunRecord> RecordRun(const report::Report& r, const std::string& run_di
 
 // The fields --where accepts, for help texts: "id, created_utc, kind, ...".
 std::string WhereFields();
+
+// A record as (field, value) pairs under the names --where accepts; an unmeasured figure is "".
+std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r);
 
 }  // namespace trainprof::history

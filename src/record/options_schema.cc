@@ -73,6 +73,9 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
             "Write trace.json (Chrome trace: Perfetto UI, chrome://tracing).");
   s.AddBool("output.csv", &o.output.csv, "Write one CSV file per report table.");
   s.AddBool("output.print", &o.output.print, "Print the reports when the session finishes.");
+  s.AddBool("output.overwrite", &o.output.overwrite,
+            "With output.run_dir: a folder that holds an earlier run is emptied of that run's "
+            "files first; without it, such a folder is refused.");
   s.AddInt("buffer.events_per_thread", &o.buffer.events_per_thread, 1, int64_t{1} << 32,
            "Scopes kept per thread (32 bytes each, allocated as needed); more are counted as "
            "dropped and shown in the report.");

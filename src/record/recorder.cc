@@ -73,7 +73,18 @@ std::atomic<uint32_t> g_epoch{0};
 
 int64_t CurrentTid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
 
+// The name a thread shows in trace.json when SetThreadName() gave it none. The kernel keeps 15
+// characters of a name and names a program started as /proc/self/exe "exe", so the main thread
+// is named from the program's own path ("trainprof-profile", not "trainprof-profi").
 std::string PthreadName() {
+  if (CurrentTid() == static_cast<int64_t>(getpid())) {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+      const std::string path(exe, static_cast<size_t>(n));
+      return path.substr(path.find_last_of('/') + 1);
+    }
+  }
   char buf[32] = {0};
   pthread_getname_np(pthread_self(), buf, sizeof(buf));
   return buf;

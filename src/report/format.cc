@@ -85,6 +85,8 @@ std::string FormatHuman(const Value& v, Unit unit) {
       return Bytes(x);
     case Unit::kPercent:
       return fmt::format("{:.1f} %", x);
+    case Unit::kPercentPoints:
+      return fmt::format("{:+.1f} pp", x);
     case Unit::kBytesPerSecond:
       return Bytes(x) + "/s";
     case Unit::kWatts:

@@ -118,10 +118,7 @@ void TableRows(std::string& out, const Table& t, const std::vector<std::vector<V
     out += highlight.count(i) > 0 ? "<tr class=\"highlight\">" : "<tr>";
     for (size_t c = 0; c < t.columns.size(); ++c) {
       if (!t.columns[c].in_terminal) continue;
-      Unit unit = t.columns[c].unit;
-      if (unit == Unit::kByRow) {
-        unit = body && i < t.row_units.size() ? t.row_units[i] : Unit::kNumber;
-      }
+      const Unit unit = t.CellUnit(c, body ? i : SIZE_MAX);
       Cell(out, c < rows[i].size() ? rows[i][c] : Value(), unit);
     }
     out += "</tr>";

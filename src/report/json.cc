@@ -51,7 +51,9 @@ Json TableJson(const Table& t) {
                                              : "table";
   Json cols = Json::array();
   for (const Column& c : t.columns) {
-    cols.push_back({{"key", c.key}, {"title", c.title}, {"unit", UnitName(c.unit)}});
+    Json col = {{"key", c.key}, {"title", c.title}, {"unit", UnitName(c.unit)}};
+    if (c.change) col["change"] = true;
+    cols.push_back(std::move(col));
   }
   j["columns"] = std::move(cols);
   j["rows"] = RowsJson(t, t.rows);

@@ -13,10 +13,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keeps the order of meta, config and metrics
 
-constexpr Unit kAllUnits[] = {
-    Unit::kText,    Unit::kCount,     Unit::kNumber,    Unit::kSeconds,        Unit::kBytes,
-    Unit::kPercent, Unit::kPerSecond, Unit::kBool,      Unit::kBytesPerSecond, Unit::kWatts,
-    Unit::kJoules,  Unit::kCelsius,   Unit::kMegahertz, Unit::kByRow};
+constexpr Unit kAllUnits[] = {Unit::kText,      Unit::kCount,  Unit::kNumber,
+                              Unit::kSeconds,   Unit::kBytes,  Unit::kPercent,
+                              Unit::kPerSecond, Unit::kBool,   Unit::kBytesPerSecond,
+                              Unit::kWatts,     Unit::kJoules, Unit::kCelsius,
+                              Unit::kMegahertz, Unit::kByRow,  Unit::kPercentPoints};
 
 Value FromJson(const Json& j) {
   if (j.is_number_integer()) return j.get<int64_t>();
@@ -83,6 +84,8 @@ Status ReadTable(const Json& j, Section& s) {
   for (const Json& c : j["columns"]) {
     if (!c.is_object()) return InvalidArgument("a column that is not an object");
     cols.push_back({Str(c, "key"), Str(c, "title"), UnitFromName(Str(c, "unit"))});
+    cols.back().change =
+        c.contains("change") && c["change"].is_boolean() && c["change"].get<bool>();
   }
   const std::string kind = Str(j, "kind");
   Table& t = s.AddTable(Str(j, "id"), Str(j, "title"), std::move(cols),

@@ -34,6 +34,8 @@ const char* UnitName(Unit unit) {
       return "megahertz";
     case Unit::kByRow:
       return "by_row";
+    case Unit::kPercentPoints:
+      return "percent_points";
   }
   return "text";
 }
@@ -88,6 +90,13 @@ int Table::ColumnIndex(std::string_view key) const {
   for (size_t i = 0; i < columns.size(); ++i)
     if (columns[i].key == key) return static_cast<int>(i);
   return -1;
+}
+
+Unit Table::CellUnit(size_t c, size_t row) const {
+  Unit u = columns[c].unit;
+  if (u == Unit::kByRow) u = row < row_units.size() ? row_units[row] : Unit::kNumber;
+  if (columns[c].change && u == Unit::kPercent) u = Unit::kPercentPoints;
+  return u;
 }
 
 const Table* Section::FindTable(std::string_view table_id) const {

@@ -38,7 +38,8 @@ enum class Unit {
   kJoules,  // shown in J, kJ, MJ
   kCelsius,
   kMegahertz,
-  kByRow,  // a column whose unit differs per row: Table::row_units says which
+  kByRow,          // a column whose unit differs per row: Table::row_units says which
+  kPercentPoints,  // a difference of two percentages, shown signed: "+33.3 pp"
 };
 const char* UnitName(Unit unit);  // "text", "count", "seconds", ... (used in report.json)
 
@@ -52,6 +53,8 @@ struct Column {
   std::string title;  // human name for the terminal ("Mean")
   Unit unit = Unit::kText;
   bool in_terminal = true;  // false: only in CSV and JSON (machine keys, units of kByRow rows)
+  // A change of the row's quantity (compare's deltas): a percent row shows percentage points.
+  bool change = false;
 };
 
 enum class TableKind {
@@ -74,6 +77,9 @@ struct Table {
 
   // The index of the column `key`, or -1.
   int ColumnIndex(std::string_view key) const;
+  // The unit a cell of column `c` in row `row` is shown in: kByRow resolved through row_units,
+  // and a percentage in a change column shown as percentage points.
+  Unit CellUnit(size_t c, size_t row) const;
 };
 
 // A headline figure ("training throughput: 412.3 batches/s").

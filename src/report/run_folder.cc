@@ -10,6 +10,7 @@
 #include "report/csv.h"
 #include "report/html.h"
 #include "report/json.h"
+#include "report/run_dir_lock.h"
 #include "report/terminal.h"
 
 namespace trainprof::report {
@@ -24,6 +25,7 @@ StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) 
       return base::ErrnoStatus(
           fmt::format("cannot create run folder {} (output.run_dir)", out.run_dir), ec.value());
     }
+    TRAINPROF_RETURN_IF_ERROR(ClaimRunDir(out.run_dir, out.overwrite, /*fresh=*/false));
     return out.run_dir;
   }
   fs::create_directories(out.dir, ec);
@@ -34,7 +36,10 @@ StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns) 
   std::string stem = fmt::format("{}/{}-{}", out.dir, base::UtcCompact(unix_ns), out.name);
   for (int i = 1; i < 1000; ++i) {
     std::string dir = i == 1 ? stem : fmt::format("{}-{}", stem, i);
-    if (fs::create_directory(dir, ec)) return dir;
+    if (fs::create_directory(dir, ec)) {
+      TRAINPROF_RETURN_IF_ERROR(ClaimRunDir(dir, false, /*fresh=*/true));
+      return dir;
+    }
     if (ec) {
       return base::ErrnoStatus(fmt::format("cannot create run folder {} (output.dir)", dir),
                                ec.value());

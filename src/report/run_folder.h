@@ -15,8 +15,10 @@
 
 namespace trainprof::report {
 
-// output.run_dir as given (created if missing), else <dir>/<UTC time>-<name>[-N], a new folder.
-// Errors name the folder that could not be created.
+// output.run_dir as given (created if missing), else <dir>/<UTC time>-<name>[-N], a new folder;
+// either way claimed for this process (report/run_dir_lock.h). Errors name the folder: it could
+// not be created; another process is writing it; output.run_dir holds an earlier run and
+// output.overwrite is off.
 StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns);
 
 // Renders `r` for the terminal into *summary and writes report.json, summary.txt, report.html

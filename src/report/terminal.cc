@@ -62,13 +62,11 @@ void RenderTableText(const Table& t, std::ostream& out) {
   std::vector<std::vector<std::string>> cells;
   auto add = [&](const std::vector<Value>& row) {
     const size_t r = cells.size();
-    const Unit row_unit = r < t.row_units.size() ? t.row_units[r] : Unit::kNumber;
     std::vector<std::string> c(n);
     for (size_t k = 0; k < n; ++k) {
       const size_t i = shown[k];
       if (i >= row.size()) continue;
-      const Unit u = t.columns[i].unit == Unit::kByRow ? row_unit : t.columns[i].unit;
-      c[k] = FormatHuman(row[i], u);
+      c[k] = FormatHuman(row[i], t.CellUnit(i, r));
     }
     cells.push_back(std::move(c));
   };

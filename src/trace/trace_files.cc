@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "base/atomic_file.h"
 #include "base/parallel.h"
 #include "trace/kineto_reader.h"
 
@@ -16,6 +18,20 @@ namespace trainprof::trace {
 namespace fs = std::filesystem;
 
 namespace {
+// "PATH: no such file or folder", or what else stops fs::status (a loop of symbolic links, a
+// dangling one, permission denied), in words.
+Status Unreachable(const std::string& path, const std::error_code& ec) {
+  if (!ec || ec.value() == ENOENT) {
+    std::error_code e2;
+    if (!fs::is_symlink(fs::symlink_status(path, e2)))
+      return NotFound(fmt::format("{}: no such file or folder", path));
+  }
+  const int err = ec ? ec.value() : ENOENT;
+  return base::ErrnoStatus("", err).code() == StatusCode::kNotFound
+             ? NotFound(fmt::format("{}: {}", path, base::FileProblem(path, err)))
+             : InvalidArgument(fmt::format("{}: {}", path, base::FileProblem(path, err)));
+}
+
 bool IsTraceName(const std::string& n) {
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.ends_with(s); };
   return (ends(".json") || ends(".json.gz")) && n != "report.json";
@@ -25,7 +41,7 @@ bool IsTraceName(const std::string& n) {
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   std::error_code ec;
   auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return NotFound(fmt::format("{}: no such file or folder", path));
+  if (ec || !fs::exists(st)) return Unreachable(path, ec);
   if (!fs::is_directory(st)) return std::vector<std::string>{path};
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(path, ec)) {
@@ -44,7 +60,7 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
 StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   std::error_code ec;
   auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) return NotFound(fmt::format("{}: no such file or folder", path));
+  if (ec || !fs::exists(st)) return Unreachable(path, ec);
   TraceListing out;
   if (!fs::is_directory(st)) {
     out.runs.push_back({path, {path}});

@@ -1,0 +1,27 @@
+// Options and help texts every subcommand shares.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+
+namespace trainprof::cli {
+
+CLI::Option* AddOutputDirOption(CLI::App* sub, std::string* dir, const std::string& help) {
+  CLI::Option* opt = sub->add_option("-o,--output-dir", *dir, help);
+  // The spelling analyze, diff and dataset used before: still accepted, hidden, with a warning.
+  const std::string command = sub->get_name();
+  sub->add_option("--out", *dir)->group("")->each([command](const std::string&) {
+    fmt::print(stderr,
+               "trainprof {}: warning: --out is the old name of -o/--output-dir, which "
+               "every command now uses; --out still works\n",
+               command);
+  });
+  return opt;
+}
+
+std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes) {
+  std::string out = "Exit codes:\n";
+  for (const auto& [code, what] : codes) out += fmt::format("  {:<4} {}\n", code, what);
+  return out;
+}
+
+}  // namespace trainprof::cli

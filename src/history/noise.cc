@@ -1,0 +1,201 @@
+#include "history/noise.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainprof::history {
+namespace {
+
+constexpr double kZ975 = 1.959963984540054;  // the standard normal's 97.5 % quantile
+
+// The number of pairs with y[j] - x[i] <= d: for ascending y, the first i that qualifies only
+// moves right, so one pass of two pointers counts them.
+int64_t CountAtMost(const std::vector<double>& x, const std::vector<double>& y, double d) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  int64_t count = 0, p = 0;
+  for (double yj : y) {
+    while (p < n && yj - x[static_cast<size_t>(p)] > d) ++p;
+    count += n - p;
+  }
+  return count;
+}
+
+// Appends every difference d = y[j] - x[i] with a < d <= b.
+void DifferencesIn(const std::vector<double>& x, const std::vector<double>& y, double a, double b,
+                   std::vector<double>& out) {
+  const size_t n = x.size();
+  size_t pa = 0, pb = 0;  // first i with y[j] - x[i] <= a, and <= b
+  for (double yj : y) {
+    while (pb < n && yj - x[pb] > b) ++pb;
+    while (pa < n && yj - x[pa] > a) ++pa;
+    for (size_t i = pb; i < pa; ++i) out.push_back(yj - x[i]);
+  }
+}
+
+// (a, b] with count(a) < k <= count(b), narrower than all differences when the samples are
+// large: the quantiles around k / (n m) of a strided subsample's differences (about 128 x 128),
+// each checked by counting, with a margin of about 7 standard errors of such a quantile. A check
+// that fails keeps that side at the full range, so the bracket is always right.
+struct Bracket {
+  double a, b;
+  int64_t count_a, count_b;
+};
+
+Bracket FirstBracket(const std::vector<double>& x, const std::vector<double>& y, int64_t k) {
+  Bracket br{std::nextafter(y.front() - x.back(), -HUGE_VAL), y.back() - x.front(), 0,
+             static_cast<int64_t>(x.size() * y.size())};
+  const size_t sx = x.size() / 128, sy = y.size() / 128;
+  if (sx < 2 || sy < 2) return br;
+  std::vector<double> d;
+  for (size_t i = 0; i < x.size(); i += sx)
+    for (size_t j = 0; j < y.size(); j += sy) d.push_back(y[j] - x[i]);
+  const double p = (static_cast<double>(k) - 0.5) / static_cast<double>(br.count_b);
+  const double last = static_cast<double>(d.size() - 1);
+  auto quantile = [&](double q) {
+    const auto at = d.begin() + static_cast<std::ptrdiff_t>(std::clamp(q, 0.0, 1.0) * last);
+    std::nth_element(d.begin(), at, d.end());
+    return *at;
+  };
+  const double lo = quantile(p - 0.03), hi = quantile(p + 0.03);
+  if (const int64_t c = CountAtMost(x, y, lo); c < k) br.a = lo, br.count_a = c;
+  if (const int64_t c = CountAtMost(x, y, hi); c >= k) br.b = hi, br.count_b = c;
+  return br;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return kNoValue;
+  const size_t h = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+  const double upper = v[h];
+  if (v.size() % 2 == 1) return upper;
+  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
+}
+
+// The logs of every positive finite value of every run, sorted.
+std::vector<double> PooledLogs(const StepGroups& groups) {
+  std::vector<double> out;
+  for (const auto& g : groups)
+    for (double v : g)
+      if (v > 0 && std::isfinite(v)) out.push_back(std::log(v));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Median log value of each run that has steps.
+std::vector<double> RunMedians(const StepGroups& groups) {
+  std::vector<double> out;
+  for (const auto& g : groups) {
+    std::vector<double> logs;
+    for (double v : g)
+      if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
+    if (!logs.empty()) out.push_back(Median(std::move(logs)));
+  }
+  return out;
+}
+
+// The pooled standard deviation of the runs' medians around their side's mean (NaN with fewer
+// than three runs in all: one side's spread needs two of its own).
+double PooledRunSd(const std::vector<double>& a, const std::vector<double>& b, int64_t* df) {
+  *df = static_cast<int64_t>(a.size() + b.size()) - 2;
+  if (*df < 1) return kNoValue;
+  double ss = 0;
+  for (const auto* side : {&a, &b}) {
+    double mean = 0;
+    for (double m : *side) mean += m;
+    mean /= static_cast<double>(side->size());
+    for (double m : *side) ss += (m - mean) * (m - mean);
+  }
+  return std::sqrt(ss / static_cast<double>(*df));
+}
+
+// The run-to-run half-width on the log scale, or 0 when the spread is unknown.
+double RunHalfWidth(const std::vector<double>& base_medians,
+                    const std::vector<double>& cand_medians, const RunSpread& prior,
+                    RelativeChange& out) {
+  int64_t df = 0;
+  double sd = PooledRunSd(base_medians, cand_medians, &df);
+  if (std::isfinite(sd)) {
+    out.run_sd_source = fmt::format("these runs (df {})", df);
+  } else if (std::isfinite(prior.sd) && prior.df >= 1) {
+    sd = prior.sd, df = prior.df;
+    out.run_sd_source = prior.source;
+  } else {
+    return 0;
+  }
+  out.run_sd = sd;
+  const double inv = 1.0 / static_cast<double>(base_medians.size()) +
+                     1.0 / static_cast<double>(cand_medians.size());
+  return StudentT975(df) * sd * std::sqrt(inv);
+}
+
+}  // namespace
+
+double KthPairwiseDifference(const std::vector<double>& x, const std::vector<double>& y,
+                             int64_t k) {
+  // Bisect (a, b] until it holds few differences, the k-th among them: count(a) < k <= count(b).
+  const int64_t few = 4 * static_cast<int64_t>(x.size() + y.size()) + 1024;
+  auto [a, b, count_a, count_b] = FirstBracket(x, y, k);
+  while (count_b - count_a > few) {
+    const double mid = a + (b - a) / 2;
+    if (mid <= a || mid >= b) return b;  // no double between them: the k-th difference is b
+    const int64_t c = CountAtMost(x, y, mid);
+    if (c >= k) {
+      b = mid, count_b = c;
+    } else {
+      a = mid, count_a = c;
+    }
+  }
+  // Then list them and select: exact, whatever the spacing of the differences.
+  std::vector<double> in;
+  in.reserve(static_cast<size_t>(count_b - count_a));
+  DifferencesIn(x, y, a, b, in);
+  const auto nth = in.begin() + (k - count_a - 1);
+  std::nth_element(in.begin(), nth, in.end());
+  return *nth;
+}
+
+double StudentT975(int64_t df) {
+  static constexpr double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return kNoValue;
+  if (df <= 30) return kT[df - 1];
+  // Cornish–Fisher's first term: within 0.001 of the exact quantile from 30 on.
+  const double z = kZ975;
+  return z + (z * z * z + z) / (4.0 * static_cast<double>(df));
+}
+
+RelativeChange CompareSteps(const StepGroups& base, const StepGroups& cand,
+                            const RunSpread& prior) {
+  RelativeChange out;
+  const std::vector<double> x = PooledLogs(base), y = PooledLogs(cand);
+  const std::vector<double> xm = RunMedians(base), ym = RunMedians(cand);
+  out.base_steps = static_cast<int64_t>(x.size());
+  out.cand_steps = static_cast<int64_t>(y.size());
+  out.base_runs = static_cast<int64_t>(xm.size());
+  out.cand_runs = static_cast<int64_t>(ym.size());
+  if (x.empty() || y.empty()) return out;
+  out.base_median = std::exp(Median(x));
+  out.cand_median = std::exp(Median(y));
+  const int64_t n = out.base_steps * out.cand_steps;
+  double shift = KthPairwiseDifference(x, y, (n + 1) / 2);
+  if (n % 2 == 0) shift = 0.5 * (shift + KthPairwiseDifference(x, y, n / 2 + 1));
+  out.change = std::expm1(shift);
+  // Moses: the interval between the k-th smallest and k-th largest difference, k from the
+  // normal approximation of the Mann–Whitney statistic's 2.5 % quantile.
+  const double nm = static_cast<double>(n);
+  const double sd_u = std::sqrt(nm * static_cast<double>(x.size() + y.size() + 1) / 12.0);
+  const int64_t k = static_cast<int64_t>(std::floor(nm / 2 - kZ975 * sd_u));
+  if (k < 1) return out;
+  const double lo = KthPairwiseDifference(x, y, k), hi = KthPairwiseDifference(x, y, n + 1 - k);
+  const double h = RunHalfWidth(xm, ym, prior, out);
+  out.low = std::expm1(shift - std::hypot(shift - lo, h));
+  out.high = std::expm1(shift + std::hypot(hi - shift, h));
+  out.has_interval = true;
+  return out;
+}
+
+}  // namespace trainprof::history

@@ -1,0 +1,61 @@
+// How much a figure changed between two sets of step times, and how sure that is: the
+// Hodges–Lehmann estimate of the shift between the log step times of a baseline and a candidate
+// (the median of every candidate/baseline ratio), with the 95 % confidence interval that inverts
+// the Mann–Whitney test (Moses' distribution-free interval), widened by the run-to-run spread
+// when it is known. docs/ci.md says why this method and not a bootstrap.
+//
+//   history::StepGroups base = {{0.101, 0.099, ...}};            // one run: its step times
+//   history::StepGroups cand = {{0.105, ...}, {0.104, ...}};     // two runs (--repeat 2)
+//   history::RelativeChange c = history::CompareSteps(base, cand, {});
+//   if (c.has_interval) fmt::print("{:+.1f} % [{:+.1f}, {:+.1f}]", 100 * c.change,
+//                                   100 * c.low, 100 * c.high);
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace trainprof::history {
+
+inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+// Positive per-step values (step times, or per-step throughput), one vector per run.
+using StepGroups = std::vector<std::vector<double>>;
+
+// The run-to-run spread known from elsewhere (the run history), used when neither side has
+// several runs of its own: the standard deviation of log step times between runs, and the
+// degrees of freedom of that estimate (runs - 1). sd NaN: unknown.
+struct RunSpread {
+  double sd = kNoValue;
+  int64_t df = 0;
+  std::string source;  // "history: 6 runs of config 3f9a..." for the report
+};
+
+struct RelativeChange {
+  bool has_interval = false;  // false: too few steps for a 95 % interval
+  // Relative changes, candidate against baseline: +0.031 = 3.1 % higher. NaN without data.
+  double change = kNoValue, low = kNoValue, high = kNoValue;
+  int64_t base_steps = 0, cand_steps = 0, base_runs = 0, cand_runs = 0;
+  double base_median = kNoValue, cand_median = kNoValue;  // medians of the pooled values
+  // The run-to-run standard deviation (of log values) that widened the interval, NaN if none.
+  double run_sd = kNoValue;
+  std::string run_sd_source;  // "these runs (df 4)", a RunSpread's source, or ""
+};
+
+// The change of `cand` against `base` with a 95 % interval. Steps of a side's runs are pooled;
+// when a side has several runs, their spread (the pooled standard deviation of the runs' median
+// log values) is added to the step-to-step interval in quadrature, scaled by Student's t; else
+// `prior` is used when it has an sd. Never fails: empty input or too few steps give
+// has_interval false (change is still the point estimate when both sides have a step).
+RelativeChange CompareSteps(const StepGroups& base, const StepGroups& cand, const RunSpread& prior);
+
+// The k-th smallest (1-based, 1 <= k <= x.size() * y.size()) of all differences y[j] - x[i];
+// x and y sorted ascending and non-empty. Bisection over the values until few differences are
+// left, then those are listed and selected: O((|x| + |y|) * log(range / spacing)), exact.
+double KthPairwiseDifference(const std::vector<double>& x, const std::vector<double>& y, int64_t k);
+
+// Student's t quantile for a two-sided 95 % interval with `df` degrees of freedom (df >= 1).
+double StudentT975(int64_t df);
+
+}  // namespace trainprof::history
