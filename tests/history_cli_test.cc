@@ -254,8 +254,10 @@ TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
   EXPECT_NE(c.out.find("training.batch_size"), std::string::npos);
   EXPECT_NE(c.out.find("Training throughput"), std::string::npos);
 
-  // The latest run's folder, copied twice: unchanged, and with its throughput cut by 20 % (in its
-  // figures and in every step, which the interval is computed from).
+  // The latest run's folder, copied twice: unchanged, and with its throughput halved (in its
+  // figures and in every step, which the interval is computed from). Half, not less: the steps
+  // of a 30-step run on a loaded 2-core machine spread so widely that a 20 % cut came out
+  // "inconclusive" against the -10 % bound in one CI run.
   auto latest = RunProcess({kCli, "runs", "show", "latest", "--format", "json"});
   ASSERT_EQ(latest.exit_code, 0);
   const std::string folder = Json(latest.out)["meta"]["run_dir"];
@@ -265,12 +267,12 @@ TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
   for (auto& s : slow["sections"]) {
     if (s["id"] != "speed") continue;
     s["metrics"]["training_avg_throughput_per_sample"]["value"] =
-        0.8 * s["metrics"]["training_avg_throughput_per_sample"]["value"].get<double>();
+        0.5 * s["metrics"]["training_avg_throughput_per_sample"]["value"].get<double>();
     for (auto& t : s["tables"]) {
       if (t["id"] != "training_rate") continue;
       for (auto& row : t["rows"]) {
-        row["batches_per_s"] = 0.8 * row["batches_per_s"].get<double>();
-        row["samples_per_s"] = 0.8 * row["samples_per_s"].get<double>();
+        row["batches_per_s"] = 0.5 * row["batches_per_s"].get<double>();
+        row["samples_per_s"] = 0.5 * row["samples_per_s"].get<double>();
       }
     }
   }

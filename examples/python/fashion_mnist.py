@@ -25,6 +25,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import trainprof
+import trainprof.torch
 
 DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -160,6 +161,9 @@ def main() -> int:
         print(f"fashion_mnist.py: {e}", file=sys.stderr)
         return 2
     with session:
+        # memory.*, model_summary.*, snapshot.* (--set memory.enabled=true ...): operators,
+        # memory and the model summary from PyTorch itself; nothing runs while they are off.
+        trainprof.torch.attach(session, model)
         session.set_meta("model", "CIFAR10CNN (PyTorch profiler tutorial), 1x28x28 input")
         session.set_meta("dataset", f"Fashion-MNIST ({args.data})")
         session.set_meta("device", str(device))

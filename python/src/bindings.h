@@ -3,6 +3,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "trainprof/session.h"
 #include "trainprof/status.h"
 
 namespace trainprof::python {
@@ -12,6 +13,10 @@ namespace trainprof::python {
 void ThrowIfError(const Status& s, bool config);
 
 void AddSessionBinding(pybind11::module_& m);
+// The C++ Session behind a trainprof._core.Session; raises TypeError for another object.
+Session& CoreSession(pybind11::handle session);
+// TorchCollector: what trainprof.torch measured, reported by the C++ core at finish().
+void AddTorchBinding(pybind11::module_& m);
 // create_run_dir, merge_ranks, record_run, steady_ns: what a multi-rank run and the run
 // history need from Python.
 void AddRunBinding(pybind11::module_& m);

@@ -44,4 +44,5 @@ PYBIND11_MODULE(_core, m) {
   if (!AddScopeTypes(m.ptr())) throw py::error_already_set();
   AddSessionBinding(m);
   AddRunBinding(m);
+  AddTorchBinding(m);
 }

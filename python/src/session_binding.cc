@@ -81,6 +81,8 @@ void AddConfig(PySession& p, const std::string& key, const py::object& value) {
 
 }  // namespace
 
+Session& CoreSession(py::handle session) { return py::cast<PySession&>(session).s(); }
+
 void AddSessionBinding(py::module_& m) {
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::optional<std::string>&, const std::vector<std::string>&>(),

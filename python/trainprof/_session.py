@@ -139,6 +139,7 @@ class Session:
         self._report: Optional[Report] = None
         self._batch_size = 0
         self._workers = -1
+        self._listeners: List[Any] = []  # trainprof.torch collectors: _on_step, _on_finish
         _active = self
 
     # ---- the training loop -------------------------------------------------------------------
@@ -151,6 +152,8 @@ class Session:
         """Ends the current step of the current stage and begins the next; advances the
         profiling schedule. Call it once per batch, after the optimizer step."""
         self._core.step()
+        for listener in self._listeners:
+            listener._on_step(int(self._core.profiler_step))
 
     @property
     def epoch(self) -> int:
@@ -193,6 +196,11 @@ class Session:
         """Adds a line shown under the report's title."""
         self._core.add_note(str(note))
 
+    def _add_listener(self, listener: Any) -> None:
+        if self.finished:
+            raise _core.TrainprofError("the session has finished: attach before finish()")
+        self._listeners.append(listener)
+
     # ---- state -------------------------------------------------------------------------------
 
     @property
@@ -230,6 +238,8 @@ class Session:
         if self._report is not None:
             return self._report
         try:
+            for listener in self._listeners:
+                listener._on_finish()
             summary = self._core.finish()
         except _core.TrainprofError as e:
             if self._ranks is not None:  # the other ranks wait for this one's report: send it

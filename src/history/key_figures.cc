@@ -57,15 +57,21 @@ double FirstFinite(std::initializer_list<double> vs) {
   return kNaN;
 }
 
-// The largest "peak_allocated_cuda*" metric of the operators section (CUDA runs).
+// The largest "peak_allocated_cuda*" metric of the operators section (the LibTorch observer), or
+// the peak of the cuda_memory section (torch.cuda.memory_stats from the Python package).
 double PeakCuda(const report::Report& r) {
-  const report::Section* s = r.FindSection("operators");
   double peak = kNaN;
-  if (s == nullptr) return peak;
-  for (const report::Metric& m : s->metrics) {
-    if (!m.key.starts_with("peak_allocated_cuda")) continue;
+  auto consider = [&](const report::Metric& m) {
     double v = report::AsNumber(m.value);
     if (std::isfinite(v) && !(v <= peak)) peak = v;
+  };
+  if (const report::Section* s = r.FindSection("operators")) {
+    for (const report::Metric& m : s->metrics)
+      if (m.key.starts_with("peak_allocated_cuda")) consider(m);
+  }
+  if (const report::Section* s = r.FindSection("cuda_memory")) {
+    for (const report::Metric& m : s->metrics)
+      if (m.key == "peak_allocated_bytes") consider(m);
   }
   return peak;
 }

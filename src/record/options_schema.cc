@@ -36,8 +36,8 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
             "One operator table row per operator and input shapes, as key_averages("
             "group_by_input_shape=True); needs memory.record_shapes.");
   s.AddString("memory.sort_by", &o.memory.sort_by, "Order of the operator table.",
-              {"cpu_time_total", "self_cpu_time_total", "cpu_memory_usage", "self_cpu_memory_usage",
-               "count"});
+              {"cpu_time_total", "self_cpu_time_total", "cuda_time_total", "self_cuda_time_total",
+               "cpu_memory_usage", "self_cpu_memory_usage", "count"});
   s.AddInt("memory.row_limit", &o.memory.row_limit, 1, kBig,
            "Operators printed in the terminal; operators.csv and report.json have all.");
   s.AddBool("system.enabled", &o.system.enabled,

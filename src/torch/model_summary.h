@@ -22,44 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "report/report.h"
+#include "operators/module_table.h"
 #include "trainprof/status.h"
 
 namespace trainprof::torchlib {
-
-struct ModuleInfo {
-  std::string name;  // dotted path from the root ("features.0"); "" for the root
-  std::string type;  // "Conv2d", "Linear", the class name of a user module without "Impl"
-  int depth = 0;     // 0 = root
-  int index = 0;     // 1-based position among its siblings (torchinfo's depth-idx)
-  bool leaf = true;
-  bool has_shapes = false;
-  std::vector<int64_t> input_shape, output_shape;
-  int64_t output_bytes = 0;
-  int64_t params = 0;  // its own parameters, not its children's
-  int64_t trainable = 0;
-  int64_t param_bytes = 0;
-  int64_t mult_adds = 0;  // for its own parameters, from the output shape (torchinfo's rule)
-};
-
-struct ModelSummary {
-  std::string model_type;
-  std::vector<ModuleInfo> modules;  // pre-order, root first
-  int64_t total_params = 0, trainable_params = 0, total_mult_adds = 0;
-  int64_t input_bytes = 0;
-  int64_t forward_backward_bytes = 0;  // 2 x the output bytes of the leaf modules with shapes
-  int64_t param_bytes = 0;
-  std::vector<std::string> notes;  // what could not be seen
-  int64_t EstimatedTotalBytes() const { return input_bytes + forward_backward_bytes + param_bytes; }
-};
 
 // Runs `forward` once on the calling thread, in eval mode and without gradients (the module's
 // training flag is restored), and fills `out`. Errors: the forward threw (the LibTorch message);
 // `out` then still has the module tree and parameters, without shapes, and a note saying why.
 Status SummarizeModule(torch::nn::Module& module, const std::vector<torch::Tensor>& inputs,
                        const std::function<torch::Tensor()>& forward, ModelSummary* out);
-
-// The "model_summary" section: the module table down to `depth` levels, the totals as metrics.
-void AddModelSummarySection(const ModelSummary& s, int64_t depth, report::Report& report);
 
 }  // namespace trainprof::torchlib

@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "base/clock.h"
-#include "torch/op_events.h"
+#include "operators/op_events.h"
 #include "trainprof/status.h"
 
 namespace trainprof::torchlib {

@@ -3,14 +3,11 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
-#include <sstream>
 
-#include "base/atomic_file.h"
-#include "report/terminal.h"
+#include "operators/operator_report.h"
 #include "session/extension.h"
 #include "torch/model_summary.h"
 #include "torch/op_observer.h"
-#include "torch/torch_report.h"
 #include "trainprof/torch.h"
 
 namespace trainprof {
@@ -81,14 +78,7 @@ class TorchProfilerImpl : public session::Extension {
     Status st = Status::Ok();
     if (options.model_summary.enabled) {
       if (summary) {
-        torchlib::AddModelSummarySection(*summary, options.model_summary.depth, r);
-        // model_summary.txt: the section as the terminal shows it.
-        report::Report only;
-        only.title = fmt::format("Model summary: {}", summary->model_type);
-        only.sections.push_back(*r.FindSection("model_summary"));
-        std::ostringstream text;
-        report::TerminalRenderer().Render(only, text);
-        st = base::WriteFileAtomically(ctx.run_dir + "/model_summary.txt", text.str());
+        st = torchlib::AddModelSummary(*summary, options.model_summary.depth, ctx.run_dir, r);
       } else {
         r.diagnostics.push_back({report::Severity::kWarning, "model_summary_not_taken", 1,
                                  "model_summary.enabled is true, but the program never called "

@@ -1,4 +1,4 @@
-#include "torch/torch_report.h"
+#include "operators/operator_report.h"
 
 #include <fmt/format.h>
 
@@ -21,16 +21,28 @@ bool SeenCuda(const OpData& d) {
 
 // The operator table's columns: PyTorch's key_averages().table() names, plus CSV-only gross
 // allocation columns when `gross`.
-std::vector<Column> OperatorColumns(bool shapes, bool cuda, bool gross) {
+// The columns and values of the table: shapes, CUDA memory, GPU time, CSV-only gross bytes.
+struct Shape {
+  bool shapes = false, cuda = false, device = false, gross = false;
+};
+
+std::vector<Column> OperatorColumns(Shape k) {
+  const bool shapes = k.shapes, cuda = k.cuda, gross = k.gross;
   std::vector<Column> c = {{"name", "Name", Unit::kText}};
   if (shapes) c.push_back({"input_shapes", "Input Shapes", Unit::kText});
   c.insert(c.end(), {{"self_cpu_pct", "Self CPU %", Unit::kPercent},
                      {"self_cpu_s", "Self CPU", Unit::kSeconds},
                      {"cpu_total_pct", "CPU total %", Unit::kPercent},
                      {"cpu_total_s", "CPU total", Unit::kSeconds},
-                     {"cpu_time_avg_s", "CPU time avg", Unit::kSeconds},
-                     {"cpu_mem", "CPU Mem", Unit::kBytes},
-                     {"self_cpu_mem", "Self CPU Mem", Unit::kBytes}});
+                     {"cpu_time_avg_s", "CPU time avg", Unit::kSeconds}});
+  if (k.device) {
+    c.insert(c.end(), {{"self_cuda_s", "Self CUDA", Unit::kSeconds},
+                       {"self_cuda_pct", "Self CUDA %", Unit::kPercent},
+                       {"cuda_total_s", "CUDA total", Unit::kSeconds},
+                       {"cuda_time_avg_s", "CUDA time avg", Unit::kSeconds}});
+  }
+  c.insert(c.end(),
+           {{"cpu_mem", "CPU Mem", Unit::kBytes}, {"self_cpu_mem", "Self CPU Mem", Unit::kBytes}});
   if (cuda) {
     c.push_back({"cuda_mem", "CUDA Mem", Unit::kBytes});
     c.push_back({"self_cuda_mem", "Self CUDA Mem", Unit::kBytes});
@@ -47,11 +59,13 @@ std::vector<Column> OperatorColumns(bool shapes, bool cuda, bool gross) {
   return c;
 }
 
-std::vector<Value> OperatorRow(const OpRow& r, double self_total_s, bool shapes, bool cuda,
-                               bool gross) {
-  auto pct = [&](double s) -> Value {
-    return self_total_s > 0 ? Value(100.0 * s / self_total_s) : Value();
+std::vector<Value> OperatorRow(const OpRow& r, double self_total_s, double self_device_total_s,
+                               Shape k) {
+  const bool shapes = k.shapes, cuda = k.cuda, gross = k.gross;
+  auto pct_of = [](double s, double total) -> Value {
+    return total > 0 ? Value(100.0 * s / total) : Value();
   };
+  auto pct = [&](double s) { return pct_of(s, self_total_s); };
   std::vector<Value> v;
   v.reserve(16);
   auto add = [&v](Value x) { v.push_back(std::move(x)); };
@@ -62,6 +76,12 @@ std::vector<Value> OperatorRow(const OpRow& r, double self_total_s, bool shapes,
   add(pct(r.total_s));
   add(r.total_s);
   add(r.total_s / static_cast<double>(r.calls));
+  if (k.device) {
+    add(r.self_device_s);
+    add(pct_of(r.self_device_s, self_device_total_s));
+    add(r.device_total_s);
+    add(r.device_total_s / static_cast<double>(r.calls));
+  }
   add(r.total_net[kCpu]);
   add(r.self_net[kCpu]);
   if (cuda) {
@@ -130,6 +150,7 @@ void AddMemoryTables(const OperatorReportInput& in, const MemoryStats& mem, repo
         "tensors saved for backward, plus the forward's outputs, the loss and its gradient seed "
         "(LibTorch 1.13 has no C++ saved-tensor hooks to count saved tensors one by one).");
   }
+  if (d.mem.empty()) return;  // no allocator events (torch.profiler's events carry none)
   report::Table& tl = s.AddTable("memory_timeline", "Memory timeline",
                                  {{"time_s", "Time", Unit::kSeconds},
                                   {"step", "Step", Unit::kCount},
@@ -200,32 +221,37 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
   SortKey key = SortKey::kCpuTimeTotal;
   ParseSortKey(o.sort_by, &key);  // validated with the options
   SortOps(rows, key);
-  double self_total = 0;
+  double self_total = 0, self_device_total = 0;
   int64_t calls = 0;
   for (const OpRow& r : rows) {
     self_total += r.self_s;
+    self_device_total += r.self_device_s;
     calls += r.calls;
   }
   s.AddMetric("self_cpu_time_total_s", "Self CPU time total", self_total, Unit::kSeconds);
+  if (self_device_total > 0) {
+    s.AddMetric("self_cuda_time_total_s", "Self CUDA time total", self_device_total,
+                Unit::kSeconds);
+  }
   s.AddMetric("operator_calls", "Operator calls", calls, Unit::kCount);
   if (rows.empty()) {
     s.notes.push_back("No operator ran in the recorded steps.");
   } else {
-    const bool cuda = SeenCuda(d);
+    Shape k{o.group_by_input_shape, SeenCuda(d) || in.cuda_memory, self_device_total > 0, false};
     const size_t shown = std::min<size_t>(rows.size(), static_cast<size_t>(o.row_limit));
     report::Table& top = s.AddTable(
         "operators_top", fmt::format("Top {} of {} operators by {}", shown, rows.size(), o.sort_by),
-        OperatorColumns(o.group_by_input_shape, cuda, false));
+        OperatorColumns(k));
     for (size_t i = 0; i < shown; ++i) {
-      top.rows.push_back(OperatorRow(rows[i], self_total, o.group_by_input_shape, cuda, false));
+      top.rows.push_back(OperatorRow(rows[i], self_total, self_device_total, k));
     }
     top.notes.push_back(fmt::format("Self CPU time total: {:.3f} ms. All operators: operators.csv.",
                                     self_total * 1e3));
+    k.gross = in.gross_memory;
     report::Table& all =
-        s.AddTable("operators", "All operators",
-                   OperatorColumns(o.group_by_input_shape, cuda, true), report::TableKind::kDetail);
+        s.AddTable("operators", "All operators", OperatorColumns(k), report::TableKind::kDetail);
     for (const OpRow& r : rows) {
-      all.rows.push_back(OperatorRow(r, self_total, o.group_by_input_shape, cuda, true));
+      all.rows.push_back(OperatorRow(r, self_total, self_device_total, k));
     }
   }
   AddMemoryTables(in, AnalyzeMemory(d, in.steps), s);

@@ -1,4 +1,4 @@
-#include "torch/op_events.h"
+#include "operators/op_events.h"
 
 #include <fmt/format.h>
 
@@ -26,6 +26,8 @@ std::vector<OpRow> AggregateOps(const OpData& data, StepRange steps, bool by_sha
     ++r.calls;
     r.self_s += static_cast<double>(e.self_ns) * 1e-9;
     r.total_s += static_cast<double>(e.dur_ns) * 1e-9;
+    r.self_device_s += static_cast<double>(e.self_device_ns) * 1e-9;
+    r.device_total_s += static_cast<double>(e.device_ns) * 1e-9;
     for (int d = 0; d < kDeviceClasses; ++d) {
       r.self_alloc[d] += e.self_alloc[d];
       r.self_freed[d] += e.self_freed[d];
@@ -40,6 +42,8 @@ bool ParseSortKey(const std::string& name, SortKey* out) {
   static const std::pair<const char*, SortKey> kKeys[] = {
       {"cpu_time_total", SortKey::kCpuTimeTotal},
       {"self_cpu_time_total", SortKey::kSelfCpuTimeTotal},
+      {"cuda_time_total", SortKey::kCudaTimeTotal},
+      {"self_cuda_time_total", SortKey::kSelfCudaTimeTotal},
       {"cpu_memory_usage", SortKey::kCpuMemory},
       {"self_cpu_memory_usage", SortKey::kSelfCpuMemory},
       {"count", SortKey::kCount}};
@@ -59,6 +63,10 @@ void SortOps(std::vector<OpRow>& rows, SortKey key) {
         return r.total_s;
       case SortKey::kSelfCpuTimeTotal:
         return r.self_s;
+      case SortKey::kCudaTimeTotal:
+        return r.device_total_s;
+      case SortKey::kSelfCudaTimeTotal:
+        return r.self_device_s;
       case SortKey::kCpuMemory:
         return static_cast<double>(r.total_net[kCpu]);
       case SortKey::kSelfCpuMemory:

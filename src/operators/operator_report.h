@@ -10,9 +10,9 @@
 
 #include <cstdint>
 
+#include "operators/op_events.h"
 #include "report/report.h"
 #include "session/trace_export.h"
-#include "torch/op_events.h"
 #include "trainprof/options.h"
 
 namespace trainprof::torchlib {
@@ -22,6 +22,8 @@ struct OperatorReportInput {
   StepRange steps;  // the recorded steps
   const Options::Memory& options;
   int64_t steps_in_run = 0;  // Step() calls of the whole session
+  bool gross_memory = true;  // the calls carry gross bytes allocated and freed (CSV columns)
+  bool cuda_memory = false;  // show the CUDA Mem columns even without CUDA allocator events
 };
 
 // Adds the section and its diagnostics (schedule longer than the run, dropped events).

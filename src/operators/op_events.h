@@ -31,6 +31,10 @@ struct OpEvent {
   int64_t self_freed[kDeviceClasses] = {0, 0};
   // Net bytes (allocated - freed) including the operators called inside it.
   int64_t total_net[kDeviceClasses] = {0, 0};
+  // GPU time of the kernels this call launched itself (PyTorch's "Self CUDA"), and with those
+  // of the operators called inside it ("CUDA total"). 0 without a GPU trace.
+  int64_t self_device_ns = 0;
+  int64_t device_ns = 0;
 };
 
 // One report of the allocator (c10::reportMemoryUsage).
@@ -75,13 +79,22 @@ struct OpRow {
   int64_t total_net[kDeviceClasses] = {0, 0};   // "CPU Mem" / "CUDA Mem"
   int64_t self_alloc[kDeviceClasses] = {0, 0};  // gross bytes, for the CSV
   int64_t self_freed[kDeviceClasses] = {0, 0};
+  double self_device_s = 0, device_total_s = 0;  // "Self CUDA" / "CUDA total"
 };
 
 // Rows of the calls whose step is in `steps`, grouped by name (and shapes when `by_shapes`),
 // in first-seen order.
 std::vector<OpRow> AggregateOps(const OpData& data, StepRange steps, bool by_shapes);
 
-enum class SortKey { kCpuTimeTotal, kSelfCpuTimeTotal, kCpuMemory, kSelfCpuMemory, kCount };
+enum class SortKey {
+  kCpuTimeTotal,
+  kSelfCpuTimeTotal,
+  kCudaTimeTotal,
+  kSelfCudaTimeTotal,
+  kCpuMemory,
+  kSelfCpuMemory,
+  kCount
+};
 // Parses memory.sort_by; false for an unknown name.
 bool ParseSortKey(const std::string& name, SortKey* out);
 // Largest first; ties keep name order.

@@ -1,5 +1,5 @@
 // Statistics of the operator observer's events, on hand-made events.
-#include "torch/op_events.h"
+#include "operators/op_events.h"
 
 #include <gtest/gtest.h>
 
@@ -64,7 +64,9 @@ TEST(OpEvents, AggregatesOnlyRecordedStepsByNameOrShapes) {
   SortKey k;
   EXPECT_TRUE(ParseSortKey("self_cpu_memory_usage", &k));
   EXPECT_EQ(k, SortKey::kSelfCpuMemory);
-  EXPECT_FALSE(ParseSortKey("cuda_time_total", &k));
+  EXPECT_TRUE(ParseSortKey("self_cuda_time_total", &k));
+  EXPECT_EQ(k, SortKey::kSelfCudaTimeTotal);
+  EXPECT_FALSE(ParseSortKey("cuda_memory_usage", &k));
 }
 
 TEST(OpEvents, PeakNamesWhatWasLiveAndActivationsCountTheStepsBlocksAtBackward) {

@@ -1,0 +1,256 @@
+// trainprof._core.TorchCollector: what trainprof.torch (python/trainprof/torch.py) measures in a
+// PyTorch loop — the operator calls of torch.profiler, CUDA memory per step, activation memory,
+// the model summary — handed to the C++ core, which computes the tables and adds them to the
+// Session's report at finish(), with the GPU sections of `trainprof analyze` for a CUDA trace.
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "operators/module_table.h"
+#include "operators/op_tree.h"
+#include "operators/operator_report.h"
+#include "operators/snapshot_digest.h"
+#include "operators/step_memory_report.h"
+#include "python/src/bindings.h"
+#include "session/extension.h"
+#include "trace/kineto_reader.h"
+
+namespace py = pybind11;
+
+namespace trainprof::python {
+namespace {
+
+// name, shapes, begin_ns, end_ns, tid, parent, cpu_net, cuda_net, kernels_ns
+using OpTuple = std::tuple<std::string, std::string, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t>;
+// name, type, depth, index, leaf, has_shapes, input_shape, output_shape, output_bytes, params,
+// trainable, param_bytes
+using ModuleTuple = std::tuple<std::string, std::string, int, int, bool, bool, std::vector<int64_t>,
+                               std::vector<int64_t>, int64_t, int64_t, int64_t, int64_t>;
+
+// device, segment address, segment size, segment type, block size, state, frames
+using SnapshotBlockTuple =
+    std::tuple<int64_t, uint64_t, int64_t, std::string, int64_t, std::string, std::string>;
+
+report::Severity ParseSeverity(const std::string& s) {
+  if (s == "warning") return report::Severity::kWarning;
+  if (s == "error") return report::Severity::kError;
+  return report::Severity::kInfo;
+}
+
+// The sections of `trainprof analyze` for the torch.profiler trace, when it holds GPU work.
+Status AddTraceSections(const std::string& path, report::Report& r) {
+  TRAINPROF_ASSIGN_OR_RETURN(trace::TraceModel m, trace::ReadTraceFile(path, {}));
+  const bool gpu = std::any_of(m.kind.begin(), m.kind.end(),
+                               [](trace::EventKind k) { return trace::IsGpuKind(k); });
+  if (!gpu) {
+    r.diagnostics.push_back(
+        {report::Severity::kInfo, "torch_trace_without_gpu", 1,
+         fmt::format("{}: no GPU activity in the torch.profiler trace, so no overview, GPU or "
+                     "HTA sections (they need a CUDA run with Kineto)",
+                     path)});
+    return Status::Ok();
+  }
+  std::vector<trace::TraceModel> models;
+  models.push_back(std::move(m));
+  analysis::AnalyzeOptions o;
+  o.steps = analysis::StepsMode::kAll;
+  o.threads = 1;
+  const auto analyses = analysis::AnalyzeAll(models, o);
+  report::Report a = analysis::BuildAnalyzeReport(models, analyses, o, path);
+  for (report::Section& s : a.sections) {
+    if (s.id == "recommendations" || s.id == "data_quality") continue;
+    if (r.FindSection(s.id) != nullptr) s.id = "trace_" + s.id;
+    s.title = "torch.profiler trace: " + s.title;
+    r.sections.push_back(std::move(s));
+  }
+  return Status::Ok();
+}
+
+class TorchCollector : public session::Extension {
+ public:
+  explicit TorchCollector(Session& session) : options_(session.options()) {}
+
+  void OnStep(int64_t) override {}
+  bool Claims(std::string_view key) const override {
+    return key == "memory.enabled" || key == "model_summary.enabled" || key == "snapshot.enabled";
+  }
+
+  void AddOps(const std::vector<OpTuple>& ops, int64_t first_step, int64_t end_step) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, shapes, b, e, tid, parent, cpu, cuda, kernels] : ops) {
+      calls_.push_back({name, shapes, b, e, tid, parent, cpu, cuda, kernels});
+    }
+    window_ = {first_step, end_step};
+    have_ops_ = true;
+  }
+  void AddCudaMemory(const torchlib::CudaMemoryStep& m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cuda_.push_back(m);
+  }
+  void AddActivation(const torchlib::ActivationStep& a) {
+    std::lock_guard<std::mutex> lock(mu_);
+    activations_.push_back(a);
+  }
+  void SetModelSummary(const std::string& type, const std::vector<ModuleTuple>& mods,
+                       int64_t input_bytes, const std::vector<std::string>& notes) {
+    torchlib::ModelSummary s;
+    s.model_type = type;
+    s.input_bytes = input_bytes;
+    s.notes = notes;
+    for (const auto& [name, ty, depth, index, leaf, has, in, out, ob, p, t, pb] : mods) {
+      torchlib::ModuleInfo m;
+      std::tie(m.name, m.type, m.depth, m.index, m.leaf, m.has_shapes) =
+          std::tie(name, ty, depth, index, leaf, has);
+      std::tie(m.input_shape, m.output_shape, m.output_bytes) = std::tie(in, out, ob);
+      std::tie(m.params, m.trainable, m.param_bytes) = std::tie(p, t, pb);
+      s.modules.push_back(std::move(m));
+    }
+    torchlib::FinishTotals(s);
+    std::lock_guard<std::mutex> lock(mu_);
+    summary_ = std::move(s);
+  }
+  void AddLine(const std::string& severity, const std::string& name, const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lines_.push_back({ParseSeverity(severity), name, 1, text});
+  }
+  void SetSnapshot(std::vector<torchlib::SnapshotBlock> blocks,
+                   std::vector<torchlib::SnapshotOom> ooms, const std::string& file) {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot_blocks_ = std::move(blocks);
+    snapshot_ooms_ = std::move(ooms);
+    snapshot_file_ = file;
+  }
+  void SetTrace(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    trace_ = path;
+  }
+
+  Status OnFinish(session::FinishContext& ctx) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    report::Report& r = ctx.report;
+    Status st = Status::Ok();
+    if (have_ops_) st = AddOperators(ctx);
+    if (st.ok() && !trace_.empty()) st = AddTraceSections(trace_, r);
+    torchlib::AddCudaMemorySection(cuda_, r);
+    torchlib::AddActivationSection(activations_, r);
+    if (!snapshot_file_.empty()) {
+      torchlib::AddSnapshotDigest(snapshot_blocks_, snapshot_ooms_, snapshot_file_, r);
+    }
+    if (summary_) {
+      Status s = torchlib::AddModelSummary(*summary_, options_.model_summary.depth, ctx.run_dir, r);
+      if (st.ok()) st = s;
+    }
+    for (report::Diagnostic& d : lines_) r.diagnostics.push_back(std::move(d));
+    lines_.clear();
+    return st;
+  }
+
+ private:
+  Status AddOperators(session::FinishContext& ctx) {
+    TRAINPROF_ASSIGN_OR_RETURN(torchlib::OpData data,
+                               torchlib::OpDataFromTree(calls_, window_.first));
+    torchlib::OperatorReportInput in{data, window_, options_.memory,
+                                     static_cast<int64_t>(ctx.steps.size())};
+    in.gross_memory = false;  // torch.profiler's events carry net bytes only
+    in.cuda_memory = !cuda_.empty();
+    torchlib::AddOperatorSection(in, ctx.report);
+    if (report::Section& s = ctx.report.sections.back(); s.id == "operators") {
+      s.notes.push_back(
+          "From torch.profiler's events: times as it measured them; memory columns are net bytes "
+          "(allocated minus freed) while each operator ran.");
+    }
+    return Status::Ok();
+  }
+
+  std::mutex mu_;
+  Options options_;
+  std::vector<torchlib::TreeOp> calls_;
+  torchlib::StepRange window_;
+  bool have_ops_ = false;
+  std::vector<torchlib::CudaMemoryStep> cuda_;
+  std::vector<torchlib::ActivationStep> activations_;
+  std::optional<torchlib::ModelSummary> summary_;
+  std::vector<report::Diagnostic> lines_;
+  std::string trace_;
+  std::vector<torchlib::SnapshotBlock> snapshot_blocks_;
+  std::vector<torchlib::SnapshotOom> snapshot_ooms_;
+  std::string snapshot_file_;
+};
+
+}  // namespace
+
+void AddTorchBinding(py::module_& m) {
+  py::class_<TorchCollector, std::shared_ptr<TorchCollector>>(m, "TorchCollector")
+      .def(py::init([](py::handle session) {
+             auto c = std::make_shared<TorchCollector>(CoreSession(session));
+             ThrowIfError(session::AttachExtension(CoreSession(session), c), false);
+             return c;
+           }),
+           py::arg("session"))
+      .def("add_ops", &TorchCollector::AddOps, py::arg("ops"), py::arg("first_step"),
+           py::arg("end_step"))
+      .def(
+          "add_cuda_memory",
+          [](TorchCollector& c, int64_t step, int64_t a, int64_t ap, int64_t r, int64_t rp,
+             int64_t ac, int64_t acp, int64_t retries, int64_t ooms) {
+            c.AddCudaMemory({step, a, ap, r, rp, ac, acp, retries, ooms});
+          },
+          py::arg("step"), py::arg("allocated"), py::arg("allocated_peak"), py::arg("reserved"),
+          py::arg("reserved_peak"), py::arg("active"), py::arg("active_peak"),
+          py::arg("alloc_retries"), py::arg("ooms"))
+      .def(
+          "add_activation",
+          [](TorchCollector& c, int64_t step, int64_t bytes, int64_t tensors,
+             const std::vector<std::pair<std::string, int64_t>>& by_module) {
+            c.AddActivation({step, bytes, tensors, by_module});
+          },
+          py::arg("step"), py::arg("bytes"), py::arg("tensors"), py::arg("by_module"))
+      .def("set_model_summary", &TorchCollector::SetModelSummary, py::arg("model_type"),
+           py::arg("modules"), py::arg("input_bytes"), py::arg("notes"))
+      .def("add_line", &TorchCollector::AddLine, py::arg("severity"), py::arg("name"),
+           py::arg("text"))
+      .def(
+          "add_snapshot",
+          [](TorchCollector& c, const std::vector<SnapshotBlockTuple>& blocks,
+             const std::vector<std::tuple<int64_t, int64_t, std::string>>& ooms,
+             const std::string& file) {
+            std::vector<torchlib::SnapshotBlock> b;
+            for (const auto& [dev, addr, seg, type, size, state, frames] : blocks) {
+              b.push_back({dev, addr, seg, type, size, state, frames});
+            }
+            std::vector<torchlib::SnapshotOom> o;
+            for (const auto& [dev, size, frames] : ooms) o.push_back({dev, size, frames});
+            c.SetSnapshot(std::move(b), std::move(o), file);
+          },
+          py::arg("blocks"), py::arg("ooms"), py::arg("file"))
+      .def("set_trace", &TorchCollector::SetTrace, py::arg("path"));
+  m.def(
+      "torch_options",
+      [](py::handle session) {
+        const Options& o = CoreSession(session).options();
+        py::dict d;
+        d["memory.enabled"] = o.memory.enabled;
+        d["memory.warmup"] = o.memory.warmup;
+        d["memory.steps"] = o.memory.steps;
+        d["memory.trace_rank0_only"] = o.memory.trace_rank0_only;
+        d["memory.record_shapes"] = o.memory.record_shapes;
+        d["model_summary.enabled"] = o.model_summary.enabled;
+        d["model_summary.depth"] = o.model_summary.depth;
+        d["snapshot.enabled"] = o.snapshot.enabled;
+        d["snapshot.warmup"] = o.snapshot.warmup;
+        d["snapshot.steps"] = o.snapshot.steps;
+        return d;
+      },
+      py::arg("session"), "The memory.*, model_summary.* and snapshot.* keys of a Session.");
+}
+
+}  // namespace trainprof::python

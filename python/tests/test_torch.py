@@ -1,0 +1,263 @@
+"""trainprof.torch on a real PyTorch loop: the operator table against torch's own key_averages(),
+the model summary and the activation memory with exact answers worked out from the layers, the
+lines for what this torch cannot do, and the hooks gone after the summary batch."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections import OrderedDict
+from typing import Any, Dict, List
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs PyTorch (Debian: python3-torch)")
+nn = torch.nn
+
+import trainprof  # noqa: E402
+import trainprof.torch  # noqa: E402
+from conftest import load_report, section, table  # noqa: E402
+
+QUIET = {"output.print": False, "speed.warmup_batches": 0}
+F32 = 4  # bytes per float32
+
+
+class Cnn(nn.Module):
+    """The PyTorch profiler tutorial's CNN with one input channel (examples/python)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(16 * 4 * 4, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x: Any) -> Any:
+        x = torch.nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = torch.nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        x = torch.relu(self.fc1(x))
+        x = torch.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def train(model: Any, overrides: Dict[str, Any], steps: int, shape: List[int]) -> Any:
+    torch.manual_seed(0)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01)
+    with trainprof.Session(run_dir="run", db="off", overrides={**QUIET, **overrides}) as s:
+        prof = trainprof.torch.attach(s, model)
+        s.stage("train")
+        for _ in range(steps):
+            loss = model(torch.randn(*shape)).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            s.step()
+    return s, prof
+
+
+def rows_by(report: Dict[str, Any], sid: str, tid: str, key: str) -> Dict[str, Dict[str, Any]]:
+    return {r[key]: r for r in table(report, sid, tid)["rows"]}
+
+
+def diagnostics(report: Dict[str, Any]) -> Dict[str, str]:
+    return {d["name"]: d["message"] for d in report["diagnostics"]}
+
+
+def test_operator_table_matches_torchs_key_averages() -> None:
+    s, prof = train(Cnn(), {"memory.enabled": True, "memory.warmup": 1, "memory.steps": 2}, 4,
+                    [4, 1, 28, 28])
+    report = load_report(s.report.run_dir)
+    ours = rows_by(report, "operators", "operators", "name")
+    theirs = {e.key: e for e in prof.profiler.key_averages()}
+    assert set(ours) == set(theirs)
+    for name, e in theirs.items():
+        row = ours[name]
+        assert row["calls"] == e.count, name
+        assert row["self_cpu_s"] == pytest.approx(e.self_cpu_time_total * 1e-6, abs=1e-6), name
+        assert row["cpu_total_s"] == pytest.approx(e.cpu_time_total * 1e-6, abs=1e-6), name
+        assert row["cpu_mem"] == e.cpu_memory_usage, name
+        assert row["self_cpu_mem"] == e.self_cpu_memory_usage, name
+    assert ours["ProfilerStep*"]["calls"] == 2
+    assert "aten::conv2d" in ours and "aten::addmm" in ours
+    # The trace is in the run folder, gzipped, and holds the recorded steps.
+    path = os.path.join(s.report.run_dir, trainprof.torch.TRACE_NAME)
+    with gzip.open(path, "rt") as f:
+        data = json.load(f)
+    events = data if isinstance(data, list) else data["traceEvents"]
+    assert sum(1 for e in events if e.get("name", "").startswith("ProfilerStep")) == 2
+
+
+def test_operator_table_grouped_by_input_shape() -> None:
+    s, _ = train(nn.Linear(8, 3), {"memory.enabled": True, "memory.warmup": 0, "memory.steps": 1,
+                                   "memory.record_shapes": True,
+                                   "memory.group_by_input_shape": True}, 2, [5, 8])
+    rows = table(load_report(s.report.run_dir), "operators", "operators")["rows"]
+    addmm = [r for r in rows if r["name"] == "aten::addmm"]
+    assert [r["input_shapes"] for r in addmm] == ["[[3], [5, 8], [8, 3], [], []]"]
+
+
+def test_model_summary_of_the_tutorial_cnn() -> None:
+    s, _ = train(Cnn(), {"model_summary.enabled": True}, 2, [4, 1, 28, 28])
+    report = load_report(s.report.run_dir)
+    rows = rows_by(report, "model_summary", "model_summary", "name")
+    b = 4
+    expect = {  # name: (output shape, params, mult-adds by torchinfo's rule)
+        "conv1": ([b, 6, 24, 24], 6 * 25 + 6, (6 * 25 + 6) * b * 24 * 24),
+        "conv2": ([b, 16, 8, 8], 16 * 6 * 25 + 16, (16 * 6 * 25 + 16) * b * 8 * 8),
+        "fc1": ([b, 120], 256 * 120 + 120, (256 * 120 + 120) * b),
+        "fc2": ([b, 84], 120 * 84 + 84, (120 * 84 + 84) * b),
+        "fc3": ([b, 10], 84 * 10 + 10, (84 * 10 + 10) * b),
+    }
+    for name, (shape, params, mult_adds) in expect.items():
+        assert rows[name]["output_shape"] == str(shape), name
+        assert rows[name]["params"] == params, name
+        assert rows[name]["mult_adds"] == mult_adds, name
+        assert rows[name]["trainable"] == "True"
+    assert rows["conv1"]["input_shape"] == str([b, 1, 28, 28])
+    assert rows["fc1"]["input_shape"] == str([b, 256])
+    m = section(report, "model_summary")["metrics"]
+    total = sum(p for _, p, _ in expect.values())
+    assert m["total_params"]["value"] == total == 44426
+    assert m["total_mult_adds"]["value"] == sum(x for _, _, x in expect.values())
+    assert m["input_size_bytes"]["value"] == b * 28 * 28 * F32
+    out_elems = b * (6 * 24 * 24 + 16 * 8 * 8 + 120 + 84 + 10)
+    assert m["forward_backward_pass_size_bytes"]["value"] == 2 * out_elems * F32
+    assert m["params_size_bytes"]["value"] == total * F32
+    text = open(os.path.join(s.report.run_dir, "model_summary.txt"), encoding="utf-8").read()
+    assert "├─Conv2d: 1-1" in text and "└─Linear: 1-5" in text
+
+
+def test_model_summary_shows_parameterless_modules_and_a_frozen_layer() -> None:
+    model = nn.Sequential(OrderedDict(
+        conv=nn.Conv2d(1, 2, 3), act=nn.ReLU(), pool=nn.MaxPool2d(2), flat=nn.Flatten(),
+        head=nn.Sequential(nn.Dropout(0.5), nn.Linear(2 * 13 * 13, 5))))
+    model.conv.requires_grad_(False)
+    s, _ = train(model, {"model_summary.enabled": True}, 1, [3, 1, 28, 28])
+    report = load_report(s.report.run_dir)
+    rows = rows_by(report, "model_summary", "model_summary", "name")
+    assert rows["conv"]["trainable"] == "False"
+    assert rows["conv"]["mult_adds"] == (2 * 9 + 2) * 3 * 26 * 26
+    assert rows["act"]["output_shape"] == str([3, 2, 26, 26]) and rows["act"]["params"] is None
+    assert rows["pool"]["output_shape"] == str([3, 2, 13, 13])
+    assert rows["flat"]["output_shape"] == str([3, 338])
+    assert rows["head.0"]["layer"].endswith("Dropout: 2-1")
+    assert rows["head.1"]["layer"].endswith("Linear: 2-2")
+    assert rows["head.1"]["mult_adds"] == (338 * 5 + 5) * 3
+    m = section(report, "model_summary")["metrics"]
+    assert m["total_params"]["value"] == 20 + 1695
+    assert m["trainable_params"]["value"] == 1695
+    assert m["non_trainable_params"]["value"] == 20
+
+
+def test_summary_hooks_are_removed_after_the_summary_batch() -> None:
+    model = Cnn()
+    with trainprof.Session(run_dir="run", db="off",
+                           overrides={**QUIET, "model_summary.enabled": True}) as s:
+        trainprof.torch.attach(s, model)
+        hooked = sum(len(m._forward_hooks) for m in model.modules())
+        assert hooked > 0
+        model(torch.randn(2, 1, 28, 28))
+        assert sum(len(m._forward_hooks) + len(m._forward_pre_hooks)
+                   for m in model.modules()) == 0
+        s.step()
+
+
+def test_activation_memory_is_exact_on_a_tiny_model() -> None:
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 26 * 26, 10))
+    # memory.steps = 2: the operator window is steps 0-1, activations are counted in steps 2-3.
+    s, _ = train(model, {"memory.enabled": True, "memory.warmup": 0, "memory.steps": 2}, 5,
+                 [8, 1, 28, 28])
+    report = load_report(s.report.run_dir)
+    steps = table(report, "activation_memory", "activation_steps")["rows"]
+    assert [r["step"] for r in steps] == [2, 3]
+    # Saved for backward: the conv's input x, and ReLU's output (Flatten's output and the
+    # Linear's input are views of it; the weights are parameters).
+    x_bytes = 8 * 1 * 28 * 28 * F32
+    relu_bytes = 8 * 4 * 26 * 26 * F32
+    for r in steps:
+        assert r["bytes"] == x_bytes + relu_bytes
+        assert r["tensors"] == 2
+    modules = rows_by(report, "activation_memory", "activation_modules", "module")
+    assert modules["0"]["max_bytes"] == x_bytes
+    assert modules["1"]["max_bytes"] == relu_bytes
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the lines of a CPU-only torch")
+def test_what_a_cpu_only_torch_lacks_is_one_line_each() -> None:
+    s, _ = train(nn.Linear(4, 2), {"memory.enabled": True, "memory.warmup": 0, "memory.steps": 1,
+                                   "snapshot.enabled": True}, 2, [3, 4])
+    report = load_report(s.report.run_dir)
+    lines = diagnostics(report)
+    assert "torch.cuda.is_available() is False" in lines["cuda_memory_without_cuda"]
+    assert "no memory_snapshot.pickle was written" in lines["snapshot_needs_cuda"]
+    if not torch.autograd.kineto_available():
+        assert "legacy autograd profiler" in lines["torch_profiler_legacy"]
+    for sid in ("cuda_memory", "memory_snapshot"):
+        assert sid not in {x["id"] for x in report["sections"]}
+    assert not os.path.exists(os.path.join(s.report.run_dir, "memory_snapshot.pickle"))
+    # Training went on: the operator table is there.
+    assert table(report, "operators", "operators")["rows"]
+
+
+def test_summary_without_a_model_and_a_late_attach_say_so() -> None:
+    with trainprof.Session(run_dir="run", db="off", overrides={
+            **QUIET, "model_summary.enabled": True, "memory.enabled": True,
+            "memory.warmup": 0, "memory.steps": 1}) as s:
+        for _ in range(2):
+            s.step()
+        trainprof.torch.attach(s)
+        s.step()
+    lines = diagnostics(load_report(s.report.run_dir))
+    assert "was given no model" in lines["model_summary_not_taken"]
+    assert "after the operator window" in lines["memory_schedule_passed"]
+
+
+def test_snapshot_digest_input_from_a_snapshot_dict() -> None:
+    from trainprof._torch_memory import _snapshot_digest_input
+
+    frames = [{"filename": "/src/model.py", "line": 12, "name": "forward"},
+              {"filename": "/src/train.py", "line": 40, "name": "step"}]
+    snap = {
+        "segments": [{"device": 0, "address": 4096, "total_size": 2 << 20,
+                      "segment_type": "large",
+                      "blocks": [{"size": 1 << 20, "state": "active_allocated", "frames": frames},
+                                 {"size": 1 << 20, "state": "inactive"}]}],
+        "device_traces": [[{"action": "alloc", "size": 8},
+                           {"action": "oom", "size": 3 << 30, "frames": frames}]],
+    }
+    blocks, ooms = _snapshot_digest_input(snap)
+    assert blocks == [
+        (0, 4096, 2 << 20, "large", 1 << 20, "active_allocated",
+         "forward (model.py:12) <- step (train.py:40)"),
+        (0, 4096, 2 << 20, "large", 1 << 20, "inactive", ""),
+    ]
+    assert ooms == [(0, 3 << 30, "forward (model.py:12) <- step (train.py:40)")]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda)")
+def test_on_a_gpu_kernel_times_cuda_memory_and_the_snapshot() -> None:
+    model = Cnn().cuda()
+    torch.manual_seed(0)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with trainprof.Session(run_dir="run", db="off", overrides={
+            **QUIET, "memory.enabled": True, "memory.warmup": 1, "memory.steps": 2,
+            "snapshot.enabled": True, "snapshot.warmup": 1, "snapshot.steps": 2}) as s:
+        trainprof.torch.attach(s, model)
+        s.stage("train")
+        for _ in range(5):
+            loss = model(torch.randn(64, 1, 28, 28, device="cuda")).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            s.step()
+    report = load_report(s.report.run_dir)
+    ops = rows_by(report, "operators", "operators", "name")
+    assert any(r.get("self_cuda_s", 0) > 0 for r in ops.values())
+    assert table(report, "cuda_memory", "cuda_memory")["rows"]
+    assert section(report, "gpu")
+    digest = section(report, "memory_snapshot")["metrics"]
+    assert digest["allocated_bytes"]["value"] > 0
+    assert os.path.exists(os.path.join(s.report.run_dir, "memory_snapshot.pickle"))

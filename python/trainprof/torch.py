@@ -1,0 +1,246 @@
+"""trainprof.torch: PyTorch's own depth in the trainprof report.
+
+Attach it to a Session, with the model, before the loop::
+
+    import trainprof, trainprof.torch
+
+    with trainprof.Session(overrides={"memory.enabled": True, "model_summary.enabled": True}) as s:
+        trainprof.torch.attach(s, model)
+        for x, y in loader:
+            loss = loss_fn(model(x), y); loss.backward(); opt.step(); opt.zero_grad()
+            s.step()
+
+What it adds to the run folder, each as a section of the one report:
+
+* ``memory.enabled``: torch.profiler runs on trainprof's schedule (``memory.warmup`` steps, then
+  ``memory.steps`` recorded); its trace is ``torch_trace.pt.trace.json.gz``; the operator table
+  (self/total CPU, self/total CUDA on a GPU, memory, input shapes with ``memory.record_shapes``)
+  and, for a CUDA trace, the overview, GPU and HTA sections of ``trainprof analyze``. Also the
+  activation memory of the recorded steps (saved-tensor hooks) and, on a GPU, CUDA memory per
+  step (``torch.cuda.memory_stats``). Activation memory is counted in the ``memory.steps``
+  steps after the operator window, so its hooks do not inflate the operator times.
+* ``model_summary.enabled``: torchinfo's table from forward hooks on the first forward pass
+  after ``attach`` (the hooks are removed right after it), in ``model_summary.txt`` too.
+* ``snapshot.enabled``: the CUDA allocator's history from step ``snapshot.warmup`` for
+  ``snapshot.steps`` steps, dumped to ``memory_snapshot.pickle`` (open it at
+  pytorch.org/memory_viz), with a digest in the report.
+
+The numbers are computed by trainprof's C++ core; this module only collects. What cannot be
+measured here (no CUDA, no Kineto, no snapshot API) is one plain line in the report.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+from trainprof import _core
+from trainprof._session import Session
+from trainprof._torch_summary import ModelSummaryHooks
+from trainprof._torch_memory import ActivationCounter, CudaMemoryStats, SnapshotRecorder
+
+TRACE_NAME = "torch_trace.pt.trace.json.gz"
+
+__all__ = ["TorchProfiler", "attach", "TRACE_NAME"]
+
+
+def _rank() -> int:
+    for var in ("RANK", "SLURM_PROCID"):
+        value = os.environ.get(var, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
+def _kineto() -> bool:
+    return bool(getattr(torch.autograd, "kineto_available", lambda: False)())
+
+
+class TorchProfiler:
+    """Collects torch.profiler's operators, CUDA and activation memory, the model summary and
+    the allocator snapshot for one :class:`trainprof.Session`; made by :func:`attach`."""
+
+    def __init__(self, session: Session, model: Optional[torch.nn.Module] = None) -> None:
+        self._session = session
+        self._core = _core.TorchCollector(session._core)
+        self._opts: Dict[str, Any] = _core.torch_options(session._core)
+        self._start = session.profiler_step
+        o = self._opts
+        self._window = (o["memory.warmup"], o["memory.warmup"] + o["memory.steps"])
+        self._activation_window = self._window
+        self._prof: Optional[Any] = None
+        self._done: Optional[Any] = None  # the torch.profiler.profile whose trace was written
+        self._activations: Optional[ActivationCounter] = None
+        self._cuda: Optional[CudaMemoryStats] = None
+        self._summary: Optional[ModelSummaryHooks] = None
+        self._snapshot: Optional[SnapshotRecorder] = None
+        if o["memory.enabled"]:
+            self._start_memory(model)
+        if o["model_summary.enabled"]:
+            self._start_summary(model)
+        if o["snapshot.enabled"]:
+            self._snapshot = SnapshotRecorder(
+                self._core, session.run_dir, o["snapshot.warmup"], o["snapshot.steps"]
+            )
+        session._add_listener(self)
+
+    # ---- memory.* ------------------------------------------------------------------------------
+
+    def _start_memory(self, model: Optional[torch.nn.Module]) -> None:
+        if self._opts["memory.trace_rank0_only"] and _rank() != 0:
+            self._core.add_line(
+                "info", "operators_not_on_this_rank",
+                f"memory.trace_rank0_only is true and this is rank {_rank()}: torch.profiler "
+                "did not run here")
+            return
+        if torch.cuda.is_available():
+            self._cuda = CudaMemoryStats(self._core)
+        else:
+            self._core.add_line(
+                "info", "cuda_memory_without_cuda",
+                "CUDA memory per step: torch.cuda.is_available() is False (CPU-only torch or no "
+                "GPU), so there is no CUDA memory table")
+        if not _kineto():
+            self._core.add_line(
+                "info", "torch_profiler_legacy",
+                f"torch {torch.__version__} is built without Kineto: torch.profiler falls back "
+                "to the legacy autograd profiler, which records CPU operators only (no kernels, "
+                "no device time, no GPU sections)")
+        end = self._window[1]
+        self._activation_window = (end, end + self._opts["memory.steps"])
+        self._activations = ActivationCounter(model)
+        self._activations.start(self._core, self._start, self._activation_window)
+        self._begin_profiler()
+
+    def _begin_profiler(self) -> None:
+        warmup, end = self._window
+        first = max(warmup - self._start, 0)
+        active = end - max(warmup, self._start)
+        if active <= 0:
+            self._core.add_line(
+                "warning", "memory_schedule_passed",
+                f"trainprof.torch.attach() came at step {self._start}, after the operator window "
+                f"(steps {warmup}-{end - 1}): attach before the loop")
+            return
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if torch.cuda.is_available() and _kineto():
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        self._prof = torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(wait=0, warmup=first, active=active, repeat=1),
+            on_trace_ready=self._trace_ready,
+            record_shapes=bool(self._opts["memory.record_shapes"]),
+            profile_memory=True,
+        )
+        self._prof.start()
+
+    @property
+    def profiler(self) -> Optional[Any]:
+        """The torch.profiler.profile of the recorded steps once its trace was written (for
+        ``key_averages()`` and the like), else None."""
+        return self._done
+
+    def _trace_ready(self, prof: Any) -> None:
+        self._done = prof
+        run_dir = self._session.run_dir
+        plain = os.path.join(run_dir, "torch_trace.pt.trace.json")
+        prof.export_chrome_trace(plain)
+        path = os.path.join(run_dir, TRACE_NAME)
+        with open(plain, "rb") as src, gzip.open(path + ".tmp", "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(path + ".tmp", path)
+        os.remove(plain)
+        ops = _op_tuples(prof.events())
+        self._core.add_ops(ops, max(self._window[0], self._start), self._window[1])
+        if _kineto():
+            self._core.set_trace(path)
+
+    # ---- model_summary.* -----------------------------------------------------------------------
+
+    def _start_summary(self, model: Optional[torch.nn.Module]) -> None:
+        if model is None:
+            self._core.add_line(
+                "warning", "model_summary_not_taken",
+                "model_summary.enabled is true, but trainprof.torch.attach() was given no model: "
+                "there is no model summary")
+            return
+        self._summary = ModelSummaryHooks(model, self._core)
+
+    # ---- the Session's steps -------------------------------------------------------------------
+
+    def _on_step(self, step: int) -> None:
+        """Called by Session.step() after the step `step - 1` ended."""
+        ended = step - 1
+        if self._cuda is not None:
+            self._cuda.step_ended(ended)
+        if self._activations is not None:
+            self._activations.step_ended(ended, self._activation_window)
+        if self._prof is not None:
+            self._prof.step()
+            if step >= self._window[1]:
+                self._stop_profiler()
+        if self._snapshot is not None:
+            self._snapshot.step_began(step)
+
+    def _stop_profiler(self) -> None:
+        if self._prof is not None:
+            prof, self._prof = self._prof, None
+            prof.stop()
+
+    def _on_finish(self) -> None:
+        """Called by Session.finish() before the report is built."""
+        self._stop_profiler()
+        if self._summary is not None:
+            self._summary.close()
+        if self._activations is not None:
+            self._activations.close()
+        if self._snapshot is not None:
+            self._snapshot.finish()
+
+    def __repr__(self) -> str:
+        return f"trainprof.torch.TorchProfiler(run_dir={self._session.run_dir!r})"
+
+
+def attach(session: Session, model: Optional[torch.nn.Module] = None) -> TorchProfiler:
+    """Adds PyTorch's operators, memory, model summary and allocator snapshot to ``session``'s
+    report, as its ``memory.*``, ``model_summary.*`` and ``snapshot.*`` keys say. Call it
+    before the training loop, with the model (needed for the model summary and the activation
+    memory per module). Raises :class:`trainprof.TrainprofError` when the session has finished."""
+    return TorchProfiler(session, model)
+
+
+def _shapes_text(shapes: Any) -> str:
+    if not shapes:
+        return ""
+    return "[" + ", ".join("[" + ", ".join(str(d) for d in s) + "]" for s in shapes) + "]"
+
+
+def _kernel_ns(evt: Any) -> int:
+    kernels = getattr(evt, "kernels", None) or []
+    return int(sum(k.duration for k in kernels) * 1000)
+
+
+def _op_tuples(events: Any) -> List[Tuple[str, str, int, int, int, int, int, int, int]]:
+    """torch.profiler's FunctionEvents as the C++ core's operator calls."""
+    index = {id(e): i for i, e in enumerate(events)}
+    out: List[Tuple[str, str, int, int, int, int, int, int, int]] = []
+    for e in events:
+        parent = getattr(e, "cpu_parent", None)
+        begin = int(e.time_range.start * 1000)
+        end = int(e.time_range.end * 1000)
+        out.append((
+            str(e.name),
+            _shapes_text(getattr(e, "input_shapes", None)),
+            begin,
+            end,
+            int(e.thread),
+            index.get(id(parent), -1) if parent is not None else -1,
+            int(getattr(e, "cpu_memory_usage", 0) or 0),
+            int(getattr(e, "cuda_memory_usage", getattr(e, "device_memory_usage", 0)) or 0),
+            _kernel_ns(e),
+        ))
+    return out
