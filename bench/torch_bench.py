@@ -4,8 +4,9 @@
 1. The operator report: a 20-step loop of examples/python's CNN with a 1 + 5 step window, run
    plain, under torch.profiler alone (the same activities, record_shapes, profile_memory, its
    trace written by tensorboard_trace_handler), and under a trainprof Session with
-   trainprof.torch (memory.enabled; the trace written gzipped and turned into the report at the
-   end of the window). Reported: what each adds to the plain loop, as % of its wall time.
+   trainprof.torch (memory.enabled; inside the loop it writes the trace as torch's handler does,
+   and compresses it and builds the report in finish()). Reported: what each adds to the plain
+   loop, as % of its wall time, and how long finish() took.
 2. The model summary's hooks after the summary batch: step time of a model that was summarised
    against the same model never hooked (0 % expected: the hooks are removed).
 
@@ -33,6 +34,7 @@ import trainprof.torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUIET = {"output.print": False, "output.csv": False, "output.trace": False}
+FINISH_S: List[float] = []  # trainprof Session.finish() times
 
 
 def load_cnn() -> type:
@@ -77,7 +79,9 @@ def trainprof_torch(model, opt, x, steps, tmp) -> float:
                                      "memory.steps": 5, "memory.record_shapes": True})
     trainprof.torch.attach(s, model)
     t = loop(model, opt, x, steps, s.step)
+    t0 = time.perf_counter()
     s.finish()
+    FINISH_S.append(time.perf_counter() - t0)
     return t
 
 
@@ -100,6 +104,7 @@ def bench_operators(steps: int, trials: int) -> Dict[str, float]:
         out[f"{name} adds %"] = 100 * (statistics.median(runs[name]) - base) / base
     out["trainprof.torch beyond torch.profiler, % of the plain run"] = (
         out["trainprof.torch adds %"] - out["torch.profiler adds %"])
+    out["trainprof finish() s"] = statistics.median(FINISH_S)
     return out
 
 

@@ -44,6 +44,7 @@ from trainprof._torch_summary import ModelSummaryHooks
 from trainprof._torch_memory import ActivationCounter, CudaMemoryStats, SnapshotRecorder
 
 TRACE_NAME = "torch_trace.pt.trace.json.gz"
+_PLAIN_TRACE = "torch_trace.pt.trace.json"  # until finish() compresses it
 
 __all__ = ["TorchProfiler", "attach", "TRACE_NAME"]
 
@@ -74,6 +75,7 @@ class TorchProfiler:
         self._activation_window = self._window
         self._prof: Optional[Any] = None
         self._done: Optional[Any] = None  # the torch.profiler.profile whose trace was written
+        self._reported = False
         self._activations: Optional[ActivationCounter] = None
         self._cuda: Optional[CudaMemoryStats] = None
         self._summary: Optional[ModelSummaryHooks] = None
@@ -145,17 +147,22 @@ class TorchProfiler:
         return self._done
 
     def _trace_ready(self, prof: Any) -> None:
+        # Inside the training loop: only what torch.profiler's own trace handlers do (write the
+        # trace); compressing it and building the report wait for finish().
         self._done = prof
+        prof.export_chrome_trace(os.path.join(self._session.run_dir, _PLAIN_TRACE))
+
+    def _report_operators(self) -> None:
+        prof, self._reported = self._done, True
         run_dir = self._session.run_dir
-        plain = os.path.join(run_dir, "torch_trace.pt.trace.json")
-        prof.export_chrome_trace(plain)
+        plain = os.path.join(run_dir, _PLAIN_TRACE)
         path = os.path.join(run_dir, TRACE_NAME)
         with open(plain, "rb") as src, gzip.open(path + ".tmp", "wb", compresslevel=6) as dst:
             shutil.copyfileobj(src, dst)
         os.replace(path + ".tmp", path)
         os.remove(plain)
-        ops = _op_tuples(prof.events())
-        self._core.add_ops(ops, max(self._window[0], self._start), self._window[1])
+        self._core.add_ops(_op_tuples(prof.events()), max(self._window[0], self._start),
+                           self._window[1])
         if _kineto():
             self._core.set_trace(path)
 
@@ -194,6 +201,8 @@ class TorchProfiler:
     def _on_finish(self) -> None:
         """Called by Session.finish() before the report is built."""
         self._stop_profiler()
+        if self._done is not None and not self._reported:
+            self._report_operators()
         if self._summary is not None:
             self._summary.close()
         if self._activations is not None:
