@@ -5,6 +5,7 @@ lines for what this torch cannot do, and the hooks gone after the summary batch.
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import os
 from collections import OrderedDict
@@ -17,30 +18,22 @@ nn = torch.nn
 
 import trainprof  # noqa: E402
 import trainprof.torch  # noqa: E402
-from conftest import load_report, section, table  # noqa: E402
+from conftest import ROOT, load_report, section, table  # noqa: E402
 
 QUIET = {"output.print": False, "speed.warmup_batches": 0}
 F32 = 4  # bytes per float32
 
 
-class Cnn(nn.Module):
-    """The PyTorch profiler tutorial's CNN with one input channel (examples/python)."""
+def load_cnn() -> Any:
+    """The PyTorch profiler tutorial's CNN with one input channel, from examples/python."""
+    spec = importlib.util.spec_from_file_location(
+        "fashion_mnist", ROOT / "examples" / "python" / "fashion_mnist.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Cnn
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 4 * 4, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
 
-    def forward(self, x: Any) -> Any:
-        x = torch.nn.functional.max_pool2d(torch.relu(self.conv1(x)), 2)
-        x = torch.nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
-        x = torch.flatten(x, 1)
-        x = torch.relu(self.fc1(x))
-        x = torch.relu(self.fc2(x))
-        return self.fc3(x)
+Cnn = load_cnn()
 
 
 def train(model: Any, overrides: Dict[str, Any], steps: int, shape: List[int]) -> Any:
