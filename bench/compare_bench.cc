@@ -17,6 +17,7 @@
 #include "report/json.h"
 #include "report/json_reader.h"
 #include "report/terminal.h"
+#include "session/report_builder.h"
 
 namespace {
 
@@ -40,19 +41,13 @@ report::Report RunReport(const std::vector<double>& steps) {
   report::Section& s = r.AddSection("speed", "Speed report");
   s.AddMetric("training_avg_throughput_per_sample", "Training throughput per sample", 1.0,
               Unit::kPerSecond);
-  report::Table& t = s.AddTable("training_rate", "Training throughput per step",
-                                {{"step", "Step", Unit::kCount},
-                                 {"epoch", "Epoch", Unit::kCount},
-                                 {"time_s", "Time", Unit::kSeconds},
-                                 {"batches_per_s", "Batches/s", Unit::kPerSecond},
-                                 {"samples_per_s", "Samples/s", Unit::kPerSecond},
-                                 {"data_wait_s", "Data wait", Unit::kSeconds}},
-                                report::TableKind::kSeries);
+  std::vector<record::RatePoint> points;
   double at = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     at += steps[i];
-    t.rows.push_back({static_cast<int64_t>(i), int64_t{0}, at, 1 / steps[i], 16 / steps[i], 1e-4});
+    points.push_back({static_cast<int64_t>(i), 0, at, 1 / steps[i], 16 / steps[i], 1e-4});
   }
+  session::AddRateSeries(s, "training_rate", "Training throughput per step", points);
   s.AddTable("speed_report", "Throughput per stage",
              {{"stage", "Stage"}, {"mean_s", "Mean", Unit::kSeconds}})
       .rows.push_back({std::string("training"), at / static_cast<double>(steps.size())});

@@ -74,6 +74,9 @@ def test_operator_table_matches_torchs_key_averages() -> None:
         assert row["cpu_mem"] == e.cpu_memory_usage, name
         assert row["self_cpu_mem"] == e.self_cpu_memory_usage, name
     assert ours["ProfilerStep*"]["calls"] == 2
+    # The CNN's relu and max_pool are functional calls in its own forward.
+    saved = rows_by(report, "activation_memory", "activation_modules", "module")
+    assert "(Cnn.forward itself)" in saved and "conv1" in saved
     assert "aten::conv2d" in ours and "aten::addmm" in ours
     # The trace is in the run folder, gzipped, and holds the recorded steps.
     path = os.path.join(s.report.run_dir, trainprof.torch.TRACE_NAME)
@@ -174,6 +177,7 @@ def test_activation_memory_is_exact_on_a_tiny_model() -> None:
         assert r["bytes"] == x_bytes + relu_bytes
         assert r["tensors"] == 2
     modules = rows_by(report, "activation_memory", "activation_modules", "module")
+    assert set(modules) == {"0", "1"}
     assert modules["0"]["max_bytes"] == x_bytes
     assert modules["1"]["max_bytes"] == relu_bytes
 

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Set, Tuple
 
 import torch
 
-_OUTSIDE = "(outside the top-level modules)"
+_OUTSIDE = "(outside the model's forward)"
 
 
 def _storage(t: torch.Tensor) -> Any:
@@ -31,6 +31,8 @@ class ActivationCounter:
         self._tensors = 0
         self._by_module: Dict[str, int] = {}
         self._current = _OUTSIDE
+        # Saved by the model's own forward, between its children (functional calls).
+        self._own = f"({type(model).__name__}.forward itself)" if model is not None else _OUTSIDE
         self._hooks: Optional[Any] = None
         self._handles = []
         self._core: Any = None
@@ -54,7 +56,9 @@ class ActivationCounter:
             self._params = {_storage(p).data_ptr() for p in self._model.parameters()}
             for name, child in self._model.named_children():
                 self._handles.append(child.register_forward_pre_hook(self._pre(name)))
-                self._handles.append(child.register_forward_hook(self._post))
+                self._handles.append(child.register_forward_hook(self._post(self._own)))
+            self._handles.append(self._model.register_forward_pre_hook(self._pre(self._own)))
+            self._handles.append(self._model.register_forward_hook(self._post(_OUTSIDE)))
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
         self._hooks.__enter__()
 
@@ -63,8 +67,10 @@ class ActivationCounter:
             self._current = name
         return hook
 
-    def _post(self, module: Any, args: Any, output: Any) -> None:
-        self._current = _OUTSIDE
+    def _post(self, after: str) -> Any:
+        def hook(module: Any, args: Any, output: Any) -> None:
+            self._current = after
+        return hook
 
     def start(self, core: Any, first_step: int, window: Tuple[int, int]) -> None:
         self._core = core

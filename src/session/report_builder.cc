@@ -81,25 +81,6 @@ void AddTimeSection(const TimeInput& in, report::Report& r) {
 
 namespace {
 
-void AddRateSeries(report::Section& s, const std::string& id, const std::string& title,
-                   const std::vector<record::RatePoint>& points) {
-  report::Table& t = s.AddTable(id, title,
-                                {{"step", "Step", Unit::kCount},
-                                 {"epoch", "Epoch", Unit::kCount},
-                                 {"time_s", "Time", Unit::kSeconds},
-                                 {"batches_per_s", "Batches/s", Unit::kPerSecond},
-                                 {"samples_per_s", "Samples/s", Unit::kPerSecond},
-                                 {"data_wait_s", "Data wait", Unit::kSeconds}},
-                                report::TableKind::kSeries);
-  for (const record::RatePoint& p : points) {
-    t.rows.push_back({p.step, p.epoch, p.t_s, p.batches_per_s, p.samples_per_s, p.data_wait_s});
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // "training waited for data 38.1 % of each step ..." with the workers that would hide the wait:
 // a loader of W workers (W = 0: the loop fetches itself) that keeps the loop waiting produces a
 // batch in P = W * step time (P = the wait when W = 0), so hiding it behind C = step - wait of
@@ -211,6 +192,21 @@ void AddSpeedSection(const SpeedInput& in, report::Report& r) {
   }
   AddRateSeries(s, "training_rate", "Training throughput per step", sp.training_rate);
   AddRateSeries(s, "validation_rate", "Validation throughput per step", sp.validation_rate);
+}
+
+void AddRateSeries(report::Section& s, const std::string& id, const std::string& title,
+                   const std::vector<record::RatePoint>& points) {
+  report::Table& t = s.AddTable(id, title,
+                                {{"step", "Step", Unit::kCount},
+                                 {"epoch", "Epoch", Unit::kCount},
+                                 {"time_s", "Time", Unit::kSeconds},
+                                 {"batches_per_s", "Batches/s", Unit::kPerSecond},
+                                 {"samples_per_s", "Samples/s", Unit::kPerSecond},
+                                 {"data_wait_s", "Data wait", Unit::kSeconds}},
+                                report::TableKind::kSeries);
+  for (const record::RatePoint& p : points) {
+    t.rows.push_back({p.step, p.epoch, p.t_s, p.batches_per_s, p.samples_per_s, p.data_wait_s});
+  }
 }
 
 }  // namespace trainprof::session

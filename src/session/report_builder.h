@@ -2,6 +2,7 @@
 // inputs, so they are tested without running a Session.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "record/statistics.h"
@@ -26,5 +27,10 @@ struct SpeedInput {
 // kDataWaitFindingPct of its step time, with the loader workers that would hide the wait.
 void AddSpeedSection(const SpeedInput& in, report::Report& report);
 inline constexpr double kDataWaitFindingPct = 5.0;
+
+// The per-step series `id` (training_rate, validation_rate) that compare reads the step times
+// from: step, epoch, time, batches/s, samples/s, data wait.
+void AddRateSeries(report::Section& s, const std::string& id, const std::string& title,
+                   const std::vector<record::RatePoint>& points);
 
 }  // namespace trainprof::session
