@@ -258,3 +258,22 @@ def test_on_a_gpu_kernel_times_cuda_memory_and_the_snapshot() -> None:
     digest = section(report, "memory_snapshot")["metrics"]
     assert digest["allocated_bytes"]["value"] > 0
     assert os.path.exists(os.path.join(s.report.run_dir, "memory_snapshot.pickle"))
+
+
+def test_a_cuda_trace_adds_analyzes_sections_and_a_cpu_trace_says_why_not() -> None:
+    from trainprof import _core
+
+    for trace, gpu_trace in ((ROOT / "fuzz" / "corpus" / "kineto" / "kineto_small.json", True),
+                             (ROOT / "fuzz" / "corpus" / "kineto" / "escapes.json", False)):
+        s = trainprof.Session(run_dir=f"run_{gpu_trace}", db="off", overrides=QUIET)
+        _core.TorchCollector(s._core).set_trace(str(trace))
+        s.step()
+        s.finish()
+        report = load_report(s.report.run_dir)
+        ids = {x["id"]: x["title"] for x in report["sections"]}
+        if gpu_trace:
+            assert ids["gpu"].startswith("torch.profiler trace: GPU summary")
+            assert "overview" in ids and "hta" in ids and "recommendations" not in ids
+        else:
+            assert "gpu" not in ids
+            assert "no GPU activity" in diagnostics(report)["torch_trace_without_gpu"]
