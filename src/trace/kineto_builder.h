@@ -74,7 +74,10 @@ class EventBuilder {
   std::vector<MemoryDelta> memory_deltas_;  // [memory] events with Bytes but no Total Allocated
   struct TrackHash {
     size_t operator()(const Track& t) const {
-      return std::hash<int64_t>()(t.pid * 1000003 ^ t.tid * 10007 ^ t.device * 101 ^ t.stream);
+      // Unsigned: pids and tids come from the file and may be huge (signed overflow is UB).
+      const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+      return std::hash<uint64_t>()(u(t.pid) * 1000003u ^ u(t.tid) * 10007u ^ u(t.device) * 101u ^
+                                   u(t.stream));
     }
   };
   std::unordered_map<Track, uint32_t, TrackHash> track_index_;
