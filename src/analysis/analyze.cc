@@ -27,9 +27,15 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
   base::ParallelFor(models.size(), o.threads, [&](size_t i) {
     RankAnalysis& a = out[i];
     a.steps = FindSteps(models[i], o.steps);
-    a.overview = ComputeOverview(models[i], a.steps);
+    a.overview = ComputeOverview(models[i], a.steps, o.dataloader_patterns);
     a.gpus = ComputeGpuSummaries(models[i], a.steps);
     a.hta = ComputeHta(models[i], a.steps, hta);
+    const OpTree tree = BuildOpTree(models[i]);
+    a.operators = OperatorView(models[i], tree);
+    a.kernels = KernelView(models[i], tree, false);
+    a.operator_kernels = KernelView(models[i], tree, true);
+    a.phases = ComputePhases(models[i], tree, o.dataloader_patterns);
+    a.modules = ModuleView(models[i], tree);
     if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
       a.gpus.clear();
       a.hta = HtaResult{};
@@ -43,10 +49,8 @@ namespace {
 
 // The report's sections, in order. A new view: its file, and one line here.
 constexpr AddViewFn kViews[] = {
-    AddOverviewSection,
-    AddGpuSection,
-    AddHtaSection,
-    AddRecommendationsSection,
+    AddOverviewSection, AddGpuSection,   AddHtaSection,    AddOperatorSection,
+    AddKernelSection,   AddPhaseSection, AddModuleSection, AddRecommendationsSection,
 };
 
 // The run's identity for the run history's config hash: what was read (file names, sizes after
@@ -80,6 +84,9 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<trace::TraceModel>& m
   r.config.emplace_back("analyze.launch_delay_cutoff_us",
                         Seconds(o.hta.launch_delay_cutoff_ns) * 1e6);
   r.config.emplace_back("analyze.top_kernels", static_cast<int64_t>(o.hta.top_kernels));
+  if (!o.dataloader_patterns.empty())
+    r.config.emplace_back("analyze.dataloader_patterns",
+                          fmt::format("{}", fmt::join(o.dataloader_patterns, ", ")));
   if (!devices.empty()) r.AddMeta("devices", devices);
 }
 
