@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "analysis/kernel_class.h"
 
@@ -20,16 +21,23 @@ bool IsRuntimeKind(EventKind k) { return k == EventKind::kRuntime || k == EventK
 // Host ranges and runtime calls in (thread, start, longest first, ranges before calls) order,
 // so that a sweep with a stack sees every parent before its children.
 std::vector<uint32_t> HostEventsInOrder(const trace::TraceModel& m) {
-  std::vector<uint32_t> ev;
-  for (size_t i = 0; i < m.size(); ++i)
-    if (IsRangeKind(m.kind[i]) || IsRuntimeKind(m.kind[i])) ev.push_back(static_cast<uint32_t>(i));
-  std::sort(ev.begin(), ev.end(), [&](uint32_t a, uint32_t b) {
-    if (m.track[a] != m.track[b]) return m.track[a] < m.track[b];
-    if (m.ts_ns[a] != m.ts_ns[b]) return m.ts_ns[a] < m.ts_ns[b];
-    if (m.end_ns(a) != m.end_ns(b)) return m.end_ns(a) > m.end_ns(b);
-    const bool ra = IsRuntimeKind(m.kind[a]), rb = IsRuntimeKind(m.kind[b]);
-    return ra != rb ? rb : a < b;
+  struct Key {
+    int64_t ts, neg_end;
+    uint32_t track, event;
+    bool runtime;
+  };
+  std::vector<Key> keys;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const bool runtime = IsRuntimeKind(m.kind[i]);
+    if (runtime || IsRangeKind(m.kind[i]))
+      keys.push_back({m.ts_ns[i], -m.end_ns(i), m.track[i], static_cast<uint32_t>(i), runtime});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.track, a.ts, a.neg_end, a.runtime, a.event) <
+           std::tie(b.track, b.ts, b.neg_end, b.runtime, b.event);
   });
+  std::vector<uint32_t> ev(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) ev[k] = keys[k].event;
   return ev;
 }
 
@@ -39,7 +47,9 @@ std::vector<int32_t> Nest(const trace::TraceModel& m, OpTree& t) {
   std::vector<int32_t> rt_owner(m.size(), -1);
   std::vector<int32_t> stack;
   uint32_t track = UINT32_MAX;
-  for (uint32_t e : HostEventsInOrder(m)) {
+  const std::vector<uint32_t> order = HostEventsInOrder(m);
+  t.nodes.reserve(order.size());
+  for (uint32_t e : order) {
     if (m.track[e] != track) stack.clear(), track = m.track[e];
     while (!stack.empty() && m.end_ns(t.nodes[stack.back()].event) < m.end_ns(e)) stack.pop_back();
     const int32_t parent = stack.empty() ? -1 : stack.back();
@@ -57,8 +67,9 @@ std::vector<int32_t> Nest(const trace::TraceModel& m, OpTree& t) {
 // Device self time of each node from the GPU work its runtime calls launched.
 void AttributeGpuWork(const trace::TraceModel& m, const std::vector<int32_t>& rt_owner, OpTree& t) {
   t.gpu_owner.assign(m.size(), -1);
+  std::vector<int8_t>& tc = t.tc_by_name;
+  tc.assign(m.names.size(), -1);
   if (m.launcher.empty()) return;
-  std::vector<int8_t> tc(m.names.size(), -1);
   for (size_t i = 0; i < m.size(); ++i) {
     if (!trace::IsGpuKind(m.kind[i]) || m.launcher[i] < 0) continue;
     const int32_t owner = rt_owner[m.launcher[i]];

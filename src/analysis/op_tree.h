@@ -35,6 +35,9 @@ struct OpTree {
   std::vector<OpNode> nodes;  // parents before children
   // Per model event: the node whose runtime call launched this GPU event, else -1.
   std::vector<int32_t> gpu_owner;
+  // Per name id: 1 when a kernel of that name uses Tensor Cores (KernelUsesTensorCores), 0 when
+  // not, -1 for names no launched kernel has.
+  std::vector<int8_t> tc_by_name;
 };
 
 // Never fails; a trace without host ranges gives an empty tree.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
@@ -78,21 +77,24 @@ double WeightedMean(double weighted, int64_t total_ns, bool any) {
 std::vector<KernelRow> KernelView(const trace::TraceModel& m, const OpTree& t, bool per_operator) {
   // Keyed by (operator name id + 1, kernel name id); operator 0 when not split or not launched
   // by a range.
-  std::map<std::pair<uint64_t, uint32_t>, KernelAcc> acc;
+  std::unordered_map<uint64_t, KernelAcc> acc;  // (operator << 32) | kernel name
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != EventKind::kKernel) continue;
     uint64_t op = 0;
     if (per_operator && !t.gpu_owner.empty() && t.gpu_owner[i] >= 0)
       op = uint64_t{m.name[t.nodes[t.gpu_owner[i]].event]} + 1;
-    AddInstance(m, i, acc[{op, m.name[i]}]);
+    AddInstance(m, i, acc[(op << 32) | m.name[i]]);
   }
   std::vector<KernelRow> out;
   out.reserve(acc.size());
   for (auto& [key, a] : acc) {
     KernelRow r = std::move(a.row);
-    r.name = m.names[key.second];
-    if (key.first > 0) r.op = m.names[static_cast<uint32_t>(key.first - 1)];
-    r.tensor_cores = KernelUsesTensorCores(r.name);
+    const uint32_t name = static_cast<uint32_t>(key & 0xffffffffu);
+    const uint64_t op = key >> 32;
+    r.name = m.names[name];
+    if (op > 0) r.op = m.names[static_cast<uint32_t>(op - 1)];
+    const int8_t tc = name < t.tc_by_name.size() ? t.tc_by_name[name] : -1;
+    r.tensor_cores = tc >= 0 ? tc == 1 : KernelUsesTensorCores(r.name);
     r.blocks_per_sm = WeightedMean(a.blocks_weighted, r.total_ns, a.has_blocks);
     r.occupancy_pct = WeightedMean(a.occupancy_weighted, r.total_ns, a.has_occupancy);
     out.push_back(std::move(r));
