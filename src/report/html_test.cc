@@ -161,6 +161,38 @@ TEST(HtmlTest, SpeedChartsOnlyWhatWasMeasured) {
   EXPECT_NE(html.find("Throughput over time (samples/s)"), std::string::npos);
 }
 
+// What a new user saw: a "Recommendations" heading with nothing under it that the nav bar linked
+// to, findings whose severity showed only as a border colour, and charts nobody asked for.
+TEST(HtmlTest, FindingsOnlySectionsAreNotEmptyHeadingsAndFindingsSayTheirSeverity) {
+  Report r;
+  r.title = "trainprof analyze: /a/very/long/path/to/some/traces/folder/that/overflows/the/page";
+  Section& rec = r.AddSection("recommendations", "Recommendations");
+  rec.findings.push_back({Severity::kWarning, "the GPU is idle"});
+  Section& ops = r.AddSection("operator_view", "Operator view");
+  Table& t =
+      ops.AddTable("ops", "Operators", {{"name", "Name"}, {"self_s", "Self", Unit::kSeconds}});
+  t.rows = {{std::string("aten::mm"), 2.0}, {std::string("aten::add"), 1.0}};
+  t.chart = {.kind = ChartKind::kBars, .label = "name", .values = {"self_s"}, .limit = 1};
+  const std::string html = RenderHtmlString(r);
+  EXPECT_EQ(html.find("id=\"s-recommendations\""), std::string::npos);
+  EXPECT_EQ(html.find("href=\"#s-recommendations\""), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"sev\">warning</span>"), std::string::npos);
+  EXPECT_NE(html.find("the GPU is idle"), std::string::npos);
+  EXPECT_NE(html.find("href=\"#s-operator_view\""), std::string::npos);
+  // The hint's chart: one bar (the limit), the largest row.
+  const nlohmann::json outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  bool found = false;
+  for (const auto& sec : outline["sections"])
+    if (sec["id"] == "operator_view") {
+      ASSERT_EQ(sec["charts"].size(), 1u);
+      EXPECT_EQ(sec["charts"][0]["id"], "ops");
+      found = true;
+    }
+  EXPECT_TRUE(found);
+  EXPECT_NE(html.find("aten::mm</text>"), std::string::npos);
+  EXPECT_EQ(html.find("aten::add</text>"), std::string::npos);
+}
+
 TEST(SvgTest, NiceTicks) {
   EXPECT_EQ(svg::NiceTicks(0, 9.3, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(svg::NiceTicks(0, 0.03, 3), (std::vector<double>{0, 0.01, 0.02, 0.03}));
