@@ -36,6 +36,7 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
     a.operator_kernels = KernelView(models[i], tree, true);
     a.phases = ComputePhases(models[i], tree, o.dataloader_patterns);
     a.modules = ModuleView(models[i], tree);
+    a.kernel_sequences = FrequentKernelSequences(models[i], tree, {});
     if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
       a.gpus.clear();
       a.hta = HtaResult{};
@@ -47,11 +48,21 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
 
 namespace {
 
-// The report's sections, in order. A new view: its file, and one line here.
+// The report's sections, in order. A new view: its file, and one line here (one view a line,
+// so that adding one is a one-line change).
+// clang-format off
 constexpr AddViewFn kViews[] = {
-    AddOverviewSection, AddGpuSection,   AddHtaSection,    AddOperatorSection,
-    AddKernelSection,   AddPhaseSection, AddModuleSection, AddRecommendationsSection,
+    AddOverviewSection,
+    AddGpuSection,
+    AddHtaSection,
+    AddOperatorSection,
+    AddKernelSection,
+    AddKernelSequencesSection,
+    AddPhaseSection,
+    AddModuleSection,
+    AddRecommendationsSection,
 };
+// clang-format on
 
 // The run's identity for the run history's config hash: what was read (file names, sizes after
 // gunzip, event counts, ranks, devices) and every option that changes a figure. Where the files

@@ -11,6 +11,7 @@
 
 #include "analysis/gpu_metrics.h"
 #include "analysis/hta.h"
+#include "analysis/kernel_sequences.h"
 #include "analysis/module_view.h"
 #include "analysis/operator_view.h"
 #include "analysis/overview.h"
@@ -37,7 +38,8 @@ struct RankAnalysis {
   std::vector<OperatorRow> operators;                // the Operator view (operator_view.h)
   std::vector<KernelRow> kernels, operator_kernels;  // the Kernel view
   PhaseResult phases;
-  std::vector<ModuleRow> modules;  // the Module view
+  std::vector<ModuleRow> modules;                // the Module view
+  std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
 };
 
 // One RankAnalysis per model, in the same order; ranks run in parallel.

@@ -241,6 +241,7 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
   r.has_communication = overlap.has_value();
   r.comm_comp_overlap_pct = overlap.value_or(0);
   r.launch = CudaKernelLaunchStats(ev, o);
+  r.queues = QueueLengthSummary(m);
   return r;
 }
 

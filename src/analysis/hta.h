@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/hta_counters.h"
 #include "analysis/hta_events.h"
 #include "analysis/kernel_class.h"
 #include "analysis/steps.h"
@@ -75,6 +76,7 @@ struct HtaResult {
   double comm_comp_overlap_pct = 0;      // NaN-free: 0 without communication
   bool has_communication = false;
   LaunchStats launch;
+  std::vector<StreamQueue> queues;  // queue length per stream, whole trace (hta_counters.h)
 };
 
 // Every analysis below on one selection of `m`'s GPU events.

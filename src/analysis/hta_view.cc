@@ -139,12 +139,35 @@ void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
   if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
 }
 
+void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& t = s.AddTable("queue_length", "Queue length per stream (whole trace)",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"stream", "Stream", Unit::kCount},
+                                 {"max", "Max", Unit::kCount},
+                                 {"mean", "Mean (HTA)", Unit::kNumber},
+                                 {"time_mean", "Mean over time", Unit::kNumber},
+                                 {"blocked_s", "Blocked on full queue", Unit::kSeconds},
+                                 {"blocked_pct", "Blocked %", Unit::kPercent}});
+  for (size_t i = 0; i < in.models.size(); ++i)
+    for (const StreamQueue& q : in.analyses[i].hta.queues)
+      t.rows.push_back({in.RankLabel(i), q.stream, q.max_length, q.mean_length, q.time_mean_length,
+                        Seconds(q.blocked_ns),
+                        q.span_ns > 0 ? 100.0 * q.blocked_ns / q.span_ns : 0.0});
+  t.notes.push_back(fmt::format(
+      "Outstanding operations: +1 at the launch call, -1 when the work starts on the GPU. "
+      "Blocked: {} or more outstanding, when a further launch waits. Mean (HTA): over the "
+      "points where the length changed. Memcpy bandwidth is not shown yet: the trace model "
+      "does not keep the bytes of a copy.",
+      kFullQueue));
+}
+
 }  // namespace
 
 void AddHtaSection(const AnalyzeInput& in, report::Report& r) {
   static constexpr AddTableFn kTables[] = {
       TemporalBreakdownTable,     IdleTimeBreakdownTable,   CommCompOverlapTable,
       CudaKernelLaunchStatsTable, KernelTypeBreakdownTable, GpuKernelBreakdownTable,
+      QueueLengthSummaryTable,
   };
   report::Section& s = r.AddSection("hta", "HTA breakdowns");
   for (AddTableFn add : kTables) add(in, s);

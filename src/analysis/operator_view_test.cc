@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/hta_counters.h"
+#include "analysis/kernel_sequences.h"
 #include "analysis/module_view.h"
 #include "analysis/op_tree.h"
 #include "analysis/phase_view.h"
@@ -211,6 +213,50 @@ TEST(ModuleView, HierarchyWithHostAndDeviceTime) {
   EXPECT_EQ(rows[1].device_ns, 50);
   EXPECT_EQ(rows[2].name, "Linear_1");
   EXPECT_EQ(rows[2].self_device_ns, 30);
+}
+
+TEST(FrequentKernelSequences, OneOperatorsRepeatedSequence) {
+  ModelBuilder b;
+  for (int64_t c = 0; c < 3; ++c) {  // aten::linear three times: gemm, then bias and relu
+    const int64_t at = c * 1000;
+    b.Add(EventKind::kCpuOp, "aten::linear", at, 500, kHost);
+    b.Add(EventKind::kCpuOp, "aten::mm", at + 10, 100, kHost);
+    b.Launch("gemm", at + 20, at + 600, 100);
+    b.Launch("bias", at + 200, at + 700, 20);
+    b.Launch("relu", at + 300, at + 720, 10 + c);
+  }
+  b.Add(EventKind::kCpuOp, "aten::linear", 5000, 500, kHost);  // two kernels: too short
+  b.Launch("gemm", 5010, 5600, 100);
+  b.Launch("bias", 5020, 5700, 20);
+  b.Add(EventKind::kCpuOp, "aten::conv2d", 7000, 500, kHost);  // once: not frequent
+  for (int k = 0; k < 4; ++k) b.Launch("conv", 7010 + k * 20, 7600 + k * 50, 40);
+  const trace::TraceModel m = b.Done();
+  const std::vector<KernelSequence> s = FrequentKernelSequences(m, BuildOpTree(m), {});
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].op, "aten::linear");
+  EXPECT_EQ(s[0].kernels, (std::vector<std::string>{"gemm", "bias", "relu"}));
+  EXPECT_EQ(s[0].calls, 3);
+  EXPECT_EQ(s[0].total_ns, 3 * (100 + 20) + 10 + 11 + 12);
+  KernelSequenceOptions once;
+  once.min_calls = 1;
+  EXPECT_EQ(FrequentKernelSequences(m, BuildOpTree(m), once).size(), 2u);  // and conv2d's
+}
+
+TEST(QueueLength, OutstandingLaunchesPerStream) {
+  ModelBuilder b;
+  for (int64_t k = 0; k < 3; ++k) b.Launch("k", 10 * k, 100 * (k + 1), 50);
+  const trace::TraceModel m = b.Done();
+  // +1 at 0, 10, 20; -1 at 100, 200, 300: lengths 1 2 3 2 1 0.
+  std::vector<StreamQueue> q = QueueLengthSummary(m, 3);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].stream, 7);
+  EXPECT_EQ(q[0].changes, 6);
+  EXPECT_EQ(q[0].max_length, 3);
+  EXPECT_DOUBLE_EQ(q[0].mean_length, 9.0 / 6);
+  EXPECT_EQ(q[0].span_ns, 300);
+  EXPECT_DOUBLE_EQ(q[0].time_mean_length, (1 * 10 + 2 * 10 + 3 * 80 + 2 * 100 + 1 * 100) / 300.0);
+  EXPECT_EQ(q[0].blocked_ns, 80);
+  EXPECT_EQ(QueueLengthSummary(m)[0].blocked_ns, 0);  // CUDA's 1024 is far away
 }
 
 // On real traces: every GPU event a range launched is counted once, in exactly one device self

@@ -34,13 +34,15 @@ using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 inline double Seconds(double ns) { return ns / 1e9; }
 
-void AddOverviewSection(const AnalyzeInput& in, report::Report& r);         // overview_view.cc
-void AddGpuSection(const AnalyzeInput& in, report::Report& r);              // gpu_view.cc
-void AddHtaSection(const AnalyzeInput& in, report::Report& r);              // hta_view.cc
-void AddOperatorSection(const AnalyzeInput& in, report::Report& r);         // operator_section.cc
-void AddKernelSection(const AnalyzeInput& in, report::Report& r);           // operator_section.cc
-void AddPhaseSection(const AnalyzeInput& in, report::Report& r);            // phase_section.cc
-void AddModuleSection(const AnalyzeInput& in, report::Report& r);           // module_section.cc
+void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_view.cc
+void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_view.cc
+void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_view.cc
+void AddOperatorSection(const AnalyzeInput& in, report::Report& r);  // operator_section.cc
+void AddKernelSection(const AnalyzeInput& in, report::Report& r);    // operator_section.cc
+void AddKernelSequencesSection(const AnalyzeInput& in,
+                               report::Report& r);                 // kernel_sequences_section.cc
+void AddPhaseSection(const AnalyzeInput& in, report::Report& r);   // phase_section.cc
+void AddModuleSection(const AnalyzeInput& in, report::Report& r);  // module_section.cc
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);  // findings.cc
 
 }  // namespace trainprof::analysis
