@@ -1,5 +1,6 @@
 #include "report/html.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -191,6 +192,29 @@ TEST(HtmlTest, FindingsOnlySectionsAreNotEmptyHeadingsAndFindingsSayTheirSeverit
   EXPECT_TRUE(found);
   EXPECT_NE(html.find("aten::mm</text>"), std::string::npos);
   EXPECT_EQ(html.find("aten::add</text>"), std::string::npos);
+}
+
+// At 1,000 steps every step-axis label read "ProfilerS…": the common prefix goes, and the axis
+// keeps about two dozen labels.
+TEST(HtmlTest, StepAxisLabelsAreShortAndThinned) {
+  Report r;
+  Section& ov = r.AddSection("overview", "Overview");
+  Table& t = ov.AddTable("step_breakdown", "Steps",
+                         {{"rank", "Rank"},
+                          {"step", "Step"},
+                          {"step_time_s", "Step time", Unit::kSeconds},
+                          {"kernel_s", "Kernel", Unit::kSeconds}});
+  for (int i = 0; i < 1000; ++i)
+    t.rows.push_back({std::string("0"), fmt::format("ProfilerStep#{}", i), 0.01, 0.005});
+  const std::string html = RenderHtmlString(r);
+  EXPECT_EQ(html.find("ProfilerS\xe2\x80\xa6"), std::string::npos);
+  EXPECT_NE(html.find(">#0</text>"), std::string::npos);
+  size_t labels = 0;
+  for (size_t at = html.find("class=\"cat\""); at != std::string::npos;
+       at = html.find("class=\"cat\"", at + 1))
+    ++labels;
+  EXPECT_GT(labels, 10u);
+  EXPECT_LE(labels, 30u);
 }
 
 TEST(SvgTest, NiceTicks) {

@@ -203,8 +203,11 @@ void StepBreakdown(const Section& s, std::vector<Chart>& out) {
   std::set<std::string> ranks;
   for (const auto& row : t->rows) ranks.insert(Text(row, rank));
   for (const auto& row : t->rows) {
-    c.bars.push_back(ranks.size() > 1 ? fmt::format("r{} {}", Text(row, rank), Text(row, step))
-                                      : Text(row, step));
+    // "ProfilerStep#12" -> "#12": the axis has room for a dozen characters a label, and every
+    // label began with the same ones.
+    std::string name = Text(row, step);
+    if (name.starts_with("ProfilerStep#")) name = name.substr(12);
+    c.bars.push_back(ranks.size() > 1 ? fmt::format("r{} {}", Text(row, rank), name) : name);
     std::vector<double> v;
     for (int col : cols) v.push_back(At(row, col));
     c.values.push_back(std::move(v));
