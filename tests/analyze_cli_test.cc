@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -540,6 +541,11 @@ TEST(Diff, ControlAgainstTest) {
   bool added = false;
   for (const auto& row : (*ops)["rows"]) added |= row["change"] == "added";
   EXPECT_TRUE(added);
+  // The diff page has its charts: the categories' and the top changes' deltas.
+  std::ifstream page(dir + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  for (const char* chart : {"step_time_diff", "operator_diff", "kernel_diff"})
+    EXPECT_NE(html.find(std::string("data-chart=\"") + chart + "\""), std::string::npos) << chart;
 }
 
 }  // namespace

@@ -314,7 +314,9 @@ void Hinted(const Table& t, std::vector<Chart>& out) {
     for (int col : cols) sum += std::isfinite(At(t.rows[r], col)) ? At(t.rows[r], col) : 0;
     order.emplace_back(sum, r);
   }
-  std::ranges::stable_sort(order, [](const auto& a, const auto& b) { return a.first > b.first; });
+  // The largest by magnitude: a change (diff's deltas) counts as much when it is negative.
+  std::ranges::stable_sort(
+      order, [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
   if (order.size() > h.limit) order.resize(h.limit);
   for (const auto& [sum, r] : order) {
     const std::string l = Text(t.rows[r], label);
