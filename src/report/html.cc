@@ -23,7 +23,8 @@ header h1{font-size:22px;margin:18px 0 2px;overflow-wrap:anywhere}
 .sub{color:var(--muted);margin:0 0 8px;overflow-wrap:anywhere}
 nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding-top:6px;
  padding-bottom:6px;z-index:1}
-nav a{margin-right:14px;color:#1a73e8;text-decoration:none;white-space:nowrap}
+nav{display:flex;flex-wrap:wrap;column-gap:14px;row-gap:2px}
+nav a{color:#1a73e8;text-decoration:none;white-space:nowrap}
 h2{font-size:18px;margin:26px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .findings ul{padding-left:0;list-style:none}
 .findings li{padding:6px 10px;margin:4px 0;border-left:4px solid #1a73e8;background:var(--bg2)}
