@@ -243,6 +243,19 @@ TEST(SvgTest, StackedBarsCarryEverySegment) {
             std::string::npos);
 }
 
+// "…OMPUTATION overlapping COMMUNICATION": a long capital label ran off the chart's left edge.
+// It is cut to fit, with "..."; a short one stays whole.
+TEST(SvgTest, HorizontalBarLabelsFitTheMargin) {
+  svg::BarChart c{.id = "types", .title = "Types", .unit = Unit::kSeconds, .horizontal = true};
+  c.bars = {"COMPUTATION overlapping COMMUNICATION", "aten::mm"};
+  c.segments = {"Time"};
+  c.values = {{1.0}, {0.5}};
+  const std::string s = svg::Render(c);
+  EXPECT_EQ(s.find(">COMPUTATION overlapping COMMUNICATION</text>"), std::string::npos);
+  EXPECT_NE(s.find(">COMPUTATION overlapping CO"), std::string::npos);
+  EXPECT_NE(s.find(">aten::mm</text>"), std::string::npos);
+}
+
 TEST(JsonReaderTest, RoundTripsEveryField) {
   const std::string once = RenderJsonString(ViewsReport());
   auto back = ParseReportJson(once, "x.json");
