@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -163,6 +164,63 @@ TEST(Analyze, GeneratedRanksPrintEverySectionAndWriteTheRunFolder) {
   }
   std::ifstream csv(dir + "/out/temporal_breakdown.csv");
   EXPECT_TRUE(csv.good());
+}
+
+// The views of issue 24 end to end: a loop whose data loader is a user's "load_batch" range is
+// "not marked" (a warning, no DataLoader time) until --dataloader-pattern names it; the Kernel
+// and Operator views count the generated kernels exactly.
+TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
+  std::string dir = testutil::FreshTempDir();
+  testutil::GenStep s{.host_dur_ns = 1'000'000};
+  s.cpu_ops.push_back({.name = "load_batch", .category = "user_annotation", .dur_ns = 250'000});
+  s.cpu_ops.push_back({.name = "aten::relu", .start_ns = 300'000, .dur_ns = 600'000});
+  for (int64_t k = 0; k < 3; ++k)
+    s.gpu_ops.push_back({.name = "void at::native::vectorized_elementwise_kernel<4>",
+                         .start_ns = 320'000 + k * 160'000,
+                         .dur_ns = 150'500,
+                         .launch_delay_ns = 15'000});
+  testutil::GenTrace t;
+  t.steps = {s, s, s};
+  auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::ofstream(dir + "/rank0.pt.trace.json") << g->json;
+  auto plain = RunProcess({TRAINPROF_CLI, "analyze", dir + "/rank0.pt.trace.json", "--run-dir",
+                           dir + "/a", "--db", "off"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("No data-loader range in the trace"), std::string::npos) << plain.out;
+  nlohmann::json a = ReadJson(dir + "/a/report.json");
+  const nlohmann::json* phase = Section(a, "phase_view");
+  ASSERT_NE(phase, nullptr);
+  EXPECT_EQ((*phase)["metrics"]["dataloader_markers"]["value"], 0);
+  ASSERT_EQ((*phase)["findings"].size(), 1u);
+  EXPECT_EQ((*phase)["findings"][0]["severity"], "warning");
+
+  auto marked = RunProcess({TRAINPROF_CLI, "analyze", dir + "/rank0.pt.trace.json", "--run-dir",
+                            dir + "/b", "--db", "off", "--dataloader-pattern", "load_batch"});
+  ASSERT_EQ(marked.exit_code, 0) << marked.err;
+  nlohmann::json b = ReadJson(dir + "/b/report.json");
+  phase = Section(b, "phase_view");
+  ASSERT_NE(phase, nullptr);
+  EXPECT_EQ((*phase)["metrics"]["dataloader_markers"]["value"], 3);
+  EXPECT_TRUE((*phase)["findings"].empty());
+  const nlohmann::json* steps = Table(*Section(b, "overview"), "step_breakdown");
+  ASSERT_NE(steps, nullptr);
+  for (const auto& row : (*steps)["rows"])
+    EXPECT_NEAR(row["dataloader_s"].get<double>(), 250e-6, 1e-15) << row["step"];
+
+  const nlohmann::json* kernels = Table(*Section(b, "kernel_view"), "kernel_view");
+  ASSERT_NE(kernels, nullptr);
+  ASSERT_EQ((*kernels)["rows"].size(), 1u);
+  EXPECT_EQ((*kernels)["rows"][0]["calls"], 9);
+  EXPECT_NEAR((*kernels)["rows"][0]["total_s"].get<double>(), 9 * 150'500e-9, 1e-15);
+  const nlohmann::json* ops = Table(*Section(b, "operator_view"), "operator_view");
+  ASSERT_NE(ops, nullptr);
+  ASSERT_EQ((*ops)["rows"].size(), 1u);
+  EXPECT_EQ((*ops)["rows"][0]["name"], "aten::relu");
+  EXPECT_EQ((*ops)["rows"][0]["calls"], 3);
+  EXPECT_NEAR((*ops)["rows"][0]["host_total_s"].get<double>(), 3 * 600e-6, 1e-15);
+  for (const char* csv : {"operator_view.csv", "kernel_view.csv", "annotations.csv"})
+    EXPECT_TRUE(std::ifstream(dir + "/b/" + csv).good()) << csv;
 }
 
 TEST(Analyze, GeneratedRanksAsJsonOnStdout) {
@@ -483,6 +541,11 @@ TEST(Diff, ControlAgainstTest) {
   bool added = false;
   for (const auto& row : (*ops)["rows"]) added |= row["change"] == "added";
   EXPECT_TRUE(added);
+  // The diff page has its charts: the categories' and the top changes' deltas.
+  std::ifstream page(dir + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  for (const char* chart : {"step_time_diff", "operator_diff", "kernel_diff"})
+    EXPECT_NE(html.find(std::string("data-chart=\"") + chart + "\""), std::string::npos) << chart;
 }
 
 }  // namespace

@@ -11,7 +11,11 @@
 
 #include "analysis/gpu_metrics.h"
 #include "analysis/hta.h"
+#include "analysis/kernel_sequences.h"
+#include "analysis/module_view.h"
+#include "analysis/operator_view.h"
 #include "analysis/overview.h"
+#include "analysis/phase_view.h"
 #include "analysis/steps.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
@@ -22,6 +26,8 @@ struct AnalyzeOptions {
   StepsMode steps = StepsMode::kComplete;
   HtaOptions hta;
   int threads = 0;  // ranks analysed in parallel; 0: one per core
+  // Names containing one of these mark the data loader too (--dataloader-pattern).
+  std::vector<std::string> dataloader_patterns;
 };
 
 struct RankAnalysis {
@@ -29,6 +35,11 @@ struct RankAnalysis {
   Overview overview;
   std::vector<GpuSummary> gpus;
   HtaResult hta;
+  std::vector<OperatorRow> operators;                // the Operator view (operator_view.h)
+  std::vector<KernelRow> kernels, operator_kernels;  // the Kernel view
+  PhaseResult phases;
+  std::vector<ModuleRow> modules;                // the Module view
+  std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
 };
 
 // One RankAnalysis per model, in the same order; ranks run in parallel.

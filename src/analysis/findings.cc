@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/views.h"
+
 namespace trainprof::analysis {
 namespace {
 
@@ -352,6 +354,11 @@ void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector
   for (const std::string& key : order) rec.findings.push_back(Merge(groups[key], an.size() > 1));
   if (rec.findings.empty())
     rec.findings.push_back({Severity::kInfo, "No recommendation: no threshold was crossed."});
+}
+
+void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& rec = r.AddSection("recommendations", "Recommendations");
+  AddFindings(in.models, in.analyses, in.options, rec);
 }
 
 }  // namespace trainprof::analysis

@@ -11,9 +11,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/hta_counters.h"
+#include "analysis/hta_events.h"
 #include "analysis/kernel_class.h"
 #include "analysis/steps.h"
 #include "trace/trace_model.h"
@@ -73,9 +76,23 @@ struct HtaResult {
   double comm_comp_overlap_pct = 0;      // NaN-free: 0 without communication
   bool has_communication = false;
   LaunchStats launch;
+  std::vector<StreamQueue> queues;  // queue length per stream, whole trace (hta_counters.h)
 };
 
+// Every analysis below on one selection of `m`'s GPU events.
 HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const HtaOptions& o);
+
+// HTA's analyses, one each, named after HTA's API (get_temporal_breakdown, ...), on the events
+// SelectHtaEvents (hta_events.h) chose. None fails: no events give zeros and empty lists.
+Temporal TemporalBreakdown(const HtaEvents& e);
+std::vector<StreamIdle> IdleTimeBreakdown(const HtaEvents& e, const HtaOptions& o);
+// Time by kernel-type combination, longest first.
+std::vector<std::pair<std::string, int64_t>> KernelTypeBreakdown(const HtaEvents& e);
+// The top kernels of each type by total time, then "others" (get_gpu_kernel_breakdown).
+std::vector<KernelStats> GpuKernelBreakdown(const HtaEvents& e, const HtaOptions& o);
+// Percent of communication time overlapped by computation; nullopt without communication.
+std::optional<double> CommCompOverlap(const HtaEvents& e);
+LaunchStats CudaKernelLaunchStats(const HtaEvents& e, const HtaOptions& o);
 
 // HTA 0.6.1's kernel-type rule on names (anchored regexes; "OTHER" for names containing Sync).
 // Returns -1 for OTHER.

@@ -5,6 +5,7 @@
 
 #include "analysis/intervals.h"
 #include "analysis/kernel_class.h"
+#include "analysis/phase_view.h"
 
 namespace trainprof::analysis {
 
@@ -25,7 +26,8 @@ const char* CategoryKey(int c) {
 namespace {
 
 // The category each event's time counts for, or -1 (steps, spans, other events).
-std::vector<int8_t> RolesOf(const trace::TraceModel& m) {
+std::vector<int8_t> RolesOf(const trace::TraceModel& m,
+                            const std::vector<std::string>& dataloader_patterns) {
   // Collective CPU ops, and the external ids through which kernels belong to them.
   std::vector<int8_t> comm_op(m.names.size(), -1), comm_kernel(m.names.size(), -1),
       loader(m.names.size(), -1);
@@ -68,7 +70,7 @@ std::vector<int8_t> RolesOf(const trace::TraceModel& m) {
       case EventKind::kPythonFunction: {
         if (ProfilerStepNumber(m.name_of(i)) >= 0) break;
         int8_t& l = loader[nm];
-        if (l < 0) l = IsDataLoaderOp(m.name_of(i)) ? 1 : 0;
+        if (l < 0) l = IsDataLoaderName(m.name_of(i), dataloader_patterns) ? 1 : 0;
         if (l && m.kind[i] != EventKind::kPythonFunction)
           role[i] = kDataLoader;
         else
@@ -85,9 +87,10 @@ std::vector<int8_t> RolesOf(const trace::TraceModel& m) {
 }  // namespace
 
 // One category at a time, so only one category's intervals are held at once.
-Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps) {
+Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps,
+                         const std::vector<std::string>& dataloader_patterns) {
   Overview ov;
-  std::vector<int8_t> role = RolesOf(m);
+  std::vector<int8_t> role = RolesOf(m, dataloader_patterns);
   ov.any_communication = std::find(role.begin(), role.end(), kCommunication) != role.end();
   auto intervals_of = [&](int c) {
     Intervals v;

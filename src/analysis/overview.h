@@ -42,6 +42,8 @@ struct Overview {
   bool any_communication = false;  // a communication kernel or collective op exists
 };
 
-Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps);
+// `dataloader_patterns`: names containing one of them are DataLoader too (IsDataLoaderName).
+Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps,
+                         const std::vector<std::string>& dataloader_patterns = {});
 
 }  // namespace trainprof::analysis

@@ -32,6 +32,7 @@ struct AnalyzeFlags {
   bool hta_compat = false;
   double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
   int top_kernels = 10;
+  std::vector<std::string> dataloader_patterns;
   int threads = 0;
   std::string progress = "auto";
   Options::Output out;
@@ -59,6 +60,7 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   o.hta.runtime_cutoff_ns = static_cast<int64_t>(f.runtime_cutoff_us * 1000);
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = f.top_kernels;
+  o.dataloader_patterns = f.dataloader_patterns;
   o.threads = f.threads;
   return o;
 }
@@ -327,6 +329,9 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--top-kernels", f->top_kernels, "Kernels listed per kernel type")
       ->check(CLI::Range(1, 10000))
       ->default_val(10);
+  sub->add_option("--dataloader-pattern", f->dataloader_patterns,
+                  "Ranges whose name contains this mark the data loader too (repeatable), "
+                  "e.g. --dataloader-pattern load_batch");
   sub->callback([f, run] { *run = [f] { return RunAnalyze(*f); }; });
 
   auto d = std::make_shared<AnalyzeFlags>();

@@ -19,17 +19,21 @@ constexpr const char* kStyle = R"css(
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);margin:0}
 header,nav,main,footer{max-width:1180px;margin:0 auto;padding:0 20px}
-header h1{font-size:22px;margin:18px 0 2px}
-.sub{color:var(--muted);margin:0 0 8px}
+header h1{font-size:22px;margin:18px 0 2px;overflow-wrap:anywhere}
+.sub{color:var(--muted);margin:0 0 8px;overflow-wrap:anywhere}
 nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding-top:6px;
  padding-bottom:6px;z-index:1}
-nav a{margin-right:14px;color:#1a73e8;text-decoration:none;white-space:nowrap}
+nav{display:flex;flex-wrap:wrap;column-gap:14px;row-gap:2px}
+nav a{color:#1a73e8;text-decoration:none;white-space:nowrap}
 h2{font-size:18px;margin:26px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .findings ul{padding-left:0;list-style:none}
 .findings li{padding:6px 10px;margin:4px 0;border-left:4px solid #1a73e8;background:var(--bg2)}
 .findings li.warning{border-color:var(--warn)}
 .findings li.error{border-color:var(--err)}
 .findings .where{color:var(--muted);font-size:12px;margin-right:6px}
+.findings .sev{font-size:11px;font-weight:700;text-transform:uppercase;margin-right:6px;
+ color:#1a73e8}
+.findings li.warning .sev{color:var(--warn)}.findings li.error .sev{color:var(--err)}
 .metrics{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px;margin:8px 0}
 .metric{background:var(--bg2);border-radius:6px;padding:8px 10px}
 .metric .k{display:block;color:var(--muted);font-size:12px}
@@ -49,6 +53,9 @@ table.data caption{text-align:left;font-weight:600;padding:4px 0}
 table.data th,table.data td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;
  white-space:nowrap}
 table.data th{background:var(--bg2);cursor:pointer;user-select:none;position:relative}
+table.data td:first-child,table.data th:first-child{position:sticky;left:0;background:#fff;
+ box-shadow:1px 0 0 #eee}
+table.data th:first-child{background:var(--bg2)}
 table.data th[aria-sort=ascending]::after{content:" \25B2";font-size:9px}
 table.data th[aria-sort=descending]::after{content:" \25BC";font-size:9px}
 table.data .num{text-align:right;font-variant-numeric:tabular-nums}
@@ -180,7 +187,8 @@ void RenderFindings(std::string& out, const Report& r) {
       for (const Finding& f : s.findings) {
         if (f.severity != sev) continue;
         ++count;
-        fmt::format_to(std::back_inserter(items), "<li class=\"{}\"><span class=\"where\">",
+        fmt::format_to(std::back_inserter(items),
+                       "<li class=\"{0}\"><span class=\"sev\">{0}</span><span class=\"where\">",
                        SeverityName(sev));
         AppendEscaped(items, s.title);
         items += "</span>";
@@ -206,6 +214,12 @@ void RenderFindings(std::string& out, const Report& r) {
     RenderTable(out, d, t);
   }
   out += "</section>";
+}
+
+// A section with nothing but findings (analyze's Recommendations): its findings are listed at the
+// top of the page, so it gets neither a heading nor a link of its own.
+bool OnlyFindings(const Section& s) {
+  return s.notes.empty() && s.metrics.empty() && s.tables.empty() && html::SectionCharts(s).empty();
 }
 
 void RenderSection(std::string& out, const Section& s) {
@@ -293,13 +307,15 @@ void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
   AppendEscaped(page, sub);
   page += "</p></header><nav><a href=\"#findings\">Findings</a>";
   for (const Section& s : r.sections) {
+    if (OnlyFindings(s)) continue;
     fmt::format_to(std::back_inserter(page), "<a href=\"#s-{}\">", Escaped(s.id));
     AppendEscaped(page, s.title);
     page += "</a>";
   }
   page += "<a href=\"#s-run\">Run details</a></nav><main>";
   RenderFindings(page, r);
-  for (const Section& s : r.sections) RenderSection(page, s);
+  for (const Section& s : r.sections)
+    if (!OnlyFindings(s)) RenderSection(page, s);
   RenderRunDetails(page, r);
   page += "</main><footer>Written by trainprof ";
   AppendEscaped(page, MetaText(r, "trainprof_version"));

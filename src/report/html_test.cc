@@ -1,5 +1,6 @@
 #include "report/html.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +162,61 @@ TEST(HtmlTest, SpeedChartsOnlyWhatWasMeasured) {
   EXPECT_NE(html.find("Throughput over time (samples/s)"), std::string::npos);
 }
 
+// What a new user saw: a "Recommendations" heading with nothing under it that the nav bar linked
+// to, findings whose severity showed only as a border colour, and charts nobody asked for.
+TEST(HtmlTest, FindingsOnlySectionsAreNotEmptyHeadingsAndFindingsSayTheirSeverity) {
+  Report r;
+  r.title = "trainprof analyze: /a/very/long/path/to/some/traces/folder/that/overflows/the/page";
+  Section& rec = r.AddSection("recommendations", "Recommendations");
+  rec.findings.push_back({Severity::kWarning, "the GPU is idle"});
+  Section& ops = r.AddSection("operator_view", "Operator view");
+  Table& t =
+      ops.AddTable("ops", "Operators", {{"name", "Name"}, {"self_s", "Self", Unit::kSeconds}});
+  t.rows = {{std::string("aten::mm"), 2.0}, {std::string("aten::add"), 1.0}};
+  t.chart = {.kind = ChartKind::kBars, .label = "name", .values = {"self_s"}, .limit = 1};
+  const std::string html = RenderHtmlString(r);
+  EXPECT_EQ(html.find("id=\"s-recommendations\""), std::string::npos);
+  EXPECT_EQ(html.find("href=\"#s-recommendations\""), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"sev\">warning</span>"), std::string::npos);
+  EXPECT_NE(html.find("the GPU is idle"), std::string::npos);
+  EXPECT_NE(html.find("href=\"#s-operator_view\""), std::string::npos);
+  // The hint's chart: one bar (the limit), the largest row.
+  const nlohmann::json outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  bool found = false;
+  for (const auto& sec : outline["sections"])
+    if (sec["id"] == "operator_view") {
+      ASSERT_EQ(sec["charts"].size(), 1u);
+      EXPECT_EQ(sec["charts"][0]["id"], "ops");
+      found = true;
+    }
+  EXPECT_TRUE(found);
+  EXPECT_NE(html.find("aten::mm</text>"), std::string::npos);
+  EXPECT_EQ(html.find("aten::add</text>"), std::string::npos);
+}
+
+// At 1,000 steps every step-axis label read "ProfilerS…": the common prefix goes, and the axis
+// keeps about two dozen labels.
+TEST(HtmlTest, StepAxisLabelsAreShortAndThinned) {
+  Report r;
+  Section& ov = r.AddSection("overview", "Overview");
+  Table& t = ov.AddTable("step_breakdown", "Steps",
+                         {{"rank", "Rank"},
+                          {"step", "Step"},
+                          {"step_time_s", "Step time", Unit::kSeconds},
+                          {"kernel_s", "Kernel", Unit::kSeconds}});
+  for (int i = 0; i < 1000; ++i)
+    t.rows.push_back({std::string("0"), fmt::format("ProfilerStep#{}", i), 0.01, 0.005});
+  const std::string html = RenderHtmlString(r);
+  EXPECT_EQ(html.find("ProfilerS\xe2\x80\xa6"), std::string::npos);
+  EXPECT_NE(html.find(">#0</text>"), std::string::npos);
+  size_t labels = 0;
+  for (size_t at = html.find("class=\"cat\""); at != std::string::npos;
+       at = html.find("class=\"cat\"", at + 1))
+    ++labels;
+  EXPECT_GT(labels, 10u);
+  EXPECT_LE(labels, 30u);
+}
+
 TEST(SvgTest, NiceTicks) {
   EXPECT_EQ(svg::NiceTicks(0, 9.3, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
   EXPECT_EQ(svg::NiceTicks(0, 0.03, 3), (std::vector<double>{0, 0.01, 0.02, 0.03}));
@@ -185,6 +241,19 @@ TEST(SvgTest, StackedBarsCarryEverySegment) {
   EXPECT_NE(s.find("data-series=\"2\""), std::string::npos);
   EXPECT_NE(s.find("<title>#2 \xe2\x80\x94 Memcpy: " + FormatHuman(0.001, Unit::kSeconds)),
             std::string::npos);
+}
+
+// "…OMPUTATION overlapping COMMUNICATION": a long capital label ran off the chart's left edge.
+// It is cut to fit, with "..."; a short one stays whole.
+TEST(SvgTest, HorizontalBarLabelsFitTheMargin) {
+  svg::BarChart c{.id = "types", .title = "Types", .unit = Unit::kSeconds, .horizontal = true};
+  c.bars = {"COMPUTATION overlapping COMMUNICATION", "aten::mm"};
+  c.segments = {"Time"};
+  c.values = {{1.0}, {0.5}};
+  const std::string s = svg::Render(c);
+  EXPECT_EQ(s.find(">COMPUTATION overlapping COMMUNICATION</text>"), std::string::npos);
+  EXPECT_NE(s.find(">COMPUTATION overlapping CO"), std::string::npos);
+  EXPECT_NE(s.find(">aten::mm</text>"), std::string::npos);
 }
 
 TEST(JsonReaderTest, RoundTripsEveryField) {

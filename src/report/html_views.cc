@@ -203,8 +203,11 @@ void StepBreakdown(const Section& s, std::vector<Chart>& out) {
   std::set<std::string> ranks;
   for (const auto& row : t->rows) ranks.insert(Text(row, rank));
   for (const auto& row : t->rows) {
-    c.bars.push_back(ranks.size() > 1 ? fmt::format("r{} {}", Text(row, rank), Text(row, step))
-                                      : Text(row, step));
+    // "ProfilerStep#12" -> "#12": the axis has room for a dozen characters a label, and every
+    // label began with the same ones.
+    std::string name = Text(row, step);
+    if (name.starts_with("ProfilerStep#")) name = name.substr(12);
+    c.bars.push_back(ranks.size() > 1 ? fmt::format("r{} {}", Text(row, rank), name) : name);
     std::vector<double> v;
     for (int col : cols) v.push_back(At(row, col));
     c.values.push_back(std::move(v));
@@ -213,10 +216,6 @@ void StepBreakdown(const Section& s, std::vector<Chart>& out) {
 }
 
 void Hta(const Section& s, std::vector<Chart>& out) {
-  if (const Table* t = s.FindTable("kernel_type_breakdown")) {
-    Add(out, RowBars(*t, "kernel_type_breakdown", "GPU time by kernel type",
-                     t->ColumnIndex("kernel_type"), t->ColumnIndex("time_s"), 20));
-  }
   if (const Table* t = s.FindTable("idle_time_breakdown")) {
     svg::BarChart c{.id = "idle_time_breakdown",
                     .title = "GPU idle time per rank and stream",
@@ -290,6 +289,45 @@ void GenericSeries(const Table& t, std::vector<Chart>& out) {
   if (!c.lines.empty()) Add(out, c);
 }
 
+// The chart a table's builder asked for (Table::chart).
+void Hinted(const Table& t, std::vector<Chart>& out) {
+  const ChartHint& h = t.chart;
+  const std::string title = h.title.empty() ? t.title : h.title;
+  const int label = t.ColumnIndex(h.label);
+  std::vector<int> cols;
+  for (const std::string& k : h.values)
+    if (int c = t.ColumnIndex(k); c >= 0) cols.push_back(c);
+  if (label < 0 || cols.empty()) return;
+  if (h.kind == ChartKind::kLines) {
+    if (t.rows.empty()) return;
+    svg::LineChart c{.id = t.id, .title = title, .x_unit = t.columns[label].unit};
+    c.y_unit = t.columns[cols[0]].unit;
+    for (int col : cols) c.lines.push_back(Series(t, label, col, t.columns[col].title));
+    Add(out, c);
+    return;
+  }
+  svg::BarChart c{.id = t.id, .title = title, .unit = t.columns[cols[0]].unit, .horizontal = true};
+  for (int col : cols) c.segments.push_back(t.columns[col].title);
+  std::vector<std::pair<double, size_t>> order;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    double sum = 0;
+    for (int col : cols) sum += std::isfinite(At(t.rows[r], col)) ? At(t.rows[r], col) : 0;
+    order.emplace_back(sum, r);
+  }
+  // The largest by magnitude: a change (diff's deltas) counts as much when it is negative.
+  std::ranges::stable_sort(
+      order, [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
+  if (order.size() > h.limit) order.resize(h.limit);
+  for (const auto& [sum, r] : order) {
+    const std::string l = Text(t.rows[r], label);
+    c.bars.push_back(l.empty() ? "-" : l);
+    std::vector<double> v;
+    for (int col : cols) v.push_back(At(t.rows[r], col));
+    c.values.push_back(std::move(v));
+  }
+  Add(out, c);
+}
+
 }  // namespace
 
 std::set<size_t> HighlightedRows(const Section& s, const Table& t) {
@@ -309,6 +347,8 @@ std::set<size_t> HighlightedRows(const Section& s, const Table& t) {
 
 std::vector<Chart> SectionCharts(const Section& s) {
   std::vector<Chart> out;
+  for (const Table& t : s.tables)  // first what the section's builder asked for
+    if (t.chart.kind != ChartKind::kNone) Hinted(t, out);
   std::set<std::string> drawn;
   if (s.id == "speed") {
     Speed(s, out);
@@ -338,7 +378,8 @@ std::vector<Chart> SectionCharts(const Section& s) {
     CompareBars(s, out);
   }
   for (const Table& t : s.tables) {
-    if (t.kind == TableKind::kSeries && drawn.count(t.id) == 0) GenericSeries(t, out);
+    if (t.chart.kind == ChartKind::kNone && t.kind == TableKind::kSeries && drawn.count(t.id) == 0)
+      GenericSeries(t, out);
   }
   return out;
 }

@@ -63,6 +63,22 @@ enum class TableKind {
   kDetail,  // too long for the terminal (e.g. one row per CPU core): only in CSV and JSON
 };
 
+// How report.html draws a table, chosen by the code that builds it (html_views.cc reads it; it
+// is a rendering hint only, not written to report.json).
+enum class ChartKind {
+  kNone,
+  kBars,   // one horizontal bar per row: `label` column, `values` columns stacked, `limit` rows
+  kLines,  // a line per `values` column against the `label` column (x)
+};
+
+struct ChartHint {
+  ChartKind kind = ChartKind::kNone;
+  std::string title;                // the chart's title; the table's when empty
+  std::string label;                // column key: bar labels, or the x axis
+  std::vector<std::string> values;  // column keys: stacked segments, or one line each
+  size_t limit = 20;                // bars: the largest `limit` rows by their sum
+};
+
 struct Table {
   std::string id;     // file name stem of its CSV ("time_report" -> time_report.csv)
   std::string title;  // heading in the terminal
@@ -74,6 +90,7 @@ struct Table {
   // Only for tables with kByRow columns: the unit of each row (parallel to rows). Such a table
   // should also carry the unit as a text column so CSV and JSON readers see it.
   std::vector<Unit> row_units;
+  ChartHint chart;  // report.html's chart of this table; none by default
 
   // The index of the column `key`, or -1.
   int ColumnIndex(std::string_view key) const;

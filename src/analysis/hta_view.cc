@@ -1,0 +1,176 @@
+// The "HTA breakdowns" section: one table per HTA analysis (hta.h), one function each, in the
+// order of the list in AddHtaSection.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/views.h"
+#include "base/text.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+using report::Value;
+
+namespace {
+
+using AddTableFn = void (*)(const AnalyzeInput& in, report::Section& s);
+
+void TemporalBreakdownTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& tt = s.AddTable("temporal_breakdown", "Temporal breakdown (GPU busy span)",
+                                 {{"rank", "Rank", Unit::kText},
+                                  {"idle_s", "Idle", Unit::kSeconds},
+                                  {"compute_s", "Compute", Unit::kSeconds},
+                                  {"non_compute_s", "Non-compute", Unit::kSeconds},
+                                  {"kernel_span_s", "Kernel span", Unit::kSeconds},
+                                  {"idle_pct", "Idle %", Unit::kPercent},
+                                  {"compute_pct", "Compute %", Unit::kPercent},
+                                  {"non_compute_pct", "Non-compute %", Unit::kPercent}});
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const Temporal& t = in.analyses[i].hta.temporal;
+    tt.rows.push_back({in.RankLabel(i), Seconds(t.idle_ns), Seconds(t.compute_ns),
+                       Seconds(t.non_compute_ns), Seconds(t.span_ns), t.pct(t.idle_ns),
+                       t.pct(t.compute_ns), t.pct(t.non_compute_ns)});
+  }
+}
+
+void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
+  report::Table& it = sec.AddTable("idle_time_breakdown", "Idle time per stream",
+                                   {{"rank", "Rank", Unit::kText},
+                                    {"stream", "Stream", Unit::kCount},
+                                    {"host_wait_s", "Host wait", Unit::kSeconds},
+                                    {"kernel_wait_s", "Kernel wait", Unit::kSeconds},
+                                    {"other_s", "Other", Unit::kSeconds},
+                                    {"host_wait_pct", "Host wait %", Unit::kPercent},
+                                    {"idle_intervals", "Idle intervals", Unit::kCount}});
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    std::vector<StreamIdle> idle = in.analyses[i].hta.idle;
+    std::sort(idle.begin(), idle.end(),
+              [](const StreamIdle& a, const StreamIdle& b) { return a.stream < b.stream; });
+    for (const StreamIdle& s : idle) {
+      int64_t sum = s.ns[0] + s.ns[1] + s.ns[2];
+      it.rows.push_back({in.RankLabel(i), s.stream, Seconds(s.ns[kHostWait]),
+                         Seconds(s.ns[kKernelWait]), Seconds(s.ns[kIdleOther]),
+                         sum > 0 ? 100.0 * s.ns[kHostWait] / sum : 0.0,
+                         s.gaps[0] + s.gaps[1] + s.gaps[2]});
+    }
+  }
+  it.notes.push_back(fmt::format(
+      "Host wait: the GPU was free before the CPU launched the next kernel. Kernel wait: a gap "
+      "under {} µs between back-to-back kernels.",
+      in.options.hta.consecutive_kernel_delay_ns / 1000));
+}
+
+void CommCompOverlapTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& ct =
+      s.AddTable("comm_comp_overlap", "Communication-computation overlap",
+                 {{"rank", "Rank", Unit::kText},
+                  {"overlap_pct", "Comm. time overlapped by compute", Unit::kPercent}});
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const HtaResult& h = in.analyses[i].hta;
+    if (h.has_communication) ct.rows.push_back({in.RankLabel(i), h.comm_comp_overlap_pct});
+  }
+  if (ct.rows.empty()) s.notes.push_back("No communication kernels: no overlap to measure.");
+}
+
+void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& lt = s.AddTable("kernel_launch_stats", "Kernel launch statistics",
+                                 {{"rank", "Rank", Unit::kText},
+                                  {"launches", "Launches", Unit::kCount},
+                                  {"short_kernels", "Short kernels", Unit::kCount},
+                                  {"runtime_outliers", "Runtime outliers", Unit::kCount},
+                                  {"launch_delay_outliers", "Delay outliers", Unit::kCount},
+                                  {"mean_launch_s", "Mean launch", Unit::kSeconds},
+                                  {"median_delay_s", "Median delay", Unit::kSeconds},
+                                  {"p95_delay_s", "p95 delay", Unit::kSeconds}});
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const LaunchStats& l = in.analyses[i].hta.launch;
+    lt.rows.push_back({in.RankLabel(i), l.launches, l.short_kernels, l.runtime_outliers,
+                       l.launch_delay_outliers, Seconds(l.mean_launch_ns),
+                       Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
+  }
+  const HtaOptions& o = in.options.hta;
+  lt.notes.push_back(fmt::format(
+      "Short: GPU time under the launch call's time (calls <= {} µs). Runtime outliers: calls "
+      "over {} µs. Delay: launch call end to GPU start; outliers over {} µs.",
+      o.runtime_cutoff_ns / 1000, o.runtime_cutoff_ns / 1000, o.launch_delay_cutoff_ns / 1000));
+}
+
+void KernelTypeBreakdownTable(const AnalyzeInput& in, report::Section& s) {
+  std::map<std::string, int64_t> types;
+  for (const RankAnalysis& a : in.analyses)
+    for (const auto& [label, ns] : a.hta.kernel_types) types[label] += ns;
+  report::Table& kt = s.AddTable("kernel_type_breakdown", "Kernel type breakdown (all ranks)",
+                                 {{"kernel_type", "Kernel type", Unit::kText},
+                                  {"time_s", "Time", Unit::kSeconds},
+                                  {"pct", "Share", Unit::kPercent}});
+  kt.chart = {.kind = report::ChartKind::kBars,
+              .title = "GPU time by kernel type",
+              .label = "kernel_type",
+              .values = {"time_s"}};
+  int64_t type_sum = 0;
+  for (const auto& [label, ns] : types) type_sum += ns;
+  std::vector<std::pair<std::string, int64_t>> sorted(types.begin(), types.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [label, ns] : sorted)
+    kt.rows.push_back({label, Seconds(ns), type_sum > 0 ? 100.0 * ns / type_sum : 0.0});
+}
+
+void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& top = s.AddTable("top_kernels", "Top kernels per type",
+                                  {{"rank", "Rank", Unit::kText},
+                                   {"kernel_type", "Type", Unit::kText},
+                                   {"name", "Kernel", Unit::kText},
+                                   {"count", "Count", Unit::kCount},
+                                   {"sum_s", "Total", Unit::kSeconds},
+                                   {"mean_s", "Mean", Unit::kSeconds},
+                                   {"min_s", "Min", Unit::kSeconds},
+                                   {"max_s", "Max", Unit::kSeconds},
+                                   {"std_s", "Std dev", Unit::kSeconds}});
+  for (size_t i = 0; i < in.models.size(); ++i)
+    for (const KernelStats& k : in.analyses[i].hta.top_kernels) {
+      top.rows.push_back({in.RankLabel(i), std::string(KernelTypeName(k.type)),
+                          base::Ellipsize(k.name, 90), k.count, Seconds(k.sum_ns),
+                          Seconds(k.mean_ns), Seconds(k.min_ns), Seconds(k.max_ns),
+                          Seconds(k.std_ns)});
+    }
+  if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
+}
+
+void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& t = s.AddTable("queue_length", "Queue length per stream (whole trace)",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"stream", "Stream", Unit::kCount},
+                                 {"max", "Max", Unit::kCount},
+                                 {"mean", "Mean (HTA)", Unit::kNumber},
+                                 {"time_mean", "Mean over time", Unit::kNumber},
+                                 {"blocked_s", "Blocked on full queue", Unit::kSeconds},
+                                 {"blocked_pct", "Blocked %", Unit::kPercent}});
+  for (size_t i = 0; i < in.models.size(); ++i)
+    for (const StreamQueue& q : in.analyses[i].hta.queues)
+      t.rows.push_back({in.RankLabel(i), q.stream, q.max_length, q.mean_length, q.time_mean_length,
+                        Seconds(q.blocked_ns),
+                        q.span_ns > 0 ? 100.0 * q.blocked_ns / q.span_ns : 0.0});
+  t.notes.push_back(fmt::format(
+      "Outstanding operations: +1 at the launch call, -1 when the work starts on the GPU. "
+      "Blocked: {} or more outstanding, when a further launch waits. Mean (HTA): over the "
+      "points where the length changed. Memcpy bandwidth is not shown yet: the trace model "
+      "does not keep the bytes of a copy.",
+      kFullQueue));
+}
+
+}  // namespace
+
+void AddHtaSection(const AnalyzeInput& in, report::Report& r) {
+  static constexpr AddTableFn kTables[] = {
+      TemporalBreakdownTable,     IdleTimeBreakdownTable,   CommCompOverlapTable,
+      CudaKernelLaunchStatsTable, KernelTypeBreakdownTable, GpuKernelBreakdownTable,
+      QueueLengthSummaryTable,
+  };
+  report::Section& s = r.AddSection("hta", "HTA breakdowns");
+  for (AddTableFn add : kTables) add(in, s);
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,39 @@
+// The frequent kernel sequences section (kernel_sequences.h): fusion candidates.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "analysis/views.h"
+#include "base/text.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+
+void AddKernelSequencesSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("kernel_sequences", "Frequent kernel sequences");
+  report::Table& t = s.AddTable("kernel_sequences", "Kernel sequences per operator call",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"operator", "Operator", Unit::kText},
+                                 {"kernels", "Kernels", Unit::kCount},
+                                 {"calls", "Calls", Unit::kCount},
+                                 {"total_s", "GPU time", Unit::kSeconds},
+                                 {"mean_s", "GPU time per call", Unit::kSeconds},
+                                 {"sequence", "Sequence", Unit::kText}});
+  for (size_t i = 0; i < in.models.size(); ++i)
+    for (const KernelSequence& k : in.analyses[i].kernel_sequences) {
+      std::string seq;
+      for (const std::string& name : k.kernels)
+        seq += (seq.empty() ? "" : " → ") + base::Ellipsize(name, 40);
+      t.rows.push_back({in.RankLabel(i), base::Ellipsize(k.op, 60),
+                        static_cast<int64_t>(k.kernels.size()), k.calls, Seconds(k.total_ns),
+                        Seconds(static_cast<double>(k.total_ns) / static_cast<double>(k.calls)),
+                        base::Ellipsize(seq, 240)});
+    }
+  s.notes.push_back(
+      "The kernels one outermost operator call launched, in GPU order, counted over the calls "
+      "that launched exactly that sequence (at least 3 kernels, at least 2 calls): candidates "
+      "for fusion (torch.compile) or a CUDA graph.");
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,35 @@
+// The Module view section (module_view.h): the nn.Module tree with host and device time.
+#include <string>
+
+#include "analysis/views.h"
+#include "base/text.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+
+void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("module_view", "Module view");
+  report::Table& t = s.AddTable("module_view", "Time per nn.Module",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"module", "Module", Unit::kText},
+                                 {"path", "Path", Unit::kText, false},
+                                 {"depth", "Depth", Unit::kCount, false},
+                                 {"calls", "Calls", Unit::kCount},
+                                 {"host_s", "Host time", Unit::kSeconds},
+                                 {"device_s", "Device time", Unit::kSeconds},
+                                 {"self_device_s", "Device self", Unit::kSeconds}});
+  for (size_t i = 0; i < in.models.size(); ++i)
+    for (const ModuleRow& m : in.analyses[i].modules)
+      t.rows.push_back(
+          {in.RankLabel(i),
+           std::string(2 * static_cast<size_t>(m.depth), ' ') + base::Ellipsize(m.name, 60), m.path,
+           static_cast<int64_t>(m.depth), m.calls, Seconds(m.host_ns), Seconds(m.device_ns),
+           Seconds(m.self_device_ns)});
+  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  if (t.rows.empty())
+    s.notes.push_back(
+        "No nn.Module ranges: record with with_stack=True (or with_modules=True) to see modules.");
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,160 @@
+// The Operator view and Kernel view sections (operator_view.h): a top table for the terminal
+// and its chart, and the full table for CSV and report.json.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/views.h"
+#include "base/text.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+using report::Value;
+
+namespace {
+
+constexpr size_t kTopRows = 15;  // rows of a view's top table
+constexpr size_t kMaxTerminalRows = 30;
+
+Value OrEmpty(double v) { return std::isfinite(v) ? Value(v) : Value(std::monostate{}); }
+
+std::vector<report::Column> OperatorColumns() {
+  return {{"rank", "Rank", Unit::kText},
+          {"name", "Operator", Unit::kText},
+          {"calls", "Calls", Unit::kCount},
+          {"device_self_s", "Device self", Unit::kSeconds},
+          {"device_total_s", "Device total", Unit::kSeconds},
+          {"host_self_s", "Host self", Unit::kSeconds},
+          {"host_total_s", "Host total", Unit::kSeconds},
+          {"tc_eligible", "TC eligible", Unit::kBool},
+          {"tc_self_pct", "TC self", Unit::kPercent},
+          {"tc_total_pct", "TC total", Unit::kPercent}};
+}
+
+std::vector<Value> OperatorCells(const std::string& rank, const OperatorRow& o) {
+  return {rank,
+          base::Ellipsize(o.name, 90),
+          o.calls,
+          Seconds(o.device_self_ns),
+          Seconds(o.device_total_ns),
+          Seconds(o.host_self_ns),
+          Seconds(o.host_total_ns),
+          o.tc_eligible,
+          o.tc_self_pct(),
+          o.tc_total_pct()};
+}
+
+std::vector<report::Column> KernelColumns(bool per_operator) {
+  std::vector<report::Column> c = {{"rank", "Rank", Unit::kText}};
+  if (per_operator) c.push_back({"operator", "Operator", Unit::kText});
+  for (report::Column col : std::vector<report::Column>{
+           {"name", "Kernel", Unit::kText},
+           {"tensor_cores", "Tensor Cores", Unit::kBool},
+           {"calls", "Calls", Unit::kCount},
+           {"total_s", "Total", Unit::kSeconds},
+           {"mean_s", "Mean", Unit::kSeconds},
+           {"max_s", "Max", Unit::kSeconds},
+           {"min_s", "Min", Unit::kSeconds},
+           {"blocks_per_sm", "Mean blocks/SM", Unit::kNumber},
+           {"occupancy_pct", "Mean est. achieved occupancy", Unit::kPercent}})
+    c.push_back(std::move(col));
+  return c;
+}
+
+std::vector<Value> KernelCells(const std::string& rank, const KernelRow& k, bool per_operator) {
+  std::vector<Value> v = {rank};
+  if (per_operator) v.push_back(k.op.empty() ? "(no operator)" : base::Ellipsize(k.op, 60));
+  for (Value x :
+       std::vector<Value>{base::Ellipsize(k.name, 90), k.tensor_cores, k.calls, Seconds(k.total_ns),
+                          Seconds(k.mean_ns()), Seconds(k.max_ns), Seconds(k.min_ns),
+                          OrEmpty(k.blocks_per_sm), OrEmpty(k.occupancy_pct)})
+    v.push_back(std::move(x));
+  return v;
+}
+
+// The full table: in the terminal only when short.
+void MarkLong(report::Table& t) {
+  if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
+}
+
+}  // namespace
+
+void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("operator_view", "Operator view");
+  report::Table& top =
+      s.AddTable("operator_view_top", fmt::format("Top {} operators by device self time", kTopRows),
+                 OperatorColumns());
+  top.chart = {.kind = report::ChartKind::kBars,
+               .title = "Device self time by operator",
+               .label = "name",
+               .values = {"device_self_s"},
+               .limit = kTopRows};
+  report::Table& all = s.AddTable("operator_view", "Operators", OperatorColumns());
+  std::vector<std::pair<const OperatorRow*, std::string>> ranked;
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const std::string rank = in.RankLabel(i);
+    for (const OperatorRow& o : in.analyses[i].operators) {
+      all.rows.push_back(OperatorCells(rank, o));
+      ranked.emplace_back(&o, rank);
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first->device_self_ns != b.first->device_self_ns
+               ? a.first->device_self_ns > b.first->device_self_ns
+               : a.first->host_self_ns > b.first->host_self_ns;
+  });
+  for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
+    top.rows.push_back(OperatorCells(ranked[k].second, *ranked[k].first));
+  all.kind = report::TableKind::kDetail;
+  if (all.rows.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
+  s.notes.push_back(
+      "Device self: GPU time launched by the operator's own runtime calls; device total adds its "
+      "child operators' (the TensorBoard plugin's definitions). TC: share of that time in "
+      "kernels on Tensor Cores.");
+}
+
+void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("kernel_view", "Kernel view");
+  report::Table& top =
+      s.AddTable("kernel_view_top", fmt::format("Top {} kernels by total time", kTopRows),
+                 KernelColumns(false));
+  top.chart = {.kind = report::ChartKind::kBars,
+               .title = "Total time by kernel",
+               .label = "name",
+               .values = {"total_s"},
+               .limit = kTopRows};
+  report::Table& k = s.AddTable("kernel_view", "Kernels", KernelColumns(false));
+  report::Table& ok =
+      s.AddTable("operator_kernel_view", "Kernels per operator", KernelColumns(true));
+  double tc_ns = 0, all_ns = 0;
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const std::string rank = in.RankLabel(i);
+    for (const KernelRow& row : in.analyses[i].kernels) {
+      k.rows.push_back(KernelCells(rank, row, false));
+      all_ns += static_cast<double>(row.total_ns);
+      if (row.tensor_cores) tc_ns += static_cast<double>(row.total_ns);
+    }
+    for (const KernelRow& row : in.analyses[i].operator_kernels)
+      ok.rows.push_back(KernelCells(rank, row, true));
+  }
+  std::vector<size_t> order(k.rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const int total = k.ColumnIndex("total_s");
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return report::AsNumber(k.rows[a][total]) > report::AsNumber(k.rows[b][total]);
+  });
+  for (size_t i = 0; i < order.size() && i < kTopRows; ++i) top.rows.push_back(k.rows[order[i]]);
+  k.kind = report::TableKind::kDetail;
+  MarkLong(ok);
+  if (all_ns > 0)
+    s.AddMetric("tensor_core_kernel_pct", "Kernel time on Tensor Cores", 100 * tc_ns / all_ns,
+                Unit::kPercent);
+  if (k.rows.empty()) s.notes.push_back("No kernels in the trace.");
+  k.notes.push_back(
+      "Mean blocks/SM and est. achieved occupancy are weighted by duration; an instance without "
+      "the figure counts as 0 (the plugin's rule); empty when no instance has it.");
+}
+
+}  // namespace trainprof::analysis

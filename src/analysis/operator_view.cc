@@ -1,0 +1,109 @@
+#include "analysis/operator_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "analysis/kernel_class.h"
+
+namespace trainprof::analysis {
+
+using trace::EventKind;
+
+std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
+  std::unordered_map<uint32_t, OperatorRow> by_name;
+  for (const OpNode& n : t.nodes) {
+    if (m.kind[n.event] != EventKind::kCpuOp) continue;
+    const std::string& name = m.name_of(n.event);
+    if (IsExcludedFromOperatorView(name)) continue;
+    OperatorRow& r = by_name[m.name[n.event]];
+    r.calls++;
+    r.host_self_ns += n.host_self_ns;
+    r.host_total_ns += m.dur_ns[n.event];
+    r.device_self_ns += n.device_self_ns;
+    r.device_total_ns += n.device_total_ns;
+    r.tc_self_ns += n.tc_self_ns;
+    r.tc_total_ns += n.tc_total_ns;
+    r.tc_eligible = r.tc_eligible || n.tc_eligible;
+  }
+  std::vector<OperatorRow> out;
+  out.reserve(by_name.size());
+  for (auto& [id, r] : by_name) {
+    r.name = m.names[id];
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const OperatorRow& a, const OperatorRow& b) {
+    if (a.device_total_ns != b.device_total_ns) return a.device_total_ns > b.device_total_ns;
+    if (a.host_total_ns != b.host_total_ns) return a.host_total_ns > b.host_total_ns;
+    return a.name < b.name;
+  });
+  return out;
+}
+
+namespace {
+
+struct KernelAcc {
+  KernelRow row;
+  double blocks_weighted = 0, occupancy_weighted = 0;
+  bool has_blocks = false, has_occupancy = false;
+};
+
+void AddInstance(const trace::TraceModel& m, size_t i, KernelAcc& a) {
+  const int64_t d = m.dur_ns[i];
+  KernelRow& r = a.row;
+  if (r.calls == 0) r.min_ns = r.max_ns = d;
+  r.calls++;
+  r.total_ns += d;
+  r.min_ns = std::min(r.min_ns, d);
+  r.max_ns = std::max(r.max_ns, d);
+  const trace::KernelStats s = m.StatsOf(i);
+  if (std::isfinite(s.blocks_per_sm)) {
+    a.blocks_weighted += static_cast<double>(s.blocks_per_sm) * static_cast<double>(d);
+    a.has_blocks = true;
+  }
+  if (std::isfinite(s.occupancy_pct)) {
+    a.occupancy_weighted += static_cast<double>(s.occupancy_pct) * static_cast<double>(d);
+    a.has_occupancy = true;
+  }
+}
+
+double WeightedMean(double weighted, int64_t total_ns, bool any) {
+  if (!any) return std::nan("");
+  return total_ns > 0 ? weighted / static_cast<double>(total_ns) : 0;
+}
+
+}  // namespace
+
+std::vector<KernelRow> KernelView(const trace::TraceModel& m, const OpTree& t, bool per_operator) {
+  // Keyed by (operator name id + 1, kernel name id); operator 0 when not split or not launched
+  // by a range.
+  std::unordered_map<uint64_t, KernelAcc> acc;  // (operator << 32) | kernel name
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.kind[i] != EventKind::kKernel) continue;
+    uint64_t op = 0;
+    if (per_operator && !t.gpu_owner.empty() && t.gpu_owner[i] >= 0)
+      op = uint64_t{m.name[t.nodes[t.gpu_owner[i]].event]} + 1;
+    AddInstance(m, i, acc[(op << 32) | m.name[i]]);
+  }
+  std::vector<KernelRow> out;
+  out.reserve(acc.size());
+  for (auto& [key, a] : acc) {
+    KernelRow r = std::move(a.row);
+    const uint32_t name = static_cast<uint32_t>(key & 0xffffffffu);
+    const uint64_t op = key >> 32;
+    r.name = m.names[name];
+    if (op > 0) r.op = m.names[static_cast<uint32_t>(op - 1)];
+    const int8_t tc = name < t.tc_by_name.size() ? t.tc_by_name[name] : -1;
+    r.tensor_cores = tc >= 0 ? tc == 1 : KernelUsesTensorCores(r.name);
+    r.blocks_per_sm = WeightedMean(a.blocks_weighted, r.total_ns, a.has_blocks);
+    r.occupancy_pct = WeightedMean(a.occupancy_weighted, r.total_ns, a.has_occupancy);
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const KernelRow& a, const KernelRow& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return a.op != b.op ? a.op < b.op : a.name < b.name;
+  });
+  return out;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,70 @@
+// The Overview section: the step time breakdown per step and on average (overview.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "analysis/views.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+using report::Value;
+
+void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& ov = r.AddSection("overview", "Overview (step time breakdown)");
+  std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
+                                      {"step", "Step", Unit::kText},
+                                      {"step_time_s", "Step time", Unit::kSeconds}};
+  for (int c = 0; c < kNumCategories; ++c)
+    cols.push_back({std::string(CategoryKey(c)) + "_s", CategoryTitle(c), Unit::kSeconds});
+  report::Table& steps = ov.AddTable("step_breakdown", "Step time breakdown per step", cols);
+  std::vector<report::Column> pcols = {{"rank", "Rank", Unit::kText},
+                                       {"steps", "Steps", Unit::kCount},
+                                       {"step_time_s", "Avg step", Unit::kSeconds}};
+  for (int c = 0; c < kNumCategories; ++c)
+    pcols.push_back({std::string(CategoryKey(c)) + "_pct", CategoryTitle(c), Unit::kPercent});
+  report::Table& avg =
+      ov.AddTable("step_breakdown_average", "Average step, share of step time", pcols);
+  double all_total = 0;
+  int64_t all_steps = 0;
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const Overview& o2 = in.analyses[i].overview;
+    std::string rank = in.RankLabel(i);
+    for (const StepBreakdown& b : o2.steps) {
+      std::vector<Value> row = {rank, b.step, Seconds(b.total_ns)};
+      for (int c = 0; c < kNumCategories; ++c) row.push_back(Seconds(b.ns[c]));
+      steps.rows.push_back(std::move(row));
+    }
+    std::vector<Value> row = {rank, static_cast<int64_t>(o2.steps.size()),
+                              Seconds(o2.avg_total_ns)};
+    for (int c = 0; c < kNumCategories; ++c)
+      row.push_back(o2.avg_total_ns > 0 ? 100 * o2.avg_ns[c] / o2.avg_total_ns : 0.0);
+    avg.rows.push_back(std::move(row));
+    all_total += o2.avg_total_ns * static_cast<double>(o2.steps.size());
+    all_steps += static_cast<int64_t>(o2.steps.size());
+    const StepsResult& s = in.analyses[i].steps;
+    if (!s.dropped.empty())
+      ov.notes.push_back(fmt::format(
+          "Rank {}: dropped {} as incomplete: its GPU work was not captured (the TensorBoard "
+          "plugin's rule; --steps all keeps it).",
+          rank, fmt::join(s.dropped, ", ")));
+    if (s.gpu_data_cut)
+      ov.notes.push_back(fmt::format(
+          "Rank {}: the trace file is cut short and part of its GPU events is lost: step times are "
+          "the host's, and the GPU categories show only what the cut left.",
+          rank));
+    if (s.synthetic)
+      ov.notes.push_back(
+          fmt::format("Rank {}: no ProfilerStep ranges; the whole trace is one step "
+                      "(\"all\").",
+                      rank));
+  }
+  if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
+  ov.AddMetric("steps", "Steps analysed", all_steps, Unit::kCount);
+  if (all_steps > 0)
+    ov.AddMetric("avg_step_time_s", "Average step time", all_total / all_steps / 1e9,
+                 Unit::kSeconds);
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,48 @@
+// The sections of `trainprof analyze`'s report: one function per section, each in a file beside
+// the analysis it shows, all called in order from the list in analyze.cc. A new view is a new
+// file with one `AddXxxSection` and one line in that list (docs/architecture.md).
+//
+//   void AddThingSection(const AnalyzeInput& in, report::Report& r) {
+//     report::Section& s = r.AddSection("thing", "Thing view");
+//     for (size_t i = 0; i < in.models.size(); ++i) ... in.RankLabel(i) ...
+//   }
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "report/report.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+// What every view reads: the ranks' models, the analyses AnalyzeAll computed (same order), and
+// the options.
+struct AnalyzeInput {
+  const std::vector<trace::TraceModel>& models;
+  const std::vector<RankAnalysis>& analyses;
+  const AnalyzeOptions& options;
+
+  // "3", or "3 (file.json)" when two models share a rank.
+  std::string RankLabel(size_t i) const;
+};
+
+using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
+
+// Nanoseconds as the report's seconds.
+inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+inline double Seconds(double ns) { return ns / 1e9; }
+
+void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_view.cc
+void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_view.cc
+void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_view.cc
+void AddOperatorSection(const AnalyzeInput& in, report::Report& r);  // operator_section.cc
+void AddKernelSection(const AnalyzeInput& in, report::Report& r);    // operator_section.cc
+void AddKernelSequencesSection(const AnalyzeInput& in,
+                               report::Report& r);                 // kernel_sequences_section.cc
+void AddPhaseSection(const AnalyzeInput& in, report::Report& r);   // phase_section.cc
+void AddModuleSection(const AnalyzeInput& in, report::Report& r);  // module_section.cc
+void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);  // findings.cc
+
+}  // namespace trainprof::analysis
