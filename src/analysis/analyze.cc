@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/distributed.h"
 #include "analysis/findings.h"
 #include "base/parallel.h"
 #include "base/text.h"
@@ -299,8 +300,10 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
     }
   if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
 
+  const CollectivesResult collectives = MatchCollectives(models);
+  AddDistributedSection(models, an, collectives, r);
   report::Section& rec = r.AddSection("recommendations", "Recommendations");
-  AddFindings(models, an, o, rec);
+  AddFindings(models, an, o, rec, &collectives);
 
   for (const auto& m : models)
     for (const trace::InputDiagnostic& d : m.diagnostics) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/distributed.h"
+
 namespace trainprof::analysis {
 namespace {
 
@@ -320,8 +322,11 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>&
 }
 
 void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
-                 const AnalyzeOptions& o, report::Section& rec) {
-  std::vector<Candidate> all = ImbalanceCandidates(models, an);
+                 const AnalyzeOptions& o, report::Section& rec,
+                 const CollectivesResult* collectives) {
+  std::vector<Candidate> all =
+      StragglerCandidates(models, an, collectives ? *collectives : MatchCollectives(models));
+  if (all.empty()) all = ImbalanceCandidates(models, an);
   for (size_t r = 0; r < an.size(); ++r) {
     std::vector<Candidate> c = RankCandidates(models[r], an[r], o);
     all.insert(all.end(), c.begin(), c.end());
