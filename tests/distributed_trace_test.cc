@@ -67,15 +67,15 @@ GenTrace RankSpec(const Scenario& sc, int64_t rank) {
   return t;
 }
 
-struct Run {
+struct Analysed {
   std::vector<testutil::Expected> expected;
   std::vector<trace::TraceModel> models;
   std::vector<analysis::RankAnalysis> an;
   report::Report report;
 };
 
-Run Analyze(const Scenario& sc) {
-  Run out;
+Analysed Analyze(const Scenario& sc) {
+  Analysed out;
   std::string dir = testutil::FreshTempDir();
   for (int64_t r = 0; r < static_cast<int64_t>(sc.compute_ns.size()); ++r) {
     auto g = testutil::GenerateKinetoTrace(RankSpec(sc, r), GenRank{.rank = r, .skew_ns = Skew(r)});
@@ -104,7 +104,7 @@ std::vector<std::string> Findings(const report::Report& r) {
 
 TEST(Distributed, MatchesCollectivesAndSplitsWaitFromTransfer) {
   Scenario sc{.compute_ns = {1000 * kUs, 1000 * kUs, 1200 * kUs, 1000 * kUs}};
-  Run r = Analyze(sc);
+  Analysed r = Analyze(sc);
   ASSERT_EQ(r.models.size(), 4u);
   analysis::CollectivesResult c = analysis::MatchCollectives(r.models);
   EXPECT_TRUE(c.by_sequence);
@@ -133,7 +133,7 @@ TEST(Distributed, MatchesCollectivesAndSplitsWaitFromTransfer) {
 }
 
 TEST(Distributed, StepBreakdownMatchesTheGenerator) {
-  Run r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1200 * kUs, 1000 * kUs}});
+  Analysed r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1200 * kUs, 1000 * kUs}});
   ASSERT_EQ(r.models.size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
     std::vector<analysis::CommBreakdown> b =
@@ -156,7 +156,7 @@ TEST(Distributed, StepBreakdownMatchesTheGenerator) {
 }
 
 TEST(Distributed, NamesTheStragglerOnceWithTheWaitItCauses) {
-  Run r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1200 * kUs, 1000 * kUs}});
+  Analysed r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1200 * kUs, 1000 * kUs}});
   ASSERT_EQ(r.models.size(), 4u);
   std::vector<std::string> f = Findings(r.report);
   ASSERT_FALSE(f.empty());
@@ -180,7 +180,7 @@ TEST(Distributed, NamesTheStragglerOnceWithTheWaitItCauses) {
 }
 
 TEST(Distributed, NoStragglerWhenRanksArriveTogether) {
-  Run r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1010 * kUs, 1000 * kUs}});
+  Analysed r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1010 * kUs, 1000 * kUs}});
   ASSERT_EQ(r.models.size(), 4u);
   for (const std::string& x : Findings(r.report))
     EXPECT_EQ(x.find("straggler"), std::string::npos) << x;
@@ -189,7 +189,7 @@ TEST(Distributed, NoStragglerWhenRanksArriveTogether) {
 TEST(Distributed, FallsBackToOrderOfIssueAndReportsTheResidual) {
   Scenario sc{
       .compute_ns = {1000 * kUs, 1100 * kUs}, .jitter_ns = {0, 1 * kUs, -1 * kUs}, .seq = false};
-  Run r = Analyze(sc);
+  Analysed r = Analyze(sc);
   ASSERT_EQ(r.models.size(), 2u);
   analysis::CollectivesResult c = analysis::MatchCollectives(r.models);
   EXPECT_FALSE(c.by_sequence);
