@@ -8,6 +8,7 @@
 // waits for the difference in compute, and the offsets are the clock skews.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -158,16 +159,20 @@ TEST(Distributed, StepBreakdownMatchesTheGenerator) {
 TEST(Distributed, NamesTheStragglerOnceWithTheWaitItCauses) {
   Analysed r = Analyze({.compute_ns = {1000 * kUs, 1000 * kUs, 1200 * kUs, 1000 * kUs}});
   ASSERT_EQ(r.models.size(), 4u);
+  // 200 µs per step for each waiting rank, of a 3 ms step: 6.7 %. Ranked among the other
+  // findings by the step time it costs.
   std::vector<std::string> f = Findings(r.report);
-  ASSERT_FALSE(f.empty());
-  // 200 µs per step for each waiting rank, of a 3 ms step: 6.7 %.
-  EXPECT_EQ(f[0].rfind("Rank 2: rank 2 is the straggler: the other ranks wait for rank 2 6.7% of "
-                       "the median step at the collectives where it arrives last (threshold 5%) "
-                       "(0.200 ms per step against a 3.000 ms step; last at 3 of 3 collectives: "
-                       "allreduce ×3)",
-                       0),
+  auto it = std::find_if(f.begin(), f.end(), [](const std::string& x) {
+    return x.find("straggler") != std::string::npos;
+  });
+  ASSERT_NE(it, f.end());
+  EXPECT_EQ(it->rfind("Rank 2: rank 2 is the straggler: the other ranks wait for rank 2 6.7% of "
+                      "the median step at the collectives where it arrives last (threshold 5%) "
+                      "(0.200 ms per step against a 3.000 ms step; last at 3 of 3 collectives: "
+                      "allreduce ×3)",
+                      0),
             0u)
-      << f[0];
+      << *it;
   int straggler = 0;
   for (const std::string& x : f) straggler += x.find("straggler") != std::string::npos;
   EXPECT_EQ(straggler, 1);

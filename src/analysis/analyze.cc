@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/critical_path_report.h"
 #include "analysis/distributed.h"
 #include "analysis/findings.h"
 #include "base/parallel.h"
@@ -302,6 +303,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
 
   const CollectivesResult collectives = MatchCollectives(models);
   AddDistributedSection(models, an, collectives, r);
+  if (o.critical_path) AddCriticalPathSection(models, an, *o.critical_path, r);
   report::Section& rec = r.AddSection("recommendations", "Recommendations");
   AddFindings(models, an, o, rec, &collectives);
 

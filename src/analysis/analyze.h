@@ -6,6 +6,7 @@
 //   report::Report r = BuildAnalyzeReport(ranks, a, o, "traces/");
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct AnalyzeOptions {
   StepsMode steps = StepsMode::kComplete;
   HtaOptions hta;
   int threads = 0;  // ranks analysed in parallel; 0: one per core
+  // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
+  std::optional<std::string> critical_path;
 };
 
 struct RankAnalysis {

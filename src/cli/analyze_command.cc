@@ -37,6 +37,8 @@ struct AnalyzeFlags {
   Options::Output out;
   std::string db;  // run history (--db)
   bool allow_data_errors = false;
+  std::string critical_path;  // --critical-path's value
+  bool critical_path_given = false;
 };
 
 int64_t NowNs() {
@@ -60,6 +62,7 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = f.top_kernels;
   o.threads = f.threads;
+  if (f.critical_path_given) o.critical_path = f.critical_path;
   return o;
 }
 
@@ -327,7 +330,16 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--top-kernels", f->top_kernels, "Kernels listed per kernel type")
       ->check(CLI::Range(1, 10000))
       ->default_val(10);
-  sub->callback([f, run] { *run = [f] { return RunAnalyze(*f); }; });
+  CLI::Option* cp =
+      sub->add_option("--critical-path", f->critical_path,
+                      "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
+                      "range whose name contains ANNOTATION (put it after PATH)")
+          ->expected(0, 1)
+          ->type_name("[ANNOTATION[:INSTANCE]]");
+  sub->callback([f, run, cp] {
+    f->critical_path_given = cp->count() > 0;
+    *run = [f] { return RunAnalyze(*f); };
+  });
 
   auto d = std::make_shared<AnalyzeFlags>();
   d->out.name = "diff";
