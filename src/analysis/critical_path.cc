@@ -29,9 +29,16 @@ struct Edge {
   int64_t attributed = -1;  // the event the edge's time belongs to; -1: none
 };
 
+// HTA's blocking calls (their time is the GPU's, reached through a sync edge), and HIP's names.
 bool IsBlockingCall(std::string_view n) {
-  return n == "cudaDeviceSynchronize" || n == "cudaStreamSynchronize" || n == "cudaEventQuery" ||
-         n == "cudaEventSynchronize" || n == "cudaMemcpy" || n == "cudaMemcpyAsync";
+  if (n.starts_with("hip"))
+    n.remove_prefix(3);
+  else if (n.starts_with("cuda"))
+    n.remove_prefix(4);
+  else
+    return false;
+  return n == "DeviceSynchronize" || n == "StreamSynchronize" || n == "EventQuery" ||
+         n == "EventSynchronize" || n == "Memcpy" || n == "MemcpyAsync";
 }
 
 bool IsSyncName(std::string_view n) {

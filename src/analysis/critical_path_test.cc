@@ -63,12 +63,12 @@ TEST(CriticalPath, CpuBound) {
 // GPU-bound with a stream sync: A [0,30) launches K [20,520) at [5,10); cudaStreamSynchronize
 // [40,530) waits for it ("Stream Sync"); C [540,560) follows. Path: A's 5 before the launch, the
 // launch delay 15, K's 500, the sync edge, C's 20: 540, against 50 on the CPU alone.
-TEST(CriticalPath, GpuBoundThroughAStreamSync) {
+void ExpectGpuBoundThroughAStreamSync(const char* launch, const char* sync) {
   Builder b;
   b.Cpu(EventKind::kCpuOp, "A", 0, 30);
-  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
+  b.Cpu(EventKind::kRuntime, launch, 5, 5, 1);
   b.Gpu(EventKind::kKernel, "gemm", 20, 500, 1);
-  b.Cpu(EventKind::kRuntime, "cudaStreamSynchronize", 40, 490, 2);
+  b.Cpu(EventKind::kRuntime, sync, 40, 490, 2);
   b.Gpu(EventKind::kOther, "Stream Sync", 520, 5, 2);
   b.Cpu(EventKind::kCpuOp, "C", 540, 20);
   trace::TraceModel m = b.Done();
@@ -80,6 +80,15 @@ TEST(CriticalPath, GpuBoundThroughAStreamSync) {
   EXPECT_EQ(Cat(*p, CpCategory::kGpuComputeBound), 500);
   EXPECT_EQ(p->edge_ns[static_cast<int>(CpEdge::kSync)], 0);
   EXPECT_EQ(m.name_of(p->top[0].event), "gemm");
+}
+
+TEST(CriticalPath, GpuBoundThroughAStreamSync) {
+  ExpectGpuBoundThroughAStreamSync("cudaLaunchKernel", "cudaStreamSynchronize");
+}
+
+// ROCm: the same graph with HIP's names (hipStreamSynchronize is a blocking call too).
+TEST(CriticalPath, GpuBoundThroughAStreamSyncOnRocm) {
+  ExpectGpuBoundThroughAStreamSync("hipLaunchKernel", "hipStreamSynchronize");
 }
 
 // Back-to-back kernels: K1 [20,100) and K2 [110,200), both launched inside A [0,30) before K1
