@@ -485,6 +485,42 @@ TEST(Diff, ControlAgainstTest) {
   EXPECT_TRUE(added);
 }
 
+// --critical-path with an annotation and instance: HTA's answer for critical_path_simple_add
+// reaches report.json as the section's metrics.
+TEST(Analyze, CriticalPathOfAnAnnotationInstance) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "critical_path_simple_add",
+                       "--critical-path", "[param|pytorch.model.alex_net|0|0|0|measure|forward]:1",
+                       "--run-dir", dir, "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = ReadJson(dir + "/report.json");
+  const nlohmann::json* cp = Section(rep, "critical_path");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_NEAR((*cp)["metrics"]["cpu_bound_pct"]["value"].get<double>(), 99.779, 0.01);
+  EXPECT_NEAR((*cp)["metrics"]["length_s"]["value"].get<double>(), 0.241724, 1e-6);
+  EXPECT_EQ((*Table(*cp, "critical_path"))["rows"].size(), 1u);
+}
+
+// --critical-path without a value: one row per rank and analysed step; without the flag, no
+// section.
+TEST(Analyze, CriticalPathOfEveryStep) {
+  std::string dir = testutil::FreshTempDir();
+  WriteGeneratedRanks(dir + "/traces");
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/traces", "--critical-path", "--run-dir",
+                       dir + "/a", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = ReadJson(dir + "/a/report.json");
+  const nlohmann::json* cp = Section(rep, "critical_path");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_EQ((*Table(*cp, "critical_path"))["rows"].size(), 2u * 3u);
+  EXPECT_TRUE((*cp)["metrics"].contains("gpu_kernel_launch_overhead_pct"));
+  r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/traces", "--run-dir", dir + "/b", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Section(ReadJson(dir + "/b/report.json"), "critical_path"), nullptr);
+}
+
 }  // namespace
 
 // report.html of real analyses: its structure (sections, charts, tables, findings) is golden.

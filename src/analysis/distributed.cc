@@ -222,7 +222,7 @@ std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, con
 void AddDistributedSection(const std::vector<trace::TraceModel>& models,
                            const std::vector<RankAnalysis>& an, const CollectivesResult& c,
                            report::Report& r) {
-  if (models.size() < 2) return;
+  if (models.size() < 2 || (c.collectives.empty() && c.unmatched == 0)) return;
   report::Section& s = r.AddSection("distributed", "Distributed view (ranks and collectives)");
   s.AddMetric("collectives", "Collectives matched across ranks",
               static_cast<int64_t>(c.collectives.size()), Unit::kCount);

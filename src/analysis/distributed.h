@@ -32,7 +32,8 @@ struct CommBreakdown {
 // One per step of `s`, in its order.
 std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, const StepsResult& s);
 
-// Adds the "distributed" section when there are at least two ranks. Never fails.
+// Adds the "distributed" section when there are at least two ranks and communication kernels.
+// Never fails.
 void AddDistributedSection(const std::vector<trace::TraceModel>& models,
                            const std::vector<RankAnalysis>& an, const CollectivesResult& c,
                            report::Report& r);
