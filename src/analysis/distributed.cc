@@ -58,6 +58,19 @@ std::pair<double, double> MedianSteps(const std::vector<RankAnalysis>& an) {
   return {std::max(1.0, Median(counts)), Median(times)};
 }
 
+// Collectives end together on every rank, so after the offsets their ends agree to within the
+// clocks' drift. A residual larger than the median transfer means the kernels matched are not
+// the same collectives (order of issue across different groups, or capture windows that differ).
+bool MatchDoubtful(const CollectivesResult& c) {
+  if (c.collectives.empty()) return false;
+  std::vector<double> transfers;
+  for (const Collective& x : c.collectives) transfers.push_back(static_cast<double>(x.transfer_ns));
+  double residual = 0;
+  for (const ClockOffset& o : c.offsets)
+    residual = std::max(residual, static_cast<double>(o.residual_max_ns));
+  return residual > Median(transfers);
+}
+
 std::string Types(const std::map<std::string, int64_t>& types) {
   std::string s;
   for (const auto& [t, n] : types) s += fmt::format("{}{} ×{}", s.empty() ? "" : ", ", t, n);
@@ -91,6 +104,7 @@ void AddCommOpTable(const std::vector<trace::TraceModel>& models, const Collecti
                     report::Section& s) {
   struct Sum {
     int64_t calls = 0, bytes = 0, time = 0, transfer = 0, wait = 0;
+    bool sized = false;
   };
   std::map<std::pair<size_t, std::string>, Sum> sums;
   for (const Collective& x : c.collectives)
@@ -98,6 +112,7 @@ void AddCommOpTable(const std::vector<trace::TraceModel>& models, const Collecti
       Sum& u = sums[{x.ops[i].model, x.type.empty() ? "unknown" : x.type}];
       ++u.calls;
       u.bytes += std::max<int64_t>(x.bytes, 0);
+      u.sized |= x.bytes >= 0;
       u.time += x.ops[i].dur_ns();
       u.transfer += x.transfer_ns;
       u.wait += x.wait_ns(i);
@@ -112,8 +127,9 @@ void AddCommOpTable(const std::vector<trace::TraceModel>& models, const Collecti
                                  {"wait_s", "Wait", Unit::kSeconds},
                                  {"wait_pct", "Wait %", Unit::kPercent}});
   for (const auto& [key, u] : sums)
-    t.rows.push_back({fmt::format("{}", models[key.first].rank), key.second, u.calls, u.bytes,
-                      Seconds(u.time), Seconds(u.transfer), Seconds(u.wait),
+    t.rows.push_back({fmt::format("{}", models[key.first].rank), key.second, u.calls,
+                      u.sized ? Value(u.bytes) : Value(std::monostate{}), Seconds(u.time),
+                      Seconds(u.transfer), Seconds(u.wait),
                       u.time > 0 ? 100.0 * static_cast<double>(u.wait) / u.time : 0.0});
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
 }
@@ -239,6 +255,11 @@ void AddDistributedSection(const std::vector<trace::TraceModel>& models,
   AddCollectiveTable(models, c, s);
   AddLateTable(models, an, c, s);
   AddOffsetTable(c, s);
+  if (MatchDoubtful(c))
+    s.notes.push_back(
+        "The clock residual exceeds the median transfer: the kernels matched are probably not "
+        "the same collectives on every rank (order of issue across groups, or capture windows "
+        "that differ), so waits and the straggler are not reported as findings.");
   if (!c.collectives.empty())
     s.notes.push_back(c.by_sequence
                           ? "Collectives matched by process group and sequence number."
@@ -251,7 +272,7 @@ std::vector<Candidate> StragglerCandidates(const std::vector<trace::TraceModel>&
                                            const CollectivesResult& c) {
   std::vector<LateRank> late = LateRanks(models.size(), c);
   auto [steps, median_step] = MedianSteps(an);
-  if (median_step <= 0) return {};
+  if (median_step <= 0 || MatchDoubtful(c)) return {};
   std::vector<size_t> slow;
   for (size_t i = 0; i < late.size(); ++i)
     if (100 * late[i].per_other_ns / steps / median_step >= kStragglerWaitPct) slow.push_back(i);
