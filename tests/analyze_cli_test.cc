@@ -506,6 +506,7 @@ TEST(Analyze, CriticalPathOfAnAnnotationInstance) {
 // section.
 TEST(Analyze, CriticalPathOfEveryStep) {
   std::string dir = testutil::FreshTempDir();
+  std::filesystem::create_directories(dir + "/traces");
   WriteGeneratedRanks(dir + "/traces");
   auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/traces", "--critical-path", "--run-dir",
                        dir + "/a", "--db", "off"});
