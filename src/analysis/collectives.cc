@@ -39,8 +39,9 @@ struct RankOp {
 
 std::vector<RankOp> CommKernels(const trace::TraceModel& m) {
   std::vector<RankOp> ops;
+  const std::vector<bool> comm = CommunicationNames(m);
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m.kind[i] != trace::EventKind::kKernel || !IsCommunicationKernel(m.name_of(i))) continue;
+    if (m.kind[i] != trace::EventKind::kKernel || !comm[m.name[i]]) continue;
     int32_t l = m.launcher[i];
     ops.push_back({l >= 0 ? m.ts_ns[static_cast<size_t>(l)] : m.ts_ns[i], static_cast<uint32_t>(i),
                    m.CollectiveOf(i)});
@@ -123,6 +124,12 @@ std::vector<ClockOffset> EstimateOffsets(const std::vector<trace::TraceModel>& m
 }
 
 }  // namespace
+
+std::vector<bool> CommunicationNames(const trace::TraceModel& m) {
+  std::vector<bool> out(m.names.size());
+  for (uint32_t n = 0; n < m.names.size(); ++n) out[n] = IsCommunicationKernel(m.names[n]);
+  return out;
+}
 
 int64_t Collective::caused_wait_ns() const {
   int64_t sum = 0;

@@ -71,6 +71,10 @@ std::string CollectiveType(std::string_view arg, std::string_view kernel_name);
 // unknown.
 int64_t DtypeBytes(std::string_view dtype);
 
+// Per name id of `m`, whether it is a communication kernel's name: one pattern match per
+// distinct name instead of one per event.
+std::vector<bool> CommunicationNames(const trace::TraceModel& m);
+
 // Errors: none; ranks without communication kernels contribute nothing.
 CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models);
 

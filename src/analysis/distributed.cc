@@ -6,7 +6,6 @@
 #include <map>
 
 #include "analysis/intervals.h"
-#include "analysis/kernel_class.h"
 
 namespace trainprof::analysis {
 
@@ -214,9 +213,10 @@ void AddLateTable(const std::vector<trace::TraceModel>& models, const std::vecto
 
 std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, const StepsResult& s) {
   Intervals compute, comm;
+  const std::vector<bool> is_comm = CommunicationNames(m);
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != trace::EventKind::kKernel) continue;
-    (IsCommunicationKernel(m.name_of(i)) ? comm : compute).push_back({m.ts_ns[i], m.end_ns(i)});
+    (is_comm[m.name[i]] ? comm : compute).push_back({m.ts_ns[i], m.end_ns(i)});
   }
   compute = Union(std::move(compute));
   comm = Union(std::move(comm));
