@@ -516,6 +516,19 @@ TEST(Analyze, CriticalPathOfEveryStep) {
   ASSERT_NE(cp, nullptr);
   EXPECT_EQ((*Table(*cp, "critical_path"))["rows"].size(), 2u * 3u);
   EXPECT_TRUE((*cp)["metrics"].contains("gpu_kernel_launch_overhead_pct"));
+  // The paths as a trace for Perfetto: a process per rank and step, edges and marked events.
+  nlohmann::json tr = ReadJson(dir + "/a/critical_path.trace.json");
+  std::set<std::string> processes;
+  int edges = 0, critical = 0;
+  for (const auto& e : tr["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"]);
+    if (e["ph"] == "X" && e["args"].contains("edge")) ++edges;
+    if (e["ph"] == "X" && e["args"].contains("critical")) ++critical;
+  }
+  EXPECT_EQ(processes.size(), 6u);
+  EXPECT_TRUE(processes.count("rank 1 critical path: ProfilerStep#2")) << tr.dump().substr(0, 500);
+  EXPECT_GT(edges, 0);
+  EXPECT_GT(critical, 0);
   r = RunProcess(
       {TRAINPROF_CLI, "analyze", dir + "/traces", "--run-dir", dir + "/b", "--db", "off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

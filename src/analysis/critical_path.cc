@@ -309,6 +309,7 @@ StatusOr<CriticalPath> Graph::Longest(size_t top_events) const {
     CpCategory c = CategoryOf(e);
     p.category_ns[static_cast<int>(c)] += e.weight;
     p.edge_ns[static_cast<int>(e.type)] += e.weight;
+    p.steps.push_back({nodes_[e.from].ts, nodes_[e.to].ts, e.type, c, e.attributed});
     if (e.attributed >= 0 && e.weight > 0) {
       auto& slot = by_event[e.attributed];
       slot.first += e.weight;
@@ -318,6 +319,7 @@ StatusOr<CriticalPath> Graph::Longest(size_t top_events) const {
     ++p.nodes;
     p.events.push_back(nodes_[v].event);
   }
+  std::reverse(p.steps.begin(), p.steps.end());
   std::sort(p.events.begin(), p.events.end());
   p.events.erase(std::unique(p.events.begin(), p.events.end()), p.events.end());
   for (const auto& [ev, x] : by_event)

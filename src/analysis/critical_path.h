@@ -50,6 +50,14 @@ struct CriticalPath {
   };
   std::vector<Event> top;
   std::vector<uint32_t> events;  // every event with a node on the path, ascending
+  // The path's edges in time order: from one node's time to the next's.
+  struct Step {
+    int64_t from_ns = 0, to_ns = 0;
+    CpEdge type = CpEdge::kOperator;
+    CpCategory category = CpCategory::kNone;
+    int64_t event = -1;  // the event its time is attributed to; -1 for none
+  };
+  std::vector<Step> steps;
   double pct(CpCategory c) const {
     int64_t sum = 0;
     for (int64_t v : category_ns) sum += v;

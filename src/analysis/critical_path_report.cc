@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <set>
 
 #include "analysis/critical_path.h"
 #include "base/text.h"
@@ -108,6 +109,41 @@ void AddCriticalPathSection(const std::vector<trace::TraceModel>& models,
   }
   s.AddMetric("length_s", "Critical path length (mean per window)",
               Seconds(length) / static_cast<double>(windows), Unit::kSeconds);
+}
+
+void WriteCriticalPathTrace(const std::vector<trace::TraceModel>& models,
+                            const std::vector<RankAnalysis>& an, const std::string& spec,
+                            trace::ChromeTraceWriter& w) {
+  std::vector<std::string> notes;
+  int64_t pid = 0;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const trace::TraceModel& m = models[i];
+    for (const Window& win : Windows(m, an[i], spec, &notes)) {
+      StatusOr<CriticalPath> p = ComputeCriticalPath(m, win.begin, win.end);
+      if (!p.ok()) continue;
+      ++pid;
+      w.ProcessName(pid, fmt::format("rank {} critical path: {}", m.rank, win.label));
+      w.ThreadName(pid, 1, "path edges");
+      w.ThreadName(pid, 2, "CPU events on the path");
+      for (const CriticalPath::Step& st : p->steps) {
+        if (st.to_ns <= st.from_ns) continue;
+        std::string name = st.event >= 0 ? m.name_of(static_cast<size_t>(st.event))
+                                         : std::string(CpEdgeName(st.type));
+        w.Complete(w.InternName(name), CpCategoryName(st.category), st.from_ns,
+                   st.to_ns - st.from_ns, pid, 1, -1,
+                   fmt::format("\"edge\": \"{}\"", CpEdgeName(st.type)));
+      }
+      std::set<int64_t> named;
+      for (uint32_t e : p->events) {
+        const bool gpu = m.stream_of(e) >= 0;
+        const int64_t tid = gpu ? 1000 + m.stream_of(e) : 2;
+        if (gpu && named.insert(tid).second)
+          w.ThreadName(pid, tid, fmt::format("GPU stream {} on the path", m.stream_of(e)));
+        w.Complete(w.InternName(m.name_of(e)), trace::EventKindName(m.kind[e]), m.ts_ns[e],
+                   m.dur_ns[e], pid, tid, -1, "\"critical\": 1");
+      }
+    }
+  }
 }
 
 }  // namespace trainprof::analysis

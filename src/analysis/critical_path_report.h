@@ -11,6 +11,7 @@
 
 #include "analysis/analyze.h"
 #include "report/report.h"
+#include "trace/chrome_trace_writer.h"
 
 namespace trainprof::analysis {
 
@@ -19,5 +20,13 @@ namespace trainprof::analysis {
 void AddCriticalPathSection(const std::vector<trace::TraceModel>& models,
                             const std::vector<RankAnalysis>& an, const std::string& spec,
                             report::Report& r);
+
+// The same windows' paths as a Chrome trace for Perfetto, into `w` (opened and closed by the
+// caller): per rank and window a process "rank N critical path: WINDOW" with a track of the
+// path's edges (each named after the event its time is attributed to, its category as "cat")
+// and the events on the path, CPU ones on one track and GPU work on one track per stream.
+void WriteCriticalPathTrace(const std::vector<trace::TraceModel>& models,
+                            const std::vector<RankAnalysis>& an, const std::string& spec,
+                            trace::ChromeTraceWriter& w);
 
 }  // namespace trainprof::analysis

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/critical_path_report.h"
 #include "analysis/diff.h"
 #include "base/progress.h"
 #include "base/text.h"
@@ -173,6 +174,21 @@ std::string NothingToAnalyse(const Loaded& l, const AnalyzeFlags& f) {
   return "";
 }
 
+// critical_path.trace.json beside the reports: the paths of --critical-path, for Perfetto.
+int WriteCriticalPathTrace(const report::Report& r, const Loaded& l, const AnalyzeFlags& f) {
+  const report::Value* dir = r.FindMeta("run_dir");
+  if (dir == nullptr || !std::holds_alternative<std::string>(*dir)) return kExitNoOutput;
+  trace::ChromeTraceWriter w;
+  Status s = w.Open(std::get<std::string>(*dir) + "/critical_path.trace.json");
+  if (s.ok()) {
+    analysis::WriteCriticalPathTrace(l.models, l.analyses, f.critical_path, w);
+    s = w.Close();
+  }
+  if (s.ok()) return kExitOk;
+  fmt::print(stderr, "trainprof: {}\n", s.message());
+  return kExitNoOutput;
+}
+
 // One run of the input: its report, written and recorded. `skipped`: the input's entries that
 // were left out, listed in the report. Returns the exit code.
 int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
@@ -189,6 +205,7 @@ int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
     r.diagnostics.push_back(report::MakeDiagnostic("input_skipped", 1, why));
   report::AddDataQualitySection(r);
   int code = Emit(r, f, /*record=*/true, json, &out);
+  if (f.critical_path_given && code == kExitOk) code = WriteCriticalPathTrace(r, l, f);
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)
