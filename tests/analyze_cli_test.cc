@@ -548,6 +548,56 @@ TEST(Diff, ControlAgainstTest) {
     EXPECT_NE(html.find(std::string("data-chart=\"") + chart + "\""), std::string::npos) << chart;
 }
 
+// --critical-path with an annotation and instance: HTA's answer for critical_path_simple_add
+// reaches report.json as the section's metrics.
+TEST(Analyze, CriticalPathOfAnAnnotationInstance) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  std::string dir = testutil::FreshTempDir();
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + "critical_path_simple_add",
+                       "--critical-path", "[param|pytorch.model.alex_net|0|0|0|measure|forward]:1",
+                       "--run-dir", dir, "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = ReadJson(dir + "/report.json");
+  const nlohmann::json* cp = Section(rep, "critical_path");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_NEAR((*cp)["metrics"]["cpu_bound_pct"]["value"].get<double>(), 99.779, 0.01);
+  EXPECT_NEAR((*cp)["metrics"]["length_s"]["value"].get<double>(), 0.241724, 1e-6);
+  EXPECT_EQ((*Table(*cp, "critical_path"))["rows"].size(), 1u);
+}
+
+// --critical-path without a value: one row per rank and analysed step; without the flag, no
+// section.
+TEST(Analyze, CriticalPathOfEveryStep) {
+  std::string dir = testutil::FreshTempDir();
+  std::filesystem::create_directories(dir + "/traces");
+  WriteGeneratedRanks(dir + "/traces");
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/traces", "--critical-path", "--run-dir",
+                       dir + "/a", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json rep = ReadJson(dir + "/a/report.json");
+  const nlohmann::json* cp = Section(rep, "critical_path");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_EQ((*Table(*cp, "critical_path"))["rows"].size(), 2u * 3u);
+  EXPECT_TRUE((*cp)["metrics"].contains("gpu_kernel_launch_overhead_pct"));
+  // The paths as a trace for Perfetto: a process per rank and step, edges and marked events.
+  nlohmann::json tr = ReadJson(dir + "/a/critical_path.trace.json");
+  std::set<std::string> processes;
+  int edges = 0, critical = 0;
+  for (const auto& e : tr["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"]);
+    if (e["ph"] == "X" && e["args"].contains("edge")) ++edges;
+    if (e["ph"] == "X" && e["args"].contains("critical")) ++critical;
+  }
+  EXPECT_EQ(processes.size(), 6u);
+  EXPECT_TRUE(processes.count("rank 1 critical path: ProfilerStep#2")) << tr.dump().substr(0, 500);
+  EXPECT_GT(edges, 0);
+  EXPECT_GT(critical, 0);
+  r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/traces", "--run-dir", dir + "/b", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Section(ReadJson(dir + "/b/report.json"), "critical_path"), nullptr);
+}
+
 }  // namespace
 
 // report.html of real analyses: its structure (sections, charts, tables, findings) is golden.

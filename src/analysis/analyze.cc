@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/collectives.h"
 #include "analysis/views.h"
 #include "base/parallel.h"
 #include "base/text.h"
@@ -60,6 +61,8 @@ constexpr AddViewFn kViews[] = {
     AddKernelSequencesSection,
     AddPhaseSection,
     AddModuleSection,
+    AddDistributedView,
+    AddCriticalPathView,
     AddRecommendationsSection,
 };
 // clang-format on
@@ -128,7 +131,8 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
   r.AddMeta("json_bytes", bytes, false);
   AddAnalyzeConfig(r, models, o);
 
-  const AnalyzeInput in{models, an, o};
+  const CollectivesResult collectives = MatchCollectives(models);
+  const AnalyzeInput in{models, an, o, collectives};
   for (AddViewFn add : kViews) add(in, r);
 
   for (const auto& m : models)

@@ -6,6 +6,7 @@
 //   report::Report r = BuildAnalyzeReport(ranks, a, o, "traces/");
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct AnalyzeOptions {
   int threads = 0;  // ranks analysed in parallel; 0: one per core
   // Names containing one of these mark the data loader too (--dataloader-pattern).
   std::vector<std::string> dataloader_patterns;
+  // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
+  std::optional<std::string> critical_path;
 };
 
 struct RankAnalysis {

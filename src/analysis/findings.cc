@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/distributed.h"
 #include "analysis/views.h"
 
 namespace trainprof::analysis {
@@ -322,8 +323,11 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>&
 }
 
 void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
-                 const AnalyzeOptions& o, report::Section& rec) {
-  std::vector<Candidate> all = ImbalanceCandidates(models, an);
+                 const AnalyzeOptions& o, report::Section& rec,
+                 const CollectivesResult* collectives) {
+  std::vector<Candidate> all =
+      StragglerCandidates(models, an, collectives ? *collectives : MatchCollectives(models));
+  if (all.empty()) all = ImbalanceCandidates(models, an);
   for (size_t r = 0; r < an.size(); ++r) {
     std::vector<Candidate> c = RankCandidates(models[r], an[r], o);
     all.insert(all.end(), c.begin(), c.end());
@@ -358,7 +362,7 @@ void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector
 
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& rec = r.AddSection("recommendations", "Recommendations");
-  AddFindings(in.models, in.analyses, in.options, rec);
+  AddFindings(in.models, in.analyses, in.options, rec, &in.collectives);
 }
 
 }  // namespace trainprof::analysis

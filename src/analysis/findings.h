@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "analysis/collectives.h"
 #include "report/report.h"
 
 namespace trainprof::analysis {
@@ -37,9 +38,12 @@ std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnal
 std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>& models,
                                            const std::vector<RankAnalysis>& an);
 
-// Merges, drops contradicted candidates, ranks, and writes them as the section's findings.
+// Merges, drops contradicted candidates, ranks, and writes them as the section's findings. The
+// straggler comes from `collectives` when it names one (matched here when null), else from the
+// step times (ImbalanceCandidates).
 void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
-                 const AnalyzeOptions& o, report::Section& rec);
+                 const AnalyzeOptions& o, report::Section& rec,
+                 const CollectivesResult* collectives = nullptr);
 
 inline constexpr double kRankImbalancePct = 10;
 

@@ -12,17 +12,19 @@
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "analysis/collectives.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::analysis {
 
-// What every view reads: the ranks' models, the analyses AnalyzeAll computed (same order), and
-// the options.
+// What every view reads: the ranks' models, the analyses AnalyzeAll computed (same order), the
+// options, and the collectives matched across ranks.
 struct AnalyzeInput {
   const std::vector<trace::TraceModel>& models;
   const std::vector<RankAnalysis>& analyses;
   const AnalyzeOptions& options;
+  const CollectivesResult& collectives;
 
   // "3", or "3 (file.json)" when two models share a rank.
   std::string RankLabel(size_t i) const;
@@ -40,9 +42,11 @@ void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_view
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r);  // operator_section.cc
 void AddKernelSection(const AnalyzeInput& in, report::Report& r);    // operator_section.cc
 void AddKernelSequencesSection(const AnalyzeInput& in,
-                               report::Report& r);                 // kernel_sequences_section.cc
-void AddPhaseSection(const AnalyzeInput& in, report::Report& r);   // phase_section.cc
-void AddModuleSection(const AnalyzeInput& in, report::Report& r);  // module_section.cc
+                               report::Report& r);                    // kernel_sequences_section.cc
+void AddPhaseSection(const AnalyzeInput& in, report::Report& r);      // phase_section.cc
+void AddModuleSection(const AnalyzeInput& in, report::Report& r);     // module_section.cc
+void AddDistributedView(const AnalyzeInput& in, report::Report& r);   // distributed.cc
+void AddCriticalPathView(const AnalyzeInput& in, report::Report& r);  // critical_path_report.cc
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);  // findings.cc
 
 }  // namespace trainprof::analysis

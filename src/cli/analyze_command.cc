@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/critical_path_report.h"
 #include "analysis/diff.h"
 #include "base/progress.h"
 #include "base/text.h"
@@ -38,6 +39,8 @@ struct AnalyzeFlags {
   Options::Output out;
   std::string db;  // run history (--db)
   bool allow_data_errors = false;
+  std::string critical_path;  // --critical-path's value
+  bool critical_path_given = false;
 };
 
 int64_t NowNs() {
@@ -62,6 +65,7 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   o.hta.top_kernels = f.top_kernels;
   o.dataloader_patterns = f.dataloader_patterns;
   o.threads = f.threads;
+  if (f.critical_path_given) o.critical_path = f.critical_path;
   return o;
 }
 
@@ -172,6 +176,21 @@ std::string NothingToAnalyse(const Loaded& l, const AnalyzeFlags& f) {
   return "";
 }
 
+// critical_path.trace.json beside the reports: the paths of --critical-path, for Perfetto.
+int WriteCriticalPathTrace(const report::Report& r, const Loaded& l, const AnalyzeFlags& f) {
+  const report::Value* dir = r.FindMeta("run_dir");
+  if (dir == nullptr || !std::holds_alternative<std::string>(*dir)) return kExitNoOutput;
+  trace::ChromeTraceWriter w;
+  Status s = w.Open(std::get<std::string>(*dir) + "/critical_path.trace.json");
+  if (s.ok()) {
+    analysis::WriteCriticalPathTrace(l.models, l.analyses, f.critical_path, w);
+    s = w.Close();
+  }
+  if (s.ok()) return kExitOk;
+  fmt::print(stderr, "trainprof: {}\n", s.message());
+  return kExitNoOutput;
+}
+
 // One run of the input: its report, written and recorded. `skipped`: the input's entries that
 // were left out, listed in the report. Returns the exit code.
 int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
@@ -188,6 +207,7 @@ int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
     r.diagnostics.push_back(report::MakeDiagnostic("input_skipped", 1, why));
   report::AddDataQualitySection(r);
   int code = Emit(r, f, /*record=*/true, json, &out);
+  if (f.critical_path_given && code == kExitOk) code = WriteCriticalPathTrace(r, l, f);
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)
@@ -332,7 +352,16 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--dataloader-pattern", f->dataloader_patterns,
                   "Ranges whose name contains this mark the data loader too (repeatable), "
                   "e.g. --dataloader-pattern load_batch");
-  sub->callback([f, run] { *run = [f] { return RunAnalyze(*f); }; });
+  CLI::Option* cp =
+      sub->add_option("--critical-path", f->critical_path,
+                      "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
+                      "range whose name contains ANNOTATION (put it after PATH)")
+          ->expected(0, 1)
+          ->type_name("[ANNOTATION[:INSTANCE]]");
+  sub->callback([f, run, cp] {
+    f->critical_path_given = cp->count() > 0;
+    *run = [f] { return RunAnalyze(*f); };
+  });
 
   auto d = std::make_shared<AnalyzeFlags>();
   d->out.name = "diff";

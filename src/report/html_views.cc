@@ -185,12 +185,13 @@ void System(const Section& s, std::vector<Chart>& out) {
   }
 }
 
-// The overview's per-step categories, one stacked bar per rank and step.
-void StepBreakdown(const Section& s, std::vector<Chart>& out) {
-  const Table* t = s.FindTable("step_breakdown");
+// Per-step categories (the overview's, the distributed view's), one stacked bar per rank and
+// step.
+void StepBreakdown(const Section& s, std::vector<Chart>& out, const char* id = "step_breakdown",
+                   const char* title = "Step time breakdown per step") {
+  const Table* t = s.FindTable(id);
   if (t == nullptr) return;
-  svg::BarChart c{
-      .id = "step_breakdown", .title = "Step time breakdown per step", .unit = Unit::kSeconds};
+  svg::BarChart c{.id = id, .title = title, .unit = Unit::kSeconds};
   std::vector<int> cols;
   for (size_t i = 0; i < t->columns.size(); ++i) {
     const Column& col = t->columns[i];
@@ -372,6 +373,8 @@ std::vector<Chart> SectionCharts(const Section& s) {
     StepBreakdown(s, out);
   } else if (s.id == "hta") {
     Hta(s, out);
+  } else if (s.id == "distributed") {
+    StepBreakdown(s, out, "distributed_step_breakdown", "Computation and communication per step");
   } else if (s.id == "ranks") {
     Ranks(s, out);
   } else if (s.id == "key_figures" || s.id == "gate") {

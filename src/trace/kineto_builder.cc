@@ -54,22 +54,34 @@ EventKind KindOf(std::string_view cat, bool* known) {
 
 Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
   switch (key.size()) {  // by length first: most args are none of these
+    case 3:
+      return key == "Seq" ? &ev->seq : nullptr;
     case 5:
-      return key == "Bytes" ? &ev->bytes : nullptr;
+      return key == "Bytes" ? &ev->bytes : key == "dtype" ? &ev->dtype : nullptr;
     case 6:
       return key == "stream" ? &ev->stream : key == "device" ? &ev->device : nullptr;
     case 8:
-      return key == "inDevice" ? &ev->in_device : nullptr;
+      return key == "inDevice" ? &ev->in_device : key == "Comms Id" ? &ev->comms_id : nullptr;
     case 9:
       return key == "Device Id" ? &ev->device_id : nullptr;
+    case 10:
+      return key == "Group size" ? &ev->group_size : nullptr;
     case 11:
       return key == "correlation"   ? &ev->correlation
              : key == "External id" ? &ev->external_id
                                     : nullptr;
     case 13:
-      return key == "blocks per SM" ? &ev->blocks_per_sm : nullptr;
+      return key == "blocks per SM"   ? &ev->blocks_per_sm
+             : key == "In msg nelems" ? &ev->in_nelems
+                                      : nullptr;
+    case 14:
+      return key == "Out msg nelems" ? &ev->out_nelems : nullptr;
     case 15:
-      return key == "Total Allocated" ? &ev->total_allocated : nullptr;
+      return key == "Total Allocated"   ? &ev->total_allocated
+             : key == "Collective name" ? &ev->coll_name
+                                        : nullptr;
+    case 18:
+      return key == "Process Group Name" ? &ev->pg_name : nullptr;
     case 25:
       return key == "est. achieved occupancy %" ? &ev->occupancy : nullptr;
     default:
@@ -109,7 +121,8 @@ void EventBuilder::Absorb(EventBuilder&& o) {
   memory_deltas_.insert(memory_deltas_.end(), o.memory_deltas_.begin(), o.memory_deltas_.end());
   for (auto [mine, theirs] : {std::pair{&distributed_info_, &o.distributed_info_},
                               {&device_properties_, &o.device_properties_},
-                              {&base_time_, &o.base_time_}})
+                              {&base_time_, &o.base_time_},
+                              {&host_name_, &o.host_name_}})
     if (!theirs->empty()) *mine = std::move(*theirs);
 }
 
@@ -117,6 +130,7 @@ void EventBuilder::TopValue(std::string_view key, std::string_view text) {
   if (key == "distributedInfo") distributed_info_.assign(text);
   if (key == "deviceProperties") device_properties_.assign(text);
   if (key == "baseTimeNanoseconds") base_time_.assign(text);
+  if (key == "hostname" || key == "host_name") host_name_.assign(text);
 }
 
 void EventBuilder::Add(const RawEvent& ev) {
@@ -196,6 +210,7 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   if (!ev.has_args) return;
   m_.correlation.Set(i, OptionalInt(ev.correlation));
   m_.external_id.Set(i, OptionalInt(ev.external_id));
+  AddCollectiveArgs(ev, i);
   if (where.stream == -1 && where.device == -1) return;  // not GPU work
   if (ev.blocks_per_sm.type != Scalar::kNumber && ev.occupancy.type != Scalar::kNumber) return;
   KernelStats stats{static_cast<uint32_t>(i)};
@@ -204,6 +219,26 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   if (ev.occupancy.type == Scalar::kNumber)
     stats.occupancy_pct = static_cast<float>(ToDouble(ev.occupancy.text));
   m_.kernel_stats.push_back(stats);
+}
+
+void EventBuilder::AddCollectiveArgs(const RawEvent& ev, size_t i) {
+  if (ev.coll_name.type == Scalar::kNone && ev.pg_name.type == Scalar::kNone &&
+      ev.seq.type == Scalar::kNone && ev.in_nelems.type == Scalar::kNone)
+    return;
+  auto text = [&](const Scalar& s) {
+    return s.type == Scalar::kString || s.type == Scalar::kNumber ? m_.names.Intern(s.text)
+                                                                  : kNoName;
+  };
+  CollectiveArgs c{static_cast<uint32_t>(i)};
+  c.collective = text(ev.coll_name);
+  c.process_group = text(ev.pg_name);
+  c.comms_id = text(ev.comms_id);
+  c.dtype = text(ev.dtype);
+  c.seq = OptionalInt(ev.seq);
+  c.in_nelems = OptionalInt(ev.in_nelems);
+  c.out_nelems = OptionalInt(ev.out_nelems);
+  c.group_size = OptionalInt(ev.group_size);
+  m_.collective_args.push_back(c);
 }
 
 int64_t EventBuilder::IdOf(const Scalar& s) {
@@ -264,6 +299,7 @@ void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {
     }
     m_.world_size = get_int(j, "world_size").value_or(0);
     if (j.contains("backend") && j["backend"].is_string()) m_.backend = j["backend"];
+    if (j.contains("host_name") && j["host_name"].is_string()) m_.host_name = j["host_name"];
   } else if (key == "deviceProperties" && j.is_array()) {
     for (const auto& d : j) {
       if (!d.is_object()) continue;
@@ -283,6 +319,7 @@ void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {
 TraceModel EventBuilder::Finish() {
   if (!distributed_info_.empty()) ReadTopValue("distributedInfo", distributed_info_);
   if (!device_properties_.empty()) ReadTopValue("deviceProperties", device_properties_);
+  if (!host_name_.empty()) m_.host_name = host_name_;
   ResolveRank();
   ApplyBaseTime();
   ReportCounts();

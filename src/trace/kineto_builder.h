@@ -26,6 +26,8 @@ struct RawEvent {
   Scalar ph, cat, name, pid, tid, ts, dur, id;
   Scalar correlation, external_id, device, in_device, stream, blocks_per_sm, occupancy;
   Scalar total_allocated, device_id, bytes;  // [memory] instant events
+  // Collectives (CollectiveArgs).
+  Scalar coll_name, pg_name, comms_id, dtype, seq, in_nelems, out_nelems, group_size;
   bool has_args = false;
 };
 
@@ -53,6 +55,7 @@ class EventBuilder {
   bool AddMemory(const RawEvent& ev);
   void AddComplete(const RawEvent& ev);
   int64_t IdOf(const json::Scalar& s);
+  void AddCollectiveArgs(const RawEvent& ev, size_t i);
   void PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where);
   uint32_t TrackOf(const Track& t);
   void ReadTopValue(std::string_view key, std::string_view text);
@@ -65,7 +68,7 @@ class EventBuilder {
   std::string name_;
   TraceModel m_;
   int64_t events_seen_ = 0;
-  std::string distributed_info_, device_properties_, base_time_;
+  std::string distributed_info_, device_properties_, base_time_, host_name_;
   std::map<std::string, std::pair<int64_t, std::string>> counts_;
   std::vector<int64_t> flow_starts_, flow_ends_;
   struct MemoryDelta {

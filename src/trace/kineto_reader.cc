@@ -540,7 +540,12 @@ StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& o
     std::vector<int64_t> starts = GuessSegmentStarts(path, size, segments);
     if (!starts.empty()) return ReadInSegments(std::move(src), path, options, starts);
   }
-  return ParseFrom(src.get(), path, options);
+  // A small plain file gets a window its own size: a 4 MiB buffer zeroed for each of 1,000
+  // rank files of 1 MB was a quarter of the time of reading them.
+  ReadOptions o = options;
+  if (!ec && std::string_view(src->decoder()) == "plain")
+    o.chunk_bytes = std::min(o.chunk_bytes, static_cast<size_t>(size) + 1);
+  return ParseFrom(src.get(), path, o);
 }
 
 StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name) {

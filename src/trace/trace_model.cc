@@ -96,6 +96,11 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   for (uint32_t& n : o.name) n = names[n];
   for (uint32_t& t : o.track) t = tracks[t];
   for (KernelStats& k : o.kernel_stats) k.event += static_cast<uint32_t>(at);
+  for (CollectiveArgs& c : o.collective_args) {
+    c.event += static_cast<uint32_t>(at);
+    for (uint32_t* id : {&c.collective, &c.process_group, &c.comms_id, &c.dtype})
+      if (*id != kNoName) *id = names[*id];
+  }
   AppendColumn(ts_ns, std::move(o.ts_ns));
   dur_ns.Absorb(std::move(o.dur_ns));
   AppendColumn(name, std::move(o.name));
@@ -104,6 +109,7 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   correlation.Absorb(std::move(o.correlation));
   external_id.Absorb(std::move(o.external_id));
   AppendColumn(kernel_stats, std::move(o.kernel_stats));
+  AppendColumn(collective_args, std::move(o.collective_args));
   for (const auto& [dev, bytes] : o.peak_allocated_bytes) {
     auto it = std::find_if(peak_allocated_bytes.begin(), peak_allocated_bytes.end(),
                            [dev = dev](const auto& p) { return p.first == dev; });
@@ -118,6 +124,12 @@ KernelStats TraceModel::StatsOf(size_t i) const {
   auto it = std::lower_bound(kernel_stats.begin(), kernel_stats.end(), i,
                              [](const KernelStats& k, size_t e) { return k.event < e; });
   return it != kernel_stats.end() && it->event == i ? *it : KernelStats{};
+}
+
+const CollectiveArgs* TraceModel::CollectiveOf(size_t i) const {
+  auto it = std::lower_bound(collective_args.begin(), collective_args.end(), i,
+                             [](const CollectiveArgs& c, size_t e) { return c.event < e; });
+  return it != collective_args.end() && it->event == i ? &*it : nullptr;
 }
 
 const DeviceInfo* TraceModel::FindDevice(int64_t id) const {

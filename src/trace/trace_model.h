@@ -113,6 +113,20 @@ struct KernelStats {
   float occupancy_pct = std::numeric_limits<float>::quiet_NaN();
 };
 
+// The collective's args PyTorch writes on NCCL kernels and on record_param_comms (a few events
+// a trace). Strings are name ids into TraceModel::names, kNoName when absent; numbers kNone.
+inline constexpr uint32_t kNoName = UINT32_MAX;
+struct CollectiveArgs {
+  uint32_t event = 0;                       // index in the model
+  uint32_t collective = kNoName;            // "Collective name": "allreduce", "allgather", ...
+  uint32_t process_group = kNoName;         // "Process Group Name"
+  uint32_t comms_id = kNoName;              // "Comms Id", as text
+  uint32_t dtype = kNoName;                 // "dtype": "Float", "BFloat16", ...
+  int64_t seq = -1;                         // "Seq"
+  int64_t in_nelems = -1, out_nelems = -1;  // "In msg nelems", "Out msg nelems"
+  int64_t group_size = -1;                  // "Group size"
+};
+
 // Where events ran: a process and thread, and for GPU work its device and stream. A trace has a
 // few dozen of these, so each event keeps a 4-byte index instead of the four 8-byte values.
 struct Track {
@@ -149,8 +163,10 @@ struct TraceModel {
   // For GPU events: index of the runtime event with the same correlation id, else -1.
   std::vector<int32_t> launcher;
 
-  std::vector<Track> tracks;              // distinct; `track` indexes it
-  std::vector<KernelStats> kernel_stats;  // sorted by event; few events have them
+  std::vector<Track> tracks;                    // distinct; `track` indexes it
+  std::vector<KernelStats> kernel_stats;        // sorted by event; few events have them
+  std::vector<CollectiveArgs> collective_args;  // sorted by event
+  std::string host_name;  // top-level "hostname" / distributedInfo "host_name"; empty if absent
 
   std::vector<InputDiagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
@@ -169,6 +185,8 @@ struct TraceModel {
   float blocks_per_sm_of(size_t i) const { return StatsOf(i).blocks_per_sm; }
   float occupancy_pct_of(size_t i) const { return StatsOf(i).occupancy_pct; }
   KernelStats StatsOf(size_t i) const;
+  // nullptr when event i has no collective args.
+  const CollectiveArgs* CollectiveOf(size_t i) const;
   const DeviceInfo* FindDevice(int64_t id) const;
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.

@@ -188,6 +188,13 @@ std::string GpuArgs(const GpuEv& e, int64_t device) {
   a += R"(, "grid": [216, 1, 1], "block": [256, 1, 1])";
   if (e.op.occupancy_pct >= 0)
     a += fmt::format(R"(, "est. achieved occupancy %": {})", e.op.occupancy_pct);
+  if (const auto& c = e.op.collective) {
+    a += fmt::format(
+        R"(, "Collective name": {}, "In msg nelems": {}, "Out msg nelems": {}, "Group size": {}, )"
+        R"("dtype": {}, "Process Group Name": {})",
+        Quoted(c->name), c->nelems, c->nelems, c->group_size, Quoted(c->dtype), Quoted(c->group));
+    if (c->seq >= 0) a += fmt::format(R"(, "Seq": {})", c->seq);
+  }
   return a;
 }
 
@@ -269,12 +276,13 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
   for (size_t i = 0; i < ev.size(); ++i) out += "  " + ev[i] + (i + 1 < ev.size() ? ",\n" : "\n");
   out += fmt::format(
       R"(  ],
-  "traceName": "rank{}.pt.trace.json",
+  "traceName": "rank{}.pt.trace.json",{}
   "displayTimeUnit": "ms",
   "baseTimeNanoseconds": {}
 }}
 )",
-      r.rank, kBaseTimeNs);
+      r.rank, t.host_name.empty() ? "" : fmt::format("\n  \"hostname\": {},", Quoted(t.host_name)),
+      kBaseTimeNs);
   return out;
 }
 

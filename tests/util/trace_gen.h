@@ -33,6 +33,17 @@ namespace trainprof::testutil {
 
 enum class GenGpuKind { kKernel, kMemcpy, kMemset };
 
+// The args PyTorch writes on a collective's kernel ("Collective name", "Process Group Name",
+// "Seq", "In/Out msg nelems", "dtype", "Group size"); a seq < 0 is left out.
+struct GenCollective {
+  std::string name = "allreduce";
+  std::string group = "0";
+  int64_t seq = -1;
+  int64_t nelems = 0;
+  std::string dtype = "Float";
+  int64_t group_size = 0;
+};
+
 // GPU work and the runtime call that launched it (cudaLaunchKernel, cudaMemcpyAsync,
 // cudaMemsetAsync). The call starts launch_delay_ns before the GPU work and must lie inside the
 // step's host range.
@@ -45,8 +56,9 @@ struct GenGpuOp {
   int64_t dur_ns = 0;
   int64_t launch_delay_ns = 0;  // GPU start - start of the launch call
   int64_t launch_dur_ns = 5'000;
-  double blocks_per_sm = -1;  // written as "blocks per SM" when >= 0
-  double occupancy_pct = -1;  // written as "est. achieved occupancy %" when >= 0
+  double blocks_per_sm = -1;                // written as "blocks per SM" when >= 0
+  double occupancy_pct = -1;                // written as "est. achieved occupancy %" when >= 0
+  std::optional<GenCollective> collective;  // a kernel's collective args
 };
 
 // A host range: "aten::linear" (cpu_op), "nccl:all_reduce" (user_annotation), a cuda_runtime
@@ -84,7 +96,8 @@ struct GenTrace {
   std::string device_name = "NVIDIA A100-SXM4-80GB";  // deviceProperties
   int64_t total_memory_bytes = 85'899'345'920;
   int64_t compute_major = 8, compute_minor = 0, num_sms = 108;
-  bool flows = true;  // ac2g flow pairs between launch calls and GPU work
+  bool flows = true;      // ac2g flow pairs between launch calls and GPU work
+  std::string host_name;  // written as the top-level "hostname" when not empty
   std::vector<GenMemorySample> memory;
 };
 

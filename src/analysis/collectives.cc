@@ -1,0 +1,210 @@
+#include "analysis/collectives.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <unordered_map>
+
+#include "analysis/kernel_class.h"
+
+namespace trainprof::analysis {
+
+namespace {
+
+std::string Normalized(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != '_' && c != ' ' && c != ':')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string TypeFromText(const std::string& n) {
+  static const char* kTypes[] = {"allreduce", "allgather", "reducescatter", "alltoall",
+                                 "broadcast", "reduce",    "sendrecv",      "send",
+                                 "recv",      "barrier",   "gather",        "scatter"};
+  for (const char* t : kTypes)
+    if (n.starts_with(t)) return t;
+  return "";
+}
+
+// A communication kernel of one rank, before matching.
+struct RankOp {
+  int64_t issue_ns = 0;  // its launch call's start, else its own start
+  uint32_t event = 0;
+  const trace::CollectiveArgs* args = nullptr;
+};
+
+std::vector<RankOp> CommKernels(const trace::TraceModel& m) {
+  std::vector<RankOp> ops;
+  const std::vector<bool> comm = CommunicationNames(m);
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.kind[i] != trace::EventKind::kKernel || !comm[m.name[i]]) continue;
+    int32_t l = m.launcher[i];
+    ops.push_back({l >= 0 ? m.ts_ns[static_cast<size_t>(l)] : m.ts_ns[i], static_cast<uint32_t>(i),
+                   m.CollectiveOf(i)});
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const RankOp& a, const RankOp& b) { return a.issue_ns < b.issue_ns; });
+  return ops;
+}
+
+std::string NameOr(const trace::TraceModel& m, uint32_t id, std::string fallback) {
+  return id == trace::kNoName ? fallback : m.names[id];
+}
+
+// The collective's identity within its group on every rank.
+std::string MatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue, bool* by_seq) {
+  const trace::CollectiveArgs* a = op.args;
+  *by_seq = true;
+  if (a && a->seq >= 0) return fmt::format("seq {}", a->seq);
+  if (a && a->comms_id != trace::kNoName) return fmt::format("comms id {}", m.names[a->comms_id]);
+  *by_seq = false;
+  return fmt::format("issue {}", issue);
+}
+
+void Describe(const std::vector<trace::TraceModel>& models, Collective* c) {
+  std::sort(c->ops.begin(), c->ops.end(),
+            [](const CommOp& a, const CommOp& b) { return a.rank < b.rank; });
+  c->late = 0;
+  for (size_t i = 1; i < c->ops.size(); ++i)
+    if (c->ops[i].dur_ns() < c->ops[c->late].dur_ns()) c->late = i;
+  c->transfer_ns = c->ops[c->late].dur_ns();
+  const trace::TraceModel& m0 = models[c->ops.front().model];
+  const trace::CollectiveArgs* a = m0.CollectiveOf(c->ops.front().event);
+  std::string arg = a ? NameOr(m0, a->collective, "") : "";
+  c->type = CollectiveType(arg, m0.name_of(c->ops.front().event));
+  if (a && a->dtype != trace::kNoName) {
+    int64_t n = std::max(a->in_nelems, a->out_nelems);
+    int64_t b = DtypeBytes(m0.names[a->dtype]);
+    if (n >= 0 && b > 0) c->bytes = n * b;
+  }
+  c->group_size = a && a->group_size > 0 ? a->group_size : m0.world_size;
+  if (c->group_size < static_cast<int64_t>(c->ops.size()))
+    c->group_size = static_cast<int64_t>(c->ops.size());
+  const std::string& host = m0.host_name;
+  for (const CommOp& op : c->ops)
+    c->inter_node |=
+        !host.empty() && !models[op.model].host_name.empty() && models[op.model].host_name != host;
+}
+
+std::vector<ClockOffset> EstimateOffsets(const std::vector<trace::TraceModel>& models,
+                                         const std::vector<Collective>& all) {
+  std::vector<std::vector<int64_t>> diffs(models.size());
+  for (const Collective& c : all) {
+    auto ref =
+        std::find_if(c.ops.begin(), c.ops.end(), [](const CommOp& op) { return op.model == 0; });
+    if (ref == c.ops.end()) continue;
+    for (const CommOp& op : c.ops) diffs[op.model].push_back(op.end_ns - ref->end_ns);
+  }
+  std::vector<ClockOffset> out;
+  for (size_t i = 0; i < models.size(); ++i) {
+    ClockOffset o{models[i].rank};
+    std::vector<int64_t>& d = diffs[i];
+    o.samples = static_cast<int64_t>(d.size());
+    if (i == 0 || d.empty()) {
+      out.push_back(o);
+      continue;
+    }
+    std::vector<int64_t> sorted = d;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    o.offset_ns = sorted[sorted.size() / 2];
+    double sq = 0;
+    for (int64_t x : d) {
+      int64_t r = std::abs(x - o.offset_ns);
+      sq += static_cast<double>(r) * static_cast<double>(r);
+      o.residual_max_ns = std::max(o.residual_max_ns, r);
+    }
+    o.residual_rms_ns = std::sqrt(sq / static_cast<double>(d.size()));
+    out.push_back(o);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<bool> CommunicationNames(const trace::TraceModel& m) {
+  std::vector<bool> out(m.names.size());
+  for (uint32_t n = 0; n < m.names.size(); ++n) out[n] = IsCommunicationKernel(m.names[n]);
+  return out;
+}
+
+int64_t Collective::caused_wait_ns() const {
+  int64_t sum = 0;
+  for (size_t i = 0; i < ops.size(); ++i) sum += wait_ns(i);
+  return sum;
+}
+
+double Collective::BusFactor() const {
+  double n = static_cast<double>(std::max<int64_t>(group_size, 2));
+  if (type == "allreduce") return 2 * (n - 1) / n;
+  if (type == "allgather" || type == "reducescatter" || type == "alltoall") return (n - 1) / n;
+  return 1;
+}
+
+double Collective::algbw() const {
+  if (bytes <= 0 || transfer_ns <= 0) return 0;
+  return static_cast<double>(bytes) / (static_cast<double>(transfer_ns) / 1e9);
+}
+
+std::string CollectiveType(std::string_view arg, std::string_view kernel_name) {
+  if (std::string t = TypeFromText(Normalized(arg)); !t.empty()) return t;
+  std::string_view k = kernel_name;
+  if (k.starts_with("void ")) k.remove_prefix(5);
+  size_t at = k.find("Kernel_");
+  if (at == std::string_view::npos) return "";
+  k.remove_prefix(at + 7);
+  return TypeFromText(Normalized(k.substr(0, k.find_first_of("_(<"))));
+}
+
+int64_t DtypeBytes(std::string_view dtype) {
+  std::string d = Normalized(dtype);
+  if (d.starts_with("c10")) d = d.substr(3);
+  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
+  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64" ||
+      d == "complexfloat")
+    return 8;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
+  if (d == "char" || d == "byte" || d == "bool" || d == "int8" || d == "uint8" ||
+      d == "signedchar" || d == "unsignedchar" || d.starts_with("float8"))
+    return 1;
+  if (d == "complexdouble") return 16;
+  return 0;
+}
+
+CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models) {
+  CollectivesResult res;
+  std::unordered_map<std::string, size_t> index;  // group + key -> collective
+  bool any_seq = false;
+  for (size_t mi = 0; mi < models.size(); ++mi) {
+    const trace::TraceModel& m = models[mi];
+    std::unordered_map<std::string, int64_t> issued;  // per group
+    for (const RankOp& op : CommKernels(m)) {
+      std::string group = op.args ? NameOr(m, op.args->process_group, "") : "";
+      bool by_seq = false;
+      std::string key = MatchKey(m, op, issued[group]++, &by_seq);
+      any_seq |= by_seq;
+      auto [it, fresh] = index.try_emplace(group + '\x1f' + key, res.collectives.size());
+      if (fresh) res.collectives.push_back({group, key});
+      res.collectives[it->second].ops.push_back(
+          {mi, m.rank, op.event, m.ts_ns[op.event], m.end_ns(op.event)});
+    }
+  }
+  std::vector<Collective> kept;
+  for (Collective& c : res.collectives) {
+    if (c.ops.size() < 2) {
+      res.unmatched += static_cast<int64_t>(c.ops.size());
+      continue;
+    }
+    Describe(models, &c);
+    kept.push_back(std::move(c));
+  }
+  res.collectives = std::move(kept);
+  res.by_sequence = any_seq;
+  res.offsets = EstimateOffsets(models, res.collectives);
+  return res;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,159 @@
+// The critical path on hand-made graphs whose longest path is worked out in the comments, and
+// on HTA's critical_path_simple_add when ../shared/data/traces is beside the checkout.
+#include "analysis/critical_path.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "trace/kineto_reader.h"
+#include "util/golden.h"
+
+namespace trainprof::analysis {
+namespace {
+
+using trace::EventKind;
+
+// A model with one CPU thread (track 0) and one GPU stream (track 1).
+struct Builder {
+  trace::TraceModel m;
+  Builder() {
+    m.tracks.push_back({1, 1, -1, -1});
+    m.tracks.push_back({0, 7, 0, 7});
+  }
+  size_t Cpu(EventKind k, const char* name, int64_t ts, int64_t dur, int64_t corr = -1) {
+    size_t i = m.Add(k, name, ts, dur, 0);
+    m.correlation.Set(i, corr);
+    return i;
+  }
+  size_t Gpu(EventKind k, const char* name, int64_t ts, int64_t dur, int64_t corr) {
+    size_t i = m.Add(k, name, ts, dur, 1);
+    m.correlation.Set(i, corr);
+    return i;
+  }
+  trace::TraceModel Done() {
+    m.LinkLaunches();
+    return std::move(m);
+  }
+};
+
+int64_t Cat(const CriticalPath& p, CpCategory c) { return p.category_ns[static_cast<int>(c)]; }
+
+// CPU-bound: A [0,100) launches K [30,50) at [10,20); B [100,200) follows A. The path runs
+// through A and B (200) rather than the kernel (ends at 50).
+TEST(CriticalPath, CpuBound) {
+  Builder b;
+  b.Cpu(EventKind::kCpuOp, "A", 0, 100);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 10, 10, 1);
+  b.Gpu(EventKind::kKernel, "k", 30, 20, 1);
+  b.Cpu(EventKind::kCpuOp, "B", 100, 100);
+  trace::TraceModel m = b.Done();
+  auto p = ComputeCriticalPath(m, 0, 200);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->length_ns, 200);
+  EXPECT_EQ(Cat(*p, CpCategory::kCpuBound), 200);
+  EXPECT_DOUBLE_EQ(p->pct(CpCategory::kCpuBound), 100);
+  // A.start, launch start, launch end, A.end, B.start, B.end.
+  EXPECT_EQ(p->nodes, 6);
+  ASSERT_FALSE(p->top.empty());
+  EXPECT_EQ(m.name_of(p->top[0].event), "B");
+}
+
+// GPU-bound with a stream sync: A [0,30) launches K [20,520) at [5,10); cudaStreamSynchronize
+// [40,530) waits for it ("Stream Sync"); C [540,560) follows. Path: A's 5 before the launch, the
+// launch delay 15, K's 500, the sync edge, C's 20: 540, against 50 on the CPU alone.
+void ExpectGpuBoundThroughAStreamSync(const char* launch, const char* sync) {
+  Builder b;
+  b.Cpu(EventKind::kCpuOp, "A", 0, 30);
+  b.Cpu(EventKind::kRuntime, launch, 5, 5, 1);
+  b.Gpu(EventKind::kKernel, "gemm", 20, 500, 1);
+  b.Cpu(EventKind::kRuntime, sync, 40, 490, 2);
+  b.Gpu(EventKind::kOther, "Stream Sync", 520, 5, 2);
+  b.Cpu(EventKind::kCpuOp, "C", 540, 20);
+  trace::TraceModel m = b.Done();
+  auto p = ComputeCriticalPath(m, 0, 600);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->length_ns, 540);
+  EXPECT_EQ(Cat(*p, CpCategory::kCpuBound), 25);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuKernelLaunchOverhead), 15);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuComputeBound), 500);
+  EXPECT_EQ(p->edge_ns[static_cast<int>(CpEdge::kSync)], 0);
+  EXPECT_EQ(m.name_of(p->top[0].event), "gemm");
+}
+
+TEST(CriticalPath, GpuBoundThroughAStreamSync) {
+  ExpectGpuBoundThroughAStreamSync("cudaLaunchKernel", "cudaStreamSynchronize");
+}
+
+// ROCm: the same graph with HIP's names (hipStreamSynchronize is a blocking call too).
+TEST(CriticalPath, GpuBoundThroughAStreamSyncOnRocm) {
+  ExpectGpuBoundThroughAStreamSync("hipLaunchKernel", "hipStreamSynchronize");
+}
+
+// Back-to-back kernels: K1 [20,100) and K2 [110,200), both launched inside A [0,30) before K1
+// ends, so K2 follows K1 with a 10 kernel-kernel gap. Path: 5 + 15 + 80 + 10 + 90 = 200.
+TEST(CriticalPath, KernelKernelDelay) {
+  Builder b;
+  b.Cpu(EventKind::kCpuOp, "A", 0, 30);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 12, 5, 2);
+  b.Gpu(EventKind::kKernel, "k1", 20, 80, 1);
+  b.Gpu(EventKind::kKernel, "ncclDevKernel_AllReduce_Sum_f32", 110, 90, 2);
+  trace::TraceModel m = b.Done();
+  auto p = ComputeCriticalPath(m, 0, 300);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->length_ns, 200);
+  EXPECT_EQ(Cat(*p, CpCategory::kCpuBound), 5);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuKernelLaunchOverhead), 15);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuComputeBound), 80);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuKernelKernelOverhead), 10);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuCommunicationBound), 90);
+}
+
+TEST(CriticalPath, AnnotationWindowAndErrors) {
+  Builder b;
+  b.Cpu(EventKind::kUserAnnotation, "[x|forward]", 0, 50);
+  b.Cpu(EventKind::kUserAnnotation, "[x|forward]", 100, 70);
+  trace::TraceModel m = b.Done();
+  auto w = FindAnnotationWindow(m, "forward", 1);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->first, 100);
+  EXPECT_EQ(w->second, 170);
+  EXPECT_FALSE(FindAnnotationWindow(m, "forward", 2).ok());
+  EXPECT_FALSE(FindAnnotationWindow(m, "backward", 0).ok());
+  EXPECT_FALSE(ComputeCriticalPath(m, 0, 200).ok());  // annotations only: no node
+}
+
+// HTA 0.6.1's answer (expected/critical_path_simple_add.critical_path.json) for the second
+// "measure|forward" range of rank 0. docs/trace-analysis.md explains the differences allowed.
+TEST(CriticalPath, MatchesHtaOnSimpleAdd) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  const std::string dir = std::string(TRAINPROF_SHARED_DIR) + "/data/traces/";
+  std::ifstream in(dir + "expected/critical_path_simple_add.critical_path.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  nlohmann::json want = nlohmann::json::parse(text.substr(text.find('{')));
+  auto m = trace::ReadTraceFile(
+      dir + "critical_path_simple_add/benchmark_result_493459_1694039959_trace.json.gz", {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto w = FindAnnotationWindow(*m, want["annotation"], want["instance"]);
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  auto p = ComputeCriticalPath(*m, w->first, w->second);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NEAR(static_cast<double>(p->length_ns) / 1000,
+              want["critical_path_length_us"].get<double>(), 1.0);
+  for (auto& [key, pct] : want["summary_pct"].items()) {
+    if (key.empty()) continue;
+    for (int c = 0; c < kNumCpCategories; ++c)
+      if (key == CpCategoryName(static_cast<CpCategory>(c)))
+        EXPECT_NEAR(p->pct(static_cast<CpCategory>(c)), pct.get<double>(), 0.01) << key;
+  }
+  for (auto& [key, us] : want["by_edge_type_us"].items())
+    for (int e = 0; e < kNumCpEdges; ++e)
+      if (key == CpEdgeName(static_cast<CpEdge>(e)))
+        EXPECT_NEAR(static_cast<double>(p->edge_ns[e]) / 1000, us.get<double>(), 1.0) << key;
+  EXPECT_EQ(p->nodes, want["critical_path_nodes"].get<int64_t>());
+}
+
+}  // namespace
+}  // namespace trainprof::analysis
