@@ -16,8 +16,6 @@ using report::Value;
 
 namespace {
 
-double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
-
 struct Window {
   std::string label;
   int64_t begin = 0, end = 0;

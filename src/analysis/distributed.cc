@@ -15,9 +15,6 @@ using report::Value;
 
 namespace {
 
-double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
-double Seconds(double ns) { return ns / 1e9; }
-
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
