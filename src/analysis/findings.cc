@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/distributed.h"
+#include "analysis/op_tree.h"
 #include "analysis/views.h"
 
 namespace trainprof::analysis {
@@ -27,42 +28,6 @@ std::string TensorCoreAdvice(int64_t compute_major) {
   }
   return "Enable Automatic Mixed Precision (torch.autocast with bfloat16 or float16), or TF32 "
          "for float32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True).";
-}
-
-bool IsTensorCoreEligibleOp(std::string_view n) {
-  // The TensorBoard plugin's list of operators whose kernels can run on Tensor Cores.
-  static const std::set<std::string_view> kOps = {"aten::_convolution",
-                                                  "aten::_convolution_nogroup",
-                                                  "aten::conv1d",
-                                                  "aten::conv2d",
-                                                  "aten::conv3d",
-                                                  "aten::conv_tbc",
-                                                  "aten::conv_transpose1d",
-                                                  "aten::conv_transpose2d",
-                                                  "aten::conv_transpose3d",
-                                                  "aten::convolution",
-                                                  "aten::cudnn_convolution",
-                                                  "aten::cudnn_convolution_transpose",
-                                                  "aten::prelu",
-                                                  "aten::addmm",
-                                                  "aten::addmv",
-                                                  "aten::addr",
-                                                  "aten::matmul",
-                                                  "aten::mm",
-                                                  "aten::mv",
-                                                  "aten::linear",
-                                                  "aten::addbmm",
-                                                  "aten::baddbmm",
-                                                  "aten::bmm",
-                                                  "aten::chain_matmul",
-                                                  "aten::linalg_multi_dot",
-                                                  "aten::_thnn_fused_lstm_cell",
-                                                  "aten::_thnn_fused_gru_cell",
-                                                  "aten::lstm_cell",
-                                                  "aten::gru_cell",
-                                                  "aten::rnn_tanh_cell",
-                                                  "aten::rnn_relu_cell"};
-  return kOps.count(n) > 0;
 }
 
 Candidate Make(std::string key, const trace::TraceModel& m, double saves_ns, double figure) {
