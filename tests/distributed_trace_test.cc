@@ -18,6 +18,7 @@
 #include "analysis/collectives.h"
 #include "analysis/distributed.h"
 #include "trace/kineto_reader.h"
+#include "util/generated_ranks.h"
 #include "util/golden.h"
 #include "util/trace_gen.h"
 
@@ -68,33 +69,13 @@ GenTrace RankSpec(const Scenario& sc, int64_t rank) {
   return t;
 }
 
-struct Analysed {
-  std::vector<testutil::Expected> expected;
-  std::vector<trace::TraceModel> models;
-  std::vector<analysis::RankAnalysis> an;
-  report::Report report;
-};
+using Analysed = testutil::AnalysedRanks;
 
 Analysed Analyze(const Scenario& sc) {
-  Analysed out;
-  std::string dir = testutil::FreshTempDir();
-  for (int64_t r = 0; r < static_cast<int64_t>(sc.compute_ns.size()); ++r) {
-    auto g = testutil::GenerateKinetoTrace(RankSpec(sc, r), GenRank{.rank = r, .skew_ns = Skew(r)});
-    EXPECT_TRUE(g.ok()) << g.status().message();
-    if (!g.ok()) return out;
-    std::string path = dir + "/rank" + std::to_string(r) + ".pt.trace.json";
-    std::ofstream(path) << g->json;
-    auto m = trace::ReadTraceFile(path, {});
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    if (!m.ok()) return out;
-    out.models.push_back(std::move(*m));
-    out.expected.push_back(std::move(g->expected));
-  }
-  analysis::AnalyzeOptions o;
-  o.threads = 1;
-  out.an = analysis::AnalyzeAll(out.models, o);
-  out.report = analysis::BuildAnalyzeReport(out.models, out.an, o, dir);
-  return out;
+  std::vector<std::pair<GenTrace, GenRank>> ranks;
+  for (int64_t r = 0; r < static_cast<int64_t>(sc.compute_ns.size()); ++r)
+    ranks.emplace_back(RankSpec(sc, r), GenRank{.rank = r, .skew_ns = Skew(r)});
+  return testutil::AnalyseGeneratedRanks(ranks);
 }
 
 std::vector<std::string> Findings(const report::Report& r) {

@@ -7,7 +7,6 @@
 // the same integers on both sides, computed in another order, so they get 1e-9. "blocks per SM"
 // and "est. achieved occupancy %" are stored as float in the TraceModel, so those get 1e-4.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +18,7 @@
 
 #include "analysis/analyze.h"
 #include "trace/kineto_reader.h"
+#include "util/generated_ranks.h"
 #include "util/golden.h"
 #include "util/trace_gen.h"
 
@@ -55,48 +55,15 @@ GenGpuOp Kernel(const char* name, int64_t start, int64_t dur, int64_t delay, int
       .name = name, .stream = stream, .start_ns = start, .dur_ns = dur, .launch_delay_ns = delay};
 }
 
-void WriteGzip(const std::string& path, const std::string& text) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
-            static_cast<int>(text.size()));
-  ASSERT_EQ(gzclose(f), Z_OK);
-}
-
-struct Analysed {
-  std::vector<testutil::Expected> expected;
-  std::vector<trace::TraceModel> models;
-  std::vector<analysis::RankAnalysis> an;
-  report::Report report;
-};
+using Analysed = testutil::AnalysedRanks;
 
 enum class Format { kJson, kGzip };
 
-// Writes one file per rank into a fresh temp folder, reads them back and analyses them.
 Analysed GenerateAndAnalyze(const GenTrace& spec, const std::vector<GenRank>& ranks,
                             Format format) {
-  Analysed out;
-  std::string dir = testutil::FreshTempDir();
-  for (const GenRank& r : ranks) {
-    StatusOr<testutil::GeneratedTrace> g = testutil::GenerateKinetoTrace(spec, r);
-    EXPECT_TRUE(g.ok()) << g.status().message();
-    if (!g.ok()) return out;
-    std::string path = dir + "/rank" + std::to_string(r.rank) + ".pt.trace.json";
-    if (format == Format::kGzip)
-      WriteGzip(path += ".gz", g->json);
-    else
-      std::ofstream(path) << g->json;
-    StatusOr<trace::TraceModel> m = trace::ReadTraceFile(path, {});
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    if (!m.ok()) return out;
-    out.models.push_back(std::move(*m));
-    out.expected.push_back(std::move(g->expected));
-  }
-  analysis::AnalyzeOptions o;
-  o.threads = 1;
-  out.an = analysis::AnalyzeAll(out.models, o);
-  out.report = analysis::BuildAnalyzeReport(out.models, out.an, o, dir);
-  return out;
+  std::vector<std::pair<GenTrace, GenRank>> all;
+  for (const GenRank& r : ranks) all.emplace_back(spec, r);
+  return testutil::AnalyseGeneratedRanks(all, format == Format::kGzip);
 }
 
 void ExpectNear(double actual, double expected, double rel, const char* what) {
