@@ -90,16 +90,22 @@ TEST(Analyze, TwoRanksAndJsonOnStdout) {
   EXPECT_EQ((*t)["rows"][1]["rank"], "1");
 }
 
-// Two ranks of a data-loader-bound job, generated (util/trace_gen.h) into `dir`: each 1,000 µs
-// step spends 300 µs in the DataLoader, then runs three 150.5 µs kernels; rank 1 is 20 % slower.
-std::vector<testutil::Expected> WriteGeneratedRanks(const std::string& dir) {
-  testutil::GenStep s{.host_dur_ns = 1'000'000, .data_loader_ns = 300'000};
-  s.cpu_ops.push_back({.name = "aten::relu", .start_ns = 300'000, .dur_ns = 600'000});
+// Three 150.5 µs elementwise kernels at 320, 480 and 640 µs into the step, launched 15 µs
+// before each.
+void AddThreeKernels(testutil::GenStep& s) {
   for (int64_t k = 0; k < 3; ++k)
     s.gpu_ops.push_back({.name = "void at::native::vectorized_elementwise_kernel<4>",
                          .start_ns = 320'000 + k * 160'000,
                          .dur_ns = 150'500,
                          .launch_delay_ns = 15'000});
+}
+
+// Two ranks of a data-loader-bound job, generated (util/trace_gen.h) into `dir`: each 1,000 µs
+// step spends 300 µs in the DataLoader, then runs three 150.5 µs kernels; rank 1 is 20 % slower.
+std::vector<testutil::Expected> WriteGeneratedRanks(const std::string& dir) {
+  testutil::GenStep s{.host_dur_ns = 1'000'000, .data_loader_ns = 300'000};
+  s.cpu_ops.push_back({.name = "aten::relu", .start_ns = 300'000, .dur_ns = 600'000});
+  AddThreeKernels(s);
   testutil::GenTrace t;
   t.world_size = 2;
   t.steps = {s, s, s};
@@ -174,11 +180,7 @@ TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
   testutil::GenStep s{.host_dur_ns = 1'000'000};
   s.cpu_ops.push_back({.name = "load_batch", .category = "user_annotation", .dur_ns = 250'000});
   s.cpu_ops.push_back({.name = "aten::relu", .start_ns = 300'000, .dur_ns = 600'000});
-  for (int64_t k = 0; k < 3; ++k)
-    s.gpu_ops.push_back({.name = "void at::native::vectorized_elementwise_kernel<4>",
-                         .start_ns = 320'000 + k * 160'000,
-                         .dur_ns = 150'500,
-                         .launch_delay_ns = 15'000});
+  AddThreeKernels(s);
   testutil::GenTrace t;
   t.steps = {s, s, s};
   auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});

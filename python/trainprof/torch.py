@@ -72,7 +72,6 @@ class TorchProfiler:
         self._start = session.profiler_step
         o = self._opts
         self._window = (o["memory.warmup"], o["memory.warmup"] + o["memory.steps"])
-        self._activation_window = self._window
         self._prof: Optional[Any] = None
         self._done: Optional[Any] = None  # the torch.profiler.profile whose trace was written
         self._reported = False
