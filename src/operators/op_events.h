@@ -35,6 +35,9 @@ struct OpEvent {
   // of the operators called inside it ("CUDA total"). 0 without a GPU trace.
   int64_t self_device_ns = 0;
   int64_t device_ns = 0;
+  // The call's id as pushed to a GPU collector as its external correlation id (the
+  // RecordFunction handle); 0 when none was pushed.
+  uint64_t id = 0;
 };
 
 // One report of the allocator (c10::reportMemoryUsage).

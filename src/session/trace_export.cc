@@ -43,15 +43,22 @@ Status WriteTrace(const TraceInput& in, const std::string& path) {
     }
   }
   for (const ExtraEvents& x : in.extra) {
+    const int64_t pid = x.pid == ExtraEvents::kSessionPid ? in.pid : x.pid;
+    if (pid != in.pid && !x.process_name.empty()) w.ProcessName(pid, x.process_name);
+    for (const auto& [tid, name] : x.thread_names) w.ThreadName(pid, tid, name);
     std::vector<trace::NameId> ids;
     ids.reserve(x.names.size());
     for (const std::string& n : x.names) ids.push_back(w.InternName(n));
     for (const ExtraEvents::Event& e : x.events) {
-      name_thread(e.tid, "");
-      w.Complete(ids[e.name], x.cat, e.begin_ns, e.dur_ns, in.pid, e.tid, e.step,
+      if (pid == in.pid) name_thread(e.tid, "");
+      w.Complete(ids[e.name], x.cat, e.begin_ns, e.dur_ns, pid, e.tid, e.step,
                  e.args == ExtraEvents::kNoArgs ? std::string_view() : x.args[e.args]);
     }
   }
+  for (const FlowEnd& f : in.flows) {
+    w.Flow(f.id, f.ts_ns, f.pid == ExtraEvents::kSessionPid ? in.pid : f.pid, f.tid, f.start);
+  }
+  if (!in.device_properties.empty()) w.TopLevel("deviceProperties", in.device_properties);
   for (const trace::CounterTrack& c : in.counters) {
     for (size_t i = 0; i < c.t_ns.size(); ++i) w.Counter(c.name, c.t_ns[i], in.pid, c.values[i]);
   }

@@ -21,9 +21,14 @@ struct TraceThread {
   std::vector<int64_t> steps;  // step number of each event, parallel to events
 };
 
-// Events of an extension (LibTorch operators): drawn on their thread's track, where the viewer
-// nests them by time under the steps and scopes.
+// Events of an extension: LibTorch operators, drawn on their thread's track, where the viewer
+// nests them by time under the steps and scopes; or a GPU's kernels, in a process of their own
+// (Kineto's layout: pid = device, tid = stream).
 struct ExtraEvents {
+  static constexpr int64_t kSessionPid = -1;
+  int64_t pid = kSessionPid;  // kSessionPid: the session's own process
+  std::string process_name;   // names `pid` when it is not the session's; "" = named elsewhere
+  std::vector<std::pair<int64_t, std::string>> thread_names;  // tid, name
   std::string cat;                 // e.g. "cpu_op", as Kineto names operator events
   std::vector<std::string> names;  // indexed by ExtraEvent::name
   std::vector<std::string> args;   // JSON object members, indexed by ExtraEvent::args
@@ -36,6 +41,15 @@ struct ExtraEvents {
   std::vector<Event> events;
 };
 
+// One end of a launch-to-kernel arrow (ChromeTraceWriter::Flow).
+struct FlowEnd {
+  uint64_t id = 0;
+  int64_t ts_ns = 0;
+  int64_t pid = ExtraEvents::kSessionPid;
+  int64_t tid = 0;
+  bool start = true;
+};
+
 struct TraceInput {
   std::string process_name;
   int64_t pid = 0;
@@ -44,6 +58,8 @@ struct TraceInput {
   std::vector<record::StepMark> steps;        // only recorded steps
   std::vector<trace::CounterTrack> counters;  // system figures, memory curves
   std::vector<ExtraEvents> extra;
+  std::vector<FlowEnd> flows;
+  std::string device_properties;  // Kineto's top-level "deviceProperties" array; "" = none
 };
 
 // Errors name the file.

@@ -144,8 +144,27 @@ void ChromeTraceWriter::Counter(std::string_view name, int64_t ts_ns, int64_t pi
   MaybeFlush();
 }
 
+void ChromeTraceWriter::Flow(uint64_t id, int64_t ts_ns, int64_t pid, int64_t tid, bool start) {
+  BeginEvent();
+  buf_ += start ? R"({"ph":"s")" : R"({"ph":"f","bp":"e")";
+  buf_ += R"(,"cat":"ac2g","name":"ac2g","id":)";
+  AppendInt(buf_, static_cast<int64_t>(id));
+  buf_ += R"(,"pid":)";
+  AppendInt(buf_, pid);
+  buf_ += R"(,"tid":)";
+  AppendInt(buf_, tid);
+  buf_ += R"(,"ts":)";
+  AppendTimeUs(ts_ns);
+  buf_ += '}';
+  MaybeFlush();
+}
+
 void ChromeTraceWriter::OtherData(std::string key, std::string value) {
   other_.emplace_back(std::move(key), std::move(value));
+}
+
+void ChromeTraceWriter::TopLevel(std::string key, std::string json) {
+  top_.emplace_back(std::move(key), std::move(json));
 }
 
 Status ChromeTraceWriter::Close() {
@@ -160,7 +179,14 @@ Status ChromeTraceWriter::Close() {
     base::AppendJsonEscaped(buf_, other_[i].second);
     buf_ += '"';
   }
-  buf_ += "}}\n";
+  buf_ += '}';
+  for (const auto& [key, json] : top_) {
+    buf_ += ",\"";
+    base::AppendJsonEscaped(buf_, key);
+    buf_ += "\":";
+    buf_ += json;
+  }
+  buf_ += "}\n";
   bytes_ += buf_.size();
   if (target_ != nullptr) {
     target_->append(buf_);

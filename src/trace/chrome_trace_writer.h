@@ -54,8 +54,14 @@ class ChromeTraceWriter {
   // One counter track sample: {"name": value}.
   void Counter(std::string_view name, int64_t ts_ns, int64_t pid, double value);
 
+  // One end of a launch-to-kernel arrow, as Kineto writes them (category "ac2g"): the start on
+  // the launching call's thread, the finish ("bp":"e") on the kernel's stream.
+  void Flow(uint64_t id, int64_t ts_ns, int64_t pid, int64_t tid, bool start);
+
   // Adds "otherData": {key: value} string pairs written at Close().
   void OtherData(std::string key, std::string value);
+  // Adds a top-level member written as given at Close() ("deviceProperties": [...]).
+  void TopLevel(std::string key, std::string json);
 
   // Finishes the JSON; for a file, flushes and renames it into place. Errors name the file.
   Status Close();
@@ -71,6 +77,7 @@ class ChromeTraceWriter {
   std::string buf_;
   std::vector<std::string> names_;  // escaped
   std::vector<std::pair<std::string, std::string>> other_;
+  std::vector<std::pair<std::string, std::string>> top_;  // key, JSON value
   bool first_ = true;
   bool open_ = false;
   uint64_t bytes_ = 0;
