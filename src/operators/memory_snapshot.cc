@@ -1,0 +1,157 @@
+#include "operators/memory_snapshot.h"
+
+#include <filesystem>
+
+#include "base/atomic_file.h"
+#include "operators/pickle_writer.h"
+
+namespace trainprof::torchlib {
+namespace {
+
+void WriteFrames(const std::vector<MemFrame>& frames, PickleWriter& p) {
+  p.BeginList();
+  for (const MemFrame& f : frames) {
+    p.BeginDict();
+    p.Key("filename");
+    p.Str(f.filename);
+    p.Key("line");
+    p.Int(f.line);
+    p.Key("name");
+    p.Str(f.name);
+    p.End();
+  }
+  p.End();
+}
+
+void WriteBlock(const MemBlock& b, PickleWriter& p) {
+  p.BeginDict();
+  p.Key("address");
+  p.UInt(b.address);
+  p.Key("size");
+  p.Int(b.size);
+  p.Key("requested_size");
+  p.Int(b.requested_size);
+  p.Key("state");
+  p.Str(b.state);
+  p.Key("frames");
+  WriteFrames(b.frames, p);
+  p.End();
+}
+
+void WriteSegment(const MemSegment& s, PickleWriter& p) {
+  p.BeginDict();
+  p.Key("device");
+  p.Int(s.device);
+  p.Key("address");
+  p.UInt(s.address);
+  p.Key("total_size");
+  p.Int(s.total_size);
+  p.Key("allocated_size");
+  p.Int(s.allocated_size);
+  p.Key("active_size");
+  p.Int(s.active_size);
+  p.Key("requested_size");
+  p.Int(s.requested_size);
+  p.Key("stream");
+  p.Int(s.stream);
+  p.Key("segment_type");
+  p.Str(s.segment_type);
+  p.Key("segment_pool_id");
+  p.Tuple2Int(0, 0);
+  p.Key("is_expandable");
+  p.Bool(false);
+  p.Key("frames");
+  WriteFrames({}, p);
+  p.Key("blocks");
+  p.BeginList();
+  for (const MemBlock& b : s.blocks) WriteBlock(b, p);
+  p.End();
+  p.End();
+}
+
+void WriteTraceEntry(const MemTraceEntry& e, PickleWriter& p) {
+  p.BeginDict();
+  p.Key("action");
+  p.Str(e.action);
+  if (e.action != "oom") {
+    p.Key("addr");
+    p.UInt(e.addr);
+  }
+  p.Key("size");
+  p.Int(e.size);
+  p.Key("stream");
+  p.Int(e.stream);
+  p.Key("time_us");
+  p.Int(e.time_us);
+  if (e.action == "oom") {
+    p.Key("device_free");
+    p.Int(e.device_free);
+  }
+  p.Key("frames");
+  WriteFrames(e.frames, p);
+  p.End();
+}
+
+// "name (file.py:12) <- ..." of the innermost `depth` frames, as the Python path writes them.
+std::string FramesText(const std::vector<MemFrame>& frames, size_t depth) {
+  std::string out;
+  for (size_t i = 0; i < frames.size() && i < depth; ++i) {
+    if (!out.empty()) out += " <- ";
+    out += frames[i].name + " (" + std::filesystem::path(frames[i].filename).filename().string() +
+           ":" + std::to_string(frames[i].line) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SnapshotPickle(const MemSnapshot& s) {
+  PickleWriter p;
+  p.BeginDict();
+  p.Key("segments");
+  p.BeginList();
+  for (const MemSegment& seg : s.segments) WriteSegment(seg, p);
+  p.End();
+  p.Key("device_traces");
+  p.BeginList();
+  for (const auto& trace : s.device_traces) {
+    p.BeginList();
+    for (const MemTraceEntry& e : trace) WriteTraceEntry(e, p);
+    p.End();
+  }
+  p.End();
+  p.End();
+  return p.Finish();
+}
+
+Status WriteSnapshotPickle(const MemSnapshot& s, const std::string& path) {
+  base::AtomicFile f;
+  TRAINPROF_RETURN_IF_ERROR(f.Open(path));
+  f.Write(SnapshotPickle(s));
+  return f.Commit();
+}
+
+std::vector<SnapshotBlock> DigestBlocks(const MemSnapshot& s) {
+  std::vector<SnapshotBlock> out;
+  for (const MemSegment& seg : s.segments) {
+    for (const MemBlock& b : seg.blocks) {
+      out.push_back({seg.device, seg.address, seg.total_size, seg.segment_type, b.size, b.state,
+                     FramesText(b.frames, 3)});
+    }
+  }
+  return out;
+}
+
+std::vector<SnapshotOom> DigestOoms(const MemSnapshot& s) {
+  std::vector<SnapshotOom> out;
+  for (size_t dev = 0; dev < s.device_traces.size(); ++dev) {
+    for (const MemTraceEntry& e : s.device_traces[dev]) {
+      if (e.action == "oom") {
+        out.push_back({static_cast<int64_t>(dev), e.size, FramesText(e.frames, 6)});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace trainprof::torchlib
