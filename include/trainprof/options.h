@@ -33,6 +33,9 @@ struct Options {
     bool group_by_input_shape = false;  // one table row per (operator, input shapes)
     std::string sort_by = "cpu_time_total";
     int64_t row_limit = 20;  // operators printed in the terminal
+    // GPU kernels per operator through CUPTI (LibTorch): "auto" where a CUDA driver is, "on"
+    // (say why when it cannot), "off".
+    std::string cuda_activity = "auto";
   } memory;
   struct System {  // system report (issue: system sampler)
     bool enabled = false;

@@ -82,7 +82,7 @@ Status Check(CUptiResult r, const char* what) {
 Status CheckDriver() {
   void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (h == nullptr) {
-    return FailedPrecondition(fmt::format(
+    return NotFound(fmt::format(
         "CUPTI: no CUDA driver on this machine ({}); GPU activity needs an NVIDIA driver and GPU",
         dlerror()));
   }

@@ -25,9 +25,9 @@ struct CollectorOptions {
 
 class Collector {
  public:
-  // Enables the activity kinds and makes CUPTI's timestamps steady_clock ns. Errors
-  // (FailedPrecondition): no CUDA driver (libcuda.so.1) can be loaded; CUPTI refuses (its
-  // message: no device, another profiler holds it); a collector is already running.
+  // Enables the activity kinds and makes CUPTI's timestamps steady_clock ns. Errors: NotFound,
+  // no CUDA driver (libcuda.so.1) can be loaded; FailedPrecondition, CUPTI refuses (its
+  // message: no device, another profiler holds it) or a collector is already running.
   static StatusOr<std::unique_ptr<Collector>> Start(const CollectorOptions& options);
   ~Collector();  // stops if Stop() was not called
 

@@ -40,6 +40,12 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
                "cpu_memory_usage", "self_cpu_memory_usage", "count"});
   s.AddInt("memory.row_limit", &o.memory.row_limit, 1, kBig,
            "Operators printed in the terminal; operators.csv and report.json have all.");
+  s.AddString("memory.cuda_activity", &o.memory.cuda_activity,
+              "GPU kernels, copies and memsets per operator through CUPTI (the LibTorch path, a "
+              "build with TRAINPROF_WITH_CUPTI): the Self CUDA and CUDA total columns and the GPU "
+              "events in trace.json. auto: where a CUDA driver is; on: also say why when it "
+              "cannot run; off.",
+              {"auto", "on", "off"});
   s.AddBool("system.enabled", &o.system.enabled,
             "System report: CPU, memory, process, disk, network, GPU (NVML) and energy, sampled "
             "by a background thread (docs/system-report.md).");

@@ -69,6 +69,9 @@ std::atomic<bool> g_observing{false};
 std::atomic<int64_t> g_step{0};
 std::atomic<uint64_t> g_generation{0};
 bool g_record_shapes = false;  // set before the callback is registered
+// A GPU collector's hooks (ObserverOptions), set before the callback is registered.
+void (*g_call_begin)(uint64_t) = nullptr;
+void (*g_call_end)() = nullptr;
 
 thread_local ThreadLog* t_log = nullptr;
 thread_local uint64_t t_generation = 0;
@@ -167,6 +170,10 @@ std::unique_ptr<at::ObserverContext> OnOpStart(const at::RecordFunction& fn) {
   f.ev.depth = t->depth++;
   f.ev.backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
   f.ev.step = g_step.load(std::memory_order_relaxed);
+  if (g_call_begin != nullptr) {
+    f.ev.id = fn.handle();
+    g_call_begin(f.ev.id);
+  }
   f.ev.begin_ns = static_cast<int64_t>(base::Ticks());
   return nullptr;
 }
@@ -180,6 +187,11 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   uint32_t d = t->depth;
   while (d > 0 && t->stack[d - 1].fn != &fn) --d;
   if (d == 0) return;  // began before the observer was on
+  if (g_call_end != nullptr) {
+    for (uint32_t k = d - 1; k < t->depth; ++k) {
+      if (t->stack[k].ev.id != 0) g_call_end();  // this call and any that never ended
+    }
+  }
   t->depth = d - 1;
   Frame& f = t->stack[d - 1];
   const uint64_t dur = end - static_cast<uint64_t>(f.ev.begin_ns);
@@ -253,11 +265,14 @@ StatusOr<std::unique_ptr<OpObserver>> OpObserver::Install(const ObserverOptions&
   g_observing.store(false);
   g_step.store(0);
   g_record_shapes = options.record_shapes;
+  g_call_begin = options.on_call_begin;
+  g_call_end = options.on_call_end;
   auto obs = std::unique_ptr<OpObserver>(new OpObserver());
   obs->state_ = std::make_unique<State>();
   try {
-    obs->state_->handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(&OnOpStart, &OnOpEnd).needsInputs(options.record_shapes));
+    obs->state_->handle = at::addGlobalCallback(at::RecordFunctionCallback(&OnOpStart, &OnOpEnd)
+                                                    .needsInputs(options.record_shapes)
+                                                    .needsIds(options.on_call_begin != nullptr));
     at::disableCallback(obs->state_->handle);
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE,
                                      std::make_shared<MemoryReporter>());

@@ -25,6 +25,10 @@ namespace trainprof::torchlib {
 struct ObserverOptions {
   bool record_shapes = false;
   int64_t events_per_thread = 1 << 20;  // operator calls and allocator reports kept per thread
+  // A GPU collector's hooks (cupti::Collector::PushCall / PopCall): called as each observed call
+  // begins, with its id (OpEvent::id, the RecordFunction handle), and as it ends.
+  void (*on_call_begin)(uint64_t id) = nullptr;
+  void (*on_call_end)() = nullptr;
 };
 
 class OpObserver {

@@ -4,11 +4,16 @@
 #include <mutex>
 #include <optional>
 
+#include "gpu/correlate.h"
+#include "gpu/gpu_trace.h"
 #include "operators/operator_report.h"
 #include "session/extension.h"
 #include "torch/model_summary.h"
 #include "torch/op_observer.h"
 #include "trainprof/torch.h"
+#if TRAINPROF_HAVE_CUPTI
+#include "cupti/cupti_collector.h"
+#endif
 
 namespace trainprof {
 namespace {
@@ -27,6 +32,60 @@ int64_t ProcessRank() {
 
 }  // namespace
 
+// GPU kernels per operator call: a CUPTI collector when the build has one and a driver is there
+// (memory.cuda_activity), its hooks given to the operator observer.
+class GpuActivity {
+ public:
+  // Starts the collector as memory.cuda_activity says; a reason it cannot goes in `diags`.
+  void Start(const std::string& mode, torchlib::ObserverOptions& oo,
+             std::vector<report::Diagnostic>& diags) {
+    if (mode == "off") return;
+#if TRAINPROF_HAVE_CUPTI
+    auto c = cupti::Collector::Start({});
+    if (c.ok()) {
+      collector_ = std::move(*c);
+      oo.on_call_begin = &cupti::Collector::PushCall;
+      oo.on_call_end = &cupti::Collector::PopCall;
+      return;
+    }
+    if (mode == "auto" && c.status().code() == StatusCode::kNotFound) return;  // no driver
+    const std::string why = c.status().message();
+#else
+    if (mode == "auto") return;
+    const std::string why =
+        "this build has no CUPTI collector (configure with TRAINPROF_WITH_CUPTI=ON and the CUDA "
+        "toolkit)";
+#endif
+    diags.push_back({report::Severity::kInfo, "cuda_activity_unavailable", 1,
+                     fmt::format("memory.cuda_activity is {}, but GPU kernels cannot be recorded: "
+                                 "{}; the operator table has no CUDA time columns",
+                                 mode, why)});
+  }
+
+  // Stops the collector; charges each call's kernels and adds them to the trace.
+  void Finish(session::FinishContext& ctx, torchlib::OpData* ops) {
+#if TRAINPROF_HAVE_CUPTI
+    if (!collector_) return;
+    gpu::ActivityData d = collector_->Stop(ctx.t0_ns);
+    collector_.reset();
+    if (ops != nullptr) gpu::AttributeDeviceTime(d, *ops);
+    if (ctx.trace != nullptr) gpu::AddGpuTrace(d, *ctx.trace);
+    if (d.dropped > 0) {
+      ctx.report.diagnostics.push_back(
+          {report::Severity::kWarning, "cuda_activity_dropped", static_cast<int64_t>(d.dropped),
+           "CUPTI dropped GPU activity records (its buffers were full): GPU times are low"});
+    }
+#else
+    (void)ctx, (void)ops;
+#endif
+  }
+
+ private:
+#if TRAINPROF_HAVE_CUPTI
+  std::unique_ptr<cupti::Collector> collector_;
+#endif
+};
+
 class TorchProfilerImpl : public session::Extension {
  public:
   Options options;
@@ -35,6 +94,7 @@ class TorchProfilerImpl : public session::Extension {
   std::unique_ptr<torchlib::OpObserver> observer;  // while observing
   std::optional<torchlib::OpData> data;            // once collected (times in ticks)
   std::optional<torchlib::ModelSummary> summary;
+  GpuActivity gpu;
   std::vector<report::Diagnostic> diagnostics;
   int64_t rank = 0;
   bool skipped_rank = false;
@@ -62,8 +122,9 @@ class TorchProfilerImpl : public session::Extension {
     report::Report& r = ctx.report;
     for (report::Diagnostic& d : diagnostics) r.diagnostics.push_back(std::move(d));
     diagnostics.clear();
+    if (data) torchlib::ToSessionTime(*data, ctx.conv, ctx.t0_ns);
+    gpu.Finish(ctx, data ? &*data : nullptr);
     if (data) {
-      torchlib::ToSessionTime(*data, ctx.conv, ctx.t0_ns);
       torchlib::OperatorReportInput in{*data, window, options.memory,
                                        static_cast<int64_t>(ctx.steps.size())};
       torchlib::AddOperatorSection(in, r);
@@ -113,6 +174,7 @@ StatusOr<std::unique_ptr<TorchProfiler>> TorchProfiler::Attach(Session& session)
       torchlib::ObserverOptions oo;
       oo.record_shapes = m.record_shapes;
       oo.events_per_thread = impl->options.buffer.events_per_thread;
+      impl->gpu.Start(m.cuda_activity, oo, impl->diagnostics);
       TRAINPROF_ASSIGN_OR_RETURN(impl->observer, torchlib::OpObserver::Install(oo));
     }
   }

@@ -362,5 +362,35 @@ TEST(TorchProfiler, SnapshotWithoutCudaSaysWhatItNeeds) {
   EXPECT_NE(msg.find("needs trainprof built against a CUDA LibTorch and a GPU"), std::string::npos);
 }
 
+// On a machine without a CUDA driver (this one): memory.cuda_activity "auto" records no GPU
+// work and says nothing; "on" says why it cannot, and the table has no CUDA columns.
+TEST(TorchProfiler, CudaActivityOnSaysWhyItCannotRunWithoutADriver) {
+  for (const std::string mode : {"auto", "on"}) {
+    const std::string dir = testutil::FreshTempDir() + "/run_" + mode;
+    Options o = TorchOptions(dir);
+    o.memory.cuda_activity = mode;
+    std::unique_ptr<Session> s;
+    std::unique_ptr<TorchProfiler> tp;
+    ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
+    torch::Tensor a = torch::ones({8, 8});
+    for (int step = 0; step < 3; ++step) {
+      torch::mm(a, a);
+      s->Step();
+    }
+    ASSERT_TRUE(s->Finish().ok());
+    const nlohmann::json r = Report(dir);
+    std::string msg;
+    EXPECT_EQ(HasDiagnostic(r, "cuda_activity_unavailable", &msg), mode == "on") << mode;
+    if (mode == "on") {
+      const bool said = msg.find("no CUDA driver") != std::string::npos ||
+                        msg.find("no CUPTI collector") != std::string::npos;
+      EXPECT_TRUE(said) << msg;
+    }
+    const nlohmann::json* all = FindTable(*FindSection(r, "operators"), "operators");
+    ASSERT_NE(all, nullptr);
+    EXPECT_FALSE((*all)["rows"][0].contains("self_cuda_s")) << mode;
+  }
+}
+
 }  // namespace
 }  // namespace trainprof
