@@ -17,7 +17,8 @@ namespace trainprof {
 struct Options {
   struct Time {
     bool enabled = true;
-    bool verbose = false;  // false: the concise set of actions; true: every action
+    bool verbose = false;      // false: the concise set of actions; true: every action
+    bool cuda_events = false;  // GPU time per action from CUDA events around each scope
   } time;
   struct Speed {
     bool enabled = true;

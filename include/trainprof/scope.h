@@ -81,7 +81,15 @@ inline uint64_t Ticks() noexcept {
 }
 
 // Appends one finished scope to the calling thread's buffer (counts it as dropped when full).
-void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end, uint32_t depth) noexcept;
+// `cuda_slot`: its pair of CUDA events (time.cuda_events), 0 for none.
+void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end, uint32_t depth,
+                 uint32_t cuda_slot = 0) noexcept;
+
+// time.cuda_events: each recorded scope also records a CUDA event on the current stream as it
+// begins and ends (record/cuda_events.h). CudaMarkBegin returns the pair's slot (0: none left).
+extern std::atomic<bool> g_cuda_events;
+uint32_t CudaMarkBegin() noexcept;
+void CudaMarkEnd(uint32_t slot) noexcept;
 
 }  // namespace internal
 
@@ -91,14 +99,18 @@ class Scope {
   explicit Scope(const SourceLocation* loc) noexcept : loc_(loc) {
     if (internal::g_recording.load(std::memory_order_relaxed)) {
       depth_ = internal::t_state.depth++;
+      if (internal::g_cuda_events.load(std::memory_order_relaxed)) {
+        cuda_ = internal::CudaMarkBegin();
+      }
       begin_ = internal::Ticks();
     }
   }
   ~Scope() {
     if (begin_ != 0) {
       const uint64_t end = internal::Ticks();
+      if (cuda_ != 0) internal::CudaMarkEnd(cuda_);
       --internal::t_state.depth;
-      internal::RecordEvent(loc_, begin_, end, depth_);
+      internal::RecordEvent(loc_, begin_, end, depth_, cuda_);
     }
   }
   Scope(const Scope&) = delete;
@@ -108,6 +120,7 @@ class Scope {
   const SourceLocation* loc_;
   uint64_t begin_ = 0;
   uint32_t depth_ = 0;
+  uint32_t cuda_ = 0;
 };
 
 // A callable that runs `fn` inside a scope named `action`.

@@ -87,7 +87,8 @@ struct ScopeObject {
   PyObject_HEAD const SourceLocation* loc;
   uint64_t begin;
   uint32_t depth;
-  bool entered;  // between __enter__ and __exit__: a scope serves one `with` at a time
+  uint32_t cuda;  // its CUDA event pair (time.cuda_events), 0: none
+  bool entered;   // between __enter__ and __exit__: a scope serves one `with` at a time
 };
 
 PyTypeObject g_scope_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
@@ -98,6 +99,7 @@ PyObject* NewScope(const SourceLocation* loc) {
   self->loc = loc;
   self->begin = 0;
   self->depth = 0;
+  self->cuda = 0;
   self->entered = false;
   return reinterpret_cast<PyObject*>(self);
 }
@@ -137,6 +139,8 @@ PyObject* ScopeEnter(PyObject* o, PyObject*) {
   self->entered = true;
   if (internal::g_recording.load(std::memory_order_relaxed)) {
     self->depth = internal::t_state.depth++;
+    self->cuda =
+        internal::g_cuda_events.load(std::memory_order_relaxed) ? internal::CudaMarkBegin() : 0;
     self->begin = internal::Ticks();
   }
   Py_INCREF(o);
@@ -148,8 +152,9 @@ PyObject* ScopeExit(PyObject* o, PyObject* const*, Py_ssize_t) {
   self->entered = false;
   if (self->begin != 0) {
     const uint64_t end = internal::Ticks();
+    if (self->cuda != 0) internal::CudaMarkEnd(self->cuda);
     --internal::t_state.depth;
-    internal::RecordEvent(self->loc, self->begin, end, self->depth);
+    internal::RecordEvent(self->loc, self->begin, end, self->depth, self->cuda);
     self->begin = 0;
   }
   Py_RETURN_FALSE;  // never swallows the exception that ended the block

@@ -53,6 +53,26 @@ def test_nesting_and_counts(tmp_path: Path) -> None:
                    f["ts"] + f["dur"] <= b["ts"] + b["dur"] for b in batches)
 
 
+def test_cuda_events_give_gpu_time_per_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    """time.cuda_events through the build tree's stand-in CUDA runtime, whose GPU clock advances
+    1 ms per recorded event: the outer scope spans 3 marks, the nested one 1."""
+    fake = Path(cli()).parents[2] / "libtrainprof_fake_cudart.so"
+    if not fake.exists():
+        pytest.skip(f"needs the build tree's stand-in CUDA runtime ({fake}), a test build output")
+    monkeypatch.setenv("TRAINPROF_CUDART", str(fake))
+    with trainprof.Session(name="gpu", overrides={**QUIET, "time.cuda_events": True}) as s:
+        for _ in range(2):
+            with trainprof.scope("training_step", kind="step"):
+                with trainprof.scope("[Model].forward", kind="forward"):
+                    pass
+            s.step()
+    rows = {r["action"]: r for r in table(load_report(s.report.run_dir), "gpu_time",
+                                          "gpu_time")["rows"]}
+    assert rows["training_step"]["calls"] == 2
+    assert rows["training_step"]["gpu_mean_s"] == pytest.approx(0.003)
+    assert rows["[Model].forward"]["gpu_total_s"] == pytest.approx(0.002)
+
+
 def test_exception_ends_the_scope_and_propagates() -> None:
     s = trainprof.Session(name="exc", overrides=QUIET)
     with pytest.raises(ZeroDivisionError):

@@ -10,6 +10,10 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddBool("time.verbose", &o.time.verbose,
             "false: the concise set of actions (training/validation loops, data loader, forward, "
             "backward, optimizer step and other top-level actions); true: every recorded action.");
+  s.AddBool("time.cuda_events", &o.time.cuda_events,
+            "GPU time per action: each recorded scope also records a CUDA event on the default "
+            "stream as it begins and ends, read once at the end (no synchronization in the "
+            "loop); needs a CUDA runtime and a GPU.");
   s.AddBool("speed.enabled", &o.speed.enabled,
             "Speed report: training, validation and data-loader throughput (batches/s and "
             "samples/s) and the throughput over time.");

@@ -172,13 +172,15 @@ void EndEpoch(uint32_t epoch) {
 
 namespace internal {
 
-void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end, uint32_t depth) noexcept {
+void RecordEvent(const SourceLocation* loc, uint64_t begin, uint64_t end, uint32_t depth,
+                 uint32_t cuda_slot) noexcept {
   ThreadState& s = t_state;
   const uint32_t epoch = record::g_epoch.load(std::memory_order_relaxed);
   if (__builtin_expect(s.epoch != epoch || s.buffer == nullptr, 0)) {
     if (epoch == 0 || record::Attach(epoch) == nullptr) return;
   }
-  static_cast<record::ThreadBuffer*>(s.buffer)->Append(record::Event{begin, end, loc, depth, 0});
+  static_cast<record::ThreadBuffer*>(s.buffer)->Append(
+      record::Event{begin, end, loc, depth, cuda_slot});
 }
 
 }  // namespace internal

@@ -25,7 +25,7 @@ struct Event {
   uint64_t end;
   const SourceLocation* loc;
   uint32_t depth;
-  uint32_t reserved;
+  uint32_t cuda_slot;  // the scope's pair of CUDA events (record/cuda_events.h); 0: none
 };
 static_assert(sizeof(Event) == 32);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "record/recorder.h"
 #include "record/statistics.h"
 #include "report/report.h"
 #include "session/trace_export.h"
@@ -34,6 +35,8 @@ struct FinishContext {
   const std::vector<record::StepMark>& steps;  // every Step(), times relative to t0_ns
   report::Report& report;
   TraceInput* trace = nullptr;  // null when output.trace is false
+  // Every recorded scope, per thread, times in ticks (Rel() converts them).
+  const std::vector<record::ThreadEvents>* threads = nullptr;
   // Ticks (base::Ticks()) to ns since the session start.
   int64_t Rel(uint64_t ticks) const { return conv.ToNs(ticks) - t0_ns; }
 };

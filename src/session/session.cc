@@ -25,6 +25,7 @@
 #include "report/run_folder.h"
 #include "report/run_meta.h"
 #include "report/terminal.h"
+#include "session/cuda_time_extension.h"
 #include "session/extension.h"
 #include "session/report_builder.h"
 #include "session/step_attribution.h"
@@ -95,7 +96,8 @@ class SessionImpl {
                              session::TraceInput* trace);
   std::vector<record::StepMark> StepMarks(const base::TickConverter& conv) const;
   void AddConfig(report::Report& r) const;
-  void AddSections(session::Attribution attributed, const std::vector<record::StepMark>& marks,
+  void AddSections(const std::vector<record::ThreadEvents>& threads,
+                   session::Attribution attributed, const std::vector<record::StepMark>& marks,
                    const base::TickConverter& conv, int64_t end_ns, session::TraceInput* trace,
                    report::Report& r);
 };
@@ -119,6 +121,9 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   if (impl->options.system.enabled) {
     impl->extensions.push_back(std::make_shared<session::SystemExtension>(
         impl->options, impl->run_dir, impl->start.steady_ns));
+  }
+  if (impl->options.time.cuda_events) {
+    impl->extensions.push_back(std::make_shared<session::CudaTimeExtension>());
   }
   record::SetRecording(impl->Recording(0));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -250,7 +255,7 @@ report::Report SessionImpl::BuildReport(const std::vector<record::ThreadEvents>&
                      r);
   for (const auto& [k, v] : meta) r.AddMeta(k, v);
   AddConfig(r);
-  AddSections(std::move(attributed), marks, conv, end_ns, trace, r);
+  AddSections(threads, std::move(attributed), marks, conv, end_ns, trace, r);
   return r;
 }
 
@@ -262,7 +267,8 @@ void SessionImpl::AddConfig(report::Report& r) const {
   for (const auto& kv : extra_config) r.config.push_back(kv);
 }
 
-void SessionImpl::AddSections(session::Attribution attributed,
+void SessionImpl::AddSections(const std::vector<record::ThreadEvents>& threads,
+                              session::Attribution attributed,
                               const std::vector<record::StepMark>& marks,
                               const base::TickConverter& conv, int64_t end_ns,
                               session::TraceInput* trace, report::Report& r) {
@@ -285,7 +291,8 @@ void SessionImpl::AddSections(session::Attribution attributed,
         r);
   }
   if (!extensions.empty()) {
-    session::FinishContext ctx{options, run_dir, conv, start.steady_ns, end_ns, marks, r, trace};
+    session::FinishContext ctx{options, run_dir, conv,  start.steady_ns, end_ns,
+                               marks,   r,       trace, &threads};
     for (const auto& ext : extensions) {
       Status st = ext->OnFinish(ctx);
       if (!st.ok() && extension_status.ok()) extension_status = std::move(st);

@@ -410,3 +410,75 @@ TEST(Session, ConcurrentUseFromSeveralThreads) {
 
 }  // namespace
 }  // namespace trainprof
+
+namespace trainprof {
+namespace {
+
+const nlohmann::json* GpuTimeRow(const nlohmann::json& report, const std::string& action) {
+  for (const auto& s : report["sections"]) {
+    if (s["id"] != "gpu_time") continue;
+    for (const auto& row : s["tables"][0]["rows"]) {
+      if (row["action"] == action) return &row;
+    }
+  }
+  return nullptr;
+}
+
+// time.cuda_events through a stand-in CUDA runtime whose GPU clock advances 1 ms per recorded
+// event: a scope around one nested scope spans 3 marks (3 ms), the nested one 1 ms. Only the
+// recorded steps' scopes have GPU time.
+TEST(Session, CudaEventsGiveGpuTimePerAction) {
+  ASSERT_EQ(setenv("TRAINPROF_CUDART", TRAINPROF_FAKE_CUDART, 1), 0);
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  Options o = TestOptions(dir);
+  o.time.cuda_events = true;
+  o.schedule.skip_first = 1;
+  {
+    auto s = Session::Create(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    for (int step = 0; step < 3; ++step) {
+      TRAINPROF_SCOPE("[Model].forward_with_loss");
+      { TRAINPROF_SCOPE("[Model].forward"); }
+      (*s)->Step();
+    }
+    ASSERT_TRUE((*s)->Finish().ok());
+  }
+  unsetenv("TRAINPROF_CUDART");
+  const json r = ReadJson(dir + "/report.json");
+  const json* outer = GpuTimeRow(r, "[Model].forward_with_loss");
+  const json* inner = GpuTimeRow(r, "[Model].forward");
+  ASSERT_NE(outer, nullptr) << r.dump();
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ((*outer)["calls"], 2);  // step 0 skipped by the schedule
+  EXPECT_DOUBLE_EQ((*outer)["gpu_mean_s"].get<double>(), 0.003);
+  EXPECT_DOUBLE_EQ((*outer)["gpu_total_s"].get<double>(), 0.006);
+  EXPECT_EQ((*inner)["calls"], 2);
+  EXPECT_DOUBLE_EQ((*inner)["gpu_mean_s"].get<double>(), 0.001);
+}
+
+TEST(Session, CudaEventsWithoutARuntimeSayWhy) {
+  ASSERT_EQ(setenv("TRAINPROF_CUDART", "/nonexistent/libcudart.so", 1), 0);
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  Options o = TestOptions(dir);
+  o.time.cuda_events = true;
+  {
+    auto s = Session::Create(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    { TRAINPROF_SCOPE("[Model].forward"); }
+    (*s)->Step();
+    ASSERT_TRUE((*s)->Finish().ok());
+  }
+  unsetenv("TRAINPROF_CUDART");
+  const json r = ReadJson(dir + "/report.json");
+  EXPECT_EQ(GpuTimeRow(r, "[Model].forward"), nullptr);
+  bool said = false;
+  for (const auto& d : r["diagnostics"]) {
+    if (d["name"] == "cuda_events_unavailable") {
+      said = d["message"].get<std::string>().find("no CUDA runtime") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said) << r["diagnostics"].dump();
+}
+
+}  // namespace
+}  // namespace trainprof
