@@ -5,8 +5,10 @@
 // computing longer, so the distributed section, the straggler and the critical path are there.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -44,9 +46,9 @@ testutil::GenTrace RankSpec(int64_t rank, int64_t ranks) {
   return t;
 }
 
-// A folder of `ranks` generated rank files.
-std::string GeneratedRanks(int64_t ranks) {
-  const std::string dir = testutil::FreshTempDir() + "/traces";
+// A folder `tmp`/traces of `ranks` generated rank files.
+std::string GeneratedRanks(const std::string& tmp, int64_t ranks) {
+  const std::string dir = tmp + "/traces";
   std::filesystem::create_directories(dir);
   for (int64_t r = 0; r < ranks; ++r) {
     auto g = testutil::GenerateKinetoTrace(RankSpec(r, ranks),
@@ -73,6 +75,19 @@ nlohmann::json Comparable(const std::string& run_dir, bool keep_input = true) {
   return r;
 }
 
+// The program's full path from $PATH, "" when it is not there.
+std::string OnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = std::min(dirs.find(':', at), dirs.size());
+    const std::string p = dirs.substr(at, end - at) + "/" + name;
+    if (end > at && access(p.c_str(), X_OK) == 0) return p;
+    at = end + 1;
+  }
+  return "";
+}
+
 std::vector<std::string> Cli(std::vector<std::string> args) {
   args.insert(args.begin(), TRAINPROF_CLI);
   for (const char* a : {"--db", "off"}) args.push_back(a);
@@ -80,7 +95,7 @@ std::vector<std::string> Cli(std::vector<std::string> args) {
 }
 
 TEST(Merge, SummariesMergeToTheWholeReport) {
-  const std::string traces = GeneratedRanks(4), tmp = testutil::FreshTempDir();
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 4);
   auto whole = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/whole", "--critical-path"}));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   auto sum = RunProcess(
@@ -103,7 +118,7 @@ TEST(Merge, SummariesMergeToTheWholeReport) {
 
 // One job per rank file (a Slurm array), each summary in its own folder.
 TEST(Merge, RanksSummarisedApartMergeToo) {
-  const std::string traces = GeneratedRanks(3), tmp = testutil::FreshTempDir();
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 3);
   auto whole = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/whole"}));
   ASSERT_EQ(whole.exit_code, 0) << whole.err;
   std::vector<std::string> merge = {"merge"};
@@ -122,7 +137,7 @@ TEST(Merge, RanksSummarisedApartMergeToo) {
 }
 
 TEST(Merge, RefusesSummariesOfDifferentOptionsAndCorruptFiles) {
-  const std::string traces = GeneratedRanks(2), tmp = testutil::FreshTempDir();
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 2);
   auto a = RunProcess(
       Cli({"analyze", traces + "/rank0.pt.trace.json", "--summary-only", "-o", tmp + "/s"}));
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -143,7 +158,7 @@ TEST(Merge, RefusesSummariesOfDifferentOptionsAndCorruptFiles) {
 // mpirun -n 2 == -n 1 == no MPI. Skips when mpirun is not installed, or trainprof was built
 // without MPI (then --mpi must say so).
 TEST(Mpi, TwoProcessesWriteTheSameReport) {
-  const std::string traces = GeneratedRanks(4), tmp = testutil::FreshTempDir();
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 4);
   auto plain = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/plain"}));
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
 #ifndef TRAINPROF_HAVE_MPI
@@ -152,10 +167,10 @@ TEST(Mpi, TwoProcessesWriteTheSameReport) {
   EXPECT_NE(no.err.find("without MPI"), std::string::npos) << no.err;
   GTEST_SKIP() << "trainprof was built without MPI";
 #else
-  if (RunProcess({"sh", "-c", "command -v mpirun"}).exit_code != 0)
-    GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  const std::string mpirun = OnPath("mpirun");
+  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
   for (const char* n : {"1", "2"}) {
-    std::vector<std::string> args = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-n", n};
+    std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
     for (const std::string& a :
          Cli({"analyze", traces, "--mpi", "--run-dir", tmp + "/mpi" + n, "--progress", "off"}))
       args.push_back(a);
