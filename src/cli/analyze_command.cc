@@ -60,37 +60,6 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
 
 namespace {
 
-// A progress bar on stderr while big inputs are read.
-class ReadProgress {
- public:
-  ReadProgress(const AnalyzeFlags& f, size_t files)
-      : progress_(f.format == "json" ? "off" : f.progress), files_(files) {}
-  ~ReadProgress() {
-    if (began_) progress_.End();
-  }
-  std::function<void(int64_t, int64_t)> Callback() {
-    return [this](int64_t done, int64_t total) { Update(done, total); };
-  }
-
- private:
-  void Update(int64_t done, int64_t total) {
-    if (total < (int64_t{32} << 20)) return;  // only inputs big enough to wait for
-    if (!began_) {
-      progress_.Begin(fmt::format("reading {} trace file{}", files_, files_ == 1 ? "" : "s"),
-                      total >> 20);
-      began_ = true;
-    }
-    int64_t now = NowNs();
-    if (now - last_ns_ < 100'000'000) return;
-    last_ns_ = now;
-    progress_.Update(done >> 20, "MiB");
-  }
-  base::Progress progress_;
-  size_t files_;
-  bool began_ = false;
-  int64_t last_ns_ = 0;
-};
-
 // Reads and analyses the files of one run (diff). Errors: no file could be read.
 StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const AnalyzeFlags& f,
                                      std::vector<std::string>* skipped) {
@@ -126,12 +95,12 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
   return std::move(*l);
 }
 
+}  // namespace
+
 // The model's columns grow by doubling, in reading threads' arenas. glibc raises its mmap
 // threshold as big blocks are freed, so later growth lands in the arena and freed buffers stay
 // resident; a fixed threshold maps every block over 1 MiB on its own and returns it when freed
 // (peak RSS on a 1 GB trace: 183 MB with, 217 MB without).
-}  // namespace
-
 void ReturnFreedMemory() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
 
 namespace {
@@ -214,50 +183,7 @@ int WriteCriticalPathTrace(const report::Report& r, const analysis::Summaries& l
   return kExitNoOutput;
 }
 
-// The summaries of the files read in order, with those that failed left out and said in
-// `skipped` (when null, the first failure is the error). Errors: no file could be read.
-StatusOr<std::vector<analysis::RankSummary>> KeepRead(
-    std::vector<StatusOr<analysis::RankSummary>> results, std::vector<std::string>* skipped) {
-  std::vector<analysis::RankSummary> out;
-  Status first = Status::Ok();
-  for (auto& r : results) {
-    if (r.ok()) {
-      out.push_back(std::move(*r));
-      continue;
-    }
-    if (skipped == nullptr) return r.status();
-    if (first.ok()) first = r.status();
-    skipped->push_back(fmt::format("{} (file skipped)", r.status().message()));
-  }
-  if (out.empty() && !first.ok()) return first;
-  return out;
-}
-
 }  // namespace
-
-std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
-                                                           const AnalyzeFlags& f,
-                                                           const std::string& input) {
-  const analysis::AnalyzeOptions o = ToOptions(f);
-  std::vector<std::optional<StatusOr<analysis::RankSummary>>> results(files.size());
-  {
-    ReadProgress progress(f, files.size());
-    trace::ReadManyOptions ro;
-    ro.threads = f.threads;
-    ro.progress = progress.Callback();
-    trace::ForEachTraceFile(files, ro, [&](size_t i, StatusOr<trace::TraceModel> m) {
-      if (!m.ok()) {
-        results[i].emplace(m.status());
-        return;
-      }
-      results[i].emplace(analysis::SummariseRank(*m, o, input));
-    });
-  }
-  std::vector<StatusOr<analysis::RankSummary>> out;
-  out.reserve(files.size());
-  for (auto& r : results) out.push_back(std::move(*r));
-  return out;
-}
 
 int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
                   const std::vector<std::string>& files, const std::vector<std::string>& skipped,
@@ -282,49 +208,6 @@ int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
   return code != kExitOk || f.allow_data_errors ? code : kExitDataError;
 }
 
-Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return InvalidArgument(fmt::format("{}: cannot create: {}", dir, ec.message()));
-  for (const analysis::RankSummary& s : all) {
-    const std::string name = std::filesystem::path(s.info.path).filename().string();
-    TRAINPROF_RETURN_IF_ERROR(
-        base::WriteFileAtomically(fmt::format("{}/{}{}", dir, name, analysis::kSummaryExtension),
-                                  analysis::EncodeSummary(s)));
-  }
-  return Status::Ok();
-}
-
-bool IsFolder(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_directory(path, ec);
-}
-
-int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
-              std::vector<StatusOr<analysis::RankSummary>> read,
-              const std::vector<std::string>* folder_skipped, const Options::Output& out, bool many,
-              std::string* json) {
-  std::vector<std::string> skipped;
-  if (folder_skipped != nullptr) skipped = *folder_skipped;
-  auto summaries = KeepRead(std::move(read), folder_skipped != nullptr ? &skipped : nullptr);
-  if (!summaries.ok()) {
-    fmt::print(stderr, "trainprof: {}{}\n", many ? "skipped: " : "", summaries.status().message());
-    return kRunUnreadable;
-  }
-  if (f.summary_only) {
-    Status w = WriteSummaries(*summaries, out.run_dir.empty() ? out.dir : out.run_dir);
-    if (w.ok()) return kExitOk;
-    fmt::print(stderr, "trainprof: {}\n", w.message());
-    return kExitNoOutput;
-  }
-  auto all = analysis::CombineSummaries(std::move(*summaries), run.dir);
-  if (!all.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", all.status().message());
-    return kExitBadInput;
-  }
-  return EmitSummaries(*all, f, run.files, skipped, out, json);
-}
-
 namespace {
 
 // A file, or a folder searched recursively: each folder of traces below it is its own run, with
@@ -345,41 +228,6 @@ int RunAnalyze(const AnalyzeFlags& f) {
     return SummariseEach(run.files, f, run.dir);
   });
 }
-
-}  // namespace
-
-int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
-                const SummariseRunFn& summarise) {
-  const bool folder = IsFolder(f.path);
-  const size_t n = listing.runs.size();
-  // Each run is read, reported and let go before the next (a log dir may hold many big runs).
-  int code = kExitOk;
-  size_t emitted = 0;
-  std::string json;
-  for (size_t i = 0; i < n; ++i) {
-    Options::Output out = f.out;
-    if (n > 1 && !out.run_dir.empty())
-      out.run_dir = fmt::format("{}/run{}", f.out.run_dir, emitted + 1);
-    if (n > 1 && f.summary_only) out.dir = fmt::format("{}/run{}", f.out.dir, emitted + 1);
-    const trace::TraceRun& run = listing.runs[i];
-    int c = ReportRun(run, f, summarise(run), folder ? &listing.skipped : nullptr, out, n > 1,
-                      n > 1 ? &json : nullptr);
-    if (c == kRunUnreadable) continue;
-    code = std::max(code, c);
-    ++emitted;
-  }
-  if (emitted == 0) return kExitBadInput;
-  if (n > 1 && f.format == "json" && !f.summary_only) std::cout << "[" << json << "]\n";
-  if (emitted > 1) {
-    fmt::print(stderr,
-               "trainprof analyze: {} runs in {} (one per folder of traces), each with its "
-               "own report\n",
-               emitted, f.path);
-  }
-  return code;
-}
-
-namespace {
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   ReturnFreedMemory();

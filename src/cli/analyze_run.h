@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/rank_summary.h"
+#include "base/progress.h"
 #include "cli/commands.h"
 #include "report/run_folder.h"
 #include "trace/trace_files.h"
@@ -49,6 +50,22 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f);
 int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
                   const std::vector<std::string>& files, const std::vector<std::string>& skipped,
                   const Options::Output& out, std::string* json);
+
+// A progress bar on stderr while big inputs (32 MiB or more) are read; off with --format json.
+class ReadProgress {
+ public:
+  ReadProgress(const AnalyzeFlags& f, size_t files);
+  ~ReadProgress();
+  // For trace::ReadManyOptions::progress; valid while this object lives.
+  std::function<void(int64_t, int64_t)> Callback();
+
+ private:
+  void Update(int64_t done, int64_t total);
+  base::Progress progress_;
+  size_t files_;
+  bool began_ = false;
+  int64_t last_ns_ = 0;
+};
 
 // Reads and summarises each file (in parallel, f.threads), keeping one model per thread at a
 // time; results in the files' order, a file that cannot be read as its error.
