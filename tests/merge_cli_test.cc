@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "util/golden.h"
@@ -113,7 +114,29 @@ TEST(Merge, SummariesMergeToTheWholeReport) {
   EXPECT_NE(a.dump().find("\"distributed\""), std::string::npos);
   EXPECT_NE(a.dump().find("straggler"), std::string::npos);
   EXPECT_NE(a.dump().find("\"critical_path\""), std::string::npos);
-  EXPECT_TRUE(std::filesystem::exists(tmp + "/merged/critical_path.trace.json"));
+  // critical_path.trace.json has the clock offsets applied: the ranks' clocks differ by 1.2 ms
+  // steps, yet every rank's path of a step starts at the same moment.
+  std::ifstream in(tmp + "/merged/critical_path.trace.json");
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::map<int64_t, std::string> window;  // pid -> "ProfilerStep#2"
+  std::map<int64_t, double> first;        // pid -> its first event's ts (µs)
+  for (const auto& e : trace["traceEvents"]) {
+    const int64_t pid = e.value("pid", int64_t{0});
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      std::string name = e["args"]["name"];
+      window[pid] = name.substr(name.find(": ") + 2);
+    } else if (e["ph"] == "X") {
+      first[pid] =
+          first.count(pid) ? std::min(first[pid], e["ts"].get<double>()) : e["ts"].get<double>();
+    }
+  }
+  std::map<std::string, std::pair<double, double>> span;  // window -> earliest, latest start
+  for (const auto& [pid, w] : window) {
+    auto [it, fresh] = span.try_emplace(w, first[pid], first[pid]);
+    it->second = {std::min(it->second.first, first[pid]), std::max(it->second.second, first[pid])};
+  }
+  EXPECT_EQ(span.size(), 4u);
+  for (const auto& [w, s] : span) EXPECT_LT(s.second - s.first, 1.0) << w;
 }
 
 // One job per rank file (a Slurm array), each summary in its own folder.

@@ -116,8 +116,13 @@ int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
     return kRunUnreadable;
   }
   if (f.summary_only) {
-    Status w = WriteSummaries(*summaries, out.run_dir.empty() ? out.dir : out.run_dir);
-    if (w.ok()) return kExitOk;
+    const std::string dir = out.run_dir.empty() ? out.dir : out.run_dir;
+    Status w = WriteSummaries(*summaries, dir);
+    if (w.ok()) {
+      fmt::print(stderr, "{} rank summar{} written to {}/ (trainprof merge {} builds the report)\n",
+                 summaries->size(), summaries->size() == 1 ? "y" : "ies", dir, dir);
+      return kExitOk;
+    }
     fmt::print(stderr, "trainprof: {}\n", w.message());
     return kExitNoOutput;
   }
