@@ -9,6 +9,7 @@ PACKAGES=(
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libisal-dev libpng-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
+  libopenmpi-dev openmpi-bin
   python3-dev pybind11-dev python3-torch python3-numpy python3-pytest
   clang clang-format
   chromium

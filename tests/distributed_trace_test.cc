@@ -229,7 +229,7 @@ TEST(Distributed, TraceFilterTwoRealRanks) {
   bool doubt = false;
   for (const std::string& n : d->notes) doubt |= n.find("probably not") != std::string::npos;
   EXPECT_TRUE(doubt);
-  EXPECT_TRUE(analysis::StragglerCandidates(models, an, c).empty());
+  EXPECT_TRUE(analysis::StragglerCandidates(analysis::InfosOf(models), an, c).empty());
 }
 
 // nccl_parser_config: today's kernels carry the collective's args, which the reader keeps.

@@ -7,11 +7,40 @@
 #include <set>
 
 #include "analysis/collectives.h"
+#include "analysis/critical_path_report.h"
+#include "analysis/distributed.h"
+#include "analysis/findings.h"
 #include "analysis/views.h"
 #include "base/parallel.h"
 #include "base/text.h"
 
 namespace trainprof::analysis {
+
+RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
+                         const HtaOptions& hta) {
+  RankAnalysis a;
+  a.steps = FindSteps(m, o.steps);
+  a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns);
+  a.gpus = ComputeGpuSummaries(m, a.steps);
+  a.hta = ComputeHta(m, a.steps, hta);
+  const OpTree tree = BuildOpTree(m);
+  a.operators = OperatorView(m, tree);
+  a.kernels = KernelView(m, tree, false);
+  a.operator_kernels = KernelView(m, tree, true);
+  a.phases = ComputePhases(m, tree, o.dataloader_patterns);
+  a.modules = ModuleView(m, tree);
+  a.kernel_sequences = FrequentKernelSequences(m, tree, {});
+  if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
+    a.gpus.clear();
+    a.hta = HtaResult{};
+    a.hta.rank = m.rank;
+  }
+  a.comm_ops = RankCommOps(m);
+  a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
+  a.candidates = RankCandidates(m, a, o);
+  if (o.critical_path) a.critical_paths = RankCriticalPaths(m, a, *o.critical_path);
+  return a;
+}
 
 std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& models,
                                      const AnalyzeOptions& o) {
@@ -25,25 +54,8 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
         if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
     hta.compat_drop_last_step = names.size() >= 2;
   }
-  base::ParallelFor(models.size(), o.threads, [&](size_t i) {
-    RankAnalysis& a = out[i];
-    a.steps = FindSteps(models[i], o.steps);
-    a.overview = ComputeOverview(models[i], a.steps, o.dataloader_patterns);
-    a.gpus = ComputeGpuSummaries(models[i], a.steps);
-    a.hta = ComputeHta(models[i], a.steps, hta);
-    const OpTree tree = BuildOpTree(models[i]);
-    a.operators = OperatorView(models[i], tree);
-    a.kernels = KernelView(models[i], tree, false);
-    a.operator_kernels = KernelView(models[i], tree, true);
-    a.phases = ComputePhases(models[i], tree, o.dataloader_patterns);
-    a.modules = ModuleView(models[i], tree);
-    a.kernel_sequences = FrequentKernelSequences(models[i], tree, {});
-    if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
-      a.gpus.clear();
-      a.hta = HtaResult{};
-      a.hta.rank = models[i].rank;
-    }
-  });
+  base::ParallelFor(models.size(), o.threads,
+                    [&](size_t i) { out[i] = AnalyzeRank(models[i], o, hta); });
   return out;
 }
 
@@ -71,11 +83,11 @@ constexpr AddViewFn kViews[] = {
 // gunzip, event counts, ranks, devices) and every option that changes a figure. Where the files
 // sit, and how many threads read them, are left out: the same trace analysed the same way hashes
 // the same from any folder.
-void AddAnalyzeConfig(report::Report& r, const std::vector<trace::TraceModel>& models,
+void AddAnalyzeConfig(report::Report& r, const std::vector<RankInfo>& models,
                       const AnalyzeOptions& o) {
   std::string files, devices;
   int64_t events = 0, bytes = 0;
-  for (const trace::TraceModel& m : models) {
+  for (const RankInfo& m : models) {
     const size_t slash = m.path.find_last_of('/');
     files += (files.empty() ? "" : ", ") +
              (slash == std::string::npos ? m.path : m.path.substr(slash + 1));
@@ -107,9 +119,9 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<trace::TraceModel>& m
 }  // namespace
 
 std::string AnalyzeInput::RankLabel(size_t i) const {
-  const trace::TraceModel& m = models[i];
+  const RankInfo& m = ranks[i];
   int same = 0;
-  for (const auto& o : models) same += o.rank == m.rank;
+  for (const auto& o : ranks) same += o.rank == m.rank;
   if (same <= 1) return fmt::format("{}", m.rank);
   size_t slash = m.path.find_last_of('/');
   return fmt::format("{} ({})", m.rank,
@@ -117,6 +129,12 @@ std::string AnalyzeInput::RankLabel(size_t i) const {
 }
 
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
+                                  const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
+                                  const std::string& input) {
+  return BuildAnalyzeReport(InfosOf(models), an, o, input);
+}
+
+report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
                                   const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
                                   const std::string& input) {
   report::Report r;
@@ -131,7 +149,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
   r.AddMeta("json_bytes", bytes, false);
   AddAnalyzeConfig(r, models, o);
 
-  const CollectivesResult collectives = MatchCollectives(models);
+  const CollectivesResult collectives = MatchCollectives(models, an);
   const AnalyzeInput in{models, an, o, collectives};
   for (AddViewFn add : kViews) add(in, r);
 

@@ -17,6 +17,7 @@
 #include "analysis/operator_view.h"
 #include "analysis/overview.h"
 #include "analysis/phase_view.h"
+#include "analysis/rank_parts.h"
 #include "analysis/steps.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
@@ -43,7 +44,16 @@ struct RankAnalysis {
   PhaseResult phases;
   std::vector<ModuleRow> modules;                // the Module view
   std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
+  // For the multi-rank report (rank_parts.h).
+  std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue
+  std::vector<CommBreakdown> comm_breakdowns;  // one per step of `steps`
+  std::vector<Candidate> candidates;           // this rank's recommendation candidates
+  std::vector<CpWindow> critical_paths;        // with --critical-path
 };
+
+// Every analysis of one rank, with `hta` as given (AnalyzeAll sets compat_drop_last_step).
+RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
+                         const HtaOptions& hta);
 
 // One RankAnalysis per model, in the same order; ranks run in parallel.
 std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& models,
@@ -58,6 +68,11 @@ inline constexpr double kHostWaitShareOfIdlePct = 50;
 inline constexpr double kShortKernelPct = 30;
 inline constexpr double kLaunchDelayOutlierPct = 10;
 
+// The report from the ranks' infos and analyses (same order): all it needs once the models are
+// gone, so `trainprof merge` builds it from summaries (rank_summary.h).
+report::Report BuildAnalyzeReport(const std::vector<RankInfo>& ranks,
+                                  const std::vector<RankAnalysis>& analyses,
+                                  const AnalyzeOptions& o, const std::string& input);
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
                                   const std::vector<RankAnalysis>& analyses,
                                   const AnalyzeOptions& o, const std::string& input);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "analysis/analyze.h"
 #include "analysis/kernel_class.h"
 
 namespace trainprof::analysis {
@@ -65,32 +66,27 @@ std::string MatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue
   return fmt::format("issue {}", issue);
 }
 
-void Describe(const std::vector<trace::TraceModel>& models, Collective* c) {
+void Describe(const std::vector<RankInfo>& ranks,
+              const std::vector<std::vector<RankCommOp>>& comm_ops, Collective* c) {
   std::sort(c->ops.begin(), c->ops.end(),
             [](const CommOp& a, const CommOp& b) { return a.rank < b.rank; });
   c->late = 0;
   for (size_t i = 1; i < c->ops.size(); ++i)
     if (c->ops[i].dur_ns() < c->ops[c->late].dur_ns()) c->late = i;
   c->transfer_ns = c->ops[c->late].dur_ns();
-  const trace::TraceModel& m0 = models[c->ops.front().model];
-  const trace::CollectiveArgs* a = m0.CollectiveOf(c->ops.front().event);
-  std::string arg = a ? NameOr(m0, a->collective, "") : "";
-  c->type = CollectiveType(arg, m0.name_of(c->ops.front().event));
-  if (a && a->dtype != trace::kNoName) {
-    int64_t n = std::max(a->in_nelems, a->out_nelems);
-    int64_t b = DtypeBytes(m0.names[a->dtype]);
-    if (n >= 0 && b > 0) c->bytes = n * b;
-  }
-  c->group_size = a && a->group_size > 0 ? a->group_size : m0.world_size;
+  const RankCommOp& first = comm_ops[c->ops.front().model][c->ops.front().event];
+  c->type = first.type;
+  c->bytes = first.bytes;
+  c->group_size = first.group_size;
   if (c->group_size < static_cast<int64_t>(c->ops.size()))
     c->group_size = static_cast<int64_t>(c->ops.size());
-  const std::string& host = m0.host_name;
+  const std::string& host = ranks[c->ops.front().model].host_name;
   for (const CommOp& op : c->ops)
     c->inter_node |=
-        !host.empty() && !models[op.model].host_name.empty() && models[op.model].host_name != host;
+        !host.empty() && !ranks[op.model].host_name.empty() && ranks[op.model].host_name != host;
 }
 
-std::vector<ClockOffset> EstimateOffsets(const std::vector<trace::TraceModel>& models,
+std::vector<ClockOffset> EstimateOffsets(const std::vector<RankInfo>& models,
                                          const std::vector<Collective>& all) {
   std::vector<std::vector<int64_t>> diffs(models.size());
   for (const Collective& c : all) {
@@ -174,22 +170,42 @@ int64_t DtypeBytes(std::string_view dtype) {
   return 0;
 }
 
-CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models) {
+std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m) {
+  std::vector<RankCommOp> out;
+  std::unordered_map<std::string, int64_t> issued;  // per group
+  for (const RankOp& op : CommKernels(m)) {
+    const trace::CollectiveArgs* a = op.args;
+    RankCommOp r;
+    r.group = a ? NameOr(m, a->process_group, "") : "";
+    r.key = MatchKey(m, op, issued[r.group]++, &r.by_seq);
+    r.type = CollectiveType(a ? NameOr(m, a->collective, "") : "", m.name_of(op.event));
+    if (a && a->dtype != trace::kNoName) {
+      int64_t n = std::max(a->in_nelems, a->out_nelems);
+      int64_t b = DtypeBytes(m.names[a->dtype]);
+      if (n >= 0 && b > 0) r.bytes = n * b;
+    }
+    r.group_size = a && a->group_size > 0 ? a->group_size : m.world_size;
+    r.start_ns = m.ts_ns[op.event];
+    r.end_ns = m.end_ns(op.event);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
+                                   const std::vector<std::vector<RankCommOp>>& comm_ops) {
   CollectivesResult res;
   std::unordered_map<std::string, size_t> index;  // group + key -> collective
   bool any_seq = false;
-  for (size_t mi = 0; mi < models.size(); ++mi) {
-    const trace::TraceModel& m = models[mi];
-    std::unordered_map<std::string, int64_t> issued;  // per group
-    for (const RankOp& op : CommKernels(m)) {
-      std::string group = op.args ? NameOr(m, op.args->process_group, "") : "";
-      bool by_seq = false;
-      std::string key = MatchKey(m, op, issued[group]++, &by_seq);
-      any_seq |= by_seq;
-      auto [it, fresh] = index.try_emplace(group + '\x1f' + key, res.collectives.size());
-      if (fresh) res.collectives.push_back({group, key});
+  for (size_t mi = 0; mi < ranks.size(); ++mi) {
+    const std::vector<RankCommOp>& ops = comm_ops[mi];
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const RankCommOp& op = ops[k];
+      any_seq |= op.by_seq;
+      auto [it, fresh] = index.try_emplace(op.group + '\x1f' + op.key, res.collectives.size());
+      if (fresh) res.collectives.push_back({op.group, op.key});
       res.collectives[it->second].ops.push_back(
-          {mi, m.rank, op.event, m.ts_ns[op.event], m.end_ns(op.event)});
+          {mi, ranks[mi].rank, static_cast<uint32_t>(k), op.start_ns, op.end_ns});
     }
   }
   std::vector<Collective> kept;
@@ -198,13 +214,27 @@ CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models)
       res.unmatched += static_cast<int64_t>(c.ops.size());
       continue;
     }
-    Describe(models, &c);
+    Describe(ranks, comm_ops, &c);
     kept.push_back(std::move(c));
   }
   res.collectives = std::move(kept);
   res.by_sequence = any_seq;
-  res.offsets = EstimateOffsets(models, res.collectives);
+  res.offsets = EstimateOffsets(ranks, res.collectives);
   return res;
+}
+
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
+                                   const std::vector<RankAnalysis>& analyses) {
+  std::vector<std::vector<RankCommOp>> ops;
+  ops.reserve(analyses.size());
+  for (const RankAnalysis& a : analyses) ops.push_back(a.comm_ops);
+  return MatchCollectives(ranks, ops);
+}
+
+CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models) {
+  std::vector<std::vector<RankCommOp>> ops;
+  for (const trace::TraceModel& m : models) ops.push_back(RankCommOps(m));
+  return MatchCollectives(InfosOf(models), ops);
 }
 
 }  // namespace trainprof::analysis

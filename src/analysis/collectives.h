@@ -15,15 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "analysis/rank_parts.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::analysis {
 
+struct RankAnalysis;  // analyze.h
+
 // One rank's part of a collective.
 struct CommOp {
-  size_t model = 0;  // index into the models
+  size_t model = 0;  // index into the ranks
   int64_t rank = 0;
-  uint32_t event = 0;
+  uint32_t event = 0;                // index into the rank's RankCommOps
   int64_t start_ns = 0, end_ns = 0;  // on the rank's own clock
   int64_t dur_ns() const { return end_ns - start_ns; }
 };
@@ -75,7 +78,16 @@ int64_t DtypeBytes(std::string_view dtype);
 // distinct name instead of one per event.
 std::vector<bool> CommunicationNames(const trace::TraceModel& m);
 
-// Errors: none; ranks without communication kernels contribute nothing.
+// One rank's communication kernels, described, in order of issue (its launch call's start).
+std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m);
+
+// Matches the ranks' RankCommOps (`comm_ops[i]` of `ranks[i]`). Errors: none; ranks without
+// communication kernels contribute nothing.
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
+                                   const std::vector<std::vector<RankCommOp>>& comm_ops);
+// The same from the ranks' analyses (RankAnalysis::comm_ops), or straight from the models.
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
+                                   const std::vector<RankAnalysis>& analyses);
 CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models);
 
 }  // namespace trainprof::analysis

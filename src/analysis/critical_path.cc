@@ -66,6 +66,8 @@ class Graph {
   void CallStackEdges(const std::vector<uint32_t>& thread, const std::vector<int64_t>& parent);
   void CpuEdges();
   void GpuEdges();
+  void IndexLaunches();
+  void EventSyncEdge(uint32_t e, uint32_t runtime, std::map<int64_t, uint32_t>* waits);
   CpCategory CategoryOf(const Edge& e) const;
 
   const trace::TraceModel& m_;
@@ -77,6 +79,9 @@ class Graph {
   std::vector<Node> nodes_;
   std::unordered_map<uint32_t, uint32_t> start_, end_node_;
   std::vector<Edge> edges_;
+  bool records_events_ = false;  // the trace has cudaEventRecord calls
+  // Per stream, its GPU work in the window as (launch call's start, end node), by launch.
+  std::map<int64_t, std::vector<std::pair<int64_t, uint32_t>>> launched_;
 };
 
 void Graph::SelectEvents() {
@@ -84,6 +89,8 @@ void Graph::SelectEvents() {
     EventKind k = m_.kind[i];
     if ((k == EventKind::kRuntime || k == EventKind::kDriver) && m_.correlation[i] != trace::kNone)
       runtime_by_corr_.emplace(m_.correlation[i], static_cast<uint32_t>(i));
+    if (k == EventKind::kRuntime && !records_events_)
+      records_events_ = m_.name_of(i) == "cudaEventRecord" || m_.name_of(i) == "hipEventRecord";
   }
   for (size_t i = 0; i < m_.size(); ++i) {
     const auto e = static_cast<uint32_t>(i);
@@ -203,16 +210,59 @@ void Graph::CpuEdges() {
   }
 }
 
+void Graph::IndexLaunches() {
+  for (uint32_t e : gpu_)
+    if (!IsSync(e))
+      launched_[m_.stream_of(e)].emplace_back(m_.ts_ns[runtime_by_corr_.at(m_.correlation[e])],
+                                              end_node_.at(e));
+  for (auto& [stream, v] : launched_) std::stable_sort(v.begin(), v.end());
+}
+
+// HTA's event sync edges, added as HTA does only when the trace has cudaEventRecord calls. The
+// event waited on was recorded after the last work launched on its stream before the record
+// call (wait_on_cuda_event_record_corr_id), or, when the trace does not name the record, before
+// the waiting call itself. "Event Sync" (cudaEventSynchronize): from that work's end to the
+// end of the waiting call; "Stream Wait Event" (cudaStreamWaitEvent): to the start of the next
+// work on the waiting stream, kept in `waits`. An edge that would go back in time is left out.
+void Graph::EventSyncEdge(uint32_t e, uint32_t runtime, std::map<int64_t, uint32_t>* waits) {
+  const trace::SyncWait* w = m_.SyncWaitOf(e);
+  if (!records_events_ || w == nullptr) return;
+  int64_t cutoff = m_.ts_ns[runtime];
+  if (auto r = runtime_by_corr_.find(w->record_correlation); r != runtime_by_corr_.end())
+    cutoff = m_.ts_ns[r->second];
+  auto it = launched_.find(w->stream);
+  if (it == launched_.end()) return;
+  const auto& v = it->second;
+  auto after = std::upper_bound(v.begin(), v.end(), cutoff,
+                                [](int64_t t, const auto& p) { return t < p.first; });
+  if (after == v.begin()) return;
+  const uint32_t src = std::prev(after)->second;
+  if (m_.name_of(e) == "Stream Wait Event") {
+    (*waits)[m_.stream_of(e)] = src;
+    return;
+  }
+  auto waiter = end_node_.find(runtime);
+  if (waiter != end_node_.end() && nodes_[src].ts <= nodes_[waiter->second].ts)
+    AddEdge(src, waiter->second, CpEdge::kSync);
+}
+
 // GPU work by start (syncs by end), per stream: the kernel's own edge, then a launch edge when
 // the stream was idle at the launch call, else a kernel-kernel edge; a sync adds an edge from
-// the stream's last work (every stream's for Context Sync) to the end of the waiting call.
+// the stream's last work (every stream's for Context Sync) to the end of the waiting call, and
+// an event sync from the work before the event's record (EventSyncEdge).
 void Graph::GpuEdges() {
   auto key = [&](uint32_t e) { return IsSync(e) ? m_.end_ns(e) : m_.ts_ns[e]; };
   std::stable_sort(gpu_.begin(), gpu_.end(),
                    [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-  std::map<int64_t, uint32_t> last;  // stream -> end node of its last work
+  IndexLaunches();
+  std::map<int64_t, uint32_t> last;   // stream -> end node of its last work
+  std::map<int64_t, uint32_t> waits;  // stream -> what its next work waits for (an event)
   for (uint32_t e : gpu_) {
     const uint32_t runtime = runtime_by_corr_.at(m_.correlation[e]);
+    if (IsSync(e) && (m_.name_of(e) == "Stream Wait Event" || m_.name_of(e) == "Event Sync")) {
+      EventSyncEdge(e, runtime, &waits);
+      continue;
+    }
     if (IsSync(e)) {
       auto waiter = end_node_.find(runtime);
       if (waiter == end_node_.end()) continue;
@@ -223,9 +273,13 @@ void Graph::GpuEdges() {
         auto it = last.find(m_.stream_of(e));
         if (it != last.end()) AddEdge(it->second, waiter->second, CpEdge::kSync);
       }
-      continue;  // event syncs need cudaEventRecord's stream: see docs
+      continue;
     }
     const uint32_t s = start_.at(e), t = end_node_.at(e);
+    if (auto w = waits.find(m_.stream_of(e)); w != waits.end()) {
+      if (nodes_[w->second].ts <= nodes_[s].ts) AddEdge(w->second, s, CpEdge::kSync);
+      waits.erase(w);
+    }
     AddEdge(s, t, CpEdge::kOperator);
     Attribute(-1);
     auto prev = last.find(m_.stream_of(e));

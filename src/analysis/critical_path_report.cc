@@ -51,8 +51,40 @@ std::vector<Window> Windows(const trace::TraceModel& m, const RankAnalysis& a,
 
 }  // namespace
 
-void AddCriticalPathSection(const std::vector<trace::TraceModel>& models,
-                            const std::vector<RankAnalysis>& an, const std::string& spec,
+std::vector<CpWindow> RankCriticalPaths(const trace::TraceModel& m, const RankAnalysis& a,
+                                        const std::string& spec) {
+  std::vector<CpWindow> out;
+  std::vector<std::string> notes;
+  std::vector<Window> windows = Windows(m, a, spec, &notes);
+  for (std::string& n : notes) out.push_back({.note = std::move(n)});
+  for (const Window& w : windows) {
+    CpWindow cw;
+    cw.label = w.label;
+    StatusOr<CriticalPath> p = ComputeCriticalPath(m, w.begin, w.end);
+    if (!p.ok()) {
+      cw.note = fmt::format("Rank {}, {}: {}", m.rank, w.label, p.status().message());
+      out.push_back(std::move(cw));
+      continue;
+    }
+    cw.length_ns = p->length_ns;
+    cw.nodes = p->nodes;
+    cw.category_ns = p->category_ns;
+    for (const CriticalPath::Event& e : p->top)
+      cw.top.push_back({m.name_of(e.event), e.category, e.ns});
+    for (const CriticalPath::Step& st : p->steps) {
+      std::string name = st.event >= 0 ? m.name_of(static_cast<size_t>(st.event))
+                                       : std::string(CpEdgeName(st.type));
+      cw.edges.push_back({st.from_ns, st.to_ns, st.type, st.category, std::move(name)});
+    }
+    for (uint32_t e : p->events)
+      cw.events.push_back(
+          {m.name_of(e), trace::EventKindName(m.kind[e]), m.ts_ns[e], m.dur_ns[e], m.stream_of(e)});
+    out.push_back(std::move(cw));
+  }
+  return out;
+}
+
+void AddCriticalPathSection(const std::vector<RankInfo>& ranks, const std::vector<RankAnalysis>& an,
                             report::Report& r) {
   report::Section& s = r.AddSection("critical_path", "Critical path (HTA's algorithm)");
   std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
@@ -73,27 +105,24 @@ void AddCriticalPathSection(const std::vector<trace::TraceModel>& models,
                                    {"pct", "Share of path", Unit::kPercent}});
   std::array<int64_t, kNumCpCategories> sums{};
   int64_t length = 0, windows = 0;
-  for (size_t i = 0; i < models.size(); ++i)
-    for (const Window& w : Windows(models[i], an[i], spec, &s.notes)) {
-      StatusOr<CriticalPath> p = ComputeCriticalPath(models[i], w.begin, w.end);
-      if (!p.ok()) {
-        s.notes.push_back(
-            fmt::format("Rank {}, {}: {}", models[i].rank, w.label, p.status().message()));
+  for (size_t i = 0; i < ranks.size(); ++i)
+    for (const CpWindow& w : an[i].critical_paths) {
+      if (!w.note.empty()) {
+        s.notes.push_back(w.note);
         continue;
       }
-      std::vector<Value> row = {fmt::format("{}", models[i].rank), w.label, Seconds(p->length_ns),
-                                p->nodes};
+      const std::string rank = fmt::format("{}", ranks[i].rank);
+      std::vector<Value> row = {rank, w.label, Seconds(w.length_ns), w.nodes};
       for (int c = 0; c + 1 < kNumCpCategories; ++c) {
-        row.push_back(p->pct(static_cast<CpCategory>(c)));
-        sums[c] += p->category_ns[c];
+        row.push_back(w.pct(static_cast<CpCategory>(c)));
+        sums[c] += w.category_ns[c];
       }
       t.rows.push_back(std::move(row));
-      for (const CriticalPath::Event& e : p->top)
-        top.rows.push_back({fmt::format("{}", models[i].rank), w.label,
-                            base::Ellipsize(models[i].name_of(e.event), 90),
+      for (const CpWindow::Top& e : w.top)
+        top.rows.push_back({rank, w.label, base::Ellipsize(e.name, 90),
                             std::string(CpCategoryName(e.category)), Seconds(e.ns),
-                            p->length_ns > 0 ? 100.0 * e.ns / p->length_ns : 0.0});
-      length += p->length_ns;
+                            w.length_ns > 0 ? 100.0 * e.ns / w.length_ns : 0.0});
+      length += w.length_ns;
       ++windows;
     }
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
@@ -110,44 +139,38 @@ void AddCriticalPathSection(const std::vector<trace::TraceModel>& models,
               Seconds(length) / static_cast<double>(windows), Unit::kSeconds);
 }
 
-void WriteCriticalPathTrace(const std::vector<trace::TraceModel>& models,
-                            const std::vector<RankAnalysis>& an, const std::string& spec,
-                            trace::ChromeTraceWriter& w) {
-  std::vector<std::string> notes;
+void WriteCriticalPathTrace(const std::vector<RankInfo>& ranks, const std::vector<RankAnalysis>& an,
+                            const std::vector<int64_t>& offsets_ns, trace::ChromeTraceWriter& w) {
   int64_t pid = 0;
-  for (size_t i = 0; i < models.size(); ++i) {
-    const trace::TraceModel& m = models[i];
-    for (const Window& win : Windows(m, an[i], spec, &notes)) {
-      StatusOr<CriticalPath> p = ComputeCriticalPath(m, win.begin, win.end);
-      if (!p.ok()) continue;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const int64_t shift = i < offsets_ns.size() ? offsets_ns[i] : 0;
+    for (const CpWindow& win : an[i].critical_paths) {
+      if (!win.note.empty()) continue;
       ++pid;
-      w.ProcessName(pid, fmt::format("rank {} critical path: {}", m.rank, win.label));
+      w.ProcessName(pid, fmt::format("rank {} critical path: {}", ranks[i].rank, win.label));
       w.ThreadName(pid, 1, "path edges");
       w.ThreadName(pid, 2, "CPU events on the path");
-      for (const CriticalPath::Step& st : p->steps) {
+      for (const CpWindow::Edge& st : win.edges) {
         if (st.to_ns <= st.from_ns) continue;
-        std::string name = st.event >= 0 ? m.name_of(static_cast<size_t>(st.event))
-                                         : std::string(CpEdgeName(st.type));
-        w.Complete(w.InternName(name), CpCategoryName(st.category), st.from_ns,
+        w.Complete(w.InternName(st.name), CpCategoryName(st.category), st.from_ns - shift,
                    st.to_ns - st.from_ns, pid, 1, -1,
                    fmt::format("\"edge\": \"{}\"", CpEdgeName(st.type)));
       }
       std::set<int64_t> named;
-      for (uint32_t e : p->events) {
-        const bool gpu = m.stream_of(e) >= 0;
-        const int64_t tid = gpu ? 1000 + m.stream_of(e) : 2;
+      for (const CpWindow::Event& e : win.events) {
+        const bool gpu = e.stream >= 0;
+        const int64_t tid = gpu ? 1000 + e.stream : 2;
         if (gpu && named.insert(tid).second)
-          w.ThreadName(pid, tid, fmt::format("GPU stream {} on the path", m.stream_of(e)));
-        w.Complete(w.InternName(m.name_of(e)), trace::EventKindName(m.kind[e]), m.ts_ns[e],
-                   m.dur_ns[e], pid, tid, -1, "\"critical\": 1");
+          w.ThreadName(pid, tid, fmt::format("GPU stream {} on the path", e.stream));
+        w.Complete(w.InternName(e.name), e.kind, e.ts_ns - shift, e.dur_ns, pid, tid, -1,
+                   "\"critical\": 1");
       }
     }
   }
 }
 
 void AddCriticalPathView(const AnalyzeInput& in, report::Report& r) {
-  if (in.options.critical_path)
-    AddCriticalPathSection(in.models, in.analyses, *in.options.critical_path, r);
+  if (in.options.critical_path) AddCriticalPathSection(in.ranks, in.analyses, r);
 }
 
 }  // namespace trainprof::analysis

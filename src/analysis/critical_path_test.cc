@@ -86,6 +86,71 @@ TEST(CriticalPath, GpuBoundThroughAStreamSync) {
   ExpectGpuBoundThroughAStreamSync("cudaLaunchKernel", "cudaStreamSynchronize");
 }
 
+// The same graph through an event: cudaEventRecord [12,14) after the launch records on stream 7,
+// cudaEventSynchronize [40,530) waits for it ("Event Sync", wait_on_stream 7). The event sync
+// edge runs from gemm's end to the waiting call's end: the same 540 with gemm's 500 on it. A
+// trace without cudaEventRecord calls gets no such edge (HTA adds none either), and no path
+// then runs from the kernel on to C.
+trace::TraceModel EventSyncModel(bool with_record) {
+  Builder b;
+  b.Cpu(EventKind::kCpuOp, "A", 0, 30);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
+  b.Gpu(EventKind::kKernel, "gemm", 20, 500, 1);
+  if (with_record) b.Cpu(EventKind::kRuntime, "cudaEventRecord", 12, 2, 2);
+  b.Cpu(EventKind::kRuntime, "cudaEventSynchronize", 40, 490, 3);
+  size_t sync = b.Gpu(EventKind::kOther, "Event Sync", 520, 5, 3);
+  b.m.sync_waits.push_back({static_cast<uint32_t>(sync), 7, with_record ? 2 : -1});
+  b.Cpu(EventKind::kCpuOp, "C", 540, 20);
+  return b.Done();
+}
+
+TEST(CriticalPath, GpuBoundThroughAnEventSync) {
+  trace::TraceModel m = EventSyncModel(true);
+  auto p = ComputeCriticalPath(m, 0, 600);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->length_ns, 540);
+  EXPECT_EQ(Cat(*p, CpCategory::kGpuComputeBound), 500);
+  EXPECT_EQ(m.name_of(p->top[0].event), "gemm");
+
+  trace::TraceModel bare = EventSyncModel(false);
+  auto q = ComputeCriticalPath(bare, 0, 600);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_LT(q->length_ns, 540);  // gemm's path ends at gemm: nothing joins it to C
+}
+
+// Stream Wait Event: gemm [20,520) on stream 7; cudaStreamWaitEvent makes stream 9 wait for it,
+// so add [520,530) on stream 9, launched at [30,35), starts when gemm ends. The sync edge from
+// gemm's end to add's start leaves a graph with a path of 530 (the edge's zero weight ties it
+// with add's launch delay, so which of the two the path takes is not asserted); a wait whose
+// waited work ends after the waiting stream's next work starts gets no edge, never an error.
+trace::TraceModel StreamWaitModel(int64_t add_start) {
+  Builder b;
+  b.m.tracks.push_back({0, 9, 0, 9});
+  b.Cpu(EventKind::kCpuOp, "A", 0, 40);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
+  b.Gpu(EventKind::kKernel, "gemm", 20, 500, 1);
+  b.Cpu(EventKind::kRuntime, "cudaEventRecord", 12, 2, 2);
+  b.Cpu(EventKind::kRuntime, "cudaStreamWaitEvent", 20, 5, 3);
+  size_t wait = b.m.Add(EventKind::kOther, "Stream Wait Event", 24, 1, 2);
+  b.m.correlation.Set(wait, 3);
+  b.m.sync_waits.push_back({static_cast<uint32_t>(wait), 7, 2});
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 30, 5, 4);
+  size_t add = b.m.Add(EventKind::kKernel, "add", add_start, 10, 2);
+  b.m.correlation.Set(add, 4);
+  return b.Done();
+}
+
+TEST(CriticalPath, StreamWaitEventJoinsTheStreams) {
+  trace::TraceModel m = StreamWaitModel(520);
+  auto p = ComputeCriticalPath(m, 0, 600);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->length_ns, 530);
+  trace::TraceModel early = StreamWaitModel(100);  // add starts before gemm ends
+  auto q = ComputeCriticalPath(early, 0, 600);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->length_ns, 520);
+}
+
 // ROCm: the same graph with HIP's names (hipStreamSynchronize is a blocking call too).
 TEST(CriticalPath, GpuBoundThroughAStreamSyncOnRocm) {
   ExpectGpuBoundThroughAStreamSync("hipLaunchKernel", "hipStreamSynchronize");

@@ -55,26 +55,13 @@ std::pair<double, double> MedianSteps(const std::vector<RankAnalysis>& an) {
   return {std::max(1.0, Median(counts)), Median(times)};
 }
 
-// Collectives end together on every rank, so after the offsets their ends agree to within the
-// clocks' drift. A residual larger than the median transfer means the kernels matched are not
-// the same collectives (order of issue across different groups, or capture windows that differ).
-bool MatchDoubtful(const CollectivesResult& c) {
-  if (c.collectives.empty()) return false;
-  std::vector<double> transfers;
-  for (const Collective& x : c.collectives) transfers.push_back(static_cast<double>(x.transfer_ns));
-  double residual = 0;
-  for (const ClockOffset& o : c.offsets)
-    residual = std::max(residual, static_cast<double>(o.residual_max_ns));
-  return residual > Median(transfers);
-}
-
 std::string Types(const std::map<std::string, int64_t>& types) {
   std::string s;
   for (const auto& [t, n] : types) s += fmt::format("{}{} ×{}", s.empty() ? "" : ", ", t, n);
   return s;
 }
 
-void AddStepTable(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
+void AddStepTable(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                   report::Section& s) {
   report::Table& t =
       s.AddTable("distributed_step_breakdown", "Computation and communication per step",
@@ -86,7 +73,7 @@ void AddStepTable(const std::vector<trace::TraceModel>& models, const std::vecto
                   {"communication_s", "Communication", Unit::kSeconds},
                   {"other_s", "Other", Unit::kSeconds}});
   for (size_t i = 0; i < models.size(); ++i) {
-    std::vector<CommBreakdown> b = ComputeCommBreakdowns(models[i], an[i].steps);
+    const std::vector<CommBreakdown>& b = an[i].comm_breakdowns;
     for (size_t k = 0; k < b.size(); ++k) {
       const Step& st = an[i].steps.steps[k];
       t.rows.push_back({fmt::format("{}", models[i].rank), st.name, Seconds(st.dur_ns()),
@@ -97,7 +84,7 @@ void AddStepTable(const std::vector<trace::TraceModel>& models, const std::vecto
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
 }
 
-void AddCommOpTable(const std::vector<trace::TraceModel>& models, const CollectivesResult& c,
+void AddCommOpTable(const std::vector<RankInfo>& models, const CollectivesResult& c,
                     report::Section& s) {
   struct Sum {
     int64_t calls = 0, bytes = 0, time = 0, transfer = 0, wait = 0;
@@ -131,7 +118,7 @@ void AddCommOpTable(const std::vector<trace::TraceModel>& models, const Collecti
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
 }
 
-void AddCollectiveTable(const std::vector<trace::TraceModel>& models, const CollectivesResult& c,
+void AddCollectiveTable(const std::vector<RankInfo>& models, const CollectivesResult& c,
                         report::Section& s) {
   report::Table& t = s.AddTable("collectives", "Collectives matched across ranks",
                                 {{"group", "Group", Unit::kText},
@@ -186,7 +173,7 @@ void AddOffsetTable(const CollectivesResult& c, report::Section& s) {
               Unit::kSeconds);
 }
 
-void AddLateTable(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
+void AddLateTable(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                   const CollectivesResult& c, report::Section& s) {
   std::vector<LateRank> late = LateRanks(models.size(), c);
   auto [steps, median_step] = MedianSteps(an);
@@ -208,6 +195,19 @@ void AddLateTable(const std::vector<trace::TraceModel>& models, const std::vecto
 }
 
 }  // namespace
+
+// Collectives end together on every rank, so after the offsets their ends agree to within the
+// clocks' drift. A residual larger than the median transfer means the kernels matched are not
+// the same collectives (order of issue across different groups, or capture windows that differ).
+bool MatchDoubtful(const CollectivesResult& c) {
+  if (c.collectives.empty()) return false;
+  std::vector<double> transfers;
+  for (const Collective& x : c.collectives) transfers.push_back(static_cast<double>(x.transfer_ns));
+  double residual = 0;
+  for (const ClockOffset& o : c.offsets)
+    residual = std::max(residual, static_cast<double>(o.residual_max_ns));
+  return residual > Median(transfers);
+}
 
 std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, const StepsResult& s) {
   Intervals compute, comm;
@@ -233,9 +233,8 @@ std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, con
   return out;
 }
 
-void AddDistributedSection(const std::vector<trace::TraceModel>& models,
-                           const std::vector<RankAnalysis>& an, const CollectivesResult& c,
-                           report::Report& r) {
+void AddDistributedSection(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
+                           const CollectivesResult& c, report::Report& r) {
   if (models.size() < 2 || (c.collectives.empty() && c.unmatched == 0)) return;
   report::Section& s = r.AddSection("distributed", "Distributed view (ranks and collectives)");
   s.AddMetric("collectives", "Collectives matched across ranks",
@@ -265,7 +264,7 @@ void AddDistributedSection(const std::vector<trace::TraceModel>& models,
                             "order of issue within each process group.");
 }
 
-std::vector<Candidate> StragglerCandidates(const std::vector<trace::TraceModel>& models,
+std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an,
                                            const CollectivesResult& c) {
   std::vector<LateRank> late = LateRanks(models.size(), c);
@@ -304,7 +303,7 @@ std::vector<Candidate> StragglerCandidates(const std::vector<trace::TraceModel>&
 }
 
 void AddDistributedView(const AnalyzeInput& in, report::Report& r) {
-  AddDistributedSection(in.models, in.analyses, in.collectives, r);
+  AddDistributedSection(in.ranks, in.analyses, in.collectives, r);
 }
 
 }  // namespace trainprof::analysis

@@ -22,25 +22,21 @@ namespace trainprof::analysis {
 // this share of the median step time.
 inline constexpr double kStragglerWaitPct = 5;
 
-// Per rank and step, the plugin's four figures; they sum to the step time.
-struct CommBreakdown {
-  int64_t computation_ns = 0;    // computation kernels not overlapped by communication
-  int64_t overlap_ns = 0;        // computation and communication kernels at once
-  int64_t communication_ns = 0;  // communication kernels not overlapped by computation
-  int64_t other_ns = 0;          // no kernel runs
-};
 // One per step of `s`, in its order.
 std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, const StepsResult& s);
 
+// Whether the clock residual exceeds the median transfer: then the kernels matched are probably
+// not the same collectives, so neither the waits nor the offsets are to be used.
+bool MatchDoubtful(const CollectivesResult& c);
+
 // Adds the "distributed" section when there are at least two ranks and communication kernels.
 // Never fails.
-void AddDistributedSection(const std::vector<trace::TraceModel>& models,
-                           const std::vector<RankAnalysis>& an, const CollectivesResult& c,
-                           report::Report& r);
+void AddDistributedSection(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
+                           const CollectivesResult& c, report::Report& r);
 
 // The straggler: the rank(s) the others wait for, by how much, at which collectives; at most one
 // candidate, empty when no rank crosses kStragglerWaitPct.
-std::vector<Candidate> StragglerCandidates(const std::vector<trace::TraceModel>& models,
+std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an,
                                            const CollectivesResult& c);
 

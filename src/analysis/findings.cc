@@ -30,10 +30,10 @@ std::string TensorCoreAdvice(int64_t compute_major) {
          "for float32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True).";
 }
 
-Candidate Make(std::string key, const trace::TraceModel& m, double saves_ns, double figure) {
+Candidate Make(std::string key, int64_t rank, double saves_ns, double figure) {
   Candidate c;
   c.key = std::move(key);
-  c.rank = m.rank;
+  c.rank = rank;
   c.saves_ns = saves_ns;
   c.figure = figure;
   return c;
@@ -44,7 +44,7 @@ void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<
   if (step <= 0) return;
   double dl_ns = ov.avg_ns[kDataLoader], dl = 100 * dl_ns / step;
   if (dl > kDataLoaderPct) {
-    Candidate c = Make("dataloader", m, dl_ns, dl);
+    Candidate c = Make("dataloader", m.rank, dl_ns, dl);
     c.root_cause = true;
     c.headline = fmt::format("{{fig}} of the step time is in the DataLoader (threshold {}%)",
                              kDataLoaderPct);
@@ -56,7 +56,7 @@ void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<
   }
   double comm_ns = ov.avg_ns[kCommunication], comm = 100 * comm_ns / step;
   if (comm > kCommunicationPct) {
-    Candidate c = Make("communication", m, comm_ns, comm);
+    Candidate c = Make("communication", m.rank, comm_ns, comm);
     c.root_cause = true;
     c.headline = fmt::format(
         "{{fig}} of the step time is communication not hidden behind computation "
@@ -77,7 +77,7 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vecto
   for (const GpuSummary& g : a.gpus) {
     if (g.utilization_pct < kLowUtilizationPct) {
       Candidate c =
-          Make("low_utilization", m, (100 - g.utilization_pct) / 100 * a.overview.avg_total_ns,
+          Make("low_utilization", m.rank, (100 - g.utilization_pct) / 100 * a.overview.avg_total_ns,
                g.utilization_pct);
       c.headline = fmt::format("GPU {} is busy only {{fig}} of the step time (threshold {}%)",
                                g.device, kLowUtilizationPct);
@@ -88,7 +88,7 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vecto
     }
     const trace::DeviceInfo* d = m.FindDevice(g.device);
     if (d && d->compute_major >= 7 && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops) {
-      Candidate c = Make("tensor_cores", m, 0, static_cast<double>(g.kernel_ns) / 1e6);
+      Candidate c = Make("tensor_cores", m.rank, 0, static_cast<double>(g.kernel_ns) / 1e6);
       c.root_cause = true;
       c.figure_format = "{:.3f} ms";
       c.headline = fmt::format(
@@ -107,7 +107,7 @@ void MemoryCandidates(const trace::TraceModel& m, std::vector<Candidate>* out) {
     if (!d || d->total_memory_bytes <= 0) continue;
     double pct = 100.0 * static_cast<double>(peak) / static_cast<double>(d->total_memory_bytes);
     if (pct <= kMemoryNearLimitPct) continue;
-    Candidate c = Make("memory_near_limit", m, 0, pct);
+    Candidate c = Make("memory_near_limit", m.rank, 0, pct);
     c.root_cause = true;
     c.headline =
         fmt::format("GPU {} memory peaked at {{fig}} of its {:.1f} GiB (threshold {}%)", dev,
@@ -129,7 +129,7 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
   size_t steps = std::max<size_t>(a.overview.steps.size(), 1);
   if (idle > 0 && h.temporal.span_ns > 0 && h.temporal.idle_ns * 10 > h.temporal.span_ns &&
       100.0 * host / idle > kHostWaitShareOfIdlePct) {
-    Candidate c = Make("host_wait", m, static_cast<double>(host) / static_cast<double>(steps),
+    Candidate c = Make("host_wait", m.rank, static_cast<double>(host) / static_cast<double>(steps),
                        h.temporal.pct(h.temporal.idle_ns));
     c.root_cause = true;
     c.headline = "The GPU is idle {fig} of its busy span";
@@ -143,7 +143,7 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
   if (h.launch.launches == 0) return;
   double short_pct = 100.0 * h.launch.short_kernels / h.launch.launches;
   if (short_pct > kShortKernelPct) {
-    Candidate c = Make("short_kernels", m, 0, short_pct);
+    Candidate c = Make("short_kernels", m.rank, 0, short_pct);
     c.headline = fmt::format(
         "{{fig}} of kernels run shorter than the call that launched them (threshold {}%)",
         kShortKernelPct);
@@ -153,7 +153,7 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
   }
   double delay_pct = 100.0 * h.launch.launch_delay_outliers / h.launch.launches;
   if (delay_pct > kLaunchDelayOutlierPct) {
-    Candidate c = Make("launch_delay", m, 0, delay_pct);
+    Candidate c = Make("launch_delay", m.rank, 0, delay_pct);
     c.headline = fmt::format("{{fig}} of launches wait more than {} µs before the GPU starts them",
                              o.hta.launch_delay_cutoff_ns / 1000);
     c.detail = fmt::format("median {:.1f} µs, p95 {:.1f} µs", h.launch.median_delay_ns / 1e3,
@@ -167,7 +167,7 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
 
 void CutCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vector<Candidate>* out) {
   if (!m.truncated) return;
-  Candidate c = Make("truncated", m, 0, 0);
+  Candidate c = Make("truncated", m.rank, 0, 0);
   c.severity = Severity::kError;
   c.headline = a.steps.gpu_data_cut
                    ? "The trace file is cut short and part of its GPU events is lost (Kineto "
@@ -261,7 +261,7 @@ std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnal
   return out;
 }
 
-std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>& models,
+std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an) {
   std::vector<std::pair<double, size_t>> steps;
   for (size_t i = 0; i < an.size(); ++i)
@@ -274,7 +274,7 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>&
   auto [slowest, i] = steps.back();
   double pct = 100 * (slowest / median - 1);
   if (median <= 0 || pct <= kRankImbalancePct) return {};
-  Candidate c = Make("rank_imbalance", models[i], slowest - median, pct);
+  Candidate c = Make("rank_imbalance", models[i].rank, slowest - median, pct);
   c.root_cause = true;
   c.headline = fmt::format(
       "rank {} is the straggler: its steps take {{fig}} longer than the median rank's "
@@ -287,16 +287,13 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>&
   return {c};
 }
 
-void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
+void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                  const AnalyzeOptions& o, report::Section& rec,
                  const CollectivesResult* collectives) {
   std::vector<Candidate> all =
-      StragglerCandidates(models, an, collectives ? *collectives : MatchCollectives(models));
+      StragglerCandidates(models, an, collectives ? *collectives : MatchCollectives(models, an));
   if (all.empty()) all = ImbalanceCandidates(models, an);
-  for (size_t r = 0; r < an.size(); ++r) {
-    std::vector<Candidate> c = RankCandidates(models[r], an[r], o);
-    all.insert(all.end(), c.begin(), c.end());
-  }
+  for (const RankAnalysis& a : an) all.insert(all.end(), a.candidates.begin(), a.candidates.end());
   Reconcile(&all);
   // Group by rule (a straggler is its own group), keeping the first-seen order for ties.
   std::vector<std::string> order;
@@ -327,7 +324,7 @@ void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector
 
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& rec = r.AddSection("recommendations", "Recommendations");
-  AddFindings(in.models, in.analyses, in.options, rec, &in.collectives);
+  AddFindings(in.ranks, in.analyses, in.options, rec, &in.collectives);
 }
 
 }  // namespace trainprof::analysis

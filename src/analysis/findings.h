@@ -13,35 +13,23 @@
 
 #include "analysis/analyze.h"
 #include "analysis/collectives.h"
+#include "analysis/rank_parts.h"
 #include "report/report.h"
 
 namespace trainprof::analysis {
-
-struct Candidate {
-  std::string key;  // the rule: "dataloader", "host_wait", "rank_imbalance", ...
-  int64_t rank = 0;
-  report::Severity severity = report::Severity::kWarning;
-  bool root_cause = false;  // a cause (the DataLoader), not a symptom (low GPU utilization)
-  double saves_ns = 0;      // step time it could save per step; 0 when there is no estimate
-  double figure = 0;        // the headline figure, merged across ranks as a range
-  std::string figure_format = "{:.1f}%";
-  std::string headline;  // "{fig}" stands for the figure (or range)
-  std::string detail;    // this rank's numbers, e.g. "12.1 ms of 36.5 ms"
-  std::string advice;
-};
 
 // Every rule's candidates for one rank (no merging, no ranking).
 std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnalysis& a,
                                       const AnalyzeOptions& o);
 
 // Ranks whose mean step is over 10 % longer than the median rank's: at most one candidate.
-std::vector<Candidate> ImbalanceCandidates(const std::vector<trace::TraceModel>& models,
+std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an);
 
 // Merges, drops contradicted candidates, ranks, and writes them as the section's findings. The
 // straggler comes from `collectives` when it names one (matched here when null), else from the
 // step times (ImbalanceCandidates).
-void AddFindings(const std::vector<trace::TraceModel>& models, const std::vector<RankAnalysis>& an,
+void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                  const AnalyzeOptions& o, report::Section& rec,
                  const CollectivesResult* collectives = nullptr);
 

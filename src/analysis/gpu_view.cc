@@ -26,7 +26,7 @@ void AddGpuSection(const AnalyzeInput& in, report::Report& r) {
                    {"sm_efficiency_pct", "Est. SM efficiency", Unit::kPercent},
                    {"occupancy_pct", "Est. achieved occupancy", Unit::kPercent},
                    {"tensor_core_pct", "Kernel time on Tensor Cores", Unit::kPercent}});
-  for (size_t i = 0; i < in.models.size(); ++i)
+  for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const GpuSummary& g : in.analyses[i].gpus) {
       auto opt = [](const std::optional<double>& v) -> Value {
         return v ? Value(*v) : Value(std::monostate{});
@@ -40,9 +40,9 @@ void AddGpuSection(const AnalyzeInput& in, report::Report& r) {
   // Headline figures for run history and `trainprof compare`.
   double util_sum = 0;
   int64_t gpus = 0, peak = -1;
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     for (const GpuSummary& g : in.analyses[i].gpus) util_sum += g.utilization_pct, ++gpus;
-    for (const auto& [dev, bytes] : in.models[i].peak_allocated_bytes) peak = std::max(peak, bytes);
+    for (const auto& [dev, bytes] : in.ranks[i].peak_allocated_bytes) peak = std::max(peak, bytes);
   }
   if (gpus > 0)
     gs.AddMetric("avg_utilization_pct", "GPU utilization (mean over GPUs)",

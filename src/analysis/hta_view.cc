@@ -27,7 +27,7 @@ void TemporalBreakdownTable(const AnalyzeInput& in, report::Section& s) {
                                   {"idle_pct", "Idle %", Unit::kPercent},
                                   {"compute_pct", "Compute %", Unit::kPercent},
                                   {"non_compute_pct", "Non-compute %", Unit::kPercent}});
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     const Temporal& t = in.analyses[i].hta.temporal;
     tt.rows.push_back({in.RankLabel(i), Seconds(t.idle_ns), Seconds(t.compute_ns),
                        Seconds(t.non_compute_ns), Seconds(t.span_ns), t.pct(t.idle_ns),
@@ -44,7 +44,7 @@ void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
                                     {"other_s", "Other", Unit::kSeconds},
                                     {"host_wait_pct", "Host wait %", Unit::kPercent},
                                     {"idle_intervals", "Idle intervals", Unit::kCount}});
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     std::vector<StreamIdle> idle = in.analyses[i].hta.idle;
     std::sort(idle.begin(), idle.end(),
               [](const StreamIdle& a, const StreamIdle& b) { return a.stream < b.stream; });
@@ -67,7 +67,7 @@ void CommCompOverlapTable(const AnalyzeInput& in, report::Section& s) {
       s.AddTable("comm_comp_overlap", "Communication-computation overlap",
                  {{"rank", "Rank", Unit::kText},
                   {"overlap_pct", "Comm. time overlapped by compute", Unit::kPercent}});
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     const HtaResult& h = in.analyses[i].hta;
     if (h.has_communication) ct.rows.push_back({in.RankLabel(i), h.comm_comp_overlap_pct});
   }
@@ -84,7 +84,7 @@ void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
                                   {"mean_launch_s", "Mean launch", Unit::kSeconds},
                                   {"median_delay_s", "Median delay", Unit::kSeconds},
                                   {"p95_delay_s", "p95 delay", Unit::kSeconds}});
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     const LaunchStats& l = in.analyses[i].hta.launch;
     lt.rows.push_back({in.RankLabel(i), l.launches, l.short_kernels, l.runtime_outliers,
                        l.launch_delay_outliers, Seconds(l.mean_launch_ns),
@@ -129,7 +129,7 @@ void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
                                    {"min_s", "Min", Unit::kSeconds},
                                    {"max_s", "Max", Unit::kSeconds},
                                    {"std_s", "Std dev", Unit::kSeconds}});
-  for (size_t i = 0; i < in.models.size(); ++i)
+  for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const KernelStats& k : in.analyses[i].hta.top_kernels) {
       top.rows.push_back({in.RankLabel(i), std::string(KernelTypeName(k.type)),
                           base::Ellipsize(k.name, 90), k.count, Seconds(k.sum_ns),
@@ -148,7 +148,7 @@ void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
                                  {"time_mean", "Mean over time", Unit::kNumber},
                                  {"blocked_s", "Blocked on full queue", Unit::kSeconds},
                                  {"blocked_pct", "Blocked %", Unit::kPercent}});
-  for (size_t i = 0; i < in.models.size(); ++i)
+  for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const StreamQueue& q : in.analyses[i].hta.queues)
       t.rows.push_back({in.RankLabel(i), q.stream, q.max_length, q.mean_length, q.time_mean_length,
                         Seconds(q.blocked_ns),

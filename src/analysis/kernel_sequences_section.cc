@@ -20,7 +20,7 @@ void AddKernelSequencesSection(const AnalyzeInput& in, report::Report& r) {
                                  {"total_s", "GPU time", Unit::kSeconds},
                                  {"mean_s", "GPU time per call", Unit::kSeconds},
                                  {"sequence", "Sequence", Unit::kText}});
-  for (size_t i = 0; i < in.models.size(); ++i)
+  for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const KernelSequence& k : in.analyses[i].kernel_sequences) {
       std::string seq;
       for (const std::string& name : k.kernels)

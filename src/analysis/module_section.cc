@@ -19,7 +19,7 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
                                  {"host_s", "Host time", Unit::kSeconds},
                                  {"device_s", "Device time", Unit::kSeconds},
                                  {"self_device_s", "Device self", Unit::kSeconds}});
-  for (size_t i = 0; i < in.models.size(); ++i)
+  for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const ModuleRow& m : in.analyses[i].modules)
       t.rows.push_back(
           {in.RankLabel(i),

@@ -93,7 +93,7 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
                .limit = kTopRows};
   report::Table& all = s.AddTable("operator_view", "Operators", OperatorColumns());
   std::vector<std::pair<const OperatorRow*, std::string>> ranked;
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     const std::string rank = in.RankLabel(i);
     for (const OperatorRow& o : in.analyses[i].operators) {
       all.rows.push_back(OperatorCells(rank, o));
@@ -129,7 +129,7 @@ void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
   report::Table& ok =
       s.AddTable("operator_kernel_view", "Kernels per operator", KernelColumns(true));
   double tc_ns = 0, all_ns = 0;
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     const std::string rank = in.RankLabel(i);
     for (const KernelRow& row : in.analyses[i].kernels) {
       k.rows.push_back(KernelCells(rank, row, false));

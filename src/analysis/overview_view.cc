@@ -28,7 +28,7 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
       ov.AddTable("step_breakdown_average", "Average step, share of step time", pcols);
   double all_total = 0;
   int64_t all_steps = 0;
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     const Overview& o2 = in.analyses[i].overview;
     std::string rank = in.RankLabel(i);
     for (const StepBreakdown& b : o2.steps) {

@@ -25,7 +25,7 @@ void PhaseTable(const AnalyzeInput& in, report::Section& s) {
              .title = "CPU time per phase (annotations, summed)",
              .label = "phase",
              .values = {"cpu_s"}};
-  for (size_t i = 0; i < in.models.size(); ++i) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
     struct Sum {
       int64_t n = 0, cpu = 0, gpu = 0, dev = 0;
     };
@@ -50,7 +50,7 @@ void AnnotationTable(const AnalyzeInput& in, report::Section& s) {
                                  {"gpu_calls", "GPU ranges", Unit::kCount},
                                  {"gpu_s", "GPU annotation time", Unit::kSeconds},
                                  {"device_s", "GPU work launched", Unit::kSeconds}});
-  for (size_t i = 0; i < in.models.size(); ++i)
+  for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const PhaseRow& r : in.analyses[i].phases.rows)
       t.rows.push_back({in.RankLabel(i), r.name, r.phase, r.calls, Seconds(r.cpu_ns), r.gpu_calls,
                         Seconds(r.gpu_ns), Seconds(r.device_ns)});

@@ -4,7 +4,7 @@
 //
 //   void AddThingSection(const AnalyzeInput& in, report::Report& r) {
 //     report::Section& s = r.AddSection("thing", "Thing view");
-//     for (size_t i = 0; i < in.models.size(); ++i) ... in.RankLabel(i) ...
+//     for (size_t i = 0; i < in.ranks.size(); ++i) ... in.RankLabel(i) ...
 //   }
 #pragma once
 
@@ -18,10 +18,11 @@
 
 namespace trainprof::analysis {
 
-// What every view reads: the ranks' models, the analyses AnalyzeAll computed (same order), the
-// options, and the collectives matched across ranks.
+// What every view reads: the ranks' infos, their analyses (same order), the options, and the
+// collectives matched across ranks. No view sees a TraceModel: what it needs from the events is
+// computed per rank in AnalyzeRank, so the report can be built from summaries (rank_summary.h).
 struct AnalyzeInput {
-  const std::vector<trace::TraceModel>& models;
+  const std::vector<RankInfo>& ranks;
   const std::vector<RankAnalysis>& analyses;
   const AnalyzeOptions& options;
   const CollectivesResult& collectives;

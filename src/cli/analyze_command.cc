@@ -14,8 +14,12 @@
 #include "analysis/analyze.h"
 #include "analysis/critical_path_report.h"
 #include "analysis/diff.h"
+#include "analysis/distributed.h"
+#include "analysis/rank_summary.h"
+#include "base/atomic_file.h"
 #include "base/progress.h"
 #include "base/text.h"
+#include "cli/analyze_run.h"
 #include "cli/commands.h"
 #include "report/data_quality.h"
 #include "report/json.h"
@@ -25,23 +29,6 @@
 
 namespace trainprof::cli {
 namespace {
-
-struct AnalyzeFlags {
-  std::string path;
-  std::string format = "text";
-  std::string steps = "complete";
-  bool hta_compat = false;
-  double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
-  int top_kernels = 10;
-  std::vector<std::string> dataloader_patterns;
-  int threads = 0;
-  std::string progress = "auto";
-  Options::Output out;
-  std::string db;  // run history (--db)
-  bool allow_data_errors = false;
-  std::string critical_path;  // --critical-path's value
-  bool critical_path_given = false;
-};
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -54,6 +41,8 @@ struct Loaded {
   std::vector<trace::TraceModel> models;
   std::vector<analysis::RankAnalysis> analyses;
 };
+
+}  // namespace
 
 analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   analysis::AnalyzeOptions o;
@@ -69,33 +58,22 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   return o;
 }
 
-// Reads (with a progress bar on big inputs) and analyses the files of one run. With `skipped`,
-// a file that is not a trace is left out and said there. Errors: no file could be read.
+namespace {
+
+// Reads and analyses the files of one run (diff). Errors: no file could be read.
 StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const AnalyzeFlags& f,
                                      std::vector<std::string>* skipped) {
   Loaded l;
   l.files = std::move(files);
-  base::Progress progress(f.format == "json" ? "off" : f.progress);
   trace::ReadManyOptions ro;
   ro.threads = f.threads;
   ro.skipped = skipped;
-  bool began = false;
-  int64_t last_ns = 0;
-  ro.progress = [&](int64_t done, int64_t total) {
-    if (total < (int64_t{32} << 20)) return;  // only inputs big enough to wait for
-    if (!began) {
-      progress.Begin(
-          fmt::format("reading {} trace file{}", l.files.size(), l.files.size() == 1 ? "" : "s"),
-          total >> 20);
-      began = true;
-    }
-    int64_t now = NowNs();
-    if (now - last_ns < 100'000'000) return;
-    last_ns = now;
-    progress.Update(done >> 20, "MiB");
-  };
-  auto models = trace::ReadTraceFiles(l.files, ro);
-  if (began) progress.End();
+  StatusOr<std::vector<trace::TraceModel>> models = std::vector<trace::TraceModel>{};
+  {
+    ReadProgress progress(f, l.files.size());
+    ro.progress = progress.Callback();
+    models = trace::ReadTraceFiles(l.files, ro);
+  }
   if (!models.ok()) return models.status();
   l.models = std::move(*models);
   l.analyses = analysis::AnalyzeAll(l.models, ToOptions(f));
@@ -117,11 +95,15 @@ std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags
   return std::move(*l);
 }
 
+}  // namespace
+
 // The model's columns grow by doubling, in reading threads' arenas. glibc raises its mmap
 // threshold as big blocks are freed, so later growth lands in the arena and freed buffers stay
 // resident; a fixed threshold maps every block over 1 MiB on its own and returns it when freed
 // (peak RSS on a 1 GB trace: 183 MB with, 217 MB without).
 void ReturnFreedMemory() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+
+namespace {
 
 // Writes the run folder and prints the report (or its JSON).
 // `record`: add the run to the run history (analyze; a diff is not a run).
@@ -156,12 +138,11 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
 // A trace with no event, or no step with anything in it, has no answer: saying "no threshold
 // was crossed" and recording a successful run would be a confident answer from nothing.
 // Returns the error, or "" when there is something to analyse.
-std::string NothingToAnalyse(const Loaded& l, const AnalyzeFlags& f) {
+std::string NothingToAnalyse(const analysis::Summaries& l, const std::string& what,
+                             const std::string& steps_flag) {
   size_t events = 0, steps = 0;
-  for (const trace::TraceModel& m : l.models) events += m.ts_ns.size();
+  for (const analysis::RankInfo& m : l.ranks) events += m.size();
   for (const analysis::RankAnalysis& a : l.analyses) steps += a.steps.steps.size();
-  const std::string what =
-      l.files.size() == 1 ? l.files[0] : fmt::format("{} ({} files)", f.path, l.files.size());
   if (events == 0) {
     return fmt::format(
         "{}: nothing to analyse: the trace holds no events (was the profiler "
@@ -171,19 +152,30 @@ std::string NothingToAnalyse(const Loaded& l, const AnalyzeFlags& f) {
   if (steps == 0) {
     return fmt::format(
         "{}: nothing to analyse: no step with events was kept{}", what,
-        f.steps == "complete" ? " (every step lacks its GPU work; --steps all keeps them)" : "");
+        steps_flag == "complete" ? " (every step lacks its GPU work; --steps all keeps them)" : "");
   }
   return "";
 }
 
-// critical_path.trace.json beside the reports: the paths of --critical-path, for Perfetto.
-int WriteCriticalPathTrace(const report::Report& r, const Loaded& l, const AnalyzeFlags& f) {
+// The clock offsets estimated from collective ends, one per rank, when they can be trusted
+// (distributed.h's MatchDoubtful); else none.
+std::vector<int64_t> AlignedOffsets(const analysis::Summaries& l) {
+  const analysis::CollectivesResult c = analysis::MatchCollectives(l.ranks, l.analyses);
+  std::vector<int64_t> out;
+  if (c.collectives.empty() || analysis::MatchDoubtful(c)) return out;
+  for (const analysis::ClockOffset& o : c.offsets) out.push_back(o.offset_ns);
+  return out;
+}
+
+// critical_path.trace.json beside the reports: the paths of --critical-path, for Perfetto, the
+// ranks on one clock.
+int WriteCriticalPathTrace(const report::Report& r, const analysis::Summaries& l) {
   const report::Value* dir = r.FindMeta("run_dir");
   if (dir == nullptr || !std::holds_alternative<std::string>(*dir)) return kExitNoOutput;
   trace::ChromeTraceWriter w;
   Status s = w.Open(std::get<std::string>(*dir) + "/critical_path.trace.json");
   if (s.ok()) {
-    analysis::WriteCriticalPathTrace(l.models, l.analyses, f.critical_path, w);
+    analysis::WriteCriticalPathTrace(l.ranks, l.analyses, AlignedOffsets(l), w);
     s = w.Close();
   }
   if (s.ok()) return kExitOk;
@@ -191,23 +183,24 @@ int WriteCriticalPathTrace(const report::Report& r, const Loaded& l, const Analy
   return kExitNoOutput;
 }
 
-// One run of the input: its report, written and recorded. `skipped`: the input's entries that
-// were left out, listed in the report. Returns the exit code.
-int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
-            const std::vector<std::string>& skipped, const Options::Output& out,
-            std::string* json) {
-  if (std::string why = NothingToAnalyse(l, f); !why.empty()) {
+}  // namespace
+
+int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
+                  const std::vector<std::string>& files, const std::vector<std::string>& skipped,
+                  const Options::Output& out, std::string* json) {
+  const std::string what =
+      files.size() == 1 ? files[0] : fmt::format("{} ({} files)", f.path, files.size());
+  if (std::string why = NothingToAnalyse(l, what, f.steps); !why.empty()) {
     fmt::print(stderr, "trainprof: {}\n", why);
     return kExitBadInput;
   }
-  report::Report r = analysis::BuildAnalyzeReport(l.models, l.analyses, ToOptions(f), dir);
-  for (size_t i = 0; i < l.files.size(); ++i)
-    r.AddMeta(fmt::format("files.{}", i), l.files[i], false);
+  report::Report r = analysis::BuildAnalyzeReport(l.ranks, l.analyses, l.options, l.input);
+  for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
   for (const std::string& why : skipped)
     r.diagnostics.push_back(report::MakeDiagnostic("input_skipped", 1, why));
   report::AddDataQualitySection(r);
   int code = Emit(r, f, /*record=*/true, json, &out);
-  if (f.critical_path_given && code == kExitOk) code = WriteCriticalPathTrace(r, l, f);
+  if (l.options.critical_path && code == kExitOk) code = WriteCriticalPathTrace(r, l);
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)
@@ -215,11 +208,14 @@ int EmitRun(const std::string& dir, Loaded& l, const AnalyzeFlags& f,
   return code != kExitOk || f.allow_data_errors ? code : kExitDataError;
 }
 
+namespace {
+
 // A file, or a folder searched recursively: each folder of traces below it is its own run, with
 // its own report and run folder (not ranks of one job). In a folder, what is not a trace (a
 // config.json, a dangling link) is skipped and listed in the report of its run; a run whose
 // every file fails is skipped with a line on stderr; only an input with nothing readable is an
-// error. The exit code is the worst run's.
+// error. The exit code is the worst run's. With --summary-only, each run's rank summaries are
+// written to -o DIR (DIR/runK/ when the input holds several runs) instead of its report.
 int RunAnalyze(const AnalyzeFlags& f) {
   ReturnFreedMemory();
   auto listing = trace::ListTraceRuns(f.path);
@@ -227,41 +223,10 @@ int RunAnalyze(const AnalyzeFlags& f) {
     fmt::print(stderr, "trainprof: {}\n", listing.status().message());
     return kExitBadInput;
   }
-  std::error_code ec;
-  const bool folder = std::filesystem::is_directory(f.path, ec);
-  const size_t n = listing->runs.size();
-  // Each run is read, reported and let go before the next (a log dir may hold many big runs).
-  int code = kExitOk;
-  size_t emitted = 0;
-  Status first = Status::Ok();
-  std::string json;
-  for (size_t i = 0; i < n; ++i) {
-    std::vector<std::string> skipped = listing->skipped;  // the folder's, then this run's
-    auto l = LoadAndAnalyzeFiles(listing->runs[i].files, f, folder ? &skipped : nullptr);
-    if (!l.ok()) {
-      if (first.ok()) first = l.status();
-      if (n > 1) fmt::print(stderr, "trainprof: skipped: {}\n", l.status().message());
-      continue;
-    }
-    Options::Output out = f.out;
-    if (n > 1 && !out.run_dir.empty())
-      out.run_dir = fmt::format("{}/run{}", f.out.run_dir, emitted + 1);
-    code =
-        std::max(code, EmitRun(listing->runs[i].dir, *l, f, skipped, out, n > 1 ? &json : nullptr));
-    ++emitted;
-  }
-  if (emitted == 0) {
-    if (n == 1) fmt::print(stderr, "trainprof: {}\n", first.message());
-    return kExitBadInput;
-  }
-  if (n > 1 && f.format == "json") std::cout << "[" << json << "]\n";
-  if (emitted > 1) {
-    fmt::print(stderr,
-               "trainprof analyze: {} runs in {} (one per folder of traces), each with its "
-               "own report\n",
-               emitted, f.path);
-  }
-  return code;
+  if (f.mpi) return RunAnalyzeMpi(f, *listing);
+  return AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
+    return SummariseEach(run.files, f, run.dir);
+  });
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
@@ -275,7 +240,8 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   return Emit(r, f, /*record=*/false);
 }
 
-// Options shared by analyze and diff.
+}  // namespace
+
 void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--format", f->format,
                   "text: the report on the terminal; json: report.json "
@@ -301,8 +267,6 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
                 "first");
 }
 
-}  // namespace
-
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<AnalyzeFlags>();
   f->out.name = "analyze";
@@ -317,6 +281,8 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "  trainprof analyze traces/                  # every rank in the folder\n"
       "  trainprof analyze rank0.pt.trace.json.gz --format json | jq .sections\n"
       "  trainprof analyze traces/ --hta-compat     # HTA 0.6.1's event selection and rounding\n"
+      "  trainprof analyze traces/ --summary-only -o sums/ && trainprof merge sums/\n"
+      "  mpirun -n 4 trainprof analyze traces/ --mpi  # ranks spread over MPI processes\n"
       "Definitions: docs/trace-analysis.md\n" +
       ExitCodesHelp({{kExitOk, "analysed; reports written and the run recorded"},
                      {kExitFailure, "the run could not be recorded in the run history"},
@@ -352,6 +318,12 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--dataloader-pattern", f->dataloader_patterns,
                   "Ranges whose name contains this mark the data loader too (repeatable), "
                   "e.g. --dataloader-pattern load_batch");
+  sub->add_flag("--summary-only", f->summary_only,
+                "Write each rank's summary (<trace file>.tpsum) into -o DIR instead of the "
+                "report; `trainprof merge DIR...` builds the report from them");
+  sub->add_flag("--mpi", f->mpi,
+                "Under mpirun: spread the rank files over the MPI processes; rank 0 gathers "
+                "their summaries and writes the report");
   CLI::Option* cp =
       sub->add_option("--critical-path", f->critical_path,
                       "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "

@@ -52,6 +52,8 @@ int ExecProfileBinary(char** argv);
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);
 // Registers `analyze` and `diff`.
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run);
+// Registers `merge DIR...`: the report from `analyze --summary-only`'s rank summaries.
+void AddMergeCommand(CLI::App& app, std::function<int()>* run);
 // --db: the run history a command records into (`records`) or reads.
 void AddDbOption(CLI::App* sub, std::string* db, bool records);
 // Registers `runs list`, `runs show` and `compare`.

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
     trainprof::cli::AddProfileCommand(app, &run);
 #endif
     trainprof::cli::AddAnalyzeCommand(app, &run);
+    trainprof::cli::AddMergeCommand(app, &run);
     trainprof::cli::AddHistoryCommands(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);
     trainprof::cli::AddRunCommand(app, &run);

@@ -222,7 +222,13 @@ bool OnlyFindings(const Section& s) {
   return s.notes.empty() && s.metrics.empty() && s.tables.empty() && html::SectionCharts(s).empty();
 }
 
-void RenderSection(std::string& out, const Section& s) {
+// Appends the section to `out`, which is written to `sink` and emptied after each chart and
+// table, so a section of 1,000 ranks' rows is never held whole.
+void RenderSection(std::string& out, const Section& s, std::ostream& sink) {
+  auto flush = [&] {
+    sink << out;
+    out.clear();
+  };
   fmt::format_to(std::back_inserter(out),
                  "<section class=\"report-section\" id=\"s-{0}\" data-section=\"{0}\"><h2>",
                  Escaped(s.id));
@@ -256,11 +262,17 @@ void RenderSection(std::string& out, const Section& s) {
     for (const html::Chart& c : charts) {
       out += "<figure><figcaption>";
       AppendEscaped(out, c.title);
-      out += "</figcaption>" + c.svg + "</figure>";
+      out += "</figcaption>";
+      out += c.svg;
+      out += "</figure>";
+      flush();
     }
     out += "</div>";
   }
-  for (const Table& t : s.tables) RenderTable(out, s, t);
+  for (const Table& t : s.tables) {
+    RenderTable(out, s, t);
+    flush();
+  }
   out += "</section>";
 }
 
@@ -314,8 +326,11 @@ void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
   }
   page += "<a href=\"#s-run\">Run details</a></nav><main>";
   RenderFindings(page, r);
-  for (const Section& s : r.sections)
-    if (!OnlyFindings(s)) RenderSection(page, s);
+  // Written out section by section: the page of 1,000 ranks is 130 MB, never held whole.
+  for (const Section& s : r.sections) {
+    if (OnlyFindings(s)) continue;
+    RenderSection(page, s, out);
+  }
   RenderRunDetails(page, r);
   page += "</main><footer>Written by trainprof ";
   AppendEscaped(page, MetaText(r, "trainprof_version"));

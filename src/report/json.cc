@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 namespace trainprof::report {
 namespace {
@@ -98,9 +99,7 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
   Json config = Json::object();
   for (const auto& [k, v] : r.config) SetDotted(config, k, ToJson(v));
   j["config"] = std::move(config);
-  Json sections = Json::array();
-  for (const Section& s : r.sections) sections.push_back(SectionJson(s));
-  j["sections"] = std::move(sections);
+  j["sections"] = Json::array();  // written one by one below: never the whole tree at once
   Json diags = Json::array();
   for (const Diagnostic& d : r.diagnostics) {
     diags.push_back({{"severity", SeverityName(d.severity)},
@@ -109,7 +108,26 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
                      {"message", d.message}});
   }
   j["diagnostics"] = std::move(diags);
-  out << j.dump(1, ' ', false, Json::error_handler_t::replace) << '\n';
+  const std::string top = j.dump(1, ' ', false, Json::error_handler_t::replace);
+  const std::string_view empty = "\"sections\": []";
+  const size_t at = top.find(empty);
+  out << std::string_view(top).substr(0, at);
+  out << "\"sections\": [";
+  for (size_t i = 0; i < r.sections.size(); ++i) {
+    // The section as dump(1) writes it two levels down: each line indented by two more spaces
+    // (strings hold no raw newline: dump escapes them).
+    std::string text =
+        SectionJson(r.sections[i]).dump(1, ' ', false, Json::error_handler_t::replace);
+    out << (i == 0 ? "\n  " : ",\n  ");
+    size_t from = 0;
+    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+      out << std::string_view(text).substr(from, nl + 1 - from) << "  ";
+      from = nl + 1;
+    }
+    out << std::string_view(text).substr(from);
+  }
+  out << (r.sections.empty() ? "]" : "\n ]") << std::string_view(top).substr(at + empty.size())
+      << '\n';
 }
 
 std::string RenderJsonString(const Report& r) {

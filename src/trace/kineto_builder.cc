@@ -75,7 +75,9 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
              : key == "In msg nelems" ? &ev->in_nelems
                                       : nullptr;
     case 14:
-      return key == "Out msg nelems" ? &ev->out_nelems : nullptr;
+      return key == "Out msg nelems"   ? &ev->out_nelems
+             : key == "wait_on_stream" ? &ev->wait_on_stream
+                                       : nullptr;
     case 15:
       return key == "Total Allocated"   ? &ev->total_allocated
              : key == "Collective name" ? &ev->coll_name
@@ -84,6 +86,8 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
       return key == "Process Group Name" ? &ev->pg_name : nullptr;
     case 25:
       return key == "est. achieved occupancy %" ? &ev->occupancy : nullptr;
+    case 33:
+      return key == "wait_on_cuda_event_record_corr_id" ? &ev->wait_on_record : nullptr;
     default:
       return nullptr;
   }
@@ -211,6 +215,7 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   m_.correlation.Set(i, OptionalInt(ev.correlation));
   m_.external_id.Set(i, OptionalInt(ev.external_id));
   AddCollectiveArgs(ev, i);
+  AddSyncWait(ev, i);
   if (where.stream == -1 && where.device == -1) return;  // not GPU work
   if (ev.blocks_per_sm.type != Scalar::kNumber && ev.occupancy.type != Scalar::kNumber) return;
   KernelStats stats{static_cast<uint32_t>(i)};
@@ -239,6 +244,12 @@ void EventBuilder::AddCollectiveArgs(const RawEvent& ev, size_t i) {
   c.out_nelems = OptionalInt(ev.out_nelems);
   c.group_size = OptionalInt(ev.group_size);
   m_.collective_args.push_back(c);
+}
+
+void EventBuilder::AddSyncWait(const RawEvent& ev, size_t i) {
+  if (ev.wait_on_stream.type != Scalar::kNumber) return;
+  m_.sync_waits.push_back(
+      {static_cast<uint32_t>(i), OptionalInt(ev.wait_on_stream), OptionalInt(ev.wait_on_record)});
 }
 
 int64_t EventBuilder::IdOf(const Scalar& s) {

@@ -28,6 +28,7 @@ struct RawEvent {
   Scalar total_allocated, device_id, bytes;  // [memory] instant events
   // Collectives (CollectiveArgs).
   Scalar coll_name, pg_name, comms_id, dtype, seq, in_nelems, out_nelems, group_size;
+  Scalar wait_on_stream, wait_on_record;  // cuda_sync (SyncWait)
   bool has_args = false;
 };
 
@@ -56,6 +57,7 @@ class EventBuilder {
   void AddComplete(const RawEvent& ev);
   int64_t IdOf(const json::Scalar& s);
   void AddCollectiveArgs(const RawEvent& ev, size_t i);
+  void AddSyncWait(const RawEvent& ev, size_t i);
   void PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where);
   uint32_t TrackOf(const Track& t);
   void ReadTopValue(std::string_view key, std::string_view text);

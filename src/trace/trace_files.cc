@@ -102,9 +102,8 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   return out;
 }
 
-StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>& files,
-                                                 const ReadManyOptions& options) {
-  std::vector<std::optional<StatusOr<TraceModel>>> results(files.size());
+void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptions& options,
+                      const std::function<void(size_t, StatusOr<TraceModel>)>& fn) {
   std::vector<int64_t> sizes(files.size(), 0), done(files.size(), 0);
   int64_t total = 0;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -131,8 +130,15 @@ StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>&
         options.progress(sum, total);
       };
     }
-    results[i].emplace(ReadTraceFile(files[i], ro));
+    fn(i, ReadTraceFile(files[i], ro));
   });
+}
+
+StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>& files,
+                                                 const ReadManyOptions& options) {
+  std::vector<std::optional<StatusOr<TraceModel>>> results(files.size());
+  ForEachTraceFile(files, options,
+                   [&](size_t i, StatusOr<TraceModel> m) { results[i].emplace(std::move(m)); });
 
   std::vector<TraceModel> out;
   out.reserve(files.size());

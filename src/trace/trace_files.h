@@ -51,4 +51,10 @@ struct ReadManyOptions {
 StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>& files,
                                                  const ReadManyOptions& options);
 
+// Reads every file in parallel (as ReadTraceFiles) and hands each result to `fn` on the reading
+// thread, as soon as it is read, so a caller that keeps only what it computes from a model holds
+// one model per thread. fn(i, model) is called once per file, concurrently for different files.
+void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptions& options,
+                      const std::function<void(size_t, StatusOr<TraceModel>)>& fn);
+
 }  // namespace trainprof::trace

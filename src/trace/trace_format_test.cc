@@ -243,6 +243,34 @@ TEST(TraceFormat, CudaSync) {
   EXPECT_EQ(m->stream_of(cs), -1);
 }
 
+// cudaStreamWaitEvent's "Stream Wait Event" names the stream it waits on, and in newer Kineto
+// the cudaEventRecord call's correlation id: the critical path's event sync edges use both.
+TEST(TraceFormat, StreamWaitEvent) {
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1,
+   "ts": 10.0, "dur": 2.0, "args": {"External id": 5, "correlation": 5170}},
+  {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 20,
+   "ts": 11.0, "dur": 0.003, "args": {"External id": 5170, "cuda_sync_kind": "Stream Wait Event",
+   "wait_on_stream": 7, "wait_on_cuda_event_id": 1, "wait_on_cuda_event_record_corr_id": 5168,
+   "stream": 20, "correlation": 5170, "device": 0, "context": 1}},
+  {"ph": "X", "cat": "cuda_sync", "name": "Event Sync", "pid": 0, "tid": 20,
+   "ts": 12.0, "dur": 1.0, "args": {"wait_on_stream": 9, "stream": 20, "correlation": 5171}}
+]})J";
+  auto m = ParseTrace(t, "wait.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const size_t w = IndexOf(*m, "Stream Wait Event"), e = IndexOf(*m, "Event Sync");
+  ASSERT_NE(w, kMissing);
+  ASSERT_NE(e, kMissing);
+  ASSERT_NE(m->SyncWaitOf(w), nullptr);
+  EXPECT_EQ(m->SyncWaitOf(w)->stream, 7);
+  EXPECT_EQ(m->SyncWaitOf(w)->record_correlation, 5168);
+  EXPECT_EQ(m->stream_of(w), 20);
+  ASSERT_NE(m->SyncWaitOf(e), nullptr);
+  EXPECT_EQ(m->SyncWaitOf(e)->stream, 9);
+  EXPECT_EQ(m->SyncWaitOf(e)->record_correlation, -1);
+  EXPECT_EQ(m->SyncWaitOf(0), nullptr);
+}
+
 TEST(TraceFormat, GpuUserAnnotation) {
   // A record_function range drawn on the GPU stream: pid = device, tid = stream, the span of its
   // kernels widened by 1 ns each side (ts - 1 ns, dur + 2 ns), External id = the CPU range's id.

@@ -110,6 +110,8 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   external_id.Absorb(std::move(o.external_id));
   AppendColumn(kernel_stats, std::move(o.kernel_stats));
   AppendColumn(collective_args, std::move(o.collective_args));
+  for (SyncWait& w : o.sync_waits) w.event += static_cast<uint32_t>(at);
+  AppendColumn(sync_waits, std::move(o.sync_waits));
   for (const auto& [dev, bytes] : o.peak_allocated_bytes) {
     auto it = std::find_if(peak_allocated_bytes.begin(), peak_allocated_bytes.end(),
                            [dev = dev](const auto& p) { return p.first == dev; });
@@ -130,6 +132,12 @@ const CollectiveArgs* TraceModel::CollectiveOf(size_t i) const {
   auto it = std::lower_bound(collective_args.begin(), collective_args.end(), i,
                              [](const CollectiveArgs& c, size_t e) { return c.event < e; });
   return it != collective_args.end() && it->event == i ? &*it : nullptr;
+}
+
+const SyncWait* TraceModel::SyncWaitOf(size_t i) const {
+  auto it = std::lower_bound(sync_waits.begin(), sync_waits.end(), i,
+                             [](const SyncWait& w, size_t e) { return w.event < e; });
+  return it != sync_waits.end() && it->event == i ? &*it : nullptr;
 }
 
 const DeviceInfo* TraceModel::FindDevice(int64_t id) const {

@@ -113,6 +113,14 @@ struct KernelStats {
   float occupancy_pct = std::numeric_limits<float>::quiet_NaN();
 };
 
+// What a cuda_sync "Stream Wait Event" or "Event Sync" waits on (its "wait_on_stream" and, in
+// newer Kineto, "wait_on_cuda_event_record_corr_id"): the critical path's event sync edges.
+struct SyncWait {
+  uint32_t event = 0;               // index in the model
+  int64_t stream = -1;              // the stream whose work is waited for
+  int64_t record_correlation = -1;  // the cudaEventRecord call's correlation id, -1 if absent
+};
+
 // The collective's args PyTorch writes on NCCL kernels and on record_param_comms (a few events
 // a trace). Strings are name ids into TraceModel::names, kNoName when absent; numbers kNone.
 inline constexpr uint32_t kNoName = UINT32_MAX;
@@ -166,6 +174,7 @@ struct TraceModel {
   std::vector<Track> tracks;                    // distinct; `track` indexes it
   std::vector<KernelStats> kernel_stats;        // sorted by event; few events have them
   std::vector<CollectiveArgs> collective_args;  // sorted by event
+  std::vector<SyncWait> sync_waits;             // sorted by event
   std::string host_name;  // top-level "hostname" / distributedInfo "host_name"; empty if absent
 
   std::vector<InputDiagnostic> diagnostics;
@@ -187,6 +196,8 @@ struct TraceModel {
   KernelStats StatsOf(size_t i) const;
   // nullptr when event i has no collective args.
   const CollectiveArgs* CollectiveOf(size_t i) const;
+  // nullptr when event i is not a sync that names what it waits on.
+  const SyncWait* SyncWaitOf(size_t i) const;
   const DeviceInfo* FindDevice(int64_t id) const;
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.

@@ -1,0 +1,27 @@
+#include "analysis/rank_parts.h"
+
+namespace trainprof::analysis {
+
+RankInfo InfoOf(const trace::TraceModel& m) {
+  RankInfo r;
+  r.path = m.path;
+  r.rank = m.rank;
+  r.world_size = m.world_size;
+  r.host_name = m.host_name;
+  r.truncated = m.truncated;
+  r.json_bytes = m.json_bytes;
+  r.events = static_cast<int64_t>(m.size());
+  r.devices = m.devices;
+  r.peak_allocated_bytes = m.peak_allocated_bytes;
+  r.diagnostics = m.diagnostics;
+  return r;
+}
+
+std::vector<RankInfo> InfosOf(const std::vector<trace::TraceModel>& models) {
+  std::vector<RankInfo> out;
+  out.reserve(models.size());
+  for (const trace::TraceModel& m : models) out.push_back(InfoOf(m));
+  return out;
+}
+
+}  // namespace trainprof::analysis

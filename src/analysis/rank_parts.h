@@ -1,0 +1,101 @@
+// What one rank contributes to the multi-rank report beyond its own views: who it is (RankInfo:
+// the few fields of its TraceModel the report shows), its communication kernels before matching,
+// its communication breakdown per step, its recommendation candidates and its critical paths.
+// They are computed while the rank's model is alive (AnalyzeRank, analyze.h), so the report,
+// and `trainprof merge`, need only these (rank_summary.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/critical_path.h"
+#include "report/report.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+// The fields of a TraceModel that the report reads once the events are gone (same names).
+struct RankInfo {
+  std::string path;  // the file read
+  int64_t rank = 0;
+  int64_t world_size = 0;
+  std::string host_name;
+  bool truncated = false;
+  int64_t json_bytes = 0;
+  int64_t events = 0;  // TraceModel::size()
+  std::vector<trace::DeviceInfo> devices;
+  std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;  // device, bytes
+  std::vector<trace::InputDiagnostic> diagnostics;
+  size_t size() const { return static_cast<size_t>(events); }
+};
+RankInfo InfoOf(const trace::TraceModel& m);
+std::vector<RankInfo> InfosOf(const std::vector<trace::TraceModel>& models);
+
+struct Candidate {
+  std::string key;  // the rule: "dataloader", "host_wait", "rank_imbalance", ...
+  int64_t rank = 0;
+  report::Severity severity = report::Severity::kWarning;
+  bool root_cause = false;  // a cause (the DataLoader), not a symptom (low GPU utilization)
+  double saves_ns = 0;      // step time it could save per step; 0 when there is no estimate
+  double figure = 0;        // the headline figure, merged across ranks as a range
+  std::string figure_format = "{:.1f}%";
+  std::string headline;  // "{fig}" stands for the figure (or range)
+  std::string detail;    // this rank's numbers, e.g. "12.1 ms of 36.5 ms"
+  std::string advice;
+};
+
+// Per rank and step, the plugin's four figures; they sum to the step time.
+struct CommBreakdown {
+  int64_t computation_ns = 0;    // computation kernels not overlapped by communication
+  int64_t overlap_ns = 0;        // computation and communication kernels at once
+  int64_t communication_ns = 0;  // communication kernels not overlapped by computation
+  int64_t other_ns = 0;          // no kernel runs
+};
+
+// A communication kernel of one rank, described but not yet matched (collectives.h), in order
+// of issue.
+struct RankCommOp {
+  std::string group;       // the process group's name; "" when the trace names none
+  std::string key;         // its identity in the group: "seq 12", "comms id 7", "issue 3"
+  bool by_seq = false;     // the key is a sequence number or comms id
+  std::string type;        // "allreduce", ... ("" unknown)
+  int64_t bytes = -1;      // message size; -1 when the trace does not give it
+  int64_t group_size = 0;  // the "Group size" arg, else the world size
+  int64_t start_ns = 0, end_ns = 0;
+};
+
+// One critical-path window of one rank, with the names resolved (critical_path_report.h).
+struct CpWindow {
+  std::string label;  // "ProfilerStep#3", "forward:1"
+  std::string note;   // set when the window could not be analysed: the section's note
+  int64_t length_ns = 0, nodes = 0;
+  std::array<int64_t, kNumCpCategories> category_ns{};
+  struct Top {
+    std::string name;
+    CpCategory category = CpCategory::kNone;
+    int64_t ns = 0;
+  };
+  std::vector<Top> top;  // longest first
+  struct Edge {          // the path's edges in time order, for critical_path.trace.json
+    int64_t from_ns = 0, to_ns = 0;
+    CpEdge type = CpEdge::kOperator;
+    CpCategory category = CpCategory::kNone;
+    std::string name;  // the event its time is attributed to, else the edge type
+  };
+  std::vector<Edge> edges;
+  struct Event {  // every event on the path, ascending
+    std::string name, kind;
+    int64_t ts_ns = 0, dur_ns = 0, stream = -1;
+  };
+  std::vector<Event> events;
+  double pct(CpCategory c) const {
+    int64_t sum = 0;
+    for (int64_t v : category_ns) sum += v;
+    return sum > 0 ? 100.0 * static_cast<double>(category_ns[static_cast<int>(c)]) / sum : 0;
+  }
+};
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,78 @@
+#include "analysis/rank_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/diagnostics.h"
+
+namespace trainprof::analysis {
+
+RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
+                          const std::string& input) {
+  RankSummary s;
+  s.options = o;
+  s.options.threads = 0;
+  s.input = input;
+  s.info = InfoOf(m);
+  HtaOptions hta = o.hta;
+  if (hta.hta_compat) {
+    // HTA drops the last step only when the trace names at least two distinct steps.
+    std::set<std::string> names;
+    for (size_t i = 0; i < m.size() && names.size() < 2; ++i)
+      if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
+    hta.compat_drop_last_step = names.size() >= 2;
+  }
+  s.analysis = AnalyzeRank(m, o, hta);
+  return s;
+}
+
+namespace {
+
+void MarkDuplicateRanks(std::vector<RankSummary>& all) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (size_t j = 0; j < all.size(); ++j) {
+      RankInfo& a = all[i].info;
+      if (i == j || a.rank != all[j].info.rank) continue;
+      a.diagnostics.push_back({base::SeverityOf("duplicate_rank"), "duplicate_rank", 1,
+                               fmt::format("{}: rank {} also comes from {}; each file is "
+                                           "analysed as its own span",
+                                           a.path, a.rank, all[j].info.path)});
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<Summaries> CombineSummaries(std::vector<RankSummary> all, const std::string& fallback) {
+  if (all.empty()) return InvalidArgument("no rank summary to merge");
+  const std::string options = EncodeOptions(all.front().options);
+  for (const RankSummary& s : all) {
+    if (EncodeOptions(s.options) != options) {
+      return InvalidArgument(fmt::format(
+          "{} was analysed with other options than {} (--steps, --hta-compat, the cutoffs, "
+          "--dataloader-pattern, --critical-path must be the same for every rank)",
+          s.info.path, all.front().info.path));
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const RankSummary& a, const RankSummary& b) {
+    return a.info.rank < b.info.rank;
+  });
+  MarkDuplicateRanks(all);
+  Summaries out;
+  out.options = all.front().options;
+  out.input = all.front().input;
+  for (const RankSummary& s : all)
+    if (s.input != out.input) out.input = fallback;
+  out.ranks.reserve(all.size());
+  out.analyses.reserve(all.size());
+  for (RankSummary& s : all) {
+    out.ranks.push_back(std::move(s.info));
+    out.analyses.push_back(std::move(s.analysis));
+  }
+  return out;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,91 @@
+// The .tpsum codec and the combining of summaries, on hand-made summaries. That a merged report
+// equals the whole one is tested end to end in tests/merge_cli_test.cc.
+#include "analysis/rank_summary.h"
+
+#include <gtest/gtest.h>
+
+namespace trainprof::analysis {
+namespace {
+
+RankSummary Sample(int64_t rank) {
+  RankSummary s;
+  s.options.steps = StepsMode::kAll;
+  s.options.dataloader_patterns = {"load_batch"};
+  s.options.critical_path = "forward:1";
+  s.input = "traces/";
+  s.info.path = "traces/rank" + std::to_string(rank) + ".json";
+  s.info.rank = rank;
+  s.info.host_name = "node-1";
+  s.info.devices.push_back({.id = 0, .name = "NVIDIA H100", .total_memory_bytes = 80});
+  s.info.peak_allocated_bytes = {{0, 1234}};
+  s.info.diagnostics.push_back({base::DataSeverity::kInfo, "rank_unknown", 1, "no rank"});
+  RankAnalysis& a = s.analysis;
+  a.steps.steps.push_back({.name = "ProfilerStep#3", .number = 3, .begin_ns = 10, .end_ns = 90});
+  a.gpus.push_back({.device = 0, .utilization_pct = 51.5, .occupancy_pct = 12.25});
+  a.gpus[0].utilization_curve = {{1, 0.5}, {2, 0.0}};
+  a.hta.kernel_types = {{"COMPUTATION", 42}};
+  a.comm_ops.push_back({.group = "0", .key = "seq 1", .by_seq = true, .bytes = 4096});
+  a.candidates.push_back({.key = "dataloader", .rank = rank, .figure = 12.5});
+  CpWindow w;
+  w.label = "forward:1";
+  w.category_ns[1] = 7;
+  w.edges.push_back({.from_ns = 1, .to_ns = 5, .type = CpEdge::kSync, .name = "cudaFree"});
+  a.critical_paths.push_back(w);
+  return s;
+}
+
+TEST(RankSummary, RoundTripsEveryField) {
+  const RankSummary s = Sample(3);
+  const std::string bytes = EncodeSummary(s);
+  StatusOr<RankSummary> back = DecodeSummary(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(EncodeSummary(*back), bytes);
+  EXPECT_EQ(back->info.path, "traces/rank3.json");
+  EXPECT_EQ(back->options.critical_path, "forward:1");
+  ASSERT_EQ(back->analysis.gpus.size(), 1u);
+  EXPECT_EQ(back->analysis.gpus[0].occupancy_pct, 12.25);
+  EXPECT_FALSE(back->analysis.gpus[0].sm_efficiency_pct.has_value());
+  EXPECT_EQ(back->analysis.critical_paths[0].edges[0].type, CpEdge::kSync);
+  EXPECT_EQ(back->analysis.comm_ops[0].bytes, 4096);
+}
+
+TEST(RankSummary, RefusesWhatIsNotAWholeSummaryOfThisVersion) {
+  const std::string bytes = EncodeSummary(Sample(0));
+  for (size_t cut : {size_t{0}, size_t{5}, size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
+    StatusOr<RankSummary> s = DecodeSummary(bytes.substr(0, cut));
+    EXPECT_FALSE(s.ok()) << cut;
+  }
+  EXPECT_NE(DecodeSummary("{}").status().message().find("not a trainprof rank summary"),
+            std::string::npos);
+  EXPECT_NE(DecodeSummary(bytes + "x").status().message().find("after its end"), std::string::npos);
+  std::string other = bytes;
+  other[9] = static_cast<char>(kSummaryVersion + 1);
+  EXPECT_NE(DecodeSummary(other).status().message().find("version"), std::string::npos);
+  // A corrupt length asks for more than the file holds: refused, not allocated.
+  std::string huge = bytes;
+  for (size_t i = 51; i < 59; ++i) huge[i] = '\xff';  // the length of dataloader_patterns
+  EXPECT_FALSE(DecodeSummary(huge).ok());
+}
+
+TEST(RankSummary, CombinesInRankOrderAndMarksDuplicates) {
+  std::vector<RankSummary> all = {Sample(2), Sample(0), Sample(2)};
+  all[2].info.path = "other/rank2.json";
+  StatusOr<Summaries> c = CombineSummaries(all, "fallback");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->ranks.size(), 3u);
+  EXPECT_EQ(c->ranks[0].rank, 0);
+  EXPECT_EQ(c->ranks[1].path, "traces/rank2.json");  // stable: file order kept within a rank
+  EXPECT_EQ(c->ranks[1].diagnostics.back().name, "duplicate_rank");
+  EXPECT_EQ(c->ranks[0].diagnostics.back().name, "rank_unknown");
+  EXPECT_EQ(c->input, "traces/");
+  all[1].input = "elsewhere/";
+  EXPECT_EQ(CombineSummaries(all, "fallback")->input, "fallback");
+  all[1].options.steps = StepsMode::kComplete;
+  StatusOr<Summaries> bad = CombineSummaries(all, "x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("other options"), std::string::npos);
+  EXPECT_FALSE(CombineSummaries({}, "x").ok());
+}
+
+}  // namespace
+}  // namespace trainprof::analysis

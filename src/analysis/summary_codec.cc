@@ -1,0 +1,276 @@
+// The .tpsum file (rank_summary.h): one field list per struct, written and read by the same
+// function, so the two cannot disagree. A field added to a struct the report reads must be added
+// here and kSummaryVersion raised; the merge == whole test fails otherwise.
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <type_traits>
+
+#include "analysis/rank_summary.h"
+
+namespace trainprof::analysis {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the summary file is little-endian");
+
+constexpr std::string_view kMagic = "TPSUMMARY";
+
+// clang-format off
+template <class A> void Fields(A& a, HtaOptions& o) {
+  a(o.hta_compat, o.compat_drop_last_step, o.consecutive_kernel_delay_ns, o.runtime_cutoff_ns,
+    o.launch_delay_cutoff_ns, o.top_kernels);
+}
+template <class A> void Fields(A& a, AnalyzeOptions& o) {
+  a(o.steps, o.hta, o.dataloader_patterns, o.critical_path);
+}
+template <class A> void Fields(A& a, trace::DeviceInfo& d) {
+  a(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,
+    d.max_threads_per_sm);
+}
+template <class A> void Fields(A& a, trace::InputDiagnostic& d) {
+  a(d.severity, d.name, d.count, d.message);
+}
+template <class A> void Fields(A& a, RankInfo& r) {
+  a(r.path, r.rank, r.world_size, r.host_name, r.truncated, r.json_bytes, r.events, r.devices,
+    r.peak_allocated_bytes, r.diagnostics);
+}
+template <class A> void Fields(A& a, Step& s) {
+  a(s.name, s.number, s.begin_ns, s.end_ns, s.host_begin_ns, s.host_end_ns, s.launches);
+}
+template <class A> void Fields(A& a, StepsResult& s) {
+  a(s.steps, s.dropped, s.synthetic, s.has_gpu, s.gpu_data_cut);
+}
+template <class A> void Fields(A& a, StepBreakdown& s) { a(s.step, s.total_ns, s.ns); }
+template <class A> void Fields(A& a, Overview& o) {
+  a(o.steps, o.avg_ns, o.avg_total_ns, o.any_communication);
+}
+template <class A> void Fields(A& a, TimedValue& v) { a(v.t_ns, v.value); }
+template <class A> void Fields(A& a, GpuSummary& g) {
+  a(g.device, g.name, g.memory_bytes, g.compute_capability, g.num_sms, g.kernels, g.kernel_ns,
+    g.utilization_pct, g.sm_efficiency_pct, g.occupancy_pct, g.tensor_core_pct,
+    g.utilization_curve, g.sm_efficiency_curve);
+}
+template <class A> void Fields(A& a, Temporal& t) {
+  a(t.idle_ns, t.compute_ns, t.non_compute_ns, t.span_ns);
+}
+template <class A> void Fields(A& a, StreamIdle& s) { a(s.stream, s.ns, s.gaps, s.present); }
+template <class A> void Fields(A& a, KernelStats& k) {
+  a(k.name, k.type, k.count, k.sum_ns, k.min_ns, k.max_ns, k.mean_ns, k.std_ns);
+}
+template <class A> void Fields(A& a, LaunchStats& l) {
+  a(l.launches, l.short_kernels, l.runtime_outliers, l.launch_delay_outliers, l.mean_delay_ns,
+    l.median_delay_ns, l.p95_delay_ns, l.max_delay_ns, l.mean_launch_ns);
+}
+template <class A> void Fields(A& a, StreamQueue& q) {
+  a(q.stream, q.changes, q.max_length, q.mean_length, q.time_mean_length, q.blocked_ns,
+    q.span_ns);
+}
+template <class A> void Fields(A& a, HtaResult& h) {
+  a(h.rank, h.gpu_events, h.temporal, h.idle, h.kernel_types, h.top_kernels,
+    h.comm_comp_overlap_pct, h.has_communication, h.launch, h.queues);
+}
+template <class A> void Fields(A& a, OperatorRow& o) {
+  a(o.name, o.calls, o.host_self_ns, o.host_total_ns, o.device_self_ns, o.device_total_ns,
+    o.tc_self_ns, o.tc_total_ns, o.tc_eligible);
+}
+template <class A> void Fields(A& a, KernelRow& k) {
+  a(k.name, k.op, k.tensor_cores, k.calls, k.total_ns, k.min_ns, k.max_ns, k.blocks_per_sm,
+    k.occupancy_pct);
+}
+template <class A> void Fields(A& a, PhaseRow& p) {
+  a(p.name, p.phase, p.calls, p.cpu_ns, p.gpu_calls, p.gpu_ns, p.device_ns);
+}
+template <class A> void Fields(A& a, PhaseResult& p) { a(p.rows, p.dataloader_markers); }
+template <class A> void Fields(A& a, ModuleRow& m) {
+  a(m.name, m.path, m.depth, m.calls, m.host_ns, m.device_ns, m.self_device_ns);
+}
+template <class A> void Fields(A& a, KernelSequence& k) { a(k.op, k.kernels, k.calls, k.total_ns); }
+template <class A> void Fields(A& a, RankCommOp& o) {
+  a(o.group, o.key, o.by_seq, o.type, o.bytes, o.group_size, o.start_ns, o.end_ns);
+}
+template <class A> void Fields(A& a, CommBreakdown& b) {
+  a(b.computation_ns, b.overlap_ns, b.communication_ns, b.other_ns);
+}
+template <class A> void Fields(A& a, Candidate& c) {
+  a(c.key, c.rank, c.severity, c.root_cause, c.saves_ns, c.figure, c.figure_format, c.headline,
+    c.detail, c.advice);
+}
+template <class A> void Fields(A& a, CpWindow::Top& t) { a(t.name, t.category, t.ns); }
+template <class A> void Fields(A& a, CpWindow::Edge& e) {
+  a(e.from_ns, e.to_ns, e.type, e.category, e.name);
+}
+template <class A> void Fields(A& a, CpWindow::Event& e) {
+  a(e.name, e.kind, e.ts_ns, e.dur_ns, e.stream);
+}
+template <class A> void Fields(A& a, CpWindow& w) {
+  a(w.label, w.note, w.length_ns, w.nodes, w.category_ns, w.top, w.edges, w.events);
+}
+template <class A> void Fields(A& a, RankAnalysis& r) {
+  a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
+    r.modules, r.kernel_sequences, r.comm_ops, r.comm_breakdowns, r.candidates,
+    r.critical_paths);
+}
+template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
+// clang-format on
+
+class Encoder {
+ public:
+  std::string out;
+  template <class... T>
+  void operator()(const T&... v) {
+    (Put(v), ...);
+  }
+
+ private:
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  void Put(T v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    out.append(b, sizeof(T));
+  }
+  template <class T>
+  requires std::is_enum_v<T>
+  void Put(T v) { Put(static_cast<int64_t>(v)); }
+  void Put(const std::string& s) {
+    Put(static_cast<uint64_t>(s.size()));
+    out += s;
+  }
+  template <class T>
+  void Put(const std::vector<T>& v) {
+    Put(static_cast<uint64_t>(v.size()));
+    for (const T& x : v) Put(x);
+  }
+  template <class T, size_t N>
+  void Put(const std::array<T, N>& v) {
+    for (const T& x : v) Put(x);
+  }
+  template <class T, class U>
+  void Put(const std::pair<T, U>& p) {
+    Put(p.first), Put(p.second);
+  }
+  template <class T>
+  void Put(const std::optional<T>& o) {
+    Put(o.has_value());
+    if (o) Put(*o);
+  }
+  template <class T>
+  requires std::is_class_v<T>
+  void Put(const T& s) {
+    Fields(*this, const_cast<T&>(s));  // Fields only reads through an Encoder
+  }
+};
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view in) : in_(in) {}
+  bool bad() const { return bad_; }
+  size_t left() const { return in_.size() - pos_; }
+  template <class... T>
+  void operator()(T&... v) {
+    (Get(v), ...);
+  }
+
+ private:
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  void Get(T& v) {
+    v = T{};
+    if (bad_ || left() < sizeof(T)) {
+      bad_ = true;
+      return;
+    }
+    if constexpr (std::is_same_v<T, bool>) {
+      v = in_[pos_] != 0;
+    } else {
+      std::memcpy(&v, in_.data() + pos_, sizeof(T));
+    }
+    pos_ += sizeof(T);
+  }
+  template <class T>
+  requires std::is_enum_v<T>
+  void Get(T& v) {
+    int64_t x = 0;
+    Get(x);
+    v = static_cast<T>(x);
+  }
+  // A length no bigger than the bytes left: a corrupt length never allocates gigabytes.
+  uint64_t Length() {
+    uint64_t n = 0;
+    Get(n);
+    if (n > left()) bad_ = true;
+    return bad_ ? 0 : n;
+  }
+  void Get(std::string& s) {
+    uint64_t n = Length();
+    s.assign(in_.data() + pos_, n);
+    pos_ += n;
+  }
+  template <class T>
+  void Get(std::vector<T>& v) {
+    v.resize(Length());
+    for (T& x : v) Get(x);
+  }
+  template <class T, size_t N>
+  void Get(std::array<T, N>& v) {
+    for (T& x : v) Get(x);
+  }
+  template <class T, class U>
+  void Get(std::pair<T, U>& p) {
+    Get(p.first), Get(p.second);
+  }
+  template <class T>
+  void Get(std::optional<T>& o) {
+    bool has = false;
+    Get(has);
+    o.reset();
+    if (!has) return;
+    o.emplace();
+    Get(*o);
+  }
+  template <class T>
+  requires std::is_class_v<T>
+  void Get(T& s) { Fields(*this, s); }
+
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool bad_ = false;
+};
+
+}  // namespace
+
+std::string EncodeSummary(const RankSummary& s) {
+  Encoder e;
+  e.out = kMagic;
+  e(kSummaryVersion, s);
+  return std::move(e.out);
+}
+
+StatusOr<RankSummary> DecodeSummary(std::string_view bytes) {
+  if (!bytes.starts_with(kMagic))
+    return InvalidArgument("not a trainprof rank summary (no TPSUMMARY header)");
+  Decoder d(bytes.substr(kMagic.size()));
+  uint32_t version = 0;
+  d(version);
+  if (!d.bad() && version != kSummaryVersion) {
+    return InvalidArgument(fmt::format(
+        "rank summary format version {}; this trainprof reads version {} (analyse the traces "
+        "again with this trainprof)",
+        version, kSummaryVersion));
+  }
+  RankSummary s;
+  d(s);
+  if (d.bad()) return InvalidArgument("rank summary cut short or corrupt");
+  if (d.left() != 0) return InvalidArgument("rank summary has bytes after its end");
+  return s;
+}
+
+std::string EncodeOptions(const AnalyzeOptions& o) {
+  Encoder e;
+  e(o);
+  return std::move(e.out);
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,102 @@
+// What `analyze`, `merge` and `analyze --mpi` share: the flags, the rank summaries written to a
+// folder, and one run's report written from summaries (analyze_command.cc).
+//
+//   analysis::Summaries all = ...;  // analysis::CombineSummaries
+//   int code = EmitSummaries(all, flags, files, {}, flags.out, nullptr);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/rank_summary.h"
+#include "base/progress.h"
+#include "cli/commands.h"
+#include "report/run_folder.h"
+#include "trace/trace_files.h"
+#include "trainprof/options.h"
+
+namespace trainprof::cli {
+
+struct AnalyzeFlags {
+  std::string path;
+  std::string format = "text";
+  std::string steps = "complete";
+  bool hta_compat = false;
+  double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
+  int top_kernels = 10;
+  std::vector<std::string> dataloader_patterns;
+  int threads = 0;
+  std::string progress = "auto";
+  Options::Output out;
+  std::string db;  // run history (--db)
+  bool allow_data_errors = false;
+  std::string critical_path;  // --critical-path's value
+  bool critical_path_given = false;
+  bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
+  bool mpi = false;           // --mpi: the ranks spread over MPI processes
+};
+
+analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f);
+
+// Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).
+void ReturnFreedMemory();
+
+// --format, --steps, --threads, --progress and the output folder options.
+void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f);
+
+// Writes the run folder of the ranks' report and records the run; `files` are listed in its
+// meta, `skipped` as input_skipped diagnostics. `json`: where --format json collects several
+// runs' reports, else null. Returns the exit code (kExitBadInput: nothing to analyse).
+int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
+                  const std::vector<std::string>& files, const std::vector<std::string>& skipped,
+                  const Options::Output& out, std::string* json);
+
+// A progress bar on stderr while big inputs (32 MiB or more) are read; off with --format json.
+class ReadProgress {
+ public:
+  ReadProgress(const AnalyzeFlags& f, size_t files);
+  ~ReadProgress();
+  // For trace::ReadManyOptions::progress; valid while this object lives.
+  std::function<void(int64_t, int64_t)> Callback();
+
+ private:
+  void Update(int64_t done, int64_t total);
+  base::Progress progress_;
+  size_t files_;
+  bool began_ = false;
+  int64_t last_ns_ = 0;
+};
+
+// Reads and summarises each file (in parallel, f.threads), keeping one model per thread at a
+// time; results in the files' order, a file that cannot be read as its error.
+std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
+                                                           const AnalyzeFlags& f,
+                                                           const std::string& input);
+
+// One run from its files' summaries (SummariseEach's results, in file order): its report
+// written (EmitSummaries), or with --summary-only its summaries. `folder_skipped`: the input
+// folder's skipped entries, and a file that failed is skipped too; null when the input is a
+// file, whose failure is the error. Returns the exit code, or kRunUnreadable when no file could
+// be read (said on stderr, as "skipped" when the input holds `many` runs).
+inline constexpr int kRunUnreadable = -1;
+bool IsFolder(const std::string& path);
+int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
+              std::vector<StatusOr<analysis::RankSummary>> read,
+              const std::vector<std::string>* folder_skipped, const Options::Output& out, bool many,
+              std::string* json);
+
+// Every run of the listing, each summarised by `summarise` (in file order) and reported with
+// ReportRun; the exit code is the worst run's (kExitBadInput when none could be read).
+using SummariseRunFn =
+    std::function<std::vector<StatusOr<analysis::RankSummary>>(const trace::TraceRun&)>;
+int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
+                const SummariseRunFn& summarise);
+
+// DIR/<trace file name>.tpsum for each summary. Errors: the folder or a file cannot be written.
+Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir);
+
+// `analyze --mpi` (mpi_analyze.cc): this process's share of the listing's ranks, reduced to
+// MPI rank 0, which writes the report. Without MPI support: an error saying so.
+int RunAnalyzeMpi(const AnalyzeFlags& f, const trace::TraceListing& listing);
+
+}  // namespace trainprof::cli

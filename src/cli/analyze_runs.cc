@@ -1,0 +1,168 @@
+// The runs of `trainprof analyze` (and of `--mpi`'s process 0) from rank summaries: each file
+// read and summarised on its reading thread (its model dropped there), the run's summaries
+// combined, then its report written, or with --summary-only the summaries themselves.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "base/atomic_file.h"
+#include "cli/analyze_run.h"
+
+namespace trainprof::cli {
+namespace {
+
+// The summaries of the files read in order, with those that failed left out and said in
+// `skipped` (when null, the first failure is the error). Errors: no file could be read.
+StatusOr<std::vector<analysis::RankSummary>> KeepRead(
+    std::vector<StatusOr<analysis::RankSummary>> results, std::vector<std::string>* skipped) {
+  std::vector<analysis::RankSummary> out;
+  Status first = Status::Ok();
+  for (auto& r : results) {
+    if (r.ok()) {
+      out.push_back(std::move(*r));
+      continue;
+    }
+    if (skipped == nullptr) return r.status();
+    if (first.ok()) first = r.status();
+    skipped->push_back(fmt::format("{} (file skipped)", r.status().message()));
+  }
+  if (out.empty() && !first.ok()) return first;
+  return out;
+}
+
+}  // namespace
+
+ReadProgress::ReadProgress(const AnalyzeFlags& f, size_t files)
+    : progress_(f.format == "json" ? "off" : f.progress), files_(files) {}
+
+ReadProgress::~ReadProgress() {
+  if (began_) progress_.End();
+}
+
+std::function<void(int64_t, int64_t)> ReadProgress::Callback() {
+  return [this](int64_t done, int64_t total) { Update(done, total); };
+}
+
+void ReadProgress::Update(int64_t done, int64_t total) {
+  if (total < (int64_t{32} << 20)) return;  // only inputs big enough to wait for
+  if (!began_) {
+    progress_.Begin(fmt::format("reading {} trace file{}", files_, files_ == 1 ? "" : "s"),
+                    total >> 20);
+    began_ = true;
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (now - last_ns_ < 100'000'000) return;
+  last_ns_ = now;
+  progress_.Update(done >> 20, "MiB");
+}
+
+std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
+                                                           const AnalyzeFlags& f,
+                                                           const std::string& input) {
+  const analysis::AnalyzeOptions o = ToOptions(f);
+  std::vector<std::optional<StatusOr<analysis::RankSummary>>> results(files.size());
+  {
+    ReadProgress progress(f, files.size());
+    trace::ReadManyOptions ro;
+    ro.threads = f.threads;
+    ro.progress = progress.Callback();
+    trace::ForEachTraceFile(files, ro, [&](size_t i, StatusOr<trace::TraceModel> m) {
+      if (!m.ok()) {
+        results[i].emplace(m.status());
+        return;
+      }
+      results[i].emplace(analysis::SummariseRank(*m, o, input));
+    });
+  }
+  std::vector<StatusOr<analysis::RankSummary>> out;
+  out.reserve(files.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return InvalidArgument(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  for (const analysis::RankSummary& s : all) {
+    const std::string name = std::filesystem::path(s.info.path).filename().string();
+    TRAINPROF_RETURN_IF_ERROR(
+        base::WriteFileAtomically(fmt::format("{}/{}{}", dir, name, analysis::kSummaryExtension),
+                                  analysis::EncodeSummary(s)));
+  }
+  return Status::Ok();
+}
+
+bool IsFolder(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
+              std::vector<StatusOr<analysis::RankSummary>> read,
+              const std::vector<std::string>* folder_skipped, const Options::Output& out, bool many,
+              std::string* json) {
+  std::vector<std::string> skipped;
+  if (folder_skipped != nullptr) skipped = *folder_skipped;
+  auto summaries = KeepRead(std::move(read), folder_skipped != nullptr ? &skipped : nullptr);
+  if (!summaries.ok()) {
+    fmt::print(stderr, "trainprof: {}{}\n", many ? "skipped: " : "", summaries.status().message());
+    return kRunUnreadable;
+  }
+  if (f.summary_only) {
+    const std::string dir = out.run_dir.empty() ? out.dir : out.run_dir;
+    Status w = WriteSummaries(*summaries, dir);
+    if (w.ok()) {
+      fmt::print(stderr, "{} rank summar{} written to {}/ (trainprof merge {} builds the report)\n",
+                 summaries->size(), summaries->size() == 1 ? "y" : "ies", dir, dir);
+      return kExitOk;
+    }
+    fmt::print(stderr, "trainprof: {}\n", w.message());
+    return kExitNoOutput;
+  }
+  auto all = analysis::CombineSummaries(std::move(*summaries), run.dir);
+  if (!all.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", all.status().message());
+    return kExitBadInput;
+  }
+  return EmitSummaries(*all, f, run.files, skipped, out, json);
+}
+
+int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
+                const SummariseRunFn& summarise) {
+  const bool folder = IsFolder(f.path);
+  const size_t n = listing.runs.size();
+  // Each run is read, reported and let go before the next (a log dir may hold many big runs).
+  int code = kExitOk;
+  size_t emitted = 0;
+  std::string json;
+  for (size_t i = 0; i < n; ++i) {
+    Options::Output out = f.out;
+    if (n > 1 && !out.run_dir.empty())
+      out.run_dir = fmt::format("{}/run{}", f.out.run_dir, emitted + 1);
+    if (n > 1 && f.summary_only) out.dir = fmt::format("{}/run{}", f.out.dir, emitted + 1);
+    const trace::TraceRun& run = listing.runs[i];
+    int c = ReportRun(run, f, summarise(run), folder ? &listing.skipped : nullptr, out, n > 1,
+                      n > 1 ? &json : nullptr);
+    if (c == kRunUnreadable) continue;
+    code = std::max(code, c);
+    ++emitted;
+  }
+  if (emitted == 0) return kExitBadInput;
+  if (n > 1 && f.format == "json" && !f.summary_only) std::cout << "[" << json << "]\n";
+  if (emitted > 1) {
+    fmt::print(stderr,
+               "trainprof analyze: {} runs in {} (one per folder of traces), each with its "
+               "own report\n",
+               emitted, f.path);
+  }
+  return code;
+}
+
+}  // namespace trainprof::cli

@@ -1,0 +1,207 @@
+// `trainprof analyze --summary-only` + `trainprof merge`, and `mpirun trainprof analyze --mpi`,
+// end to end: each must write the report.json that analysing every rank file at once writes,
+// less what belongs to one run (its time, its folder, the paths it was given). The input is
+// generated (util/trace_gen.h): four ranks with skewed clocks, an all-reduce per step, and rank 2
+// computing longer, so the distributed section, the straggler and the critical path are there.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "util/golden.h"
+#include "util/process.h"
+#include "util/trace_gen.h"
+
+namespace {
+
+namespace testutil = trainprof::testutil;
+using testutil::RunProcess;
+
+constexpr int64_t kUs = 1000;
+const char* kGemm = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_kernel";
+const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, ncclWork*)";
+
+testutil::GenTrace RankSpec(int64_t rank, int64_t ranks) {
+  const int64_t compute = rank == 2 ? 1400 * kUs : 1000 * kUs, latest = 1400 * kUs;
+  testutil::GenTrace t;
+  t.world_size = ranks;
+  for (int s = 0; s < 4; ++s) {
+    testutil::GenStep st{.host_dur_ns = 3000 * kUs};
+    st.gpu_ops.push_back(
+        {.name = kGemm, .start_ns = 100 * kUs, .dur_ns = compute, .launch_delay_ns = 50 * kUs});
+    testutil::GenGpuOp ar{.name = kAllReduce,
+                          .stream = 9,
+                          .start_ns = 100 * kUs + compute,
+                          .dur_ns = latest - compute + 300 * kUs,
+                          .launch_delay_ns = 60 * kUs};
+    ar.collective = testutil::GenCollective{.seq = s, .nelems = 1 << 20, .group_size = ranks};
+    st.gpu_ops.push_back(ar);
+    t.steps.push_back(st);
+  }
+  return t;
+}
+
+// A folder `tmp`/traces of `ranks` generated rank files.
+std::string GeneratedRanks(const std::string& tmp, int64_t ranks) {
+  const std::string dir = tmp + "/traces";
+  std::filesystem::create_directories(dir);
+  for (int64_t r = 0; r < ranks; ++r) {
+    auto g = testutil::GenerateKinetoTrace(RankSpec(r, ranks),
+                                           {.rank = r, .skew_ns = r * 1'234'567 - 2'000'000});
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    if (g.ok()) std::ofstream(fmt::format("{}/rank{}.pt.trace.json", dir, r)) << g->json;
+  }
+  return dir;
+}
+
+// report.json without what differs from one run of the same input to the next.
+nlohmann::json Comparable(const std::string& run_dir, bool keep_input = true) {
+  std::ifstream in(run_dir + "/report.json");
+  nlohmann::json r = nlohmann::json::parse(in);
+  for (const char* key : {"created_utc", "run_dir"}) r["meta"].erase(key);
+  std::vector<std::string> files;
+  for (auto& [k, v] : r["meta"].items())
+    if (k.starts_with("files.")) files.push_back(k);
+  for (const std::string& k : files) r["meta"].erase(k);
+  if (!keep_input) {
+    r["meta"].erase("input");
+    r.erase("title");
+  }
+  return r;
+}
+
+// The program's full path from $PATH, "" when it is not there.
+std::string OnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = std::min(dirs.find(':', at), dirs.size());
+    const std::string p = dirs.substr(at, end - at) + "/" + name;
+    if (end > at && access(p.c_str(), X_OK) == 0) return p;
+    at = end + 1;
+  }
+  return "";
+}
+
+std::vector<std::string> Cli(std::vector<std::string> args) {
+  args.insert(args.begin(), TRAINPROF_CLI);
+  for (const char* a : {"--db", "off"}) args.push_back(a);
+  return args;
+}
+
+TEST(Merge, SummariesMergeToTheWholeReport) {
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 4);
+  auto whole = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/whole", "--critical-path"}));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  auto sum = RunProcess(
+      Cli({"analyze", traces, "--summary-only", "-o", tmp + "/sums", "--critical-path"}));
+  ASSERT_EQ(sum.exit_code, 0) << sum.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp + "/sums/rank3.pt.trace.json.tpsum"));
+  EXPECT_FALSE(std::filesystem::exists(tmp + "/sums/report.json"));
+  auto merged = RunProcess(Cli({"merge", tmp + "/sums", "--run-dir", tmp + "/merged"}));
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  const nlohmann::json a = Comparable(tmp + "/whole"), b = Comparable(tmp + "/merged");
+  EXPECT_EQ(a, b) << "whole:\n"
+                  << a.dump(1).substr(0, 3000) << "\nmerged:\n"
+                  << b.dump(1).substr(0, 3000);
+  // The report has what a merge could lose: the ranks' collectives and the straggler.
+  EXPECT_NE(a.dump().find("\"distributed\""), std::string::npos);
+  EXPECT_NE(a.dump().find("straggler"), std::string::npos);
+  EXPECT_NE(a.dump().find("\"critical_path\""), std::string::npos);
+  // critical_path.trace.json has the clock offsets applied: the ranks' clocks differ by 1.2 ms
+  // steps, yet every rank's path of a step starts at the same moment.
+  std::ifstream in(tmp + "/merged/critical_path.trace.json");
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::map<int64_t, std::string> window;  // pid -> "ProfilerStep#2"
+  std::map<int64_t, double> first;        // pid -> its first event's ts (µs)
+  for (const auto& e : trace["traceEvents"]) {
+    const int64_t pid = e.value("pid", int64_t{0});
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      std::string name = e["args"]["name"];
+      window[pid] = name.substr(name.find(": ") + 2);
+    } else if (e["ph"] == "X") {
+      first[pid] =
+          first.count(pid) ? std::min(first[pid], e["ts"].get<double>()) : e["ts"].get<double>();
+    }
+  }
+  std::map<std::string, std::pair<double, double>> span;  // window -> earliest, latest start
+  for (const auto& [pid, w] : window) {
+    auto [it, fresh] = span.try_emplace(w, first[pid], first[pid]);
+    it->second = {std::min(it->second.first, first[pid]), std::max(it->second.second, first[pid])};
+  }
+  EXPECT_EQ(span.size(), 4u);
+  for (const auto& [w, s] : span) EXPECT_LT(s.second - s.first, 1.0) << w;
+}
+
+// One job per rank file (a Slurm array), each summary in its own folder.
+TEST(Merge, RanksSummarisedApartMergeToo) {
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 3);
+  auto whole = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/whole"}));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  std::vector<std::string> merge = {"merge"};
+  for (int r = 0; r < 3; ++r) {
+    const std::string out = fmt::format("{}/job{}", tmp, r);
+    auto s = RunProcess(Cli({"analyze", fmt::format("{}/rank{}.pt.trace.json", traces, r),
+                             "--summary-only", "-o", out}));
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    merge.push_back(out);
+  }
+  for (const char* a : {"--run-dir", ""}) merge.push_back(a);
+  merge.back() = tmp + "/merged";
+  auto m = RunProcess(Cli(merge));
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(Comparable(tmp + "/whole", false), Comparable(tmp + "/merged", false));
+}
+
+TEST(Merge, RefusesSummariesOfDifferentOptionsAndCorruptFiles) {
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 2);
+  auto a = RunProcess(
+      Cli({"analyze", traces + "/rank0.pt.trace.json", "--summary-only", "-o", tmp + "/s"}));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto b = RunProcess(Cli({"analyze", traces + "/rank1.pt.trace.json", "--summary-only", "-o",
+                           tmp + "/s", "--steps", "all"}));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  auto m = RunProcess(Cli({"merge", tmp + "/s", "--run-dir", tmp + "/m"}));
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_NE(m.err.find("other options"), std::string::npos) << m.err;
+  std::ofstream(tmp + "/s/rank1.pt.trace.json.tpsum") << "TPSUMMARY\x01";
+  m = RunProcess(Cli({"merge", tmp + "/s", "--run-dir", tmp + "/m"}));
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_NE(m.err.find("rank1.pt.trace.json.tpsum"), std::string::npos) << m.err;
+  m = RunProcess(Cli({"merge", tmp + "/empty-does-not-exist"}));
+  EXPECT_EQ(m.exit_code, 2);
+}
+
+// mpirun -n 2 == -n 1 == no MPI. Skips when mpirun is not installed, or trainprof was built
+// without MPI (then --mpi must say so).
+TEST(Mpi, TwoProcessesWriteTheSameReport) {
+  const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 4);
+  auto plain = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/plain"}));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+#ifndef TRAINPROF_HAVE_MPI
+  auto no = RunProcess(Cli({"analyze", traces, "--mpi", "--run-dir", tmp + "/x"}));
+  EXPECT_EQ(no.exit_code, 2);
+  EXPECT_NE(no.err.find("without MPI"), std::string::npos) << no.err;
+  GTEST_SKIP() << "trainprof was built without MPI";
+#else
+  const std::string mpirun = OnPath("mpirun");
+  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  for (const char* n : {"1", "2"}) {
+    std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
+    for (const std::string& a :
+         Cli({"analyze", traces, "--mpi", "--run-dir", tmp + "/mpi" + n, "--progress", "off"}))
+      args.push_back(a);
+    auto r = RunProcess(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(Comparable(tmp + "/plain"), Comparable(tmp + "/mpi" + n)) << "mpirun -n " << n;
+  }
+#endif
+}
+
+}  // namespace
