@@ -259,12 +259,7 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
-  AddOutputDirOption(sub, &f->out.dir, "Run folders are created below this folder")
-      ->default_val("runs");
-  sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
-  sub->add_flag("--overwrite", f->out.overwrite,
-                "--run-dir may name a folder holding an earlier run, whose files are removed "
-                "first");
+  AddRunFolderOptions(sub, &f->out);
 }
 
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {

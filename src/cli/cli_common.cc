@@ -18,6 +18,15 @@ CLI::Option* AddOutputDirOption(CLI::App* sub, std::string* dir, const std::stri
   return opt;
 }
 
+void AddRunFolderOptions(CLI::App* sub, Options::Output* out) {
+  AddOutputDirOption(sub, &out->dir, "Run folders are created below this folder")
+      ->default_val("runs");
+  sub->add_option("--run-dir", out->run_dir, "Write into exactly this folder instead");
+  sub->add_flag("--overwrite", out->overwrite,
+                "--run-dir may name a folder holding an earlier run, whose files are removed "
+                "first");
+}
+
 std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes) {
   std::string out = "Exit codes:\n";
   for (const auto& [code, what] : codes) out += fmt::format("  {:<4} {}\n", code, what);

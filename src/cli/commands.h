@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "trainprof/options.h"
 
 namespace trainprof::cli {
 
@@ -37,6 +38,9 @@ inline constexpr const char* kProfileDescription =
 // -o/--output-dir: the output folder, under one name in every command. The old spelling --out is
 // accepted (hidden) with a warning on stderr.
 CLI::Option* AddOutputDirOption(CLI::App* sub, std::string* dir, const std::string& help);
+// -o/--output-dir (default "runs"), --run-dir and --overwrite of a command that writes one run
+// folder from traces (analyze, merge).
+void AddRunFolderOptions(CLI::App* sub, Options::Output* out);
 
 // "Exit codes:\n  0    success\n ...": the codes one command can return, for its --help.
 std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes);

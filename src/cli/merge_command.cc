@@ -105,12 +105,7 @@ void AddMergeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--format", f->format, "text: the report on the terminal; json: report.json")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
-  AddOutputDirOption(sub, &f->out.dir, "Run folders are created below this folder")
-      ->default_val("runs");
-  sub->add_option("--run-dir", f->out.run_dir, "Write into exactly this folder instead");
-  sub->add_flag("--overwrite", f->out.overwrite,
-                "--run-dir may name a folder holding an earlier run, whose files are removed "
-                "first");
+  AddRunFolderOptions(sub, &f->out);
   AddDbOption(sub, &f->db, /*records=*/true);
   sub->add_flag("--allow-data-errors", f->allow_data_errors,
                 "Exit 0 even when a diagnostic of error severity fired");

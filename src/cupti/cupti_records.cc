@@ -8,16 +8,23 @@ namespace {
 using gpu::ActivityKind;
 using gpu::DeviceActivity;
 
-void AddKernel(const CUpti_ActivityKernel10& k, RecordSink& sink) {
+// The fields every device record has.
+template <typename Record>
+DeviceActivity Common(const Record& r, ActivityKind kind) {
   DeviceActivity a;
-  a.kind = ActivityKind::kKernel;
+  a.kind = kind;
+  a.device = static_cast<int32_t>(r.deviceId);
+  a.context = r.contextId;
+  a.stream = r.streamId;
+  a.begin_ns = static_cast<int64_t>(r.start);
+  a.end_ns = static_cast<int64_t>(r.end);
+  a.correlation = r.correlationId;
+  return a;
+}
+
+void AddKernel(const CUpti_ActivityKernel10& k, RecordSink& sink) {
+  DeviceActivity a = Common(k, ActivityKind::kKernel);
   a.name = sink.Intern(k.name);
-  a.device = static_cast<int32_t>(k.deviceId);
-  a.context = k.contextId;
-  a.stream = k.streamId;
-  a.begin_ns = static_cast<int64_t>(k.start);
-  a.end_ns = static_cast<int64_t>(k.end);
-  a.correlation = k.correlationId;
   a.grid[0] = k.gridX, a.grid[1] = k.gridY, a.grid[2] = k.gridZ;
   a.block[0] = k.blockX, a.block[1] = k.blockY, a.block[2] = k.blockZ;
   a.registers = k.registersPerThread;
@@ -26,31 +33,16 @@ void AddKernel(const CUpti_ActivityKernel10& k, RecordSink& sink) {
 }
 
 void AddMemcpy(const CUpti_ActivityMemcpy6& m, RecordSink& sink) {
-  DeviceActivity a;
-  a.kind = ActivityKind::kMemcpy;
+  DeviceActivity a = Common(m, ActivityKind::kMemcpy);
   a.copy = m.copyKind <= 10 ? static_cast<gpu::CopyKind>(m.copyKind) : gpu::CopyKind::kUnknown;
-  a.name =
-      sink.Intern((std::string("Memcpy ") + gpu::CopyKindName(a.copy)).c_str());  // Kineto's naming
-  a.device = static_cast<int32_t>(m.deviceId);
-  a.context = m.contextId;
-  a.stream = m.streamId;
-  a.begin_ns = static_cast<int64_t>(m.start);
-  a.end_ns = static_cast<int64_t>(m.end);
-  a.correlation = m.correlationId;
+  a.name = sink.Intern((std::string("Memcpy ") + gpu::CopyKindName(a.copy)).c_str());
   a.bytes = static_cast<int64_t>(m.bytes);
   sink.data().device.push_back(a);
 }
 
 void AddMemset(const CUpti_ActivityMemset4& m, RecordSink& sink) {
-  DeviceActivity a;
-  a.kind = ActivityKind::kMemset;
+  DeviceActivity a = Common(m, ActivityKind::kMemset);
   a.name = sink.Intern("Memset (Device)");
-  a.device = static_cast<int32_t>(m.deviceId);
-  a.context = m.contextId;
-  a.stream = m.streamId;
-  a.begin_ns = static_cast<int64_t>(m.start);
-  a.end_ns = static_cast<int64_t>(m.end);
-  a.correlation = m.correlationId;
   a.bytes = static_cast<int64_t>(m.bytes);
   sink.data().device.push_back(a);
 }

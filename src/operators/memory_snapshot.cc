@@ -12,12 +12,9 @@ void WriteFrames(const std::vector<MemFrame>& frames, PickleWriter& p) {
   p.BeginList();
   for (const MemFrame& f : frames) {
     p.BeginDict();
-    p.Key("filename");
-    p.Str(f.filename);
-    p.Key("line");
-    p.Int(f.line);
-    p.Key("name");
-    p.Str(f.name);
+    p.StrItem("filename", f.filename);
+    p.IntItem("line", f.line);
+    p.StrItem("name", f.name);
     p.End();
   }
   p.End();
@@ -25,14 +22,10 @@ void WriteFrames(const std::vector<MemFrame>& frames, PickleWriter& p) {
 
 void WriteBlock(const MemBlock& b, PickleWriter& p) {
   p.BeginDict();
-  p.Key("address");
-  p.UInt(b.address);
-  p.Key("size");
-  p.Int(b.size);
-  p.Key("requested_size");
-  p.Int(b.requested_size);
-  p.Key("state");
-  p.Str(b.state);
+  p.UIntItem("address", b.address);
+  p.IntItem("size", b.size);
+  p.IntItem("requested_size", b.requested_size);
+  p.StrItem("state", b.state);
   p.Key("frames");
   WriteFrames(b.frames, p);
   p.End();
@@ -40,22 +33,14 @@ void WriteBlock(const MemBlock& b, PickleWriter& p) {
 
 void WriteSegment(const MemSegment& s, PickleWriter& p) {
   p.BeginDict();
-  p.Key("device");
-  p.Int(s.device);
-  p.Key("address");
-  p.UInt(s.address);
-  p.Key("total_size");
-  p.Int(s.total_size);
-  p.Key("allocated_size");
-  p.Int(s.allocated_size);
-  p.Key("active_size");
-  p.Int(s.active_size);
-  p.Key("requested_size");
-  p.Int(s.requested_size);
-  p.Key("stream");
-  p.Int(s.stream);
-  p.Key("segment_type");
-  p.Str(s.segment_type);
+  p.IntItem("device", s.device);
+  p.UIntItem("address", s.address);
+  p.IntItem("total_size", s.total_size);
+  p.IntItem("allocated_size", s.allocated_size);
+  p.IntItem("active_size", s.active_size);
+  p.IntItem("requested_size", s.requested_size);
+  p.IntItem("stream", s.stream);
+  p.StrItem("segment_type", s.segment_type);
   p.Key("segment_pool_id");
   p.Tuple2Int(0, 0);
   p.Key("is_expandable");
@@ -69,24 +54,16 @@ void WriteSegment(const MemSegment& s, PickleWriter& p) {
   p.End();
 }
 
+// An "oom" entry has no address and says how much the driver still had free.
 void WriteTraceEntry(const MemTraceEntry& e, PickleWriter& p) {
+  const bool oom = e.action == "oom";
   p.BeginDict();
-  p.Key("action");
-  p.Str(e.action);
-  if (e.action != "oom") {
-    p.Key("addr");
-    p.UInt(e.addr);
-  }
-  p.Key("size");
-  p.Int(e.size);
-  p.Key("stream");
-  p.Int(e.stream);
-  p.Key("time_us");
-  p.Int(e.time_us);
-  if (e.action == "oom") {
-    p.Key("device_free");
-    p.Int(e.device_free);
-  }
+  p.StrItem("action", e.action);
+  if (!oom) p.UIntItem("addr", e.addr);
+  p.IntItem("size", e.size);
+  p.IntItem("stream", e.stream);
+  p.IntItem("time_us", e.time_us);
+  if (oom) p.IntItem("device_free", e.device_free);
   p.Key("frames");
   WriteFrames(e.frames, p);
   p.End();

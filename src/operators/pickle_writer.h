@@ -34,6 +34,19 @@ class PickleWriter {
   void Bool(bool v);
   void None();
   void Tuple2Int(int64_t a, int64_t b);
+  // A dict member: Key(k) then the value.
+  void StrItem(std::string_view k, std::string_view v) {
+    Key(k);
+    Str(v);
+  }
+  void IntItem(std::string_view k, int64_t v) {
+    Key(k);
+    Int(v);
+  }
+  void UIntItem(std::string_view k, uint64_t v) {
+    Key(k);
+    UInt(v);
+  }
   // The pickle's bytes; the writer is done. Every Begin must have its End.
   std::string Finish();
 
