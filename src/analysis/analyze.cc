@@ -33,11 +33,15 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
     a.hta = ComputeHta(models[i], a.steps, hta);
     const OpTree tree = BuildOpTree(models[i]);
     a.operators = OperatorView(models[i], tree);
+    a.operators_by_shape = OperatorViewByShape(models[i], tree);
     a.kernels = KernelView(models[i], tree, false);
     a.operator_kernels = KernelView(models[i], tree, true);
     a.phases = ComputePhases(models[i], tree, o.dataloader_patterns);
     a.modules = ModuleView(models[i], tree);
     a.kernel_sequences = FrequentKernelSequences(models[i], tree, {});
+    a.memory = MemoryView(models[i]);
+    a.flops = ComputeFlops(models[i], tree, a.steps, o.flops);
+    a.memcpy = MemcpyBandwidthByDirection(models[i]);
     if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
       a.gpus.clear();
       a.hta = HtaResult{};
@@ -61,6 +65,9 @@ constexpr AddViewFn kViews[] = {
     AddKernelSequencesSection,
     AddPhaseSection,
     AddModuleSection,
+    AddMemorySection,
+    AddMfuSection,
+    AddMemcpyBandwidthSection,
     AddDistributedView,
     AddCriticalPathView,
     AddRecommendationsSection,
@@ -98,6 +105,7 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<trace::TraceModel>& m
   r.config.emplace_back("analyze.launch_delay_cutoff_us",
                         Seconds(o.hta.launch_delay_cutoff_ns) * 1e6);
   r.config.emplace_back("analyze.top_kernels", static_cast<int64_t>(o.hta.top_kernels));
+  if (o.flops.peak_tflops > 0) r.config.emplace_back("analyze.peak_tflops", o.flops.peak_tflops);
   if (!o.dataloader_patterns.empty())
     r.config.emplace_back("analyze.dataloader_patterns",
                           fmt::format("{}", fmt::join(o.dataloader_patterns, ", ")));

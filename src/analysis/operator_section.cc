@@ -79,6 +79,24 @@ void MarkLong(report::Table& t) {
   if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
 }
 
+// Per operator and input shape, where the trace has shapes (record_shapes).
+void AddByShape(report::Section& s, const AnalyzeInput& in) {
+  std::vector<report::Column> cols = OperatorColumns();
+  cols.insert(cols.begin() + 2, {"input_dims", "Input dims", Unit::kText});
+  report::Table& t = s.AddTable("operator_view_by_shape", "Operators by input shape", cols,
+                                report::TableKind::kDetail);
+  for (size_t i = 0; i < in.models.size(); ++i)
+    for (const OperatorRow& o : in.analyses[i].operators_by_shape) {
+      std::vector<Value> v = OperatorCells(in.RankLabel(i), o);
+      v.insert(v.begin() + 2, base::Ellipsize(o.input_dims, 120));
+      t.rows.push_back(std::move(v));
+    }
+  if (t.rows.empty())
+    s.notes.push_back(
+        "No Input Dims (record_shapes was off): no grouping by input shape. Record with "
+        "torch.profiler.profile(record_shapes=True).");
+}
+
 }  // namespace
 
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
@@ -109,6 +127,7 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
     top.rows.push_back(OperatorCells(ranked[k].second, *ranked[k].first));
   all.kind = report::TableKind::kDetail;
   if (all.rows.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
+  AddByShape(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "
       "child operators' (the TensorBoard plugin's definitions). TC: share of that time in "

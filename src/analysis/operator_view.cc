@@ -10,21 +10,36 @@ namespace trainprof::analysis {
 
 using trace::EventKind;
 
+namespace {
+
+void Accumulate(const trace::TraceModel& m, const OpNode& n, OperatorRow& r) {
+  r.calls++;
+  r.host_self_ns += n.host_self_ns;
+  r.host_total_ns += m.dur_ns[n.event];
+  r.device_self_ns += n.device_self_ns;
+  r.device_total_ns += n.device_total_ns;
+  r.tc_self_ns += n.tc_self_ns;
+  r.tc_total_ns += n.tc_total_ns;
+  r.tc_eligible = r.tc_eligible || n.tc_eligible;
+}
+
+void SortRows(std::vector<OperatorRow>& out) {
+  std::sort(out.begin(), out.end(), [](const OperatorRow& a, const OperatorRow& b) {
+    if (a.device_total_ns != b.device_total_ns) return a.device_total_ns > b.device_total_ns;
+    if (a.host_total_ns != b.host_total_ns) return a.host_total_ns > b.host_total_ns;
+    if (a.name != b.name) return a.name < b.name;
+    return a.input_dims < b.input_dims;
+  });
+}
+
+}  // namespace
+
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
   std::unordered_map<uint32_t, OperatorRow> by_name;
   for (const OpNode& n : t.nodes) {
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
-    const std::string& name = m.name_of(n.event);
-    if (IsExcludedFromOperatorView(name)) continue;
-    OperatorRow& r = by_name[m.name[n.event]];
-    r.calls++;
-    r.host_self_ns += n.host_self_ns;
-    r.host_total_ns += m.dur_ns[n.event];
-    r.device_self_ns += n.device_self_ns;
-    r.device_total_ns += n.device_total_ns;
-    r.tc_self_ns += n.tc_self_ns;
-    r.tc_total_ns += n.tc_total_ns;
-    r.tc_eligible = r.tc_eligible || n.tc_eligible;
+    if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
+    Accumulate(m, n, by_name[m.name[n.event]]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_name.size());
@@ -32,11 +47,27 @@ std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& 
     r.name = m.names[id];
     out.push_back(std::move(r));
   }
-  std::sort(out.begin(), out.end(), [](const OperatorRow& a, const OperatorRow& b) {
-    if (a.device_total_ns != b.device_total_ns) return a.device_total_ns > b.device_total_ns;
-    if (a.host_total_ns != b.host_total_ns) return a.host_total_ns > b.host_total_ns;
-    return a.name < b.name;
-  });
+  SortRows(out);
+  return out;
+}
+
+std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t) {
+  std::unordered_map<uint64_t, OperatorRow> by_shape;  // name id << 32 | dims id
+  if (m.op_inputs.empty()) return {};
+  for (const OpNode& n : t.nodes) {
+    if (m.kind[n.event] != EventKind::kCpuOp) continue;
+    const trace::OpInputs* in = m.InputsOf(n.event);
+    if (in == nullptr || IsExcludedFromOperatorView(m.name_of(n.event))) continue;
+    Accumulate(m, n, by_shape[uint64_t{m.name[n.event]} << 32 | in->dims]);
+  }
+  std::vector<OperatorRow> out;
+  out.reserve(by_shape.size());
+  for (auto& [key, r] : by_shape) {
+    r.name = m.names[static_cast<uint32_t>(key >> 32)];
+    r.input_dims = m.names[static_cast<uint32_t>(key)];
+    out.push_back(std::move(r));
+  }
+  SortRows(out);
   return out;
 }
 

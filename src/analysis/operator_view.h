@@ -17,6 +17,7 @@ namespace trainprof::analysis {
 // One operator name, summed over its calls (the plugin's "group by operator").
 struct OperatorRow {
   std::string name;
+  std::string input_dims;  // by input shape only: the calls' "Input Dims"
   int64_t calls = 0;
   int64_t host_self_ns = 0, host_total_ns = 0;
   int64_t device_self_ns = 0, device_total_ns = 0;
@@ -32,6 +33,9 @@ struct OperatorRow {
 
 // Every cpu_op name but the plugin's exclusions, by device total, then host total, then name.
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t);
+// The same per operator name and "Input Dims" (record_shapes), for the calls that have them;
+// empty for a trace without shapes.
+std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t);
 
 // One kernel name (or, per operator, one operator and kernel name pair).
 struct KernelRow {

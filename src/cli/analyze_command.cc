@@ -34,6 +34,7 @@ struct AnalyzeFlags {
   double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
   int top_kernels = 10;
   std::vector<std::string> dataloader_patterns;
+  double peak_tflops = 0;  // --peak-tflops; 0: the table's, by GPU name
   int threads = 0;
   std::string progress = "auto";
   Options::Output out;
@@ -64,6 +65,7 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = f.top_kernels;
   o.dataloader_patterns = f.dataloader_patterns;
+  o.flops.peak_tflops = f.peak_tflops;
   o.threads = f.threads;
   if (f.critical_path_given) o.critical_path = f.critical_path;
   return o;
@@ -352,6 +354,9 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("--dataloader-pattern", f->dataloader_patterns,
                   "Ranges whose name contains this mark the data loader too (repeatable), "
                   "e.g. --dataloader-pattern load_batch");
+  sub->add_option("--peak-tflops", f->peak_tflops,
+                  "The GPU's peak TFLOP/s for MFU, instead of the table's for its name")
+      ->check(CLI::PositiveNumber);
   CLI::Option* cp =
       sub->add_option("--critical-path", f->critical_path,
                       "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
