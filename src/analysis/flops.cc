@@ -194,24 +194,31 @@ OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view typ
 namespace {
 
 // Per tree node, its FLOPs (0: none), Tensor Core work making fp32 into tf32.
-std::vector<OpFlops> NodeFlops(const trace::TraceModel& m, const OpTree& tree, bool* any) {
+std::vector<OpFlops> NodeFlops(const trace::TraceModel& m, const OpTree& tree) {
   std::vector<OpFlops> out(tree.nodes.size());
   std::vector<int8_t> candidate(m.names.size(), -1);  // per name id: a FLOPs operator?
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
     const uint32_t e = tree.nodes[n].event;
     if (m.kind[e] != trace::EventKind::kCpuOp) continue;
-    const trace::OpInputs* in = m.InputsOf(e);
-    if (in == nullptr) continue;
-    *any = true;
     int8_t& c = candidate[m.name[e]];
     if (c < 0) c = HasFlopsFormula(m.name_of(e));
     if (c == 0) continue;
+    const trace::OpInputs* in = m.InputsOf(e);
+    if (in == nullptr) continue;
     out[n] = FlopsOf(m.name_of(e), m.names[in->dims],
                      in->types == trace::kNoName ? std::string_view() : m.names[in->types]);
     if (out[n].precision == Precision::kFp32 && tree.nodes[n].tc_total_ns > 0)
       out[n].precision = Precision::kTf32;
   }
   return out;
+}
+
+// The step whose host range holds `ts`, or -1.
+int StepOf(const StepsResult& steps, int64_t ts) {
+  for (size_t i = 0; i < steps.steps.size(); ++i)
+    if (ts >= steps.steps[i].host_begin_ns && ts < steps.steps[i].host_end_ns)
+      return static_cast<int>(i);
+  return -1;
 }
 
 }  // namespace
@@ -223,7 +230,8 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
   r.device_name = DeviceName(m);
   r.peak = PeakFor(r.device_name);
   if (o.peak_tflops > 0) r.peak = {"--peak-tflops", o.peak_tflops, o.peak_tflops, o.peak_tflops};
-  const std::vector<OpFlops> flops = NodeFlops(m, tree, &r.has_shapes);
+  r.has_shapes = true;
+  const std::vector<OpFlops> flops = NodeFlops(m, tree);
   std::map<std::pair<uint32_t, Precision>, FlopsRow> rows;
   std::vector<char> inside(tree.nodes.size(), 0);  // a counted ancestor holds the node
   std::map<Precision, double> by_precision;
@@ -239,12 +247,8 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
     row.device_ns += node.device_total_ns;
     if (inside[n]) continue;
     by_precision[flops[n].precision] += flops[n].flops;
-    const int64_t ts = m.ts_ns[node.event];
-    for (size_t i = 0; i < steps.steps.size(); ++i)  // the step whose host range holds its start
-      if (ts >= steps.steps[i].host_begin_ns && ts < steps.steps[i].host_end_ns) {
-        r.steps[i].flops += flops[n].flops;
-        break;
-      }
+    if (const int step = StepOf(steps, m.ts_ns[node.event]); step >= 0)
+      r.steps[step].flops += flops[n].flops;
   }
   for (auto& [key, row] : rows) {
     row.name = m.names[key.first];

@@ -57,7 +57,8 @@ void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r) {
       t.rows.push_back({in.RankLabel(i), b.direction, b.copies, b.bytes, Seconds(b.dur_ns),
                         b.bytes_per_s(), static_cast<double>(b.max_bytes_per_s)});
     }
-  t.chart = {.kind = report::ChartKind::kBars, .label = "direction", .values = {"bandwidth"}};
+  if (any_bytes)
+    t.chart = {.kind = report::ChartKind::kBars, .label = "direction", .values = {"bandwidth"}};
   if (t.rows.empty())
     s.notes.push_back("No memcpy events.");
   else if (!any_bytes)

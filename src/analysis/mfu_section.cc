@@ -29,14 +29,22 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
                                  {"flops_per_byte", "FLOPs/byte", Unit::kNumber}});
   for (size_t i = 0; i < in.models.size(); ++i) {
     const FlopsResult& f = in.analyses[i].flops;
-    for (const FlopsRow& o : f.operators)
+    for (const FlopsRow& o : f.operators) {
+      const bool timed = o.device_ns > 0;  // without GPU time there is no rate
       t.rows.push_back({in.RankLabel(i), base::Ellipsize(o.name, 60),
                         std::string(PrecisionName(o.precision)), o.calls, o.flops / 1e9,
-                        Seconds(o.device_ns), o.tflops_per_s(),
-                        Mfu(o.tflops_per_s(), f.peak.For(o.precision)),
+                        Seconds(o.device_ns),
+                        timed ? report::Value{o.tflops_per_s()} : report::Value{},
+                        timed ? Mfu(o.tflops_per_s(), f.peak.For(o.precision)) : report::Value{},
                         o.bytes > 0 ? report::Value{o.intensity()} : report::Value{}});
+    }
   }
   if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  if (t.rows.empty()) {
+    t.notes.push_back(
+        "No mm, addmm, bmm, linear, convolution or attention call with Input Dims that fit.");
+    return;
+  }
   t.chart = {.kind = report::ChartKind::kBars,
              .title = "Achieved TFLOP/s per operator",
              .label = "operator",

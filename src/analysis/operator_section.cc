@@ -17,6 +17,9 @@ namespace {
 
 constexpr size_t kTopRows = 15;  // rows of a view's top table
 constexpr size_t kMaxTerminalRows = 30;
+// Rows of the by-shape table per rank: a real model has thousands of (operator, shape) pairs,
+// which would be most of report.json and report.html.
+constexpr size_t kMaxShapeRows = 200;
 
 Value OrEmpty(double v) { return std::isfinite(v) ? Value(v) : Value(std::monostate{}); }
 
@@ -85,12 +88,21 @@ void AddByShape(report::Section& s, const AnalyzeInput& in) {
   cols.insert(cols.begin() + 2, {"input_dims", "Input dims", Unit::kText});
   report::Table& t = s.AddTable("operator_view_by_shape", "Operators by input shape", cols,
                                 report::TableKind::kDetail);
-  for (size_t i = 0; i < in.models.size(); ++i)
-    for (const OperatorRow& o : in.analyses[i].operators_by_shape) {
-      std::vector<Value> v = OperatorCells(in.RankLabel(i), o);
-      v.insert(v.begin() + 2, base::Ellipsize(o.input_dims, 120));
+  size_t left_out = 0;
+  for (size_t i = 0; i < in.models.size(); ++i) {
+    const std::vector<OperatorRow>& rows = in.analyses[i].operators_by_shape;
+    for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
+      std::vector<Value> v = OperatorCells(in.RankLabel(i), rows[k]);
+      v.insert(v.begin() + 2, base::Ellipsize(rows[k].input_dims, 120));
       t.rows.push_back(std::move(v));
     }
+    left_out += rows.size() - std::min(rows.size(), kMaxShapeRows);
+  }
+  if (left_out > 0)
+    t.notes.push_back(fmt::format(
+        "The {} (operator, shape) pairs of each rank with the most device time, then host time; "
+        "{} more with less are left out.",
+        kMaxShapeRows, left_out));
   if (t.rows.empty())
     s.notes.push_back(
         "No Input Dims (record_shapes was off): no grouping by input shape. Record with "

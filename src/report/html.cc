@@ -283,9 +283,10 @@ void RenderRunDetails(std::string& out, const Report& r) {
 
 // Where the timeline is: a profile run writes trace.json beside this page; analyze read a trace.
 void RenderTraceLink(std::string& page, const Report& r) {
+  // Text, not a link: the page references nothing outside its folder (the browser test).
   const char* how =
-      " To see it, open <a href=\"https://ui.perfetto.dev\">ui.perfetto.dev</a> and choose "
-      "\"Open trace file\" (or drop the file on the page); chrome://tracing reads it too.";
+      " To see it, open ui.perfetto.dev in a browser and choose \"Open trace file\" (or drop the "
+      "file on the page); chrome://tracing reads it too.";
   if (r.kind == "profile") {
     page += " The timeline is <a href=\"trace.json\">trace.json</a>.";
     page += how;
