@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "analysis/views.h"
 
@@ -17,12 +18,12 @@ std::string MemcpyDirection(std::string_view name) {
 
 std::vector<MemcpyBandwidth> MemcpyBandwidthByDirection(const trace::TraceModel& m) {
   std::map<std::string, MemcpyBandwidth> by;
-  std::vector<std::string> direction_of(m.names.size());  // per name id, filled on first use
+  std::unordered_map<uint32_t, MemcpyBandwidth*> by_name;  // a trace has a few copy names
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != trace::EventKind::kMemcpy) continue;
-    std::string& d = direction_of[m.name[i]];
-    if (d.empty()) d = MemcpyDirection(m.name_of(i));
-    MemcpyBandwidth& b = by[d];
+    MemcpyBandwidth*& row = by_name[m.name[i]];
+    if (row == nullptr) row = &by[MemcpyDirection(m.name_of(i))];
+    MemcpyBandwidth& b = *row;
     ++b.copies;
     const int64_t bytes = m.MemcpyBytesOf(i);
     const int64_t dur = m.dur_ns[i];

@@ -19,7 +19,7 @@ constexpr size_t kTopRows = 15;  // rows of a view's top table
 constexpr size_t kMaxTerminalRows = 30;
 // Rows of the by-shape table per rank: a real model has thousands of (operator, shape) pairs,
 // which would be most of report.json and report.html.
-constexpr size_t kMaxShapeRows = 200;
+constexpr size_t kMaxShapeRows = 100;
 
 Value OrEmpty(double v) { return std::isfinite(v) ? Value(v) : Value(std::monostate{}); }
 
