@@ -34,9 +34,12 @@ int64_t TraceStart(const trace::TraceModel& m) {
 // The curve, thinned to kCurvePoints by keeping the highest point of each stretch.
 void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const DeviceMemory& d,
               int64_t t0) {
-  const std::string id =
-      fmt::format("memory_curve_r{}_{}", in.models[i].rank,
-                  d.device < 0 ? std::string("cpu") : fmt::format("gpu{}", d.device));
+  // One CSV per curve: two files of one rank are told apart by their place in the input.
+  int same_rank = 0;
+  for (const trace::TraceModel& m : in.models) same_rank += m.rank == in.models[i].rank;
+  const std::string id = fmt::format(
+      "memory_curve_r{}{}_{}", in.models[i].rank, same_rank > 1 ? fmt::format("_{}", i) : "",
+      d.device < 0 ? std::string("cpu") : fmt::format("gpu{}", d.device));
   report::Table& t =
       s.AddTable(id, fmt::format("Memory of {}, rank {}", DeviceName(d.device), in.RankLabel(i)),
                  {{"time_s", "Time", Unit::kSeconds},
