@@ -202,7 +202,16 @@ TEST(Flops, RealTracesAgreeWithTheirInputDims) {
       all_mm += mm;
       EXPECT_DOUBLE_EQ(view, mm);
       std::map<std::string, int64_t> calls;
-      for (const OperatorRow& r : OperatorViewByShape(m, tree)) calls[r.name] += r.calls;
+      int64_t by_shape = 0, with_dims = 0;
+      for (const OperatorRow& r : OperatorViewByShape(m, tree)) {
+        calls[r.name] += r.calls;
+        by_shape += r.calls;
+      }
+      for (const OpNode& n : tree.nodes)  // every call with dims, found by plain binary search
+        with_dims += m.kind[n.event] == EventKind::kCpuOp && m.InputsOf(n.event) != nullptr &&
+                     !IsExcludedFromOperatorView(m.name_of(n.event));
+      EXPECT_EQ(by_shape, with_dims);
+      EXPECT_GT(with_dims, 0);
       for (const OperatorRow& r : OperatorView(m, tree))
         if (calls.count(r.name)) EXPECT_LE(calls[r.name], r.calls) << r.name;
       for (const MemcpyBandwidth& b : MemcpyBandwidthByDirection(m)) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
@@ -32,6 +33,31 @@ void SortRows(std::vector<OperatorRow>& out) {
   });
 }
 
+// The inputs of event e, searched from the previous answer onwards first: the tree lists one
+// thread's operators in time order, which is nearly file order, so most searches are short.
+class InputsCursor {
+ public:
+  explicit InputsCursor(const std::vector<trace::OpInputs>& v) : v_(v) {}
+  const trace::OpInputs* Find(uint32_t e) {
+    size_t lo = 0, hi = v_.size();
+    if (at_ < v_.size() && v_[at_].event <= e) {  // gallop forward from the last answer
+      lo = at_;
+      size_t step = 1;
+      while (lo + step < v_.size() && v_[lo + step].event <= e) lo += step, step *= 2;
+      hi = std::min(v_.size(), lo + step + 1);
+    }
+    auto it = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(lo),
+                               v_.begin() + static_cast<std::ptrdiff_t>(hi), e,
+                               [](const trace::OpInputs& in, uint32_t x) { return in.event < x; });
+    at_ = static_cast<size_t>(it - v_.begin());
+    return it != v_.end() && it->event == e ? &*it : nullptr;
+  }
+
+ private:
+  const std::vector<trace::OpInputs>& v_;
+  size_t at_ = 0;
+};
+
 }  // namespace
 
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
@@ -54,9 +80,10 @@ std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& 
 std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t) {
   std::unordered_map<uint64_t, OperatorRow> by_shape;  // name id << 32 | dims id
   if (m.op_inputs.empty()) return {};
+  InputsCursor inputs(m.op_inputs);
   for (const OpNode& n : t.nodes) {
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
-    const trace::OpInputs* in = m.InputsOf(n.event);
+    const trace::OpInputs* in = inputs.Find(n.event);
     if (in == nullptr || IsExcludedFromOperatorView(m.name_of(n.event))) continue;
     Accumulate(m, n, by_shape[uint64_t{m.name[n.event]} << 32 | in->dims]);
   }
