@@ -534,7 +534,8 @@ GenTrace MemoryAndFlops() {
                        .start_ns = 100 * kUs,
                        .dur_ns = 600 * kUs,
                        .input_dims = "[[64, 1024], [4096, 1024], [4096]]",
-                       .input_types = "[" + bf16 + ", " + bf16 + ", " + bf16 + "]"});
+                       .input_types = "[" + bf16 + ", " + bf16 + ", " + bf16 + "]",
+                       .call_stack = "train.py(12): step;model.py(40): forward"});
   s.cpu_ops.push_back(
       {.name = "aten::addmm",
        .start_ns = 150 * kUs,
@@ -611,6 +612,14 @@ TEST(GeneratedTrace, FlopsAndMfu) {
     EXPECT_EQ(f.steps[i].flops, per_call);  // addmm inside linear: counted once
     EXPECT_EQ(f.steps[i].dur_ns, x.steps[i].dur_ns);
   }
+  // The Operator view by call stack: linear's two calls under their one stack.
+  ASSERT_EQ(r.an[0].operators_by_stack.size(), 1u);
+  EXPECT_EQ(r.an[0].operators_by_stack[0].call_stack, "train.py(12): step;model.py(40): forward");
+  EXPECT_EQ(r.an[0].operators_by_stack[0].calls, 2);
+  EXPECT_EQ(r.an[0].operators_by_stack[0].device_total_ns, 2 * 200 * kUs);
+  const report::Section* ov = r.report.FindSection("operator_view");
+  ASSERT_NE(ov, nullptr);
+  EXPECT_NE(ov->FindTable("operator_view_by_stack"), nullptr);
   const report::Section* s = r.report.FindSection("mfu");
   ASSERT_NE(s, nullptr);
   const report::Table* t = s->FindTable("mfu_steps");

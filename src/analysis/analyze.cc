@@ -34,6 +34,7 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
     const OpTree tree = BuildOpTree(models[i]);
     a.operators = OperatorView(models[i], tree);
     a.operators_by_shape = OperatorViewByShape(models[i], tree);
+    a.operators_by_stack = OperatorViewByStack(models[i], tree);
     a.kernels = KernelView(models[i], tree, false);
     a.operator_kernels = KernelView(models[i], tree, true);
     a.phases = ComputePhases(models[i], tree, o.dataloader_patterns);

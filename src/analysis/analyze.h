@@ -44,6 +44,7 @@ struct RankAnalysis {
   HtaResult hta;
   std::vector<OperatorRow> operators;                // the Operator view (operator_view.h)
   std::vector<OperatorRow> operators_by_shape;       // ... grouped by input shape
+  std::vector<OperatorRow> operators_by_stack;       // ... grouped by call stack
   std::vector<KernelRow> kernels, operator_kernels;  // the Kernel view
   PhaseResult phases;
   std::vector<ModuleRow> modules;                // the Module view

@@ -204,7 +204,7 @@ std::vector<OpFlops> NodeFlops(const trace::TraceModel& m, const OpTree& tree) {
     if (c < 0) c = HasFlopsFormula(m.name_of(e));
     if (c == 0) continue;
     const trace::OpInputs* in = m.InputsOf(e);
-    if (in == nullptr) continue;
+    if (in == nullptr || in->dims == trace::kNoName) continue;
     out[n] = FlopsOf(m.name_of(e), m.names[in->dims],
                      in->types == trace::kNoName ? std::string_view() : m.names[in->types]);
     if (out[n].precision == Precision::kFp32 && tree.nodes[n].tc_total_ns > 0)
@@ -226,7 +226,9 @@ int StepOf(const StepsResult& steps, int64_t ts) {
 FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const StepsResult& steps,
                          const FlopsOptions& o) {
   FlopsResult r;
-  if (m.op_inputs.empty()) return r;
+  if (std::ranges::none_of(m.op_inputs,
+                           [](const trace::OpInputs& in) { return in.dims != trace::kNoName; }))
+    return r;
   r.device_name = DeviceName(m);
   r.peak = PeakFor(r.device_name);
   if (o.peak_tflops > 0) r.peak = {"--peak-tflops", o.peak_tflops, o.peak_tflops, o.peak_tflops};

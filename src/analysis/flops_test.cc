@@ -125,6 +125,7 @@ TEST(OperatorViewByShape, OneRowPerShape) {
     const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 1500, 10, 0);
     m.op_inputs.push_back({static_cast<uint32_t>(i), m.names.Intern(dims)});
   }
+  m.LinkLaunches();  // over the events added
   const std::vector<OperatorRow> rows = OperatorViewByShape(m, BuildOpTree(m));
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].name, "aten::linear");  // 200 ns device total, host total 300 > addmm's
@@ -136,6 +137,25 @@ TEST(OperatorViewByShape, OneRowPerShape) {
   EXPECT_EQ(rows[2].host_total_ns, 110);
   EXPECT_EQ(rows[3].input_dims, "[[1, 2], [2, 3]]");
   EXPECT_EQ(rows[3].calls, 1);
+}
+
+// By call stack: one row per operator and stack; calls without one are left out, and a call with
+// a stack but no dims is in it (and in no FLOPs).
+TEST(OperatorViewByStack, OneRowPerStack) {
+  trace::TraceModel m = Model();
+  for (const char* stack : {"a.py(1): f", "b.py(2): g", "a.py(1): f"}) {
+    const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 1500, 10, 0);
+    m.op_inputs.push_back({.event = static_cast<uint32_t>(i), .stack = m.names.Intern(stack)});
+  }
+  m.LinkLaunches();
+  const OpTree tree = BuildOpTree(m);
+  const std::vector<OperatorRow> rows = OperatorViewByStack(m, tree);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].call_stack, "a.py(1): f");  // host total 20 ns against 10
+  EXPECT_EQ(rows[0].calls, 2);
+  EXPECT_EQ(rows[1].call_stack, "b.py(2): g");
+  EXPECT_EQ(OperatorViewByShape(m, tree).size(), 3u);  // the stacks-only calls have no shape
+  EXPECT_EQ(ComputeFlops(m, tree, FindSteps(m, StepsMode::kAll), {}).operators.size(), 3u);
 }
 
 TEST(Flops, NoShapes) {
@@ -190,7 +210,7 @@ TEST(Flops, RealTracesAgreeWithTheirInputDims) {
       double mm = 0;
       for (const trace::OpInputs& in : m.op_inputs) {
         ASSERT_EQ(m.kind[in.event], EventKind::kCpuOp);
-        if (m.name_of(in.event) != "aten::mm") continue;
+        if (m.name_of(in.event) != "aten::mm" || in.dims == trace::kNoName) continue;
         const nlohmann::json d = nlohmann::json::parse(m.names[in.dims]);
         mm += 2.0 * d[0][0].get<double>() * d[0][1].get<double>() * d[1][1].get<double>();
       }

@@ -29,7 +29,7 @@ void SortRows(std::vector<OperatorRow>& out) {
     if (a.device_total_ns != b.device_total_ns) return a.device_total_ns > b.device_total_ns;
     if (a.host_total_ns != b.host_total_ns) return a.host_total_ns > b.host_total_ns;
     if (a.name != b.name) return a.name < b.name;
-    return a.input_dims < b.input_dims;
+    return a.input_dims != b.input_dims ? a.input_dims < b.input_dims : a.call_stack < b.call_stack;
   });
 }
 
@@ -77,25 +77,41 @@ std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& 
   return out;
 }
 
-std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t) {
-  std::unordered_map<uint64_t, OperatorRow> by_shape;  // name id << 32 | dims id
+namespace {
+
+// Calls grouped by operator name and one of their OpInputs texts (`key`), for the calls that
+// have it; `text` receives the key's text in each row.
+std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
+                                   uint32_t trace::OpInputs::*key, std::string OperatorRow::*text) {
+  std::unordered_map<uint64_t, OperatorRow> by_key;  // name id << 32 | text id
   if (m.op_inputs.empty()) return {};
   InputsCursor inputs(m.op_inputs);
   for (const OpNode& n : t.nodes) {
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     const trace::OpInputs* in = inputs.Find(n.event);
-    if (in == nullptr || IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    Accumulate(m, n, by_shape[uint64_t{m.name[n.event]} << 32 | in->dims]);
+    if (in == nullptr || in->*key == trace::kNoName) continue;
+    if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
+    Accumulate(m, n, by_key[uint64_t{m.name[n.event]} << 32 | in->*key]);
   }
   std::vector<OperatorRow> out;
-  out.reserve(by_shape.size());
-  for (auto& [key, r] : by_shape) {
-    r.name = m.names[static_cast<uint32_t>(key >> 32)];
-    r.input_dims = m.names[static_cast<uint32_t>(key)];
+  out.reserve(by_key.size());
+  for (auto& [k, r] : by_key) {
+    r.name = m.names[static_cast<uint32_t>(k >> 32)];
+    r.*text = m.names[static_cast<uint32_t>(k)];
     out.push_back(std::move(r));
   }
   SortRows(out);
   return out;
+}
+
+}  // namespace
+
+std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t) {
+  return GroupedBy(m, t, &trace::OpInputs::dims, &OperatorRow::input_dims);
+}
+
+std::vector<OperatorRow> OperatorViewByStack(const trace::TraceModel& m, const OpTree& t) {
+  return GroupedBy(m, t, &trace::OpInputs::stack, &OperatorRow::call_stack);
 }
 
 namespace {

@@ -73,6 +73,7 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
       return key == "Group size"   ? &ev->group_size
              : key == "Input Dims" ? &ev->input_dims
              : key == "Input type" ? &ev->input_types
+             : key == "Call stack" ? &ev->call_stack
                                    : nullptr;
     case 11:
       return key == "correlation"   ? &ev->correlation
@@ -215,9 +216,15 @@ void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
     if (auto b = ToInt(ev.memcpy_bytes.text)) m_.memcpy_bytes.emplace_back(index, *b);
     return;
   }
-  if (k != EventKind::kCpuOp || ev.input_dims.type != Scalar::kOtherValue) return;
-  OpInputs in{index, m_.names.Intern(ev.input_dims.text)};
-  if (ev.input_types.type == Scalar::kOtherValue) in.types = m_.names.Intern(ev.input_types.text);
+  if (k != EventKind::kCpuOp) return;
+  const bool dims = ev.input_dims.type == Scalar::kOtherValue;
+  const bool stack = ev.call_stack.type == Scalar::kString && !ev.call_stack.text.empty();
+  if (!dims && !stack) return;
+  OpInputs in{index};
+  if (dims) in.dims = m_.names.Intern(ev.input_dims.text);
+  if (dims && ev.input_types.type == Scalar::kOtherValue)
+    in.types = m_.names.Intern(ev.input_types.text);
+  if (stack) in.stack = m_.names.Intern(ev.call_stack.text);
   m_.op_inputs.push_back(in);
 }
 

@@ -218,6 +218,48 @@ TEST(KinetoReader, MemoryPeakFromBytesDeltasWhenThereIsNoTotal) {
   EXPECT_EQ(rebuilt, 1);
 }
 
+// The args the Memory, MFU and Operator views read: each [memory] event whole, a cpu_op's
+// Input Dims, Input type and Call stack (an empty stack is none), a memcpy's bytes.
+TEST(KinetoReader, KeepsMemoryEventsShapesStacksAndCopyBytes) {
+  const char* t = R"J({"traceEvents": [
+    {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 2, "ts": 7,
+     "args": {"Total Reserved": 4096, "Total Allocated": 1536, "Bytes": 512, "Addr": 140000000000, "Device Id": 3, "Device Type": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 5, "dur": 4,
+     "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Call stack": "a.py(1): f;b.py(2): g"}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 2, "ts": 10, "dur": 1,
+     "args": {"Call stack": ""}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 2, "ts": 12, "dur": 1,
+     "args": {"Call stack": "c.py(3): h"}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": 20, "dur": 2,
+     "args": {"device": 0, "stream": 7, "bytes": 1048576}}
+  ]})J";
+  auto m = ParseTrace(t, "args.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->memory_events.size(), 1u);
+  const MemoryEvent& e = m->memory_events[0];
+  EXPECT_EQ(e.ts_ns, 7000);
+  EXPECT_EQ(e.bytes, 512);
+  EXPECT_EQ(e.total_allocated, 1536);
+  EXPECT_EQ(e.total_reserved, 4096);
+  EXPECT_EQ(e.addr, 140000000000u);
+  EXPECT_EQ(e.device_id, 3);
+  EXPECT_EQ(e.device_type, 1);
+  EXPECT_EQ(m->tracks[e.track].tid, 2);
+  ASSERT_EQ(m->op_inputs.size(), 2u);  // relu's empty stack is no entry
+  const OpInputs* mm = m->InputsOf(0);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(m->names[mm->dims], "[[2, 3], [3, 4]]");
+  EXPECT_EQ(m->names[mm->types], R"(["float", "float"])");
+  EXPECT_EQ(m->names[mm->stack], "a.py(1): f;b.py(2): g");
+  EXPECT_EQ(m->InputsOf(1), nullptr);
+  const OpInputs* add = m->InputsOf(2);
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->dims, kNoName);
+  EXPECT_EQ(m->names[add->stack], "c.py(3): h");
+  EXPECT_EQ(m->MemcpyBytesOf(3), 1048576);
+  EXPECT_EQ(m->MemcpyBytesOf(0), kNone);
+}
+
 // Fatal errors: one line naming the file, the byte, line and column.
 struct BadCase {
   const char* name;

@@ -141,11 +141,13 @@ struct MemoryEvent {
 };
 
 // A cpu_op's "Input Dims" and "Input type" (record_shapes=True), as name ids of their JSON text
-// ("[[2, 3], [3, 4]]", "[\"float\", \"float\"]"); kNoName when absent.
+// ("[[2, 3], [3, 4]]", "[\"float\", \"float\"]"), and its "Call stack" (older traces recorded
+// with with_stack=True); kNoName when absent or empty.
 struct OpInputs {
   uint32_t event = 0;  // index in the model
   uint32_t dims = kNoName;
   uint32_t types = kNoName;
+  uint32_t stack = kNoName;
 };
 
 // Where events ran: a process and thread, and for GPU work its device and stream. A trace has a
@@ -190,7 +192,7 @@ struct TraceModel {
   std::string host_name;  // top-level "hostname" / distributedInfo "host_name"; empty if absent
 
   std::vector<MemoryEvent> memory_events;  // [memory] instants, sorted by ts_ns
-  std::vector<OpInputs> op_inputs;         // sorted by event; cpu_ops with shapes only
+  std::vector<OpInputs> op_inputs;         // sorted by event; cpu_ops with shapes or a stack only
   // The "bytes" arg of memcpy events, (event, bytes), sorted by event.
   std::vector<std::pair<uint32_t, int64_t>> memcpy_bytes;
 

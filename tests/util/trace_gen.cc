@@ -19,10 +19,10 @@ constexpr const char* kDataLoaderName =
 struct HostEv {
   std::string name, cat;
   int64_t ts = 0, dur = 0;
-  int64_t ext = -1;         // External id
-  int64_t corr = -1;        // runtime calls only
-  bool launch = false;      // a launch call: an ac2g flow starts here
-  std::string dims, types;  // Input Dims / Input type
+  int64_t ext = -1;                // External id
+  int64_t corr = -1;               // runtime calls only
+  bool launch = false;             // a launch call: an ac2g flow starts here
+  std::string dims, types, stack;  // Input Dims / Input type / Call stack
   int64_t end() const { return ts + dur; }
 };
 
@@ -122,7 +122,7 @@ StatusOr<Layout> Lay(const GenTrace& t, const GenRank& r) {
       bool runtime = c.category == "cuda_runtime" || c.category == "cuda_driver";
       l.host.push_back({c.name, c.category, st.host_begin + c.start_ns, c.dur_ns,
                         IsOpCategory(c.category) ? ext++ : -1, runtime ? corr++ : -1, false,
-                        c.input_dims, c.input_types});
+                        c.input_dims, c.input_types, c.call_stack});
     }
     for (const GenGpuOp& g : s.gpu_ops) {
       int64_t launch = g.start_ns - g.launch_delay_ns;
@@ -208,6 +208,7 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
       args = fmt::format(R"("External id": {}{}{})", h.ext, args.empty() ? "" : ", ", args);
     if (!h.dims.empty()) args += fmt::format(R"(, "Input Dims": {})", h.dims);
     if (!h.types.empty()) args += fmt::format(R"(, "Input type": {})", h.types);
+    if (!h.stack.empty()) args += fmt::format(R"(, "Call stack": {})", Quoted(h.stack));
     ev.push_back(fmt::format(
         R"({{"ph": "X", "cat": {}, "name": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
         Quoted(h.cat), Quoted(h.name), kCpuPid, kCpuTid, Ts(h.ts), Us(h.dur), args));

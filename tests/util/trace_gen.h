@@ -70,6 +70,7 @@ struct GenCpuOp {
   int64_t dur_ns = 0;
   // record_shapes: written as "Input Dims" / "Input type" when not empty (JSON arrays' text).
   std::string input_dims, input_types;
+  std::string call_stack;  // written as "Call stack" when not empty
 };
 
 struct GenStep {
