@@ -522,6 +522,129 @@ TEST(GeneratedTrace, FourRanksOneTwentyPercentSlower) {
     EXPECT_EQ(x.find("Rank 0:"), std::string::npos) << "per-rank findings are merged: " << x;
 }
 
+// Memory and FLOPs (profile_memory and record_shapes): each 1,000 µs step runs aten::linear
+// [100, 700) µs > aten::addmm [150, 650) µs, bf16, [64, 1024] x [1024, 4096], launching one
+// 200 µs gemm on Tensor Cores. Memory, from the first step's start: +1 MiB in linear (120 µs),
+// +8 MiB in addmm (200 µs, the peak), linear frees its 1 MiB at 660 µs, the 8 MiB are freed
+// outside every op (800 µs), and the second step's linear takes 2 MiB (1,120 µs).
+GenTrace MemoryAndFlops() {
+  GenStep s{.host_dur_ns = 1000 * kUs};
+  const std::string bf16 = R"("c10::BFloat16")";
+  s.cpu_ops.push_back({.name = "aten::linear",
+                       .start_ns = 100 * kUs,
+                       .dur_ns = 600 * kUs,
+                       .input_dims = "[[64, 1024], [4096, 1024], [4096]]",
+                       .input_types = "[" + bf16 + ", " + bf16 + ", " + bf16 + "]",
+                       .call_stack = "train.py(12): step;model.py(40): forward"});
+  s.cpu_ops.push_back(
+      {.name = "aten::addmm",
+       .start_ns = 150 * kUs,
+       .dur_ns = 500 * kUs,
+       .input_dims = "[[4096], [64, 1024], [1024, 4096], [], []]",
+       .input_types = "[" + bf16 + ", " + bf16 + ", " + bf16 + R"(, "Scalar", "Scalar"])"});
+  s.gpu_ops.push_back(Kernel(kGemm, 300 * kUs, 200 * kUs, 20 * kUs));
+  GenTrace t;
+  t.steps = {s, s};
+  constexpr int64_t kMiB = 1 << 20;
+  t.memory = {{120 * kUs, 1 * kMiB, 0x1000},
+              {200 * kUs, 9 * kMiB, 0x2000},
+              {660 * kUs, 8 * kMiB, 0x1000},
+              {800 * kUs, 0, 0x2000},
+              {1120 * kUs, 2 * kMiB, 0x3000}};
+  return t;
+}
+
+TEST(GeneratedTrace, MemoryView) {
+  Analysed r = GenerateAndAnalyze(MemoryAndFlops(), {{.rank = 0}}, Format::kGzip);
+  ASSERT_EQ(r.an.size(), 1u);
+  ExpectAllMatch(r);
+  const testutil::Expected& x = r.expected[0];
+  constexpr int64_t kMiB = 1 << 20;
+  // The generator's attribution, by hand: linear +1 -1 +2, addmm +8, one inside no op.
+  EXPECT_EQ(x.memory_self_increase.at("aten::linear"), 2 * kMiB);
+  EXPECT_EQ(x.memory_self_increase.at("aten::addmm"), 8 * kMiB);
+  EXPECT_EQ(x.memory_unattributed, 1);
+  const analysis::MemoryResult& mem = r.an[0].memory;
+  const trace::TraceModel& m = r.models[0];
+  EXPECT_EQ(mem.events, 5);
+  EXPECT_EQ(mem.unattributed, x.memory_unattributed);
+  std::map<std::string, int64_t> self;
+  for (const analysis::OperatorMemory& o : mem.operators) self[m.names[o.op]] = o.self_increase;
+  EXPECT_EQ(self, x.memory_self_increase);
+  ASSERT_EQ(mem.devices.size(), 1u);
+  const analysis::DeviceMemory& d = mem.devices[0];
+  EXPECT_EQ(d.peak_allocated, x.peak_allocated_bytes);
+  EXPECT_EQ(d.peak_reserved, 9 * kMiB + (1 << 21));
+  ASSERT_EQ(d.live_at_peak.size(), 2u);
+  EXPECT_EQ(m.names[d.live_at_peak[0].op], "aten::addmm");
+  EXPECT_EQ(d.live_at_peak[0].bytes, 8 * kMiB);
+  EXPECT_EQ(d.live_unknown, 0);
+  ASSERT_EQ(mem.allocations.size(), 3u);
+  EXPECT_EQ(mem.allocations[0].free_ns - mem.allocations[0].alloc_ns, 540 * kUs);
+  EXPECT_EQ(mem.allocations[1].free_ns - mem.allocations[1].alloc_ns, 600 * kUs);
+  EXPECT_EQ(mem.allocations[2].free_ns, trace::kNone);
+  const report::Section* s = r.report.FindSection("memory");
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(s->FindTable("memory_curve_r0_gpu0"), nullptr);
+  EXPECT_EQ(s->FindTable("memory_allocations")->rows.size(), 3u);
+}
+
+TEST(GeneratedTrace, FlopsAndMfu) {
+  Analysed r = GenerateAndAnalyze(MemoryAndFlops(), {{.rank = 0}}, Format::kJson);
+  ASSERT_EQ(r.an.size(), 1u);
+  const analysis::FlopsResult& f = r.an[0].flops;
+  EXPECT_TRUE(f.has_shapes);
+  EXPECT_EQ(f.peak.gpu, "A100");
+  EXPECT_EQ(f.main_precision, analysis::Precision::kFp16);
+  // 2 * 64 * 1024 * 4096 FLOPs a call, two calls each over 200 µs of gemm.
+  const double per_call = 2.0 * 64 * 1024 * 4096;
+  ASSERT_EQ(f.operators.size(), 2u);
+  for (const analysis::FlopsRow& o : f.operators) {
+    SCOPED_TRACE(o.name);
+    EXPECT_EQ(o.calls, 2);
+    EXPECT_EQ(o.flops, 2 * per_call);
+    EXPECT_EQ(o.device_ns, 2 * 200 * kUs);
+    EXPECT_DOUBLE_EQ(o.tflops_per_s(), 2 * per_call / (400 * kUs) / 1e3);
+  }
+  const testutil::Expected& x = r.expected[0];
+  ASSERT_EQ(f.steps.size(), x.steps.size());
+  for (size_t i = 0; i < f.steps.size(); ++i) {
+    EXPECT_EQ(f.steps[i].flops, per_call);  // addmm inside linear: counted once
+    EXPECT_EQ(f.steps[i].dur_ns, x.steps[i].dur_ns);
+  }
+  // The Operator view by call stack: linear's two calls under their one stack.
+  ASSERT_EQ(r.an[0].operators_by_stack.size(), 1u);
+  EXPECT_EQ(r.an[0].operators_by_stack[0].call_stack, "train.py(12): step;model.py(40): forward");
+  EXPECT_EQ(r.an[0].operators_by_stack[0].calls, 2);
+  EXPECT_EQ(r.an[0].operators_by_stack[0].device_total_ns, 2 * 200 * kUs);
+  const report::Section* ov = r.report.FindSection("operator_view");
+  ASSERT_NE(ov, nullptr);
+  EXPECT_NE(ov->FindTable("operator_view_by_stack"), nullptr);
+  const report::Section* s = r.report.FindSection("mfu");
+  ASSERT_NE(s, nullptr);
+  const report::Table* t = s->FindTable("mfu_steps");
+  ASSERT_NE(t, nullptr);
+  const double tflops = per_call / x.steps[0].dur_ns / 1e3;
+  EXPECT_DOUBLE_EQ(report::AsNumber(t->rows[0][t->ColumnIndex("mfu_pct")]), 100 * tflops / 312);
+}
+
+TEST(GeneratedTrace, NoShapesNoMemorySaysSo) {
+  Analysed r = GenerateAndAnalyze(DataLoaderBound(), {{.rank = 0}}, Format::kJson);
+  const report::Section* mfu = r.report.FindSection("mfu");
+  ASSERT_NE(mfu, nullptr);
+  ASSERT_FALSE(mfu->notes.empty());
+  EXPECT_NE(mfu->notes[0].find("record_shapes"), std::string::npos);
+  const report::Section* mem = r.report.FindSection("memory");
+  ASSERT_NE(mem, nullptr);
+  EXPECT_NE(mem->notes.at(0).find("profile_memory"), std::string::npos);
+  // The copies' bandwidth: 1 MiB each (the generator's "bytes") over 20 µs.
+  const report::Section* bw = r.report.FindSection("memcpy_bandwidth");
+  ASSERT_NE(bw, nullptr);
+  ASSERT_EQ(r.an[0].memcpy.size(), 1u);
+  EXPECT_EQ(r.an[0].memcpy[0].direction, "HtoD");
+  EXPECT_DOUBLE_EQ(r.an[0].memcpy[0].bytes_per_s(), 1048576 / 20e-6);
+}
+
 // --- the generator itself ---------------------------------------------------------------------
 
 TEST(TraceGen, WritesTodaysKinetoShapeDeterministically) {

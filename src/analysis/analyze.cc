@@ -25,11 +25,16 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
   a.hta = ComputeHta(m, a.steps, hta);
   const OpTree tree = BuildOpTree(m);
   a.operators = OperatorView(m, tree);
+  a.operators_by_shape = OperatorViewByShape(m, tree);
+  a.operators_by_stack = OperatorViewByStack(m, tree);
   a.kernels = KernelView(m, tree, false);
   a.operator_kernels = KernelView(m, tree, true);
   a.phases = ComputePhases(m, tree, o.dataloader_patterns);
   a.modules = ModuleView(m, tree);
   a.kernel_sequences = FrequentKernelSequences(m, tree, {});
+  a.memory = MemoryView(m);
+  a.flops = ComputeFlops(m, tree, a.steps, o.flops);
+  a.memcpy = MemcpyBandwidthByDirection(m);
   if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
     a.gpus.clear();
     a.hta = HtaResult{};
@@ -73,6 +78,9 @@ constexpr AddViewFn kViews[] = {
     AddKernelSequencesSection,
     AddPhaseSection,
     AddModuleSection,
+    AddMemorySection,
+    AddMfuSection,
+    AddMemcpyBandwidthSection,
     AddDistributedView,
     AddCriticalPathView,
     AddRecommendationsSection,
@@ -110,6 +118,7 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<RankInfo>& models,
   r.config.emplace_back("analyze.launch_delay_cutoff_us",
                         Seconds(o.hta.launch_delay_cutoff_ns) * 1e6);
   r.config.emplace_back("analyze.top_kernels", static_cast<int64_t>(o.hta.top_kernels));
+  if (o.flops.peak_tflops > 0) r.config.emplace_back("analyze.peak_tflops", o.flops.peak_tflops);
   if (!o.dataloader_patterns.empty())
     r.config.emplace_back("analyze.dataloader_patterns",
                           fmt::format("{}", fmt::join(o.dataloader_patterns, ", ")));

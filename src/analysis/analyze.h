@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/flops.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/hta.h"
 #include "analysis/kernel_sequences.h"
+#include "analysis/memcpy_bandwidth.h"
+#include "analysis/memory_view.h"
 #include "analysis/module_view.h"
 #include "analysis/operator_view.h"
 #include "analysis/overview.h"
@@ -32,6 +35,7 @@ struct AnalyzeOptions {
   std::vector<std::string> dataloader_patterns;
   // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
   std::optional<std::string> critical_path;
+  FlopsOptions flops;  // --peak-tflops
 };
 
 struct RankAnalysis {
@@ -40,10 +44,15 @@ struct RankAnalysis {
   std::vector<GpuSummary> gpus;
   HtaResult hta;
   std::vector<OperatorRow> operators;                // the Operator view (operator_view.h)
+  std::vector<OperatorRow> operators_by_shape;       // ... grouped by input shape
+  std::vector<OperatorRow> operators_by_stack;       // ... grouped by call stack
   std::vector<KernelRow> kernels, operator_kernels;  // the Kernel view
   PhaseResult phases;
   std::vector<ModuleRow> modules;                // the Module view
   std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
+  MemoryResult memory;                           // the Memory view
+  FlopsResult flops;                             // MFU and roofline
+  std::vector<MemcpyBandwidth> memcpy;           // bandwidth per memcpy direction
   // For the multi-rank report (rank_parts.h).
   std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue
   std::vector<CommBreakdown> comm_breakdowns;  // one per step of `steps`

@@ -17,6 +17,9 @@ namespace {
 
 constexpr size_t kTopRows = 15;  // rows of a view's top table
 constexpr size_t kMaxTerminalRows = 30;
+// Rows of the by-shape table per rank: a real model has thousands of (operator, shape) pairs,
+// which would be most of report.json and report.html.
+constexpr size_t kMaxShapeRows = 100;
 
 Value OrEmpty(double v) { return std::isfinite(v) ? Value(v) : Value(std::monostate{}); }
 
@@ -79,6 +82,64 @@ void MarkLong(report::Table& t) {
   if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
 }
 
+// A grouping of the Operator view: which rows, and the column its text goes in.
+struct Grouping {
+  const char* id;
+  const char* title;
+  report::Column column;
+  const char* what;  // "shape", "call stack"
+  std::vector<OperatorRow> RankAnalysis::*rows;
+  std::string OperatorRow::*text;
+};
+
+// Per operator and shape or stack, the kMaxShapeRows of each rank with the most device time.
+report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grouping& g) {
+  std::vector<report::Column> cols = OperatorColumns();
+  cols.insert(cols.begin() + 2, g.column);
+  report::Table& t = s.AddTable(g.id, g.title, cols, report::TableKind::kDetail);
+  size_t left_out = 0;
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const std::vector<OperatorRow>& rows = in.analyses[i].*g.rows;
+    for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
+      std::vector<Value> v = OperatorCells(in.RankLabel(i), rows[k]);
+      v.insert(v.begin() + 2, base::Ellipsize(rows[k].*g.text, 120));
+      t.rows.push_back(std::move(v));
+    }
+    left_out += rows.size() - std::min(rows.size(), kMaxShapeRows);
+  }
+  if (left_out > 0)
+    t.notes.push_back(fmt::format(
+        "The {} (operator, {}) pairs of each rank with the most device time, then host time; "
+        "{} more with less are left out.",
+        kMaxShapeRows, g.what, left_out));
+  return t;
+}
+
+// By input shape where the trace has shapes (record_shapes), by call stack where it has stacks.
+void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
+  const report::Table& shapes = AddGrouped(s, in,
+                                           {"operator_view_by_shape",
+                                            "Operators by input shape",
+                                            {"input_dims", "Input dims", Unit::kText},
+                                            "shape",
+                                            &RankAnalysis::operators_by_shape,
+                                            &OperatorRow::input_dims});
+  if (shapes.rows.empty())
+    s.notes.push_back(
+        "No Input Dims (record_shapes was off): no grouping by input shape. Record with "
+        "torch.profiler.profile(record_shapes=True).");
+  const bool stacks = std::ranges::any_of(
+      in.analyses, [](const RankAnalysis& a) { return !a.operators_by_stack.empty(); });
+  if (stacks)
+    AddGrouped(s, in,
+               {"operator_view_by_stack",
+                "Operators by call stack",
+                {"call_stack", "Call stack", Unit::kText},
+                "call stack",
+                &RankAnalysis::operators_by_stack,
+                &OperatorRow::call_stack});
+}
+
 }  // namespace
 
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
@@ -109,6 +170,7 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
     top.rows.push_back(OperatorCells(ranked[k].second, *ranked[k].first));
   all.kind = report::TableKind::kDetail;
   if (all.rows.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
+  AddByShapeAndStack(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "
       "child operators' (the TensorBoard plugin's definitions). TC: share of that time in "

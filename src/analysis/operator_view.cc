@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
@@ -10,21 +11,61 @@ namespace trainprof::analysis {
 
 using trace::EventKind;
 
+namespace {
+
+void Accumulate(const trace::TraceModel& m, const OpNode& n, OperatorRow& r) {
+  r.calls++;
+  r.host_self_ns += n.host_self_ns;
+  r.host_total_ns += m.dur_ns[n.event];
+  r.device_self_ns += n.device_self_ns;
+  r.device_total_ns += n.device_total_ns;
+  r.tc_self_ns += n.tc_self_ns;
+  r.tc_total_ns += n.tc_total_ns;
+  r.tc_eligible = r.tc_eligible || n.tc_eligible;
+}
+
+void SortRows(std::vector<OperatorRow>& out) {
+  std::sort(out.begin(), out.end(), [](const OperatorRow& a, const OperatorRow& b) {
+    if (a.device_total_ns != b.device_total_ns) return a.device_total_ns > b.device_total_ns;
+    if (a.host_total_ns != b.host_total_ns) return a.host_total_ns > b.host_total_ns;
+    if (a.name != b.name) return a.name < b.name;
+    return a.input_dims != b.input_dims ? a.input_dims < b.input_dims : a.call_stack < b.call_stack;
+  });
+}
+
+// The inputs of event e, searched from the previous answer onwards first: the tree lists one
+// thread's operators in time order, which is nearly file order, so most searches are short.
+class InputsCursor {
+ public:
+  explicit InputsCursor(const std::vector<trace::OpInputs>& v) : v_(v) {}
+  const trace::OpInputs* Find(uint32_t e) {
+    size_t lo = 0, hi = v_.size();
+    if (at_ < v_.size() && v_[at_].event <= e) {  // gallop forward from the last answer
+      lo = at_;
+      size_t step = 1;
+      while (lo + step < v_.size() && v_[lo + step].event <= e) lo += step, step *= 2;
+      hi = std::min(v_.size(), lo + step + 1);
+    }
+    auto it = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(lo),
+                               v_.begin() + static_cast<std::ptrdiff_t>(hi), e,
+                               [](const trace::OpInputs& in, uint32_t x) { return in.event < x; });
+    at_ = static_cast<size_t>(it - v_.begin());
+    return it != v_.end() && it->event == e ? &*it : nullptr;
+  }
+
+ private:
+  const std::vector<trace::OpInputs>& v_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
   std::unordered_map<uint32_t, OperatorRow> by_name;
   for (const OpNode& n : t.nodes) {
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
-    const std::string& name = m.name_of(n.event);
-    if (IsExcludedFromOperatorView(name)) continue;
-    OperatorRow& r = by_name[m.name[n.event]];
-    r.calls++;
-    r.host_self_ns += n.host_self_ns;
-    r.host_total_ns += m.dur_ns[n.event];
-    r.device_self_ns += n.device_self_ns;
-    r.device_total_ns += n.device_total_ns;
-    r.tc_self_ns += n.tc_self_ns;
-    r.tc_total_ns += n.tc_total_ns;
-    r.tc_eligible = r.tc_eligible || n.tc_eligible;
+    if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
+    Accumulate(m, n, by_name[m.name[n.event]]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_name.size());
@@ -32,12 +73,45 @@ std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& 
     r.name = m.names[id];
     out.push_back(std::move(r));
   }
-  std::sort(out.begin(), out.end(), [](const OperatorRow& a, const OperatorRow& b) {
-    if (a.device_total_ns != b.device_total_ns) return a.device_total_ns > b.device_total_ns;
-    if (a.host_total_ns != b.host_total_ns) return a.host_total_ns > b.host_total_ns;
-    return a.name < b.name;
-  });
+  SortRows(out);
   return out;
+}
+
+namespace {
+
+// Calls grouped by operator name and one of their OpInputs texts (`key`), for the calls that
+// have it; `text` receives the key's text in each row.
+std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
+                                   uint32_t trace::OpInputs::*key, std::string OperatorRow::*text) {
+  std::unordered_map<uint64_t, OperatorRow> by_key;  // name id << 32 | text id
+  if (m.op_inputs.empty()) return {};
+  InputsCursor inputs(m.op_inputs);
+  for (const OpNode& n : t.nodes) {
+    if (m.kind[n.event] != EventKind::kCpuOp) continue;
+    const trace::OpInputs* in = inputs.Find(n.event);
+    if (in == nullptr || in->*key == trace::kNoName) continue;
+    if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
+    Accumulate(m, n, by_key[uint64_t{m.name[n.event]} << 32 | in->*key]);
+  }
+  std::vector<OperatorRow> out;
+  out.reserve(by_key.size());
+  for (auto& [k, r] : by_key) {
+    r.name = m.names[static_cast<uint32_t>(k >> 32)];
+    r.*text = m.names[static_cast<uint32_t>(k)];
+    out.push_back(std::move(r));
+  }
+  SortRows(out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t) {
+  return GroupedBy(m, t, &trace::OpInputs::dims, &OperatorRow::input_dims);
+}
+
+std::vector<OperatorRow> OperatorViewByStack(const trace::TraceModel& m, const OpTree& t) {
+  return GroupedBy(m, t, &trace::OpInputs::stack, &OperatorRow::call_stack);
 }
 
 namespace {

@@ -17,6 +17,8 @@ namespace trainprof::analysis {
 // One operator name, summed over its calls (the plugin's "group by operator").
 struct OperatorRow {
   std::string name;
+  std::string input_dims;  // by input shape only: the calls' "Input Dims"
+  std::string call_stack;  // by call stack only: the calls' "Call stack"
   int64_t calls = 0;
   int64_t host_self_ns = 0, host_total_ns = 0;
   int64_t device_self_ns = 0, device_total_ns = 0;
@@ -32,6 +34,12 @@ struct OperatorRow {
 
 // Every cpu_op name but the plugin's exclusions, by device total, then host total, then name.
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t);
+// The same per operator name and "Input Dims" (record_shapes), for the calls that have them;
+// empty for a trace without shapes.
+std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t);
+// The same per operator name and "Call stack" (older traces recorded with with_stack=True; newer
+// ones show stacks as python_function ranges instead: the Module view); empty without stacks.
+std::vector<OperatorRow> OperatorViewByStack(const trace::TraceModel& m, const OpTree& t);
 
 // One kernel name (or, per operator, one operator and kernel name pair).
 struct KernelRow {

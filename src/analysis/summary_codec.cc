@@ -23,7 +23,7 @@ template <class A> void Fields(A& a, HtaOptions& o) {
     o.launch_delay_cutoff_ns, o.top_kernels);
 }
 template <class A> void Fields(A& a, AnalyzeOptions& o) {
-  a(o.steps, o.hta, o.dataloader_patterns, o.critical_path);
+  a(o.steps, o.hta, o.dataloader_patterns, o.critical_path, o.flops.peak_tflops);
 }
 template <class A> void Fields(A& a, trace::DeviceInfo& d) {
   a(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,
@@ -72,8 +72,8 @@ template <class A> void Fields(A& a, HtaResult& h) {
     h.comm_comp_overlap_pct, h.has_communication, h.launch, h.queues);
 }
 template <class A> void Fields(A& a, OperatorRow& o) {
-  a(o.name, o.calls, o.host_self_ns, o.host_total_ns, o.device_self_ns, o.device_total_ns,
-    o.tc_self_ns, o.tc_total_ns, o.tc_eligible);
+  a(o.name, o.input_dims, o.call_stack, o.calls, o.host_self_ns, o.host_total_ns,
+    o.device_self_ns, o.device_total_ns, o.tc_self_ns, o.tc_total_ns, o.tc_eligible);
 }
 template <class A> void Fields(A& a, KernelRow& k) {
   a(k.name, k.op, k.tensor_cores, k.calls, k.total_ns, k.min_ns, k.max_ns, k.blocks_per_sm,
@@ -107,10 +107,39 @@ template <class A> void Fields(A& a, CpWindow::Event& e) {
 template <class A> void Fields(A& a, CpWindow& w) {
   a(w.label, w.note, w.length_ns, w.nodes, w.category_ns, w.top, w.edges, w.events);
 }
+template <class A> void Fields(A& a, MemoryPoint& p) { a(p.ts_ns, p.allocated, p.reserved); }
+template <class A> void Fields(A& a, LiveBytes& l) { a(l.op, l.bytes); }
+template <class A> void Fields(A& a, DeviceMemory& d) {
+  a(d.device, d.curve, d.peak_allocated, d.peak_ts_ns, d.peak_reserved, d.live_at_peak,
+    d.live_unknown);
+}
+template <class A> void Fields(A& a, Allocation& l) {
+  a(l.device, l.op, l.bytes, l.alloc_ns, l.free_ns);
+}
+template <class A> void Fields(A& a, OperatorMemory& o) {
+  a(o.op, o.device, o.calls, o.self_count, o.self_bytes, o.self_increase, o.total_count,
+    o.total_bytes, o.total_increase);
+}
+template <class A> void Fields(A& a, MemoryResult& m) {
+  a(m.devices, m.allocations, m.operators, m.events, m.unattributed, m.frees_without_alloc,
+    m.op_names, m.t0_ns);
+}
+template <class A> void Fields(A& a, PeakTflops& p) { a(p.gpu, p.fp32, p.tf32, p.fp16); }
+template <class A> void Fields(A& a, FlopsRow& f) {
+  a(f.name, f.precision, f.calls, f.flops, f.bytes, f.device_ns);
+}
+template <class A> void Fields(A& a, StepFlops& s) { a(s.step, s.flops, s.dur_ns); }
+template <class A> void Fields(A& a, FlopsResult& f) {
+  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision);
+}
+template <class A> void Fields(A& a, MemcpyBandwidth& m) {
+  a(m.direction, m.copies, m.bytes, m.dur_ns, m.max_bytes_per_s);
+}
 template <class A> void Fields(A& a, RankAnalysis& r) {
   a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
     r.modules, r.kernel_sequences, r.comm_ops, r.comm_breakdowns, r.candidates,
     r.critical_paths);
+  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy);
 }
 template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
 // clang-format on

@@ -53,6 +53,7 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = f.top_kernels;
   o.dataloader_patterns = f.dataloader_patterns;
+  o.flops.peak_tflops = f.peak_tflops;
   o.threads = f.threads;
   if (f.critical_path_given) o.critical_path = f.critical_path;
   return o;
@@ -319,6 +320,9 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_flag("--mpi", f->mpi,
                 "Under mpirun: spread the rank files over the MPI processes; rank 0 gathers "
                 "their summaries and writes the report");
+  sub->add_option("--peak-tflops", f->peak_tflops,
+                  "The GPU's peak TFLOP/s for MFU, instead of the table's for its name")
+      ->check(CLI::PositiveNumber);
   CLI::Option* cp =
       sub->add_option("--critical-path", f->critical_path,
                       "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "

@@ -25,6 +25,7 @@ struct AnalyzeFlags {
   double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
   int top_kernels = 10;
   std::vector<std::string> dataloader_patterns;
+  double peak_tflops = 0;  // --peak-tflops; 0: the table's, by GPU name
   int threads = 0;
   std::string progress = "auto";
   Options::Output out;

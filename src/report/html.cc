@@ -293,6 +293,25 @@ void RenderRunDetails(std::string& out, const Report& r) {
   out += "</section>";
 }
 
+// Where the timeline is: a profile run writes trace.json beside this page; analyze read a trace.
+void RenderTraceLink(std::string& page, const Report& r) {
+  // Text, not a link: the page references nothing outside its folder (the browser test).
+  const char* how =
+      " To see it, open ui.perfetto.dev in a browser and choose \"Open trace file\" (or drop the "
+      "file on the page); chrome://tracing reads it too.";
+  if (r.kind == "profile") {
+    page += " The timeline is <a href=\"trace.json\">trace.json</a>.";
+    page += how;
+    return;
+  }
+  const std::string input = MetaText(r, "input");
+  if (r.kind != "analyze" || input.empty() || input == "-") return;
+  page += " The timeline is the trace analysed, ";
+  AppendEscaped(page, input);
+  page += ".";
+  page += how;
+}
+
 }  // namespace
 
 void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
@@ -334,9 +353,9 @@ void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
   RenderRunDetails(page, r);
   page += "</main><footer>Written by trainprof ";
   AppendEscaped(page, MetaText(r, "trainprof_version"));
-  page +=
-      ". Every figure is in report.json and the CSV files next to this page."
-      "</footer><script>";
+  page += ". Every figure is in report.json and the CSV files next to this page.";
+  RenderTraceLink(page, r);
+  page += "</footer><script>";
   page += kSortScript;
   page += "</script></body></html>\n";
   out << page;

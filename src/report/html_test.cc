@@ -224,6 +224,37 @@ TEST(SvgTest, NiceTicks) {
   EXPECT_EQ(svg::NiceTicks(1, 1, 5), (std::vector<double>{1}));
 }
 
+// The throughput chart's x ticks: a rounded tick outside the data (0 and 100 for x in [3, 97])
+// would be drawn outside the plot's frame [76, 744].
+TEST(SvgTest, LineChartTicksStayInsideThePlot) {
+  svg::LineChart line{.id = "l", .title = "t", .x_unit = Unit::kNumber};
+  line.lines.push_back({"a", {3, 50, 97}, {-3, 10, 12}});
+  const std::string svg = svg::Render(line);
+  const std::string mark = "<text class=\"tick\" x=\"";
+  int ticks = 0;
+  for (size_t at = svg.find(mark); at != std::string::npos; at = svg.find(mark, at + 1)) {
+    const double x = std::stod(svg.substr(at + mark.size()));
+    EXPECT_GE(x, 70) << svg.substr(at, 80);  // y ticks sit just left of the frame
+    EXPECT_LE(x, 744.1) << svg.substr(at, 80);
+    ++ticks;
+  }
+  EXPECT_GT(ticks, 5);
+}
+
+TEST(HtmlTest, LinksTheTimelineWithHowToOpenIt) {
+  Report profile;
+  profile.kind = "profile";
+  const std::string p = RenderHtmlString(profile);
+  EXPECT_NE(p.find("<a href=\"trace.json\">trace.json</a>"), std::string::npos);
+  EXPECT_NE(p.find("ui.perfetto.dev"), std::string::npos);
+  Report analyze;
+  analyze.kind = "analyze";
+  analyze.AddMeta("input", std::string("traces/<rank0>.json"));
+  const std::string a = RenderHtmlString(analyze);
+  EXPECT_NE(a.find("the trace analysed, traces/&lt;rank0&gt;.json"), std::string::npos);
+  EXPECT_EQ(a.find("href=\"trace.json\""), std::string::npos);
+}
+
 TEST(SvgTest, EmptyChartsSaySo) {
   svg::LineChart line{.id = "l", .title = "nothing"};
   line.lines.push_back({"a", {0, 1}, {NAN, NAN}});

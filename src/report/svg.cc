@@ -184,6 +184,7 @@ std::string Render(const LineChart& c) {
   if (yr.hi <= yr.lo) yr.hi = yr.lo + 1;
   if (xr.hi <= xr.lo) xr.hi = xr.lo + 1;
   std::vector<double> yt = NiceTicks(yr.lo, yr.hi, 5);
+  yr.lo = std::min(yr.lo, yt.front());
   yr.hi = std::max(yr.hi, yt.back());
   const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
   auto X = [&](double x) { return kLeft + (x - xr.lo) / (xr.hi - xr.lo) * pw; };
@@ -197,7 +198,10 @@ std::string Render(const LineChart& c) {
     AppendEscaped(out, Label(t, c.y_unit));
     out += "</text>";
   }
+  const double x_slack = (xr.hi - xr.lo) * 1e-9;
   for (double t : NiceTicks(xr.lo, xr.hi, 8)) {
+    // The x range is the data's own: a rounded tick beyond it would sit outside the plot.
+    if (t < xr.lo - x_slack || t > xr.hi + x_slack) continue;
     fmt::format_to(std::back_inserter(out),
                    "<text class=\"tick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">", X(t),
                    kTop + ph + 16);

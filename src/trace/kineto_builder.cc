@@ -56,8 +56,13 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
   switch (key.size()) {  // by length first: most args are none of these
     case 3:
       return key == "Seq" ? &ev->seq : nullptr;
+    case 4:
+      return key == "Addr" ? &ev->addr : nullptr;
     case 5:
-      return key == "Bytes" ? &ev->bytes : key == "dtype" ? &ev->dtype : nullptr;
+      return key == "Bytes"   ? &ev->bytes
+             : key == "dtype" ? &ev->dtype
+             : key == "bytes" ? &ev->memcpy_bytes
+                              : nullptr;
     case 6:
       return key == "stream" ? &ev->stream : key == "device" ? &ev->device : nullptr;
     case 8:
@@ -65,10 +70,15 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
     case 9:
       return key == "Device Id" ? &ev->device_id : nullptr;
     case 10:
-      return key == "Group size" ? &ev->group_size : nullptr;
+      return key == "Group size"   ? &ev->group_size
+             : key == "Input Dims" ? &ev->input_dims
+             : key == "Input type" ? &ev->input_types
+             : key == "Call stack" ? &ev->call_stack
+                                   : nullptr;
     case 11:
       return key == "correlation"   ? &ev->correlation
              : key == "External id" ? &ev->external_id
+             : key == "Device Type" ? &ev->device_type
                                     : nullptr;
     case 13:
       return key == "blocks per SM"   ? &ev->blocks_per_sm
@@ -77,6 +87,7 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
     case 14:
       return key == "Out msg nelems"   ? &ev->out_nelems
              : key == "wait_on_stream" ? &ev->wait_on_stream
+             : key == "Total Reserved" ? &ev->total_reserved
                                        : nullptr;
     case 15:
       return key == "Total Allocated"   ? &ev->total_allocated
@@ -164,6 +175,7 @@ void EventBuilder::AddFlow(const RawEvent& ev, std::string_view ph) {
 // Bytes of each allocation or free, the deltas to rebuild the curve from at the end.
 bool EventBuilder::AddMemory(const RawEvent& ev) {
   int64_t dev = ev.device_id.type == Scalar::kNumber ? ToInt(ev.device_id.text).value_or(-1) : -1;
+  KeepMemoryEvent(ev, dev);
   if (ev.total_allocated.type != Scalar::kNumber) {
     if (ev.bytes.type != Scalar::kNumber || ev.ts.type != Scalar::kNumber) return false;
     auto ts = MicrosToNs(ev.ts.text);
@@ -179,6 +191,44 @@ bool EventBuilder::AddMemory(const RawEvent& ev) {
   else
     it->second = std::max(it->second, bytes);
   return true;
+}
+
+// The event itself, for the Memory view: what it needs and nothing else.
+void EventBuilder::KeepMemoryEvent(const RawEvent& ev, int64_t dev) {
+  if (ev.ts.type != Scalar::kNumber || ev.bytes.type != Scalar::kNumber) return;
+  std::optional<int64_t> ts = MicrosToNs(ev.ts.text);
+  std::optional<int64_t> bytes = ToInt(ev.bytes.text);
+  if (!ts || !bytes) return;
+  MemoryEvent e;
+  e.ts_ns = *ts;
+  e.bytes = *bytes;
+  e.total_allocated = OptionalInt(ev.total_allocated);
+  e.total_reserved = OptionalInt(ev.total_reserved);
+  e.addr =
+      static_cast<uint64_t>(ev.addr.type == Scalar::kNumber ? ToInt(ev.addr.text).value_or(0) : 0);
+  e.track = TrackOf(Track{IdOf(ev.pid), IdOf(ev.tid)});
+  e.device_type = static_cast<int8_t>(std::clamp<int64_t>(OptionalInt(ev.device_type), -1, 127));
+  e.device_id = static_cast<int16_t>(std::clamp<int64_t>(dev, -1, 32767));
+  m_.memory_events.push_back(e);
+}
+
+// A cpu_op's input shapes and a memcpy's bytes: the MFU and bandwidth views read them.
+void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
+  const auto index = static_cast<uint32_t>(i);
+  if (k == EventKind::kMemcpy && ev.memcpy_bytes.type == Scalar::kNumber) {
+    if (auto b = ToInt(ev.memcpy_bytes.text)) m_.memcpy_bytes.emplace_back(index, *b);
+    return;
+  }
+  if (k != EventKind::kCpuOp) return;
+  const bool dims = ev.input_dims.type == Scalar::kOtherValue;
+  const bool stack = ev.call_stack.type == Scalar::kString && !ev.call_stack.text.empty();
+  if (!dims && !stack) return;
+  OpInputs in{index};
+  if (dims) in.dims = m_.names.Intern(ev.input_dims.text);
+  if (dims && ev.input_types.type == Scalar::kOtherValue)
+    in.types = m_.names.Intern(ev.input_types.text);
+  if (stack) in.stack = m_.names.Intern(ev.call_stack.text);
+  m_.op_inputs.push_back(in);
 }
 
 void EventBuilder::AddComplete(const RawEvent& ev) {
@@ -216,6 +266,7 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   m_.external_id.Set(i, OptionalInt(ev.external_id));
   AddCollectiveArgs(ev, i);
   AddSyncWait(ev, i);
+  AddOpArgs(ev, k, i);
   if (where.stream == -1 && where.device == -1) return;  // not GPU work
   if (ev.blocks_per_sm.type != Scalar::kNumber && ev.occupancy.type != Scalar::kNumber) return;
   KernelStats stats{static_cast<uint32_t>(i)};
@@ -333,6 +384,8 @@ TraceModel EventBuilder::Finish() {
   if (!host_name_.empty()) m_.host_name = host_name_;
   ResolveRank();
   ApplyBaseTime();
+  std::stable_sort(m_.memory_events.begin(), m_.memory_events.end(),
+                   [](const MemoryEvent& a, const MemoryEvent& b) { return a.ts_ns < b.ts_ns; });
   ReportCounts();
   CheckFlows();
   PeaksFromDeltas();
@@ -355,6 +408,7 @@ void EventBuilder::ApplyBaseTime() {
   m_.base_time_ns = *base;
   for (int64_t& t : m_.ts_ns) t += *base;
   for (MemoryDelta& d : memory_deltas_) d.ts_ns += *base;
+  for (MemoryEvent& e : m_.memory_events) e.ts_ns += *base;
 }
 
 void EventBuilder::ResolveRank() {

@@ -25,7 +25,10 @@ struct RawEvent {
   using Scalar = json::Scalar;
   Scalar ph, cat, name, pid, tid, ts, dur, id;
   Scalar correlation, external_id, device, in_device, stream, blocks_per_sm, occupancy;
-  Scalar total_allocated, device_id, bytes;  // [memory] instant events
+  Scalar total_allocated, total_reserved, device_id, device_type, bytes, addr;  // [memory]
+  Scalar input_dims, input_types;  // cpu_op "Input Dims" / "Input type" (JSON arrays as text)
+  Scalar call_stack;               // cpu_op "Call stack" (";"-separated frames)
+  Scalar memcpy_bytes;             // gpu_memcpy "bytes"
   // Collectives (CollectiveArgs).
   Scalar coll_name, pg_name, comms_id, dtype, seq, in_nelems, out_nelems, group_size;
   Scalar wait_on_stream, wait_on_record;  // cuda_sync (SyncWait)
@@ -54,10 +57,12 @@ class EventBuilder {
  private:
   void AddFlow(const RawEvent& ev, std::string_view ph);
   bool AddMemory(const RawEvent& ev);
+  void KeepMemoryEvent(const RawEvent& ev, int64_t dev);
   void AddComplete(const RawEvent& ev);
   int64_t IdOf(const json::Scalar& s);
   void AddCollectiveArgs(const RawEvent& ev, size_t i);
   void AddSyncWait(const RawEvent& ev, size_t i);
+  void AddOpArgs(const RawEvent& ev, EventKind k, size_t i);
   void PlaceGpuWork(const RawEvent& ev, EventKind k, Track* where);
   uint32_t TrackOf(const Track& t);
   void ReadTopValue(std::string_view key, std::string_view text);

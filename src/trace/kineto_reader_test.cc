@@ -218,6 +218,48 @@ TEST(KinetoReader, MemoryPeakFromBytesDeltasWhenThereIsNoTotal) {
   EXPECT_EQ(rebuilt, 1);
 }
 
+// The args the Memory, MFU and Operator views read: each [memory] event whole, a cpu_op's
+// Input Dims, Input type and Call stack (an empty stack is none), a memcpy's bytes.
+TEST(KinetoReader, KeepsMemoryEventsShapesStacksAndCopyBytes) {
+  const char* t = R"J({"traceEvents": [
+    {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 2, "ts": 7,
+     "args": {"Total Reserved": 4096, "Total Allocated": 1536, "Bytes": 512, "Addr": 140000000000, "Device Id": 3, "Device Type": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 5, "dur": 4,
+     "args": {"Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"], "Call stack": "a.py(1): f;b.py(2): g"}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 2, "ts": 10, "dur": 1,
+     "args": {"Call stack": ""}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 2, "ts": 12, "dur": 1,
+     "args": {"Call stack": "c.py(3): h"}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7, "ts": 20, "dur": 2,
+     "args": {"device": 0, "stream": 7, "bytes": 1048576}}
+  ]})J";
+  auto m = ParseTrace(t, "args.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->memory_events.size(), 1u);
+  const MemoryEvent& e = m->memory_events[0];
+  EXPECT_EQ(e.ts_ns, 7000);
+  EXPECT_EQ(e.bytes, 512);
+  EXPECT_EQ(e.total_allocated, 1536);
+  EXPECT_EQ(e.total_reserved, 4096);
+  EXPECT_EQ(e.addr, 140000000000u);
+  EXPECT_EQ(e.device_id, 3);
+  EXPECT_EQ(e.device_type, 1);
+  EXPECT_EQ(m->tracks[e.track].tid, 2);
+  ASSERT_EQ(m->op_inputs.size(), 2u);  // relu's empty stack is no entry
+  const OpInputs* mm = m->InputsOf(0);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(m->names[mm->dims], "[[2, 3], [3, 4]]");
+  EXPECT_EQ(m->names[mm->types], R"(["float", "float"])");
+  EXPECT_EQ(m->names[mm->stack], "a.py(1): f;b.py(2): g");
+  EXPECT_EQ(m->InputsOf(1), nullptr);
+  const OpInputs* add = m->InputsOf(2);
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->dims, kNoName);
+  EXPECT_EQ(m->names[add->stack], "c.py(3): h");
+  EXPECT_EQ(m->MemcpyBytesOf(3), 1048576);
+  EXPECT_EQ(m->MemcpyBytesOf(0), kNone);
+}
+
 // Fatal errors: one line naming the file, the byte, line and column.
 struct BadCase {
   const char* name;
@@ -348,6 +390,23 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b) {
   EXPECT_EQ(a.json_bytes, b.json_bytes);
   EXPECT_EQ(a.truncated, b.truncated);
   EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
+  EXPECT_EQ(a.memcpy_bytes, b.memcpy_bytes);
+  ASSERT_EQ(a.memory_events.size(), b.memory_events.size());
+  for (size_t i = 0; i < a.memory_events.size(); ++i) {
+    const MemoryEvent &x = a.memory_events[i], &y = b.memory_events[i];
+    ASSERT_EQ(x.ts_ns, y.ts_ns);
+    ASSERT_EQ(x.bytes, y.bytes);
+    ASSERT_EQ(x.total_allocated, y.total_allocated);
+    ASSERT_EQ(x.addr, y.addr);
+    ASSERT_EQ(x.device_id, y.device_id);
+    ASSERT_EQ(IdText(a, a.tracks[x.track].tid), IdText(b, b.tracks[y.track].tid));
+  }
+  ASSERT_EQ(a.op_inputs.size(), b.op_inputs.size());
+  for (size_t i = 0; i < a.op_inputs.size(); ++i) {
+    ASSERT_EQ(a.op_inputs[i].event, b.op_inputs[i].event);
+    ASSERT_EQ(a.names[a.op_inputs[i].dims], b.names[b.op_inputs[i].dims]);
+    ASSERT_EQ(a.names[a.op_inputs[i].types], b.names[b.op_inputs[i].types]);
+  }
   for (size_t i = 0; i < a.size(); ++i) {
     SCOPED_TRACE(i);
     ASSERT_EQ(a.name_of(i), b.name_of(i));
@@ -386,8 +445,17 @@ std::string SegmentTrace(int events, bool trap) {
         i % 17, 10 * i + 3, corr, i % 5);
     t += fmt::format(
         "  {{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 1, "
-        "\"tid\": 1, \"ts\": {}, \"args\": {{\"Device Id\": 0, \"Bytes\": {}}}}},\n",
-        10 * i + 1, i % 2 ? -256 : 512);
+        "\"tid\": {}, \"ts\": {}, \"args\": {{\"Device Id\": 0, \"Bytes\": {}, \"Addr\": {}}}}},\n",
+        i % 3 == 0 ? "\"worker\"" : "1", 10 * i + 1, i % 2 ? -256 : 512, i / 2);
+    if (i % 10 == 0)  // shapes and copy bytes, in side tables the parts must merge
+      t += fmt::format(
+          "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, "
+          "\"ts\": {}, \"dur\": 1, \"args\": {{\"Input Dims\": [[{}, 2], [2, 3]], \"Input type\": "
+          "[\"float\", \"float\"]}}}},\n  {{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": "
+          "\"Memcpy HtoD\", \"pid\": 0, \"tid\": 7, \"ts\": {}, \"dur\": 1, \"args\": "
+          "{{\"stream\": "
+          "7, \"device\": 0, \"bytes\": {}}}}},\n",
+          10 * i + 2, i % 7, 10 * i + 4, 1000 + i);
     if (trap && i == events / 2)
       for (int k = 0; k < 4; ++k) {
         std::string filler;
@@ -421,6 +489,12 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
     ASSERT_TRUE(one.ok()) << one.status().message();
     EXPECT_EQ(one->rank, 3);
     EXPECT_EQ(one->base_time_ns, 1700000000000000000);
+    EXPECT_EQ(one->memory_events.size(), 3000u);
+    EXPECT_EQ(one->memory_events[1].addr, 0u);  // i = 1: Addr 1 / 2
+    EXPECT_EQ(one->memory_events[3].ts_ns, 1700000000000000000 + 31'000);
+    EXPECT_EQ(one->op_inputs.size(), 300u);
+    EXPECT_EQ(one->memcpy_bytes.size(), 300u);
+    EXPECT_EQ(one->MemcpyBytesOf(one->memcpy_bytes[2].first), 1020);
     for (int segments : {2, 3, 7}) {
       SCOPED_TRACE(segments);
       auto many = ReadWith(path, segments);

@@ -108,6 +108,16 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   AppendColumn(track, std::move(o.track));
   correlation.Absorb(std::move(o.correlation));
   external_id.Absorb(std::move(o.external_id));
+  for (OpInputs& in : o.op_inputs) {
+    in.event += static_cast<uint32_t>(at);
+    for (uint32_t* id : {&in.dims, &in.types, &in.stack})
+      if (*id != kNoName) *id = names[*id];
+  }
+  for (auto& b : o.memcpy_bytes) b.first += static_cast<uint32_t>(at);
+  for (MemoryEvent& e : o.memory_events) e.track = tracks[e.track];
+  AppendColumn(op_inputs, std::move(o.op_inputs));
+  AppendColumn(memcpy_bytes, std::move(o.memcpy_bytes));
+  AppendColumn(memory_events, std::move(o.memory_events));
   AppendColumn(kernel_stats, std::move(o.kernel_stats));
   AppendColumn(collective_args, std::move(o.collective_args));
   for (SyncWait& w : o.sync_waits) w.event += static_cast<uint32_t>(at);
@@ -138,6 +148,18 @@ const SyncWait* TraceModel::SyncWaitOf(size_t i) const {
   auto it = std::lower_bound(sync_waits.begin(), sync_waits.end(), i,
                              [](const SyncWait& w, size_t e) { return w.event < e; });
   return it != sync_waits.end() && it->event == i ? &*it : nullptr;
+}
+
+const OpInputs* TraceModel::InputsOf(size_t i) const {
+  auto it = std::lower_bound(op_inputs.begin(), op_inputs.end(), i,
+                             [](const OpInputs& c, size_t e) { return c.event < e; });
+  return it != op_inputs.end() && it->event == i ? &*it : nullptr;
+}
+
+int64_t TraceModel::MemcpyBytesOf(size_t i) const {
+  auto it = std::lower_bound(memcpy_bytes.begin(), memcpy_bytes.end(), i,
+                             [](const auto& c, size_t e) { return c.first < e; });
+  return it != memcpy_bytes.end() && it->first == i ? it->second : kNone;
 }
 
 const DeviceInfo* TraceModel::FindDevice(int64_t id) const {

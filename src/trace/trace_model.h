@@ -135,6 +135,29 @@ struct CollectiveArgs {
   int64_t group_size = -1;                  // "Group size"
 };
 
+// One `[memory]` instant event of a trace recorded with profile_memory: an allocation (bytes > 0)
+// or a free (bytes < 0) by the caching allocator, with the device's totals after it.
+struct MemoryEvent {
+  int64_t ts_ns = 0;
+  int64_t bytes = 0;                // "Bytes": + allocated, - freed
+  int64_t total_allocated = kNone;  // "Total Allocated" after it, kNone when absent
+  int64_t total_reserved = kNone;   // "Total Reserved" after it, kNone when absent
+  uint64_t addr = 0;                // "Addr", 0 when absent
+  uint32_t track = 0;               // index into TraceModel::tracks: the thread that asked
+  int8_t device_type = 0;           // "Device Type": 0 CPU, 1 CUDA, ...
+  int16_t device_id = -1;           // "Device Id", -1 for the CPU
+};
+
+// A cpu_op's "Input Dims" and "Input type" (record_shapes=True), as name ids of their JSON text
+// ("[[2, 3], [3, 4]]", "[\"float\", \"float\"]"), and its "Call stack" (older traces recorded
+// with with_stack=True); kNoName when absent or empty.
+struct OpInputs {
+  uint32_t event = 0;  // index in the model
+  uint32_t dims = kNoName;
+  uint32_t types = kNoName;
+  uint32_t stack = kNoName;
+};
+
 // Where events ran: a process and thread, and for GPU work its device and stream. A trace has a
 // few dozen of these, so each event keeps a 4-byte index instead of the four 8-byte values.
 struct Track {
@@ -177,6 +200,11 @@ struct TraceModel {
   std::vector<SyncWait> sync_waits;             // sorted by event
   std::string host_name;  // top-level "hostname" / distributedInfo "host_name"; empty if absent
 
+  std::vector<MemoryEvent> memory_events;  // [memory] instants, sorted by ts_ns
+  std::vector<OpInputs> op_inputs;         // sorted by event; cpu_ops with shapes or a stack only
+  // The "bytes" arg of memcpy events, (event, bytes), sorted by event.
+  std::vector<std::pair<uint32_t, int64_t>> memcpy_bytes;
+
   std::vector<InputDiagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
   std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;
@@ -199,6 +227,10 @@ struct TraceModel {
   // nullptr when event i is not a sync that names what it waits on.
   const SyncWait* SyncWaitOf(size_t i) const;
   const DeviceInfo* FindDevice(int64_t id) const;
+  // nullptr when event i has no input shapes.
+  const OpInputs* InputsOf(size_t i) const;
+  // The memcpy's "bytes" arg, kNone when absent.
+  int64_t MemcpyBytesOf(size_t i) const;
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
   size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, uint32_t where);

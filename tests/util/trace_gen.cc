@@ -19,9 +19,10 @@ constexpr const char* kDataLoaderName =
 struct HostEv {
   std::string name, cat;
   int64_t ts = 0, dur = 0;
-  int64_t ext = -1;     // External id
-  int64_t corr = -1;    // runtime calls only
-  bool launch = false;  // a launch call: an ac2g flow starts here
+  int64_t ext = -1;                // External id
+  int64_t corr = -1;               // runtime calls only
+  bool launch = false;             // a launch call: an ac2g flow starts here
+  std::string dims, types, stack;  // Input Dims / Input type / Call stack
   int64_t end() const { return ts + dur; }
 };
 
@@ -120,7 +121,8 @@ StatusOr<Layout> Lay(const GenTrace& t, const GenRank& r) {
       // Kineto gives runtime and driver calls a correlation id, ops an External id.
       bool runtime = c.category == "cuda_runtime" || c.category == "cuda_driver";
       l.host.push_back({c.name, c.category, st.host_begin + c.start_ns, c.dur_ns,
-                        IsOpCategory(c.category) ? ext++ : -1, runtime ? corr++ : -1});
+                        IsOpCategory(c.category) ? ext++ : -1, runtime ? corr++ : -1, false,
+                        c.input_dims, c.input_types, c.call_stack});
     }
     for (const GenGpuOp& g : s.gpu_ops) {
       int64_t launch = g.start_ns - g.launch_delay_ns;
@@ -204,6 +206,9 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
     std::string args = h.corr >= 0 ? fmt::format(R"("cbid": 211, "correlation": {})", h.corr) : "";
     if (h.ext >= 0)
       args = fmt::format(R"("External id": {}{}{})", h.ext, args.empty() ? "" : ", ", args);
+    if (!h.dims.empty()) args += fmt::format(R"(, "Input Dims": {})", h.dims);
+    if (!h.types.empty()) args += fmt::format(R"(, "Input type": {})", h.types);
+    if (!h.stack.empty()) args += fmt::format(R"(, "Call stack": {})", Quoted(h.stack));
     ev.push_back(fmt::format(
         R"({{"ph": "X", "cat": {}, "name": {}, "pid": {}, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
         Quoted(h.cat), Quoted(h.name), kCpuPid, kCpuTid, Ts(h.ts), Us(h.dur), args));
@@ -229,9 +234,9 @@ std::string Json(const GenTrace& t, const GenRank& r, const Layout& l) {
   int64_t prev = 0;
   for (const GenMemorySample& m : t.memory) {
     ev.push_back(fmt::format(
-        R"({{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": {}, "tid": {}, "ts": {}, "args": {{"Total Reserved": {}, "Total Allocated": {}, "Bytes": {}, "Addr": 140000000000, "Device Id": {}, "Device Type": 1}}}})",
+        R"({{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": {}, "tid": {}, "ts": {}, "args": {{"Total Reserved": {}, "Total Allocated": {}, "Bytes": {}, "Addr": {}, "Device Id": {}, "Device Type": 1}}}})",
         kCpuPid, kCpuTid, Ts(origin + m.at_ns), m.total_allocated_bytes + (int64_t{1} << 21),
-        m.total_allocated_bytes, m.total_allocated_bytes - prev, t.device));
+        m.total_allocated_bytes, m.total_allocated_bytes - prev, m.addr, t.device));
     prev = m.total_allocated_bytes;
   }
   ev.push_back(fmt::format(
@@ -536,6 +541,26 @@ void ExpectHta(const Layout& l, const std::vector<bool>& selected, const std::ve
   x.p95_delay_ns = Quantile(delays, 0.95);
 }
 
+// Each memory sample's change goes to the innermost cpu_op around it: of those whose [start, end)
+// holds it, the one that started last (the shortest of those that started together).
+void ExpectMemoryByOp(const GenTrace& t, const GenRank& r, const Layout& l, Expected& x) {
+  const int64_t origin = l.steps.empty() ? t.epoch_ns + r.skew_ns : l.steps.front().host_begin;
+  int64_t prev = 0;
+  for (const GenMemorySample& m : t.memory) {
+    const int64_t at = origin + m.at_ns, bytes = m.total_allocated_bytes - prev;
+    prev = m.total_allocated_bytes;
+    const HostEv* inner = nullptr;
+    for (const HostEv& h : l.host) {
+      if (h.cat != "cpu_op" || at < h.ts || at >= h.end()) continue;
+      if (!inner || h.ts > inner->ts || (h.ts == inner->ts && h.dur < inner->dur)) inner = &h;
+    }
+    if (inner)
+      x.memory_self_increase[inner->name] += bytes;
+    else
+      ++x.memory_unattributed;
+  }
+}
+
 Expected Expect(const GenTrace& t, const GenRank& r, const Layout& l) {
   Expected x;
   x.rank = r.rank;
@@ -556,6 +581,7 @@ Expected Expect(const GenTrace& t, const GenRank& r, const Layout& l) {
   ExpectHta(l, selected, segs, x);
   for (const GenMemorySample& m : t.memory)
     x.peak_allocated_bytes = std::max(x.peak_allocated_bytes, m.total_allocated_bytes);
+  ExpectMemoryByOp(t, r, l, x);
   return x;
 }
 

@@ -68,6 +68,9 @@ struct GenCpuOp {
   std::string category = "cpu_op";
   int64_t start_ns = 0;  // from the step's host start
   int64_t dur_ns = 0;
+  // record_shapes: written as "Input Dims" / "Input type" when not empty (JSON arrays' text).
+  std::string input_dims, input_types;
+  std::string call_stack;  // written as "Call stack" when not empty
 };
 
 struct GenStep {
@@ -84,6 +87,7 @@ struct GenStep {
 struct GenMemorySample {
   int64_t at_ns = 0;
   int64_t total_allocated_bytes = 0;
+  int64_t addr = 140'000'000'000;  // "Addr": an allocation and its free share one
 };
 
 struct GenTrace {
@@ -173,6 +177,10 @@ struct Expected {
   double mean_launch_ns = 0;
 
   int64_t peak_allocated_bytes = -1;  // from the memory samples; -1 without
+  // The memory samples' changes by the innermost cpu_op around them ([start, end)), and the
+  // count of samples inside none.
+  std::map<std::string, int64_t> memory_self_increase;
+  int64_t memory_unattributed = 0;
 };
 
 struct GeneratedTrace {

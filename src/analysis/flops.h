@@ -1,0 +1,86 @@
+// MFU and roofline: the FLOPs of the dense operators from their "Input Dims" and "Input type"
+// (record_shapes=True), the TFLOP/s they achieved over their device time, and the share of the
+// GPU's peak that is (model FLOPs utilization).
+//
+//   FLOPs of one call (multiply-add = 2 FLOPs):
+//     aten::mm          [m,k] x [k,n]                      2 m k n
+//     aten::addmm       bias, [m,k], [k,n]                 2 m k n
+//     aten::bmm         [b,m,k] x [b,k,n]                  2 b m k n   (aten::baddbmm alike)
+//     aten::linear      x [..., k], weight [n, k]          2 (x's rows) k n
+//     convolution       x [N,C,*S], w [O,C/g,*K]           2 N O prod(S) (C/g) prod(K)
+//                       (Input Dims hold no stride or padding: the output is taken as big as
+//                       the input, stride 1 and "same" padding; a strided conv is over-counted)
+//     scaled_dot_product_attention q [B,H,L,E], k [B,H,S,E], v [B,H,S,Ev]
+//                                                          2 B H L S (E + Ev)
+//   Bytes (for the arithmetic intensity): the input tensors and the output, at the dtype's size.
+//
+//   FlopsResult f = ComputeFlops(model, tree, steps, {});
+//   for (const FlopsRow& r : f.operators) ... r.tflops_per_s() ...
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/op_tree.h"
+#include "analysis/steps.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+enum class Precision { kFp32, kTf32, kFp16, kUnknown };
+const char* PrecisionName(Precision p);  // "fp32", "tf32", "fp16/bf16", "unknown"
+
+// Dense peak TFLOP/s of a GPU, by its deviceProperties name ("NVIDIA A100-SXM4-80GB"); 0 where
+// the table has no entry for that precision. Unknown GPUs: all 0.
+struct PeakTflops {
+  std::string gpu;  // the table's name for it ("A100"), "" when unknown
+  double fp32 = 0, tf32 = 0, fp16 = 0;
+  double For(Precision p) const;
+};
+PeakTflops PeakFor(std::string_view device_name);
+
+// One operator's FLOPs per call; 0 when the operator is not one of the above or its dims do not
+// fit. `dims` and `types` are the args' JSON text.
+struct OpFlops {
+  double flops = 0;
+  double bytes = 0;  // 0 when unknown
+  Precision precision = Precision::kUnknown;
+};
+OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view types);
+
+struct FlopsRow {
+  std::string name;
+  Precision precision = Precision::kUnknown;
+  int64_t calls = 0;
+  double flops = 0, bytes = 0;
+  int64_t device_ns = 0;  // device total time of those calls
+  double tflops_per_s() const { return device_ns > 0 ? flops / device_ns / 1e3 : 0; }
+  double intensity() const { return bytes > 0 ? flops / bytes : 0; }
+};
+
+struct StepFlops {
+  std::string step;
+  double flops = 0;  // of the outermost counted operators that started in the step
+  int64_t dur_ns = 0;
+  double tflops_per_s() const { return dur_ns > 0 ? flops / dur_ns / 1e3 : 0; }
+};
+
+struct FlopsOptions {
+  double peak_tflops = 0;  // --peak-tflops: used for every precision when > 0
+};
+
+struct FlopsResult {
+  bool has_shapes = false;          // the trace has Input Dims (record_shapes=True)
+  std::string device_name;          // the GPU the peak is for ("" when the trace names none)
+  PeakTflops peak;                  // from the table, or every field --peak-tflops
+  std::vector<FlopsRow> operators;  // by FLOPs, largest first
+  std::vector<StepFlops> steps;
+  Precision main_precision = Precision::kUnknown;  // of most FLOPs: the MFU's peak
+};
+
+FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const StepsResult& steps,
+                         const FlopsOptions& o);
+
+}  // namespace trainprof::analysis

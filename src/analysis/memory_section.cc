@@ -1,0 +1,169 @@
+// The Memory view section (memory_view.h): per device the allocated and reserved curve and its
+// peak, what was live at the peak, the allocations, and the memory of each operator.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis/views.h"
+#include "base/text.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+
+namespace {
+
+constexpr size_t kCurvePoints = 2000;  // a curve's points in the report, at most
+
+std::string DeviceName(int64_t device) {
+  return device < 0 ? std::string("CPU") : fmt::format("GPU{}", device);
+}
+
+std::string OpName(const MemoryResult& r, uint32_t op) { return base::Ellipsize(r.NameOf(op), 80); }
+
+// The curve, thinned to kCurvePoints by keeping the highest point of each stretch.
+void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const DeviceMemory& d,
+              int64_t t0) {
+  // One CSV per curve: two files of one rank are told apart by their place in the input.
+  int same_rank = 0;
+  for (const RankInfo& m : in.ranks) same_rank += m.rank == in.ranks[i].rank;
+  const std::string id = fmt::format(
+      "memory_curve_r{}{}_{}", in.ranks[i].rank, same_rank > 1 ? fmt::format("_{}", i) : "",
+      d.device < 0 ? std::string("cpu") : fmt::format("gpu{}", d.device));
+  report::Table& t =
+      s.AddTable(id, fmt::format("Memory of {}, rank {}", DeviceName(d.device), in.RankLabel(i)),
+                 {{"time_s", "Time", Unit::kSeconds},
+                  {"allocated_bytes", "Allocated", Unit::kBytes},
+                  {"reserved_bytes", "Reserved", Unit::kBytes}},
+                 report::TableKind::kSeries);
+  const size_t stride = (d.curve.size() + kCurvePoints - 1) / kCurvePoints;
+  for (size_t a = 0; a < d.curve.size(); a += stride) {
+    const size_t end = std::min(d.curve.size(), a + stride);
+    size_t top = a;
+    for (size_t j = a; j < end; ++j)
+      if (d.curve[j].allocated > d.curve[top].allocated) top = j;
+    const MemoryPoint& p = d.curve[top];
+    t.rows.push_back({Seconds(p.ts_ns - t0), p.allocated,
+                      p.reserved == trace::kNone ? report::Value{} : report::Value{p.reserved}});
+  }
+  t.chart = {.kind = report::ChartKind::kLines,
+             .label = "time_s",
+             .values = {"allocated_bytes", "reserved_bytes"}};
+}
+
+void AddPeaks(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = s.AddTable("memory_peaks", "Memory peak per device",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"device", "Device", Unit::kText},
+                                 {"peak_allocated_bytes", "Peak allocated", Unit::kBytes},
+                                 {"peak_time_s", "At", Unit::kSeconds},
+                                 {"peak_reserved_bytes", "Peak reserved", Unit::kBytes},
+                                 {"events", "Events", Unit::kCount}});
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const int64_t t0 = in.analyses[i].memory.t0_ns;
+    for (const DeviceMemory& d : in.analyses[i].memory.devices)
+      t.rows.push_back(
+          {in.RankLabel(i), DeviceName(d.device), d.peak_allocated, Seconds(d.peak_ts_ns - t0),
+           d.peak_reserved == trace::kNone ? report::Value{} : report::Value{d.peak_reserved},
+           static_cast<int64_t>(d.curve.size())});
+  }
+}
+
+void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = s.AddTable("memory_live_at_peak", "Live at the peak, by operator",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"device", "Device", Unit::kText},
+                                 {"operator", "Operator", Unit::kText},
+                                 {"bytes", "Bytes", Unit::kBytes}});
+  for (size_t i = 0; i < in.ranks.size(); ++i)
+    for (const DeviceMemory& d : in.analyses[i].memory.devices) {
+      for (const LiveBytes& l : d.live_at_peak)
+        t.rows.push_back(
+            {in.RankLabel(i), DeviceName(d.device), OpName(in.analyses[i].memory, l.op), l.bytes});
+      if (d.live_unknown > 0)
+        t.rows.push_back({in.RankLabel(i), DeviceName(d.device),
+                          std::string("(allocated before the trace)"), d.live_unknown});
+    }
+  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  t.chart = {.kind = report::ChartKind::kBars, .label = "operator", .values = {"bytes"}};
+}
+
+void AddAllocations(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = s.AddTable("memory_allocations", "Allocations",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"device", "Device", Unit::kText},
+                                 {"operator", "Operator", Unit::kText},
+                                 {"bytes", "Size", Unit::kBytes},
+                                 {"alloc_s", "Allocated at", Unit::kSeconds},
+                                 {"release_s", "Released at", Unit::kSeconds},
+                                 {"lifetime_s", "Lifetime", Unit::kSeconds}});
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const int64_t t0 = in.analyses[i].memory.t0_ns;
+    for (const Allocation& a : in.analyses[i].memory.allocations) {
+      const bool freed = a.free_ns != trace::kNone;
+      t.rows.push_back({in.RankLabel(i), DeviceName(a.device), OpName(in.analyses[i].memory, a.op),
+                        a.bytes, Seconds(a.alloc_ns - t0),
+                        freed ? report::Value{Seconds(a.free_ns - t0)} : report::Value{},
+                        freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}});
+    }
+  }
+  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+}
+
+void AddOperators(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = s.AddTable("memory_operators", "Memory per operator",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"device", "Device", Unit::kText},
+                                 {"operator", "Operator", Unit::kText},
+                                 {"calls", "Calls", Unit::kCount},
+                                 {"self_allocations", "Allocations", Unit::kCount},
+                                 {"self_alloc_bytes", "Allocated", Unit::kBytes},
+                                 {"self_increase_bytes", "Self increase", Unit::kBytes},
+                                 {"allocations", "Total allocations", Unit::kCount},
+                                 {"alloc_bytes", "Total allocated", Unit::kBytes},
+                                 {"increase_bytes", "Total increase", Unit::kBytes}});
+  for (size_t i = 0; i < in.ranks.size(); ++i)
+    for (const OperatorMemory& o : in.analyses[i].memory.operators)
+      t.rows.push_back({in.RankLabel(i), DeviceName(o.device), OpName(in.analyses[i].memory, o.op),
+                        o.calls, o.self_count, o.self_bytes, o.self_increase, o.total_count,
+                        o.total_bytes, o.total_increase});
+  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+}
+
+}  // namespace
+
+void AddMemorySection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("memory", "Memory view");
+  int64_t events = 0, unattributed = 0, orphan_frees = 0;
+  for (const RankAnalysis& a : in.analyses) {
+    events += a.memory.events;
+    unattributed += a.memory.unattributed;
+    orphan_frees += a.memory.frees_without_alloc;
+  }
+  if (events == 0) {
+    s.notes.push_back(
+        "No [memory] events: record with profile_memory=True to see the Memory view.");
+    return;
+  }
+  AddPeaks(s, in);
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const int64_t t0 = in.analyses[i].memory.t0_ns;
+    for (const DeviceMemory& d : in.analyses[i].memory.devices) AddCurve(s, in, i, d, t0);
+  }
+  AddLiveAtPeak(s, in);
+  AddOperators(s, in);
+  AddAllocations(s, in);
+  s.AddMetric("memory_events", "[memory] events", events, Unit::kCount);
+  if (unattributed > 0)
+    s.notes.push_back(fmt::format(
+        "{} of {} memory events happened inside no cpu_op on their thread: they are in the curve "
+        "but in no operator's figures.",
+        unattributed, events));
+  if (orphan_frees > 0)
+    s.notes.push_back(fmt::format(
+        "{} frees released memory allocated before the trace began (no matching allocation).",
+        orphan_frees));
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,227 @@
+#include "analysis/memory_view.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace trainprof::analysis {
+
+using trace::kNoName;
+using trace::kNone;
+using trace::MemoryEvent;
+using trace::TraceModel;
+
+namespace {
+
+constexpr uint32_t kNoOp = UINT32_MAX;
+
+// The cpu_ops of the threads that have memory events, by start time, the longest first.
+std::unordered_map<uint32_t, std::vector<uint32_t>> OpsByTrack(const TraceModel& m) {
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by;
+  for (const MemoryEvent& e : m.memory_events) by.try_emplace(e.track);
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.kind[i] != trace::EventKind::kCpuOp) continue;
+    if (auto it = by.find(m.track[i]); it != by.end())
+      it->second.push_back(static_cast<uint32_t>(i));
+  }
+  for (auto& [track, ops] : by)
+    std::ranges::sort(ops, [&](uint32_t a, uint32_t b) {
+      return m.ts_ns[a] != m.ts_ns[b] ? m.ts_ns[a] < m.ts_ns[b] : m.end_ns(a) > m.end_ns(b);
+    });
+  return by;
+}
+
+// The cpu_ops open at a time on one thread, outermost first; times only move forward.
+class OpenOps {
+ public:
+  OpenOps(const TraceModel& m, const std::vector<uint32_t>& ops) : m_(m), ops_(ops) {}
+
+  const std::vector<uint32_t>& At(int64_t ts) {
+    while (next_ < ops_.size() && m_.ts_ns[ops_[next_]] <= ts) {
+      PopEndedBy(m_.ts_ns[ops_[next_]]);
+      stack_.push_back(ops_[next_++]);
+    }
+    PopEndedBy(ts);
+    return stack_;
+  }
+
+ private:
+  void PopEndedBy(int64_t t) {  // [start, end): an op ending at t no longer holds t
+    while (!stack_.empty() && m_.end_ns(stack_.back()) <= t) stack_.pop_back();
+  }
+  const TraceModel& m_;
+  const std::vector<uint32_t>& ops_;
+  size_t next_ = 0;
+  std::vector<uint32_t> stack_;
+};
+
+using OpKey = std::pair<int64_t, uint32_t>;  // device, operator name id
+
+void Count(OperatorMemory& o, int64_t bytes, bool self) {
+  int64_t& count = self ? o.self_count : o.total_count;
+  int64_t& allocated = self ? o.self_bytes : o.total_bytes;
+  int64_t& increase = self ? o.self_increase : o.total_increase;
+  if (bytes > 0) ++count, allocated += bytes;
+  increase += bytes;
+}
+
+// Per memory event, the innermost cpu_op holding it (kNoOp: none), and the per-operator figures.
+std::vector<uint32_t> Attribute(const TraceModel& m, std::map<OpKey, OperatorMemory>& per_op) {
+  std::vector<uint32_t> owner(m.memory_events.size(), kNoOp);
+  const auto by_track = OpsByTrack(m);
+  std::unordered_map<uint32_t, OpenOps> open;
+  for (const auto& [track, ops] : by_track) open.try_emplace(track, m, ops);
+  for (size_t k = 0; k < m.memory_events.size(); ++k) {
+    const MemoryEvent& e = m.memory_events[k];
+    const std::vector<uint32_t>& stack = open.at(e.track).At(e.ts_ns);
+    if (stack.empty()) continue;
+    owner[k] = stack.back();
+    Count(per_op[{e.device_id, m.name[stack.back()]}], e.bytes, true);
+    for (uint32_t op : stack) Count(per_op[{e.device_id, m.name[op]}], e.bytes, false);
+  }
+  return owner;
+}
+
+std::vector<OperatorMemory> OperatorRows(const TraceModel& m,
+                                         std::map<OpKey, OperatorMemory>& per_op) {
+  std::unordered_map<uint32_t, int64_t> calls;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.kind[i] == trace::EventKind::kCpuOp) ++calls[m.name[i]];
+  std::vector<OperatorMemory> rows;
+  for (auto& [key, o] : per_op) {
+    o.device = key.first;
+    o.op = key.second;
+    o.calls = calls[key.second];
+    rows.push_back(o);
+  }
+  std::ranges::stable_sort(rows, [](const OperatorMemory& a, const OperatorMemory& b) {
+    return a.device != b.device ? a.device < b.device : a.total_increase > b.total_increase;
+  });
+  return rows;
+}
+
+// Allocations matched to their frees by device and address. `alloc_event[j]` and
+// `free_event[j]` are the memory event indices of allocations[j] (free: SIZE_MAX when live).
+struct Matched {
+  std::vector<Allocation> allocations;
+  std::vector<size_t> alloc_event, free_event;
+  int64_t frees_without_alloc = 0;
+};
+
+Matched MatchAllocations(const TraceModel& m, const std::vector<uint32_t>& owner) {
+  Matched out;
+  std::map<std::pair<int64_t, uint64_t>, size_t> live;  // (device, addr) -> allocation
+  for (size_t k = 0; k < m.memory_events.size(); ++k) {
+    const MemoryEvent& e = m.memory_events[k];
+    const std::pair<int64_t, uint64_t> key{e.device_id, e.addr};
+    if (e.bytes > 0) {
+      const uint32_t op = owner[k] == kNoOp ? kNoName : m.name[owner[k]];
+      if (e.addr != 0) live[key] = out.allocations.size();
+      out.allocations.push_back({e.device_id, op, e.bytes, e.ts_ns, kNone});
+      out.alloc_event.push_back(k);
+      out.free_event.push_back(SIZE_MAX);
+    } else if (e.bytes < 0) {
+      auto it = e.addr != 0 ? live.find(key) : live.end();
+      if (it == live.end()) {
+        ++out.frees_without_alloc;
+        continue;
+      }
+      out.allocations[it->second].free_ns = e.ts_ns;
+      out.free_event[it->second] = k;
+      live.erase(it);
+    }
+  }
+  return out;
+}
+
+// The allocated / reserved curve of each device: the totals where the trace has them, else the
+// running sum of the changes.
+std::vector<DeviceMemory> Curves(const TraceModel& m, std::vector<std::vector<size_t>>* events) {
+  std::map<int64_t, size_t> index;
+  std::vector<DeviceMemory> out;
+  for (size_t k = 0; k < m.memory_events.size(); ++k) {
+    const MemoryEvent& e = m.memory_events[k];
+    auto [it, fresh] = index.try_emplace(e.device_id, out.size());
+    if (fresh) out.push_back({.device = e.device_id}), events->emplace_back();
+    DeviceMemory& d = out[it->second];
+    const int64_t running = (d.curve.empty() ? 0 : d.curve.back().allocated) + e.bytes;
+    d.curve.push_back(
+        {e.ts_ns, e.total_allocated != kNone ? e.total_allocated : running, e.total_reserved});
+    (*events)[it->second].push_back(k);
+    if (d.curve.size() == 1 || d.curve.back().allocated > d.peak_allocated) {
+      d.peak_allocated = d.curve.back().allocated;
+      d.peak_ts_ns = e.ts_ns;
+    }
+    if (e.total_reserved != kNone) d.peak_reserved = std::max(d.peak_reserved, e.total_reserved);
+  }
+  return out;
+}
+
+// What the matched allocations held at the device's peak, by operator.
+void LiveAtPeak(DeviceMemory& d, size_t peak_event, const Matched& matched) {
+  std::map<uint32_t, int64_t> by_op;
+  int64_t known = 0;
+  for (size_t j = 0; j < matched.allocations.size(); ++j) {
+    const Allocation& a = matched.allocations[j];
+    if (a.device != d.device || matched.alloc_event[j] > peak_event) continue;
+    if (matched.free_event[j] != SIZE_MAX && matched.free_event[j] <= peak_event) continue;
+    by_op[a.op] += a.bytes;
+    known += a.bytes;
+  }
+  for (const auto& [op, bytes] : by_op) d.live_at_peak.push_back({op, bytes});
+  std::ranges::stable_sort(
+      d.live_at_peak, [](const LiveBytes& a, const LiveBytes& b) { return a.bytes > b.bytes; });
+  d.live_unknown = std::max<int64_t>(0, d.peak_allocated - known);
+}
+
+// The names of the operators `r` refers to, and the trace's first timestamp.
+void KeepNames(const trace::TraceModel& m, MemoryResult& r) {
+  std::set<uint32_t> ids;
+  for (const DeviceMemory& d : r.devices)
+    for (const LiveBytes& l : d.live_at_peak) ids.insert(l.op);
+  for (const Allocation& a : r.allocations) ids.insert(a.op);
+  for (const OperatorMemory& o : r.operators) ids.insert(o.op);
+  ids.erase(trace::kNoName);
+  for (uint32_t id : ids) r.op_names.emplace_back(id, m.names[id]);
+  r.t0_ns = m.memory_events.empty() ? 0 : m.memory_events.front().ts_ns;
+  for (int64_t ts : m.ts_ns) r.t0_ns = std::min(r.t0_ns, ts);
+}
+
+}  // namespace
+
+MemoryResult MemoryView(const TraceModel& m) {
+  MemoryResult r;
+  if (m.memory_events.empty()) return r;
+  r.events = static_cast<int64_t>(m.memory_events.size());
+  std::map<OpKey, OperatorMemory> per_op;
+  const std::vector<uint32_t> owner = Attribute(m, per_op);
+  r.unattributed = std::ranges::count(owner, kNoOp);
+  r.operators = OperatorRows(m, per_op);
+  Matched matched = MatchAllocations(m, owner);
+  std::vector<std::vector<size_t>> device_events;
+  r.devices = Curves(m, &device_events);
+  for (size_t i = 0; i < r.devices.size(); ++i) {
+    DeviceMemory& d = r.devices[i];
+    size_t peak = 0;
+    for (size_t j = 0; j < d.curve.size(); ++j)
+      if (d.curve[j].ts_ns == d.peak_ts_ns && d.curve[j].allocated == d.peak_allocated) {
+        peak = device_events[i][j];
+        break;
+      }
+    LiveAtPeak(d, peak, matched);
+  }
+  std::ranges::sort(r.devices, {}, &DeviceMemory::device);
+  r.allocations = std::move(matched.allocations);
+  r.frees_without_alloc = matched.frees_without_alloc;
+  KeepNames(m, r);
+  return r;
+}
+
+std::string MemoryResult::NameOf(uint32_t op) const {
+  auto it = std::lower_bound(op_names.begin(), op_names.end(), op,
+                             [](const auto& n, uint32_t id) { return n.first < id; });
+  return it != op_names.end() && it->first == op ? it->second : std::string("(no operator)");
+}
+
+}  // namespace trainprof::analysis

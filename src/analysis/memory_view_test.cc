@@ -1,0 +1,153 @@
+// The Memory view on hand-made TraceModels, with answers worked out by hand from the TensorBoard
+// plugin's definitions (docs/trace-analysis.md).
+#include "analysis/memory_view.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace trainprof::analysis {
+namespace {
+
+using trace::EventKind;
+using trace::kNone;
+
+constexpr uint32_t kMain = 0, kOther = 1;
+
+trace::MemoryEvent Mem(int64_t ts, int64_t bytes, uint64_t addr, int64_t total,
+                       uint32_t track = kMain, int16_t device = 0) {
+  return {.ts_ns = ts,
+          .bytes = bytes,
+          .total_allocated = total,
+          .total_reserved = total == kNone ? kNone : 1000,
+          .addr = addr,
+          .track = track,
+          .device_type = 1,
+          .device_id = device};
+}
+
+// aten::linear [100, 600) > aten::addmm [150, 500); aten::relu [600, 700) starts where linear
+// ends. On GPU 0, 50 bytes were live before the trace (freed at 650 by relu):
+//   120 linear   +100 @A  -> 150   (linear's self)
+//   200 addmm    +300 @B  -> 450   (addmm's self; linear's total)
+//   300 addmm    -100 @A  -> 350   (addmm frees linear's)
+//   600 relu     +40  @C  -> 390   (600 is relu's, not linear's: [start, end))
+//   650 relu     -50  @Z  -> 340   (a free of memory from before the trace)
+//   800 none     -300 @B  ->  40   (inside no op)
+//   900 other thread, inside no op: +10 @D -> 50
+trace::TraceModel Model() {
+  trace::TraceModel m;
+  m.tracks = {{.pid = 1, .tid = 1}, {.pid = 1, .tid = 2}};
+  m.Add(EventKind::kCpuOp, "aten::linear", 100, 500, kMain);
+  m.Add(EventKind::kCpuOp, "aten::addmm", 150, 350, kMain);
+  m.Add(EventKind::kCpuOp, "aten::relu", 600, 100, kMain);
+  m.Add(EventKind::kCpuOp, "aten::relu", 1000, 10, kOther);
+  m.memory_events = {Mem(120, 100, 0xA, 150),      Mem(200, 300, 0xB, 450),
+                     Mem(300, -100, 0xA, 350),     Mem(600, 40, 0xC, 390),
+                     Mem(650, -50, 0xF, 340),      Mem(800, -300, 0xB, 40),
+                     Mem(900, 10, 0xD, 50, kOther)};
+  return m;
+}
+
+const OperatorMemory& Op(const MemoryResult& r, const trace::TraceModel& m,
+                         const std::string& name) {
+  auto it = std::ranges::find_if(r.operators, [&](const OperatorMemory& o) {
+    return o.op != trace::kNoName && m.names[o.op] == name;
+  });
+  EXPECT_NE(it, r.operators.end()) << name;
+  static const OperatorMemory kEmpty;
+  return it == r.operators.end() ? kEmpty : *it;
+}
+
+TEST(MemoryView, CurveAndPeakPerDevice) {
+  const trace::TraceModel m = Model();
+  const MemoryResult r = MemoryView(m);
+  EXPECT_EQ(r.events, 7);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceMemory& d = r.devices[0];
+  ASSERT_EQ(d.curve.size(), 7u);
+  EXPECT_EQ(d.curve[1].allocated, 450);
+  EXPECT_EQ(d.curve[1].reserved, 1000);
+  EXPECT_EQ(d.peak_allocated, 450);
+  EXPECT_EQ(d.peak_ts_ns, 200);
+  EXPECT_EQ(d.peak_reserved, 1000);
+  // At the peak: linear's 100 @A and addmm's 300 @B; the other 50 came before the trace.
+  ASSERT_EQ(d.live_at_peak.size(), 2u);
+  EXPECT_EQ(m.names[d.live_at_peak[0].op], "aten::addmm");
+  EXPECT_EQ(d.live_at_peak[0].bytes, 300);
+  EXPECT_EQ(m.names[d.live_at_peak[1].op], "aten::linear");
+  EXPECT_EQ(d.live_at_peak[1].bytes, 100);
+  EXPECT_EQ(d.live_unknown, 50);
+}
+
+TEST(MemoryView, OperatorsSelfAndTotal) {
+  const trace::TraceModel m = Model();
+  const MemoryResult r = MemoryView(m);
+  EXPECT_EQ(r.unattributed, 2);  // 800 and 900
+  const OperatorMemory& linear = Op(r, m, "aten::linear");
+  EXPECT_EQ(linear.calls, 1);
+  EXPECT_EQ(linear.self_count, 1);
+  EXPECT_EQ(linear.self_bytes, 100);
+  EXPECT_EQ(linear.self_increase, 100);
+  EXPECT_EQ(linear.total_count, 2);
+  EXPECT_EQ(linear.total_bytes, 400);
+  EXPECT_EQ(linear.total_increase, 300);  // +100 +300 -100
+  const OperatorMemory& addmm = Op(r, m, "aten::addmm");
+  EXPECT_EQ(addmm.self_count, 1);
+  EXPECT_EQ(addmm.self_bytes, 300);
+  EXPECT_EQ(addmm.self_increase, 200);
+  EXPECT_EQ(addmm.total_increase, 200);
+  const OperatorMemory& relu = Op(r, m, "aten::relu");
+  EXPECT_EQ(relu.calls, 2);
+  EXPECT_EQ(relu.self_count, 1);
+  EXPECT_EQ(relu.self_bytes, 40);
+  EXPECT_EQ(relu.self_increase, -10);
+  // By total increase, largest first.
+  EXPECT_EQ(m.names[r.operators.front().op], "aten::linear");
+}
+
+TEST(MemoryView, AllocationsMatchedByAddress) {
+  const trace::TraceModel m = Model();
+  const MemoryResult r = MemoryView(m);
+  ASSERT_EQ(r.allocations.size(), 4u);
+  EXPECT_EQ(m.names[r.allocations[0].op], "aten::linear");
+  EXPECT_EQ(r.allocations[0].bytes, 100);
+  EXPECT_EQ(r.allocations[0].alloc_ns, 120);
+  EXPECT_EQ(r.allocations[0].free_ns, 300);
+  EXPECT_EQ(r.allocations[1].free_ns, 800);    // addmm's @B, freed outside every op
+  EXPECT_EQ(r.allocations[2].free_ns, kNone);  // relu's @C: live at the end
+  EXPECT_EQ(r.allocations[3].op, trace::kNoName);
+  EXPECT_EQ(r.frees_without_alloc, 1);
+}
+
+// Traces without Total Allocated: the curve is the running sum; several devices kept apart.
+TEST(MemoryView, RunningSumWithoutTotals) {
+  trace::TraceModel m;
+  m.tracks = {{.pid = 1, .tid = 1}};
+  m.memory_events = {Mem(10, 64, 0x1, kNone, kMain, -1), Mem(20, 100, 0x2, kNone),
+                     Mem(30, 28, 0x3, kNone), Mem(40, -100, 0x2, kNone)};
+  const MemoryResult r = MemoryView(m);
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].device, -1);
+  EXPECT_EQ(r.devices[0].peak_allocated, 64);
+  EXPECT_EQ(r.devices[1].device, 0);
+  EXPECT_EQ(r.devices[1].peak_allocated, 128);
+  EXPECT_EQ(r.devices[1].peak_ts_ns, 30);
+  EXPECT_EQ(r.devices[1].curve.back().allocated, 28);
+  EXPECT_EQ(r.devices[1].peak_reserved, kNone);
+  EXPECT_EQ(r.devices[1].live_unknown, 0);
+  EXPECT_EQ(r.unattributed, 4);
+}
+
+TEST(MemoryView, EmptyWithoutMemoryEvents) {
+  trace::TraceModel m;
+  m.tracks = {{.pid = 1, .tid = 1}};
+  m.Add(EventKind::kCpuOp, "aten::mm", 0, 10, kMain);
+  const MemoryResult r = MemoryView(m);
+  EXPECT_EQ(r.events, 0);
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_TRUE(r.operators.empty());
+}
+
+}  // namespace
+}  // namespace trainprof::analysis

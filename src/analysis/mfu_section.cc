@@ -1,0 +1,105 @@
+// The MFU and roofline section (flops.h): FLOPs, TFLOP/s and MFU per operator and per step.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "analysis/views.h"
+#include "base/text.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+
+namespace {
+
+report::Value Mfu(double tflops, double peak) {
+  return peak > 0 ? report::Value{100 * tflops / peak} : report::Value{};
+}
+
+void AddOperators(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = s.AddTable("mfu_operators", "FLOPs and MFU per operator",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"operator", "Operator", Unit::kText},
+                                 {"precision", "Precision", Unit::kText},
+                                 {"calls", "Calls", Unit::kCount},
+                                 {"gflops", "GFLOPs", Unit::kNumber},
+                                 {"device_s", "Device total", Unit::kSeconds},
+                                 {"tflops_per_s", "TFLOP/s", Unit::kNumber},
+                                 {"mfu_pct", "MFU", Unit::kPercent},
+                                 {"flops_per_byte", "FLOPs/byte", Unit::kNumber}});
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const FlopsResult& f = in.analyses[i].flops;
+    for (const FlopsRow& o : f.operators) {
+      const bool timed = o.device_ns > 0;  // without GPU time there is no rate
+      t.rows.push_back({in.RankLabel(i), base::Ellipsize(o.name, 60),
+                        std::string(PrecisionName(o.precision)), o.calls, o.flops / 1e9,
+                        Seconds(o.device_ns),
+                        timed ? report::Value{o.tflops_per_s()} : report::Value{},
+                        timed ? Mfu(o.tflops_per_s(), f.peak.For(o.precision)) : report::Value{},
+                        o.bytes > 0 ? report::Value{o.intensity()} : report::Value{}});
+    }
+  }
+  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  if (t.rows.empty()) {
+    t.notes.push_back(
+        "No mm, addmm, bmm, linear, convolution or attention call with Input Dims that fit.");
+    return;
+  }
+  t.chart = {.kind = report::ChartKind::kBars,
+             .title = "Achieved TFLOP/s per operator",
+             .label = "operator",
+             .values = {"tflops_per_s"}};
+}
+
+void AddSteps(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = s.AddTable("mfu_steps", "FLOPs and MFU per step",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"step", "Step", Unit::kText},
+                                 {"tflop", "TFLOP", Unit::kNumber},
+                                 {"step_s", "Step time", Unit::kSeconds},
+                                 {"tflops_per_s", "TFLOP/s", Unit::kNumber},
+                                 {"mfu_pct", "MFU", Unit::kPercent}});
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const FlopsResult& f = in.analyses[i].flops;
+    for (const StepFlops& st : f.steps)
+      t.rows.push_back({in.RankLabel(i), st.step, st.flops / 1e12, Seconds(st.dur_ns),
+                        st.tflops_per_s(), Mfu(st.tflops_per_s(), f.peak.For(f.main_precision))});
+  }
+}
+
+void AddPeaks(report::Section& s, const AnalyzeInput& in) {
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const FlopsResult& f = in.analyses[i].flops;
+    const double peak = f.peak.For(f.main_precision);
+    s.notes.push_back(
+        peak > 0 ? fmt::format("Rank {}: MFU against {} {} peak {:.1f} TFLOP/s ({}).",
+                               in.RankLabel(i), f.peak.gpu, PrecisionName(f.main_precision), peak,
+                               f.device_name.empty() ? "no device name" : f.device_name)
+                 : fmt::format("Rank {}: no peak for \"{}\" in the table: pass --peak-tflops for "
+                               "MFU.",
+                               in.RankLabel(i), f.device_name));
+  }
+}
+
+}  // namespace
+
+void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("mfu", "MFU and roofline");
+  bool shapes = false;
+  for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
+  if (!shapes) {
+    s.notes.push_back(
+        "No Input Dims in the trace (record_shapes was off): no FLOPs, TFLOP/s or MFU. Record "
+        "with torch.profiler.profile(record_shapes=True).");
+    return;
+  }
+  AddOperators(s, in);
+  AddSteps(s, in);
+  AddPeaks(s, in);
+  s.notes.push_back(
+      "FLOPs of mm, addmm, bmm, baddbmm, linear, convolution and scaled_dot_product_attention "
+      "from Input Dims (docs/trace-analysis.md); a step counts each call once, at its outermost "
+      "counted operator. Convolutions assume stride 1 and same padding.");
+}
+
+}  // namespace trainprof::analysis
