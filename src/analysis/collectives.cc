@@ -122,8 +122,13 @@ std::vector<ClockOffset> EstimateOffsets(const std::vector<RankInfo>& models,
 }  // namespace
 
 std::vector<bool> CommunicationNames(const trace::TraceModel& m) {
-  std::vector<bool> out(m.names.size());
-  for (uint32_t n = 0; n < m.names.size(); ++n) out[n] = IsCommunicationKernel(m.names[n]);
+  std::vector<bool> out(m.names.size()), checked(m.names.size());
+  for (size_t i = 0; i < m.size(); ++i) {
+    const uint32_t n = m.name[i];
+    if (m.kind[i] != trace::EventKind::kKernel || checked[n]) continue;
+    checked[n] = true;
+    out[n] = IsCommunicationKernel(m.names[n]);
+  }
   return out;
 }
 

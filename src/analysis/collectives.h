@@ -75,7 +75,8 @@ std::string CollectiveType(std::string_view arg, std::string_view kernel_name);
 int64_t DtypeBytes(std::string_view dtype);
 
 // Per name id of `m`, whether it is a communication kernel's name: one pattern match per
-// distinct name instead of one per event.
+// distinct kernel name instead of one per event (other names, such as the interned Input Dims,
+// are false).
 std::vector<bool> CommunicationNames(const trace::TraceModel& m);
 
 // One rank's communication kernels, described, in order of issue (its launch call's start).
