@@ -60,6 +60,24 @@ std::string UtcCompact(int64_t unix_ns) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const char* p = s.data();
+  const char* e = p + s.size();
+  while (p < e) {
+    const int n = static_cast<unsigned char>(*p) < 0x80 ? 1 : Utf8SequenceLength(p, e);
+    if (n <= 0) {
+      out += "\xef\xbf\xbd";
+      ++p;
+    } else {
+      out.append(p, static_cast<size_t>(n));
+      p += n;
+    }
+  }
+  return out;
+}
+
 void AppendJsonEscaped(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   for (unsigned char c : s) {

@@ -24,4 +24,22 @@ std::string Ellipsize(std::string_view s, size_t max);
 // Appends `s` as the body of a JSON string (no quotes), escaping what JSON requires.
 void AppendJsonEscaped(std::string& out, std::string_view s);
 
+// Length of the well-formed UTF-8 sequence at p (a byte >= 0x80), 0 when it is not one (an
+// overlong form, a surrogate, above U+10FFFF, a stray continuation byte), -1 when the data ends
+// inside it. Inline: the JSON scanner calls it for every non-ASCII byte.
+inline int Utf8SequenceLength(const char* p, const char* e) {
+  auto u = [&](int k) { return static_cast<unsigned char>(p[k]); };
+  int n = u(0) >= 0xF0 ? 4 : u(0) >= 0xE0 ? 3 : u(0) >= 0xC2 ? 2 : 0;
+  if (n == 0 || u(0) > 0xF4) return 0;
+  if (e - p < n) return -1;
+  for (int k = 1; k < n; ++k)
+    if ((u(k) & 0xC0) != 0x80) return 0;
+  if (n == 3 && ((u(0) == 0xE0 && u(1) < 0xA0) || (u(0) == 0xED && u(1) >= 0xA0))) return 0;
+  if (n == 4 && ((u(0) == 0xF0 && u(1) < 0x90) || (u(0) == 0xF4 && u(1) >= 0x90))) return 0;
+  return n;
+}
+
+// `s` with each byte that does not start a well-formed UTF-8 sequence replaced by U+FFFD.
+std::string ValidUtf8(std::string_view s);
+
 }  // namespace trainprof::base

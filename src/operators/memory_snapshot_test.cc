@@ -51,6 +51,7 @@ TEST(PickleWriter, PythonLoadsEveryKindOfValue) {
   p.None();
   p.Str("caf\xc3\xa9");
   p.Str("bad\xff");
+  p.Str("overlong\xc0\x80");
   p.Tuple2Int(1, 2);
   p.BeginDict();
   p.End();
@@ -59,7 +60,7 @@ TEST(PickleWriter, PythonLoadsEveryKindOfValue) {
   p.End();
   EXPECT_EQ(RunPython(p.Finish(), kLoadAsJson),
             "[0,-1,2147483647,-5000000000,18446744073709551615,0.25,true,false,null,"
-            "\"caf\\u00e9\",\"bad\\ufffd\",[1,2],{},[]]\n");
+            "\"caf\\u00e9\",\"bad\\ufffd\",\"overlong\\ufffd\\ufffd\",[1,2],{},[]]\n");
 }
 
 MemSnapshot TwoSegmentsAndAnOom() {

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "base/text.h"
+
 namespace trainprof::torchlib {
 namespace {
 
@@ -25,33 +27,6 @@ constexpr char kTuple2 = '\x86';
 
 void AppendLe32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
-  }
-  return n;
-}
-
-std::string ValidUtf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = Utf8Length(s, i);
-    if (n == 0) {
-      out += "\xef\xbf\xbd";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -80,7 +55,7 @@ void PickleWriter::End() {
 }
 
 void PickleWriter::Str(std::string_view s) {
-  const std::string v = ValidUtf8(s);
+  const std::string v = base::ValidUtf8(s);
   out_ += kBinUnicode;
   AppendLe32(out_, static_cast<uint32_t>(v.size()));
   out_ += v;

@@ -12,6 +12,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/text.h"
+
 namespace trainprof::trace::json {
 namespace {
 
@@ -75,20 +77,6 @@ const char* FindStringSpecial(const char* p, const char* e) {
          static_cast<unsigned char>(*p) < 0x80)
     ++p;
   return p;
-}
-
-// Length of the well-formed UTF-8 sequence at p (a byte >= 0x80), 0 when it is not one, -1 when
-// the data ends inside it.
-int Utf8Length(const char* p, const char* e) {
-  auto u = [&](int k) { return static_cast<unsigned char>(p[k]); };
-  int n = u(0) >= 0xF0 ? 4 : u(0) >= 0xE0 ? 3 : u(0) >= 0xC2 ? 2 : 0;
-  if (n == 0 || u(0) > 0xF4) return 0;
-  if (e - p < n) return -1;
-  for (int k = 1; k < n; ++k)
-    if ((u(k) & 0xC0) != 0x80) return 0;
-  if (n == 3 && ((u(0) == 0xE0 && u(1) < 0xA0) || (u(0) == 0xED && u(1) >= 0xA0))) return 0;
-  if (n == 4 && ((u(0) == 0xF0 && u(1) < 0x90) || (u(0) == 0xF4 && u(1) >= 0x90))) return 0;
-  return n;
 }
 
 // First '"' or '\\' in [p, e), or e.
@@ -286,7 +274,7 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
       ++q;
       continue;
     }
-    int n = Utf8Length(q, e);
+    int n = base::Utf8SequenceLength(q, e);
     if (n < 0) return R::kMore;
     if (n == 0) break;
     q += n;
@@ -301,7 +289,7 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
     if (c >= e) return R::kMore;
     if (*c == '"') break;
     if (*c != '\\') {
-      int n = static_cast<unsigned char>(*c) < 0x20 ? 1 : Utf8Length(c, e);
+      int n = static_cast<unsigned char>(*c) < 0x20 ? 1 : base::Utf8SequenceLength(c, e);
       if (n < 0) return R::kMore;
       control |= static_cast<unsigned char>(*c) < 0x20;
       malformed |= n == 0;
