@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace trainprof::gpu {
@@ -85,5 +86,8 @@ struct ActivityData {
   std::vector<DeviceInfo> devices;
   uint64_t dropped = 0;  // records CUPTI reported as lost
 };
+
+// correlation id -> the operator call id CUPTI's external correlation records give it.
+std::unordered_map<uint32_t, uint64_t> ExternalIds(const ActivityData& a);
 
 }  // namespace trainprof::gpu

@@ -44,9 +44,7 @@ void AddNestedDeviceTime(OpData& ops) {
 }  // namespace
 
 DeviceTimeStats AttributeDeviceTime(const ActivityData& activity, OpData& ops) {
-  std::unordered_map<uint32_t, uint64_t> external;  // correlation -> operator call id
-  external.reserve(activity.external.size());
-  for (const ExternalCorrelation& x : activity.external) external[x.correlation] = x.external_id;
+  const std::unordered_map<uint32_t, uint64_t> external = ExternalIds(activity);
   std::unordered_map<uint64_t, size_t> call;  // operator call id -> index
   call.reserve(ops.ops.size());
   for (size_t i = 0; i < ops.ops.size(); ++i) {

@@ -88,16 +88,8 @@ int32_t SmsOf(const ActivityData& a, int32_t device) {
 
 }  // namespace
 
-const char* CopyKindName(CopyKind kind) {
-  static constexpr const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                           "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-  const auto i = static_cast<size_t>(kind);
-  return i < std::size(kNames) ? kNames[i] : "Unknown";
-}
-
 void AddGpuTrace(const ActivityData& a, session::TraceInput& trace) {
-  std::unordered_map<uint32_t, uint64_t> external;
-  for (const ExternalCorrelation& x : a.external) external[x.correlation] = x.external_id;
+  const std::unordered_map<uint32_t, uint64_t> external = ExternalIds(a);
   auto external_of = [&](uint32_t c) {
     auto it = external.find(c);
     return it == external.end() ? uint64_t{0} : it->second;
