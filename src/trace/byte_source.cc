@@ -149,6 +149,17 @@ std::unique_ptr<Inflater> NewInflater() {
 #endif
 }
 
+}  // namespace
+
+void RawBuffer::Grow(size_t n, size_t keep) {
+  std::unique_ptr<char[]> d(new char[n]);
+  std::memcpy(d.get(), data_.get(), std::min(keep, n));
+  data_ = std::move(d);
+  size_ = n;
+}
+
+namespace {
+
 class GzipSource : public ByteSource {
  public:
   GzipSource(std::unique_ptr<ByteSource> raw, std::string path)
@@ -211,7 +222,6 @@ class GzipSource : public ByteSource {
 class ReadAheadSource : public ByteSource {
  public:
   explicit ReadAheadSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {
-    for (auto& c : chunks_) c.data.resize(kChunkBytes);
     thread_ = std::thread([this] { Produce(); });
   }
   ~ReadAheadSource() override {
@@ -254,7 +264,7 @@ class ReadAheadSource : public ByteSource {
   static constexpr size_t kChunks = 4;
   static constexpr size_t kChunkBytes = size_t{1} << 20;
   struct Chunk {
-    std::vector<char> data;
+    RawBuffer data{kChunkBytes};
     size_t size = 0, used = 0;
   };
 

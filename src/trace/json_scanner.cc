@@ -140,9 +140,9 @@ int HexDigit(char c) {
 // Window
 
 Window::Window(ByteSource* src, size_t chunk_bytes, size_t max_unit_bytes)
-    : src_(src), max_unit_(std::max(max_unit_bytes, chunk_bytes)) {
-  buf_.resize(std::max<size_t>(chunk_bytes, 4096));
-}
+    : src_(src),
+      max_unit_(std::max(max_unit_bytes, chunk_bytes)),
+      buf_(std::max<size_t>(chunk_bytes, 4096)) {}
 
 void Window::Discard() {
   if (pos_ == 0) return;
@@ -169,7 +169,7 @@ Status Window::Refill(bool* too_large) {
       *too_large = true;
       return Status::Ok();
     }
-    buf_.resize(buf_.size() * 2);
+    buf_.Grow(buf_.size() * 2, end_);
   }
   while (end_ < buf_.size() && !eof_) {
     TRAINPROF_ASSIGN_OR_RETURN(size_t n, src_->Read(buf_.data() + end_, buf_.size() - end_));
@@ -455,37 +455,38 @@ R Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratc
 std::optional<int64_t> MicrosToNs(std::string_view t) {
   auto non_finite = [](char c) { return c == 'N' || c == 'I' || c == 'n' || c == 'i'; };
   if (t.empty() || non_finite(t[0]) || (t.size() > 1 && non_finite(t[1]))) return std::nullopt;
-  size_t i = 0;
-  bool neg = false;
-  if (t[i] == '-') {
-    neg = true;
-    ++i;
+  // One pass over the plain form -?digits(.digits)?; anything else (an exponent) goes through
+  // from_chars.
+  const char* c = t.data();
+  const char* e = c + t.size();
+  const bool neg = *c == '-';
+  c += neg;
+  uint64_t whole = 0;
+  int digits = 0;
+  for (; c < e && static_cast<unsigned>(*c - '0') < 10; ++c, ++digits) {
+    whole = whole * 10 + static_cast<uint64_t>(*c - '0');
+    if (digits > 15) return std::nullopt;
   }
-  if (t.find_first_of("eE") == std::string_view::npos) {
-    uint64_t whole = 0;
-    int digits = 0;
-    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
-      whole = whole * 10 + static_cast<uint64_t>(t[i] - '0');
-      if (digits > 15) return std::nullopt;
+  uint64_t frac = 0;
+  int fd = 0;
+  bool round_up = false;
+  if (c < e && *c == '.') {
+    for (++c; c < e && static_cast<unsigned>(*c - '0') < 10; ++c, ++fd) {
+      if (fd < 3)
+        frac = frac * 10 + static_cast<uint64_t>(*c - '0');
+      else if (fd == 3)
+        round_up = *c >= '5';
     }
-    uint64_t frac = 0;
-    int fd = 0;
-    bool round_up = false;
-    if (i < t.size() && t[i] == '.') {
-      for (++i; i < t.size(); ++i, ++fd) {
-        if (fd < 3)
-          frac = frac * 10 + static_cast<uint64_t>(t[i] - '0');
-        else if (fd == 3)
-          round_up = t[i] >= '5';
-      }
-    }
+  }
+  if (c == e) {
     for (int k = std::min(fd, 3); k < 3; ++k) frac *= 10;
     auto ns = static_cast<int64_t>(whole * 1000 + frac + (round_up ? 1 : 0));
     return neg ? -ns : ns;
   }
   double v = 0;
   auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (r.ec != std::errc() || !std::isfinite(v) || std::fabs(v) > 9e15) return std::nullopt;
+  if (r.ec != std::errc() || r.ptr != e || !std::isfinite(v) || std::fabs(v) > 9e15)
+    return std::nullopt;
   return static_cast<int64_t>(std::llround(v * 1000.0));
 }
 

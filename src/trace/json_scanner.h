@@ -77,7 +77,7 @@ class Window {
 
   ByteSource* src_;
   size_t max_unit_;
-  std::vector<char> buf_;
+  RawBuffer buf_;
   size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
   int64_t base_offset_ = 0;  // decoded offset of buf_[0]

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "trace/json_scanner.h"
 #include "trace/trace_files.h"
 #include "util/golden.h"
 #include "util/gzip.h"
@@ -27,6 +28,23 @@ const char* kSmall =
   {"ph": "f", "cat": "ac2g", "id": 77, "pid": 0, "tid": 7, "ts": 1020, "name": "ac2g", "bp": "e"},
   {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 900, "dur": 500}
  ]})J";
+
+// Kineto writes microseconds with three decimals; anything finer is rounded half away from
+// zero, and an exponent goes through from_chars.
+TEST(MicrosToNs, PlainAndExponentForms) {
+  EXPECT_EQ(json::MicrosToNs("12"), 12000);
+  EXPECT_EQ(json::MicrosToNs("1.5"), 1500);
+  EXPECT_EQ(json::MicrosToNs("1700000000123456.789"), 1700000000123456789);
+  EXPECT_EQ(json::MicrosToNs("17000000001234567.5"), std::nullopt);  // past 16 digits
+  EXPECT_EQ(json::MicrosToNs("1.2345"), 1235);
+  EXPECT_EQ(json::MicrosToNs("1.2344"), 1234);
+  EXPECT_EQ(json::MicrosToNs("-2.0005"), -2001);
+  EXPECT_EQ(json::MicrosToNs("1e3"), 1000000);
+  EXPECT_EQ(json::MicrosToNs("2.5E-1"), 250);
+  EXPECT_EQ(json::MicrosToNs("NaN"), std::nullopt);
+  EXPECT_EQ(json::MicrosToNs("-Infinity"), std::nullopt);
+  EXPECT_EQ(json::MicrosToNs("1.5x"), std::nullopt);
+}
 
 TEST(KinetoReader, ReadsEventsExactlyWithMetadata) {
   auto m = ParseTrace(kSmall, "small.json");
