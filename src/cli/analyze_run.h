@@ -40,7 +40,7 @@ struct AnalyzeFlags {
 analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f);
 
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).
-void ReturnFreedMemory();
+void ReturnFreedMemory(size_t trace_files);
 
 // --format, --steps, --threads, --progress and the output folder options.
 void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f);

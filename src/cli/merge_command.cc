@@ -55,7 +55,6 @@ StatusOr<std::vector<analysis::RankSummary>> ReadSummaries(const std::vector<std
 }
 
 int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs) {
-  ReturnFreedMemory();
   auto files = ListSummaryFiles(dirs);
   StatusOr<std::vector<analysis::RankSummary>> summaries =
       files.ok() ? ReadSummaries(*files)
