@@ -133,8 +133,7 @@ void TableRows(std::string& out, const Table& t, const std::vector<std::vector<V
 }
 
 void RenderTable(std::string& out, const Section& s, const Table& t) {
-  const size_t limit = t.kind == TableKind::kSeries ? kHtmlSeriesRowLimit : t.rows.size();
-  const size_t shown = std::min(limit, t.rows.size());
+  const size_t shown = std::min(kHtmlRowLimit, t.rows.size());
   if (t.kind != TableKind::kTable) {
     out += "<details><summary>";
     AppendEscaped(out, t.title);
@@ -160,7 +159,7 @@ void RenderTable(std::string& out, const Section& s, const Table& t) {
     out += "</th>";
   }
   out += "</tr></thead><tbody>";
-  TableRows(out, t, t.rows, limit, html::HighlightedRows(s, t), true);
+  TableRows(out, t, t.rows, shown, html::HighlightedRows(s, t), true);
   out += "</tbody>";
   if (!t.footer.empty()) {
     out += "<tfoot>";
@@ -168,6 +167,12 @@ void RenderTable(std::string& out, const Section& s, const Table& t) {
     out += "</tfoot>";
   }
   out += "</table></div>";
+  if (t.kind == TableKind::kTable && shown < t.rows.size()) {
+    fmt::format_to(std::back_inserter(out),
+                   "<p class=\"note\">The first {} of {} rows; all are in {}.csv and "
+                   "report.json.</p>",
+                   shown, t.rows.size(), Escaped(t.id));
+  }
   for (const std::string& n : t.notes) {
     out += "<p class=\"note\">";
     AppendEscaped(out, n);

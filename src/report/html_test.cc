@@ -101,6 +101,48 @@ TEST(HtmlTest, EscapesTextAndFetchesNothing) {
   EXPECT_EQ(html.find(" src="), std::string::npos);
 }
 
+// A 1,000-rank job's per-step table: the page holds its first kHtmlRowLimit rows and says where
+// the rest are; every row stays in the CSV and report.json.
+TEST(HtmlTest, LongTablesOfEveryKindAreCutWithANote) {
+  Report r;
+  r.title = "ranks";
+  Section& s = r.AddSection("overview", "Overview");
+  for (TableKind kind : {TableKind::kTable, TableKind::kDetail}) {
+    const char* id = kind == TableKind::kTable ? "step_breakdown" : "operator_kernel_view";
+    Table& t = s.AddTable(id, id, {{"rank", "Rank", Unit::kCount}}, kind);
+    for (int64_t i = 0; i < 2500; ++i) t.rows.push_back({i});
+  }
+  const std::string html = RenderHtmlString(r);
+  EXPECT_NE(html.find("The first 1000 of 2500 rows; all are in step_breakdown.csv and "
+                      "report.json."),
+            std::string::npos);
+  EXPECT_NE(html.find("(first 1000 of 2500 rows; all in operator_kernel_view.csv)"),
+            std::string::npos);
+  EXPECT_NE(html.find("data-v=\"999\""), std::string::npos);
+  EXPECT_EQ(html.find("data-v=\"1000\""), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(RenderJsonString(r))["sections"][0]["tables"][0]["rows"].size(),
+            2500u);
+}
+
+// 1,000 ranks of 49 steps: one bar per pixel at most, and the slowest step still drawn with its
+// own label.
+TEST(HtmlTest, ManyBarsKeepTheLargestOfEachGroup) {
+  svg::BarChart c{.id = "steps", .title = "Steps", .unit = Unit::kSeconds, .segments = {"a", "b"}};
+  for (int i = 0; i < 49000; ++i) {
+    c.bars.push_back(fmt::format("#{}", i));
+    c.values.push_back({0.01, i == 31337 ? 1.0 : 0.001 * (i % 7)});
+  }
+  const std::string out = svg::Render(c);
+  size_t bars = 0;
+  for (size_t at = out.find("<g class=\"bar"); at != std::string::npos;
+       at = out.find("<g class=\"bar", at + 1))
+    ++bars;
+  EXPECT_EQ(bars, 598u);  // groups of 82
+  EXPECT_NE(out.find("Steps (the largest of each 82 bars of 49000)"), std::string::npos);
+  EXPECT_NE(out.find("#31337 \xe2\x80\x94 b: "), std::string::npos);
+  EXPECT_EQ(out.find("#31336 \xe2\x80\x94"), std::string::npos);
+}
+
 TEST(HtmlTest, SeriesTablesAreCutButChartsSeeEveryPeak) {
   const std::string html = RenderHtmlString(ViewsReport());
   EXPECT_NE(html.find("(first 1000 of 1500 rows; all in training_rate.csv)"), std::string::npos);

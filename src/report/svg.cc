@@ -19,6 +19,8 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", 
 constexpr const char* kHighlight = "#d62728";
 constexpr double kWidth = 760;
 constexpr size_t kMaxLinePoints = 1200;
+// A vertical bar chart draws at most this many bars (about one per pixel of the plot).
+constexpr size_t kMaxBars = 600;
 
 const char* Color(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
@@ -255,7 +257,45 @@ std::string Render(const LineChart& c) {
   return out;
 }
 
-std::string Render(const BarChart& c) {
+namespace {
+
+// Of every k consecutive bars, the one with the largest total, so that a spike stays in view
+// with its own label; the title says so.
+BarChart LargestOfEach(const BarChart& c, size_t max_bars) {
+  const size_t n = c.bars.size(), k = (n + max_bars - 1) / max_bars;
+  auto total = [&](size_t b) {
+    double t = 0;
+    if (b < c.values.size())
+      for (double v : c.values[b]) t += std::isfinite(v) ? std::max(v, 0.0) : 0.0;
+    return t;
+  };
+  BarChart out{.id = c.id,
+               .title = fmt::format("{} (the largest of each {} bars of {})", c.title, k, n),
+               .unit = c.unit,
+               .segments = c.segments,
+               .horizontal = c.horizontal};
+  for (size_t from = 0; from < n; from += k) {
+    size_t best = from;
+    for (size_t b = from + 1; b < std::min(n, from + k); ++b)
+      if (total(b) > total(best)) best = b;
+    out.bars.push_back(c.bars[best]);
+    out.values.push_back(best < c.values.size() ? c.values[best] : std::vector<double>{});
+    if (!c.highlight.empty()) {
+      bool hot = false;
+      for (size_t b = from; b < std::min(n, from + k); ++b)
+        hot = hot || (b < c.highlight.size() && c.highlight[b]);
+      out.highlight.push_back(hot);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Render(const BarChart& chart) {
+  if (!chart.horizontal && chart.bars.size() > kMaxBars)
+    return Render(LargestOfEach(chart, kMaxBars));
+  const BarChart& c = chart;
   const size_t n = c.bars.size();
   const bool stacked = c.segments.size() > 1;
   auto value = [&](size_t b, size_t s) {
