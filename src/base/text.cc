@@ -60,6 +60,17 @@ std::string UtcCompact(int64_t unix_ns) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+bool IsValidUtf8(std::string_view s) {
+  const char* p = s.data();
+  const char* e = p + s.size();
+  while (p < e) {
+    const int n = static_cast<unsigned char>(*p) < 0x80 ? 1 : Utf8SequenceLength(p, e);
+    if (n <= 0) return false;
+    p += n;
+  }
+  return true;
+}
+
 std::string ValidUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -39,6 +39,8 @@ inline int Utf8SequenceLength(const char* p, const char* e) {
   return n;
 }
 
+// True when every byte of `s` belongs to a well-formed UTF-8 sequence (ASCII included).
+bool IsValidUtf8(std::string_view s);
 // `s` with each byte that does not start a well-formed UTF-8 sequence replaced by U+FFFD.
 std::string ValidUtf8(std::string_view s);
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -112,6 +113,82 @@ TEST(TerminalRenderer, Golden) {
 TEST(JsonRenderer, Golden) {
   EXPECT_TRUE(
       testutil::MatchesGoldenJson("renderers/report.json", RenderJsonString(SampleReport())));
+}
+
+// report.json's tables are written straight from the rows; the text must be exactly what
+// nlohmann's dump(1) writes for the same tree (built here as the renderer once built it), for
+// every kind of cell. (\b and \f, which base::AppendJsonEscaped writes as \u0008 and \u000c,
+// are left out.)
+TEST(JsonRenderer, TablesAreWhatADomDumpWouldWrite) {
+  using OJson = nlohmann::ordered_json;
+  Report r;
+  r.title = "cells";
+  Section& s = r.AddSection("s", "Section");
+  s.notes = {"a note"};
+  s.AddMetric("m", "Metric", 1.5, Unit::kSeconds);
+  Table& t = s.AddTable("t", "Cells",
+                        {{"name", "Name"},
+                         {"time_s", "Time", Unit::kSeconds},
+                         {"n", "Count", Unit::kCount},
+                         {"ok", "OK", Unit::kBool}});
+  t.rows = {
+      {std::string("quote \" back \\ nl \n tab \t ctl \x01 \xc2\xb5s"), 100.0, int64_t{-7}, true},
+      {std::string("bad \xff utf-8"), 1e-5, int64_t{9007199254740993}, false},
+      {Value(), std::nan(""), Value(), Value()},
+      {std::string("short row"), -0.0},
+      {std::string("big"), 1.5e300, int64_t{0}, true}};
+  t.footer = {{std::string("Total"), 0.1 + 0.2, int64_t{3}, Value()}};
+  t.notes = {"n1", "n2"};
+  Table& dup = s.AddTable("dup", "Duplicate keys", {{"k", "A"}, {"k", "B"}}, TableKind::kDetail);
+  dup.rows = {{std::string("first"), std::string("second")}};
+  s.AddTable("empty", "No rows", {{"x", "X"}}, TableKind::kSeries);
+  s.AddTable("nocols", "No columns", {}).rows = {{}};
+
+  auto cell = [](const Value& v) -> OJson {
+    if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+    if (const auto* d = std::get_if<double>(&v)) return std::isfinite(*d) ? OJson(*d) : OJson();
+    if (const auto* str = std::get_if<std::string>(&v)) return *str;
+    if (const auto* b = std::get_if<bool>(&v)) return *b;
+    return nullptr;
+  };
+  auto rows = [&](const Table& tb, const std::vector<std::vector<Value>>& rs) {
+    OJson out = OJson::array();
+    for (const auto& row : rs) {
+      OJson o = OJson::object();
+      for (size_t i = 0; i < tb.columns.size(); ++i)
+        o[tb.columns[i].key] = i < row.size() ? cell(row[i]) : OJson();
+      out.push_back(std::move(o));
+    }
+    return out;
+  };
+  OJson section = {
+      {"id", "s"}, {"title", "Section"}, {"notes", s.notes}, {"findings", OJson::array()}};
+  section["metrics"]["m"] = {{"title", "Metric"}, {"value", 1.5}, {"unit", "seconds"}};
+  section["tables"] = OJson::array();
+  for (const Table& tb : s.tables) {
+    OJson cols = OJson::array();
+    for (const Column& c : tb.columns)
+      cols.push_back({{"key", c.key}, {"title", c.title}, {"unit", UnitName(c.unit)}});
+    const char* kind = tb.kind == TableKind::kSeries   ? "series"
+                       : tb.kind == TableKind::kDetail ? "detail"
+                                                       : "table";
+    section["tables"].push_back({{"id", tb.id},
+                                 {"title", tb.title},
+                                 {"kind", kind},
+                                 {"columns", cols},
+                                 {"rows", rows(tb, tb.rows)},
+                                 {"footer", rows(tb, tb.footer)},
+                                 {"notes", tb.notes}});
+  }
+  const std::string expected = section.dump(1, ' ', false, OJson::error_handler_t::replace);
+  const std::string doc = RenderJsonString(r);
+  // The section, two levels down in the document.
+  std::string indented;
+  for (char c : expected) {
+    indented += c;
+    if (c == '\n') indented += "  ";
+  }
+  EXPECT_NE(doc.find("\"sections\": [\n  " + indented + "\n ]"), std::string::npos) << doc;
 }
 
 TEST(JsonRenderer, NestsDottedKeysAndKeepsSchemaVersion) {
