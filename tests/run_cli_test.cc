@@ -5,16 +5,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "util/golden.h"
 #include "util/process.h"
+#include "util/trace_gen.h"
 
 namespace {
 
@@ -234,6 +237,63 @@ TEST_F(RunCli, TracesWrittenIntoTracesAreAnalysedAndMerged) {
   // Counters sit on the trace's base: within seconds of it, not 1.7e15 µs away.
   EXPECT_GT(last_counter_us, 0);
   EXPECT_LT(last_counter_us, 60e6);
+}
+
+// Two ranks whose clocks are 3 ms apart: trace.json moves rank 1's events by the offset that
+// the collectives give, so each step's all-reduce kernels end together on one timeline, and
+// each rank has processes of its own.
+TEST_F(RunCli, MergedTraceAlignsTheRanksClocks) {
+  const std::string kAllReduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, ncclWork*)";
+  const std::string src = dir_ + "/src", traces = dir_ + "/tb";
+  fs::create_directories(src);
+  fs::create_directories(traces);
+  for (int64_t rank : {0, 1}) {
+    testutil::GenTrace t;
+    t.world_size = 2;
+    const int64_t compute = rank == 0 ? 1'000'000 : 1'500'000, last = 1'500'000;
+    for (int s = 0; s < 3; ++s) {
+      testutil::GenStep st{.host_dur_ns = 3'000'000};
+      st.gpu_ops.push_back({.name = "ampere_sgemm_64x64_nn",
+                            .start_ns = 100'000,
+                            .dur_ns = compute,
+                            .launch_delay_ns = 50'000});
+      st.gpu_ops.push_back(
+          {.name = kAllReduce,
+           .stream = 9,
+           .start_ns = 100'000 + compute,
+           .dur_ns = last - compute + 300'000,  // every rank's ends at the same true time
+           .launch_delay_ns = 60'000,
+           .collective = testutil::GenCollective{.seq = s, .nelems = 1 << 20, .group_size = 2}});
+      t.steps.push_back(st);
+    }
+    auto g = testutil::GenerateKinetoTrace(t, {.rank = rank, .skew_ns = rank * 3'000'000});
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    std::ofstream(src + "/rank" + std::to_string(rank) + ".pt.trace.json") << g->json;
+  }
+  auto r =
+      Run({"sh", "-c", "sleep 0.3; cp " + src + "/*.json " + traces + "/"}, {"--traces", traces});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json merged = Json::parse(testutil::ReadText(RunDir() + "/trace.json"));
+  std::map<int64_t, std::vector<double>> ends;  // per pid, in order
+  std::vector<std::string> names;
+  for (const Json& e : merged["traceEvents"]) {
+    if (e.value("name", "") == kAllReduce && e.value("cat", "") == "kernel")
+      ends[e["pid"].get<int64_t>()].push_back(e["ts"].get<double>() + e["dur"].get<double>());
+    if (e.value("name", "") == "process_name") names.push_back(e["args"]["name"]);
+  }
+  ASSERT_EQ(ends.size(), 2u) << "each rank's GPU is a process of its own";
+  const std::vector<double>& a = ends.begin()->second;
+  const std::vector<double>& b = ends.rbegin()->second;
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  for (size_t s = 0; s < 3; ++s) EXPECT_NEAR(a[s], b[s], 0.01) << "step " << s;
+  EXPECT_TRUE(
+      std::ranges::any_of(names, [](const std::string& n) { return n.starts_with("rank 1: "); }));
+  const Json rep = Report();
+  bool noted = false;
+  for (const Json& f : (*Section(rep, "run"))["findings"])
+    noted = noted || f["text"].get<std::string>().find("clock offset") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 #ifdef TRAINPROF_FAKE_NVML

@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "analysis/analyze.h"
+#include "analysis/collectives.h"
+#include "analysis/distributed.h"
 #include "trace/trace_files.h"
 #include "trace/trace_merge.h"
 
@@ -61,7 +63,22 @@ void Finding(report::Report& r, report::Severity s, std::string text) {
   run->findings.push_back({s, std::move(text)});
 }
 
-void AddAnalysis(const std::vector<std::string>& files, const std::string& dir, report::Report& r) {
+// Per file, the clock offset of its rank when the collectives can be trusted to give one.
+std::vector<int64_t> OffsetsByFile(const std::vector<trace::TraceModel>& models,
+                                   const std::vector<std::string>& files) {
+  const analysis::CollectivesResult c = analysis::MatchCollectives(models);
+  if (c.collectives.empty() || analysis::MatchDoubtful(c)) return {};
+  std::vector<int64_t> out(files.size(), 0);
+  for (size_t m = 0; m < models.size() && m < c.offsets.size(); ++m) {
+    auto it = std::ranges::find(files, models[m].path);
+    if (it != files.end()) out[static_cast<size_t>(it - files.begin())] = c.offsets[m].offset_ns;
+  }
+  return out;
+}
+
+// The analysis sections of the traces, added to `r`; returns their clock offsets (OffsetsByFile).
+std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const std::string& dir,
+                                 report::Report& r) {
   std::vector<std::string> skipped;
   trace::ReadManyOptions ro;
   ro.skipped = &skipped;
@@ -73,13 +90,20 @@ void AddAnalysis(const std::vector<std::string>& files, const std::string& dir, 
     Finding(
         r, report::Severity::kError,
         fmt::format("the traces in {} could not be analysed: {}", dir, models.status().message()));
-    return;
+    return {};
   }
   const analysis::AnalyzeOptions ao;
   report::Report a =
       analysis::BuildAnalyzeReport(*models, analysis::AnalyzeAll(*models, ao), ao, dir);
   for (report::Section& s : a.sections) r.sections.push_back(std::move(s));
   for (report::Diagnostic& d : a.diagnostics) r.diagnostics.push_back(std::move(d));
+  std::vector<int64_t> offsets = OffsetsByFile(*models, files);
+  if (std::ranges::any_of(offsets, [](int64_t o) { return o != 0; }))
+    Finding(
+        r, report::Severity::kInfo,
+        "trace.json: each rank's events are moved by its clock offset (the distributed "
+        "section's clock_offsets table), so that its collectives line up with the first rank's");
+  return offsets;
 }
 
 }  // namespace
@@ -108,7 +132,7 @@ RunTraces CollectRunTraces(const std::string& dir, int64_t since_unix_ns,
     t.files.push_back(KeepInRunFolder(found[i], run_dir, i));
     r.AddMeta(fmt::format("traces.{}", i), found[i], false);
   }
-  AddAnalysis(t.files, dir, r);
+  t.clock_offsets_ns = AddAnalysis(t.files, dir, r);
   return t;
 }
 
@@ -119,6 +143,7 @@ Status WriteRunTrace(const RunTraces& t, std::vector<trace::CounterTrack> counte
   trace::MergeInput in;
   in.skipped = &skipped;
   in.traces = t.files;
+  in.clock_offsets_ns = t.clock_offsets_ns;
   in.counters = std::move(counters);
   in.counters_origin_unix_ns = start_unix_ns;
   return trace::WriteMergedTrace(in, run_dir + "/trace.json");

@@ -54,6 +54,23 @@ void Shift(Json& events, double shift_us) {
   }
 }
 
+// With several traces, each gets its own processes: Kineto numbers a GPU's process by its device,
+// so every rank's "GPU 0" would fall into one. Trace i's pids move up by i << 22 (above Linux's
+// largest pid), and its process names say its rank (distributedInfo's, else its place).
+void OwnProcesses(Json& events, size_t i, const Json& trace) {
+  const int64_t rank = trace.contains("distributedInfo") && trace["distributedInfo"].is_object()
+                           ? trace["distributedInfo"].value("rank", static_cast<int64_t>(i))
+                           : static_cast<int64_t>(i);
+  const int64_t shift = static_cast<int64_t>(i) << 22;
+  for (Json& e : events) {
+    auto pid = e.find("pid");
+    if (pid != e.end() && pid->is_number_integer()) *pid = pid->get<int64_t>() + shift;
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" && e.contains("args") &&
+        e["args"].is_object() && e["args"].contains("name") && e["args"]["name"].is_string())
+      e["args"]["name"] = fmt::format("rank {}: {}", rank, e["args"]["name"].get<std::string>());
+  }
+}
+
 }  // namespace
 
 Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
@@ -61,7 +78,9 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
   Json events = Json::array();
   int64_t base_ns = 0;
   bool first = true;
-  for (const std::string& path : in.traces) {
+  for (size_t i = 0; i < in.traces.size(); ++i) {
+    const std::string& path = in.traces[i];
+    const int64_t offset = i < in.clock_offsets_ns.size() ? in.clock_offsets_ns[i] : 0;
     auto parsed = ParseTrace(path);
     if (!parsed.ok()) {  // a cut or foreign file: the others and the counters still merge
       if (in.skipped == nullptr) return parsed.status();
@@ -78,7 +97,8 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
       }
     }
     Json& ev = j["traceEvents"];
-    Shift(ev, static_cast<double>(b - base_ns) * 1e-3);
+    Shift(ev, static_cast<double>(b - base_ns - offset) * 1e-3);
+    if (in.traces.size() > 1) OwnProcesses(ev, i, j);
     for (Json& e : ev) events.push_back(std::move(e));
   }
   // Counters as their own process, on the traces' base.
