@@ -26,27 +26,30 @@ int64_t OptionalInt(const json::Scalar& s) {
 EventKind KindOf(std::string_view cat, bool* known) {
   *known = true;
   // Today's Kineto names, then the pre-2021 ones, then AMD's.
-  if (cat == "cpu_op" || cat == "Operator") return EventKind::kCpuOp;
-  if (cat == "kernel" || cat == "Kernel") return EventKind::kKernel;
-  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "hip_runtime" || cat == "xpu_runtime" ||
-      cat == "privateuse1_runtime")
+  if (json::KeyIs(cat, "cpu_op") || json::KeyIs(cat, "Operator")) return EventKind::kCpuOp;
+  if (json::KeyIs(cat, "kernel") || json::KeyIs(cat, "Kernel")) return EventKind::kKernel;
+  if (json::KeyIs(cat, "cuda_runtime") || json::KeyIs(cat, "Runtime") ||
+      json::KeyIs(cat, "hip_runtime") || json::KeyIs(cat, "xpu_runtime") ||
+      json::KeyIs(cat, "privateuse1_runtime"))
     return EventKind::kRuntime;
-  if (cat == "cuda_driver" || cat == "hip_driver" || cat == "xpu_driver" ||
-      cat == "privateuse1_driver")
+  if (json::KeyIs(cat, "cuda_driver") || json::KeyIs(cat, "hip_driver") ||
+      json::KeyIs(cat, "xpu_driver") || json::KeyIs(cat, "privateuse1_driver"))
     return EventKind::kDriver;
-  if (cat == "user_annotation") return EventKind::kUserAnnotation;
-  if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind::kMemcpy;
-  if (cat == "gpu_memset" || cat == "Memset") return EventKind::kMemset;
-  if (cat == "python_function") return EventKind::kPythonFunction;
-  if (cat == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
-  if (cat == "Trace") return EventKind::kSpan;
-  if (cat == "trainprof") return EventKind::kCpuOp;  // trainprof's own scopes
+  if (json::KeyIs(cat, "user_annotation")) return EventKind::kUserAnnotation;
+  if (json::KeyIs(cat, "gpu_memcpy") || json::KeyIs(cat, "Memcpy")) return EventKind::kMemcpy;
+  if (json::KeyIs(cat, "gpu_memset") || json::KeyIs(cat, "Memset")) return EventKind::kMemset;
+  if (json::KeyIs(cat, "python_function")) return EventKind::kPythonFunction;
+  if (json::KeyIs(cat, "gpu_user_annotation")) return EventKind::kGpuUserAnnotation;
+  if (json::KeyIs(cat, "Trace")) return EventKind::kSpan;
+  if (json::KeyIs(cat, "trainprof")) return EventKind::kCpuOp;  // trainprof's own scopes
   // Known categories no analysis uses.
-  *known = cat == "overhead" || cat == "cpu_instant_event" || cat == "python" ||
-           cat == "cuda_profiler_range" || cat == "mtia_runtime" || cat == "mtia_ccp_events" ||
-           cat == "cuda_sync" || cat == "cuda_event" || cat == "mtia_insight" ||
-           cat == "glow_runtime" || cat == "hpu_op" || cat == "collective_comm" ||
-           cat == "xpu_sync";
+  *known = json::KeyIs(cat, "overhead") || json::KeyIs(cat, "cpu_instant_event") ||
+           json::KeyIs(cat, "python") || json::KeyIs(cat, "cuda_profiler_range") ||
+           json::KeyIs(cat, "mtia_runtime") || json::KeyIs(cat, "mtia_ccp_events") ||
+           json::KeyIs(cat, "cuda_sync") || json::KeyIs(cat, "cuda_event") ||
+           json::KeyIs(cat, "mtia_insight") || json::KeyIs(cat, "glow_runtime") ||
+           json::KeyIs(cat, "hpu_op") || json::KeyIs(cat, "collective_comm") ||
+           json::KeyIs(cat, "xpu_sync");
   return EventKind::kOther;
 }
 
@@ -55,50 +58,54 @@ EventKind KindOf(std::string_view cat, bool* known) {
 Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
   switch (key.size()) {  // by length first: most args are none of these
     case 3:
-      return key == "Seq" ? &ev->seq : nullptr;
+      return json::KeyIs(key, "Seq") ? &ev->seq : nullptr;
     case 4:
-      return key == "Addr" ? &ev->addr : nullptr;
+      return json::KeyIs(key, "Addr") ? &ev->addr : nullptr;
     case 5:
-      return key == "Bytes"   ? &ev->bytes
-             : key == "dtype" ? &ev->dtype
-             : key == "bytes" ? &ev->memcpy_bytes
-                              : nullptr;
+      return json::KeyIs(key, "Bytes")   ? &ev->bytes
+             : json::KeyIs(key, "dtype") ? &ev->dtype
+             : json::KeyIs(key, "bytes") ? &ev->memcpy_bytes
+                                         : nullptr;
     case 6:
-      return key == "stream" ? &ev->stream : key == "device" ? &ev->device : nullptr;
+      return json::KeyIs(key, "stream")   ? &ev->stream
+             : json::KeyIs(key, "device") ? &ev->device
+                                          : nullptr;
     case 8:
-      return key == "inDevice" ? &ev->in_device : key == "Comms Id" ? &ev->comms_id : nullptr;
+      return json::KeyIs(key, "inDevice")   ? &ev->in_device
+             : json::KeyIs(key, "Comms Id") ? &ev->comms_id
+                                            : nullptr;
     case 9:
-      return key == "Device Id" ? &ev->device_id : nullptr;
+      return json::KeyIs(key, "Device Id") ? &ev->device_id : nullptr;
     case 10:
-      return key == "Group size"   ? &ev->group_size
-             : key == "Input Dims" ? &ev->input_dims
-             : key == "Input type" ? &ev->input_types
-             : key == "Call stack" ? &ev->call_stack
-                                   : nullptr;
+      return json::KeyIs(key, "Group size")   ? &ev->group_size
+             : json::KeyIs(key, "Input Dims") ? &ev->input_dims
+             : json::KeyIs(key, "Input type") ? &ev->input_types
+             : json::KeyIs(key, "Call stack") ? &ev->call_stack
+                                              : nullptr;
     case 11:
-      return key == "correlation"   ? &ev->correlation
-             : key == "External id" ? &ev->external_id
-             : key == "Device Type" ? &ev->device_type
-                                    : nullptr;
+      return json::KeyIs(key, "correlation")   ? &ev->correlation
+             : json::KeyIs(key, "External id") ? &ev->external_id
+             : json::KeyIs(key, "Device Type") ? &ev->device_type
+                                               : nullptr;
     case 13:
-      return key == "blocks per SM"   ? &ev->blocks_per_sm
-             : key == "In msg nelems" ? &ev->in_nelems
-                                      : nullptr;
+      return json::KeyIs(key, "blocks per SM")   ? &ev->blocks_per_sm
+             : json::KeyIs(key, "In msg nelems") ? &ev->in_nelems
+                                                 : nullptr;
     case 14:
-      return key == "Out msg nelems"   ? &ev->out_nelems
-             : key == "wait_on_stream" ? &ev->wait_on_stream
-             : key == "Total Reserved" ? &ev->total_reserved
-                                       : nullptr;
+      return json::KeyIs(key, "Out msg nelems")   ? &ev->out_nelems
+             : json::KeyIs(key, "wait_on_stream") ? &ev->wait_on_stream
+             : json::KeyIs(key, "Total Reserved") ? &ev->total_reserved
+                                                  : nullptr;
     case 15:
-      return key == "Total Allocated"   ? &ev->total_allocated
-             : key == "Collective name" ? &ev->coll_name
-                                        : nullptr;
+      return json::KeyIs(key, "Total Allocated")   ? &ev->total_allocated
+             : json::KeyIs(key, "Collective name") ? &ev->coll_name
+                                                   : nullptr;
     case 18:
-      return key == "Process Group Name" ? &ev->pg_name : nullptr;
+      return json::KeyIs(key, "Process Group Name") ? &ev->pg_name : nullptr;
     case 25:
-      return key == "est. achieved occupancy %" ? &ev->occupancy : nullptr;
+      return json::KeyIs(key, "est. achieved occupancy %") ? &ev->occupancy : nullptr;
     case 33:
-      return key == "wait_on_cuda_event_record_corr_id" ? &ev->wait_on_record : nullptr;
+      return json::KeyIs(key, "wait_on_cuda_event_record_corr_id") ? &ev->wait_on_record : nullptr;
     default:
       return nullptr;
   }
@@ -155,13 +162,15 @@ void EventBuilder::Add(const RawEvent& ev) {
     return;
   }
   std::string_view ph = ev.ph.text;
-  if (ph == "s" || ph == "f" || ph == "t") return AddFlow(ev, ph);
-  if ((ph == "i" || ph == "I") && ev.name.text == "[memory]" && AddMemory(ev)) return;
-  if (ph == "X") AddComplete(ev);  // metadata, counters, other instants: not analysed
+  if (json::KeyIs(ph, "s") || json::KeyIs(ph, "f") || json::KeyIs(ph, "t")) return AddFlow(ev, ph);
+  if ((json::KeyIs(ph, "i") || json::KeyIs(ph, "I")) && json::KeyIs(ev.name.text, "[memory]") &&
+      AddMemory(ev))
+    return;
+  if (json::KeyIs(ph, "X")) AddComplete(ev);  // metadata, counters, other instants: not analysed
 }
 
 void EventBuilder::AddFlow(const RawEvent& ev, std::string_view ph) {
-  if (ev.cat.text != "ac2g" && ev.cat.text != "async_cpu_to_gpu") return;
+  if (!json::KeyIs(ev.cat.text, "ac2g") && !json::KeyIs(ev.cat.text, "async_cpu_to_gpu")) return;
   std::optional<int64_t> id;
   if (ev.id.type == Scalar::kNumber || ev.id.type == Scalar::kString) id = ToInt(ev.id.text);
   if (!id) {

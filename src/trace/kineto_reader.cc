@@ -114,23 +114,23 @@ R Parser::EventMember(std::string_view key, const char*& p, const char* e, RawEv
   Scalar* target = nullptr;
   std::string* scratch = &s_tmp_;
   if (key.size() == 2) {
-    if (key == "ph")
+    if (json::KeyIs(key, "ph"))
       target = &ev->ph, scratch = &s_ph_;
-    else if (key == "ts")
+    else if (json::KeyIs(key, "ts"))
       target = &ev->ts;
-    else if (key == "id")
+    else if (json::KeyIs(key, "id"))
       target = &ev->id, scratch = &s_id_;
-  } else if (key == "name") {
+  } else if (json::KeyIs(key, "name")) {
     target = &ev->name, scratch = &s_name_;
-  } else if (key == "cat") {
+  } else if (json::KeyIs(key, "cat")) {
     target = &ev->cat, scratch = &s_cat_;
-  } else if (key == "pid") {
+  } else if (json::KeyIs(key, "pid")) {
     target = &ev->pid, scratch = &s_pid_;
-  } else if (key == "tid") {
+  } else if (json::KeyIs(key, "tid")) {
     target = &ev->tid, scratch = &s_tid_;
-  } else if (key == "dur") {
+  } else if (json::KeyIs(key, "dur")) {
     target = &ev->dur;
-  } else if (key == "args" && *p == '{') {
+  } else if (json::KeyIs(key, "args") && *p == '{') {
     ev->has_args = true;
     return s_.Members(p, e, "", [&](std::string_view k, const char*& q, const char* qe) {
       Scalar unused;
