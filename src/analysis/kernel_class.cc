@@ -2,25 +2,9 @@
 
 #include <array>
 
+#include "base/text.h"
+
 namespace trainprof::analysis {
-namespace {
-
-bool ContainsNoCase(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size()) {
-      char c = hay[i + k];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != needle[k]) break;
-      ++k;
-    }
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 const char* KernelTypeName(KernelType t) {
   switch (t) {
@@ -39,8 +23,8 @@ bool IsCommunicationKernel(std::string_view name) {
   // "ncclDevKernel_<Coll>_..." or the generic "ncclDevKernel_Generic_N" since; RCCL keeps NCCL's
   // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". Demangled names start with "void ".
   if (name.starts_with("void ")) name.remove_prefix(5);
-  return ContainsNoCase(name, "nccl") || ContainsNoCase(name, "rccl") ||
-         ContainsNoCase(name, "hccl") || ContainsNoCase(name, "msccl");
+  static constexpr std::array<std::string_view, 4> kLibraries = {"nccl", "rccl", "hccl", "msccl"};
+  return base::ContainsAnyNoCase(name, kLibraries);
 }
 
 KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {
@@ -74,9 +58,7 @@ bool UsesTensorCores(std::string_view n) {
                                                                  "implicit_gemm_tc",
                                                                  "dgrad_1x1_stride_2x2",
                                                                  "first_layer_wgrad_kernel"};
-  for (std::string_view p : kPatterns)
-    if (ContainsNoCase(n, p)) return true;
-  return false;
+  return base::ContainsAnyNoCase(n, kPatterns);
 }
 
 bool IsCommunicationOp(std::string_view name) {

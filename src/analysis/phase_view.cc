@@ -1,26 +1,15 @@
 #include "analysis/phase_view.h"
 
 #include <algorithm>
-#include <cctype>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
 #include "analysis/steps.h"
+#include "base/text.h"
 
 namespace trainprof::analysis {
 
 using trace::EventKind;
-
-namespace {
-
-bool ContainsNoCase(std::string_view s, std::string_view word) {
-  auto it = std::search(s.begin(), s.end(), word.begin(), word.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == b;
-  });
-  return it != s.end();
-}
-
-}  // namespace
 
 bool IsDataLoaderName(std::string_view name, const std::vector<std::string>& patterns) {
   if (IsDataLoaderOp(name)) return true;
@@ -31,9 +20,9 @@ bool IsDataLoaderName(std::string_view name, const std::vector<std::string>& pat
 
 std::string PhaseOf(std::string_view name, const std::vector<std::string>& patterns) {
   if (IsDataLoaderName(name, patterns)) return "dataloader";
-  if (ContainsNoCase(name, "optimizer")) return "optimizer";
-  if (ContainsNoCase(name, "backward")) return "backward";
-  if (ContainsNoCase(name, "forward")) return "forward";
+  if (base::ContainsNoCase(name, "optimizer")) return "optimizer";
+  if (base::ContainsNoCase(name, "backward")) return "backward";
+  if (base::ContainsNoCase(name, "forward")) return "forward";
   return "user";
 }
 

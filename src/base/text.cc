@@ -89,6 +89,17 @@ std::string ValidUtf8(std::string_view s) {
   return out;
 }
 
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool ContainsNoCase(std::string_view hay, std::string_view lower_needle) {
+  return AsciiLower(hay).find(lower_needle) != std::string::npos;
+}
+
 void AppendJsonEscaped(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   for (unsigned char c : s) {

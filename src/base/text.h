@@ -21,6 +21,19 @@ std::string UtcCompact(int64_t unix_ns);
 // `s` if it has at most `max` bytes, else its first max - 3 bytes and "..." (max >= 3).
 std::string Ellipsize(std::string_view s, size_t max);
 
+// `s` with ASCII capitals made small (other bytes as they are).
+std::string AsciiLower(std::string_view s);
+// Whether `hay` holds `lower_needle` (written in small letters) in any ASCII case.
+bool ContainsNoCase(std::string_view hay, std::string_view lower_needle);
+// The same for several needles, `hay` lowered once: whether any is in it.
+template <class Needles>
+bool ContainsAnyNoCase(std::string_view hay, const Needles& lower_needles) {
+  const std::string low = AsciiLower(hay);
+  for (std::string_view n : lower_needles)
+    if (low.find(n) != std::string::npos) return true;
+  return false;
+}
+
 // Appends `s` as the body of a JSON string (no quotes), escaping what JSON requires.
 void AppendJsonEscaped(std::string& out, std::string_view s);
 
