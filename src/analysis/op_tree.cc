@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <tuple>
+#include <utility>
 
 #include "analysis/kernel_class.h"
 
@@ -18,24 +19,56 @@ bool IsRangeKind(EventKind k) {
 }
 bool IsRuntimeKind(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
 
+// Sorts [b, e) by merging its ascending runs pairwise: linear for data already in order, a few
+// passes for data in a few runs, O(n log n) at worst.
+template <class T>
+void SortRuns(T* b, T* e) {
+  std::vector<T*> runs{b};
+  for (T* k = b + 1; k < e; ++k)
+    if (*k < *(k - 1)) runs.push_back(k);
+  runs.push_back(e);
+  while (runs.size() > 2) {
+    std::vector<T*> merged{b};
+    size_t i = 0;
+    for (; i + 2 < runs.size(); i += 2) {
+      std::inplace_merge(runs[i], runs[i + 1], runs[i + 2]);
+      merged.push_back(runs[i + 2]);
+    }
+    if (i + 1 < runs.size() && merged.back() != e) merged.push_back(e);
+    runs = std::move(merged);
+  }
+}
+
 // Host ranges and runtime calls in (thread, start, longest first, ranges before calls) order,
-// so that a sweep with a stack sees every parent before its children.
+// so that a sweep with a stack sees every parent before its children. Kineto writes a thread's
+// host events in a few ordered runs, so the keys are grouped by track, keeping file order, and
+// each track's runs merged (SortRuns), not sorted from scratch.
 std::vector<uint32_t> HostEventsInOrder(const trace::TraceModel& m) {
   struct Key {
     int64_t ts, neg_end;
-    uint32_t track, event;
+    uint32_t event;
     bool runtime;
+    bool operator<(const Key& o) const {
+      return std::tie(ts, neg_end, runtime, event) < std::tie(o.ts, o.neg_end, o.runtime, o.event);
+    }
   };
-  std::vector<Key> keys;
+  auto host = [&](size_t i) { return IsRuntimeKind(m.kind[i]) || IsRangeKind(m.kind[i]); };
+  std::vector<size_t> start;  // per track, then its first key's place
   for (size_t i = 0; i < m.size(); ++i) {
-    const bool runtime = IsRuntimeKind(m.kind[i]);
-    if (runtime || IsRangeKind(m.kind[i]))
-      keys.push_back({m.ts_ns[i], -m.end_ns(i), m.track[i], static_cast<uint32_t>(i), runtime});
+    if (!host(i)) continue;
+    if (m.track[i] >= start.size()) start.resize(m.track[i] + 1, 0);
+    ++start[m.track[i]];
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.track, a.ts, a.neg_end, a.runtime, a.event) <
-           std::tie(b.track, b.ts, b.neg_end, b.runtime, b.event);
-  });
+  size_t total = 0;
+  for (size_t& s : start) total += std::exchange(s, total);
+  std::vector<Key> keys(total);
+  std::vector<size_t> end = start;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (host(i))
+      keys[end[m.track[i]]++] = {m.ts_ns[i], -m.end_ns(i), static_cast<uint32_t>(i),
+                                 IsRuntimeKind(m.kind[i])};
+  }
+  for (size_t t = 0; t < start.size(); ++t) SortRuns(keys.data() + start[t], keys.data() + end[t]);
   std::vector<uint32_t> ev(keys.size());
   for (size_t k = 0; k < keys.size(); ++k) ev[k] = keys[k].event;
   return ev;
@@ -86,12 +119,14 @@ void AttributeGpuWork(const trace::TraceModel& m, const std::vector<int32_t>& rt
 
 // Totals and Tensor Core eligibility, children first (they follow their parents in `nodes`).
 void Accumulate(const trace::TraceModel& m, OpTree& t) {
+  std::vector<int8_t> eligible(m.names.size(), -1);  // per name id
   for (OpNode& n : t.nodes) {
     n.device_total_ns += n.device_self_ns;
     n.tc_total_ns += n.tc_self_ns;
-    if (m.kind[n.event] == EventKind::kCpuOp)
-      n.tc_eligible =
-          n.tc_eligible || IsTensorCoreEligibleOp(m.name_of(n.event)) || n.tc_self_ns > 0;
+    if (m.kind[n.event] != EventKind::kCpuOp) continue;
+    int8_t& e = eligible[m.name[n.event]];
+    if (e < 0) e = IsTensorCoreEligibleOp(m.name_of(n.event)) ? 1 : 0;
+    n.tc_eligible = n.tc_eligible || e == 1 || n.tc_self_ns > 0;
   }
   for (size_t k = t.nodes.size(); k-- > 0;) {
     const OpNode& n = t.nodes[k];

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "analysis/hta_counters.h"
 #include "analysis/kernel_sequences.h"
@@ -104,6 +105,30 @@ TEST(OperatorView, SelfAndTotalAsThePluginDefinesThem) {
   EXPECT_EQ(add.host_self_ns, 80);
   EXPECT_EQ(add.device_self_ns, 20);
   EXPECT_EQ(ops.front().name, "aten::linear");  // by device total
+}
+
+// The tree does not depend on the order events come in: Kineto writes a thread's host events in
+// a few ordered runs, and the op tree merges them (op_tree.cc's SortRuns).
+TEST(OperatorView, SameAnswerInAnyEventOrder) {
+  const trace::TraceModel m = Training();
+  auto rows = [](const trace::TraceModel& x) {
+    std::vector<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int64_t>> out;
+    for (const OperatorRow& r : OperatorView(x, BuildOpTree(x)))
+      out.emplace_back(r.name, r.calls, r.host_self_ns, r.host_total_ns, r.device_self_ns,
+                       r.device_total_ns);
+    return out;
+  };
+  std::vector<size_t> order(m.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (int variant = 0; variant < 3; ++variant) {
+    if (variant == 1) std::reverse(order.begin(), order.end());
+    if (variant == 2)  // two interleaved runs: evens, then odds
+      std::stable_partition(order.begin(), order.end(), [](size_t i) { return i % 2 == 0; });
+    ModelBuilder b;
+    for (size_t i : order)
+      b.Add(m.kind[i], m.name_of(i), m.ts_ns[i], m.dur_ns[i], m.track[i], m.correlation[i]);
+    EXPECT_EQ(rows(b.Done()), rows(m)) << "variant " << variant;
+  }
 }
 
 TEST(OperatorView, EligibilityComesUpFromChildOperators) {
