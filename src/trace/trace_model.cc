@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <utility>
 
 #include "base/diagnostics.h"
 
@@ -36,28 +38,42 @@ const char* EventKindName(EventKind k) {
   return "other";
 }
 
-NameTable::NameTable(const NameTable& o) { *this = o; }
+size_t NameTable::SlotOf(std::string_view s, uint64_t h) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint32_t id = slots_[i];
+    if (id == 0 || (hashes_[id - 1] == h && names_[id - 1] == s)) return i;
+  }
+}
 
-NameTable& NameTable::operator=(const NameTable& o) {
-  if (this == &o) return *this;
-  names_ = o.names_;
-  index_.clear();
-  for (size_t i = 0; i < names_.size(); ++i) index_.emplace(names_[i], static_cast<uint32_t>(i));
-  return *this;
+void NameTable::Grow() {
+  std::vector<uint32_t> old =
+      std::exchange(slots_, std::vector<uint32_t>(std::max<size_t>(1024, slots_.size() * 2)));
+  const size_t mask = slots_.size() - 1;
+  for (uint32_t id : old) {
+    if (id == 0) continue;
+    size_t i = hashes_[id - 1] & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = id;
+  }
 }
 
 uint32_t NameTable::Intern(std::string_view s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
-  auto id = static_cast<uint32_t>(names_.size());
+  if (2 * (names_.size() + 1) > slots_.size()) Grow();
+  const uint64_t h = std::hash<std::string_view>()(s);
+  const size_t slot = SlotOf(s, h);
+  if (slots_[slot] != 0) return slots_[slot] - 1;
+  const auto id = static_cast<uint32_t>(names_.size());
   names_.emplace_back(s);
-  index_.emplace(names_.back(), id);
+  hashes_.push_back(h);
+  slots_[slot] = id + 1;
   return id;
 }
 
 uint32_t NameTable::Find(std::string_view s) const {
-  auto it = index_.find(s);
-  return it == index_.end() ? std::numeric_limits<uint32_t>::max() : it->second;
+  if (slots_.empty()) return std::numeric_limits<uint32_t>::max();
+  const uint32_t id = slots_[SlotOf(s, std::hash<std::string_view>()(s))];
+  return id == 0 ? std::numeric_limits<uint32_t>::max() : id - 1;
 }
 
 void Int64Column::Set(size_t i, int64_t v) {

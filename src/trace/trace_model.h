@@ -62,12 +62,6 @@ struct InputDiagnostic {
 // Interned strings: each distinct name is stored once and referred to by a dense id.
 class NameTable {
  public:
-  NameTable() = default;
-  NameTable(const NameTable& o);
-  NameTable& operator=(const NameTable& o);
-  NameTable(NameTable&&) noexcept = default;
-  NameTable& operator=(NameTable&&) noexcept = default;
-
   uint32_t Intern(std::string_view s);
   const std::string& operator[](uint32_t id) const { return names_[id]; }
   size_t size() const { return names_.size(); }
@@ -75,8 +69,16 @@ class NameTable {
   uint32_t Find(std::string_view s) const;
 
  private:
-  std::deque<std::string> names_;  // a deque: the strings never move, so views stay valid
-  std::unordered_map<std::string_view, uint32_t> index_;  // views into names_
+  // The slot of `s` (hash `h`): the one holding its id, else the empty one it would take.
+  size_t SlotOf(std::string_view s, uint64_t h) const;
+  void Grow();
+
+  std::deque<std::string> names_;  // by id
+  std::vector<uint64_t> hashes_;   // by id
+  // Open addressing, linear probing, at most half full: id + 1 per slot, 0 for empty. Every
+  // cpu_op interns its name, Input Dims and Input type (73,000 lookups on trace_diff_control),
+  // where std::unordered_map's node per entry and division per lookup cost 2 % of analyze.
+  std::vector<uint32_t> slots_;
 };
 
 inline constexpr int64_t kNone = -1;
