@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "analysis/collectives.h"
 #include "analysis/critical_path_report.h"
@@ -21,42 +20,28 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
                          const HtaOptions& hta) {
   RankAnalysis a;
   a.steps = FindSteps(m, o.steps);
-  // Two independent halves, each writing its own fields of `a`: the step timeline's figures,
-  // and the views over the operator tree.
-  auto timeline = [&] {
-    a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns);
-    a.gpus = ComputeGpuSummaries(m, a.steps);
-    a.hta = ComputeHta(m, a.steps, hta);
-    a.memory = MemoryView(m);
-    a.memcpy = MemcpyBandwidthByDirection(m);
-    a.comm_ops = RankCommOps(m);
-    a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
-  };
-  auto operators = [&] {
-    const OpTree tree = BuildOpTree(m);
-    a.operators = OperatorView(m, tree);
-    a.operators_by_shape = OperatorViewByShape(m, tree);
-    a.operators_by_stack = OperatorViewByStack(m, tree);
-    a.kernels = KernelView(m, tree, false);
-    a.operator_kernels = KernelView(m, tree, true);
-    a.phases = ComputePhases(m, tree, o.dataloader_patterns);
-    a.modules = ModuleView(m, tree);
-    a.kernel_sequences = FrequentKernelSequences(m, tree, {});
-    a.flops = ComputeFlops(m, tree, a.steps, o.flops);
-  };
-  if (o.split_rank) {
-    std::thread other(timeline);
-    operators();
-    other.join();
-  } else {
-    timeline();
-    operators();
-  }
+  a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns);
+  a.gpus = ComputeGpuSummaries(m, a.steps);
+  a.hta = ComputeHta(m, a.steps, hta);
+  const OpTree tree = BuildOpTree(m);
+  a.operators = OperatorView(m, tree);
+  a.operators_by_shape = OperatorViewByShape(m, tree);
+  a.operators_by_stack = OperatorViewByStack(m, tree);
+  a.kernels = KernelView(m, tree, false);
+  a.operator_kernels = KernelView(m, tree, true);
+  a.phases = ComputePhases(m, tree, o.dataloader_patterns);
+  a.modules = ModuleView(m, tree);
+  a.kernel_sequences = FrequentKernelSequences(m, tree, {});
+  a.memory = MemoryView(m);
+  a.flops = ComputeFlops(m, tree, a.steps, o.flops);
+  a.memcpy = MemcpyBandwidthByDirection(m);
   if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
     a.gpus.clear();
     a.hta = HtaResult{};
     a.hta.rank = m.rank;
   }
+  a.comm_ops = RankCommOps(m);
+  a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
   a.candidates = RankCandidates(m, a, o);
   if (o.critical_path) a.critical_paths = RankCriticalPaths(m, a, *o.critical_path);
   return a;

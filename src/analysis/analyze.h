@@ -31,9 +31,6 @@ struct AnalyzeOptions {
   StepsMode steps = StepsMode::kComplete;
   HtaOptions hta;
   int threads = 0;  // ranks analysed in parallel; 0: one per core
-  // One rank's analyses on two threads (the timeline ones beside the operator tree's): for a
-  // lone trace, when the other core would otherwise wait.
-  bool split_rank = false;
   // Names containing one of these mark the data loader too (--dataloader-pattern).
   std::vector<std::string> dataloader_patterns;
   // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.

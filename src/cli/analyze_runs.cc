@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "base/atomic_file.h"
 #include "cli/analyze_run.h"
@@ -66,9 +65,7 @@ void ReadProgress::Update(int64_t done, int64_t total) {
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
                                                            const AnalyzeFlags& f,
                                                            const std::string& input) {
-  analysis::AnalyzeOptions o = ToOptions(f);
-  // A lone trace: its analyses on two threads, as the reading threads of many files would be.
-  o.split_rank = files.size() == 1 && f.threads != 1 && std::thread::hardware_concurrency() > 1;
+  const analysis::AnalyzeOptions o = ToOptions(f);
   std::vector<std::optional<StatusOr<analysis::RankSummary>>> results(files.size());
   {
     ReadProgress progress(f, files.size());
