@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: scripts/analyze-ab.sh BASE_BINARY NEW_BINARY TRACE [RUNS]
+# Usage: [AB_ARGS="--threads 1"] scripts/analyze-ab.sh BASE_BINARY NEW_BINARY TRACE [RUNS]
 # Times `trainprof analyze TRACE` of two builds, interleaved so that the machine's load falls on
 # both alike (docs/performance.md: the cost of analyze's views).
 # Alternates two trainprof binaries N times on one trace (fresh run folder each time); prints, per binary,
@@ -10,7 +10,7 @@ out=$(mktemp -d)
 for i in $(seq $n); do
   for b in base new; do
     s=$(date +%s%N)
-    perf stat -x, -e task-clock -o $out/t ${!b} analyze "$trace" --run-dir $out/$b$i --db off > /dev/null 2>&1
+    perf stat -x, -e task-clock -o $out/t ${!b} analyze "$trace" ${AB_ARGS:-} --run-dir $out/$b$i --db off > /dev/null 2>&1
     e=$(date +%s%N)
     echo "$b $(( (e - s) / 1000 )) $(grep task-clock $out/t | cut -d, -f1)"
   done
