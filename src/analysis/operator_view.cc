@@ -122,7 +122,7 @@ struct KernelAcc {
   bool has_blocks = false, has_occupancy = false;
 };
 
-void AddInstance(const trace::TraceModel& m, size_t i, KernelAcc& a) {
+void AddInstance(const trace::TraceModel& m, size_t i, const trace::KernelStats& s, KernelAcc& a) {
   const int64_t d = m.dur_ns[i];
   KernelRow& r = a.row;
   if (r.calls == 0) r.min_ns = r.max_ns = d;
@@ -130,7 +130,6 @@ void AddInstance(const trace::TraceModel& m, size_t i, KernelAcc& a) {
   r.total_ns += d;
   r.min_ns = std::min(r.min_ns, d);
   r.max_ns = std::max(r.max_ns, d);
-  const trace::KernelStats s = m.StatsOf(i);
   if (std::isfinite(s.blocks_per_sm)) {
     a.blocks_weighted += static_cast<double>(s.blocks_per_sm) * static_cast<double>(d);
     a.has_blocks = true;
@@ -152,12 +151,16 @@ std::vector<KernelRow> KernelView(const trace::TraceModel& m, const OpTree& t, b
   // Keyed by (operator name id + 1, kernel name id); operator 0 when not split or not launched
   // by a range.
   std::unordered_map<uint64_t, KernelAcc> acc;  // (operator << 32) | kernel name
+  size_t next_stats = 0;  // kernel_stats is in event order too: a cursor, not a search each
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != EventKind::kKernel) continue;
     uint64_t op = 0;
     if (per_operator && !t.gpu_owner.empty() && t.gpu_owner[i] >= 0)
       op = uint64_t{m.name[t.nodes[t.gpu_owner[i]].event]} + 1;
-    AddInstance(m, i, acc[(op << 32) | m.name[i]]);
+    while (next_stats < m.kernel_stats.size() && m.kernel_stats[next_stats].event < i) ++next_stats;
+    const bool has = next_stats < m.kernel_stats.size() && m.kernel_stats[next_stats].event == i;
+    AddInstance(m, i, has ? m.kernel_stats[next_stats] : trace::KernelStats{},
+                acc[(op << 32) | m.name[i]]);
   }
   std::vector<KernelRow> out;
   out.reserve(acc.size());
