@@ -58,16 +58,26 @@ void Shift(Json& events, double shift_us) {
 // so every rank's "GPU 0" would fall into one. Trace i's pids move up by i << 22 (above Linux's
 // largest pid), and its process names say its rank (distributedInfo's, else its place).
 void OwnProcesses(Json& events, size_t i, const Json& trace) {
-  const int64_t rank = trace.contains("distributedInfo") && trace["distributedInfo"].is_object()
-                           ? trace["distributedInfo"].value("rank", static_cast<int64_t>(i))
-                           : static_cast<int64_t>(i);
+  auto rank = static_cast<int64_t>(i);
+  if (auto d = trace.find("distributedInfo"); d != trace.end() && d->is_object()) {
+    if (auto r = d->find("rank"); r != d->end() && r->is_number_integer()) rank = r->get<int64_t>();
+  }
   const int64_t shift = static_cast<int64_t>(i) << 22;
+  auto is = [](const Json& e, const char* key, std::string_view want) {
+    auto it = e.find(key);
+    return it != e.end() && it->is_string() && it->get_ref<const std::string&>() == want;
+  };
   for (Json& e : events) {
+    if (!e.is_object()) continue;
     auto pid = e.find("pid");
     if (pid != e.end() && pid->is_number_integer()) *pid = pid->get<int64_t>() + shift;
-    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" && e.contains("args") &&
-        e["args"].is_object() && e["args"].contains("name") && e["args"]["name"].is_string())
-      e["args"]["name"] = fmt::format("rank {}: {}", rank, e["args"]["name"].get<std::string>());
+    auto args = e.find("args");
+    if (!is(e, "ph", "M") || !is(e, "name", "process_name") || args == e.end() ||
+        !args->is_object())
+      continue;
+    auto name = args->find("name");
+    if (name != args->end() && name->is_string())
+      *name = fmt::format("rank {}: {}", rank, name->get_ref<const std::string&>());
   }
 }
 
