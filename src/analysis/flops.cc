@@ -84,9 +84,92 @@ bool HasFlopsFormula(std::string_view op) {
          op == "aten::linear" || IsConvolution(op) || IsAttention(op);
 }
 
+// A convolution's geometry from its "Concrete Inputs" (PyTorch 2.x writes each scalar argument
+// as a string: "[2, 2]", "1", "same", "True"), by the operator's argument order.
+struct ConvArgs {
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  int64_t groups = 1;
+  bool same = false, transposed = false;
+  bool known = false;  // stride and padding were there
+};
+
+std::vector<int64_t> Ints(std::string_view s) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') continue;
+    int64_t v = 0;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) v = v * 10 + (s[i] - '0');
+    out.push_back(v);
+  }
+  return out;
+}
+
+ConvArgs ConvArgsOf(std::string_view op, std::string_view concrete) {
+  struct Places {
+    int stride, padding, dilation, transposed, output_padding, groups;
+  };
+  // convolution / _convolution (input, weight, bias, stride, padding, dilation, transposed,
+  // output_padding, groups, ...); cudnn_convolution (input, weight, padding, stride, dilation,
+  // groups, ...); miopen / mkldnn (input, weight, bias, padding, stride, dilation, groups, ...);
+  // conv1d / 2d / 3d (input, weight, bias, stride, padding, dilation, groups).
+  const Places p = op == "aten::convolution" || op == "aten::_convolution"
+                       ? Places{3, 4, 5, 6, 7, 8}
+                   : op == "aten::cudnn_convolution" ? Places{3, 2, 4, -1, -1, 5}
+                   : op == "aten::miopen_convolution" || op == "aten::mkldnn_convolution"
+                       ? Places{4, 3, 5, -1, -1, 6}
+                       : Places{3, 4, 5, -1, -1, 6};
+  const std::vector<std::string_view> v = ParseTypes(concrete);  // the array's strings
+  auto at = [&](int i) {
+    return i >= 0 && static_cast<size_t>(i) < v.size() ? v[static_cast<size_t>(i)]
+                                                       : std::string_view();
+  };
+  ConvArgs a;
+  a.stride = Ints(at(p.stride));
+  a.same = at(p.padding) == "same";
+  a.padding = at(p.padding) == "valid" ? std::vector<int64_t>{0} : Ints(at(p.padding));
+  a.dilation = Ints(at(p.dilation));
+  a.transposed = at(p.transposed) == "True";
+  a.output_padding = Ints(at(p.output_padding));
+  if (const std::vector<int64_t> g = Ints(at(p.groups)); g.size() == 1 && g[0] > 0) a.groups = g[0];
+  a.known = !a.stride.empty() && (a.same || !a.padding.empty());
+  return a;
+}
+
+// Spatial size `d` of the output for input size x and kernel size k. Without the geometry, the
+// input's (stride 1, "same" padding).
+int64_t ConvOut(const ConvArgs& a, size_t d, int64_t x, int64_t k) {
+  if (!a.known || a.same) return x;
+  auto get = [&](const std::vector<int64_t>& v, int64_t dflt) {
+    return v.empty() ? dflt : v[std::min(d, v.size() - 1)];
+  };
+  const int64_t s = std::max<int64_t>(1, get(a.stride, 1)), p = get(a.padding, 0),
+                dil = get(a.dilation, 1);
+  if (a.transposed) return (x - 1) * s - 2 * p + dil * (k - 1) + get(a.output_padding, 0) + 1;
+  const int64_t span = x + 2 * p - dil * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+// x [N, C, *S], w [O, C/g, *K] (transposed: [C, O/g, *K]): each output element (each input
+// element, transposed) takes C/g * prod(K) multiply-adds.
+std::pair<double, double> ConvolutionCount(const Shape& x, const Shape& w, const ConvArgs& a) {
+  double in_spatial = 1, out_spatial = 1;
+  for (size_t d = 2; d < x.size(); ++d) {
+    in_spatial *= static_cast<double>(x[d]);
+    out_spatial *= static_cast<double>(ConvOut(a, d - 2, x[d], w[d]));
+  }
+  const double kernel = Elements(Shape(w.begin() + 2, w.end()));
+  if (a.transposed) {
+    const double out = 1.0 * x[0] * w[1] * a.groups * out_spatial;
+    return {2.0 * x[0] * x[1] * in_spatial * w[1] * kernel, out};
+  }
+  const double out = 1.0 * x[0] * w[0] * out_spatial;
+  return {2.0 * out * w[1] * kernel, out};
+}
+
 // FLOPs and the output's elements of one call, from its tensor inputs; {0, 0} when they do not
 // fit the operator.
-std::pair<double, double> Count(std::string_view op, const std::vector<Shape>& in) {
+std::pair<double, double> Count(std::string_view op, const std::vector<Shape>& in,
+                                std::string_view concrete) {
   auto dims = [&](size_t i, size_t n) { return i < in.size() && in[i].size() == n; };
   const size_t first = op == "aten::addmm" || op == "aten::baddbmm" ? 1 : 0;
   if ((op == "aten::mm" || op == "aten::addmm") && dims(first, 2) && dims(first + 1, 2) &&
@@ -103,13 +186,8 @@ std::pair<double, double> Count(std::string_view op, const std::vector<Shape>& i
     const double rows = Elements(in[0]) / in[0].back();
     return {2.0 * rows * in[1][1] * in[1][0], rows * in[1][0]};
   }
-  if (IsConvolution(op) && in.size() >= 2 && in[0].size() >= 3 && in[1].size() == in[0].size()) {
-    const Shape &x = in[0], &w = in[1];
-    const double spatial = Elements(Shape(x.begin() + 2, x.end()));
-    const double kernel = Elements(Shape(w.begin() + 2, w.end()));
-    const double out = 1.0 * x[0] * w[0] * spatial;
-    return {2.0 * out * w[1] * kernel, out};
-  }
+  if (IsConvolution(op) && in.size() >= 2 && in[0].size() >= 3 && in[1].size() == in[0].size())
+    return ConvolutionCount(in[0], in[1], ConvArgsOf(op, concrete));
   if (IsAttention(op) && dims(0, 4) && dims(1, 4) && dims(2, 4)) {
     const Shape &q = in[0], &v = in[2];
     const double scores = 1.0 * q[0] * q[1] * q[2] * in[1][2];
@@ -176,9 +254,10 @@ PeakTflops PeakFor(std::string_view name) {
   return {};
 }
 
-OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view types) {
+OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view types,
+                std::string_view concrete) {
   const std::vector<Shape> in = ParseDims(dims);
-  const auto [flops, out_elements] = Count(op, in);
+  const auto [flops, out_elements] = Count(op, in, concrete);
   if (flops <= 0) return {};
   const std::vector<std::string_view> t = ParseTypes(types);
   OpFlops r{flops, 0, t.empty() ? Precision::kUnknown : PrecisionOf(t[0])};
@@ -205,8 +284,10 @@ std::vector<OpFlops> NodeFlops(const trace::TraceModel& m, const OpTree& tree) {
     if (c == 0) continue;
     const trace::OpInputs* in = m.InputsOf(e);
     if (in == nullptr || in->dims == trace::kNoName) continue;
-    out[n] = FlopsOf(m.name_of(e), m.names[in->dims],
-                     in->types == trace::kNoName ? std::string_view() : m.names[in->types]);
+    auto text = [&](uint32_t id) {
+      return id == trace::kNoName ? std::string_view() : m.names[id];
+    };
+    out[n] = FlopsOf(m.name_of(e), m.names[in->dims], text(in->types), text(in->concrete));
     if (out[n].precision == Precision::kFp32 && tree.nodes[n].tc_total_ns > 0)
       out[n].precision = Precision::kTf32;
   }

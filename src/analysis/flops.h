@@ -7,9 +7,11 @@
 //     aten::addmm       bias, [m,k], [k,n]                 2 m k n
 //     aten::bmm         [b,m,k] x [b,k,n]                  2 b m k n   (aten::baddbmm alike)
 //     aten::linear      x [..., k], weight [n, k]          2 (x's rows) k n
-//     convolution       x [N,C,*S], w [O,C/g,*K]           2 N O prod(S) (C/g) prod(K)
-//                       (Input Dims hold no stride or padding: the output is taken as big as
-//                       the input, stride 1 and "same" padding; a strided conv is over-counted)
+//     convolution       x [N,C,*S], w [O,C/g,*K]           2 N O prod(S') (C/g) prod(K)
+//                       S' the output's size from "Concrete Inputs" (PyTorch 2.x: stride,
+//                       padding, dilation, transposed); without them, the input's (stride 1,
+//                       "same" padding: a strided conv is then over-counted). Transposed:
+//                       w [C,O/g,*K], 2 N C prod(S) (O/g) prod(K)
 //     scaled_dot_product_attention q [B,H,L,E], k [B,H,S,E], v [B,H,S,Ev]
 //                                                          2 B H L S (E + Ev)
 //   Bytes (for the arithmetic intensity): the input tensors and the output, at the dtype's size.
@@ -42,13 +44,14 @@ struct PeakTflops {
 PeakTflops PeakFor(std::string_view device_name);
 
 // One operator's FLOPs per call; 0 when the operator is not one of the above or its dims do not
-// fit. `dims` and `types` are the args' JSON text.
+// fit. `dims`, `types` and `concrete` ("Concrete Inputs", may be empty) are the args' JSON text.
 struct OpFlops {
   double flops = 0;
   double bytes = 0;  // 0 when unknown
   Precision precision = Precision::kUnknown;
 };
-OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view types);
+OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view types,
+                std::string_view concrete = {});
 
 struct FlopsRow {
   std::string name;

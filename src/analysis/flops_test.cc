@@ -53,6 +53,46 @@ TEST(Flops, ConvolutionAndAttention) {
             2.0 * 2 * 8 * 128 * 256 * 128);
 }
 
+// PyTorch 2.x's "Concrete Inputs" give the geometry, in each operator's argument order.
+TEST(Flops, ConvolutionGeometryFromConcreteInputs) {
+  const char* dims = "[[8, 64, 56, 56], [128, 64, 3, 3], [128], [], [], [], []]";
+  // conv2d(x, w, b, stride 2, padding 1, dilation 1, groups 1): out 28 x 28.
+  const double strided = 2.0 * (8 * 128 * 28 * 28) * 64 * 9;
+  EXPECT_EQ(
+      FlopsOf("aten::conv2d", dims, "", R"(["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"])").flops,
+      strided);
+  // The same call as aten::convolution (..., transposed False, output_padding, groups) and as
+  // cudnn_convolution (x, w, padding, stride, dilation, groups, ...).
+  EXPECT_EQ(FlopsOf("aten::convolution", dims, "",
+                    R"(["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"])")
+                .flops,
+            strided);
+  EXPECT_EQ(FlopsOf("aten::cudnn_convolution", "[[8, 64, 56, 56], [128, 64, 3, 3]]", "",
+                    R"(["", "", "[1, 1]", "[2, 2]", "[1, 1]", "1", "False", "False", "True"])")
+                .flops,
+            strided);
+  // One number for every dimension; no padding and dilation 2: (56 - 2*2 - 1) / 1 + 1 = 52.
+  EXPECT_EQ(FlopsOf("aten::conv2d", dims, "", R"(["", "", "", "1", "0", "2", "1"])").flops,
+            2.0 * (8 * 128 * 52 * 52) * 64 * 9);
+  // padding="same" keeps the size; "valid" is no padding.
+  EXPECT_EQ(
+      FlopsOf("aten::conv2d", dims, "", R"(["", "", "", "[1, 1]", "same", "[1, 1]", "1"])").flops,
+      2.0 * (8 * 128 * 56 * 56) * 64 * 9);
+  EXPECT_EQ(
+      FlopsOf("aten::conv2d", dims, "", R"(["", "", "", "[1, 1]", "valid", "[1, 1]", "1"])").flops,
+      2.0 * (8 * 128 * 54 * 54) * 64 * 9);
+  // Transposed, x [2, 16, 8, 8], w [16, 4, 4, 4] (C, O/g), stride 2, padding 1: every input
+  // element takes 4 * 16 multiply-adds; the output is 2 x 4 x 16 x 16.
+  const OpFlops t =
+      FlopsOf("aten::convolution", "[[2, 16, 8, 8], [16, 4, 4, 4], [4], [], [], [], [], [], []]",
+              R"(["float", "float", "float"])",
+              R"(["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1"])");
+  EXPECT_EQ(t.flops, 2.0 * (2 * 16 * 8 * 8) * 4 * 16);
+  EXPECT_EQ(t.bytes, 4.0 * ((2 * 4 * 16 * 16) + (2 * 16 * 8 * 8) + (16 * 4 * 4 * 4) + 4));
+  // Without them: stride 1 and "same" padding, as before.
+  EXPECT_EQ(FlopsOf("aten::conv2d", dims, "").flops, 2.0 * (8 * 128 * 56 * 56) * 64 * 9);
+}
+
 TEST(Flops, PeakTable) {
   EXPECT_EQ(PeakFor("NVIDIA A100-PG509-200").gpu, "A100");
   EXPECT_EQ(PeakFor("NVIDIA A100-SXM4-80GB").For(Precision::kFp16), 312);

@@ -99,6 +99,7 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
     case 15:
       return json::KeyIs(key, "Total Allocated")   ? &ev->total_allocated
              : json::KeyIs(key, "Collective name") ? &ev->coll_name
+             : json::KeyIs(key, "Concrete Inputs") ? &ev->concrete_inputs
                                                    : nullptr;
     case 18:
       return json::KeyIs(key, "Process Group Name") ? &ev->pg_name : nullptr;
@@ -237,6 +238,11 @@ void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
   if (dims && ev.input_types.type == Scalar::kOtherValue)
     in.types = m_.names.Intern(ev.input_types.text);
   if (stack) in.stack = m_.names.Intern(ev.call_stack.text);
+  // A convolution's stride and padding (its output size, so its FLOPs); other operators'
+  // scalars are not read, so they cost no interning.
+  if (dims && ev.concrete_inputs.type == Scalar::kOtherValue &&
+      ev.name.text.find("conv") != std::string_view::npos)
+    in.concrete = m_.names.Intern(ev.concrete_inputs.text);
   m_.op_inputs.push_back(in);
 }
 

@@ -27,6 +27,7 @@ struct RawEvent {
   Scalar correlation, external_id, device, in_device, stream, blocks_per_sm, occupancy;
   Scalar total_allocated, total_reserved, device_id, device_type, bytes, addr;  // [memory]
   Scalar input_dims, input_types;  // cpu_op "Input Dims" / "Input type" (JSON arrays as text)
+  Scalar concrete_inputs;          // cpu_op "Concrete Inputs" (PyTorch 2.x: scalars as strings)
   Scalar call_stack;               // cpu_op "Call stack" (";"-separated frames)
   Scalar memcpy_bytes;             // gpu_memcpy "bytes"
   // Collectives (CollectiveArgs).

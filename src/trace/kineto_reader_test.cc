@@ -278,6 +278,23 @@ TEST(KinetoReader, KeepsMemoryEventsShapesStacksAndCopyBytes) {
   EXPECT_EQ(m->MemcpyBytesOf(0), kNone);
 }
 
+// "Concrete Inputs" is kept for convolutions (their stride and padding), not for other calls.
+TEST(KinetoReader, KeepsConcreteInputsOfConvolutionsOnly) {
+  const char* t = R"J({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 2, "ts": 5, "dur": 4,
+     "args": {"Input Dims": [[8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], []],
+              "Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 2, "ts": 10, "dur": 1,
+     "args": {"Input Dims": [[2], [2], []], "Concrete Inputs": ["", "", "1"]}}
+  ]})J";
+  auto m = ParseTrace(t, "concrete.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->op_inputs.size(), 2u);
+  EXPECT_EQ(m->names[m->InputsOf(0)->concrete],
+            R"(["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"])");
+  EXPECT_EQ(m->InputsOf(1)->concrete, kNoName);
+}
+
 // Fatal errors: one line naming the file, the byte, line and column.
 struct BadCase {
   const char* name;

@@ -126,7 +126,7 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   external_id.Absorb(std::move(o.external_id));
   for (OpInputs& in : o.op_inputs) {
     in.event += static_cast<uint32_t>(at);
-    for (uint32_t* id : {&in.dims, &in.types, &in.stack})
+    for (uint32_t* id : {&in.dims, &in.types, &in.stack, &in.concrete})
       if (*id != kNoName) *id = names[*id];
   }
   for (auto& b : o.memcpy_bytes) b.first += static_cast<uint32_t>(at);

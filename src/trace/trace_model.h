@@ -158,6 +158,7 @@ struct OpInputs {
   uint32_t dims = kNoName;
   uint32_t types = kNoName;
   uint32_t stack = kNoName;
+  uint32_t concrete = kNoName;  // "Concrete Inputs", kept for convolutions only
 };
 
 // Where events ran: a process and thread, and for GPU work its device and stream. A trace has a
