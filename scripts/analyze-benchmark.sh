@@ -64,7 +64,7 @@ for input in "$TRACES/trace_diff_control" "$TRACES/trace_diff_test" \
              "$TRACES/negative_queue_length_values_check" "$WORK/v100_54mb" "$WORK/v100_8ranks"; do
   best=""; rss=0
   for _ in $(seq "$REPEATS"); do
-    read -r wall kib < <(measure "$BIN" analyze "$input" --progress off --run-dir "$WORK/out")
+    read -r wall kib < <(measure "$BIN" analyze "$input" --progress off --run-dir "$WORK/out" --overwrite --db off)
     if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $wall < $best else 1)"; then best=$wall; fi
     rss=$kib
   done
