@@ -131,6 +131,25 @@ bool UniqueKeys(const Table& t) {
   return true;
 }
 
+// A table's members after its columns: rows, footer and notes, then its closing brace.
+void AppendTableTail(std::string& out, const Table& t, int level) {
+  out += ",\n";
+  Indent(out, level + 1);
+  out += "\"rows\": ";
+  AppendRows(out, t, t.rows, level + 1);
+  out += ",\n";
+  Indent(out, level + 1);
+  out += "\"footer\": ";
+  AppendRows(out, t, t.footer, level + 1);
+  out += ",\n";
+  Indent(out, level + 1);
+  out += "\"notes\": ";
+  AppendIndented(out, Json(t.notes).dump(1, ' ', false, Json::error_handler_t::replace), level + 1);
+  out += "\n";
+  Indent(out, level);
+  out += "}";
+}
+
 // A table object whose opening brace is at `level`.
 void AppendTable(std::string& out, const Table& t, int level) {
   Json head = Json::object();
@@ -156,25 +175,11 @@ void AppendTable(std::string& out, const Table& t, int level) {
   std::string text = head.dump(1, ' ', false, Json::error_handler_t::replace);
   text.resize(text.size() - 2);  // "\n}"
   AppendIndented(out, text, level);
-  out += ",\n";
-  Indent(out, level + 1);
-  out += "\"rows\": ";
-  AppendRows(out, t, t.rows, level + 1);
-  out += ",\n";
-  Indent(out, level + 1);
-  out += "\"footer\": ";
-  AppendRows(out, t, t.footer, level + 1);
-  out += ",\n";
-  Indent(out, level + 1);
-  out += "\"notes\": ";
-  AppendIndented(out, Json(t.notes).dump(1, ' ', false, Json::error_handler_t::replace), level + 1);
-  out += "\n";
-  Indent(out, level);
-  out += "}";
+  AppendTableTail(out, t, level);
 }
 
-// A section as dump(1) writes it at level 0.
-std::string SectionText(const Section& s) {
+// A section object whose opening brace is at `level`.
+void AppendSection(std::string& out, const Section& s, int level) {
   Json j = Json::object();
   j["id"] = s.id;
   j["title"] = s.title;
@@ -192,17 +197,20 @@ std::string SectionText(const Section& s) {
   }
   j["metrics"] = std::move(metrics);
   j["tables"] = Json::array();
-  std::string out = j.dump(1, ' ', false, Json::error_handler_t::replace);
-  if (s.tables.empty()) return out;
-  out.resize(out.size() - 4);  // "[]\n}"
+  std::string head = j.dump(1, ' ', false, Json::error_handler_t::replace);
+  if (s.tables.empty()) return AppendIndented(out, head, level);
+  head.resize(head.size() - 4);  // "[]\n}"
+  AppendIndented(out, head, level);
   out += "[\n";
   for (size_t i = 0; i < s.tables.size(); ++i) {
-    Indent(out, 2);
-    AppendTable(out, s.tables[i], 2);
+    Indent(out, level + 2);
+    AppendTable(out, s.tables[i], level + 2);
     out += i + 1 < s.tables.size() ? ",\n" : "\n";
   }
-  out += " ]\n}";
-  return out;
+  Indent(out, level + 1);
+  out += "]\n";
+  Indent(out, level);
+  out += "}";
 }
 
 }  // namespace
@@ -233,16 +241,9 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
   out << std::string_view(top).substr(0, at);
   out << "\"sections\": [";
   for (size_t i = 0; i < r.sections.size(); ++i) {
-    // The section as dump(1) writes it two levels down: each line indented by two more spaces
-    // (strings hold no raw newline: dump escapes them).
-    std::string text = SectionText(r.sections[i]);
-    out << (i == 0 ? "\n  " : ",\n  ");
-    size_t from = 0;
-    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
-      out << std::string_view(text).substr(from, nl + 1 - from) << "  ";
-      from = nl + 1;
-    }
-    out << std::string_view(text).substr(from);
+    std::string text;  // one section at a time: never the whole document in memory
+    AppendSection(text, r.sections[i], 2);
+    out << (i == 0 ? "\n  " : ",\n  ") << text;
   }
   out << (r.sections.empty() ? "]" : "\n ]") << std::string_view(top).substr(at + empty.size())
       << '\n';
