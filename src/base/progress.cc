@@ -24,8 +24,9 @@ Progress::Progress(std::string_view mode) {
   }
 }
 
-void Progress::Begin(std::string label, int64_t total) {
+void Progress::Begin(std::string label, int64_t total, std::string unit) {
   label_ = std::move(label);
+  unit_ = std::move(unit);
   total_ = total;
   done_ = 0;
   begin_ns_ = last_print_ns_ = base::SteadyNowNs();
@@ -50,17 +51,20 @@ void Progress::End(std::string_view extra) {
 void Progress::Print(bool final, std::string_view extra) {
   const double elapsed = static_cast<double>(base::SteadyNowNs() - begin_ns_) * 1e-9;
   const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0;
-  const std::string sep = extra.empty() ? "" : ", ";
+  std::string tail = fmt::format("{:.1f} {}/s", rate, unit_.empty() ? "it" : unit_);
+  if (!final && rate > 0 && done_ < total_)
+    tail += fmt::format(", about {:.0f} s left", static_cast<double>(total_ - done_) / rate);
+  if (!extra.empty()) tail += fmt::format(", {}", extra);
+  const std::string unit = unit_.empty() ? "" : " " + unit_;
   if (mode_ == Mode::kBar) {
     const int filled =
         total_ > 0 ? static_cast<int>(kBarWidth * std::min<int64_t>(done_, total_) / total_) : 0;
-    fmt::print(stderr, "\r{} {:>5}/{} [{}{}] {:.1f} it/s{}{}\x1b[K{}", label_, done_, total_,
-               std::string(filled, '#'), std::string(kBarWidth - filled, '.'), rate, sep, extra,
+    fmt::print(stderr, "\r{} {:>5}/{}{} [{}{}] {}\x1b[K{}", label_, done_, total_, unit,
+               std::string(filled, '#'), std::string(kBarWidth - filled, '.'), tail,
                final ? "\n" : "");
   } else {
     const double pct = total_ > 0 ? 100.0 * static_cast<double>(done_) / total_ : 100.0;
-    fmt::print(stderr, "{} {}/{} ({:.0f} %), {:.1f} it/s{}{}\n", label_, done_, total_, pct, rate,
-               sep, extra);
+    fmt::print(stderr, "{} {}/{}{} ({:.0f} %), {}\n", label_, done_, total_, unit, pct, tail);
   }
   std::fflush(stderr);
 }

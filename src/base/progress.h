@@ -17,7 +17,8 @@ class Progress {
  public:
   // mode: "auto" (bar on a terminal, lines otherwise), "bar", "lines" or "off".
   explicit Progress(std::string_view mode);
-  void Begin(std::string label, int64_t total);
+  // `unit` names what is counted ("MiB"); empty: items, shown as it/s.
+  void Begin(std::string label, int64_t total, std::string unit = "");
   void Update(int64_t done, std::string_view extra);
   void End(std::string_view extra = "");
 
@@ -25,7 +26,7 @@ class Progress {
   void Print(bool final, std::string_view extra);
 
   enum class Mode { kBar, kLines, kOff } mode_;
-  std::string label_;
+  std::string label_, unit_;
   int64_t total_ = 0;
   int64_t done_ = 0;
   int64_t begin_ns_ = 0;

@@ -51,7 +51,7 @@ void ReadProgress::Update(int64_t done, int64_t total) {
   if (total < (int64_t{32} << 20)) return;  // only inputs big enough to wait for
   if (!began_) {
     progress_.Begin(fmt::format("reading {} trace file{}", files_, files_ == 1 ? "" : "s"),
-                    total >> 20);
+                    total >> 20, "MiB");
     began_ = true;
   }
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -59,7 +59,7 @@ void ReadProgress::Update(int64_t done, int64_t total) {
                           .count();
   if (now - last_ns_ < 100'000'000) return;
   last_ns_ = now;
-  progress_.Update(done >> 20, "MiB");
+  progress_.Update(done >> 20, "");
 }
 
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
