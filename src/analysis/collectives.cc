@@ -164,8 +164,8 @@ int64_t DtypeBytes(std::string_view dtype) {
   std::string d = Normalized(dtype);
   if (d.starts_with("c10")) d = d.substr(3);
   if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
-  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64" ||
-      d == "complexfloat")
+  if (d == "double" || d == "float64" || d == "long" || d == "longint" || d == "int64" ||
+      d == "uint64" || d == "complexfloat")
     return 8;
   if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
   if (d == "char" || d == "byte" || d == "bool" || d == "int8" || d == "uint8" ||

@@ -70,8 +70,8 @@ struct CollectivesResult {
 // The collective type from the "Collective name" arg or the kernel's name
 // ("ncclDevKernel_AllGather_RING_LL" -> "allgather"); "" when neither tells.
 std::string CollectiveType(std::string_view arg, std::string_view kernel_name);
-// Bytes of one element of a PyTorch dtype name ("Float" 4, "BFloat16" 2, "c10::Half" 2); 0 if
-// unknown.
+// Bytes of one element of a PyTorch dtype name, as collectives' "dtype" or a cpu_op's "Input
+// type" write it ("Float" 4, "long int" 8, "BFloat16" 2, "c10::Half" 2); 0 if unknown.
 int64_t DtypeBytes(std::string_view dtype);
 
 // Per name id of `m`, whether it is a communication kernel's name: one pattern match per

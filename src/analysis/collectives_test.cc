@@ -26,6 +26,9 @@ TEST(Collectives, DtypeBytes) {
   EXPECT_EQ(DtypeBytes("BFloat16"), 2);
   EXPECT_EQ(DtypeBytes("c10::Half"), 2);
   EXPECT_EQ(DtypeBytes("Long"), 8);
+  // A cpu_op's "Input type" spelling (the FLOPs' bytes use the same table).
+  EXPECT_EQ(DtypeBytes("long int"), 8);
+  EXPECT_EQ(DtypeBytes("float"), 4);
   EXPECT_EQ(DtypeBytes("unsigned char"), 1);
   EXPECT_EQ(DtypeBytes("Float8_e4m3fn"), 1);
   EXPECT_EQ(DtypeBytes("Quaternion"), 0);

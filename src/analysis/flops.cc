@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include "analysis/collectives.h"  // DtypeBytes
+
 namespace trainprof::analysis {
 
 namespace {
@@ -45,14 +47,6 @@ std::vector<std::string_view> ParseTypes(std::string_view text) {
     i = end + 1;
   }
   return out;
-}
-
-int DtypeBytes(std::string_view t) {
-  if (t == "float" || t == "int") return 4;
-  if (t == "double" || t == "long int" || t == "long") return 8;
-  if (t.find("Half") != std::string_view::npos || t.find("BFloat16") != std::string_view::npos)
-    return 2;
-  return 0;
 }
 
 Precision PrecisionOf(std::string_view t) {
@@ -261,12 +255,12 @@ OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view typ
   if (flops <= 0) return {};
   const std::vector<std::string_view> t = ParseTypes(types);
   OpFlops r{flops, 0, t.empty() ? Precision::kUnknown : PrecisionOf(t[0])};
-  const int size = t.empty() ? 0 : DtypeBytes(t[0]);
+  const int64_t size = t.empty() ? 0 : DtypeBytes(t[0]);
   if (size == 0) return r;
   double elements = out_elements;
   for (size_t i = 0; i < in.size() && i < t.size(); ++i)
     if (DtypeBytes(t[i]) > 0) elements += Elements(in[i]) * (in[i].empty() ? 0 : 1);
-  r.bytes = elements * size;
+  r.bytes = elements * static_cast<double>(size);
   return r;
 }
 
