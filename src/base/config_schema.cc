@@ -38,12 +38,6 @@ Status UnknownKey(const std::string& where, const std::string& key,
                   near.empty() ? std::string() : fmt::format("; did you mean '{}'?", near)));
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -343,7 +337,7 @@ StatusOr<ConfigValue> ParseConfigValue(const ConfigKey& k, std::string_view text
   ConfigValue v;
   switch (k.type) {
     case ConfigType::kBool: {
-      const std::string t = Lower(text);
+      const std::string t = AsciiLower(text);
       if (t == "true" || t == "yes" || t == "on") {
         v = true;
       } else if (t == "false" || t == "no" || t == "off") {
