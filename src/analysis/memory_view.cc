@@ -136,22 +136,22 @@ Matched MatchAllocations(const TraceModel& m, const std::vector<uint32_t>& owner
 }
 
 // The allocated / reserved curve of each device: the totals where the trace has them, else the
-// running sum of the changes.
-std::vector<DeviceMemory> Curves(const TraceModel& m, std::vector<std::vector<size_t>>* events) {
+// running sum of the changes. `peak_event[i]`: the memory event of device i's (first) peak.
+std::vector<DeviceMemory> Curves(const TraceModel& m, std::vector<size_t>* peak_event) {
   std::map<int64_t, size_t> index;
   std::vector<DeviceMemory> out;
   for (size_t k = 0; k < m.memory_events.size(); ++k) {
     const MemoryEvent& e = m.memory_events[k];
     auto [it, fresh] = index.try_emplace(e.device_id, out.size());
-    if (fresh) out.push_back({.device = e.device_id}), events->emplace_back();
+    if (fresh) out.push_back({.device = e.device_id}), peak_event->push_back(k);
     DeviceMemory& d = out[it->second];
     const int64_t running = (d.curve.empty() ? 0 : d.curve.back().allocated) + e.bytes;
     d.curve.push_back(
         {e.ts_ns, e.total_allocated != kNone ? e.total_allocated : running, e.total_reserved});
-    (*events)[it->second].push_back(k);
     if (d.curve.size() == 1 || d.curve.back().allocated > d.peak_allocated) {
       d.peak_allocated = d.curve.back().allocated;
       d.peak_ts_ns = e.ts_ns;
+      (*peak_event)[it->second] = k;
     }
     if (e.total_reserved != kNone) d.peak_reserved = std::max(d.peak_reserved, e.total_reserved);
   }
@@ -199,18 +199,9 @@ MemoryResult MemoryView(const TraceModel& m) {
   r.unattributed = std::ranges::count(owner, kNoOp);
   r.operators = OperatorRows(m, per_op);
   Matched matched = MatchAllocations(m, owner);
-  std::vector<std::vector<size_t>> device_events;
-  r.devices = Curves(m, &device_events);
-  for (size_t i = 0; i < r.devices.size(); ++i) {
-    DeviceMemory& d = r.devices[i];
-    size_t peak = 0;
-    for (size_t j = 0; j < d.curve.size(); ++j)
-      if (d.curve[j].ts_ns == d.peak_ts_ns && d.curve[j].allocated == d.peak_allocated) {
-        peak = device_events[i][j];
-        break;
-      }
-    LiveAtPeak(d, peak, matched);
-  }
+  std::vector<size_t> peak_event;
+  r.devices = Curves(m, &peak_event);
+  for (size_t i = 0; i < r.devices.size(); ++i) LiveAtPeak(r.devices[i], peak_event[i], matched);
   std::ranges::sort(r.devices, {}, &DeviceMemory::device);
   r.allocations = std::move(matched.allocations);
   r.frees_without_alloc = matched.frees_without_alloc;
