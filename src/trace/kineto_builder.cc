@@ -185,33 +185,30 @@ void EventBuilder::AddFlow(const RawEvent& ev, std::string_view ph) {
 // Bytes of each allocation or free, the deltas to rebuild the curve from at the end.
 bool EventBuilder::AddMemory(const RawEvent& ev) {
   int64_t dev = ev.device_id.type == Scalar::kNumber ? ToInt(ev.device_id.text).value_or(-1) : -1;
-  KeepMemoryEvent(ev, dev);
+  const bool numbers = ev.ts.type == Scalar::kNumber && ev.bytes.type == Scalar::kNumber;
+  const std::optional<int64_t> ts = numbers ? MicrosToNs(ev.ts.text) : std::nullopt;
+  const std::optional<int64_t> bytes = numbers ? ToInt(ev.bytes.text) : std::nullopt;
+  if (ts && bytes) KeepMemoryEvent(ev, dev, *ts, *bytes);
   if (ev.total_allocated.type != Scalar::kNumber) {
-    if (ev.bytes.type != Scalar::kNumber || ev.ts.type != Scalar::kNumber) return false;
-    auto ts = MicrosToNs(ev.ts.text);
-    auto bytes = ToInt(ev.bytes.text);
+    if (!numbers) return false;
     if (ts && bytes) memory_deltas_.push_back({dev, *ts, *bytes});
     return true;
   }
-  int64_t bytes = ToInt(ev.total_allocated.text).value_or(0);
+  const int64_t total = ToInt(ev.total_allocated.text).value_or(0);
   auto& peaks = m_.peak_allocated_bytes;
   auto it = std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first == dev; });
   if (it == peaks.end())
-    peaks.emplace_back(dev, bytes);
+    peaks.emplace_back(dev, total);
   else
-    it->second = std::max(it->second, bytes);
+    it->second = std::max(it->second, total);
   return true;
 }
 
 // The event itself, for the Memory view: what it needs and nothing else.
-void EventBuilder::KeepMemoryEvent(const RawEvent& ev, int64_t dev) {
-  if (ev.ts.type != Scalar::kNumber || ev.bytes.type != Scalar::kNumber) return;
-  std::optional<int64_t> ts = MicrosToNs(ev.ts.text);
-  std::optional<int64_t> bytes = ToInt(ev.bytes.text);
-  if (!ts || !bytes) return;
+void EventBuilder::KeepMemoryEvent(const RawEvent& ev, int64_t dev, int64_t ts_ns, int64_t bytes) {
   MemoryEvent e;
-  e.ts_ns = *ts;
-  e.bytes = *bytes;
+  e.ts_ns = ts_ns;
+  e.bytes = bytes;
   e.total_allocated = OptionalInt(ev.total_allocated);
   e.total_reserved = OptionalInt(ev.total_reserved);
   e.addr =

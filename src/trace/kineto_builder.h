@@ -58,7 +58,7 @@ class EventBuilder {
  private:
   void AddFlow(const RawEvent& ev, std::string_view ph);
   bool AddMemory(const RawEvent& ev);
-  void KeepMemoryEvent(const RawEvent& ev, int64_t dev);
+  void KeepMemoryEvent(const RawEvent& ev, int64_t dev, int64_t ts_ns, int64_t bytes);
   void AddComplete(const RawEvent& ev);
   int64_t IdOf(const json::Scalar& s);
   void AddCollectiveArgs(const RawEvent& ev, size_t i);
