@@ -85,7 +85,7 @@ void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
         t.rows.push_back({in.RankLabel(i), DeviceName(d.device),
                           std::string("(allocated before the trace)"), d.live_unknown});
     }
-  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  MarkLong(t);
   t.chart = {.kind = report::ChartKind::kBars, .label = "operator", .values = {"bytes"}};
 }
 
@@ -108,7 +108,7 @@ void AddAllocations(report::Section& s, const AnalyzeInput& in) {
                         freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}});
     }
   }
-  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  MarkLong(t);
 }
 
 void AddOperators(report::Section& s, const AnalyzeInput& in) {
@@ -128,7 +128,7 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
       t.rows.push_back({in.RankLabel(i), DeviceName(o.device), OpName(in.analyses[i].memory, o.op),
                         o.calls, o.self_count, o.self_bytes, o.self_increase, o.total_count,
                         o.total_bytes, o.total_increase});
-  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  MarkLong(t);
 }
 
 }  // namespace

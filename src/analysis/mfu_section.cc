@@ -39,7 +39,7 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
                         o.bytes > 0 ? report::Value{o.intensity()} : report::Value{}});
     }
   }
-  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  MarkLong(t);
   if (t.rows.empty()) {
     t.notes.push_back(
         "No mm, addmm, bmm, linear, convolution or attention call with Input Dims that fit.");

@@ -26,7 +26,7 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
            std::string(2 * static_cast<size_t>(m.depth), ' ') + base::Ellipsize(m.name, 60), m.path,
            static_cast<int64_t>(m.depth), m.calls, Seconds(m.host_ns), Seconds(m.device_ns),
            Seconds(m.self_device_ns)});
-  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  MarkLong(t);
   if (t.rows.empty())
     s.notes.push_back(
         "No nn.Module ranges: record with with_stack=True (or with_modules=True) to see modules.");

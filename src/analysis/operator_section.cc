@@ -16,7 +16,6 @@ using report::Value;
 namespace {
 
 constexpr size_t kTopRows = 15;  // rows of a view's top table
-constexpr size_t kMaxTerminalRows = 30;
 // Rows of the by-shape table per rank: a real model has thousands of (operator, shape) pairs,
 // which would be most of report.json and report.html.
 constexpr size_t kMaxShapeRows = 100;
@@ -75,11 +74,6 @@ std::vector<Value> KernelCells(const std::string& rank, const KernelRow& k, bool
                           OrEmpty(k.blocks_per_sm), OrEmpty(k.occupancy_pct)})
     v.push_back(std::move(x));
   return v;
-}
-
-// The full table: in the terminal only when short.
-void MarkLong(report::Table& t) {
-  if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
 }
 
 // A grouping of the Operator view: which rows, and the column its text goes in.

@@ -54,7 +54,7 @@ void AnnotationTable(const AnalyzeInput& in, report::Section& s) {
     for (const PhaseRow& r : in.analyses[i].phases.rows)
       t.rows.push_back({in.RankLabel(i), r.name, r.phase, r.calls, Seconds(r.cpu_ns), r.gpu_calls,
                         Seconds(r.gpu_ns), Seconds(r.device_ns)});
-  if (t.rows.size() > 30) t.kind = report::TableKind::kDetail;
+  MarkLong(t);
 }
 
 // The data loader's share of the analysed steps (the Overview's DataLoader category), and a

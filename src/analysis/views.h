@@ -37,6 +37,12 @@ using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 inline double Seconds(double ns) { return ns / 1e9; }
 
+// A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
+inline constexpr size_t kMaxTerminalRows = 30;
+inline void MarkLong(report::Table& t) {
+  if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
+}
+
 void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_view.cc
 void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_view.cc
 void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_view.cc
