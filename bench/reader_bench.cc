@@ -1,0 +1,106 @@
+// The stages of `trainprof analyze` on one trace, each alone: inflating, parsing (gzip or plain,
+// one thread or parts on two), and the analyses of the parsed model. The trace is the shared
+// trace_diff_control (35 MB of JSON) or, with no ../shared, the project's own small one;
+// TRAINPROF_BENCH_TRACE=PATH picks another .json.gz.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "analysis/analyze.h"
+#include "trace/byte_source.h"
+#include "trace/kineto_reader.h"
+
+namespace {
+
+using namespace trainprof;
+
+std::string TracePath() {
+  if (const char* p = std::getenv("TRAINPROF_BENCH_TRACE"); p != nullptr && *p != '\0') return p;
+  std::string shared = std::string(TRAINPROF_SHARED_DIR) +
+                       (std::getenv("TRAINPROF_BENCH_SMOKE") != nullptr
+                            ? "/data/traces/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"
+                            : "/data/traces/trace_diff_control/control.json.gz");
+  std::error_code ec;
+  if (std::filesystem::exists(shared, ec)) return shared;
+  return std::string(TRAINPROF_SOURCE_DIR) + "/fuzz/corpus/kineto/kineto_small.json.gz";
+}
+
+// The trace's JSON, inflated once into a temporary file.
+const std::string& PlainCopy() {
+  static const std::string path = [] {
+    std::string out = std::filesystem::temp_directory_path() /
+                      fmt::format("trainprof-bench-{}.json", getpid());
+    auto src = trace::OpenTraceBytes(TracePath());
+    std::ofstream f(out, std::ios::binary);
+    std::string buf(size_t{1} << 20, '\0');
+    for (;;) {
+      auto n = (*src)->Read(buf.data(), buf.size());
+      if (!n.ok() || *n == 0) break;
+      f.write(buf.data(), static_cast<std::streamsize>(*n));
+    }
+    std::atexit([] { std::filesystem::remove(PlainCopy()); });
+    return out;
+  }();
+  return path;
+}
+
+void BM_Reader_Inflate(benchmark::State& state) {
+  std::string buf(size_t{1} << 20, '\0');
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    auto src = trace::OpenTraceBytes(TracePath());
+    for (;;) {
+      auto n = (*src)->Read(buf.data(), buf.size());
+      if (!n.ok() || *n == 0) break;
+      bytes += static_cast<int64_t>(*n);
+    }
+  }
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_Reader_Inflate)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// range(0): 1 gzip, 0 plain; range(1): threads (parts of the file).
+void BM_Reader_Parse(benchmark::State& state) {
+  const std::string path = state.range(0) ? TracePath() : PlainCopy();
+  trace::ReadOptions o;
+  o.segments = static_cast<int>(state.range(1));
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    auto m = trace::ReadTraceFile(path, o);
+    if (!m.ok()) {
+      state.SkipWithError(m.status().message().c_str());
+      return;
+    }
+    bytes += m->json_bytes;
+    state.counters["parts"] = m->read_segments;
+  }
+  state.SetBytesProcessed(bytes);
+}
+BENCHMARK(BM_Reader_Parse)
+    ->ArgNames({"gzip", "threads"})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Args({0, 1})
+    ->Args({0, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Analyze_OneRank(benchmark::State& state) {
+  auto m = trace::ReadTraceFile(PlainCopy(), {});
+  if (!m.ok()) {
+    state.SkipWithError(m.status().message().c_str());
+    return;
+  }
+  std::vector<trace::TraceModel> models;
+  models.push_back(std::move(*m));
+  analysis::AnalyzeOptions o;
+  o.threads = static_cast<int>(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(analysis::AnalyzeAll(models, o));
+}
+BENCHMARK(BM_Analyze_OneRank)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
