@@ -32,8 +32,8 @@ std::string TracePath() {
 // The trace's JSON, inflated once into a temporary file.
 const std::string& PlainCopy() {
   static const std::string path = [] {
-    std::string out = std::filesystem::temp_directory_path() /
-                      fmt::format("trainprof-bench-{}.json", getpid());
+    std::string out =
+        std::filesystem::temp_directory_path() / fmt::format("trainprof-bench-{}.json", getpid());
     auto src = trace::OpenTraceBytes(TracePath());
     std::ofstream f(out, std::ios::binary);
     std::string buf(size_t{1} << 20, '\0');

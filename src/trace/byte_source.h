@@ -14,26 +14,52 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trainprof/status.h"
 
 namespace trainprof::trace {
 
 // Bytes not zeroed when allocated: a 4 MiB window over a 1 MB file touches only the pages it
-// fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing).
+// fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing). Buffers
+// of 2 MiB and more are mapped on 2 MiB boundaries and asked for transparent huge pages: filling
+// 35 MB of inflated text in 4 KiB pages cost more page faults than the inflating itself.
 class RawBuffer {
  public:
-  explicit RawBuffer(size_t n) : data_(new char[n]), size_(n) {}
-  char* data() const { return data_.get(); }
+  explicit RawBuffer(size_t n);
+  ~RawBuffer();
+  RawBuffer(const RawBuffer&) = delete;
+  RawBuffer& operator=(const RawBuffer&) = delete;
+  char* data() const { return data_; }
   size_t size() const { return size_; }
   // Reallocates to `n` bytes, keeping the first `keep`.
   void Grow(size_t n, size_t keep);
 
  private:
-  std::unique_ptr<char[]> data_;
-  size_t size_;
+  static char* Allocate(size_t n, size_t* mapped);
+  static void Release(char* p, size_t mapped);
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_ = 0;  // bytes mapped (0: from new[])
+};
+
+// Decoded bytes a read-ahead source holds that its reader has not taken yet, shared so that a
+// second parser can read them (the rest of a gzip trace, parsed in two parts).
+struct DecodedChunk {
+  explicit DecodedChunk(size_t n) : data(n) {}
+  RawBuffer data;
+  size_t size = 0;
+};
+struct DecodedRest {
+  std::vector<std::shared_ptr<const DecodedChunk>> chunks;
+  size_t first_skip = 0;  // bytes of chunks[0] the reader has already taken
+  int64_t offset = 0;     // decoded offset of the rest's first byte
+  int64_t end() const;    // decoded offset just past the last byte
+  // Up to `n` bytes from decoded offset `from` (clamped to the rest).
+  std::string Copy(int64_t from, size_t n) const;
 };
 
 class ByteSource {
@@ -48,10 +74,19 @@ class ByteSource {
   virtual bool cut_short() const { return false; }
   // "gzip (ISA-L)", "gzip (zlib)" or "plain": how the bytes were decoded, for the report.
   virtual const char* decoder() const { return "plain"; }
+  // A source that decodes ahead on its own thread: waits until decoding has ended and returns
+  // what Read() has not handed out yet. nullopt when decoding failed or was cut short (the
+  // reader meets that itself), or the source does not decode ahead.
+  virtual std::optional<DecodedRest> WaitForRest() { return std::nullopt; }
 };
 
-// The file at `path`, gunzipped when it starts with gzip's magic bytes (not by its name).
-StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path);
+// The file at `path`, gunzipped when it starts with gzip's magic bytes (not by its name), on a
+// second thread that runs up to `ahead_bytes` ahead of the reader.
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path,
+                                                     size_t ahead_bytes = size_t{4} << 20);
+
+// The bytes of `rest` from decoded offset `from` to its end; raw_bytes_done() counts from `from`.
+std::unique_ptr<ByteSource> RestBytes(DecodedRest rest, int64_t from);
 
 // The bytes of a file from `offset` to its end, as they are (never gunzipped): one segment of a
 // big plain trace read on its own thread. raw_bytes_done() counts from `offset`.

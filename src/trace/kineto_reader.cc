@@ -9,9 +9,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -41,6 +44,12 @@ class Parser {
   void StartInEvents(bool bare_array, int64_t stop_at);
   // The first segment pauses at the event boundary `stop_at`; -1: none.
   void set_stop(int64_t stop_at) { stop_at_ = stop_at; }
+  // The same, with the boundary set by another thread while this one parses (-1 until then).
+  void set_shared_stop(const std::atomic<int64_t>* stop_at) { shared_stop_ = stop_at; }
+  // 0 until the document's first byte is read; then 1 for an object, 2 for a bare event array.
+  int shape() const { return shape_.load(std::memory_order_acquire); }
+  // With a shared stop not yet taken: the decoded offset parsed so far (else stale).
+  int64_t parsed() const { return parsed_.load(std::memory_order_relaxed); }
   Status Start();
   // Steps until the document ends, or until paused at the stop. A segment that cannot end
   // cleanly there fails, so that the first parser reads its bytes instead.
@@ -94,6 +103,9 @@ class Parser {
   int64_t oversized_at_ = 0;
   int64_t first_control_at_ = 0, first_malformed_at_ = 0;
   int64_t stop_at_ = -1;
+  const std::atomic<int64_t>* shared_stop_ = nullptr;
+  std::atomic<int> shape_{0};
+  std::atomic<int64_t> parsed_{0};
   bool paused_ = false;
   bool segment_ = false;
   int64_t absorbed_end_ = 0;  // decoded end of the last segment taken in
@@ -209,6 +221,7 @@ R Parser::StepStart(const char*& p, const char* e) {
   } else {
     return s_.Fail(p, "not JSON: a trace starts with '{' or '['");
   }
+  shape_.store(bare_array_ ? 2 : 1, std::memory_order_release);
   ++p;
   return R::kOk;
 }
@@ -356,6 +369,11 @@ Status Parser::Drive() {
     R r = Step();
     if (r == R::kErr) return Error(s_.err_at() ? s_.err_at() : w_.cur(), s_.err());
     if (r == R::kOk) {
+      if (shared_stop_ != nullptr && stop_at_ < 0) {
+        parsed_.store(w_.cur_offset(), std::memory_order_relaxed);
+        stop_at_ = shared_stop_->load(std::memory_order_acquire);
+        if (stop_at_ >= 0) shared_stop_ = nullptr;  // taken once
+      }
       if (stop_at_ < 0 || w_.cur_offset() < stop_at_) continue;
       if (w_.cur_offset() == stop_at_ && state_ == State::kEvent) {
         paused_ = true;
@@ -445,18 +463,22 @@ std::string ReadAt(const std::string& path, int64_t offset, size_t n) {
   return out;
 }
 
-// The offset just after a ',' that sits between "}" and "{" at or after `from`, or -1.
-int64_t GuessEventBoundary(const std::string& path, int64_t from) {
-  std::string b = ReadAt(path, from, size_t{1} << 20);
+// The offset in `b` just after a ',' that sits between "}" and "{", or npos.
+size_t EventBoundaryIn(std::string_view b) {
   auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  for (size_t i = b.find(','); i != std::string::npos; i = b.find(',', i + 1)) {
+  for (size_t i = b.find(','); i != std::string_view::npos; i = b.find(',', i + 1)) {
     size_t l = i, r = i + 1;
     while (l > 0 && ws(b[l - 1])) --l;
     while (r < b.size() && ws(b[r])) ++r;
-    if (l > 0 && b[l - 1] == '}' && r < b.size() && b[r] == '{')
-      return from + static_cast<int64_t>(i) + 1;
+    if (l > 0 && b[l - 1] == '}' && r < b.size() && b[r] == '{') return i + 1;
   }
-  return -1;
+  return std::string_view::npos;
+}
+
+// The offset just after a ',' that sits between "}" and "{" at or after `from`, or -1.
+int64_t GuessEventBoundary(const std::string& path, int64_t from) {
+  size_t at = EventBoundaryIn(ReadAt(path, from, size_t{1} << 20));
+  return at == std::string_view::npos ? -1 : from + static_cast<int64_t>(at);
 }
 
 // Starts of the segments after the first, ascending; fewer than asked when no boundary is seen.
@@ -527,14 +549,106 @@ StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const
   return first.Finish();
 }
 
+// --- A gzip file in two parts ---------------------------------------------------------------
+//
+// Inflating runs ahead of parsing on its own thread (ISA-L inflates several times faster than
+// the JSON parses). When it has ended, that thread parses the second half of what the first
+// parser has not reached yet, from the bytes held in memory, and sets the first parser's stop at
+// the boundary. The same checks as ReadInSegments keep the result the sequential reader's.
+class GzipTail {
+ public:
+  GzipTail(ByteSource* src, const std::string& path, const ReadOptions& opt, const Parser& head)
+      : src_(src), path_(path), opt_(opt), head_(head) {}
+
+  // On the inflating side: waits for the end of inflating, then parses the tail if worth it.
+  void Run() {
+    const bool split = Split();
+    decided_.set_value();
+    if (!split) return;
+    status_ = parser_->Start();
+    if (status_.ok()) status_ = parser_->Drive();
+  }
+  // Blocks until Run() has set the stop or given up (ReadOptions::gzip_split_first).
+  void WaitDecided() { decided_.get_future().wait(); }
+  const std::atomic<int64_t>* stop() const { return &stop_; }
+  // After Run(): whether the tail parsed to the document's end, and where it started.
+  bool ended() const { return parser_ && status_.ok() && parser_->ended(); }
+  Parser& parser() { return *parser_; }
+  int64_t at() const { return at_; }
+
+ private:
+  // Picks the boundary, makes the tail's parser and publishes the head's stop; false: no split.
+  bool Split() {
+    std::optional<DecodedRest> rest = src_->WaitForRest();
+    if (!rest || rest->end() - rest->offset < opt_.min_segment_bytes) return false;
+    int shape = head_.shape();
+    if (shape == 0 && rest->offset == 0) {  // the head has not begun: look at the first byte
+      std::string lead = rest->Copy(0, 4096);
+      size_t i = lead.find_first_not_of(" \t\r\n");
+      shape = i == std::string::npos ? 0 : lead[i] == '[' ? 2 : 1;
+    }
+    if (shape == 0) return false;
+    // Halfway between where the head is parsing (its window holds bytes before rest->offset)
+    // and the end, so that both parts take about as long.
+    const int64_t from = std::min(head_.parsed(), rest->offset);
+    const int64_t mid = std::max(rest->offset, from + (rest->end() - from) / 2);
+    size_t at = EventBoundaryIn(rest->Copy(mid, size_t{1} << 20));
+    if (at == std::string_view::npos) return false;
+    at_ = mid + static_cast<int64_t>(at);
+    bytes_ = RestBytes(std::move(*rest), at_);
+    ReadOptions o = opt_;
+    o.progress = nullptr;
+    parser_ = std::make_unique<Parser>(bytes_.get(), path_, o);
+    parser_->StartInEvents(shape == 2, -1);
+    stop_.store(at_, std::memory_order_release);
+    return true;
+  }
+
+  ByteSource* src_;
+  const std::string& path_;
+  const ReadOptions& opt_;
+  const Parser& head_;
+  std::atomic<int64_t> stop_{-1};
+  std::promise<void> decided_;
+  int64_t at_ = -1;
+  std::unique_ptr<ByteSource> bytes_;
+  std::unique_ptr<Parser> parser_;
+  Status status_ = Status::Ok();
+};
+
+StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
+                                     const ReadOptions& opt) {
+  Parser head(src.get(), path, opt);
+  GzipTail tail(src.get(), path, opt, head);
+  head.set_shared_stop(tail.stop());
+  std::thread t([&] { tail.Run(); });
+  if (opt.gzip_split_first) tail.WaitDecided();
+  Status st = head.Start();
+  if (st.ok()) st = head.Drive();
+  t.join();
+  TRAINPROF_RETURN_IF_ERROR(st);
+  if (head.paused() && tail.ended()) {
+    head.AbsorbSegment(tail.parser(), tail.at());
+    head.set_read_segments(2);
+  } else if (head.paused()) {
+    head.set_stop(-1);  // the tail failed: the sequential reader decides
+    TRAINPROF_RETURN_IF_ERROR(head.Drive());
+  }
+  return head.Finish();
+}
+
 }  // namespace
 
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options) {
-  TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, OpenTraceBytes(path));
+  const bool parts = options.segments > 1;
+  TRAINPROF_ASSIGN_OR_RETURN(
+      std::unique_ptr<ByteSource> src,
+      parts ? OpenTraceBytes(path, options.gzip_ahead_bytes) : OpenTraceBytes(path));
+  if (parts && std::string_view(src->decoder()) != "plain")
+    return ReadGzipInParts(std::move(src), path, options);
   std::error_code ec;
   const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
-  if (options.segments > 1 && !ec && std::string_view(src->decoder()) == "plain" &&
-      size >= 2 * options.min_segment_bytes) {
+  if (parts && !ec && size >= 2 * options.min_segment_bytes) {
     int segments = static_cast<int>(std::min<int64_t>(
         options.segments, size / std::max<int64_t>(1, options.min_segment_bytes)));
     std::vector<int64_t> starts = GuessSegmentStarts(path, size, segments);

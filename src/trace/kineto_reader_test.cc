@@ -509,7 +509,15 @@ StatusOr<TraceModel> ReadWith(const std::string& path, int segments) {
   ReadOptions o;
   o.segments = segments;
   o.min_segment_bytes = 4096;
+  o.gzip_split_first = true;
   return ReadTraceFile(path, o);
+}
+
+// The same text gzipped, read in two parts (the inflating thread parses the second half).
+StatusOr<TraceModel> ReadGzipWith(const std::string& text, int segments) {
+  std::string path = ::testing::TempDir() + "/segments.json.gz";
+  std::ofstream(path, std::ios::binary) << testutil::GzipText(text);
+  return ReadWith(path, segments);
 }
 
 // Parts of a big plain file are parsed on several threads: the model must be the one thread's,
@@ -539,6 +547,12 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
       // and the file read by one thread; the guesses at 1/3 and 2/3 are outside them.
       EXPECT_EQ(many->read_segments, trap && segments != 3 ? 1 : segments);
     }
+    // Gzipped: cut at the middle, which is inside a "}, {" string with the trap.
+    auto gz_one = ReadGzipWith(text, 1), gz = ReadGzipWith(text, 2);
+    ASSERT_TRUE(gz_one.ok() && gz.ok()) << gz.status().message();
+    ASSERT_EQ(gz->size(), one->size());
+    ExpectSameModel(*gz_one, *gz);
+    EXPECT_EQ(gz->read_segments, trap ? 1 : 2);
     // Cut in the last third: the same events kept and the same "truncated" message.
     std::ofstream(path, std::ios::binary) << text.substr(0, text.size() * 5 / 6);
     auto cut_one = ReadWith(path, 1), cut_many = ReadWith(path, 3);
@@ -546,6 +560,12 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
     EXPECT_TRUE(cut_many->truncated);
     EXPECT_EQ(cut_many->read_segments, 1);
     ExpectSameModel(*cut_one, *cut_many);
+    auto cut_gz_one = ReadGzipWith(text.substr(0, text.size() * 5 / 6), 1);
+    auto cut_gz = ReadGzipWith(text.substr(0, text.size() * 5 / 6), 2);
+    ASSERT_TRUE(cut_gz_one.ok() && cut_gz.ok()) << cut_gz.status().message();
+    EXPECT_TRUE(cut_gz->truncated);
+    EXPECT_EQ(cut_gz->size(), cut_one->size());
+    ExpectSameModel(*cut_gz_one, *cut_gz);
     // Broken in the last third: the same one-line error, with its line and column.
     std::string broken = text;
     broken.replace(broken.rfind("\"ph\": \"X\"", broken.size() * 5 / 6), 4, "\"ph\" \"X");
@@ -554,6 +574,10 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
     ASSERT_FALSE(bad_one.ok());
     ASSERT_FALSE(bad_many.ok());
     EXPECT_EQ(bad_one.status().message(), bad_many.status().message());
+    auto bad_gz_one = ReadGzipWith(broken, 1), bad_gz = ReadGzipWith(broken, 2);
+    ASSERT_FALSE(bad_gz_one.ok());
+    ASSERT_FALSE(bad_gz.ok());
+    EXPECT_EQ(bad_gz_one.status().message(), bad_gz.status().message());
   }
 }
 
