@@ -239,6 +239,26 @@ StatusOr<bool> Window::SkipUnit() {
 // ---------------------------------------------------------------------------------------------
 // Scanner
 
+R Scanner::WsRun(const char*& p, const char* e) {
+#if defined(__SSE2__)
+  const __m128i space = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                tab = _mm_set1_epi8('\t');
+  while (e - p >= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, nl)),
+                                    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
+    const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(ws)) & 0xFFFFu;
+    if (other != 0) {
+      p += __builtin_ctz(other);
+      return R::kOk;
+    }
+    p += 16;
+  }
+#endif
+  while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  return p < e ? R::kOk : R::kMore;
+}
+
 R Scanner::Expect(const char*& p, const char* e, char c, const char* what) {
   TRAINPROF_JSON_TRY(Ws(p, e));
   if (*p != c) return Fail(p, fmt::format("expected {}", what));
@@ -344,7 +364,26 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
   return R::kOk;
 }
 
+// -?(0|[1-9][0-9]*)(\.[0-9]+)? followed by a byte that cannot go on a number, as Kineto writes
+// them; false (p unmoved) for anything else, which NumberOrLiteral reads or rejects.
+bool Scanner::PlainNumber(const char*& p, const char* e, Scalar* out) {
+  const char* d = p + (*p == '-');
+  const char* c = SkipDigits(d, e);
+  if (c == d || (*d == '0' && c - d > 1)) return false;
+  if (c < e && *c == '.') {
+    const char* f = c + 1;
+    c = SkipDigits(f, e);
+    if (c == f) return false;
+  }
+  if (c >= e || *c == 'e' || *c == 'E') return false;
+  out->type = Scalar::kNumber;
+  out->text = std::string_view(p, static_cast<size_t>(c - p));
+  p = c;
+  return true;
+}
+
 R Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
+  if (PlainNumber(p, e, out)) return R::kOk;
   const char* s = p;
   auto lit = [&](std::string_view word, Scalar::Type t) -> R {
     size_t have = std::min(word.size(), static_cast<size_t>(e - s));
@@ -411,7 +450,7 @@ R Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratc
   TRAINPROF_JSON_TRY(Ws(p, e));
   const char* start = p;
   if (*p == '"') {
-    TRAINPROF_JSON_TRY(String(p, e, &out->text, scratch));
+    if (!ShortPlainString(p, e, &out->text)) TRAINPROF_JSON_TRY(String(p, e, &out->text, scratch));
     out->type = Scalar::kString;
     return R::kOk;
   }
@@ -493,6 +532,13 @@ std::optional<int64_t> MicrosToNs(std::string_view t) {
 std::optional<int64_t> ToInt(std::string_view t) {
   const char* b = t.data();
   const char* e = b + t.size();
+  if (!t.empty() && t.size() <= 18) {  // digits only, no overflow: by hand
+    const char* c = b + (*b == '-');
+    int64_t v = 0;
+    const char* d = c;
+    for (; c < e && static_cast<unsigned>(*c - '0') < 10; ++c) v = v * 10 + (*c - '0');
+    if (c == e && c > d) return *b == '-' ? -v : v;
+  }
   int64_t v = 0;
   auto r = std::from_chars(b, e, v);
   if (r.ec == std::errc() && r.ptr == e) return v;
