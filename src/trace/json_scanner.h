@@ -155,7 +155,35 @@ class Scanner {
   // U+FFFD; raw control characters are kept. Both are counted.
   R String(const char*& p, const char* e, std::string_view* out, std::string* scratch);
   R NumberOrLiteral(const char*& p, const char* e, Scalar* out);
-  bool PlainNumber(const char*& p, const char* e, Scalar* out);
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)? followed by a byte that cannot go on a number, as Kineto
+  // writes them; false (p unmoved) for anything else, which NumberOrLiteral reads or rejects.
+  static bool PlainNumber(const char*& p, const char* e, Scalar* out) {
+    const char* d = p + (*p == '-');
+    const char* c = SkipDigits(d, e);
+    if (c == d || (*d == '0' && c - d > 1)) return false;
+    if (c < e && *c == '.') {
+      const char* f = c + 1;
+      c = SkipDigits(f, e);
+      if (c == f) return false;
+    }
+    if (c >= e || *c == 'e' || *c == 'E') return false;
+    out->type = Scalar::kNumber;
+    out->text = std::string_view(p, static_cast<size_t>(c - p));
+    p = c;
+    return true;
+  }
+  // Value() with p at the value (no white space before it): plain strings and numbers inline.
+  R ValueAt(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth) {
+    if (*p == '"') {
+      if (ShortPlainString(p, e, &out->text)) {
+        out->type = Scalar::kString;
+        return R::kOk;
+      }
+    } else if (static_cast<unsigned>(*p - '0') < 10 || *p == '-') {
+      if (PlainNumber(p, e, out)) return R::kOk;
+    }
+    return Value(p, e, out, scratch, depth);
+  }
   // Any value; objects and arrays are checked and returned as their raw text.
   R Value(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth);
 
@@ -196,7 +224,18 @@ inline bool KeyIs(std::string_view key, const char (&lit)[N]) {
 std::optional<int64_t> MicrosToNs(std::string_view t);
 // An integer, also from "123" strings' contents; values past INT64_MAX (unsigned 64-bit ids)
 // wrap to the same 64 bits, so equal ids stay equal. nullopt: not a number.
-std::optional<int64_t> ToInt(std::string_view t);
+std::optional<int64_t> ToIntSlow(std::string_view t);
+inline std::optional<int64_t> ToInt(std::string_view t) {
+  if (!t.empty() && t.size() <= 18) {  // digits only, no overflow: by hand
+    const char* c = t.data() + (t[0] == '-');
+    const char* d = c;
+    const char* e = t.data() + t.size();
+    int64_t v = 0;
+    for (; c < e && static_cast<unsigned>(*c - '0') < 10; ++c) v = v * 10 + (*c - '0');
+    if (c == e && c > d) return t[0] == '-' ? -v : v;
+  }
+  return ToIntSlow(t);
+}
 double ToDouble(std::string_view t);
 
 template <class OnMember>

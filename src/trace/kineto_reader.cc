@@ -147,11 +147,11 @@ R Parser::EventMember(std::string_view key, const char*& p, const char* e, RawEv
     return s_.Members(p, e, "", [&](std::string_view k, const char*& q, const char* qe) {
       Scalar unused;
       Scalar* t = ArgTarget(k, ev);
-      return s_.Value(q, qe, t ? t : &unused, &s_tmp_, 2);
+      return s_.ValueAt(q, qe, t ? t : &unused, &s_tmp_, 2);
     });
   }
   Scalar unused;
-  return s_.Value(p, e, target ? target : &unused, scratch, 1);
+  return s_.ValueAt(p, e, target ? target : &unused, scratch, 1);
 }
 
 R Parser::StepEvent(const char*& p, const char* e) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -324,6 +325,27 @@ TEST(KinetoReader, FatalErrorsNameFileAndPlace) {
     auto m = ParseTrace(c.text, "x.json");
     ASSERT_FALSE(m.ok()) << c.name;
     EXPECT_EQ(m.status().message(), c.message) << c.name;
+  }
+}
+
+// Deep in a file read through a small window (lines counted over many refills, in 32-byte
+// blocks and byte by byte): the line and column are those of the text.
+TEST(KinetoReader, ErrorsDeepInAFileNameTheirLine) {
+  std::string text = ManyEvents(3000);
+  const size_t at = text.find("\"ph\": \"X\"", text.size() * 5 / 6);
+  text.replace(at, 9, "\"ph\" \"X\"");
+  const size_t bad = at + 5;  // the '"' where ':' should be
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n');
+  const size_t column = bad - text.rfind('\n', bad);
+  const std::string where =
+      fmt::format("byte {} (line {}, column {}): expected ':' after a key", bad, line, column);
+  std::string dir = testutil::FreshTempDir();
+  ReadOptions small;
+  small.chunk_bytes = 4096;
+  for (auto m :
+       {ParseTrace(text, "x.json"), ReadTraceFile(WriteFile(dir, "x.json", text), small)}) {
+    ASSERT_FALSE(m.ok());
+    EXPECT_NE(m.status().message().find(where), std::string::npos) << m.status().message();
   }
 }
 
