@@ -511,11 +511,9 @@ std::optional<int64_t> MicrosToNs(std::string_view t) {
   const bool neg = *c == '-';
   c += neg;
   uint64_t whole = 0;
-  int digits = 0;
-  for (; c < e && static_cast<unsigned>(*c - '0') < 10; ++c, ++digits) {
-    whole = whole * 10 + static_cast<uint64_t>(*c - '0');
-    if (digits > 15) return std::nullopt;
-  }
+  const char* d = c;
+  c = AccumulateDigits(c, e, &whole);
+  if (c - d > 16) return std::nullopt;
   uint64_t frac = 0;
   int fd = 0;
   bool round_up = false;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -45,6 +46,31 @@ TEST(MicrosToNs, PlainAndExponentForms) {
   EXPECT_EQ(json::MicrosToNs("NaN"), std::nullopt);
   EXPECT_EQ(json::MicrosToNs("-Infinity"), std::nullopt);
   EXPECT_EQ(json::MicrosToNs("1.5x"), std::nullopt);
+  EXPECT_EQ(json::MicrosToNs("1234567812345678"), 1234567812345678000);  // two 8-digit blocks
+  EXPECT_EQ(json::MicrosToNs("12345678a"), std::nullopt);
+}
+
+// Digits are read eight at a time where eight are there: every length gives what from_chars
+// gives, and a byte just outside '0'..'9' at any place sends the text to the general path.
+TEST(ToInt, EveryLengthAndForm) {
+  const std::string digits = "9081726354453627180";
+  for (size_t n = 1; n <= digits.size(); ++n) {
+    for (const std::string& t : {digits.substr(0, n), "-" + digits.substr(0, n)}) {
+      int64_t want = 0;
+      std::from_chars(t.data(), t.data() + t.size(), want);
+      EXPECT_EQ(json::ToInt(t), want) << t;
+    }
+    for (size_t bad = 0; bad < n; ++bad) {
+      std::string t = digits.substr(0, n);
+      t[bad] = '/';  // the byte below '0'
+      EXPECT_EQ(json::ToInt(t), json::ToIntSlow(t)) << t;
+      t[bad] = ':';  // the byte above '9'
+      EXPECT_EQ(json::ToInt(t), json::ToIntSlow(t)) << t;
+    }
+  }
+  EXPECT_EQ(json::ToInt("18446744073709551615"), -1);  // an unsigned id: the same 64 bits
+  EXPECT_EQ(json::ToInt("-"), std::nullopt);
+  EXPECT_EQ(json::ToInt(""), std::nullopt);
 }
 
 TEST(KinetoReader, ReadsEventsExactlyWithMetadata) {
