@@ -156,9 +156,9 @@ namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
 }  // namespace
 
-char* RawBuffer::Allocate(size_t n, size_t* mapped) {
+char* RawBuffer::Allocate(size_t n, bool huge, size_t* mapped) {
   *mapped = 0;
-  if (n < kHugePage) return new char[n];
+  if (!huge || n < kHugePage) return new char[n];
   // Map one huge page more than asked, then trim both ends to a 2 MiB-aligned span.
   const size_t len = (n + kHugePage - 1) / kHugePage * kHugePage;
   void* m =
@@ -182,13 +182,13 @@ void RawBuffer::Release(char* p, size_t mapped) {
     delete[] p;
 }
 
-RawBuffer::RawBuffer(size_t n) : size_(n) { data_ = Allocate(n, &mapped_); }
+RawBuffer::RawBuffer(size_t n, bool huge) : size_(n) { data_ = Allocate(n, huge, &mapped_); }
 
 RawBuffer::~RawBuffer() { Release(data_, mapped_); }
 
 void RawBuffer::Grow(size_t n, size_t keep) {
   size_t mapped = 0;
-  char* d = Allocate(n, &mapped);
+  char* d = Allocate(n, mapped_ > 0, &mapped);
   std::memcpy(d, data_, std::min(keep, n));
   Release(data_, mapped_);
   data_ = d;
@@ -261,7 +261,10 @@ class GzipSource : public ByteSource {
 class ReadAheadSource : public ByteSource {
  public:
   ReadAheadSource(std::unique_ptr<ByteSource> inner, size_t ahead_bytes)
-      : inner_(std::move(inner)), ahead_(std::max(ahead_bytes, kChunkBytes)) {
+      : inner_(std::move(inner)),
+        huge_(ahead_bytes >= kHugeAhead),
+        chunk_bytes_(huge_ ? size_t{2} << 20 : size_t{1} << 20),
+        ahead_(std::max(ahead_bytes, chunk_bytes_)) {
     thread_ = std::thread([this] { Produce(); });
   }
   ~ReadAheadSource() override {
@@ -315,12 +318,13 @@ class ReadAheadSource : public ByteSource {
   }
 
  private:
-  static constexpr size_t kChunkBytes = size_t{2} << 20;
+  // Read-aheads this deep (a gzip read in two parts) fill their chunks in huge pages.
+  static constexpr size_t kHugeAhead = size_t{16} << 20;
   static constexpr size_t kKeepFree = 4;
 
   std::shared_ptr<DecodedChunk> NewChunk() {
     std::lock_guard<std::mutex> lock(mu_);
-    if (free_.empty()) return std::make_shared<DecodedChunk>(kChunkBytes);
+    if (free_.empty()) return std::make_shared<DecodedChunk>(chunk_bytes_, huge_);
     std::shared_ptr<DecodedChunk> c = std::move(free_.back());
     free_.pop_back();
     return c;
@@ -351,6 +355,8 @@ class ReadAheadSource : public ByteSource {
   }
 
   std::unique_ptr<ByteSource> inner_;
+  const bool huge_;
+  const size_t chunk_bytes_;
   const size_t ahead_;
   std::deque<std::shared_ptr<DecodedChunk>> queue_;  // decoded, not yet taken whole by Read
   std::vector<std::shared_ptr<DecodedChunk>> free_;

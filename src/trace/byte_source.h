@@ -24,12 +24,14 @@
 namespace trainprof::trace {
 
 // Bytes not zeroed when allocated: a 4 MiB window over a 1 MB file touches only the pages it
-// fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing). Buffers
-// of 2 MiB and more are mapped on 2 MiB boundaries and asked for transparent huge pages: filling
-// 35 MB of inflated text in 4 KiB pages cost more page faults than the inflating itself.
+// fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing). A `huge`
+// buffer of 2 MiB or more is mapped on 2 MiB boundaries and asked for transparent huge pages:
+// the read-ahead of a gzip read in two parts fills ~25 MB of fresh memory, and in 4 KiB pages
+// the faults cost more than the inflating. Small buffers stay in 4 KiB pages, where touching one
+// byte does not clear 2 MiB.
 class RawBuffer {
  public:
-  explicit RawBuffer(size_t n);
+  explicit RawBuffer(size_t n, bool huge = false);
   ~RawBuffer();
   RawBuffer(const RawBuffer&) = delete;
   RawBuffer& operator=(const RawBuffer&) = delete;
@@ -39,7 +41,7 @@ class RawBuffer {
   void Grow(size_t n, size_t keep);
 
  private:
-  static char* Allocate(size_t n, size_t* mapped);
+  static char* Allocate(size_t n, bool huge, size_t* mapped);
   static void Release(char* p, size_t mapped);
   char* data_ = nullptr;
   size_t size_ = 0;
@@ -49,7 +51,7 @@ class RawBuffer {
 // Decoded bytes a read-ahead source holds that its reader has not taken yet, shared so that a
 // second parser can read them (the rest of a gzip trace, parsed in two parts).
 struct DecodedChunk {
-  explicit DecodedChunk(size_t n) : data(n) {}
+  DecodedChunk(size_t n, bool huge) : data(n, huge) {}
   RawBuffer data;
   size_t size = 0;
 };
