@@ -308,7 +308,12 @@ class ReadAheadSource : public ByteSource {
 
   std::optional<DecodedRest> WaitForRest() override {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return ended_; });
+    cv_.wait(lock, [&] { return ended_ || queued_ >= ahead_; });
+    if (!ended_) {  // more than the limit left: no rest to hand out; read on shallow
+      ahead_ = std::min(ahead_, kShallowAhead);
+      cv_.notify_all();
+      return std::nullopt;
+    }
     if (!status_.ok() || inner_->cut_short()) return std::nullopt;
     DecodedRest rest;
     rest.chunks.assign(queue_.begin(), queue_.end());
@@ -320,6 +325,7 @@ class ReadAheadSource : public ByteSource {
  private:
   // Read-aheads this deep (a gzip read in two parts) fill their chunks in huge pages.
   static constexpr size_t kHugeAhead = size_t{16} << 20;
+  static constexpr size_t kShallowAhead = size_t{4} << 20;
   static constexpr size_t kKeepFree = 4;
 
   std::shared_ptr<DecodedChunk> NewChunk() {
@@ -357,7 +363,7 @@ class ReadAheadSource : public ByteSource {
   std::unique_ptr<ByteSource> inner_;
   const bool huge_;
   const size_t chunk_bytes_;
-  const size_t ahead_;
+  size_t ahead_;                                     // guarded by mu_
   std::deque<std::shared_ptr<DecodedChunk>> queue_;  // decoded, not yet taken whole by Read
   std::vector<std::shared_ptr<DecodedChunk>> free_;
   size_t used_ = 0;    // bytes of queue_.front() taken

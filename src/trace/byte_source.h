@@ -78,7 +78,9 @@ class ByteSource {
   virtual const char* decoder() const { return "plain"; }
   // A source that decodes ahead on its own thread: waits until decoding has ended and returns
   // what Read() has not handed out yet. nullopt when decoding failed or was cut short (the
-  // reader meets that itself), or the source does not decode ahead.
+  // reader meets that itself), when what is left fills the read-ahead's limit before decoding
+  // ends (the source then reads on a few MiB ahead, as a plain one), or when the source does
+  // not decode ahead. Never waits on the reader: it returns even if Read() is not called.
   virtual std::optional<DecodedRest> WaitForRest() { return std::nullopt; }
 };
 
