@@ -69,6 +69,7 @@ class NameTable {
   uint32_t Find(std::string_view s) const;
 
  private:
+  static uint64_t Hash(std::string_view s);
   // The slot of `s` (hash `h`): the one holding its id, else the empty one it would take.
   size_t SlotOf(std::string_view s, uint64_t h) const;
   void Grow();
@@ -92,8 +93,12 @@ class Int64Column {
     return v != kWide ? v : wide_.at(i);
   }
   void push_back(int64_t v) {
+    if (v > INT32_MIN && v <= INT32_MAX) {
+      narrow_.push_back(static_cast<int32_t>(v));
+      return;
+    }
+    wide_[narrow_.size()] = v;
     narrow_.push_back(kWide);
-    Set(narrow_.size() - 1, v);
   }
   void Set(size_t i, int64_t v);
   // Appends `o`'s values and empties it.
