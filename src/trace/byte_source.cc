@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -152,48 +151,11 @@ std::unique_ptr<Inflater> NewInflater() {
 
 }  // namespace
 
-namespace {
-constexpr size_t kHugePage = size_t{2} << 20;
-}  // namespace
-
-char* RawBuffer::Allocate(size_t n, bool huge, size_t* mapped) {
-  *mapped = 0;
-  if (!huge || n < kHugePage) return new char[n];
-  // Map one huge page more than asked, then trim both ends to a 2 MiB-aligned span.
-  const size_t len = (n + kHugePage - 1) / kHugePage * kHugePage;
-  void* m =
-      ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return new char[n];
-  auto* raw = static_cast<char*>(m);
-  auto addr = reinterpret_cast<uintptr_t>(raw);
-  char* start = raw + ((kHugePage - addr % kHugePage) % kHugePage);
-  if (start > raw) ::munmap(raw, static_cast<size_t>(start - raw));
-  char* end = start + len;
-  if (end < raw + len + kHugePage) ::munmap(end, static_cast<size_t>(raw + len + kHugePage - end));
-  ::madvise(start, len, MADV_HUGEPAGE);
-  *mapped = len;
-  return start;
-}
-
-void RawBuffer::Release(char* p, size_t mapped) {
-  if (mapped > 0)
-    ::munmap(p, mapped);
-  else
-    delete[] p;
-}
-
-RawBuffer::RawBuffer(size_t n, bool huge) : size_(n) { data_ = Allocate(n, huge, &mapped_); }
-
-RawBuffer::~RawBuffer() { Release(data_, mapped_); }
-
 void RawBuffer::Grow(size_t n, size_t keep) {
-  size_t mapped = 0;
-  char* d = Allocate(n, mapped_ > 0, &mapped);
-  std::memcpy(d, data_, std::min(keep, n));
-  Release(data_, mapped_);
-  data_ = d;
+  std::unique_ptr<char[]> d(new char[n]);
+  std::memcpy(d.get(), data_.get(), std::min(keep, n));
+  data_ = std::move(d);
   size_ = n;
-  mapped_ = mapped;
 }
 
 namespace {
@@ -255,16 +217,11 @@ class GzipSource : public ByteSource {
   bool done_ = false, in_member_ = false, cut_short_ = false;
 };
 
-// Reads another source ahead on its own thread, up to `ahead_bytes` deep, so that the caller's
-// work (parsing) and the source's (inflating) run at the same time. Chunks the reader has taken
-// are reused unless WaitForRest() handed them to a second reader.
+// Reads another source ahead on its own thread, a few chunks deep, so that the caller's work
+// (parsing) and the source's (inflating) run at the same time.
 class ReadAheadSource : public ByteSource {
  public:
-  ReadAheadSource(std::unique_ptr<ByteSource> inner, size_t ahead_bytes)
-      : inner_(std::move(inner)),
-        huge_(ahead_bytes >= kHugeAhead),
-        chunk_bytes_(huge_ ? size_t{2} << 20 : size_t{1} << 20),
-        ahead_(std::max(ahead_bytes, chunk_bytes_)) {
+  explicit ReadAheadSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {
     thread_ = std::thread([this] { Produce(); });
   }
   ~ReadAheadSource() override {
@@ -279,26 +236,23 @@ class ReadAheadSource : public ByteSource {
     size_t total = 0;
     while (total < max) {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !queue_.empty() || ended_; });
-      if (queue_.empty()) {
+      cv_.wait(lock, [&] { return filled_ > 0 || ended_; });
+      if (filled_ == 0) {
         if (!status_.ok() && total == 0) return status_;
         break;
       }
-      std::shared_ptr<DecodedChunk> c = queue_.front();
-      const size_t from = used_;
+      Chunk& c = chunks_[head_];
       lock.unlock();
-      size_t n = std::min(max - total, c->size - from);
-      std::memcpy(dst + total, c->data.data() + from, n);
+      size_t n = std::min(max - total, c.size - c.used);
+      std::memcpy(dst + total, c.data.data() + c.used, n);
+      c.used += n;
       total += n;
-      lock.lock();
-      used_ += n;
-      if (used_ < c->size) continue;
-      queue_.pop_front();
-      queued_ -= c->size;
-      taken_ += static_cast<int64_t>(c->size);
-      used_ = 0;
-      if (c.use_count() == 1 && free_.size() < kKeepFree) free_.push_back(std::move(c));
-      cv_.notify_all();
+      if (c.used == c.size) {
+        lock.lock();
+        head_ = (head_ + 1) % kChunks;
+        --filled_;
+        cv_.notify_all();
+      }
     }
     return total;
   }
@@ -306,45 +260,24 @@ class ReadAheadSource : public ByteSource {
   bool cut_short() const override { return inner_->cut_short(); }
   const char* decoder() const override { return inner_->decoder(); }
 
-  std::optional<DecodedRest> WaitForRest() override {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return ended_ || queued_ >= ahead_; });
-    if (!ended_) {  // more than the limit left: no rest to hand out; read on shallow
-      ahead_ = std::min(ahead_, kShallowAhead);
-      cv_.notify_all();
-      return std::nullopt;
-    }
-    if (!status_.ok() || inner_->cut_short()) return std::nullopt;
-    DecodedRest rest;
-    rest.chunks.assign(queue_.begin(), queue_.end());
-    rest.first_skip = used_;
-    rest.offset = taken_ + static_cast<int64_t>(used_);
-    return rest;
-  }
-
  private:
-  // Read-aheads this deep (a gzip read in two parts) fill their chunks in huge pages.
-  static constexpr size_t kHugeAhead = size_t{16} << 20;
-  static constexpr size_t kShallowAhead = size_t{4} << 20;
-  static constexpr size_t kKeepFree = 4;
-
-  std::shared_ptr<DecodedChunk> NewChunk() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.empty()) return std::make_shared<DecodedChunk>(chunk_bytes_, huge_);
-    std::shared_ptr<DecodedChunk> c = std::move(free_.back());
-    free_.pop_back();
-    return c;
-  }
+  static constexpr size_t kChunks = 4;
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  struct Chunk {
+    RawBuffer data{kChunkBytes};
+    size_t size = 0, used = 0;
+  };
 
   void Produce() {
+    size_t tail = 0;
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return queued_ < ahead_ || stop_; });
+        cv_.wait(lock, [&] { return filled_ < kChunks || stop_; });
         if (stop_) return;
       }
-      std::shared_ptr<DecodedChunk> c = NewChunk();
-      StatusOr<size_t> n = inner_->Read(c->data.data(), c->data.size());
+      Chunk& c = chunks_[tail];
+      StatusOr<size_t> n = inner_->Read(c.data.data(), c.data.size());
       raw_done_.store(inner_->raw_bytes_done(), std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(mu_);
       if (!n.ok() || *n == 0) {
@@ -353,64 +286,23 @@ class ReadAheadSource : public ByteSource {
         cv_.notify_all();
         return;
       }
-      c->size = *n;
-      queued_ += *n;
-      queue_.push_back(std::move(c));
+      c.size = *n;
+      c.used = 0;
+      tail = (tail + 1) % kChunks;
+      ++filled_;
       cv_.notify_all();
     }
   }
 
   std::unique_ptr<ByteSource> inner_;
-  const bool huge_;
-  const size_t chunk_bytes_;
-  size_t ahead_;                                     // guarded by mu_
-  std::deque<std::shared_ptr<DecodedChunk>> queue_;  // decoded, not yet taken whole by Read
-  std::vector<std::shared_ptr<DecodedChunk>> free_;
-  size_t used_ = 0;    // bytes of queue_.front() taken
-  size_t queued_ = 0;  // bytes in queue_
-  int64_t taken_ = 0;  // bytes of the chunks already popped
+  Chunk chunks_[kChunks];
   std::mutex mu_;
   std::condition_variable cv_;
+  size_t head_ = 0, filled_ = 0;
   bool ended_ = false, stop_ = false;
   Status status_ = Status::Ok();
   std::atomic<int64_t> raw_done_{0};
   std::thread thread_;
-};
-
-// The decoded bytes of a DecodedRest from one offset on.
-class RestSource : public ByteSource {
- public:
-  RestSource(DecodedRest rest, int64_t from) : rest_(std::move(rest)) {
-    int64_t at = rest_.offset;
-    size_t skip = rest_.first_skip;
-    for (; k_ < rest_.chunks.size(); ++k_, skip = 0) {
-      const int64_t n = static_cast<int64_t>(rest_.chunks[k_]->size - skip);
-      if (from < at + n) {
-        used_ = skip + static_cast<size_t>(std::max<int64_t>(0, from - at));
-        break;
-      }
-      at += n;
-    }
-  }
-  StatusOr<size_t> Read(char* dst, size_t max) override {
-    size_t total = 0;
-    while (total < max && k_ < rest_.chunks.size()) {
-      const DecodedChunk& c = *rest_.chunks[k_];
-      size_t n = std::min(max - total, c.size - used_);
-      std::memcpy(dst + total, c.data.data() + used_, n);
-      used_ += n;
-      total += n;
-      if (used_ == c.size) ++k_, used_ = 0;
-    }
-    done_ += static_cast<int64_t>(total);
-    return total;
-  }
-  int64_t raw_bytes_done() const override { return done_; }
-
- private:
-  DecodedRest rest_;
-  size_t k_ = 0, used_ = 0;
-  int64_t done_ = 0;
 };
 
 // Replays bytes already read (the magic bytes), then the rest of another source.
@@ -428,6 +320,8 @@ class PrefixedSource : public ByteSource {
     return rest_->Read(dst, max);
   }
   int64_t raw_bytes_done() const override { return rest_->raw_bytes_done(); }
+  bool cut_short() const override { return rest_->cut_short(); }
+  const char* decoder() const override { return rest_->decoder(); }
 
  private:
   std::string prefix_;
@@ -442,26 +336,7 @@ bool IsGzip(std::string_view head) {
 
 }  // namespace
 
-int64_t DecodedRest::end() const {
-  int64_t n = offset - static_cast<int64_t>(first_skip);
-  for (const auto& c : chunks) n += static_cast<int64_t>(c->size);
-  return n;
-}
-
-std::string DecodedRest::Copy(int64_t from, size_t n) const {
-  std::string out;
-  RestSource src(*this, from);
-  out.resize(n);
-  size_t got = *src.Read(out.data(), n);
-  out.resize(got);
-  return out;
-}
-
-std::unique_ptr<ByteSource> RestBytes(DecodedRest rest, int64_t from) {
-  return std::make_unique<RestSource>(std::move(rest), from);
-}
-
-StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path, size_t ahead_bytes) {
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path, bool inflate_ahead) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   auto file = std::make_unique<FileSource>(fd, path);
@@ -475,8 +350,10 @@ StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path, si
   std::string_view magic(head, got);
   auto raw = std::make_unique<PrefixedSource>(std::string(magic), std::move(file));
   if (!IsGzip(magic)) return std::unique_ptr<ByteSource>(std::move(raw));
-  return std::unique_ptr<ByteSource>(std::make_unique<ReadAheadSource>(
-      std::make_unique<GzipSource>(std::move(raw), path), ahead_bytes));
+  if (!inflate_ahead)
+    return std::unique_ptr<ByteSource>(std::make_unique<GzipSource>(std::move(raw), path));
+  return std::unique_ptr<ByteSource>(
+      std::make_unique<ReadAheadSource>(std::make_unique<GzipSource>(std::move(raw), path)));
 }
 
 StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset) {
@@ -487,6 +364,34 @@ StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_
     return InvalidArgument(
         fmt::format("{}: cannot seek to byte {}: {}", path, offset, std::strerror(errno)));
   return std::unique_ptr<ByteSource>(std::move(file));
+}
+
+int64_t GzipStatedSize(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  unsigned char b[4];
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  const bool ok = end >= 18 && ::pread(fd, b, 4, end - 4) == 4;
+  ::close(fd);
+  if (!ok) return -1;
+  return static_cast<int64_t>(b[0] | b[1] << 8 | b[2] << 16 | static_cast<uint32_t>(b[3]) << 24);
+}
+
+std::unique_ptr<ByteSource> PrefixBytes(std::string prefix, std::unique_ptr<ByteSource> rest) {
+  return std::make_unique<PrefixedSource>(std::move(prefix), std::move(rest));
+}
+
+StatusOr<int64_t> SkipBytes(ByteSource* src, int64_t n, std::string* first) {
+  RawBuffer buf(size_t{256} << 10);
+  int64_t done = 0;
+  while (done < n) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(n - done, buf.size()));
+    TRAINPROF_ASSIGN_OR_RETURN(size_t got, src->Read(buf.data(), want));
+    if (got == 0) break;
+    done += static_cast<int64_t>(got);
+    if (first != nullptr && done == static_cast<int64_t>(got)) first->assign(buf.data(), got);
+  }
+  return done;
 }
 
 std::unique_ptr<ByteSource> MemoryTraceBytes(std::string_view s, const std::string& name) {

@@ -14,54 +14,26 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "trainprof/status.h"
 
 namespace trainprof::trace {
 
 // Bytes not zeroed when allocated: a 4 MiB window over a 1 MB file touches only the pages it
-// fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing). A `huge`
-// buffer of 2 MiB or more is mapped on 2 MiB boundaries and asked for transparent huge pages:
-// the read-ahead of a gzip read in two parts fills ~25 MB of fresh memory, and in 4 KiB pages
-// the faults cost more than the inflating. Small buffers stay in 4 KiB pages, where touching one
-// byte does not clear 2 MiB.
+// fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing).
 class RawBuffer {
  public:
-  explicit RawBuffer(size_t n, bool huge = false);
-  ~RawBuffer();
-  RawBuffer(const RawBuffer&) = delete;
-  RawBuffer& operator=(const RawBuffer&) = delete;
-  char* data() const { return data_; }
+  explicit RawBuffer(size_t n) : data_(new char[n]), size_(n) {}
+  char* data() const { return data_.get(); }
   size_t size() const { return size_; }
   // Reallocates to `n` bytes, keeping the first `keep`.
   void Grow(size_t n, size_t keep);
 
  private:
-  static char* Allocate(size_t n, bool huge, size_t* mapped);
-  static void Release(char* p, size_t mapped);
-  char* data_ = nullptr;
-  size_t size_ = 0;
-  size_t mapped_ = 0;  // bytes mapped (0: from new[])
-};
-
-// Decoded bytes a read-ahead source holds that its reader has not taken yet, shared so that a
-// second parser can read them (the rest of a gzip trace, parsed in two parts).
-struct DecodedChunk {
-  DecodedChunk(size_t n, bool huge) : data(n, huge) {}
-  RawBuffer data;
-  size_t size = 0;
-};
-struct DecodedRest {
-  std::vector<std::shared_ptr<const DecodedChunk>> chunks;
-  size_t first_skip = 0;  // bytes of chunks[0] the reader has already taken
-  int64_t offset = 0;     // decoded offset of the rest's first byte
-  int64_t end() const;    // decoded offset just past the last byte
-  // Up to `n` bytes from decoded offset `from` (clamped to the rest).
-  std::string Copy(int64_t from, size_t n) const;
+  std::unique_ptr<char[]> data_;
+  size_t size_;
 };
 
 class ByteSource {
@@ -76,25 +48,28 @@ class ByteSource {
   virtual bool cut_short() const { return false; }
   // "gzip (ISA-L)", "gzip (zlib)" or "plain": how the bytes were decoded, for the report.
   virtual const char* decoder() const { return "plain"; }
-  // A source that decodes ahead on its own thread: waits until decoding has ended and returns
-  // what Read() has not handed out yet. nullopt when decoding failed or was cut short (the
-  // reader meets that itself), when what is left fills the read-ahead's limit before decoding
-  // ends (the source then reads on a few MiB ahead, as a plain one), or when the source does
-  // not decode ahead. Never waits on the reader: it returns even if Read() is not called.
-  virtual std::optional<DecodedRest> WaitForRest() { return std::nullopt; }
 };
 
 // The file at `path`, gunzipped when it starts with gzip's magic bytes (not by its name), on a
-// second thread that runs up to `ahead_bytes` ahead of the reader.
+// second thread unless `inflate_ahead` is false (then in the caller's Read()).
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path,
-                                                     size_t ahead_bytes = size_t{4} << 20);
-
-// The bytes of `rest` from decoded offset `from` to its end; raw_bytes_done() counts from `from`.
-std::unique_ptr<ByteSource> RestBytes(DecodedRest rest, int64_t from);
+                                                     bool inflate_ahead = true);
 
 // The bytes of a file from `offset` to its end, as they are (never gunzipped): one segment of a
 // big plain trace read on its own thread. raw_bytes_done() counts from `offset`.
 StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset);
+
+// The decoded size a gzip file states in its last four bytes (ISIZE: modulo 2^32, and only the
+// last member's), or -1 when it cannot be read. A hint for where to cut, never trusted.
+int64_t GzipStatedSize(const std::string& path);
+
+// `prefix`, then the rest of `rest` (bytes read ahead to look at them, then given back).
+std::unique_ptr<ByteSource> PrefixBytes(std::string prefix, std::unique_ptr<ByteSource> rest);
+
+// Reads and drops up to `n` bytes; returns how many there were (fewer: the source ended). When
+// `first` is given it receives the bytes of the first read (where a document starts).
+// Errors: the source's.
+StatusOr<int64_t> SkipBytes(ByteSource* src, int64_t n, std::string* first);
 
 // The same over bytes already in memory (tests, the fuzzer); `s` must outlive the source.
 std::unique_ptr<ByteSource> MemoryTraceBytes(std::string_view s, const std::string& name);

@@ -46,10 +46,6 @@ class Parser {
   void set_stop(int64_t stop_at) { stop_at_ = stop_at; }
   // The same, with the boundary set by another thread while this one parses (-1 until then).
   void set_shared_stop(const std::atomic<int64_t>* stop_at) { shared_stop_ = stop_at; }
-  // 0 until the document's first byte is read; then 1 for an object, 2 for a bare event array.
-  int shape() const { return shape_.load(std::memory_order_acquire); }
-  // With a shared stop not yet taken: the decoded offset parsed so far (else stale).
-  int64_t parsed() const { return parsed_.load(std::memory_order_relaxed); }
   Status Start();
   // Steps until the document ends, or until paused at the stop. A segment that cannot end
   // cleanly there fails, so that the first parser reads its bytes instead.
@@ -104,8 +100,6 @@ class Parser {
   int64_t first_control_at_ = 0, first_malformed_at_ = 0;
   int64_t stop_at_ = -1;
   const std::atomic<int64_t>* shared_stop_ = nullptr;
-  std::atomic<int> shape_{0};
-  std::atomic<int64_t> parsed_{0};
   bool paused_ = false;
   bool segment_ = false;
   int64_t absorbed_end_ = 0;  // decoded end of the last segment taken in
@@ -221,7 +215,6 @@ R Parser::StepStart(const char*& p, const char* e) {
   } else {
     return s_.Fail(p, "not JSON: a trace starts with '{' or '['");
   }
-  shape_.store(bare_array_ ? 2 : 1, std::memory_order_release);
   ++p;
   return R::kOk;
 }
@@ -370,7 +363,6 @@ Status Parser::Drive() {
     if (r == R::kErr) return Error(s_.err_at() ? s_.err_at() : w_.cur(), s_.err());
     if (r == R::kOk) {
       if (shared_stop_ != nullptr && stop_at_ < 0) {
-        parsed_.store(w_.cur_offset(), std::memory_order_relaxed);
         stop_at_ = shared_stop_->load(std::memory_order_acquire);
         if (stop_at_ >= 0) shared_stop_ = nullptr;  // taken once
       }
@@ -551,16 +543,17 @@ StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const
 
 // --- A gzip file in two parts ---------------------------------------------------------------
 //
-// Inflating runs ahead of parsing on its own thread (ISA-L inflates several times faster than
-// the JSON parses). When it has ended, that thread parses the second half of what the first
-// parser has not reached yet, from the bytes held in memory, and sets the first parser's stop at
-// the boundary. The same checks as ReadInSegments keep the result the sequential reader's.
+// A gzip stream cannot be entered in the middle, but ISA-L inflates several times faster than
+// the JSON parses, so a second thread inflates the file from its start on its own, drops the
+// first half (by the size the gzip trailer states), and parses from the first event boundary
+// after it to the end; the first parser learns its stop while it runs. Nothing is held in memory
+// but the usual windows. The same checks as ReadInSegments keep the result the sequential
+// reader's: a boundary inside a string, a cut or corrupt second half, or a wrong stated size
+// make the first parser read on alone.
 class GzipTail {
  public:
-  GzipTail(ByteSource* src, const std::string& path, const ReadOptions& opt, const Parser& head)
-      : src_(src), path_(path), opt_(opt), head_(head) {}
+  GzipTail(const std::string& path, const ReadOptions& opt) : path_(path), opt_(opt) {}
 
-  // On the inflating side: waits for the end of inflating, then parses the tail if worth it.
   void Run() {
     const bool split = Split();
     decided_.set_value();
@@ -577,37 +570,37 @@ class GzipTail {
   int64_t at() const { return at_; }
 
  private:
-  // Picks the boundary, makes the tail's parser and publishes the head's stop; false: no split.
+  // Inflates up to the middle, finds the boundary, makes the tail's parser and publishes the
+  // head's stop; false: no split.
   bool Split() {
-    std::optional<DecodedRest> rest = src_->WaitForRest();
-    if (!rest || rest->end() - rest->offset < opt_.min_segment_bytes) return false;
-    int shape = head_.shape();
-    if (shape == 0 && rest->offset == 0) {  // the head has not begun: look at the first byte
-      std::string lead = rest->Copy(0, 4096);
-      size_t i = lead.find_first_not_of(" \t\r\n");
-      shape = i == std::string::npos ? 0 : lead[i] == '[' ? 2 : 1;
-    }
-    if (shape == 0) return false;
-    // Halfway between where the head is parsing (its window holds bytes before rest->offset)
-    // and the end, so that both parts take about as long.
-    const int64_t from = std::min(head_.parsed(), rest->offset);
-    const int64_t mid = std::max(rest->offset, from + (rest->end() - from) / 2);
-    size_t at = EventBoundaryIn(rest->Copy(mid, size_t{1} << 20));
+    const int64_t stated = GzipStatedSize(path_);
+    if (stated < 2 * opt_.min_segment_bytes) return false;
+    auto src = OpenTraceBytes(path_, /*inflate_ahead=*/false);  // three threads, not four
+    if (!src.ok()) return false;
+    std::string first;
+    const int64_t mid = stated / 2;
+    auto skipped = SkipBytes(src->get(), mid, &first);
+    if (!skipped.ok() || *skipped < mid) return false;
+    const size_t lead = first.find_first_not_of(" \t\r\n");
+    if (lead == std::string::npos || (first[lead] != '{' && first[lead] != '[')) return false;
+    std::string look(size_t{1} << 20, '\0');
+    auto got = (*src)->Read(look.data(), look.size());
+    if (!got.ok()) return false;
+    look.resize(*got);
+    const size_t at = EventBoundaryIn(look);
     if (at == std::string_view::npos) return false;
     at_ = mid + static_cast<int64_t>(at);
-    bytes_ = RestBytes(std::move(*rest), at_);
+    bytes_ = PrefixBytes(look.substr(at), std::move(*src));
     ReadOptions o = opt_;
     o.progress = nullptr;
     parser_ = std::make_unique<Parser>(bytes_.get(), path_, o);
-    parser_->StartInEvents(shape == 2, -1);
+    parser_->StartInEvents(first[lead] == '[', -1);
     stop_.store(at_, std::memory_order_release);
     return true;
   }
 
-  ByteSource* src_;
   const std::string& path_;
   const ReadOptions& opt_;
-  const Parser& head_;
   std::atomic<int64_t> stop_{-1};
   std::promise<void> decided_;
   int64_t at_ = -1;
@@ -619,7 +612,7 @@ class GzipTail {
 StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
                                      const ReadOptions& opt) {
   Parser head(src.get(), path, opt);
-  GzipTail tail(src.get(), path, opt, head);
+  GzipTail tail(path, opt);
   head.set_shared_stop(tail.stop());
   std::thread t([&] { tail.Run(); });
   if (opt.gzip_split_first) tail.WaitDecided();
@@ -641,9 +634,7 @@ StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std:
 
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options) {
   const bool parts = options.segments > 1;
-  TRAINPROF_ASSIGN_OR_RETURN(
-      std::unique_ptr<ByteSource> src,
-      parts ? OpenTraceBytes(path, options.gzip_ahead_bytes) : OpenTraceBytes(path));
+  TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, OpenTraceBytes(path));
   if (parts && std::string_view(src->decoder()) != "plain")
     return ReadGzipInParts(std::move(src), path, options);
   std::error_code ec;

@@ -34,11 +34,10 @@ struct ReadOptions {
   size_t max_unit_bytes = size_t{64} << 20;
   // A plain (not gzipped) file of at least two segments is parsed by up to this many threads,
   // each taking one part of the event list; the result is the same as one thread's.
-  // A gzip file with segments > 1 is inflated up to `gzip_ahead_bytes` ahead of the parser; when
-  // inflating ends, its thread parses the second half of what is left (two parts, one model).
+  // A gzip file with segments > 1 is read in two parts: a second thread inflates it on its own
+  // and parses its second half (one model, the same as one thread's).
   int segments = 1;
   int64_t min_segment_bytes = int64_t{8} << 20;
-  size_t gzip_ahead_bytes = size_t{64} << 20;
   // Tests: the first part waits until the split is decided, so where the parts meet does not
   // depend on how far the first got while the file was inflating.
   bool gzip_split_first = false;
