@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "report/json.h"
 #include "trace/kineto_reader.h"
 #include "util/generated_ranks.h"
 #include "util/golden.h"
@@ -587,6 +588,26 @@ TEST(GeneratedTrace, MemoryView) {
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->FindTable("memory_curve_r0_gpu0"), nullptr);
   EXPECT_EQ(s->FindTable("memory_allocations")->rows.size(), 3u);
+}
+
+// A lone rank with a core to spare runs its timeline views and its operator-tree views on two
+// threads: the report must be the one thread's, byte for byte.
+TEST(GeneratedTrace, LoneRankSplitOnTwoThreadsGivesTheSameReport) {
+  Analysed r = GenerateAndAnalyze(MemoryAndFlops(), {{.rank = 0}}, Format::kJson);
+  ASSERT_EQ(r.models.size(), 1u);
+  std::string text[2];
+  for (bool split : {false, true}) {
+    analysis::AnalyzeOptions o;
+    o.split_lone_rank = split;
+    std::vector<analysis::RankAnalysis> an{analysis::AnalyzeRank(r.models[0], o, o.hta)};
+    text[split] =
+        report::RenderJsonString(analysis::BuildAnalyzeReport(r.models, an, o, "generated"));
+  }
+  EXPECT_GT(text[0].size(), 1000u);
+  EXPECT_EQ(text[0], text[1]);
+  EXPECT_TRUE(analysis::LoneRankHasSpareCore(1, 2));
+  EXPECT_FALSE(analysis::LoneRankHasSpareCore(2, 2));
+  EXPECT_FALSE(analysis::LoneRankHasSpareCore(1, 1));
 }
 
 TEST(GeneratedTrace, FlopsAndMfu) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "analysis/collectives.h"
 #include "analysis/critical_path_report.h"
@@ -16,13 +17,23 @@
 
 namespace trainprof::analysis {
 
-RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
-                         const HtaOptions& hta) {
-  RankAnalysis a;
-  a.steps = FindSteps(m, o.steps);
+namespace {
+
+// The views read off the timeline: categories, GPU figures, HTA's breakdowns, memory, copies and
+// communication. They share nothing with OperatorViews but the model and the steps.
+void TimelineViews(const trace::TraceModel& m, const AnalyzeOptions& o, const HtaOptions& hta,
+                   RankAnalysis& a) {
   a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns);
   a.gpus = ComputeGpuSummaries(m, a.steps);
   a.hta = ComputeHta(m, a.steps, hta);
+  a.memory = MemoryView(m);
+  a.memcpy = MemcpyBandwidthByDirection(m);
+  a.comm_ops = RankCommOps(m);
+  a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
+}
+
+// The views of the operator tree (the TensorBoard plugin's), and the FLOPs of its operators.
+void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnalysis& a) {
   const OpTree tree = BuildOpTree(m);
   a.operators = OperatorView(m, tree);
   a.operators_by_shape = OperatorViewByShape(m, tree);
@@ -32,16 +43,33 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
   a.phases = ComputePhases(m, tree, o.dataloader_patterns);
   a.modules = ModuleView(m, tree);
   a.kernel_sequences = FrequentKernelSequences(m, tree, {});
-  a.memory = MemoryView(m);
   a.flops = ComputeFlops(m, tree, a.steps, o.flops);
-  a.memcpy = MemcpyBandwidthByDirection(m);
+}
+
+}  // namespace
+
+bool LoneRankHasSpareCore(size_t ranks, int threads) {
+  const int cores = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  return ranks == 1 && cores >= 2;
+}
+
+RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
+                         const HtaOptions& hta) {
+  RankAnalysis a;
+  a.steps = FindSteps(m, o.steps);
+  if (o.split_lone_rank) {  // the two halves take about as long
+    std::thread timeline([&] { TimelineViews(m, o, hta, a); });
+    OperatorViews(m, o, a);
+    timeline.join();
+  } else {
+    TimelineViews(m, o, hta, a);
+    OperatorViews(m, o, a);
+  }
   if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
     a.gpus.clear();
     a.hta = HtaResult{};
     a.hta.rank = m.rank;
   }
-  a.comm_ops = RankCommOps(m);
-  a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
   a.candidates = RankCandidates(m, a, o);
   if (o.critical_path) a.critical_paths = RankCriticalPaths(m, a, *o.critical_path);
   return a;
@@ -59,8 +87,10 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
         if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
     hta.compat_drop_last_step = names.size() >= 2;
   }
+  AnalyzeOptions each = o;
+  each.split_lone_rank = LoneRankHasSpareCore(models.size(), o.threads);
   base::ParallelFor(models.size(), o.threads,
-                    [&](size_t i) { out[i] = AnalyzeRank(models[i], o, hta); });
+                    [&](size_t i) { out[i] = AnalyzeRank(models[i], each, hta); });
   return out;
 }
 

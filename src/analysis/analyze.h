@@ -31,6 +31,9 @@ struct AnalyzeOptions {
   StepsMode steps = StepsMode::kComplete;
   HtaOptions hta;
   int threads = 0;  // ranks analysed in parallel; 0: one per core
+  // One rank with a core to spare: its timeline views and its operator-tree views on two
+  // threads (the same results).
+  bool split_lone_rank = false;
   // Names containing one of these mark the data loader too (--dataloader-pattern).
   std::vector<std::string> dataloader_patterns;
   // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
@@ -59,6 +62,9 @@ struct RankAnalysis {
   std::vector<Candidate> candidates;           // this rank's recommendation candidates
   std::vector<CpWindow> critical_paths;        // with --critical-path
 };
+
+// Whether `ranks` analysed with `threads` (0: one per core) leave a lone rank a second core.
+bool LoneRankHasSpareCore(size_t ranks, int threads);
 
 // Every analysis of one rank, with `hta` as given (AnalyzeAll sets compat_drop_last_step).
 RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,

@@ -65,7 +65,8 @@ void ReadProgress::Update(int64_t done, int64_t total) {
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
                                                            const AnalyzeFlags& f,
                                                            const std::string& input) {
-  const analysis::AnalyzeOptions o = ToOptions(f);
+  analysis::AnalyzeOptions o = ToOptions(f);
+  o.split_lone_rank = analysis::LoneRankHasSpareCore(files.size(), f.threads);
   std::vector<std::optional<StatusOr<analysis::RankSummary>>> results(files.size());
   {
     ReadProgress progress(f, files.size());
