@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+#include <random>
+
 #include "analysis/hta.h"
 #include "analysis/intervals.h"
 
@@ -60,6 +64,34 @@ TEST(Intervals, UnionIntersectSubtract) {
   EXPECT_EQ(Subtract(u, {{0, 100}}), Intervals{});
   EXPECT_EQ(LengthWithin(u, 20, 35), 10);
   EXPECT_EQ(LengthWithin(u, 100, 200), 0);
+}
+
+// Big inputs are sorted by radix: the union must be the one of a plain sort and sweep, also
+// with equal begins, empty intervals, negative times and begins spanning all 64 bits.
+TEST(Intervals, UnionOfManyIsTheSortedSweep) {
+  std::mt19937_64 rng(7);
+  for (int64_t spread :
+       {int64_t{1000}, int64_t{1} << 40, std::numeric_limits<int64_t>::max() / 2}) {
+    Intervals v;
+    for (int k = 0; k < 5000; ++k) {
+      const auto b = static_cast<int64_t>(rng() % static_cast<uint64_t>(spread)) - spread / 2;
+      v.push_back({b, b + static_cast<int64_t>(rng() % 50) - 5});  // some empty or reversed
+    }
+    v.push_back(v[10]);  // an equal begin
+    Intervals sorted = v;
+    std::sort(sorted.begin(), sorted.end(), [](const Interval& a, const Interval& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    Intervals want;
+    for (const Interval& i : sorted) {
+      if (i.end <= i.begin) continue;
+      if (!want.empty() && i.begin <= want.back().end)
+        want.back().end = std::max(want.back().end, i.end);
+      else
+        want.push_back(i);
+    }
+    EXPECT_EQ(Union(v), want) << spread;
+  }
 }
 
 }  // namespace
