@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/radix_sort.h"
 #include "base/text.h"
 #include "trace/kineto_reader.h"
 
@@ -466,8 +467,9 @@ void EventBuilder::ReportCounts() {
 
 // Flows pair a runtime call ("s") with the GPU work it launched ("f") by id.
 void EventBuilder::CheckFlows() {
-  std::sort(flow_starts_.begin(), flow_starts_.end());
-  std::sort(flow_ends_.begin(), flow_ends_.end());
+  const auto id = [](int64_t v) { return v; };
+  base::RadixSortBy(flow_starts_, id);
+  base::RadixSortBy(flow_ends_, id);
   std::vector<int64_t> odd;
   std::set_symmetric_difference(flow_starts_.begin(), flow_starts_.end(), flow_ends_.begin(),
                                 flow_ends_.end(), std::back_inserter(odd));

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/diagnostics.h"
+#include "base/radix_sort.h"
 
 namespace trainprof::trace {
 
@@ -234,10 +235,9 @@ void TraceModel::LinkLaunches() {
     if ((kind[i] == EventKind::kRuntime || kind[i] == EventKind::kDriver) &&
         correlation[i] != kNone)
       calls.push_back({correlation[i], static_cast<int32_t>(i)});
-  // Of calls sharing an id, the first in the file launched the work.
-  std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) {
-    return a.corr != b.corr ? a.corr < b.corr : a.event < b.event;
-  });
+  // Of calls sharing an id, the first in the file launched the work: a stable sort keeps them
+  // in event order.
+  base::RadixSortBy(calls, [](const Call& c) { return c.corr; });
   for (size_t i = 0; i < size(); ++i) {
     if (!IsGpuKind(kind[i]) || correlation[i] == kNone) continue;
     int64_t c = correlation[i];

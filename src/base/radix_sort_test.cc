@@ -1,0 +1,42 @@
+#include "base/radix_sort.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace trainprof::base {
+namespace {
+
+struct Item {
+  int64_t key;
+  int order;  // its place before sorting
+};
+
+// Against std::stable_sort at every size class (the small-input path and the radix path), with
+// equal keys, negative keys and keys spanning all 64 bits.
+TEST(RadixSort, IsAStableSortByTheKey) {
+  std::mt19937_64 rng(11);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{500}, size_t{1023}, size_t{1024}, size_t{20000}}) {
+    for (uint64_t mask : {uint64_t{0xFF}, uint64_t{0xFFFFFFFFFF}, ~uint64_t{0}}) {
+      std::vector<Item> v(n);
+      for (size_t i = 0; i < n; ++i)
+        v[i] = {static_cast<int64_t>(rng() & mask), static_cast<int>(i)};
+      if (n > 2) v[n - 1].key = std::numeric_limits<int64_t>::min(), v[0].key = INT64_MAX;
+      std::vector<Item> want = v;
+      std::stable_sort(want.begin(), want.end(),
+                       [](const Item& a, const Item& b) { return a.key < b.key; });
+      RadixSortBy(v, [](const Item& x) { return x.key; });
+      ASSERT_EQ(v.size(), want.size());
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(v[i].key, want[i].key) << n << " " << i;
+        ASSERT_EQ(v[i].order, want[i].order) << n << " " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainprof::base
