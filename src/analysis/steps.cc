@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "analysis/kernel_class.h"
+#include "base/radix_sort.h"
 
 namespace trainprof::analysis {
 
@@ -95,10 +96,8 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
     it->dev_min = std::min(it->dev_min, m.ts_ns[i]);
     it->dev_max = std::max(it->dev_max, m.end_ns(i));
   }
-  std::sort(runtimes.begin(), runtimes.end(), [&](const Launch& a, const Launch& b) {
-    int64_t ta = m.ts_ns[a.call], tb = m.ts_ns[b.call];
-    return ta != tb ? ta < tb : a.call < b.call;
-  });
+  // By start, then by call: the calls were taken in event order and the sort is stable.
+  base::RadixSortBy(runtimes, [&](const Launch& l) { return m.ts_ns[l.call]; });
 
   // Walk runtime calls and steps together; a call counts for a step when it lies inside it.
   size_t n = out.steps.size();
