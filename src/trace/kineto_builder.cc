@@ -485,10 +485,17 @@ void EventBuilder::CheckFlows() {
     ++left.back();
   }
   std::vector<int64_t>().swap(odd);
-  for (size_t i = 0; i < m_.correlation.size() && !ids.empty(); ++i) {
-    int64_t c = m_.correlation[i];
-    auto it = std::lower_bound(ids.begin(), ids.end(), c);
-    if (c != kNone && it != ids.end() && *it == c) --left[static_cast<size_t>(it - ids.begin())];
+  if (!ids.empty()) {  // the events' ids, sorted, walked beside the odd ones
+    std::vector<int64_t> corr;
+    for (size_t i = 0; i < m_.correlation.size(); ++i)
+      if (m_.correlation[i] != kNone) corr.push_back(m_.correlation[i]);
+    base::RadixSortBy(corr, id);
+    size_t k = 0;
+    for (int64_t c : corr) {
+      while (k < ids.size() && ids[k] < c) ++k;
+      if (k == ids.size()) break;
+      if (ids[k] == c) --left[k];
+    }
   }
   int64_t unpaired = 0, example = 0;
   for (size_t k = 0; k < ids.size(); ++k) {
