@@ -701,6 +701,7 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   EXPECT_EQ(m->name_of(1), "bad\xef\xbf\xbd\xef\xbf\xbd name");
   EXPECT_EQ(m->name_of(2), "k\xc3\xa9rnel \xe2\x82\xac");  // well-formed UTF-8 is kept
   EXPECT_EQ(m->name_of(3), "cut \xef\xbf\xbd\xef\xbf\xbd");
+  for (size_t i = 0; i < m->size(); ++i) EXPECT_TRUE(IsValidUtf8(m->name_of(i))) << i;
   const InputDiagnostic* control = FindDiag(*m, "control_character");
   ASSERT_NE(control, nullptr);
   EXPECT_EQ(control->count, 2);  // the name and the call stack
