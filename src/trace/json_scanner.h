@@ -90,6 +90,9 @@ class Window {
   int64_t col_base_ = 0;     // bytes since the last newline, at buf_[0]
 };
 
+// A byte above the space: not JSON white space (nor a control character).
+inline bool NotSpace(char c) { return static_cast<unsigned char>(c) > 0x20; }
+
 // A string of plain ASCII (no escape, control or non-ASCII byte) that ends within the 32 bytes
 // after its opening quote at p, as most keys and many values are: sets *out and moves p past
 // the closing quote. False (p unmoved) sends the caller to Scanner::String.
@@ -139,8 +142,8 @@ class Scanner {
   // White space: most calls find none, or one space, inline; runs (a newline and an indent)
   // go sixteen bytes at a time.
   R Ws(const char*& p, const char* e) {
-    if (p<e&& static_cast<unsigned char>(*p)> ' ') return R::kOk;
-    if (p + 1 < e && *p == ' ' && static_cast<unsigned char>(p[1]) > ' ') {
+    if (p < e && NotSpace(*p)) return R::kOk;
+    if (p + 1 < e && *p == ' ' && NotSpace(p[1])) {
       ++p;
       return R::kOk;
     }
@@ -222,8 +225,6 @@ inline bool KeyIs(std::string_view key, const char (&lit)[N]) {
 // Microseconds as text -> integer nanoseconds, exact for up to three decimals, rounded half away
 // from zero beyond. nullopt: NaN, Infinity or out of range.
 std::optional<int64_t> MicrosToNs(std::string_view t);
-// An integer, also from "123" strings' contents; values past INT64_MAX (unsigned 64-bit ids)
-// wrap to the same 64 bits, so equal ids stay equal. nullopt: not a number.
 // Reads the ASCII digits from c on into *v (v * 10 + digit; it wraps past 19 digits), eight at a
 // time where it can; returns the first byte after them.
 inline const char* AccumulateDigits(const char* c, const char* e, uint64_t* v) {
@@ -248,6 +249,9 @@ inline const char* AccumulateDigits(const char* c, const char* e, uint64_t* v) {
   return c;
 }
 
+// An integer, also from "123" strings' contents; values past INT64_MAX (unsigned 64-bit ids)
+// wrap to the same 64 bits, so equal ids stay equal. nullopt: not a number. ToIntSlow is the
+// general path (signs, exponents, long numbers) that ToInt takes for all but plain digits.
 std::optional<int64_t> ToIntSlow(std::string_view t);
 inline std::optional<int64_t> ToInt(std::string_view t) {
   if (!t.empty() && t.size() <= 18) {  // digits only, no overflow: by hand
@@ -275,7 +279,7 @@ R Scanner::Members(const char*& p, const char* e, const char* where, OnMember&& 
     if (*p != '"') return Fail(p, "expected a key string");
     std::string_view key;
     if (!ShortPlainString(p, e, &key)) TRAINPROF_JSON_TRY(String(p, e, &key, &key_));
-    if (e - p > 2 && p[0] == ':' && p[1] == ' ' && static_cast<unsigned char>(p[2]) > ' ') {
+    if (e - p > 2 && p[0] == ':' && p[1] == ' ' && NotSpace(p[2])) {
       p += 2;  // Kineto's '": "'
     } else {
       TRAINPROF_JSON_TRY(Expect(p, e, ':', "':' after a key"));
