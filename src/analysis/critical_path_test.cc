@@ -209,14 +209,19 @@ TEST(CriticalPath, MatchesHtaOnSimpleAdd) {
               want["critical_path_length_us"].get<double>(), 1.0);
   for (auto& [key, pct] : want["summary_pct"].items()) {
     if (key.empty()) continue;
-    for (int c = 0; c < kNumCpCategories; ++c)
-      if (key == CpCategoryName(static_cast<CpCategory>(c)))
+    for (int c = 0; c < kNumCpCategories; ++c) {
+      if (key == CpCategoryName(static_cast<CpCategory>(c))) {
         EXPECT_NEAR(p->pct(static_cast<CpCategory>(c)), pct.get<double>(), 0.01) << key;
+      }
+    }
   }
-  for (auto& [key, us] : want["by_edge_type_us"].items())
-    for (int e = 0; e < kNumCpEdges; ++e)
-      if (key == CpEdgeName(static_cast<CpEdge>(e)))
+  for (auto& [key, us] : want["by_edge_type_us"].items()) {
+    for (int e = 0; e < kNumCpEdges; ++e) {
+      if (key == CpEdgeName(static_cast<CpEdge>(e))) {
         EXPECT_NEAR(static_cast<double>(p->edge_ns[e]) / 1000, us.get<double>(), 1.0) << key;
+      }
+    }
+  }
   EXPECT_EQ(p->nodes, want["critical_path_nodes"].get<int64_t>());
 }
 

@@ -34,7 +34,9 @@ void ExpectCurve(const std::vector<TimedValue>& ours, const std::vector<TimedVal
   ASSERT_EQ(ours.size(), plugin.size()) << what;
   for (size_t i = 0; i < ours.size(); ++i) {
     EXPECT_EQ(ours[i].t_ns, plugin[i].t_ns) << what << " point " << i;
-    if (values) EXPECT_NEAR(ours[i].value, plugin[i].value, 1e-6) << what << " point " << i;
+    if (values) {
+      EXPECT_NEAR(ours[i].value, plugin[i].value, 1e-6) << what << " point " << i;
+    }
   }
 }
 
