@@ -477,7 +477,9 @@ void EventBuilder::CheckFlows() {
   std::vector<int64_t>().swap(flow_ends_);
   // Older Kineto writes one flow end per runtime call, with no start: that is fine as long as an
   // event carries the same correlation id, each such event excusing one odd flow. Counted per
-  // distinct odd id, not by copying every event's id.
+  // distinct odd id. When there are any, the events' ids are copied once and sorted, and the two
+  // sorted lists merged: 8 bytes an event with an id, for the length of this function (on the
+  // 1 GB trace that is below the analyses' peak RSS), against a binary search per event.
   std::vector<int64_t> ids;   // distinct odd ids, ascending
   std::vector<int64_t> left;  // odd flows of each id not yet excused
   for (int64_t id : odd) {
@@ -485,7 +487,7 @@ void EventBuilder::CheckFlows() {
     ++left.back();
   }
   std::vector<int64_t>().swap(odd);
-  if (!ids.empty()) {  // the events' ids, sorted, walked beside the odd ones
+  if (!ids.empty()) {
     std::vector<int64_t> corr;
     for (size_t i = 0; i < m_.correlation.size(); ++i)
       if (m_.correlation[i] != kNone) corr.push_back(m_.correlation[i]);
