@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "trace/byte_source.h"
@@ -483,6 +484,21 @@ std::vector<int64_t> GuessSegmentStarts(const std::string& path, int64_t size, i
   return starts;
 }
 
+// After the parts ran: `first` paused at the first boundary and every later part (each starting
+// at its decoded offset) `ended` where it should, so the parts join into one model; otherwise
+// the first parser reads on alone, so the model and any error are the sequential reader's.
+StatusOr<TraceModel> JoinParts(Parser& first, bool ended,
+                               const std::vector<std::pair<Parser*, int64_t>>& parts) {
+  if (first.paused() && ended) {
+    for (const auto& [part, at] : parts) first.AbsorbSegment(*part, at);
+    first.set_read_segments(static_cast<int>(parts.size() + 1));
+  } else if (first.paused()) {
+    first.set_stop(-1);  // a guess or a part failed
+    TRAINPROF_RETURN_IF_ERROR(first.Drive());
+  }
+  return first.Finish();
+}
+
 StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const std::string& path,
                                     const ReadOptions& opt, const std::vector<int64_t>& starts) {
   std::string head = ReadAt(path, 0, 4096);
@@ -528,17 +544,13 @@ StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const
   if (st.ok()) st = first.Drive();
   for (std::thread& t : threads) t.join();
   TRAINPROF_RETURN_IF_ERROR(st);
-  bool joined = first.paused();
-  for (size_t k = 0; k < n && joined; ++k)
-    joined = seg_status[k].ok() && (k + 1 < n ? segs[k]->paused() : segs[k]->ended());
-  if (joined) {
-    for (size_t k = 0; k < n; ++k) first.AbsorbSegment(*segs[k], starts[k]);
-    first.set_read_segments(static_cast<int>(n + 1));
-  } else if (first.paused()) {
-    first.set_stop(-1);  // a guess or a segment failed: the sequential reader decides
-    TRAINPROF_RETURN_IF_ERROR(first.Drive());
+  bool ended = true;
+  std::vector<std::pair<Parser*, int64_t>> parts;
+  for (size_t k = 0; k < n; ++k) {
+    ended = ended && seg_status[k].ok() && (k + 1 < n ? segs[k]->paused() : segs[k]->ended());
+    parts.emplace_back(segs[k].get(), starts[k]);
   }
-  return first.Finish();
+  return JoinParts(first, ended, parts);
 }
 
 // --- A gzip file in two parts ---------------------------------------------------------------
@@ -620,14 +632,8 @@ StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std:
   if (st.ok()) st = head.Drive();
   t.join();
   TRAINPROF_RETURN_IF_ERROR(st);
-  if (head.paused() && tail.ended()) {
-    head.AbsorbSegment(tail.parser(), tail.at());
-    head.set_read_segments(2);
-  } else if (head.paused()) {
-    head.set_stop(-1);  // the tail failed: the sequential reader decides
-    TRAINPROF_RETURN_IF_ERROR(head.Drive());
-  }
-  return head.Finish();
+  if (!tail.ended()) return JoinParts(head, false, {});
+  return JoinParts(head, true, {{&tail.parser(), tail.at()}});
 }
 
 }  // namespace
