@@ -32,7 +32,7 @@ struct AnalyzeOptions {
   HtaOptions hta;
   int threads = 0;  // ranks analysed in parallel; 0: one per core
   // One rank with a core to spare: its timeline views and its operator-tree views on two
-  // threads (the same results).
+  // threads (the same results), unless the rank has over a million events (analyze.cc).
   bool split_lone_rank = false;
   // Names containing one of these mark the data loader too (--dataloader-pattern).
   std::vector<std::string> dataloader_patterns;

@@ -214,7 +214,7 @@ std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, con
   const std::vector<bool> is_comm = CommunicationNames(m);
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != trace::EventKind::kKernel) continue;
-    (is_comm[m.name[i]] ? comm : compute).push_back({m.ts_ns[i], m.end_ns(i)});
+    AppendForUnion(is_comm[m.name[i]] ? comm : compute, {m.ts_ns[i], m.end_ns(i)});
   }
   compute = Union(std::move(compute));
   comm = Union(std::move(comm));

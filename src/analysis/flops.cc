@@ -266,26 +266,21 @@ OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view typ
 
 namespace {
 
-// Per tree node, its FLOPs (0: none), Tensor Core work making fp32 into tf32.
-std::vector<OpFlops> NodeFlops(const trace::TraceModel& m, const OpTree& tree) {
-  std::vector<OpFlops> out(tree.nodes.size());
-  std::vector<int8_t> candidate(m.names.size(), -1);  // per name id: a FLOPs operator?
-  for (size_t n = 0; n < tree.nodes.size(); ++n) {
-    const uint32_t e = tree.nodes[n].event;
-    if (m.kind[e] != trace::EventKind::kCpuOp) continue;
-    int8_t& c = candidate[m.name[e]];
-    if (c < 0) c = HasFlopsFormula(m.name_of(e));
-    if (c == 0) continue;
-    const trace::OpInputs* in = m.InputsOf(e);
-    if (in == nullptr || in->dims == trace::kNoName) continue;
-    auto text = [&](uint32_t id) {
-      return id == trace::kNoName ? std::string_view() : m.names[id];
-    };
-    out[n] = FlopsOf(m.name_of(e), m.names[in->dims], text(in->types), text(in->concrete));
-    if (out[n].precision == Precision::kFp32 && tree.nodes[n].tc_total_ns > 0)
-      out[n].precision = Precision::kTf32;
-  }
-  return out;
+// The FLOPs of tree node n (0: none), Tensor Core work making fp32 into tf32. `candidate` caches,
+// per name id, whether the operator has a formula (-1: not yet known).
+OpFlops NodeFlops(const trace::TraceModel& m, const OpTree& tree, size_t n,
+                  std::vector<int8_t>& candidate) {
+  const uint32_t e = tree.nodes[n].event;
+  if (m.kind[e] != trace::EventKind::kCpuOp) return {};
+  int8_t& c = candidate[m.name[e]];
+  if (c < 0) c = HasFlopsFormula(m.name_of(e));
+  if (c == 0) return {};
+  const trace::OpInputs* in = m.InputsOf(e);
+  if (in == nullptr || in->dims == trace::kNoName) return {};
+  auto text = [&](uint32_t id) { return id == trace::kNoName ? std::string_view() : m.names[id]; };
+  OpFlops f = FlopsOf(m.name_of(e), m.names[in->dims], text(in->types), text(in->concrete));
+  if (f.precision == Precision::kFp32 && tree.tc_total_ns[n] > 0) f.precision = Precision::kTf32;
+  return f;
 }
 
 // The step whose host range holds `ts`, or -1.
@@ -308,24 +303,29 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
   r.peak = PeakFor(r.device_name);
   if (o.peak_tflops > 0) r.peak = {"--peak-tflops", o.peak_tflops, o.peak_tflops, o.peak_tflops};
   r.has_shapes = true;
-  const std::vector<OpFlops> flops = NodeFlops(m, tree);
   std::map<std::pair<uint32_t, Precision>, FlopsRow> rows;
-  std::vector<char> inside(tree.nodes.size(), 0);  // a counted ancestor holds the node
+  // Per node: kCounted when it has FLOPs, kInside when a counted ancestor holds it. A byte, not
+  // the node's OpFlops: a 1 GB trace has a million nodes.
+  enum : uint8_t { kCounted = 1, kInside = 2 };
+  std::vector<uint8_t> state(tree.nodes.size(), 0);
+  std::vector<int8_t> candidate(m.names.size(), -1);
   std::map<Precision, double> by_precision;
   for (const Step& s : steps.steps) r.steps.push_back({s.name, 0, s.dur_ns()});
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
     const OpNode& node = tree.nodes[n];
-    if (node.parent >= 0) inside[n] = inside[node.parent] || flops[node.parent].flops > 0;
-    if (flops[n].flops <= 0) continue;
-    FlopsRow& row = rows[{m.name[node.event], flops[n].precision}];
+    if (node.parent >= 0 && state[node.parent] != 0) state[n] = kInside;
+    const OpFlops f = NodeFlops(m, tree, n, candidate);
+    if (f.flops <= 0) continue;
+    state[n] |= kCounted;
+    FlopsRow& row = rows[{m.name[node.event], f.precision}];
     ++row.calls;
-    row.flops += flops[n].flops;
-    row.bytes += flops[n].bytes;
-    row.device_ns += node.device_total_ns;
-    if (inside[n]) continue;
-    by_precision[flops[n].precision] += flops[n].flops;
+    row.flops += f.flops;
+    row.bytes += f.bytes;
+    row.device_ns += tree.device_total_ns[n];
+    if (state[n] & kInside) continue;
+    by_precision[f.precision] += f.flops;
     if (const int step = StepOf(steps, m.ts_ns[node.event]); step >= 0)
-      r.steps[step].flops += flops[n].flops;
+      r.steps[step].flops += f.flops;
   }
   for (auto& [key, row] : rows) {
     row.name = m.names[key.first];

@@ -273,7 +273,9 @@ TEST(Flops, RealTracesAgreeWithTheirInputDims) {
       EXPECT_EQ(by_shape, with_dims);
       EXPECT_GT(with_dims, 0);
       for (const OperatorRow& r : OperatorView(m, tree))
-        if (calls.count(r.name)) EXPECT_LE(calls[r.name], r.calls) << r.name;
+        if (calls.count(r.name)) {
+          EXPECT_LE(calls[r.name], r.calls) << r.name;
+        }
       for (const MemcpyBandwidth& b : MemcpyBandwidthByDirection(m)) {
         EXPECT_GT(b.bytes_per_s(), 0) << b.direction;
         EXPECT_LT(b.bytes_per_s(), 5e12) << b.direction;

@@ -50,9 +50,36 @@ std::vector<Segment> SmEfficiencySegments(const trace::TraceModel& m,
   return out;
 }
 
+// The plugin's counter curves over the whole trace [begin, end]: utilization in buckets of 1 µs
+// times a power of ten, at most 100, and SM efficiency per segment.
+void AddCurves(const Intervals& busy, const std::vector<Segment>& sm, int64_t begin, int64_t end,
+               GpuSummary& g) {
+  const int64_t range = end - begin;
+  if (range <= 0) return;
+  int64_t bucket = 1000;
+  while (range > 100 * bucket) bucket *= 10;
+  const int64_t nb = std::max<int64_t>(range / bucket, 1);
+  g.utilization_curve.push_back({begin, 1});
+  g.utilization_curve.push_back({begin, 0});
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t lo = begin + b * bucket;
+    const int64_t hi = b + 1 == nb ? end : lo + bucket;
+    g.utilization_curve.push_back({lo, 100.0 * static_cast<double>(LengthWithin(busy, lo, hi)) /
+                                           static_cast<double>(hi - lo)});
+  }
+  g.utilization_curve.push_back({end, 0});
+  g.sm_efficiency_curve.push_back({begin, 1});
+  g.sm_efficiency_curve.push_back({begin, 0});
+  for (const Segment& s : sm) {
+    g.sm_efficiency_curve.push_back({s.begin, s.value});
+    g.sm_efficiency_curve.push_back({s.end, 0});
+  }
+}
+
 }  // namespace
 
-std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const StepsResult& steps) {
+std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const StepsResult& steps,
+                                            bool with_curves) {
   std::map<int64_t, std::vector<size_t>> by_device;
   int64_t global_begin = std::numeric_limits<int64_t>::max();
   int64_t global_end = std::numeric_limits<int64_t>::min();
@@ -92,7 +119,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
     double occ_sum = 0, occ_w = 0;
     int64_t tc_ns = 0;
     for (size_t i : kernels) {
-      busy.push_back({m.ts_ns[i], m.end_ns(i)});
+      AppendForUnion(busy, {m.ts_ns[i], m.end_ns(i)});
       int64_t clipped =
           std::max<int64_t>(0, std::min(m.end_ns(i), s_end) - std::max(m.ts_ns[i], s_begin));
       g.kernel_ns += clipped;
@@ -123,28 +150,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
     }
     if (sm_inside) g.sm_efficiency_pct = 100.0 * sm_area / span;
 
-    // Counter curves over the whole trace: buckets of 1 µs times a power of ten, at most 100.
-    int64_t range = global_end - global_begin;
-    if (range > 0) {
-      int64_t bucket = 1000;
-      while (range > 100 * bucket) bucket *= 10;
-      int64_t nb = std::max<int64_t>(range / bucket, 1);
-      g.utilization_curve.push_back({global_begin, 1});
-      g.utilization_curve.push_back({global_begin, 0});
-      for (int64_t b = 0; b < nb; ++b) {
-        int64_t lo = global_begin + b * bucket;
-        int64_t hi = b + 1 == nb ? global_end : lo + bucket;
-        g.utilization_curve.push_back({lo, 100.0 * static_cast<double>(LengthWithin(busy, lo, hi)) /
-                                               static_cast<double>(hi - lo)});
-      }
-      g.utilization_curve.push_back({global_end, 0});
-      g.sm_efficiency_curve.push_back({global_begin, 1});
-      g.sm_efficiency_curve.push_back({global_begin, 0});
-      for (const Segment& s : sm) {
-        g.sm_efficiency_curve.push_back({s.begin, s.value});
-        g.sm_efficiency_curve.push_back({s.end, 0});
-      }
-    }
+    if (with_curves) AddCurves(busy, sm, global_begin, global_end, g);
     out.push_back(std::move(g));
   }
   return out;

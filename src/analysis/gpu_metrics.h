@@ -32,12 +32,14 @@ struct GpuSummary {
   std::optional<double> sm_efficiency_pct;  // none without "blocks per SM"
   std::optional<double> occupancy_pct;      // none without "est. achieved occupancy %"
   double tensor_core_pct = 0;               // kernel time on Tensor Cores / kernel time
-  // The plugin's counters: utilization in percent per time bucket (then a closing 0), SM
-  // efficiency (a fraction) as (segment start, value) (segment end, 0) pairs.
+  // The plugin's counters, filled only when asked for: utilization in percent per time bucket
+  // (then a closing 0), SM efficiency (a fraction) as (segment start, value) (segment end, 0)
+  // pairs. The second has two points a kernel: 17 MB on a 1 GB trace, which no report shows.
   std::vector<TimedValue> utilization_curve;
   std::vector<TimedValue> sm_efficiency_curve;
 };
 
-std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const StepsResult& steps);
+std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const StepsResult& steps,
+                                            bool with_curves = false);
 
 }  // namespace trainprof::analysis

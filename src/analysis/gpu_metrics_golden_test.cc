@@ -45,7 +45,7 @@ TEST(GpuMetricsGolden, ReproducesTheTensorBoardPluginCounters) {
   auto m = trace::ReadTraceFile(kDir + "gpu_metrics_input.json", {});
   ASSERT_TRUE(m.ok()) << m.status().message();
   StepsResult steps = FindSteps(*m, StepsMode::kComplete);
-  std::vector<GpuSummary> g = ComputeGpuSummaries(*m, steps);
+  std::vector<GpuSummary> g = ComputeGpuSummaries(*m, steps, /*with_curves=*/true);
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].device, 0);
   ExpectCurve(g[0].utilization_curve, ExpectedCurve("GPU 0 Utilization", "GPU Utilization"),

@@ -61,6 +61,7 @@ std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, con
     return out;
   }
   // Ours: the GPU work launched inside the analysed steps, at exact times.
+  out.reserve(std::ranges::count_if(m.kind, trace::IsGpuKind));
   bool windowed = !steps.synthetic && !steps.steps.empty();
   int64_t host_lo = windowed ? steps.steps.front().host_begin_ns : 0;
   int64_t host_hi = windowed ? steps.steps.back().host_end_ns : 0;
@@ -102,8 +103,13 @@ Intervals HtaMerge(Intervals v) {
 
 Intervals UnionOf(const std::vector<HtaEv>& ev, int type, bool all, bool compat) {
   Intervals v;
-  for (const HtaEv& e : ev)
-    if (all || e.type == type) v.push_back({e.ts, e.end});
+  for (const HtaEv& e : ev) {
+    if (!all && e.type != type) continue;
+    if (compat)
+      v.push_back({e.ts, e.end});  // HtaMerge keeps intervals negative after rounding
+    else
+      AppendForUnion(v, {e.ts, e.end});
+  }
   return compat ? HtaMerge(std::move(v)) : Union(std::move(v));
 }
 

@@ -6,6 +6,7 @@
 //   Intervals idle = Subtract({{0, 50}}, k);              // {[20,30), [40,50)}
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -20,6 +21,15 @@ using Intervals = std::vector<Interval>;  // sorted, disjoint after Union()
 
 // Sorts and merges overlapping or touching intervals; empty ones are dropped.
 Intervals Union(Intervals v);
+// Appends `i` to intervals bound for Union, merged into the last one when it starts inside it:
+// the union is the same, and events in time order then take one entry per busy stretch, not
+// one each (a 1 GB trace's cpu_ops were 50 MB of intervals).
+inline void AppendForUnion(Intervals& v, Interval i) {
+  if (!v.empty() && i.begin >= v.back().begin && i.begin <= v.back().end)
+    v.back().end = std::max(v.back().end, i.end);
+  else
+    v.push_back(i);
+}
 int64_t Length(const Intervals& disjoint);
 // Both arguments sorted and disjoint.
 Intervals Intersect(const Intervals& a, const Intervals& b);

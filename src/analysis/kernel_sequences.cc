@@ -25,8 +25,8 @@ std::vector<int32_t> OutermostOps(const trace::TraceModel& m, const OpTree& t) {
 }
 
 struct Launched {
-  int32_t op;      // node of the outermost operator
   int64_t ts;      // the kernel's GPU start
+  int32_t op;      // node of the outermost operator
   uint32_t event;  // the kernel
 };
 
@@ -43,9 +43,9 @@ std::vector<KernelSequence> FrequentKernelSequences(const trace::TraceModel& m, 
   const std::vector<int32_t> top = OutermostOps(m, t);
   std::vector<Launched> launched;
   for (size_t i = 0; i < m.size(); ++i)
-    if (m.kind[i] == EventKind::kKernel && !t.gpu_owner.empty() && t.gpu_owner[i] >= 0 &&
-        top[t.gpu_owner[i]] >= 0)
-      launched.push_back({top[t.gpu_owner[i]], m.ts_ns[i], static_cast<uint32_t>(i)});
+    if (m.kind[i] == EventKind::kKernel && !t.owner.empty() && t.owner[i] >= 0 &&
+        top[t.owner[i]] >= 0)
+      launched.push_back({m.ts_ns[i], top[t.owner[i]], static_cast<uint32_t>(i)});
   std::sort(launched.begin(), launched.end(), [](const Launched& a, const Launched& b) {
     return a.op != b.op ? a.op < b.op : a.ts != b.ts ? a.ts < b.ts : a.event < b.event;
   });

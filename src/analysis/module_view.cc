@@ -55,8 +55,8 @@ std::vector<ModuleRow> ModuleView(const trace::TraceModel& m, const OpTree& t) {
     ModuleRow& r = acc[it->second].row;
     r.calls++;
     r.host_ns += m.dur_ns[n.event];
-    r.device_ns += n.device_total_ns;
-    r.self_device_ns += n.device_total_ns;
+    r.device_ns += t.device_total_ns[k];
+    r.self_device_ns += t.device_total_ns[k];
     row_of[k] = it->second;
   }
   std::vector<ModuleRow> out;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <tuple>
 #include <utility>
 
 #include "analysis/kernel_class.h"
@@ -19,19 +18,19 @@ bool IsRangeKind(EventKind k) {
 }
 bool IsRuntimeKind(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
 
-// Sorts [b, e) by merging its ascending runs pairwise: linear for data already in order, a few
-// passes for data in a few runs, O(n log n) at worst.
-template <class T>
-void SortRuns(T* b, T* e) {
+// Sorts [b, e) by `less`, merging its ascending runs pairwise: linear for data already in order,
+// a few passes for data in a few runs, O(n log n) at worst.
+template <class T, class Less>
+void SortRuns(T* b, T* e, Less less) {
   std::vector<T*> runs{b};
   for (T* k = b + 1; k < e; ++k)
-    if (*k < *(k - 1)) runs.push_back(k);
+    if (less(*k, *(k - 1))) runs.push_back(k);
   runs.push_back(e);
   while (runs.size() > 2) {
     std::vector<T*> merged{b};
     size_t i = 0;
     for (; i + 2 < runs.size(); i += 2) {
-      std::inplace_merge(runs[i], runs[i + 1], runs[i + 2]);
+      std::inplace_merge(runs[i], runs[i + 1], runs[i + 2], less);
       merged.push_back(runs[i + 2]);
     }
     if (i + 1 < runs.size() && merged.back() != e) merged.push_back(e);
@@ -41,19 +40,12 @@ void SortRuns(T* b, T* e) {
 
 // Host ranges and runtime calls in (thread, start, longest first, ranges before calls) order,
 // so that a sweep with a stack sees every parent before its children. Kineto writes a thread's
-// host events in a few ordered runs, so the keys are grouped by track, keeping file order, and
-// each track's runs merged (SortRuns), not sorted from scratch.
+// host events in a few ordered runs, so the events are grouped by track, keeping file order, and
+// each track's runs merged (SortRuns), not sorted from scratch. The order compares the model's
+// columns, not a copy of them: on a 1 GB trace a 24-byte key per event was 44 MB.
 std::vector<uint32_t> HostEventsInOrder(const trace::TraceModel& m) {
-  struct Key {
-    int64_t ts, neg_end;
-    uint32_t event;
-    bool runtime;
-    bool operator<(const Key& o) const {
-      return std::tie(ts, neg_end, runtime, event) < std::tie(o.ts, o.neg_end, o.runtime, o.event);
-    }
-  };
   auto host = [&](size_t i) { return IsRuntimeKind(m.kind[i]) || IsRangeKind(m.kind[i]); };
-  std::vector<size_t> start;  // per track, then its first key's place
+  std::vector<size_t> start;  // per track, then its first event's place
   for (size_t i = 0; i < m.size(); ++i) {
     if (!host(i)) continue;
     if (m.track[i] >= start.size()) start.resize(m.track[i] + 1, 0);
@@ -61,79 +53,87 @@ std::vector<uint32_t> HostEventsInOrder(const trace::TraceModel& m) {
   }
   size_t total = 0;
   for (size_t& s : start) total += std::exchange(s, total);
-  std::vector<Key> keys(total);
+  std::vector<uint32_t> ev(total);
   std::vector<size_t> end = start;
-  for (size_t i = 0; i < m.size(); ++i) {
-    if (host(i))
-      keys[end[m.track[i]]++] = {m.ts_ns[i], -m.end_ns(i), static_cast<uint32_t>(i),
-                                 IsRuntimeKind(m.kind[i])};
-  }
-  for (size_t t = 0; t < start.size(); ++t) SortRuns(keys.data() + start[t], keys.data() + end[t]);
-  std::vector<uint32_t> ev(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) ev[k] = keys[k].event;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (host(i)) ev[end[m.track[i]]++] = static_cast<uint32_t>(i);
+  auto less = [&](uint32_t a, uint32_t b) {
+    if (m.ts_ns[a] != m.ts_ns[b]) return m.ts_ns[a] < m.ts_ns[b];
+    const int64_t ea = m.end_ns(a), eb = m.end_ns(b);
+    if (ea != eb) return ea > eb;
+    const bool ra = IsRuntimeKind(m.kind[a]), rb = IsRuntimeKind(m.kind[b]);
+    return ra != rb ? rb : a < b;
+  };
+  for (size_t t = 0; t < start.size(); ++t)
+    SortRuns(ev.data() + start[t], ev.data() + end[t], less);
   return ev;
 }
 
-// Nests the ranges and gives every runtime call its owner; host self time is left as the
-// duration minus everything directly inside it. Returns the owner per runtime event.
-std::vector<int32_t> Nest(const trace::TraceModel& m, OpTree& t) {
-  std::vector<int32_t> rt_owner(m.size(), -1);
+// Nests the ranges and gives every runtime call its owner (t.owner); host self time is left as
+// the duration minus everything directly inside it.
+void Nest(const trace::TraceModel& m, OpTree& t) {
+  t.owner.assign(m.size(), -1);
   std::vector<int32_t> stack;
   uint32_t track = UINT32_MAX;
   const std::vector<uint32_t> order = HostEventsInOrder(m);
-  t.nodes.reserve(order.size());
+  const size_t ranges =
+      std::ranges::count_if(order, [&](uint32_t e) { return IsRangeKind(m.kind[e]); });
+  t.nodes.reserve(ranges);
+  t.host_self_ns.reserve(ranges);
   for (uint32_t e : order) {
     if (m.track[e] != track) stack.clear(), track = m.track[e];
     while (!stack.empty() && m.end_ns(t.nodes[stack.back()].event) < m.end_ns(e)) stack.pop_back();
     const int32_t parent = stack.empty() ? -1 : stack.back();
-    if (parent >= 0) t.nodes[parent].host_self_ns -= m.dur_ns[e];
+    if (parent >= 0) t.host_self_ns.Add(parent, -m.dur_ns[e]);
     if (IsRuntimeKind(m.kind[e])) {
-      rt_owner[e] = parent;
+      t.owner[e] = parent;
       continue;
     }
-    t.nodes.push_back({.event = e, .parent = parent, .host_self_ns = m.dur_ns[e]});
+    t.nodes.push_back({.event = e, .parent = parent});
+    t.host_self_ns.push_back(m.dur_ns[e]);
     stack.push_back(static_cast<int32_t>(t.nodes.size() - 1));
   }
-  return rt_owner;
 }
 
-// Device self time of each node from the GPU work its runtime calls launched.
-void AttributeGpuWork(const trace::TraceModel& m, const std::vector<int32_t>& rt_owner, OpTree& t) {
-  t.gpu_owner.assign(m.size(), -1);
+// Device self time of each node from the GPU work its runtime calls launched; the GPU work's
+// owner is its launching call's.
+void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
   std::vector<int8_t>& tc = t.tc_by_name;
   tc.assign(m.names.size(), -1);
+  t.device_self_ns.assign(t.nodes.size(), 0);
+  t.tc_self_ns.assign(t.nodes.size(), 0);
   if (m.launcher.empty()) return;
   for (size_t i = 0; i < m.size(); ++i) {
     if (!trace::IsGpuKind(m.kind[i]) || m.launcher[i] < 0) continue;
-    const int32_t owner = rt_owner[m.launcher[i]];
+    const int32_t owner = IsRuntimeKind(m.kind[m.launcher[i]]) ? t.owner[m.launcher[i]] : -1;
     if (owner < 0) continue;
-    t.gpu_owner[i] = owner;
-    OpNode& n = t.nodes[owner];
-    n.device_self_ns += m.dur_ns[i];
+    t.owner[i] = owner;
+    t.device_self_ns.Add(owner, m.dur_ns[i]);
     if (m.kind[i] != EventKind::kKernel) continue;
     int8_t& uses = tc[m.name[i]];
     if (uses < 0) uses = KernelUsesTensorCores(m.name_of(i)) ? 1 : 0;
-    if (uses) n.tc_self_ns += m.dur_ns[i];
+    if (uses) t.tc_self_ns.Add(owner, m.dur_ns[i]);
   }
 }
 
 // Totals and Tensor Core eligibility, children first (they follow their parents in `nodes`).
 void Accumulate(const trace::TraceModel& m, OpTree& t) {
   std::vector<int8_t> eligible(m.names.size(), -1);  // per name id
-  for (OpNode& n : t.nodes) {
-    n.device_total_ns += n.device_self_ns;
-    n.tc_total_ns += n.tc_self_ns;
+  t.device_total_ns = t.device_self_ns;
+  t.tc_total_ns = t.tc_self_ns;
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     int8_t& e = eligible[m.name[n.event]];
     if (e < 0) e = IsTensorCoreEligibleOp(m.name_of(n.event)) ? 1 : 0;
-    n.tc_eligible = n.tc_eligible || e == 1 || n.tc_self_ns > 0;
+    n.tc_eligible = n.tc_eligible || e == 1 || t.tc_self_ns[k] > 0;
   }
   for (size_t k = t.nodes.size(); k-- > 0;) {
     const OpNode& n = t.nodes[k];
     if (n.parent < 0) continue;
+    t.device_total_ns.Add(n.parent, t.device_total_ns[k]);
+    t.tc_total_ns.Add(n.parent, t.tc_total_ns[k]);
     OpNode& p = t.nodes[n.parent];
-    p.device_total_ns += n.device_total_ns;
-    p.tc_total_ns += n.tc_total_ns;
     if (n.tc_eligible && m.kind[p.event] == EventKind::kCpuOp) p.tc_eligible = true;
   }
 }
@@ -225,8 +225,8 @@ bool IsExcludedFromOperatorView(std::string_view name) {
 
 OpTree BuildOpTree(const trace::TraceModel& m) {
   OpTree t;
-  const std::vector<int32_t> rt_owner = Nest(m, t);
-  AttributeGpuWork(m, rt_owner, t);
+  Nest(m, t);
+  AttributeGpuWork(m, t);
   Accumulate(m, t);
   return t;
 }

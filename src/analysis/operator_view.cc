@@ -13,15 +13,16 @@ using trace::EventKind;
 
 namespace {
 
-void Accumulate(const trace::TraceModel& m, const OpNode& n, OperatorRow& r) {
+// Adds node k of `t` to row r.
+void Accumulate(const trace::TraceModel& m, const OpTree& t, size_t k, OperatorRow& r) {
   r.calls++;
-  r.host_self_ns += n.host_self_ns;
-  r.host_total_ns += m.dur_ns[n.event];
-  r.device_self_ns += n.device_self_ns;
-  r.device_total_ns += n.device_total_ns;
-  r.tc_self_ns += n.tc_self_ns;
-  r.tc_total_ns += n.tc_total_ns;
-  r.tc_eligible = r.tc_eligible || n.tc_eligible;
+  r.host_self_ns += t.host_self_ns[k];
+  r.host_total_ns += m.dur_ns[t.nodes[k].event];
+  r.device_self_ns += t.device_self_ns[k];
+  r.device_total_ns += t.device_total_ns[k];
+  r.tc_self_ns += t.tc_self_ns[k];
+  r.tc_total_ns += t.tc_total_ns[k];
+  r.tc_eligible = r.tc_eligible || t.nodes[k].tc_eligible;
 }
 
 void SortRows(std::vector<OperatorRow>& out) {
@@ -62,10 +63,11 @@ class InputsCursor {
 
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
   std::unordered_map<uint32_t, OperatorRow> by_name;
-  for (const OpNode& n : t.nodes) {
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    Accumulate(m, n, by_name[m.name[n.event]]);
+    Accumulate(m, t, k, by_name[m.name[n.event]]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_name.size());
@@ -86,12 +88,13 @@ std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
   std::unordered_map<uint64_t, OperatorRow> by_key;  // name id << 32 | text id
   if (m.op_inputs.empty()) return {};
   InputsCursor inputs(m.op_inputs);
-  for (const OpNode& n : t.nodes) {
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     const trace::OpInputs* in = inputs.Find(n.event);
     if (in == nullptr || in->*key == trace::kNoName) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    Accumulate(m, n, by_key[uint64_t{m.name[n.event]} << 32 | in->*key]);
+    Accumulate(m, t, k, by_key[uint64_t{m.name[n.event]} << 32 | in->*key]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_key.size());
@@ -155,8 +158,8 @@ std::vector<KernelRow> KernelView(const trace::TraceModel& m, const OpTree& t, b
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != EventKind::kKernel) continue;
     uint64_t op = 0;
-    if (per_operator && !t.gpu_owner.empty() && t.gpu_owner[i] >= 0)
-      op = uint64_t{m.name[t.nodes[t.gpu_owner[i]].event]} + 1;
+    if (per_operator && !t.owner.empty() && t.owner[i] >= 0)
+      op = uint64_t{m.name[t.nodes[t.owner[i]].event]} + 1;
     while (next_stats < m.kernel_stats.size() && m.kernel_stats[next_stats].event < i) ++next_stats;
     const bool has = next_stats < m.kernel_stats.size() && m.kernel_stats[next_stats].event == i;
     AddInstance(m, i, has ? m.kernel_stats[next_stats] : trace::KernelStats{},

@@ -95,7 +95,7 @@ Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps,
   auto intervals_of = [&](int c) {
     Intervals v;
     for (size_t i = 0; i < m.size(); ++i)
-      if (role[i] == c) v.push_back({m.ts_ns[i], m.end_ns(i)});
+      if (role[i] == c) AppendForUnion(v, {m.ts_ns[i], m.end_ns(i)});
     return v;
   };
 

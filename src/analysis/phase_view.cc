@@ -35,7 +35,8 @@ PhaseResult ComputePhases(const trace::TraceModel& m, const OpTree& t,
     if (is_step[nm] < 0) is_step[nm] = ProfilerStepNumber(m.names[nm]) >= 0 ? 1 : 0;
     return is_step[nm] == 1;
   };
-  for (const OpNode& n : t.nodes) {
+  for (size_t node = 0; node < t.nodes.size(); ++node) {
+    const OpNode& n = t.nodes[node];
     const uint32_t nm = m.name[n.event];
     const EventKind k = m.kind[n.event];
     if (k == EventKind::kPythonFunction || step(nm)) continue;
@@ -45,7 +46,7 @@ PhaseResult ComputePhases(const trace::TraceModel& m, const OpTree& t,
     PhaseRow& row = by_name[nm];
     row.calls++;
     row.cpu_ns += m.dur_ns[n.event];
-    row.device_ns += n.device_total_ns;
+    row.device_ns += t.device_total_ns[node];
   }
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != EventKind::kGpuUserAnnotation || step(m.name[i])) continue;

@@ -103,7 +103,7 @@ uint32_t NameTable::Find(std::string_view s) const {
   return id == 0 ? std::numeric_limits<uint32_t>::max() : id - 1;
 }
 
-void Int64Column::Set(size_t i, int64_t v) {
+void Int64Column::SetWide(size_t i, int64_t v) {
   if (v > INT32_MIN && v <= INT32_MAX) {
     if (narrow_[i] == kWide) wide_.erase(i);
     narrow_[i] = static_cast<int32_t>(v);

@@ -100,7 +100,19 @@ class Int64Column {
     wide_[narrow_.size()] = v;
     narrow_.push_back(kWide);
   }
-  void Set(size_t i, int64_t v);
+  void Set(size_t i, int64_t v) {
+    if (v > INT32_MIN && v <= INT32_MAX && narrow_[i] != kWide)
+      narrow_[i] = static_cast<int32_t>(v);
+    else
+      SetWide(i, v);
+  }
+  void Add(size_t i, int64_t delta) { Set(i, (*this)[i] + delta); }
+  void reserve(size_t n) { narrow_.reserve(n); }
+  // n entries of `v`, which fits in 32 bits.
+  void assign(size_t n, int32_t v) {
+    narrow_.assign(n, v);
+    wide_.clear();
+  }
   // Appends `o`'s values and empties it.
   void Absorb(Int64Column&& o);
   size_t size() const { return narrow_.size(); }
@@ -108,6 +120,7 @@ class Int64Column {
   bool operator==(const Int64Column&) const = default;  // the storage is canonical
 
  private:
+  void SetWide(size_t i, int64_t v);           // Set's rare path: a wide value, or was one
   static constexpr int32_t kWide = INT32_MIN;  // the value is in wide_
   std::vector<int32_t> narrow_;
   std::unordered_map<size_t, int64_t> wide_;
