@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "analysis/intervals.h"
 #include "analysis/kernel_class.h"
@@ -50,6 +51,19 @@ std::vector<Segment> SmEfficiencySegments(const trace::TraceModel& m,
   return out;
 }
 
+// The time the plugin's curves cover: its first "PyTorch Profiler" span, else every event's.
+std::pair<int64_t, int64_t> CurveRange(const trace::TraceModel& m) {
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.kind[i] == EventKind::kSpan && m.name_of(i).starts_with("PyTorch Profiler"))
+      return {m.ts_ns[i], m.end_ns(i)};
+  int64_t begin = std::numeric_limits<int64_t>::max(), end = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < m.size(); ++i) {
+    begin = std::min(begin, m.ts_ns[i]);
+    end = std::max(end, m.end_ns(i));
+  }
+  return {begin, end};
+}
+
 // The plugin's counter curves over the whole trace [begin, end]: utilization in buckets of 1 µs
 // times a power of ten, at most 100, and SM efficiency per segment.
 void AddCurves(const Intervals& busy, const std::vector<Segment>& sm, int64_t begin, int64_t end,
@@ -81,22 +95,10 @@ void AddCurves(const Intervals& busy, const std::vector<Segment>& sm, int64_t be
 std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const StepsResult& steps,
                                             bool with_curves) {
   std::map<int64_t, std::vector<size_t>> by_device;
-  int64_t global_begin = std::numeric_limits<int64_t>::max();
-  int64_t global_end = std::numeric_limits<int64_t>::min();
-  bool have_span = false;
-  for (size_t i = 0; i < m.size(); ++i) {
+  for (size_t i = 0; i < m.size(); ++i)
     if (m.kind[i] == EventKind::kKernel) by_device[m.device_of(i)].push_back(i);
-    if (m.kind[i] == EventKind::kSpan && m.name_of(i).rfind("PyTorch Profiler", 0) == 0 &&
-        !have_span) {
-      have_span = true;
-      global_begin = m.ts_ns[i];
-      global_end = m.end_ns(i);
-    }
-    if (!have_span) {
-      global_begin = std::min(global_begin, m.ts_ns[i]);
-      global_end = std::max(global_end, m.end_ns(i));
-    }
-  }
+  const auto [curve_begin, curve_end] =
+      with_curves ? CurveRange(m) : std::pair<int64_t, int64_t>{0, 0};
   std::vector<GpuSummary> out;
   if (steps.steps.empty()) return out;
   const int64_t s_begin = steps.steps.front().begin_ns;
@@ -150,7 +152,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
     }
     if (sm_inside) g.sm_efficiency_pct = 100.0 * sm_area / span;
 
-    if (with_curves) AddCurves(busy, sm, global_begin, global_end, g);
+    if (with_curves) AddCurves(busy, sm, curve_begin, curve_end, g);
     out.push_back(std::move(g));
   }
   return out;

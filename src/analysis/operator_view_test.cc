@@ -285,8 +285,8 @@ TEST(QueueLength, OutstandingLaunchesPerStream) {
 }
 
 // The tree keeps its times in 4 bytes with wider ones aside: an operator of 5 s around one of
-// 3 s whose kernels run 2.5 s and 1.5 s (each over int32's 2.1 s, and a total of 4 s), and a
-// sum that passes 2^31 only as the kernels are added.
+// 3 s whose kernels run 2.5 s (over int32's 2.1 s) and 1.5 s, 4 s in all, and a sum that passes
+// 2^31 only as its third kernel of 1 s is added.
 TEST(OperatorView, TimesOverTwoSecondsAreExact) {
   constexpr int64_t kS = 1'000'000'000;
   ModelBuilder b;

@@ -104,7 +104,7 @@ uint32_t NameTable::Find(std::string_view s) const {
 }
 
 void Int64Column::SetWide(size_t i, int64_t v) {
-  if (v > INT32_MIN && v <= INT32_MAX) {
+  if (Narrow(v)) {
     if (narrow_[i] == kWide) wide_.erase(i);
     narrow_[i] = static_cast<int32_t>(v);
   } else {

@@ -93,7 +93,7 @@ class Int64Column {
     return v != kWide ? v : wide_.at(i);
   }
   void push_back(int64_t v) {
-    if (v > INT32_MIN && v <= INT32_MAX) {
+    if (Narrow(v)) {
       narrow_.push_back(static_cast<int32_t>(v));
       return;
     }
@@ -101,14 +101,14 @@ class Int64Column {
     narrow_.push_back(kWide);
   }
   void Set(size_t i, int64_t v) {
-    if (v > INT32_MIN && v <= INT32_MAX && narrow_[i] != kWide)
+    if (Narrow(v) && narrow_[i] != kWide)
       narrow_[i] = static_cast<int32_t>(v);
     else
       SetWide(i, v);
   }
   void Add(size_t i, int64_t delta) { Set(i, (*this)[i] + delta); }
   void reserve(size_t n) { narrow_.reserve(n); }
-  // n entries of `v`, which fits in 32 bits.
+  // n entries of `v`, which must be Narrow.
   void assign(size_t n, int32_t v) {
     narrow_.assign(n, v);
     wide_.clear();
@@ -120,8 +120,9 @@ class Int64Column {
   bool operator==(const Int64Column&) const = default;  // the storage is canonical
 
  private:
-  void SetWide(size_t i, int64_t v);           // Set's rare path: a wide value, or was one
-  static constexpr int32_t kWide = INT32_MIN;  // the value is in wide_
+  static constexpr int32_t kWide = INT32_MIN;                            // the value is in wide_
+  static bool Narrow(int64_t v) { return v > kWide && v <= INT32_MAX; }  // kept in narrow_
+  void SetWide(size_t i, int64_t v);  // Set's rare path: a wide value, or was one
   std::vector<int32_t> narrow_;
   std::unordered_map<size_t, int64_t> wide_;
 };
