@@ -279,7 +279,7 @@ OpFlops NodeFlops(const trace::TraceModel& m, const OpTree& tree, size_t n,
   if (in == nullptr || in->dims == trace::kNoName) return {};
   auto text = [&](uint32_t id) { return id == trace::kNoName ? std::string_view() : m.names[id]; };
   OpFlops f = FlopsOf(m.name_of(e), m.names[in->dims], text(in->types), text(in->concrete));
-  if (f.precision == Precision::kFp32 && tree.tc_total_ns[n] > 0) f.precision = Precision::kTf32;
+  if (f.precision == Precision::kFp32 && tree.tc_total(n) > 0) f.precision = Precision::kTf32;
   return f;
 }
 

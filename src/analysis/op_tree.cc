@@ -101,7 +101,6 @@ void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
   std::vector<int8_t>& tc = t.tc_by_name;
   tc.assign(m.names.size(), -1);
   t.device_self_ns.assign(t.nodes.size(), 0);
-  t.tc_self_ns.assign(t.nodes.size(), 0);
   if (m.launcher.empty()) return;
   for (size_t i = 0; i < m.size(); ++i) {
     if (!trace::IsGpuKind(m.kind[i]) || m.launcher[i] < 0) continue;
@@ -112,7 +111,9 @@ void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
     if (m.kind[i] != EventKind::kKernel) continue;
     int8_t& uses = tc[m.name[i]];
     if (uses < 0) uses = KernelUsesTensorCores(m.name_of(i)) ? 1 : 0;
-    if (uses) t.tc_self_ns.Add(owner, m.dur_ns[i]);
+    if (!uses) continue;
+    if (t.tc_self_ns.empty()) t.tc_self_ns.assign(t.nodes.size(), 0);
+    t.tc_self_ns.Add(owner, m.dur_ns[i]);
   }
 }
 
@@ -126,13 +127,13 @@ void Accumulate(const trace::TraceModel& m, OpTree& t) {
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     int8_t& e = eligible[m.name[n.event]];
     if (e < 0) e = IsTensorCoreEligibleOp(m.name_of(n.event)) ? 1 : 0;
-    n.tc_eligible = n.tc_eligible || e == 1 || t.tc_self_ns[k] > 0;
+    n.tc_eligible = n.tc_eligible || e == 1 || t.tc_self(k) > 0;
   }
   for (size_t k = t.nodes.size(); k-- > 0;) {
     const OpNode& n = t.nodes[k];
     if (n.parent < 0) continue;
     t.device_total_ns.Add(n.parent, t.device_total_ns[k]);
-    t.tc_total_ns.Add(n.parent, t.tc_total_ns[k]);
+    if (!t.tc_total_ns.empty()) t.tc_total_ns.Add(n.parent, t.tc_total_ns[k]);
     OpNode& p = t.nodes[n.parent];
     if (n.tc_eligible && m.kind[p.event] == EventKind::kCpuOp) p.tc_eligible = true;
   }

@@ -20,8 +20,8 @@ void Accumulate(const trace::TraceModel& m, const OpTree& t, size_t k, OperatorR
   r.host_total_ns += m.dur_ns[t.nodes[k].event];
   r.device_self_ns += t.device_self_ns[k];
   r.device_total_ns += t.device_total_ns[k];
-  r.tc_self_ns += t.tc_self_ns[k];
-  r.tc_total_ns += t.tc_total_ns[k];
+  r.tc_self_ns += t.tc_self(k);
+  r.tc_total_ns += t.tc_total(k);
   r.tc_eligible = r.tc_eligible || t.nodes[k].tc_eligible;
 }
 

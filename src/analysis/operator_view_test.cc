@@ -144,6 +144,31 @@ TEST(OperatorView, EligibilityComesUpFromChildOperators) {
   EXPECT_FALSE(IsTensorCoreEligibleOp("aten::custom"));
 }
 
+// Without a Tensor Core kernel the tree keeps no Tensor Core times at all, and reads them as 0;
+// with one, every node has both.
+TEST(OperatorView, TensorCoreTimesOnlyWhenAKernelUsesThem) {
+  auto model = [](bool amp) {
+    ModelBuilder b;
+    b.Add(EventKind::kCpuOp, "aten::linear", 0, 100, kHost);
+    b.Add(EventKind::kCpuOp, "aten::mm", 10, 50, kHost);
+    b.Launch("sgemm_128x64_nn", 20, 60, 40);
+    if (amp) b.Launch("volta_h884gemm_64x64", 30, 70, 5);
+    return b.Done();
+  };
+  const OpTree fp32 = BuildOpTree(model(false));
+  ASSERT_EQ(fp32.nodes.size(), 2u);
+  EXPECT_TRUE(fp32.tc_self_ns.empty());
+  EXPECT_TRUE(fp32.tc_total_ns.empty());
+  EXPECT_EQ(fp32.tc_total(0), 0);
+  EXPECT_EQ(fp32.device_total_ns[0], 40);
+  EXPECT_TRUE(fp32.nodes[1].tc_eligible);  // aten::mm is eligible by name all the same
+  const OpTree amp = BuildOpTree(model(true));
+  ASSERT_EQ(amp.tc_self_ns.size(), 2u);
+  EXPECT_EQ(amp.tc_self(0), 0);
+  EXPECT_EQ(amp.tc_self(1), 5);
+  EXPECT_EQ(amp.tc_total(0), 5);
+}
+
 TEST(KernelView, PerKernelAndPerOperator) {
   const trace::TraceModel m = Training();
   const OpTree t = BuildOpTree(m);
