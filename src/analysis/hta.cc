@@ -229,9 +229,10 @@ LaunchStats CudaKernelLaunchStats(const HtaEvents& ev, const HtaOptions& o) {
 }
 
 HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const HtaOptions& o) {
-  const HtaEvents ev = SelectHtaEvents(m, steps, o);
   HtaResult r;
   r.rank = m.rank;
+  r.queues = QueueLengthSummary(m);  // first: its working memory and `ev` are never held together
+  const HtaEvents ev = SelectHtaEvents(m, steps, o);
   r.gpu_events = static_cast<int64_t>(ev.ev.size());
   r.temporal = TemporalBreakdown(ev);
   r.idle = IdleTimeBreakdown(ev, o);
@@ -241,7 +242,6 @@ HtaResult ComputeHta(const trace::TraceModel& m, const StepsResult& steps, const
   r.has_communication = overlap.has_value();
   r.comm_comp_overlap_pct = overlap.value_or(0);
   r.launch = CudaKernelLaunchStats(ev, o);
-  r.queues = QueueLengthSummary(m);
   return r;
 }
 

@@ -309,6 +309,24 @@ TEST(QueueLength, OutstandingLaunchesPerStream) {
   EXPECT_EQ(QueueLengthSummary(m)[0].blocked_ns, 0);  // CUDA's 1024 is far away
 }
 
+// A launch at the very time an operation starts does not wait behind it; the trace's order of
+// events does not matter.
+TEST(QueueLength, StartsCountBeforeLaunchesAtTheSameTime) {
+  ModelBuilder b;
+  b.Launch("k", 100, 150, 10);  // launched when the other starts
+  b.Launch("k", 0, 100, 50);
+  const trace::TraceModel m = b.Done();
+  // +1 at 0, -1 at 100, +1 at 100, -1 at 150: lengths 1 0 1 0.
+  std::vector<StreamQueue> q = QueueLengthSummary(m, 1);
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].changes, 4);
+  EXPECT_EQ(q[0].max_length, 1);
+  EXPECT_DOUBLE_EQ(q[0].mean_length, 0.5);
+  EXPECT_EQ(q[0].span_ns, 150);
+  EXPECT_DOUBLE_EQ(q[0].time_mean_length, 1.0);
+  EXPECT_EQ(q[0].blocked_ns, 150);
+}
+
 // The tree keeps its times in 4 bytes with wider ones aside: an operator of 5 s around one of
 // 3 s whose kernels run 2.5 s (over int32's 2.1 s) and 1.5 s, 4 s in all, and a sum that passes
 // 2^31 only as its third kernel of 1 s is added.
