@@ -13,8 +13,7 @@ using trace::EventKind;
 HtaTimes::HtaTimes(const trace::TraceModel& model, bool hta_compat)
     : m(model), base(model.base_time_ns) {
   if (hta_compat)
-    for (int64_t t : m.ts_ns)
-      if (t % 1000 != 0) round = true;
+    for (size_t i = 0; i < m.size() && !round; ++i) round = m.ts_ns[i] % 1000 != 0;
 }
 
 HtaLaunch LaunchOf(const HtaTimes& t, const HtaEv& e) {

@@ -185,7 +185,7 @@ void KeepNames(const trace::TraceModel& m, MemoryResult& r) {
   ids.erase(trace::kNoName);
   for (uint32_t id : ids) r.op_names.emplace_back(id, m.names[id]);
   r.t0_ns = m.memory_events.empty() ? 0 : m.memory_events.front().ts_ns;
-  for (int64_t ts : m.ts_ns) r.t0_ns = std::min(r.t0_ns, ts);
+  for (size_t i = 0; i < m.size(); ++i) r.t0_ns = std::min(r.t0_ns, m.ts_ns[i]);
 }
 
 }  // namespace

@@ -419,7 +419,7 @@ void EventBuilder::ApplyBaseTime() {
     return;
   }
   m_.base_time_ns = *base;
-  for (int64_t& t : m_.ts_ns) t += *base;
+  m_.ts_ns.Shift(*base);
   for (MemoryDelta& d : memory_deltas_) d.ts_ns += *base;
   for (MemoryEvent& e : m_.memory_events) e.ts_ns += *base;
 }

@@ -121,6 +121,32 @@ void Int64Column::Absorb(Int64Column&& o) {
   o = Int64Column{};
 }
 
+void TimeColumn::PushWhole(int64_t v) {
+  const size_t first = offset_.size() & ~kBlockMask;
+  if (offset_[first] != kWide) {  // the block becomes one kept whole
+    const int64_t base = base_.back();
+    base_.back() = static_cast<int64_t>(whole_.size());
+    for (size_t k = first; k < offset_.size(); ++k) {
+      whole_.push_back(base + offset_[k]);
+      offset_[k] = kWide;
+    }
+  }
+  whole_.push_back(v);
+  offset_.push_back(kWide);
+}
+
+void TimeColumn::Shift(int64_t d) {
+  for (size_t b = 0; b < base_.size(); ++b)
+    if (offset_[b << kBlockBits] != kWide) base_[b] += d;
+  for (int64_t& t : whole_) t += d;
+}
+
+void TimeColumn::Absorb(TimeColumn&& o) {
+  reserve(size() + o.size());
+  for (size_t i = 0; i < o.size(); ++i) push_back(o[i]);
+  o = TimeColumn{};
+}
+
 namespace {
 
 // Moves `from` onto the end of `to`, in a buffer of the final size, and frees `from`.
@@ -144,7 +170,7 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
     for (uint32_t* id : {&c.collective, &c.process_group, &c.comms_id, &c.dtype})
       if (*id != kNoName) *id = names[*id];
   }
-  AppendColumn(ts_ns, std::move(o.ts_ns));
+  ts_ns.Absorb(std::move(o.ts_ns));
   dur_ns.Absorb(std::move(o.dur_ns));
   AppendColumn(name, std::move(o.name));
   AppendColumn(kind, std::move(o.kind));

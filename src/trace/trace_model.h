@@ -127,6 +127,52 @@ class Int64Column {
   std::unordered_map<size_t, int64_t> wide_;
 };
 
+// Timestamps in 4 bytes an entry. Times since the epoch need 8 bytes, but a trace's events come
+// in time order nearly everywhere, so each block of 1,024 keeps its first time whole and the
+// others as an int32 offset from it (±2.1 s). A block with a time further out (the seam between
+// a thread's events and the next's, or a trace in no order at all) keeps its times whole, aside:
+// never more than 12 bytes an entry. The storage depends only on the values, so == compares
+// them. Reads return the int64.
+class TimeColumn {
+ public:
+  int64_t operator[](size_t i) const {
+    const int32_t v = offset_[i];
+    const int64_t base = base_[i >> kBlockBits];
+    return v != kWide ? base + v : whole_[static_cast<size_t>(base) + (i & kBlockMask)];
+  }
+  void push_back(int64_t v) {
+    const size_t i = offset_.size();
+    if ((i & kBlockMask) == 0) {  // a block's first time
+      base_.push_back(v);
+      offset_.push_back(0);
+      return;
+    }
+    const int64_t d = v - base_.back();
+    if (offset_[i & ~kBlockMask] != kWide && d > kWide && d <= INT32_MAX)
+      offset_.push_back(static_cast<int32_t>(d));
+    else
+      PushWhole(v);
+  }
+  void reserve(size_t n) { offset_.reserve(n), base_.reserve((n >> kBlockBits) + 1); }
+  size_t size() const { return offset_.size(); }
+  bool empty() const { return offset_.empty(); }
+  // Adds `d` to every time (baseTimeNanoseconds).
+  void Shift(int64_t d);
+  // Appends `o`'s times and empties it.
+  void Absorb(TimeColumn&& o);
+  bool operator==(const TimeColumn&) const = default;
+
+ private:
+  static constexpr int kBlockBits = 10;
+  static constexpr size_t kBlockMask = (size_t{1} << kBlockBits) - 1;
+  static constexpr int32_t kWide = INT32_MIN;  // the block's times are in whole_
+  // push_back's rare path: the last block is (or now becomes) one kept whole.
+  void PushWhole(int64_t v);
+  std::vector<int32_t> offset_;
+  std::vector<int64_t> base_;   // per block: its first time, or where it starts in whole_
+  std::vector<int64_t> whole_;  // the times of the blocks kept whole, a block after another
+};
+
 // "blocks per SM" and "est. achieved occupancy %" of the kernels that have them.
 struct KernelStats {
   uint32_t event = 0;  // index in the model
@@ -206,7 +252,7 @@ struct TraceModel {
   NameTable names;
 
   // Complete ("X") events, one entry per array index, in file order.
-  std::vector<int64_t> ts_ns;
+  TimeColumn ts_ns;
   Int64Column dur_ns;
   std::vector<uint32_t> name;
   std::vector<EventKind> kind;
