@@ -77,6 +77,12 @@ class Window {
   // the window is kept. False when the data ends first. Errors: the source's.
   StatusOr<bool> SkipUnit();
 
+  // Frees the bytes once the document is read; the offsets read before stay as they were.
+  void Release() {
+    buf_ = RawBuffer(0);
+    pos_ = end_ = 0;
+  }
+
  private:
   void Discard();  // drops the bytes before cur(), keeping line and column counts
 

@@ -143,6 +143,9 @@ void EventBuilder::Absorb(EventBuilder&& o) {
   flow_starts_.insert(flow_starts_.end(), o.flow_starts_.begin(), o.flow_starts_.end());
   flow_ends_.insert(flow_ends_.end(), o.flow_ends_.begin(), o.flow_ends_.end());
   memory_deltas_.insert(memory_deltas_.end(), o.memory_deltas_.begin(), o.memory_deltas_.end());
+  std::vector<int64_t>().swap(o.flow_starts_);  // `o` lives on until the read returns
+  std::vector<int64_t>().swap(o.flow_ends_);
+  std::vector<MemoryDelta>().swap(o.memory_deltas_);
   for (auto [mine, theirs] : {std::pair{&distributed_info_, &o.distributed_info_},
                               {&device_properties_, &o.device_properties_},
                               {&base_time_, &o.base_time_},

@@ -399,6 +399,7 @@ void Parser::AbsorbSegment(Parser& seg, int64_t at) {
   b_.Absorb(std::move(seg.b_));
   state_ = seg.state_;
   absorbed_end_ = at + seg.w_.end_offset();
+  seg.w_.Release();
   if (seg.oversized_ > 0 && oversized_ == 0) oversized_at_ = at + seg.oversized_at_;
   oversized_ += seg.oversized_;
   json::Scanner::Counts mine = s_.counts(), theirs = seg.s_.counts();
@@ -415,6 +416,7 @@ StatusOr<TraceModel> Parser::Finish() {
                     w_.Where(w_.end_offset())));
   TraceModel& m = b_.model();
   m.json_bytes = std::max(w_.end_offset(), absorbed_end_);
+  w_.Release();  // 8 MB the model's last steps can use
   AddStringDiagnostics(m);
   if (oversized_ > 0)
     m.AddDiagnostic("oversized_value", oversized_,
