@@ -47,10 +47,13 @@ std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes)
 inline constexpr const char* kExitSignal =
     "stopped by Ctrl-C (SIGINT), 143 by SIGTERM: reports of the completed steps written";
 
-// The `trainprof` binary leaves LibTorch out, so `analyze`, `diff` and `dataset` start in
-// milliseconds; `profile` runs in `trainprof-profile` (next to it), which this execs.
-// Returns only on failure, with the exit code.
-int ExecProfileBinary(char** argv);
+// The `trainprof` binary leaves LibTorch and MPI out, so `analyze`, `diff` and `dataset` start
+// in milliseconds (Open MPI's libraries alone took 2 ms of every start); `profile` and
+// `analyze --mpi` run in `trainprof-profile` (next to it), which this execs. `what` names the
+// command in the error. Returns only on failure, with the exit code.
+int ExecProfileBinary(char** argv, const char* what);
+// Whether argv is `analyze ... --mpi ...`, which the light binary hands to trainprof-profile.
+bool IsMpiAnalyze(int argc, char** argv);
 
 // Registers `profile`; *run is set to the function that runs it.
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);

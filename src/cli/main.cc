@@ -21,22 +21,34 @@
 #include <string>
 #include <string_view>
 
-int trainprof::cli::ExecProfileBinary(char** argv) {
+int trainprof::cli::ExecProfileBinary(char** argv, const char* what) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string path = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
   path = path.substr(0, path.find_last_of('/') + 1) + "trainprof-profile";
   execv(path.c_str(), argv);
-  fmt::print(stderr, "trainprof: profile runs in {}, which cannot be started: {}\n", path,
+  fmt::print(stderr, "trainprof: {} runs in {}, which cannot be started: {}\n", what, path,
              std::strerror(errno));
   return trainprof::cli::kExitFailure;
 }
 #endif
 
+bool trainprof::cli::IsMpiAnalyze(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "analyze") return false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") return false;
+    if (a == "--mpi" || a.starts_with("--mpi=")) return true;
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
-    return trainprof::cli::ExecProfileBinary(argv);
+    return trainprof::cli::ExecProfileBinary(argv, "profile");
+  if (trainprof::cli::IsMpiAnalyze(argc, argv))
+    return trainprof::cli::ExecProfileBinary(argv, "analyze --mpi");
 #endif
   try {
     CLI::App app{
