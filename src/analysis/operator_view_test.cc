@@ -292,6 +292,23 @@ TEST(FrequentKernelSequences, OneOperatorsRepeatedSequence) {
   EXPECT_EQ(FrequentKernelSequences(m, BuildOpTree(m), once).size(), 2u);  // and conv2d's
 }
 
+// A stream's queue figures, checked together.
+struct QueueFigures {
+  int64_t changes, max_length;
+  double mean_length;
+  int64_t span_ns;
+  double time_mean_length;
+  int64_t blocked_ns;
+};
+void ExpectQueue(const StreamQueue& q, const QueueFigures& want) {
+  EXPECT_EQ(q.changes, want.changes);
+  EXPECT_EQ(q.max_length, want.max_length);
+  EXPECT_DOUBLE_EQ(q.mean_length, want.mean_length);
+  EXPECT_EQ(q.span_ns, want.span_ns);
+  EXPECT_DOUBLE_EQ(q.time_mean_length, want.time_mean_length);
+  EXPECT_EQ(q.blocked_ns, want.blocked_ns);
+}
+
 TEST(QueueLength, OutstandingLaunchesPerStream) {
   ModelBuilder b;
   for (int64_t k = 0; k < 3; ++k) b.Launch("k", 10 * k, 100 * (k + 1), 50);
@@ -300,12 +317,12 @@ TEST(QueueLength, OutstandingLaunchesPerStream) {
   std::vector<StreamQueue> q = QueueLengthSummary(m, 3);
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(q[0].stream, 7);
-  EXPECT_EQ(q[0].changes, 6);
-  EXPECT_EQ(q[0].max_length, 3);
-  EXPECT_DOUBLE_EQ(q[0].mean_length, 9.0 / 6);
-  EXPECT_EQ(q[0].span_ns, 300);
-  EXPECT_DOUBLE_EQ(q[0].time_mean_length, (1 * 10 + 2 * 10 + 3 * 80 + 2 * 100 + 1 * 100) / 300.0);
-  EXPECT_EQ(q[0].blocked_ns, 80);
+  ExpectQueue(q[0], {.changes = 6,
+                     .max_length = 3,
+                     .mean_length = 9.0 / 6,
+                     .span_ns = 300,
+                     .time_mean_length = (1 * 10 + 2 * 10 + 3 * 80 + 2 * 100 + 1 * 100) / 300.0,
+                     .blocked_ns = 80});
   EXPECT_EQ(QueueLengthSummary(m)[0].blocked_ns, 0);  // CUDA's 1024 is far away
 }
 
@@ -319,12 +336,12 @@ TEST(QueueLength, StartsCountBeforeLaunchesAtTheSameTime) {
   // +1 at 0, -1 at 100, +1 at 100, -1 at 150: lengths 1 0 1 0.
   std::vector<StreamQueue> q = QueueLengthSummary(m, 1);
   ASSERT_EQ(q.size(), 1u);
-  EXPECT_EQ(q[0].changes, 4);
-  EXPECT_EQ(q[0].max_length, 1);
-  EXPECT_DOUBLE_EQ(q[0].mean_length, 0.5);
-  EXPECT_EQ(q[0].span_ns, 150);
-  EXPECT_DOUBLE_EQ(q[0].time_mean_length, 1.0);
-  EXPECT_EQ(q[0].blocked_ns, 150);
+  ExpectQueue(q[0], {.changes = 4,
+                     .max_length = 1,
+                     .mean_length = 0.5,
+                     .span_ns = 150,
+                     .time_mean_length = 1.0,
+                     .blocked_ns = 150});
 }
 
 // The tree keeps its times in 4 bytes with wider ones aside: an operator of 5 s around one of
