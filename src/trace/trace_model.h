@@ -147,8 +147,9 @@ class TimeColumn {
       offset_.push_back(0);
       return;
     }
-    const int64_t d = v - base_.back();
-    if (offset_[i & ~kBlockMask] != kWide && d > kWide && d <= INT32_MAX)
+    int64_t d = 0;  // v - base, unless that overflows (times near INT64's ends)
+    if (offset_[i & ~kBlockMask] != kWide && !__builtin_sub_overflow(v, base_.back(), &d) &&
+        d > kWide && d <= INT32_MAX)
       offset_.push_back(static_cast<int32_t>(d));
     else
       PushWhole(v);
