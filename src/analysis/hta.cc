@@ -105,31 +105,36 @@ std::array<int64_t, 8> TimeByTypeMask(const Intervals* const (&per_type)[3]) {
       const Interval& i = (*per_type[t])[k];
       ordered = ordered && i.begin <= i.end && (k == 0 || (*per_type[t])[k - 1].end <= i.begin);
     }
-  std::vector<std::pair<int64_t, int>> copy;  // (time, delta), when not `ordered`
+  std::array<int64_t, 8> by_mask{};
+  int running = 0;  // the mask of the types busy since `at`
+  int64_t at = 0;
+  auto edge = [&](int64_t ts, int delta) {
+    if (running > 0 && running < 8) by_mask[running] += ts - at;
+    running += delta;
+    at = ts;
+  };
   if (!ordered) {
+    std::vector<std::pair<int64_t, int>> copy;  // (time, delta)
     for (int t = 0; t < 3; ++t)
       for (const Interval& i : *per_type[t])
         copy.insert(copy.end(), {{i.begin, kTypeBits[t]}, {i.end, -kTypeBits[t]}});
     std::stable_sort(copy.begin(), copy.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [ts, delta] : copy) edge(ts, delta);
+    return by_mask;
   }
-  size_t next[3] = {0, 0, 0}, copied = 0;  // edge k of a union: interval k / 2's begin or end
-  auto edge = [&](int t) {
+  size_t next[3] = {0, 0, 0};  // edge k of a union: interval k / 2's begin (k even) or end
+  auto next_ts = [&](int t) {
     const Interval& i = (*per_type[t])[next[t] / 2];
     return next[t] % 2 == 0 ? i.begin : i.end;
   };
-  std::array<int64_t, 8> by_mask{};
-  int running = 0;
-  for (int64_t at = 0;;) {
+  for (;;) {
     int t = -1;
-    for (int k = 0; k < 3 && copy.empty(); ++k)
-      if (next[k] < 2 * per_type[k]->size() && (t < 0 || edge(k) < edge(t))) t = k;
-    if (copy.empty() ? t < 0 : copied == copy.size()) break;
-    const int64_t ts = copy.empty() ? edge(t) : copy[copied].first;
-    if (running > 0 && running < 8) by_mask[running] += ts - at;
-    running +=
-        copy.empty() ? (next[t]++ % 2 == 0 ? kTypeBits[t] : -kTypeBits[t]) : copy[copied++].second;
-    at = ts;
+    for (int k = 0; k < 3; ++k)
+      if (next[k] < 2 * per_type[k]->size() && (t < 0 || next_ts(k) < next_ts(t))) t = k;
+    if (t < 0) break;
+    const int64_t ts = next_ts(t);
+    edge(ts, next[t]++ % 2 == 0 ? kTypeBits[t] : -kTypeBits[t]);
   }
   return by_mask;
 }

@@ -52,8 +52,6 @@ inline constexpr const char* kExitSignal =
 // `analyze --mpi` run in `trainprof-profile` (next to it), which this execs. `what` names the
 // command in the error. Returns only on failure, with the exit code.
 int ExecProfileBinary(char** argv, const char* what);
-// Whether argv is `analyze ... --mpi ...`, which the light binary hands to trainprof-profile.
-bool IsMpiAnalyze(int argc, char** argv);
 
 // Registers `profile`; *run is set to the function that runs it.
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);

@@ -31,9 +31,11 @@ int trainprof::cli::ExecProfileBinary(char** argv, const char* what) {
              std::strerror(errno));
   return trainprof::cli::kExitFailure;
 }
-#endif
 
-bool trainprof::cli::IsMpiAnalyze(int argc, char** argv) {
+namespace {
+
+// Whether argv is `analyze ... --mpi ...`, which runs in trainprof-profile (it links MPI).
+bool IsMpiAnalyze(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "analyze") return false;
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -43,12 +45,14 @@ bool trainprof::cli::IsMpiAnalyze(int argc, char** argv) {
   return false;
 }
 
+}  // namespace
+#endif
+
 int main(int argc, char** argv) {
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
     return trainprof::cli::ExecProfileBinary(argv, "profile");
-  if (trainprof::cli::IsMpiAnalyze(argc, argv))
-    return trainprof::cli::ExecProfileBinary(argv, "analyze --mpi");
+  if (IsMpiAnalyze(argc, argv)) return trainprof::cli::ExecProfileBinary(argv, "analyze --mpi");
 #endif
   try {
     CLI::App app{

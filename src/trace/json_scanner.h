@@ -77,7 +77,8 @@ class Window {
   // the window is kept. False when the data ends first. Errors: the source's.
   StatusOr<bool> SkipUnit();
 
-  // Frees the bytes once the document is read; the offsets read before stay as they were.
+  // Frees the bytes once the document is read. Read what is needed first: the offsets and
+  // Where() no longer describe the document after it.
   void Release() {
     buf_ = RawBuffer(0);
     pos_ = end_ = 0;
