@@ -67,7 +67,7 @@ BENCHMARK(BM_Reader_Inflate)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_Reader_Parse(benchmark::State& state) {
   const std::string path = state.range(0) ? TracePath() : PlainCopy();
   trace::ReadOptions o;
-  o.segments = static_cast<int>(state.range(1));
+  o.threads = static_cast<int>(state.range(1));
   int64_t bytes = 0;
   for (auto _ : state) {
     auto m = trace::ReadTraceFile(path, o);

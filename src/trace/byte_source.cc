@@ -40,9 +40,12 @@ class MemorySource : public ByteSource {
 
 class FileSource : public ByteSource {
  public:
-  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  // `limit`: bytes to read at most, or -1 for all.
+  FileSource(int fd, std::string path, int64_t limit = -1)
+      : fd_(fd), path_(std::move(path)), limit_(limit) {}
   ~FileSource() override { ::close(fd_); }
   StatusOr<size_t> Read(char* dst, size_t max) override {
+    if (limit_ >= 0) max = static_cast<size_t>(std::min<int64_t>(limit_ - done_, max));
     for (;;) {
       ssize_t n = ::read(fd_, dst, max);
       if (n >= 0) {
@@ -58,6 +61,7 @@ class FileSource : public ByteSource {
  private:
   int fd_;
   std::string path_;
+  int64_t limit_;
   int64_t done_ = 0;
 };
 
@@ -356,10 +360,11 @@ StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path, bo
       std::make_unique<ReadAheadSource>(std::make_unique<GzipSource>(std::move(raw), path)));
 }
 
-StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset) {
+StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset,
+                                                 int64_t length) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  auto file = std::make_unique<FileSource>(fd, path);
+  auto file = std::make_unique<FileSource>(fd, path, length);
   if (::lseek(fd, offset, SEEK_SET) != offset)
     return InvalidArgument(
         fmt::format("{}: cannot seek to byte {}: {}", path, offset, std::strerror(errno)));

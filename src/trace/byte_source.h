@@ -55,9 +55,11 @@ class ByteSource {
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path,
                                                      bool inflate_ahead = true);
 
-// The bytes of a file from `offset` to its end, as they are (never gunzipped): one segment of a
-// big plain trace read on its own thread. raw_bytes_done() counts from `offset`.
-StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset);
+// The bytes of a file from `offset`, as they are (never gunzipped), to its end or for `length`
+// bytes at most (-1: to the end): one part of a big plain trace read on its own thread.
+// raw_bytes_done() counts from `offset`.
+StatusOr<std::unique_ptr<ByteSource>> OpenFileAt(const std::string& path, int64_t offset,
+                                                 int64_t length = -1);
 
 // The decoded size a gzip file states in its last four bytes (ISIZE: modulo 2^32, and only the
 // last member's), or -1 when it cannot be read. A hint for where to cut, never trusted.

@@ -40,8 +40,8 @@ class Parser {
 
   StatusOr<TraceModel> Run();
 
-  // Reading in segments (ReadInSegments): this parser starts at an event boundary inside the
-  // event list, and must end at `stop_at` (relative to its start) or, for the last, at the end.
+  // Reading in parts (ReadInParts): this parser starts at an event boundary inside the event
+  // list, and must end at `stop_at` (relative to its start) or, for the last, at the end.
   void StartInEvents(bool bare_array, int64_t stop_at);
   // The first segment pauses at the event boundary `stop_at`; -1: none.
   void set_stop(int64_t stop_at) { stop_at_ = stop_at; }
@@ -53,8 +53,15 @@ class Parser {
   Status Drive();
   bool paused() const { return paused_; }
   void set_read_segments(int n) { b_.model().read_segments = n; }
+  TraceModel& model() { return b_.model(); }
   bool ended() const { return state_ == State::kEnd; }
-  // Takes in a later segment that started at decoded offset `at` and ended where it should.
+  // A part done reading frees its window at once, keeping where the window ended.
+  void ReleaseWindow() {
+    window_end_ = w_.end_offset();
+    w_.Release();
+  }
+  // Takes in a later part that started at decoded offset `at`, ended where it should and
+  // released its window.
   void AbsorbSegment(Parser& seg, int64_t at);
   StatusOr<TraceModel> Finish();
 
@@ -103,7 +110,8 @@ class Parser {
   const std::atomic<int64_t>* shared_stop_ = nullptr;
   bool paused_ = false;
   bool segment_ = false;
-  int64_t absorbed_end_ = 0;  // decoded end of the last segment taken in
+  int64_t absorbed_end_ = 0;  // decoded end of the last part taken in
+  int64_t window_end_ = 0;    // decoded end of the window when released
   std::string s_ph_, s_cat_, s_name_, s_pid_, s_tid_, s_id_, s_tmp_;
 };
 
@@ -398,8 +406,7 @@ Status Parser::Drive() {
 void Parser::AbsorbSegment(Parser& seg, int64_t at) {
   b_.Absorb(std::move(seg.b_));
   state_ = seg.state_;
-  absorbed_end_ = at + seg.w_.end_offset();
-  seg.w_.Release();
+  absorbed_end_ = at + seg.window_end_;
   if (seg.oversized_ > 0 && oversized_ == 0) oversized_at_ = at + seg.oversized_at_;
   oversized_ += seg.oversized_;
   json::Scanner::Counts mine = s_.counts(), theirs = seg.s_.counts();
@@ -436,12 +443,12 @@ StatusOr<TraceModel> ParseFrom(ByteSource* src, const std::string& name, const R
   return Parser(src, name, opt).Run();
 }
 
-// --- Reading a big plain file in segments, one thread each ----------------------------------
+// --- Reading a big plain file in parts, on several threads ---------------------------------
 //
 // The event list is cut at guessed event boundaries ("}", ",", "{" with white space between),
 // each part parsed by its own Parser, and the parts' models appended in order. A guess inside a
 // string is caught: the parser before it must pause exactly there between two events, and each
-// segment must end exactly at the next guess. Otherwise the first parser reads on alone, so the
+// part must end exactly at the next guess. Otherwise the first parser reads on alone, so the
 // result (and any error, with its line and column) is always the sequential reader's.
 
 // Bytes of the file at `offset`, up to `n`.
@@ -470,17 +477,25 @@ size_t EventBoundaryIn(std::string_view b) {
   return std::string_view::npos;
 }
 
-// The offset just after a ',' that sits between "}" and "{" at or after `from`, or -1.
+// The offset just after a ',' that sits between "}" and "{" at or after `from`, or -1. Most
+// guesses are found in the first 64 KiB; a megabyte is read only when not.
 int64_t GuessEventBoundary(const std::string& path, int64_t from) {
-  size_t at = EventBoundaryIn(ReadAt(path, from, size_t{1} << 20));
-  return at == std::string_view::npos ? -1 : from + static_cast<int64_t>(at);
+  for (size_t look : {size_t{64} << 10, size_t{1} << 20}) {
+    size_t at = EventBoundaryIn(ReadAt(path, from, look));
+    if (at != std::string_view::npos) return from + static_cast<int64_t>(at);
+  }
+  return -1;
 }
 
-// Starts of the segments after the first, ascending; fewer than asked when no boundary is seen.
-std::vector<int64_t> GuessSegmentStarts(const std::string& path, int64_t size, int segments) {
+// Starts of the parts after the first, ascending: the first event boundary after each k/n of
+// the file, for n parts of at least min_segment_bytes, one a thread.
+std::vector<int64_t> GuessPartStarts(const std::string& path, int64_t size,
+                                     const ReadOptions& opt) {
+  const int parts = static_cast<int>(
+      std::min<int64_t>(opt.threads, size / std::max<int64_t>(1, opt.min_segment_bytes)));
   std::vector<int64_t> starts;
-  for (int k = 1; k < segments; ++k) {
-    int64_t b = GuessEventBoundary(path, size * k / segments);
+  for (int k = 1; k < parts; ++k) {
+    int64_t b = GuessEventBoundary(path, size * k / parts);
     if (b > 0 && (starts.empty() || b > starts.back())) starts.push_back(b);
   }
   return starts;
@@ -492,6 +507,9 @@ std::vector<int64_t> GuessSegmentStarts(const std::string& path, int64_t size, i
 StatusOr<TraceModel> JoinParts(Parser& first, bool ended,
                                const std::vector<std::pair<Parser*, int64_t>>& parts) {
   if (first.paused() && ended) {
+    std::vector<const TraceModel*> models;
+    for (const auto& [part, at] : parts) models.push_back(&part->model());
+    first.model().ReserveFor(models);
     for (const auto& [part, at] : parts) first.AbsorbSegment(*part, at);
     first.set_read_segments(static_cast<int>(parts.size() + 1));
   } else if (first.paused()) {
@@ -501,8 +519,19 @@ StatusOr<TraceModel> JoinParts(Parser& first, bool ended,
   return first.Finish();
 }
 
-StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const std::string& path,
-                                    const ReadOptions& opt, const std::vector<int64_t>& starts) {
+// One part after the first: its own source and parser, made by the thread that takes it.
+struct Part {
+  int64_t at = 0, stop = -1;  // decoded offset of its start; its length, or -1 for the last
+  std::unique_ptr<ByteSource> src;
+  std::unique_ptr<Parser> parser;
+  Status status = Status::Ok();
+  bool done_right() const {
+    return status.ok() && (stop >= 0 ? parser->paused() : parser->ended());
+  }
+};
+
+StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const std::string& path,
+                                 const ReadOptions& opt, const std::vector<int64_t>& starts) {
   std::string head = ReadAt(path, 0, 4096);
   size_t lead = head.find_first_not_of(" \t\r\n");
   const bool bare = lead != std::string::npos && head[lead] == '[';
@@ -521,38 +550,52 @@ StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const
       };
     return f;
   };
-  std::vector<std::unique_ptr<ByteSource>> srcs(n);
-  std::vector<std::unique_ptr<Parser>> segs(n);
-  std::vector<Status> seg_status(n, Status::Ok());
-  std::vector<std::thread> threads;
-  for (size_t k = 0; k < n; ++k) {
-    auto src = OpenFileAt(path, starts[k]);
-    if (!src.ok()) return src.status();
-    srcs[k] = std::move(*src);
-    ReadOptions so = opt;
-    so.progress = progress_of(k + 1);
-    segs[k] = std::make_unique<Parser>(srcs[k].get(), path, so);
-    segs[k]->StartInEvents(bare, k + 1 < n ? starts[k + 1] - starts[k] : -1);
-    threads.emplace_back([&, k] {
-      seg_status[k] = segs[k]->Start();
-      if (seg_status[k].ok()) seg_status[k] = segs[k]->Drive();
-    });
-  }
+  std::vector<Part> parts(n);
+  for (size_t k = 0; k < n; ++k)
+    parts[k].at = starts[k], parts[k].stop = k + 1 < n ? starts[k + 1] - starts[k] : -1;
   ReadOptions fo = opt;
   fo.progress = progress_of(0);
   Parser first(first_src.get(), path, fo);
   first.set_stop(starts[0]);
-  Status st = first.Start();
-  if (st.ok()) st = first.Drive();
-  for (std::thread& t : threads) t.join();
-  TRAINPROF_RETURN_IF_ERROR(st);
+  Status first_status = Status::Ok();
+  auto read_part = [&](size_t k) {
+    if (k == 0) {
+      first_status = first.Start();
+      if (first_status.ok()) first_status = first.Drive();
+      return;
+    }
+    Part& p = parts[k - 1];
+    auto src = OpenFileAt(path, p.at, p.stop);
+    if (!src.ok()) {
+      p.status = src.status();
+      return;
+    }
+    p.src = std::move(*src);
+    ReadOptions so = opt;
+    so.progress = progress_of(k);
+    if (p.stop >= 0) so.chunk_bytes = std::min(so.chunk_bytes, static_cast<size_t>(p.stop) + 1);
+    p.parser = std::make_unique<Parser>(p.src.get(), path, so);
+    p.parser->StartInEvents(bare, p.stop);
+    p.status = p.parser->Start();
+    if (p.status.ok()) p.status = p.parser->Drive();
+    p.parser->ReleaseWindow();
+  };
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k = next++; k <= n; k = next++) read_part(k);
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < opt.threads && static_cast<size_t>(t) <= n; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  TRAINPROF_RETURN_IF_ERROR(first_status);
   bool ended = true;
-  std::vector<std::pair<Parser*, int64_t>> parts;
-  for (size_t k = 0; k < n; ++k) {
-    ended = ended && seg_status[k].ok() && (k + 1 < n ? segs[k]->paused() : segs[k]->ended());
-    parts.emplace_back(segs[k].get(), starts[k]);
+  std::vector<std::pair<Parser*, int64_t>> joined;
+  for (Part& p : parts) {
+    ended = ended && p.done_right();
+    joined.emplace_back(p.parser.get(), p.at);
   }
-  return JoinParts(first, ended, parts);
+  return JoinParts(first, ended, joined);
 }
 
 // --- A gzip file in two parts ---------------------------------------------------------------
@@ -561,7 +604,7 @@ StatusOr<TraceModel> ReadInSegments(std::unique_ptr<ByteSource> first_src, const
 // the JSON parses, so a second thread inflates the file from its start on its own, drops the
 // first half (by the size the gzip trailer states), and parses from the first event boundary
 // after it to the end; the first parser learns its stop while it runs. Nothing is held in memory
-// but the usual windows. The same checks as ReadInSegments keep the result the sequential
+// but the usual windows. The same checks as ReadInParts keep the result the sequential
 // reader's: a boundary inside a string, a cut or corrupt second half, or a wrong stated size
 // make the first parser read on alone.
 class GzipTail {
@@ -574,6 +617,7 @@ class GzipTail {
     if (!split) return;
     status_ = parser_->Start();
     if (status_.ok()) status_ = parser_->Drive();
+    parser_->ReleaseWindow();
   }
   // Blocks until Run() has set the stop or given up (ReadOptions::gzip_split_first).
   void WaitDecided() { decided_.get_future().wait(); }
@@ -641,7 +685,7 @@ StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std:
 }  // namespace
 
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options) {
-  const bool parts = options.segments > 1;
+  const bool parts = options.threads > 1;
   TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, OpenTraceBytes(path));
   // Only ISA-L inflates fast enough for the second part to reach the middle long before the
   // first parser does; zlib inflates at about half the parser's speed.
@@ -650,10 +694,8 @@ StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& o
   std::error_code ec;
   const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   if (parts && !ec && size >= 2 * options.min_segment_bytes) {
-    int segments = static_cast<int>(std::min<int64_t>(
-        options.segments, size / std::max<int64_t>(1, options.min_segment_bytes)));
-    std::vector<int64_t> starts = GuessSegmentStarts(path, size, segments);
-    if (!starts.empty()) return ReadInSegments(std::move(src), path, options, starts);
+    std::vector<int64_t> starts = GuessPartStarts(path, size, options);
+    if (!starts.empty()) return ReadInParts(std::move(src), path, options, starts);
   }
   // A small plain file gets a window its own size: a 4 MiB buffer zeroed for each of 1,000
   // rank files of 1 MB was a quarter of the time of reading them.

@@ -32,11 +32,11 @@ struct ReadOptions {
   // An event or top-level value larger than this is skipped unread, with an "oversized_value"
   // diagnostic, so one giant string cannot exhaust memory.
   size_t max_unit_bytes = size_t{64} << 20;
-  // A plain (not gzipped) file of at least two segments is parsed by up to this many threads,
-  // each taking one part of the event list; the result is the same as one thread's.
-  // A gzip file with segments > 1 is read in two parts: a second thread inflates it on its own
-  // and parses its second half (one model, the same as one thread's).
-  int segments = 1;
+  // A plain (not gzipped) file of at least twice min_segment_bytes is cut into up to this many
+  // parts of at least that size, one a thread; the result is the same as one thread's. A gzip
+  // file with threads > 1 is read in two parts: a second thread inflates it on its own and
+  // parses its second half.
+  int threads = 1;
   int64_t min_segment_bytes = int64_t{8} << 20;
   // Tests: the first part waits until the split is decided, so where the parts meet does not
   // depend on how far the first got while the file was inflating.

@@ -553,20 +553,20 @@ std::string SegmentTrace(int events, bool trap) {
   return t;
 }
 
-StatusOr<TraceModel> ReadWith(const std::string& path, int segments) {
+StatusOr<TraceModel> ReadWith(const std::string& path, int threads) {
   ReadOptions o;
-  o.segments = segments;
+  o.threads = threads;
   o.min_segment_bytes = 4096;
   o.gzip_split_first = true;
   return ReadTraceFile(path, o);
 }
 
 // The same text gzipped, read in two parts (the inflating thread parses the second half).
-StatusOr<TraceModel> ReadGzipWith(const std::string& text, int segments) {
+StatusOr<TraceModel> ReadGzipWith(const std::string& text, int threads) {
   std::string path = ::testing::TempDir() + "/segments.json.gz";
   std::ofstream(path, std::ios::binary) << testutil::GzipText(text);
   ReadOptions o;
-  o.segments = segments;
+  o.threads = threads;
   o.min_segment_bytes = 4096;
   o.gzip_split_first = true;
   return ReadTraceFile(path, o);
@@ -590,14 +590,14 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
     EXPECT_EQ(one->op_inputs.size(), 300u);
     EXPECT_EQ(one->memcpy_bytes.size(), 300u);
     EXPECT_EQ(one->MemcpyBytesOf(one->memcpy_bytes[2].first), 1020);
-    for (int segments : {2, 3, 7}) {
-      SCOPED_TRACE(segments);
-      auto many = ReadWith(path, segments);
+    for (int threads : {2, 3, 7}) {
+      SCOPED_TRACE(threads);
+      auto many = ReadWith(path, threads);
       ASSERT_TRUE(many.ok()) << many.status().message();
       ExpectSameModel(*one, *many);
       // With the trap, the guesses at 1/2 and at 3/7, 4/7 lie in the "}, {" strings: caught,
       // and the file read by one thread; the guesses at 1/3 and 2/3 are outside them.
-      EXPECT_EQ(many->read_segments, trap && segments != 3 ? 1 : segments);
+      EXPECT_EQ(many->read_segments, trap && threads != 3 ? 1 : threads);
     }
     // Gzipped: cut at the middle, which is inside a "}, {" string with the trap.
     auto gz_one = ReadGzipWith(text, 1), gz = ReadGzipWith(text, 2);

@@ -117,10 +117,10 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
   const int cores = options.threads > 0
                         ? options.threads
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int segments = std::max(1, cores / static_cast<int>(std::max<size_t>(1, files.size())));
+  const int threads = std::max(1, cores / static_cast<int>(std::max<size_t>(1, files.size())));
   base::ParallelFor(files.size(), options.threads, [&](size_t i) {
     ReadOptions ro;
-    ro.segments = segments;
+    ro.threads = threads;
     if (options.progress) {
       ro.progress = [&, i](int64_t bytes) {
         std::lock_guard<std::mutex> lock(progress_mu);

@@ -201,6 +201,19 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   }
 }
 
+void TraceModel::ReserveFor(const std::vector<const TraceModel*>& parts) {
+  auto room = [&](auto column) {
+    size_t n = (this->*column).size();
+    for (const TraceModel* p : parts) n += (p->*column).size();
+    (this->*column).reserve(n);
+  };
+  room(&TraceModel::ts_ns), room(&TraceModel::dur_ns), room(&TraceModel::name);
+  room(&TraceModel::kind), room(&TraceModel::track), room(&TraceModel::correlation);
+  room(&TraceModel::external_id), room(&TraceModel::op_inputs), room(&TraceModel::memcpy_bytes);
+  room(&TraceModel::memory_events), room(&TraceModel::kernel_stats);
+  room(&TraceModel::collective_args), room(&TraceModel::sync_waits);
+}
+
 KernelStats TraceModel::StatsOf(size_t i) const {
   auto it = std::lower_bound(kernel_stats.begin(), kernel_stats.end(), i,
                              [](const KernelStats& k, size_t e) { return k.event < e; });

@@ -307,6 +307,9 @@ struct TraceModel {
   // a time. `names` and `tracks` map o's name and track ids to this model's.
   void Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
               const std::vector<uint32_t>& tracks);
+  // Before absorbing `parts` one after another: room in every column for all of them, so that
+  // no column is copied again for each part (quadratic in the number of parts).
+  void ReserveFor(const std::vector<const TraceModel*>& parts);
   // Fills `launcher` from correlation ids. Called once after the last Add.
   void LinkLaunches();
   // The severity is the registry's (base/diagnostics.h).
