@@ -37,6 +37,8 @@ class Parser {
         opt_(opt),
         w_(src, opt.chunk_bytes, opt.max_unit_bytes),
         b_(name_) {}
+  Parser(const Parser&) = delete;  // touched_ points into ev_
+  Parser& operator=(const Parser&) = delete;
 
   StatusOr<TraceModel> Run();
 
@@ -85,6 +87,12 @@ class Parser {
   R StepEventSep(const char*& p, const char* e);
   R StepAfterEvents(const char*& p, const char* e);
   R EventMember(std::string_view key, const char*& p, const char* e, RawEvent* ev);
+  json::Scalar* Touch(json::Scalar* field) {
+    if (touched_n_ < kMaxTouched) touched_[touched_n_] = field;
+    ++touched_n_;
+    return field;
+  }
+  void ClearEvent();
   Status Refill();
   Status SkipOversized();
   Status CutShort();
@@ -113,7 +121,24 @@ class Parser {
   int64_t absorbed_end_ = 0;  // decoded end of the last part taken in
   int64_t window_end_ = 0;    // decoded end of the window when released
   std::string s_ph_, s_cat_, s_name_, s_pid_, s_tid_, s_id_, s_tmp_;
+  // The event being read, and the fields of it that were set (more than kMaxTouched: all).
+  static constexpr int kMaxTouched = 48;
+  RawEvent ev_;
+  json::Scalar* touched_[kMaxTouched];
+  int touched_n_ = 0;
 };
+
+// Only the fields the last event (or the last try at this one) set go back to none: zeroing all
+// 37 of a RawEvent for every event was 1.5 % of reading a trace.
+void Parser::ClearEvent() {
+  if (touched_n_ > kMaxTouched) {
+    ev_ = RawEvent{};
+  } else {
+    for (int i = 0; i < touched_n_; ++i) *touched_[i] = Scalar{};
+    ev_.has_args = false;
+  }
+  touched_n_ = 0;
+}
 
 Status Parser::Error(const char* at, const std::string& what) const {
   return InvalidArgument(fmt::format("{}: {}: {}", name_, w_.Where(w_.OffsetOf(at)), what));
@@ -150,24 +175,24 @@ R Parser::EventMember(std::string_view key, const char*& p, const char* e, RawEv
     return s_.Members(p, e, "", [&](std::string_view k, const char*& q, const char* qe) {
       Scalar unused;
       Scalar* t = ArgTarget(k, ev);
-      return s_.ValueAt(q, qe, t ? t : &unused, &s_tmp_, 2);
+      return s_.ValueAt(q, qe, t ? Touch(t) : &unused, &s_tmp_, 2);
     });
   }
   Scalar unused;
-  return s_.ValueAt(p, e, target ? target : &unused, scratch, 1);
+  return s_.ValueAt(p, e, target ? Touch(target) : &unused, scratch, 1);
 }
 
 R Parser::StepEvent(const char*& p, const char* e) {
   TRAINPROF_JSON_TRY(s_.Ws(p, e));
   if (*p != '{') return s_.Fail(p, "expected an event object in traceEvents");
-  RawEvent ev;
+  ClearEvent();
   TRAINPROF_JSON_TRY(
       s_.Members(p, e, " in an event", [&](std::string_view key, const char*& q, const char* qe) {
-        return EventMember(key, q, qe, &ev);
+        return EventMember(key, q, qe, &ev_);
       }));
   // The separator after the event belongs to this unit.
   TRAINPROF_JSON_TRY(StepEventSep(p, e));
-  b_.Add(ev);
+  b_.Add(ev_);
   return R::kOk;
 }
 
