@@ -128,6 +128,33 @@ TEST(KinetoReader, WideDurationsAndIdsAndSharedTracksReadBackExactly) {
   EXPECT_TRUE(std::isnan(m->occupancy_pct_of(2)));
 }
 
+// Each event starts with no field of the one before, also after an event that set more fields
+// than the reader tracks one by one (here the same arg 60 times).
+TEST(KinetoReader, AnEventKeepsNoFieldOfTheOneBefore) {
+  std::string many;
+  for (int k = 0; k < 60; ++k) many += fmt::format("\"correlation\": {}, ", 40 + k);
+  auto m = ParseTrace(fmt::format(R"J({{"traceEvents": [
+  {{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1,
+    "args": {{{}"stream": 7, "device": 0, "blocks per SM": 2}}}},
+  {{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 2, "ts": 3, "dur": 1}},
+  {{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4, "dur": 1,
+    "args": {{"correlation": 5, "stream": 7, "device": 0, "blocks per SM": 4}}}},
+  {{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 2, "ts": 5, "dur": 1}}]}})J",
+                                  many),
+                      "many.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 4u);
+  EXPECT_EQ(m->correlation[0], 99);  // the last of the 60
+  EXPECT_FLOAT_EQ(m->blocks_per_sm_of(0), 2.0f);
+  for (size_t i : {1, 3}) {
+    EXPECT_EQ(m->kind[i], EventKind::kCpuOp);
+    EXPECT_EQ(m->correlation[i], kNone);
+    EXPECT_TRUE(std::isnan(m->blocks_per_sm_of(i)));
+  }
+  EXPECT_EQ(m->correlation[2], 5);
+  EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 4.0f);
+}
+
 TEST(KinetoReader, RankFromFileName) {
   EXPECT_EQ(RankFromFileName("rank-3.Jul_15.pt.trace.json"), 3);
   EXPECT_EQ(RankFromFileName("sampled_rank-1.json.gz"), 1);
