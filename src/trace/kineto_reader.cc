@@ -544,12 +544,27 @@ StatusOr<TraceModel> JoinParts(Parser& first, bool ended,
   return first.Finish();
 }
 
-// One part after the first: its own source and parser, made by the thread that takes it.
+// One part after the first, read on its own thread: its own source (stopping at the part's
+// end) and parser.
 struct Part {
   int64_t at = 0, stop = -1;  // decoded offset of its start; its length, or -1 for the last
   std::unique_ptr<ByteSource> src;
   std::unique_ptr<Parser> parser;
   Status status = Status::Ok();
+
+  void Read(const std::string& path, ReadOptions opt, bool bare_array) {
+    auto opened = OpenFileAt(path, at, stop);
+    if (!opened.ok()) {
+      status = opened.status();
+      return;
+    }
+    src = std::move(*opened);
+    parser = std::make_unique<Parser>(src.get(), path, opt);
+    parser->StartInEvents(bare_array, stop);
+    status = parser->Start();
+    if (status.ok()) status = parser->Drive();
+    parser->ReleaseWindow();
+  }
   bool done_right() const {
     return status.ok() && (stop >= 0 ? parser->paused() : parser->ended());
   }
@@ -563,57 +578,30 @@ StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const st
   const size_t n = starts.size();
   std::mutex progress_mu;
   std::vector<int64_t> done(n + 1, 0);
-  auto progress_of = [&](size_t k) {
-    std::function<void(int64_t)> f;
+  auto options_of = [&](size_t k) {
+    ReadOptions o = opt;
     if (opt.progress)
-      f = [&, k](int64_t bytes) {
+      o.progress = [&, k](int64_t bytes) {
         std::lock_guard<std::mutex> lock(progress_mu);
         done[k] = bytes;
         int64_t sum = 0;
         for (int64_t d : done) sum += d;
         opt.progress(sum);
       };
-    return f;
+    return o;
   };
   std::vector<Part> parts(n);
-  for (size_t k = 0; k < n; ++k)
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < n; ++k) {
     parts[k].at = starts[k], parts[k].stop = k + 1 < n ? starts[k + 1] - starts[k] : -1;
-  ReadOptions fo = opt;
-  fo.progress = progress_of(0);
-  Parser first(first_src.get(), path, fo);
+    threads.emplace_back([&, k] { parts[k].Read(path, options_of(k + 1), bare); });
+  }
+  Parser first(first_src.get(), path, options_of(0));
   first.set_stop(starts[0]);
-  Status first_status = Status::Ok();
-  auto read_part = [&](size_t k) {
-    if (k == 0) {
-      first_status = first.Start();
-      if (first_status.ok()) first_status = first.Drive();
-      return;
-    }
-    Part& p = parts[k - 1];
-    auto src = OpenFileAt(path, p.at, p.stop);
-    if (!src.ok()) {
-      p.status = src.status();
-      return;
-    }
-    p.src = std::move(*src);
-    ReadOptions so = opt;
-    so.progress = progress_of(k);
-    if (p.stop >= 0) so.chunk_bytes = std::min(so.chunk_bytes, static_cast<size_t>(p.stop) + 1);
-    p.parser = std::make_unique<Parser>(p.src.get(), path, so);
-    p.parser->StartInEvents(bare, p.stop);
-    p.status = p.parser->Start();
-    if (p.status.ok()) p.status = p.parser->Drive();
-    p.parser->ReleaseWindow();
-  };
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t k = next++; k <= n; k = next++) read_part(k);
-  };
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < opt.threads && static_cast<size_t>(t) <= n; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
-  TRAINPROF_RETURN_IF_ERROR(first_status);
+  Status st = first.Start();
+  if (st.ok()) st = first.Drive();
+  for (std::thread& t : threads) t.join();
+  TRAINPROF_RETURN_IF_ERROR(st);
   bool ended = true;
   std::vector<std::pair<Parser*, int64_t>> joined;
   for (Part& p : parts) {
