@@ -5,9 +5,13 @@
 #   2. SLOW runs of the same config whose data loader spends DELAY ms (busy) per batch, for each
 #      delay in DELAYS (a real slowdown of about 5 and 10 %): the gate must flag them against
 #      each baseline run;
-#   3. `--baseline last:5`, and `--repeat 3` runs, against unchanged and slow runs.
-# Each pair is gated twice: by folder (no run history: the interval covers step noise only) and
-# by id (the history's runs of the baseline's config and commit give the run-to-run spread).
+#   3. `--baseline last:5`, and `--repeat 3` runs, against unchanged and slow runs;
+#   4. issue 41's check: in a history of its own, 5 identical runs, `compare latest~i latest~j
+#      --fail-if 'step_time > +3%'` on the 10 pairs (at most 1 may fail), and a run with
+#      training.batch_size 128 against each of them (all must be flagged).
+# Each pair is gated twice: with --db off (no run history: the interval covers step noise only)
+# and by id with the defaults (the history's runs of the baseline's config on this host and
+# device give the run-to-run spread).
 # (data.delay_ms changes the config hash, so --baseline last:K, which pools runs of the
 # candidate's config, is checked on unchanged candidates.)
 # Prints a Markdown table. Usage: scripts/validate-gate.sh [BUILD_DIR] [RUNS] [SLOW] [DELAYS]
@@ -51,9 +55,9 @@ print(next(r['id'] for r in rows if r['run_dir'] == os.path.abspath('$1')))"
 }
 # gate BASE CAND: prints the verdict word of the bound (beyond / within / inconclusive) and the
 # median change with its interval.
-gate() {
+gate() {  # gate BASE CAND [compare options]
   local out
-  out=$("$T" compare --baseline "$1" "$2" --fail-if "$BOUND" 2>&1 >/dev/null || true)
+  out=$("$T" compare --baseline "$1" "$2" --fail-if "$BOUND" "${@:3}" 2>&1 >/dev/null || true)
   python3 - "$out" <<'EOF'
 import re, sys
 line = next(l for l in sys.argv[1].splitlines() if 'median change' in l or 'inconclusive' in l)
@@ -87,17 +91,18 @@ done
 
 echo "| pairs | gated | beyond noise (fails) | within noise | inconclusive | median change | median CI width |"
 echo "|---|---|---|---|---|---|---|"
-for mode in folder id; do
-  ref() { if [ $mode = folder ]; then echo "$WORK/$1"; else echo "${id[$1]}"; fi; }
+for mode in steps history; do
+  ref() { if [ $mode = steps ]; then echo "$WORK/$1"; else echo "${id[$1]}"; fi; }
+  opts() { if [ $mode = steps ]; then echo --db=off; else echo --db="$TRAINPROF_DB"; fi; }
   for a in $(seq "$RUNS"); do
     for b in $(seq "$RUNS"); do
-      [ "$a" = "$b" ] || gate "$(ref "base$a")" "$(ref "base$b")"
+      [ "$a" = "$b" ] || gate "$(ref "base$a")" "$(ref "base$b")" "$(opts)"
     done
-  done | summarise "no change: $RUNS runs, every ordered pair, by $mode"
+  done | summarise "no change: $RUNS runs, every ordered pair, $mode"
   for d in $DELAYS; do
     for a in $(seq "$RUNS"); do
-      for s in $(seq "$SLOW"); do gate "$(ref "base$a")" "$(ref "slow${d}_$s")"; done
-    done | summarise "data.delay_ms=$d: each slow run against each baseline run, by $mode"
+      for s in $(seq "$SLOW"); do gate "$(ref "base$a")" "$(ref "slow${d}_$s")" "$(opts)"; done
+    done | summarise "data.delay_ms=$d: each slow run against each baseline run, $mode"
   done
 done
 for c in $(seq 6 "$RUNS"); do gate last:5 "${id[base$c]}"; done \
@@ -110,6 +115,21 @@ for d in $DELAYS; do
   for s in $(seq "$SLOW"); do gate "$WORK/same_repeat" "$WORK/slow${d}_$s"; done \
     | summarise "--repeat 3 against a run with data.delay_ms=$d"
 done
+
+# 4. Issue 41's check, in a history of its own: 5 identical runs, the 10 pairs, and batch 128.
+ISSUE="$WORK/issue"
+mkdir -p "$ISSUE"
+export TRAINPROF_DB="$ISSUE/history.db"
+for i in 1 2 3 4 5; do run "issue/same$i"; done
+run issue/batch128 --set training.batch_size=128
+for i in 4 3 2 1 0; do
+  for j in $(seq 0 $((i - 1))); do gate "latest~$((i + 1))" "latest~$((j + 1))"; done
+done | summarise "issue 41: 5 identical runs, compare latest~i latest~j (older as baseline), 10 pairs"
+for i in 1 2 3 4 5; do gate "latest~$i" latest; done \
+  | summarise "issue 41: training.batch_size 64 -> 128 against each of the 5 runs"
+export TRAINPROF_DB="$WORK/history.db"
+"$T" runs noise --bound 3%
+
 echo
 echo "median step of each run (ms), in the order made:"
 "$T" runs list --last 0 --format json | python3 -c "

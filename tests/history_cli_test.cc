@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -302,5 +303,89 @@ TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
   EXPECT_NE(mixed.out.find("Training step time (mean)"), std::string::npos);
 }
 #endif
+
+// Real runs of one config (tests/data/compare: same1..3) recorded with `runs add`: the gate learns
+// their run-to-run spread, passes a rerun, flags a run with a 4 ms slower loader, and cannot
+// decide without a baseline.
+TEST_F(HistoryCli, GateLearnsTheSpreadFromTheHistory) {
+  const std::string data = testutil::SourceDir() + "/tests/data/compare/";
+  // A fourth run of the config: same1 with every step 1 % slower.
+  auto copy = nlohmann::ordered_json::parse(testutil::ReadText(data + "same1/report.json"));
+  for (auto& section : copy["sections"]) {
+    for (auto& table : section["tables"]) {
+      const bool rate = table["id"] == "training_rate", stages = table["id"] == "speed_report";
+      for (auto& row : table["rows"]) {
+        for (const char* key : {"batches_per_s", "samples_per_s"})
+          if (rate && row[key].is_number()) row[key] = row[key].get<double>() / 1.01;
+        for (const char* key : {"median_s", "mean_s"})
+          if (stages && row[key].is_number()) row[key] = row[key].get<double>() * 1.01;
+      }
+    }
+  }
+  fs::create_directories(dir_ + "/same4");
+  std::ofstream(dir_ + "/same4/report.json") << copy.dump();
+  auto add = RunProcess(
+      {kCli, "runs", "add", data + "same1", data + "same2", data + "same3", dir_ + "/same4"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+
+  // same4 against same2 and same3 pooled; the spread of the other three from the history.
+  auto pass = RunProcess({kCli, "gate", "--baseline", "last:2", "--fail-if", "step_time > +3%"});
+  EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+  EXPECT_EQ(pass.out.rfind("trainprof gate: PASS: step_time > +3%: median change ", 0), 0u)
+      << pass.out;
+  EXPECT_NE(pass.out.find("run-to-run spread from history: 3 runs of config"), std::string::npos)
+      << pass.out;
+  EXPECT_EQ(std::count(pass.out.begin(), pass.out.end(), '\n'), 1) << pass.out;  // one line
+
+  const std::string verdict = dir_ + "/verdict.json";
+  auto slow = RunProcess({kCli, "gate", "--baseline", data + "same1", "--candidate", data + "shift",
+                          "--fail-if", "step_time > +3%", "--verdict", verdict});
+  EXPECT_EQ(slow.exit_code, 1) << slow.out << slow.err;
+  EXPECT_NE(slow.out.find("REGRESSION: step_time > +3%"), std::string::npos) << slow.out;
+  const auto v = Json(testutil::ReadText(verdict));
+  EXPECT_EQ(v["verdict"], "regression");
+  EXPECT_EQ(v["exit_code"], 1);
+  EXPECT_EQ(v["history_spread"]["runs"], 4);  // the candidate is not in the history
+  EXPECT_EQ(v["bounds_crossed"], 1);
+
+  // shift's config has no earlier runs: no baseline, no verdict.
+  auto none = RunProcess({kCli, "gate", "--candidate", data + "shift", "--fail-if",
+                          "step_time > +3%", "--verdict", verdict});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_NE(none.out.find("trainprof gate: UNDECIDED: --baseline last:5: no other profile run"),
+            std::string::npos)
+      << none.out;
+  EXPECT_EQ(Json(testutil::ReadText(verdict))["verdict"], "undecided");
+  auto bad = RunProcess({kCli, "gate", "--fail-if", "step_tme > +3%"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("did you mean \"step_time\""), std::string::npos) << bad.out;
+}
+
+TEST_F(HistoryCli, RunsNoiseSaysHowManyRunsABoundNeeds) {
+  const std::string data = testutil::SourceDir() + "/tests/data/compare/";
+  auto few = RunProcess({kCli, "runs", "add", data + "same1", data + "shift"});
+  ASSERT_EQ(few.exit_code, 0) << few.err;
+  auto text = RunProcess({kCli, "runs", "noise"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("unknown: 2 more runs needed"), std::string::npos) << text.out;
+  ASSERT_EQ(RunProcess({kCli, "runs", "add", data + "same2", data + "same3"}).exit_code, 0);
+  auto json = RunProcess({kCli, "runs", "noise", "--bound", "2%", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto rows = Json(json.out)["sections"][0]["tables"][0]["rows"];
+  ASSERT_EQ(rows.size(), 2u);  // same* and shift: two configs
+  const auto& same = rows[0]["runs"] == 3 ? rows[0] : rows[1];
+  EXPECT_EQ(same["runs"], 3);
+  EXPECT_EQ(same["host"], "vm");
+  EXPECT_EQ(same["device"], "cpu");
+  EXPECT_GE(same["run_to_run_pct"].get<double>(), 0.0);  // these three runs agree closely
+  EXPECT_GT(same["within_run_pct"].get<double>(), 1.0);
+  EXPECT_NE(same["runs_needed"].get<std::string>().find("last:"), std::string::npos);
+  auto bad = RunProcess({kCli, "runs", "noise", "--bound", "x"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--bound x: a percentage"), std::string::npos) << bad.err;
+  auto missing = RunProcess({kCli, "runs", "add", dir_});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("report.json"), std::string::npos) << missing.err;
+}
 
 }  // namespace

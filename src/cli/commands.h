@@ -63,6 +63,10 @@ void AddMergeCommand(CLI::App& app, std::function<int()>* run);
 void AddDbOption(CLI::App* sub, std::string* db, bool records);
 // Registers `runs list`, `runs show` and `compare`.
 void AddHistoryCommands(CLI::App& app, std::function<int()>* run);
+// Registers `gate`: the CI form of compare --fail-if (exit 0 pass, 1 regression, 2 undecided).
+void AddGateCommand(CLI::App& app, std::function<int()>* run);
+// Registers `runs noise` under `runs`.
+void AddRunsNoiseCommand(CLI::App* runs, std::function<int()>* run);
 // Adds a finished run to the run history (--db flag, $TRAINPROF_DB, runs/trainprof.db; "off":
 // none). Prints why on failure and returns kExitFailure; the run's files are untouched.
 int RecordRun(const report::Report& r, const std::string& dir, const std::string& db_flag,

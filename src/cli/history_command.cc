@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "base/atomic_file.h"
-#include "base/parallel.h"
 #include "base/text.h"
 #include "cli/commands.h"
+#include "cli/run_lookup.h"
 #include "history/compare.h"
 #include "history/run_db.h"
 #include "report/format.h"
@@ -24,77 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using history::RunDb;
-
-void PrintError(const Status& s) { fmt::print(stderr, "trainprof: {}\n", s.message()); }
-
-int ExitFor(const Status& s) {
-  return s.code() == StatusCode::kUnavailable ? kExitFailure : kExitBadInput;
-}
-
-// Opens the existing run history into `db`, unless it is open already.
-Status OpenHistory(const std::string& flag, std::unique_ptr<RunDb>& db) {
-  if (db) return Status::Ok();
-  const std::string path = history::DbPath(flag);
-  if (path.empty()) return InvalidArgument("the run history is off (--db off or TRAINPROF_DB=off)");
-  TRAINPROF_ASSIGN_OR_RETURN(db, RunDb::Open(path, /*create=*/false));
-  return Status::Ok();
-}
-
-// A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
-// latest or latest~N in the history. The history is opened only when needed.
-// Finds a run named on the command line (see LoadRun) without reading its report.
-StatusOr<history::LoadedRun> FindRun(const std::string& name, const std::string& db_flag,
-                                     std::unique_ptr<RunDb>& db) {
-  history::LoadedRun run;
-  run.given = name;
-  std::error_code ec;
-  if (fs::is_directory(name, ec)) {
-    run.dir = name;
-  } else if (fs::is_regular_file(name, ec) && name.ends_with("report.json")) {
-    run.dir = fs::path(name).parent_path().string();
-    if (run.dir.empty()) run.dir = ".";
-  } else {
-    if (Status opened = OpenHistory(db_flag, db); !opened.ok()) {
-      return Status(opened.code(),
-                    fmt::format("{}: no run folder of that name, and {}", name, opened.message()));
-    }
-    TRAINPROF_ASSIGN_OR_RETURN(history::RunRecord rec, db->Find(name));
-    run.dir = rec.run_dir;
-    run.record = std::move(rec);
-  }
-  return run;
-}
-
-// Reads the report.json of every run, in parallel (a 10,000-step run's report takes tens of
-// milliseconds to parse). Errors: the first run's whose report cannot be read.
-Status ReadReports(const std::vector<history::LoadedRun*>& runs) {
-  std::vector<Status> status(runs.size(), Status::Ok());
-  base::ParallelFor(runs.size(), 0, [&](size_t i) {
-    history::LoadedRun& run = *runs[i];
-    auto report = report::ReadReportJson((fs::path(run.dir) / "report.json").string());
-    if (report.ok()) {
-      run.report = std::move(*report);
-    } else if (report.status().code() == StatusCode::kNotFound) {
-      status[i] =
-          NotFound(fmt::format("{}: the run folder {} has no report.json (not a trainprof run "
-                               "folder, or the run did not finish)",
-                               run.given, run.dir));
-    } else {
-      status[i] = report.status();
-    }
-  });
-  for (Status& s : status) TRAINPROF_RETURN_IF_ERROR(s);
-  return Status::Ok();
-}
-
-// A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
-// latest or latest~N in the history, with its report. The history is opened only when needed.
-StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
-                                     std::unique_ptr<RunDb>& db) {
-  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun run, FindRun(name, db_flag, db));
-  TRAINPROF_RETURN_IF_ERROR(ReadReports({&run}));
-  return run;
-}
 
 std::string Short(const std::string& commit) { return commit.substr(0, 10); }
 
@@ -173,6 +102,25 @@ int RunsShow(const ShowFlags& f) {
   return kExitOk;
 }
 
+struct AddFlags {
+  std::vector<std::string> dirs;
+  std::string db;
+};
+
+int RunsAdd(const AddFlags& f) {
+  int code = kExitOk;
+  for (const std::string& dir : f.dirs) {
+    auto r = report::ReadReportJson((fs::path(dir) / "report.json").string());
+    if (!r.ok()) {
+      PrintError(r.status());
+      code = kExitBadInput;
+      continue;
+    }
+    if (int c = RecordRun(*r, dir, f.db, false); c != kExitOk) code = c;
+  }
+  return code;
+}
+
 struct CompareFlags {
   std::vector<std::string> runs;
   std::string baseline;
@@ -181,111 +129,6 @@ struct CompareFlags {
   std::string html;
   std::string db;
 };
-
-// --baseline last:K: the number K, or an error.
-StatusOr<int64_t> ParseLastK(const std::string& spec) {
-  const std::string k = spec.substr(5);
-  char* end = nullptr;
-  const long long v = std::strtoll(k.c_str(), &end, 10);
-  if (k.empty() || *end != '\0' || v < 1 || v > 1000) {
-    return InvalidArgument(fmt::format(
-        "--baseline {}: last:K takes a whole number of runs from 1 to 1000, e.g. last:5", spec));
-  }
-  return static_cast<int64_t>(v);
-}
-
-// anemoi's rule: the newest stored run made from an ancestor of HEAD (or HEAD itself).
-StatusOr<history::LoadedRun> AncestorBaseline(const history::LoadedRun& cand,
-                                              const std::string& db_flag,
-                                              std::unique_ptr<RunDb>& db) {
-  TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
-  auto commits = history::AncestorCommits("", 100000);
-  if (!commits.ok()) return InvalidArgument(std::string(commits.status().message()));
-  TRAINPROF_ASSIGN_OR_RETURN(auto found, db->NewestAtCommits(*commits, cand.report.kind,
-                                                             cand.record ? cand.record->id : ""));
-  if (!found) {
-    return NotFound(
-        fmt::format("--baseline ancestor: no {} run in {} was made from HEAD or an ancestor of it",
-                    cand.report.kind, db->path()));
-  }
-  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, LoadRun(found->id, db_flag, db));
-  base.given = "ancestor";
-  return base;
-}
-
-bool SameRun(const history::RunRecord& rec, const history::LoadedRun& run) {
-  return (run.record && run.record->id == rec.id) ||
-         fs::weakly_canonical(rec.run_dir) == fs::weakly_canonical(run.dir);
-}
-
-// The last K runs of the candidate's kind and config hash, other than the candidate: the newest
-// is the baseline, the others are pooled with it.
-StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const history::LoadedRun& cand,
-                                           const std::string& db_flag, std::unique_ptr<RunDb>& db) {
-  TRAINPROF_ASSIGN_OR_RETURN(const int64_t k, ParseLastK(spec));
-  TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
-  const std::string hash = history::ConfigHash(cand.report);
-  TRAINPROF_ASSIGN_OR_RETURN(
-      auto rows, db->List({.last = static_cast<size_t>(k + 1),
-                           .where = {"config_hash = " + hash, "kind = " + cand.report.kind}}));
-  std::erase_if(rows, [&](const history::RunRecord& r) { return SameRun(r, cand); });
-  if (rows.size() > static_cast<size_t>(k)) rows.resize(static_cast<size_t>(k));
-  if (rows.empty()) {
-    return NotFound(fmt::format("--baseline {}: no other {} run of config {} in {}", spec,
-                                cand.report.kind, hash, db->path()));
-  }
-  if (rows.size() < static_cast<size_t>(k)) {
-    fmt::print(stderr, "trainprof compare: --baseline {}: only {} earlier run{} of config {}\n",
-               spec, rows.size(), rows.size() == 1 ? "" : "s", hash);
-  }
-  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, FindRun(rows[0].id, db_flag, db));
-  base.given = spec;
-  for (size_t i = 1; i < rows.size(); ++i) {
-    TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun more, FindRun(rows[i].id, db_flag, db));
-    base.pooled.push_back(std::move(more));
-  }
-  std::vector<history::LoadedRun*> all = {&base};
-  for (history::LoadedRun& p : base.pooled) all.push_back(&p);
-  TRAINPROF_RETURN_IF_ERROR(ReadReports(all));
-  return base;
-}
-
-StatusOr<history::LoadedRun> ResolveBaseline(const std::string& spec,
-                                             const history::LoadedRun& cand,
-                                             const std::string& db_flag,
-                                             std::unique_ptr<RunDb>& db) {
-  if (spec == "ancestor") return AncestorBaseline(cand, db_flag, db);
-  if (spec.starts_with("last:")) return LastKBaseline(spec, cand, db_flag, db);
-  return LoadRun(spec, db_flag, db);
-}
-
-// The run-to-run spread of the baseline's code and config: the standard deviation of the log
-// median step times of the stored runs with its config hash, kind and commit (at least 3).
-history::RunSpread HistorySpread(const history::LoadedRun& base, RunDb* db) {
-  history::RunSpread out;
-  if (db == nullptr || !base.record || base.record->git_commit.empty()) return out;
-  const history::RunRecord& rec = *base.record;
-  auto rows = db->List({.last = 50,
-                        .where = {"config_hash = " + rec.config_hash, "kind = " + rec.kind,
-                                  "git_commit = " + rec.git_commit}});
-  if (!rows.ok()) return out;
-  // Medians, as the interval's shift is: a run's mean moves with its slowest steps.
-  std::vector<double> logs;
-  for (const history::RunRecord& r : *rows) {
-    const double v = r.figures.Get("step_time_median");
-    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
-  }
-  if (logs.size() < 3) return out;
-  double mean = 0, ss = 0;
-  for (double v : logs) mean += v;
-  mean /= static_cast<double>(logs.size());
-  for (double v : logs) ss += (v - mean) * (v - mean);
-  out.df = static_cast<int64_t>(logs.size()) - 1;
-  out.sd = std::sqrt(ss / static_cast<double>(out.df));
-  out.source = fmt::format("history: {} runs of config {} at {}", logs.size(),
-                           rec.config_hash.substr(0, 8), rec.git_commit.substr(0, 10));
-  return out;
-}
 
 int PrintComparison(const CompareFlags& f, const history::Comparison& cmp, size_t bounds) {
   if (!f.html.empty()) {
@@ -320,32 +163,10 @@ int Compare(const CompareFlags& f) {
     if (!b.ok()) return PrintError(b.status()), kExitBadInput;
     bounds.push_back(std::move(*b));
   }
-  if (f.baseline.empty() && f.runs.size() < 2) {
-    PrintError(InvalidArgument("compare needs two runs (or --baseline REF and a candidate)"));
-    return kExitBadInput;
-  }
   std::unique_ptr<RunDb> db;
-  std::vector<history::LoadedRun> runs;
-  // A baseline by name is found with the others, so that every report is read at once.
-  const bool derived = f.baseline == "ancestor" || f.baseline.starts_with("last:");
-  std::vector<std::string> names = f.runs;
-  if (!f.baseline.empty() && !derived) names.insert(names.begin(), f.baseline);
-  for (const std::string& name : names) {
-    auto run = FindRun(name, f.db, db);
-    if (!run.ok()) return PrintError(run.status()), ExitFor(run.status());
-    runs.push_back(std::move(*run));
-  }
-  std::vector<history::LoadedRun*> all;
-  for (history::LoadedRun& run : runs) all.push_back(&run);
-  if (Status s = ReadReports(all); !s.ok()) return PrintError(s), ExitFor(s);
-  if (derived) {
-    auto base = ResolveBaseline(f.baseline, runs.back(), f.db, db);
-    if (!base.ok()) return PrintError(base.status()), ExitFor(base.status());
-    runs.insert(runs.begin(), std::move(*base));
-  }
-  history::CompareOptions options;
-  options.history_spread = HistorySpread(runs.front(), db.get());
-  auto cmp = history::BuildCompareReport(runs, bounds, options);
+  auto loaded = LoadComparison(f.runs, f.baseline, f.db, db);
+  if (!loaded.ok()) return PrintError(loaded.status()), ExitFor(loaded.status());
+  auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
   if (!cmp.ok()) return PrintError(cmp.status()), kExitBadInput;
   return PrintComparison(f, *cmp, bounds.size());
 }
@@ -395,7 +216,7 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
   const std::string codes = codes_for("an unknown run, a bad --where");
   runs->footer(
       "Runs are named by id (or a unique start of one), by folder, or as latest / latest~N.\n"
-      "  trainprof runs list --help, trainprof runs show --help: their options\n" +
+      "  trainprof runs list|show|add|noise --help: their options\n" +
       codes);
 
   auto list = std::make_shared<ListFlags>();
@@ -426,6 +247,19 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
       "  trainprof runs show latest\n  trainprof runs show latest~1 --format json | jq .meta\n" +
       codes_for("an unknown run"));
   sh->callback([run, show] { *run = [show] { return RunsShow(*show); }; });
+
+  auto add = std::make_shared<AddFlags>();
+  CLI::App* ad =
+      runs->add_subcommand("add", "Record finished run folders (their report.json) in the history");
+  ad->add_option("dirs", add->dirs, "Run folders")->required()->check(CLI::ExistingDirectory);
+  AddDbOption(ad, &add->db, true);
+  ad->footer(
+      "For runs made with the history off or elsewhere (a CI job's artifact). Each is recorded "
+      "as a new run, with this folder's git commit.\nExample:\n"
+      "  trainprof runs add artifacts/runs/*/\n" +
+      codes_for("a folder without a readable report.json"));
+  ad->callback([run, add] { *run = [add] { return RunsAdd(*add); }; });
+  AddRunsNoiseCommand(runs, run);
 
   auto f = std::make_shared<CompareFlags>();
   CLI::App* cmp = app.add_subcommand(

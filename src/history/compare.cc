@@ -153,10 +153,6 @@ std::string RankCount(const report::Report& r) {
   return w.empty() ? "1" : w;
 }
 
-std::string Device(const report::Report& r) {
-  return MetaOrEmpty(r, r.kind == "analyze" ? "devices" : "device");
-}
-
 struct SetupRow {
   const char* key;
   const char* title;
@@ -164,7 +160,7 @@ struct SetupRow {
 };
 
 constexpr SetupRow kSetupRows[] = {
-    {"device", "Device", Device},
+    {"device", "Device", RunDevice},
     {"ranks", "Ranks", RankCount},
     {"host.cpu", "CPU", [](const report::Report& r) { return MetaOrEmpty(r, "host.cpu"); }},
     {"host.cores", "Cores", [](const report::Report& r) { return MetaOrEmpty(r, "host.cores"); }},
@@ -240,7 +236,8 @@ void AddNoiseRow(report::Table& t, const std::string& figure, size_t cand,
   t.row_units.push_back(unit);
 }
 
-void NoiseSection(report::Report& r, const internal::Intervals& intervals) {
+void NoiseSection(report::Report& r, const internal::Intervals& intervals, const RunSpread& history,
+                  Comparison& out) {
   report::Section& s = r.AddSection("noise", "Change beyond noise (95 % confidence interval)");
   report::Table& t = s.AddTable("noise", "Median change of the per-step figures, with its 95 % CI",
                                 {{"figure", "Figure (per step)"},
@@ -273,11 +270,19 @@ void NoiseSection(report::Report& r, const internal::Intervals& intervals) {
       "ratio); 95 % CI: Moses' interval from the Mann-Whitney test, widened by the run-to-run "
       "spread when it is known (docs/ci.md)");
   if (step_only) {
-    s.findings.push_back(
-        {report::Severity::kWarning,
-         "one run on each side and no run-to-run spread known: the interval covers step-to-step "
-         "noise only; on a shared machine runs differ more than that, so use profile --repeat N "
-         "or --baseline last:k"});
+    const int64_t more = kMinSpreadRuns - history.runs;
+    std::string w = fmt::format(
+        "one run on each side and no run-to-run spread known: the interval covers step-to-step "
+        "noise only; on a shared machine runs differ more than that, so use profile --repeat N "
+        "or --baseline last:k");
+    if (more > 0) {
+      w += fmt::format(
+          ", or record {} more run{} of the baseline's config on this host and device (the "
+          "history has {}), and the gate learns the spread from them",
+          more, more == 1 ? "" : "s", history.runs);
+    }
+    s.findings.push_back({report::Severity::kWarning, w});
+    out.warnings.push_back(std::move(w));
   }
 }
 
@@ -428,7 +433,7 @@ StatusOr<Comparison> BuildCompareReport(const std::vector<LoadedRun>& runs,
   const internal::Intervals intervals = internal::ComputeIntervals(steps, options);
   SetupSection(r, runs, out);
   if (!bounds.empty()) internal::GateSection(r, runs, intervals, bounds, out);
-  NoiseSection(r, intervals);
+  NoiseSection(r, intervals, options.history_spread, out);
   report::Section& rs = RunsSection(r, runs);
   KeyFigureSection(r, runs);
   MetricSection(r, runs);

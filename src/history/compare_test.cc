@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
 
+#include "history/compare_parts.h"
 #include "report/format.h"
 #include "report/json_reader.h"
 #include "report/terminal.h"
@@ -98,7 +100,8 @@ TEST(CompareGateTest, AWholeIntervalBeyondTheBoundFailsAndNoiseDoesNot) {
   ASSERT_EQ(slow->verdicts.size(), 2u);
   EXPECT_NE(slow->verdicts[0].find("step_time > +3%: median change +"), std::string::npos)
       << slow->verdicts[0];
-  EXPECT_NE(slow->verdicts[0].find("(95 % CI, 300 + 300 steps, 1 + 1 runs): beyond noise"),
+  EXPECT_NE(slow->verdicts[0].find(
+                "(95 % CI, 300 + 300 steps, 1 + 1 runs; step-to-step noise only): beyond noise"),
             std::string::npos)
       << slow->verdicts[0];
 }
@@ -260,6 +263,98 @@ TEST(CompareGateTest, ARecordedSlowdownIsBeyondNoise) {
   auto p = BuildCompareReport({pooled, Recorded("shift")}, bounds);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->bounds_crossed, 2) << p->verdicts[0];
+}
+
+// --- The run-to-run spread learnt from a generated history -------------------------------
+
+// A run of one config on a machine whose runs wander: its median moves by a log-normal factor
+// of sd `between`, its steps by `within` around that.
+LoadedRun Wandering(std::mt19937_64& rng, const std::string& name, double median, double between,
+                    double within = 0.05) {
+  std::normal_distribution<double> run(0, between);
+  return MakeRun(name, WithSteps(Steps(rng(), 200, median * std::exp(run(rng)), within)));
+}
+
+// The spread of `history` as the run history would give it.
+RunSpread SpreadOf(const std::vector<LoadedRun>& history) {
+  std::vector<RunNoise> noise;
+  for (const LoadedRun& run : history) {
+    const StepSeries series = internal::SideSteps(run);
+    const std::vector<double>& steps = series.step_time_s[0];
+    RunNoise n;
+    n.log_sd = RobustLogSd(steps, &n.steps);
+    std::vector<double> logs;
+    for (double v : steps) logs.push_back(std::log(v));
+    std::sort(logs.begin(), logs.end());
+    n.log_median = 0.5 * (logs[logs.size() / 2] + logs[(logs.size() - 1) / 2]);
+    noise.push_back(n);
+  }
+  return EstimateRunSpread(noise, fmt::format("history: {} runs", history.size()));
+}
+
+// Unchanged reruns, 3 % apart from run to run: pairs gated on the steps alone fail a +3 % bound
+// now and then; with the history's spread at most 2 of the 90 ordered pairs do (the documented
+// rate is at most 2.5 %, the interval's one-sided error).
+TEST(HistorySpreadGateTest, IdenticalConfigPairsPass) {
+  std::mt19937_64 rng(31);
+  std::vector<LoadedRun> history, reruns;
+  for (int i = 0; i < 20; ++i) history.push_back(Wandering(rng, fmt::format("h{}", i), 0.01, 0.03));
+  for (int i = 0; i < 10; ++i) reruns.push_back(Wandering(rng, fmt::format("r{}", i), 0.01, 0.03));
+  const RunSpread spread = SpreadOf(history);
+  EXPECT_NEAR(spread.sd, 0.03, 0.01);
+  const std::vector<Bound> bounds = {*ParseBound("step_time > +3%")};
+  int with_spread = 0, steps_only = 0;
+  for (size_t i = 0; i < reruns.size(); ++i) {
+    for (size_t j = 0; j < reruns.size(); ++j) {
+      if (i == j) continue;
+      auto c = BuildCompareReport({reruns[i], reruns[j]}, bounds, {spread});
+      auto bare = BuildCompareReport({reruns[i], reruns[j]}, bounds);
+      ASSERT_TRUE(c.ok() && bare.ok());
+      with_spread += c->gate_failed() ? 1 : 0;
+      steps_only += bare->gate_failed() ? 1 : 0;
+      EXPECT_NE(c->verdicts[0].find("run-to-run spread from history: 20 runs"), std::string::npos)
+          << c->verdicts[0];
+    }
+  }
+  EXPECT_LE(with_spread, 2);
+  EXPECT_GT(steps_only, 4);
+}
+
+// A true slowdown of twice the run-to-run spread (4 %) against a 0 % bound, ten runs a side (the
+// pooled baseline of last:10 against --repeat 10): flagged in at least 9 of 10 trials.
+TEST(HistorySpreadGateTest, AShiftOfTwiceTheSpreadIsFlagged) {
+  std::mt19937_64 rng(32);
+  std::vector<LoadedRun> history;
+  for (int i = 0; i < 20; ++i) history.push_back(Wandering(rng, fmt::format("h{}", i), 0.01, 0.02));
+  const RunSpread spread = SpreadOf(history);
+  int flagged = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    LoadedRun base = Wandering(rng, "base", 0.01, 0.02),
+              cand = Wandering(rng, "cand", 0.0104, 0.02);
+    for (int k = 1; k < 10; ++k) {
+      base.pooled.push_back(Wandering(rng, "b", 0.01, 0.02));
+      cand.pooled.push_back(Wandering(rng, "c", 0.01 * std::exp(0.04), 0.02));
+    }
+    auto c = BuildCompareReport({base, cand}, {*ParseBound("step_time > +0%")}, {spread});
+    ASSERT_TRUE(c.ok());
+    flagged += c->gate_failed() ? 1 : 0;
+  }
+  EXPECT_GE(flagged, 9);
+}
+
+TEST(HistorySpreadGateTest, FewerThanThreeRunsKeepTheWarningAndSayHowManyMore) {
+  std::mt19937_64 rng(33);
+  const LoadedRun a = Wandering(rng, "a", 0.01, 0.02), b = Wandering(rng, "b", 0.01, 0.02);
+  RunSpread two;
+  two.runs = 2;
+  auto c = BuildCompareReport({a, b}, {*ParseBound("step_time > +3%")}, {two});
+  ASSERT_TRUE(c.ok());
+  ASSERT_FALSE(c->warnings.empty());
+  const std::string& w = c->warnings.back();
+  EXPECT_NE(w.find("step-to-step noise only"), std::string::npos) << w;
+  EXPECT_NE(w.find("record 1 more run of the baseline's config"), std::string::npos) << w;
+  EXPECT_NE(w.find("(the history has 2)"), std::string::npos) << w;
+  EXPECT_NE(c->verdicts[0].find("; step-to-step noise only)"), std::string::npos);
 }
 
 }  // namespace

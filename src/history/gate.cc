@@ -125,10 +125,13 @@ void JudgeInterval(const Bound& b, const RelativeChange& interval, Judgement& j)
   j.verdict = j.crossed        ? "beyond noise"
               : j.inconclusive ? fmt::format("inconclusive ({} steps)", c.base_steps + c.cand_steps)
                                : "within noise";
-  j.line = fmt::format("{}: median change {} [{}, {}] (95 % CI, {} + {} steps, {} + {} runs): {}",
-                       b.text, InBoundUnit(b, est, j.base.unit), InBoundUnit(b, lo, j.base.unit),
-                       InBoundUnit(b, hi, j.base.unit), c.base_steps, c.cand_steps, c.base_runs,
-                       c.cand_runs, j.verdict);
+  j.line = fmt::format(
+      "{}: median change {} [{}, {}] (95 % CI, {} + {} steps, {} + {} runs; {}): {}", b.text,
+      InBoundUnit(b, est, j.base.unit), InBoundUnit(b, lo, j.base.unit),
+      InBoundUnit(b, hi, j.base.unit), c.base_steps, c.cand_steps, c.base_runs, c.cand_runs,
+      c.run_sd_source.empty() ? "step-to-step noise only"
+                              : "run-to-run spread from " + c.run_sd_source,
+      j.verdict);
 }
 
 void JudgePlain(const Bound& b, Judgement& j) {

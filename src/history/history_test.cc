@@ -12,6 +12,7 @@
 #include "history/compare.h"
 #include "history/key_figures.h"
 #include "history/run_db.h"
+#include "history/run_spread.h"
 #include "util/golden.h"
 
 namespace trainprof::history {
@@ -174,10 +175,12 @@ TEST(RunDbTest, ASchemaOneHistoryIsUpgraded) {
   }
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(raw, "ALTER TABLE runs DROP COLUMN step_time_median; PRAGMA user_version = 1",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "ALTER TABLE runs DROP COLUMN step_time_median; ALTER TABLE runs DROP "
+                         "COLUMN device; ALTER TABLE runs DROP COLUMN steps; ALTER TABLE runs "
+                         "DROP COLUMN step_log_sd; PRAGMA user_version = 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(raw);
   auto db = RunDb::Open(path, false);
   ASSERT_TRUE(db.ok()) << db.status().message();
@@ -191,6 +194,131 @@ TEST(RunDbTest, ASchemaOneHistoryIsUpgraded) {
   EXPECT_DOUBLE_EQ((*runs)[0].figures.Get("step_time_median"), 0.1);
   EXPECT_TRUE(std::isnan((*runs)[1].figures.Get("step_time_median")));
   EXPECT_DOUBLE_EQ((*runs)[1].figures.Get("training_throughput"), 500);
+}
+
+// Schema 3 adds the device and the within-run noise; a schema 2 history gets them, empty in its
+// old rows.
+TEST(RunDbTest, ASchemaTwoHistoryIsUpgradedAndKeepsDeviceAndStepNoise) {
+  const std::string path = testutil::FreshTempDir() + "/v2.db";
+  {
+    auto db = RunDb::Open(path, true);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Insert(Record("20261123T100000Z-aaaaaa", "profile", 500)).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "ALTER TABLE runs DROP COLUMN device; ALTER TABLE runs DROP COLUMN "
+                         "steps; ALTER TABLE runs DROP COLUMN step_log_sd; PRAGMA user_version = 2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = RunDb::Open(path, false);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  RunRecord rec = Record("20261123T110000Z-bbbbbb", "profile", 600);
+  rec.device = "cuda";
+  rec.steps = 290;
+  rec.step_log_sd = 0.04;
+  ASSERT_TRUE((*db)->Insert(rec).ok());
+  auto runs = (*db)->List({.last = 0, .where = {"device = cuda"}});
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].steps, 290);
+  EXPECT_DOUBLE_EQ((*runs)[0].step_log_sd, 0.04);
+  auto all = (*db)->List({.last = 0});
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[1].device, "");
+  EXPECT_EQ((*all)[1].steps, 0);
+  EXPECT_TRUE(std::isnan((*all)[1].step_log_sd));
+}
+
+TEST(RunDbTest, ARecordKeepsItsDeviceAndStepNoise) {
+  report::Report r = ProfileReport(640, 1e9);
+  r.AddMeta("device", std::string("cpu"));
+  report::Table& t = r.sections[0].AddTable("training_rate", "Training throughput per step",
+                                            {{"step", "Step", Unit::kCount},
+                                             {"batches_per_s", "Batches/s", Unit::kPerSecond},
+                                             {"samples_per_s", "Samples/s", Unit::kPerSecond}},
+                                            report::TableKind::kSeries);
+  for (int64_t i = 0; i < 9; ++i) {
+    const double step = i % 3 == 0 ? 0.11 : 0.10;  // a third of the steps 10 % slower
+    t.rows.push_back({i, 1 / step, 64 / step});
+  }
+  const RunRecord rec = RecordFromReport(r, "/tmp/x", {});
+  EXPECT_EQ(rec.device, "cpu");
+  EXPECT_EQ(rec.steps, 9);
+  EXPECT_NEAR(rec.step_log_sd, 0.0, 1e-12);  // the median absolute deviation is 0
+}
+
+// A run with the step-time figures the spread reads.
+RunRecord SpreadRow(const std::string& host, const std::string& device, double median,
+                    const std::string& commit = "c1") {
+  RunRecord r;
+  r.host = host;
+  r.device = device;
+  r.git_commit = commit;
+  r.config_hash = "0123456789abcdef";
+  r.figures.values[static_cast<size_t>(FigureIndex("step_time_median"))] = median;
+  return r;
+}
+
+TEST(RunSpreadTest, OtherHostsAndDevicesAreNeverNoise) {
+  std::vector<RunRecord> rows = {SpreadRow("a", "cpu", 0.100), SpreadRow("b", "cpu", 0.500),
+                                 SpreadRow("a", "cuda", 0.900), SpreadRow("a", "cpu", 0.102),
+                                 SpreadRow("a", "cpu", 0.098)};
+  RunSpread s = SpreadOfRecords(rows, {"a", "cpu", "c1", ""});
+  EXPECT_EQ(s.runs, 3);
+  EXPECT_NEAR(s.sd, 0.02, 0.001);  // log 0.100, 0.102, 0.098: sd 0.0200
+  EXPECT_NE(s.source.find("3 runs of config 01234567 on a (cpu) at commit c1"), std::string::npos)
+      << s.source;
+  // Two runs of host b: too few, and counted as such.
+  s = SpreadOfRecords(rows, {"b", "cpu", "c1", ""});
+  EXPECT_EQ(s.runs, 1);
+  EXPECT_TRUE(std::isnan(s.sd));
+}
+
+TEST(RunSpreadTest, RunsAtTheSameCommitComeFirstElseAllCommits) {
+  std::vector<RunRecord> rows = {
+      SpreadRow("a", "cpu", 0.100, "c2"), SpreadRow("a", "cpu", 0.110, "c1"),
+      SpreadRow("a", "cpu", 0.090, "c1"), SpreadRow("a", "cpu", 0.100, "c3")};
+  RunSpread s = SpreadOfRecords(rows, {"a", "cpu", "c2", ""});
+  EXPECT_EQ(s.runs, 4);
+  EXPECT_NE(s.source.find("across 3 commits"), std::string::npos) << s.source;
+  rows.push_back(SpreadRow("a", "cpu", 0.1001, "c2"));
+  rows.push_back(SpreadRow("a", "cpu", 0.0999, "c2"));
+  s = SpreadOfRecords(rows, {"a", "cpu", "c2", ""});
+  EXPECT_EQ(s.runs, 3);
+  EXPECT_LT(s.sd, 0.002);  // the three runs at c2 agree to 0.1 %
+}
+
+TEST(RunSpreadTest, TheHistoryGivesTheSpreadOfTheBaselinesConfigOnly) {
+  const std::string path = testutil::FreshTempDir() + "/spread.db";
+  auto db = RunDb::Open(path, true);
+  ASSERT_TRUE(db.ok());
+  int64_t n = 0;
+  for (double tput : {600.0, 610.0, 590.0, 605.0}) {
+    report::Report r = ProfileReport(tput, 1e9);
+    r.AddMeta("device", std::string("cpu"));
+    r.sections[0].tables[0].columns.push_back({"median_s", "Median", Unit::kSeconds});
+    r.sections[0].tables[0].rows[0].push_back(64.0 / tput);
+    RunRecord rec = RecordFromReport(r, fmt::format("/tmp/s{}", n++), {"c1", "main"});
+    ASSERT_TRUE((*db)->Insert(rec).ok());
+    report::Report other = ProfileReport(tput / 2, 1e9, 128);  // another config: never used
+    other.AddMeta("device", std::string("cpu"));
+    other.sections[0].tables[0].columns.push_back({"median_s", "Median", Unit::kSeconds});
+    other.sections[0].tables[0].rows[0].push_back(128.0 / tput * (n % 2 == 0 ? 3 : 1));
+    ASSERT_TRUE(
+        (*db)->Insert(RecordFromReport(other, fmt::format("/tmp/o{}", n), {"c1", ""})).ok());
+  }
+  report::Report base = ProfileReport(600, 1e9);
+  base.AddMeta("device", std::string("cpu"));
+  const RunSpread s = HistorySpread(**db, base, "c1", "");
+  EXPECT_EQ(s.runs, 4);
+  EXPECT_NEAR(s.sd, 0.014, 0.002);
+  EXPECT_EQ(HistorySpread(**db, base, "c1", "/tmp/s0").runs, 3);  // the candidate is left out
+  report::Report gpu = ProfileReport(600, 1e9);
+  gpu.AddMeta("device", std::string("cuda"));
+  EXPECT_EQ(HistorySpread(**db, gpu, "c1", "").runs, 0);
 }
 
 TEST(RunDbTest, BadDatabasesAreClearErrors) {

@@ -134,6 +134,10 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
   return k;
 }
 
+std::string RunDevice(const report::Report& r) {
+  return report::MetaText(r, r.kind == "analyze" ? "devices" : "device");
+}
+
 std::string ConfigHash(const report::Report& r) {
   uint64_t h = 14695981039346656037ull;
   auto mix = [&](std::string_view s) {

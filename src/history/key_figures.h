@@ -59,6 +59,10 @@ KeyFigures ExtractKeyFigures(const report::Report& r);
 // The index of `key` in kFigures, or -1.
 int FigureIndex(std::string_view key);
 
+// The device a run ran on, as its report says: profile's `device` ("cpu", "cuda"), analyze's
+// `devices` (the GPUs of the trace); "" when the report does not say.
+std::string RunDevice(const report::Report& r);
+
 // FNV-1a hash (16 hex digits) of the report's configuration, output.* keys left out: two runs
 // with the same hash trained the same way.
 std::string ConfigHash(const report::Report& r);

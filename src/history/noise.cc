@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace trainprof::history {
 namespace {
@@ -116,11 +117,14 @@ double RunHalfWidth(const std::vector<double>& base_medians,
                     RelativeChange& out) {
   int64_t df = 0;
   double sd = PooledRunSd(base_medians, cand_medians, &df);
-  if (std::isfinite(sd)) {
-    out.run_sd_source = fmt::format("these runs (df {})", df);
-  } else if (std::isfinite(prior.sd) && prior.df >= 1) {
+  // Both estimate the same spread; the one with more degrees of freedom is the surer (and its
+  // Student's t the smaller).
+  const bool prior_known = std::isfinite(prior.sd) && prior.df >= 1;
+  if (prior_known && (!std::isfinite(sd) || prior.df > df)) {
     sd = prior.sd, df = prior.df;
     out.run_sd_source = prior.source;
+  } else if (std::isfinite(sd)) {
+    out.run_sd_source = fmt::format("these runs (df {})", df);
   } else {
     return 0;
   }
@@ -196,6 +200,76 @@ RelativeChange CompareSteps(const StepGroups& base, const StepGroups& cand,
   out.high = std::expm1(shift + std::hypot(hi - shift, h));
   out.has_interval = true;
   return out;
+}
+
+}  // namespace trainprof::history
+
+namespace trainprof::history {
+
+RunSpread EstimateRunSpread(const std::vector<RunNoise>& runs, std::string source) {
+  RunSpread out;
+  out.source = std::move(source);
+  std::vector<const RunNoise*> usable;
+  for (const RunNoise& r : runs)
+    if (std::isfinite(r.log_median)) usable.push_back(&r);
+  out.runs = static_cast<int64_t>(usable.size());
+  if (out.runs < kMinSpreadRuns) return out;
+  double mean = 0;
+  for (const RunNoise* r : usable) mean += r->log_median;
+  mean /= static_cast<double>(usable.size());
+  double ss = 0, within = 0;
+  for (const RunNoise* r : usable) {
+    ss += (r->log_median - mean) * (r->log_median - mean);
+    // The sampling variance of a median of n steps (asymptotically pi/2 sd^2 / n).
+    if (std::isfinite(r->log_sd) && r->steps > 0)
+      within += std::numbers::pi / 2 * r->log_sd * r->log_sd / static_cast<double>(r->steps);
+  }
+  out.df = out.runs - 1;
+  const double between = ss / static_cast<double>(out.df) - within / static_cast<double>(out.runs);
+  out.sd = std::sqrt(std::max(0.0, between));
+  return out;
+}
+
+double RobustLogSd(const std::vector<double>& values, int64_t* count) {
+  std::vector<double> logs;
+  for (double v : values)
+    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
+  *count = static_cast<int64_t>(logs.size());
+  if (logs.size() < 2) return kNoValue;
+  const double m = Median(logs);
+  for (double& v : logs) v = std::abs(v - m);
+  return 1.482602218505602 * Median(std::move(logs));
+}
+
+double GateHalfWidth(const RunSpread& spread, double within_sd, int64_t steps,
+                     int64_t baseline_runs, int64_t candidate_runs) {
+  if (!std::isfinite(spread.sd) || spread.df < 1 || baseline_runs < 1 || candidate_runs < 1)
+    return kNoValue;
+  const double k = static_cast<double>(baseline_runs), r = static_cast<double>(candidate_runs);
+  double step_half = 0;  // Hodges-Lehmann's interval: sd * sqrt(pi / 3) * sqrt(1/n + 1/m)
+  if (std::isfinite(within_sd) && steps > 0) {
+    const double n = static_cast<double>(steps);
+    step_half = kZ975 * within_sd * std::sqrt(std::numbers::pi / 3 * (1 / (k * n) + 1 / (r * n)));
+  }
+  const double run_half = StudentT975(spread.df) * spread.sd * std::sqrt(1 / k + 1 / r);
+  return std::hypot(step_half, run_half);
+}
+
+RunPlan PlanRuns(const RunSpread& spread, double within_sd, int64_t steps, double bound) {
+  RunPlan plan;
+  if (!std::isfinite(spread.sd)) return plan;
+  auto fits = [&](int64_t k, int64_t r) {
+    const double h = GateHalfWidth(spread, within_sd, steps, k, r);
+    if (!(h <= bound)) return false;
+    plan = {k, r, h};
+    return true;
+  };
+  for (int64_t k = 1; k <= kMaxPlanRuns; ++k)
+    if (fits(k, 1)) return plan;
+  for (int64_t r = 2; r <= kMaxPlanRuns; ++r)
+    if (fits(r, r)) return plan;
+  plan.half_width = GateHalfWidth(spread, within_sd, steps, kMaxPlanRuns, kMaxPlanRuns);
+  return plan;
 }
 
 }  // namespace trainprof::history

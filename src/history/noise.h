@@ -30,7 +30,50 @@ struct RunSpread {
   double sd = kNoValue;
   int64_t df = 0;
   std::string source;  // "history: 6 runs of config 3f9a..." for the report
+  // How many runs the estimate could draw on: also set when there were too few (sd NaN), so
+  // that a warning can say how many more runs would make the gate sound.
+  int64_t runs = 0;
 };
+
+// Fewer runs than this give no run-to-run spread (the estimate needs 2 degrees of freedom).
+inline constexpr int64_t kMinSpreadRuns = 3;
+
+// One earlier run of a configuration, as the run history keeps it: the median of its log step
+// times, the standard deviation of its log step times (within the run), and its step count.
+struct RunNoise {
+  double log_median = kNoValue;
+  double log_sd = kNoValue;  // NaN when unknown (older histories): no within-run correction
+  int64_t steps = 0;
+};
+
+// The between-run standard deviation of log step times, by variance components: the variance
+// of the runs' log medians less the part their own step-to-step noise explains (a median of n
+// steps varies by pi/2 * sd^2 / n between runs even when nothing else does), never below 0;
+// df = runs - 1. Fewer than kMinSpreadRuns runs: sd NaN, df 0, runs set. `source` is copied.
+RunSpread EstimateRunSpread(const std::vector<RunNoise>& runs, std::string source);
+
+// The robust standard deviation (1.4826 x the median absolute deviation) of the logs of the
+// positive values, and their count; NaN with fewer than 2.
+double RobustLogSd(const std::vector<double>& values, int64_t* count);
+
+// How many runs a gate needs on this machine: the 95 % half-width of a comparison with
+// `baseline_runs` pooled baseline runs and `candidate_runs` candidate runs of `steps` steps
+// each, given the run-to-run spread and the within-run sd of log step times (relative, on the
+// log scale: 0.03 = about 3 %). NaN when the spread is unknown.
+double GateHalfWidth(const RunSpread& spread, double within_sd, int64_t steps,
+                     int64_t baseline_runs, int64_t candidate_runs);
+
+struct RunPlan {
+  int64_t baseline_runs = 0;   // 0: no plan reaches the bound within kMaxPlanRuns
+  int64_t candidate_runs = 0;  // 1 unless a single candidate run cannot reach the bound
+  double half_width = kNoValue;
+};
+inline constexpr int64_t kMaxPlanRuns = 50;
+
+// The fewest runs whose interval half-width is at most `bound` (0.03 for 3 %): the fewest
+// baseline runs with one candidate run, else the fewest repeats of both sides (--repeat R
+// against last:R). baseline_runs 0 when even kMaxPlanRuns a side do not reach it.
+RunPlan PlanRuns(const RunSpread& spread, double within_sd, int64_t steps, double bound);
 
 struct RelativeChange {
   bool has_interval = false;  // false: too few steps for a 95 % interval
@@ -44,10 +87,11 @@ struct RelativeChange {
 };
 
 // The change of `cand` against `base` with a 95 % interval. Steps of a side's runs are pooled;
-// when a side has several runs, their spread (the pooled standard deviation of the runs' median
-// log values) is added to the step-to-step interval in quadrature, scaled by Student's t; else
-// `prior` is used when it has an sd. Never fails: empty input or too few steps give
-// has_interval false (change is still the point estimate when both sides have a step).
+// the run-to-run spread is added to the step-to-step interval in quadrature, scaled by Student's
+// t: the spread of these runs (the pooled standard deviation of the runs' median log values, when
+// a side has several) or `prior`, whichever has more degrees of freedom. Never fails: empty input
+// or too few steps give has_interval false (change is still the point estimate when both sides have
+// a step).
 RelativeChange CompareSteps(const StepGroups& base, const StepGroups& cand, const RunSpread& prior);
 
 // The k-th smallest (1-based, 1 <= k <= x.size() * y.size()) of all differences y[j] - x[i];

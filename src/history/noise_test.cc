@@ -139,5 +139,117 @@ TEST(NoiseTest, RunToRunSpreadWidensTheInterval) {
   EXPECT_DOUBLE_EQ(prior.change, bare.change);
 }
 
+// A run of `steps` log-normal step times around exp(log_mean) with within-run sd `sigma`, as the
+// history keeps it.
+RunNoise Recorded(std::mt19937_64& rng, double log_mean, double sigma, int64_t steps) {
+  std::vector<double> v = Steps(rng, static_cast<size_t>(steps), std::exp(log_mean), sigma);
+  RunNoise r;
+  r.log_sd = RobustLogSd(v, &r.steps);
+  std::vector<double> logs;
+  for (double x : v) logs.push_back(std::log(x));
+  std::sort(logs.begin(), logs.end());
+  r.log_median = 0.5 * (logs[logs.size() / 2] + logs[(logs.size() - 1) / 2]);
+  return r;
+}
+
+// Histories with a known between-run spread: the variance components give it back.
+TEST(RunSpreadTest, VarianceComponentsRecoverTheBetweenRunSpread) {
+  std::mt19937_64 rng(21);
+  std::normal_distribution<double> between(0, 0.02);
+  std::vector<RunNoise> runs;
+  for (int i = 0; i < 60; ++i)
+    runs.push_back(Recorded(rng, std::log(0.1) + between(rng), 0.08, 300));
+  const RunSpread s = EstimateRunSpread(runs, "test");
+  EXPECT_EQ(s.runs, 60);
+  EXPECT_EQ(s.df, 59);
+  EXPECT_EQ(s.source, "test");
+  EXPECT_NEAR(s.sd, 0.02, 0.005);
+}
+
+// No spread between runs, few noisy steps each: their medians still differ by their own step
+// noise, which the estimate takes out instead of calling it run-to-run noise.
+TEST(RunSpreadTest, StepNoiseIsNotTakenForRunToRunNoise) {
+  std::mt19937_64 rng(22);
+  std::vector<RunNoise> runs;
+  for (int i = 0; i < 60; ++i) runs.push_back(Recorded(rng, std::log(0.1), 0.2, 10));
+  double mean = 0, ss = 0;
+  for (const RunNoise& r : runs) mean += r.log_median / 60;
+  for (const RunNoise& r : runs) ss += (r.log_median - mean) * (r.log_median - mean) / 59;
+  EXPECT_GT(std::sqrt(ss), 0.06);  // the raw spread of the medians: sqrt(pi/2 * 0.04 / 10)
+  EXPECT_LT(EstimateRunSpread(runs, "").sd, 0.03);
+  // Without the within-run figures (an older history) nothing is taken out.
+  for (RunNoise& r : runs) r.log_sd = kNoValue;
+  EXPECT_NEAR(EstimateRunSpread(runs, "").sd, std::sqrt(ss), 1e-12);
+}
+
+TEST(RunSpreadTest, FewerThanThreeRunsGiveNoSpreadButCountThem) {
+  std::mt19937_64 rng(23);
+  std::vector<RunNoise> runs = {Recorded(rng, 0, 0.05, 100), Recorded(rng, 0.01, 0.05, 100)};
+  RunSpread s = EstimateRunSpread(runs, "two");
+  EXPECT_TRUE(std::isnan(s.sd));
+  EXPECT_EQ(s.runs, 2);
+  EXPECT_EQ(s.df, 0);
+  runs.push_back({kNoValue, kNoValue, 0});  // a run without a median does not count
+  EXPECT_EQ(EstimateRunSpread(runs, "").runs, 2);
+  runs.push_back(Recorded(rng, 0.02, 0.05, 100));
+  EXPECT_TRUE(std::isfinite(EstimateRunSpread(runs, "").sd));
+}
+
+TEST(RunSpreadTest, RobustLogSdIgnoresATailStep) {
+  std::vector<double> v = {1.0, 1.1, 0.9, 1.05, 0.95, 50.0};
+  int64_t n = 0;
+  const double sd = RobustLogSd(v, &n);
+  EXPECT_EQ(n, 6);
+  EXPECT_LT(sd, 0.2);
+  EXPECT_TRUE(std::isnan(RobustLogSd({1.0}, &n)));
+  EXPECT_EQ(n, 1);
+}
+
+// The half-width of a gate, and the runs a bound needs, worked by hand: t(9) = 2.262.
+TEST(RunSpreadTest, PlansTheRunsABoundNeeds) {
+  const RunSpread s{0.02, 9, "h", 10};
+  EXPECT_NEAR(GateHalfWidth(s, kNoValue, 0, 1, 1), 2.262 * 0.02 * std::sqrt(2.0), 1e-12);
+  // Step noise adds in quadrature: 1.96 * 0.1 * sqrt(pi/3 * 2/100).
+  const double step = 1.959963984540054 * 0.1 * std::sqrt(std::acos(-1.0) / 3 * 0.02);
+  EXPECT_NEAR(GateHalfWidth(s, 0.1, 100, 1, 1), std::hypot(step, 2.262 * 0.02 * std::sqrt(2.0)),
+              1e-12);
+  // One candidate run never gets below t * sd = 4.5 %, so a 3 % bound needs repeats on both
+  // sides: 4.524 % * sqrt(2 / R) <= 3 % from R = 5.
+  RunPlan p = PlanRuns(s, kNoValue, 0, 0.03);
+  EXPECT_EQ(p.baseline_runs, 5);
+  EXPECT_EQ(p.candidate_runs, 5);
+  EXPECT_LE(p.half_width, 0.03);
+  // Half the spread: 2.262 % * sqrt(1 + 1/K) <= 3 % from K = 2, against one run.
+  p = PlanRuns({0.01, 9, "h", 10}, kNoValue, 0, 0.03);
+  EXPECT_EQ(p.baseline_runs, 2);
+  EXPECT_EQ(p.candidate_runs, 1);
+  // Unreachable, and unknown.
+  EXPECT_EQ(PlanRuns({0.2, 9, "h", 10}, kNoValue, 0, 0.03).baseline_runs, 0);
+  EXPECT_EQ(PlanRuns({kNoValue, 0, "", 2}, kNoValue, 0, 0.03).baseline_runs, 0);
+}
+
+// The interval widens by exactly the known run-to-run half-width, added in quadrature.
+TEST(RunSpreadTest, AKnownSpreadWidensTheIntervalByItsHalfWidth) {
+  std::mt19937_64 rng(24);
+  const StepGroups a = {Steps(rng, 200, 0.100, 0.05)}, b = {Steps(rng, 200, 0.101, 0.05)};
+  const RelativeChange bare = CompareSteps(a, b, {});
+  const RelativeChange wide = CompareSteps(a, b, {0.02, 9, "history", 10});
+  const double shift = std::log1p(bare.change), h = 2.262 * 0.02 * std::sqrt(2.0);
+  EXPECT_NEAR(std::log1p(wide.high) - shift, std::hypot(std::log1p(bare.high) - shift, h), 1e-12);
+  EXPECT_NEAR(shift - std::log1p(wide.low), std::hypot(shift - std::log1p(bare.low), h), 1e-12);
+  EXPECT_EQ(wide.run_sd_source, "history");
+  EXPECT_DOUBLE_EQ(wide.run_sd, 0.02);
+}
+
+// A history's estimate with more degrees of freedom wins over the compared runs' own.
+TEST(RunSpreadTest, TheSurerSpreadIsUsed) {
+  std::mt19937_64 rng(25);
+  StepGroups a, b;
+  for (double m : {0.100, 0.104}) a.push_back(Steps(rng, 100, m, 0.05));
+  for (double m : {0.102, 0.099}) b.push_back(Steps(rng, 100, m, 0.05));
+  EXPECT_EQ(CompareSteps(a, b, {0.02, 1, "few", 2}).run_sd_source, "these runs (df 2)");
+  EXPECT_EQ(CompareSteps(a, b, {0.02, 9, "many", 10}).run_sd_source, "many");
+}
+
 }  // namespace
 }  // namespace trainprof::history

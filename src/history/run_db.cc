@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -12,20 +13,30 @@
 
 #include "base/clock.h"
 #include "base/text.h"
+#include "history/step_series.h"
 #include "report/format.h"
 
 namespace trainprof::history {
 namespace {
 
 constexpr int kApplicationId = 0x74707266;  // "tprf": marks the file as trainprof's
-// 1: the first six key figures; 2: step_time_median added (older rows have none).
-constexpr int kSchemaVersion = 2;
+// 1: the first six key figures; 2: step_time_median added (older rows have none); 3: device,
+// steps and step_log_sd (the within-run noise the run-to-run spread is corrected for).
+constexpr int kSchemaVersion = 3;
 constexpr int kBusyTimeoutMs = 10000;
 
 constexpr const char* kTextFields[] = {
-    "id",     "created_utc", "kind",       "name",        "title",
-    "host",   "git_commit",  "git_branch", "config_hash", "trainprof_version",
-    "run_dir"};
+    "id",      "created_utc", "kind",       "name",        "title",
+    "host",    "git_commit",  "git_branch", "config_hash", "trainprof_version",
+    "run_dir", "device"};
+
+// The record's text fields, parallel to kTextFields.
+template <typename Record>
+auto TextOf(Record& r) {
+  return std::array{&r.id,      &r.created_utc, &r.kind,       &r.name,        &r.title,
+                    &r.host,    &r.git_commit,  &r.git_branch, &r.config_hash, &r.trainprof_version,
+                    &r.run_dir, &r.device};
+}
 
 // Names users type for the stored columns.
 constexpr std::pair<const char*, const char*> kAliases[] = {{"commit", "git_commit"},
@@ -38,7 +49,7 @@ std::string Columns() {
   std::string cols = "seq";
   for (const char* f : kTextFields) cols += fmt::format(", {}", f);
   for (const FigureInfo& f : kFigures) cols += fmt::format(", {}", f.key);
-  return cols;
+  return cols + ", steps, step_log_sd";
 }
 
 // An owning statement.
@@ -76,12 +87,8 @@ std::string Err(sqlite3* db, const std::string& path, std::string_view what) {
 RunRecord ReadRow(sqlite3_stmt* s) {
   RunRecord r;
   r.seq = sqlite3_column_int64(s, 0);
-  std::string* text[] = {
-      &r.id,     &r.created_utc, &r.kind,       &r.name,        &r.title,
-      &r.host,   &r.git_commit,  &r.git_branch, &r.config_hash, &r.trainprof_version,
-      &r.run_dir};
   int col = 1;
-  for (std::string* t : text) {
+  for (std::string* t : TextOf(r)) {
     const unsigned char* v = sqlite3_column_text(s, col++);
     *t = v != nullptr ? reinterpret_cast<const char*>(v) : "";
   }
@@ -89,6 +96,8 @@ RunRecord ReadRow(sqlite3_stmt* s) {
     if (sqlite3_column_type(s, col) != SQLITE_NULL)
       r.figures.values[i] = sqlite3_column_double(s, col);
   }
+  r.steps = sqlite3_column_int64(s, col++);
+  if (sqlite3_column_type(s, col) != SQLITE_NULL) r.step_log_sd = sqlite3_column_double(s, col);
   return r;
 }
 
@@ -168,10 +177,7 @@ std::string WhereFields() {
 }
 
 std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r) {
-  const std::string* text[] = {
-      &r.id,     &r.created_utc, &r.kind,       &r.name,        &r.title,
-      &r.host,   &r.git_commit,  &r.git_branch, &r.config_hash, &r.trainprof_version,
-      &r.run_dir};
+  const auto text = TextOf(r);
   std::vector<std::pair<std::string, std::string>> out;
   for (size_t i = 0; i < std::size(kTextFields); ++i) out.emplace_back(kTextFields[i], *text[i]);
   for (size_t i = 0; i < kFigures.size(); ++i) {
@@ -216,6 +222,11 @@ RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir,
   auto abs = std::filesystem::absolute(run_dir, ec);
   rec.run_dir = ec ? run_dir : abs.lexically_normal().string();
   rec.figures = ExtractKeyFigures(r);
+  rec.device = RunDevice(r);
+  std::vector<double> steps;
+  for (const auto& group : ExtractSteps(r).step_time_s)
+    steps.insert(steps.end(), group.begin(), group.end());
+  rec.step_log_sd = RobustLogSd(steps, &rec.steps);
   return rec;
 }
 
@@ -279,7 +290,8 @@ Status RunDb::Init(bool create) {
         "BEGIN IMMEDIATE;"
         "CREATE TABLE IF NOT EXISTS runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL "
         "UNIQUE, created_utc TEXT, kind TEXT, name TEXT, title TEXT, host TEXT, git_commit TEXT, "
-        "git_branch TEXT, config_hash TEXT, trainprof_version TEXT, run_dir TEXT{});"
+        "git_branch TEXT, config_hash TEXT, trainprof_version TEXT, run_dir TEXT, device TEXT{}, "
+        "steps INTEGER, step_log_sd REAL);"
         "CREATE INDEX IF NOT EXISTS runs_commit ON runs(git_commit);"
         "PRAGMA application_id = {};"
         "PRAGMA user_version = {};"
@@ -321,8 +333,9 @@ Status RunDb::Init(bool create) {
   return Status::Ok();
 }
 
-// Schema 1 -> 2: the step_time_median column. In one write transaction that reads the version
-// again, so that two processes opening an old history at once migrate it once.
+// Schema 1 -> 2: the step_time_median column; 2 -> 3: device, steps and step_log_sd. In one write
+// transaction that reads the version again, so that two processes opening an old history at
+// once migrate it once.
 Status RunDb::Migrate() {
   char* err = nullptr;
   auto fail = [&](const char* what) {
@@ -339,14 +352,17 @@ Status RunDb::Migrate() {
     Stmt s(db_, "PRAGMA user_version");
     if (s.ok() && sqlite3_step(s.get()) == SQLITE_ROW) version = sqlite3_column_int(s.get(), 0);
   }
-  if (version < 2 &&
-      sqlite3_exec(db_,
-                   fmt::format("ALTER TABLE runs ADD COLUMN step_time_median REAL; PRAGMA "
-                               "user_version = {}",
-                               kSchemaVersion)
-                       .c_str(),
+  std::string sql;
+  if (version < 2) sql += "ALTER TABLE runs ADD COLUMN step_time_median REAL;";
+  if (version < 3) {
+    sql +=
+        "ALTER TABLE runs ADD COLUMN device TEXT; ALTER TABLE runs ADD COLUMN steps INTEGER; "
+        "ALTER TABLE runs ADD COLUMN step_log_sd REAL;";
+  }
+  if (version < kSchemaVersion &&
+      sqlite3_exec(db_, fmt::format("{} PRAGMA user_version = {}", sql, kSchemaVersion).c_str(),
                    nullptr, nullptr, &err) != SQLITE_OK) {
-    return fail("cannot upgrade the run history to schema 2");
+    return fail("cannot upgrade the run history to schema 3");
   }
   if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, &err) != SQLITE_OK)
     return fail("cannot upgrade the run history");
@@ -355,18 +371,16 @@ Status RunDb::Migrate() {
 
 Status RunDb::Insert(const RunRecord& r) {
   std::string placeholders = "?";
-  const size_t n = std::size(kTextFields) + kFigures.size();
+  const size_t n = std::size(kTextFields) + kFigures.size() + 2;
   for (size_t i = 1; i < n; ++i) placeholders += ", ?";
   std::string cols = Columns().substr(std::string("seq, ").size());
   Stmt s(db_, fmt::format("INSERT INTO runs ({}) VALUES ({})", cols, placeholders));
   if (!s.ok()) return InvalidArgument(Err(db_, path_, "cannot record the run"));
-  const std::string* text[] = {
-      &r.id,     &r.created_utc, &r.kind,       &r.name,        &r.title,
-      &r.host,   &r.git_commit,  &r.git_branch, &r.config_hash, &r.trainprof_version,
-      &r.run_dir};
   int i = 1;
-  for (const std::string* t : text) s.Bind(i++, *t);
+  for (const std::string* t : TextOf(r)) s.Bind(i++, *t);
   for (double v : r.figures.values) s.Bind(i++, v);
+  s.Bind(i++, r.steps);
+  s.Bind(i++, r.step_log_sd);
   if (sqlite3_step(s.get()) != SQLITE_DONE)
     return UnavailableError(Err(db_, path_, "cannot record the run"));
   return Status::Ok();

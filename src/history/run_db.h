@@ -16,6 +16,7 @@
 
 #include "history/git.h"
 #include "history/key_figures.h"
+#include "history/noise.h"
 #include "report/report.h"
 #include "trainprof/status.h"
 
@@ -28,7 +29,12 @@ struct RunRecord {
   std::string id;   // "20261123T041501Z-3f9a2c": UTC time and 6 random hex digits
   std::string created_utc, kind, name, title, host, git_commit, git_branch, config_hash,
       trainprof_version, run_dir;
+  std::string device;  // "cpu", "cuda", or analyze's device list; "" in rows older than schema 3
   KeyFigures figures;
+  // The within-run noise of its training steps (schema 3): their count and the robust standard
+  // deviation of their log times (NaN when unknown); history/noise.h's variance components.
+  int64_t steps = 0;
+  double step_log_sd = kNoValue;
 };
 
 // The record of a finished run (a fresh id). `run_dir` is stored as an absolute path.

@@ -1,0 +1,49 @@
+// Runs named on the command line of `runs`, `compare` and `gate`: found in the run history or as
+// run folders, with their reports, the baseline forms (`ancestor`, `last:K`) and the history's
+// run-to-run spread for the comparison.
+//
+//   std::unique_ptr<history::RunDb> db;
+//   auto loaded = LoadComparison({"latest"}, "last:5", "", db);
+//   if (!loaded.ok()) return PrintError(loaded.status()), ExitFor(loaded.status());
+//   auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "history/compare.h"
+#include "history/run_db.h"
+#include "trainprof/status.h"
+
+namespace trainprof::cli {
+
+// "trainprof: MESSAGE" on stderr.
+void PrintError(const Status& s);
+// The exit code of a failed lookup: 1 when the history could not be read (locked, I/O), else 2.
+int ExitFor(const Status& s);
+
+// Opens the existing run history (--db flag, $TRAINPROF_DB, runs/trainprof.db) into `db`, unless
+// it is open already. Errors: the history is off, missing, or not trainprof's.
+Status OpenHistory(const std::string& flag, std::unique_ptr<history::RunDb>& db);
+
+// A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
+// latest or latest~N in the history, with its report. The history is opened only when needed.
+// Errors: no such folder or run; a report.json that is missing or cannot be read.
+StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
+                                     std::unique_ptr<history::RunDb>& db);
+
+struct LoadedComparison {
+  std::vector<history::LoadedRun> runs;  // the baseline first, the candidate last
+  history::CompareOptions options;       // with the history's run-to-run spread, when known
+};
+
+// The runs `names` with their reports; `baseline` (empty: the first of `names`) is a run name,
+// `ancestor` (the newest stored run made from HEAD or an ancestor) or `last:K` (the last K
+// stored runs of the candidate's kind and config hash, pooled). Errors: as LoadRun, a bad
+// `last:K`, no baseline of that form, fewer than two runs.
+StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names,
+                                          const std::string& baseline, const std::string& db_flag,
+                                          std::unique_ptr<history::RunDb>& db);
+
+}  // namespace trainprof::cli
