@@ -24,6 +24,7 @@ SLOW=${3:-3}
 DELAYS=${4:-0.4 0.8}
 T="$BUILD/src/cli/trainprof"
 WORK=${WORK:-$(mktemp -d)}
+mkdir -p "$WORK"
 export TRAINPROF_DB="$WORK/history.db"
 BOUND='step_time > +3%'
 JOB=(profile -q --epochs 1 --limit-train-batches 300 --set training.limit_val_batches=2

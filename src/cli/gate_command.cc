@@ -60,6 +60,7 @@ nlohmann::json VerdictJson(int code, const std::string& line, const LoadedCompar
     j["warnings"] = cmp->warnings;
     j["bounds_crossed"] = cmp->bounds_crossed;
     j["bounds_inconclusive"] = cmp->bounds_inconclusive;
+    j["bounds_without_interval"] = cmp->bounds_without_interval;
   }
   return j;
 }
@@ -100,9 +101,11 @@ int Gate(const GateFlags& f) {
     if (!w.ok()) PrintError(w);
   }
   for (const std::string& w : cmp->warnings) fmt::print(stderr, "trainprof gate: warning: {}\n", w);
-  const int code = cmp->gate_failed()             ? kGateRegression
-                   : cmp->bounds_inconclusive > 0 ? kGateUndecided
-                                                  : kGatePass;
+  // A bound whose interval reaches across it passes, as in compare: nothing shows a
+  // regression beyond noise. Only a bound with no interval at all leaves the gate undecided.
+  const int code = cmp->gate_failed()                 ? kGateRegression
+                   : cmp->bounds_without_interval > 0 ? kGateUndecided
+                                                      : kGatePass;
   std::string verdicts;
   for (const std::string& v : cmp->verdicts) verdicts += (verdicts.empty() ? "" : " | ") + v;
   const char* word = code == kGatePass         ? "PASS"
@@ -161,7 +164,9 @@ void AddGateCommand(CLI::App& app, std::function<int()>* run) {
   AddDbOption(g, &f->db, false);
   g->footer(
       "Prints one line: PASS, REGRESSION or UNDECIDED, then each bound's median change, its 95 % "
-      "interval and where the run-to-run spread came from. The spread is learnt from the run "
+      "interval and where the run-to-run spread came from. An interval that reaches across its "
+      "bound (inconclusive) passes, as in compare: nothing shows a regression beyond noise. The "
+      "spread is learnt from the run "
       "history (the runs of the baseline's config on this host and device, at least 3); "
       "`trainprof runs noise` shows it and how many runs a bound needs.\nExamples:\n"
       "  trainprof gate --fail-if 'step_time > +3%'\n"
@@ -170,7 +175,7 @@ void AddGateCommand(CLI::App& app, std::function<int()>* run) {
       ExitCodesHelp({{kGatePass, "pass: every bound held"},
                      {kGateRegression, "regression: a bound was crossed beyond noise"},
                      {kGateUndecided,
-                      "undecided: a bound was inconclusive (too few steps), or no verdict "
+                      "undecided: a bound had too few steps for any interval, or no verdict "
                       "could be made (no baseline run yet, bad input, an unreadable history)"}}));
   g->callback([run, f] { *run = [f] { return Gate(*f); }; });
 }

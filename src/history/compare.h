@@ -60,7 +60,8 @@ struct CompareOptions {
 struct Comparison {
   report::Report report;  // kind "compare"
   int64_t bounds_crossed = 0;
-  int64_t bounds_inconclusive = 0;
+  int64_t bounds_inconclusive = 0;      // the interval reaches across the bound, or there is none
+  int64_t bounds_without_interval = 0;  // too few steps for any interval: no verdict at all
   // One line per bound: "step_time > +3%: +5.1 % [+4.2, +6.0] (95 % CI, 600 steps): beyond
   // noise", in the order given.
   std::vector<std::string> verdicts;

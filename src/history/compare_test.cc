@@ -357,5 +357,24 @@ TEST(HistorySpreadGateTest, FewerThanThreeRunsKeepTheWarningAndSayHowManyMore) {
   EXPECT_NE(c->verdicts[0].find("; step-to-step noise only)"), std::string::npos);
 }
 
+// The gate's "undecided": a bound with no interval at all (three steps a side), unlike one whose
+// interval reaches across it.
+TEST(HistorySpreadGateTest, TooFewStepsForAnIntervalAreCountedApart) {
+  auto few = BuildCompareReport({MakeRun("a", WithSteps({0.010, 0.011, 0.012})),
+                                 MakeRun("b", WithSteps({0.010, 0.011, 0.013}))},
+                                {*ParseBound("step_time > +3%")});
+  ASSERT_TRUE(few.ok());
+  EXPECT_EQ(few->bounds_without_interval, 1);
+  EXPECT_EQ(few->bounds_inconclusive, 1);
+  std::vector<double> slower = Steps(4, 60, 0.010, 0.1);
+  for (double& s : slower) s *= 1.03;
+  auto across = BuildCompareReport(
+      {MakeRun("a", WithSteps(Steps(3, 60, 0.010, 0.1))), MakeRun("b", WithSteps(slower))},
+      {*ParseBound("step_time > +3%")});
+  ASSERT_TRUE(across.ok());
+  EXPECT_EQ(across->bounds_inconclusive, 1);
+  EXPECT_EQ(across->bounds_without_interval, 0);
+}
+
 }  // namespace
 }  // namespace trainprof::history

@@ -227,6 +227,7 @@ void GateSection(report::Report& r, const std::vector<LoadedRun>& runs, const In
     Judgement j = Judge(b, base, cand, it != intervals.end() ? &it->second : nullptr);
     out.bounds_crossed += j.crossed ? 1 : 0;
     out.bounds_inconclusive += j.inconclusive ? 1 : 0;
+    out.bounds_without_interval += j.interval_mode && !j.interval.has_interval ? 1 : 0;
     const bool iv = j.interval_mode && j.interval.has_interval;
     t.rows.push_back({b.text, std::string(report::UnitName(j.base.unit)), Opt(j.base.value),
                       Opt(j.cand.value), Opt(j.change),
