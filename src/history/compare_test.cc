@@ -279,15 +279,7 @@ LoadedRun Wandering(std::mt19937_64& rng, const std::string& name, double median
 RunSpread SpreadOf(const std::vector<LoadedRun>& history) {
   std::vector<RunNoise> noise;
   for (const LoadedRun& run : history) {
-    const StepSeries series = internal::SideSteps(run);
-    const std::vector<double>& steps = series.step_time_s[0];
-    RunNoise n;
-    n.log_sd = RobustLogSd(steps, &n.steps);
-    std::vector<double> logs;
-    for (double v : steps) logs.push_back(std::log(v));
-    std::sort(logs.begin(), logs.end());
-    n.log_median = 0.5 * (logs[logs.size() / 2] + logs[(logs.size() - 1) / 2]);
-    noise.push_back(n);
+    noise.push_back(RunNoiseOf(internal::SideSteps(run).step_time_s[0]));
   }
   return EstimateRunSpread(noise, fmt::format("history: {} runs", history.size()));
 }

@@ -164,24 +164,30 @@ TEST(RunDbTest, ListFindAndWhere) {
   EXPECT_FALSE(none->has_value());
 }
 
+// A history of one run, taken back to an older schema by `sql` (columns dropped, the version
+// set), as an older trainprof left it.
+std::string OldHistory(const std::string& name, const char* sql) {
+  const std::string path = testutil::FreshTempDir() + "/" + name;
+  {
+    auto db = RunDb::Open(path, true);
+    EXPECT_TRUE(db.ok());
+    EXPECT_TRUE((*db)->Insert(Record("20261123T100000Z-aaaaaa", "profile", 500)).ok());
+  }
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  return path;
+}
+
 // A history written by schema 1 (no step_time_median) is upgraded in place when opened: its
 // rows stay, with no median, and new runs record one.
 TEST(RunDbTest, ASchemaOneHistoryIsUpgraded) {
-  const std::string path = testutil::FreshTempDir() + "/old.db";
-  {
-    auto db = RunDb::Open(path, true);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Insert(Record("20261123T100000Z-aaaaaa", "profile", 500)).ok());
-  }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw,
-                         "ALTER TABLE runs DROP COLUMN step_time_median; ALTER TABLE runs DROP "
-                         "COLUMN device; ALTER TABLE runs DROP COLUMN steps; ALTER TABLE runs "
-                         "DROP COLUMN step_log_sd; PRAGMA user_version = 1",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
+  const std::string path =
+      OldHistory("old.db",
+                 "ALTER TABLE runs DROP COLUMN step_time_median; ALTER TABLE runs DROP COLUMN "
+                 "device; ALTER TABLE runs DROP COLUMN steps; ALTER TABLE runs DROP COLUMN "
+                 "step_log_sd; PRAGMA user_version = 1");
   auto db = RunDb::Open(path, false);
   ASSERT_TRUE(db.ok()) << db.status().message();
   report::Report r = ProfileReport(600, 1e9);
@@ -199,20 +205,10 @@ TEST(RunDbTest, ASchemaOneHistoryIsUpgraded) {
 // Schema 3 adds the device and the within-run noise; a schema 2 history gets them, empty in its
 // old rows.
 TEST(RunDbTest, ASchemaTwoHistoryIsUpgradedAndKeepsDeviceAndStepNoise) {
-  const std::string path = testutil::FreshTempDir() + "/v2.db";
-  {
-    auto db = RunDb::Open(path, true);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Insert(Record("20261123T100000Z-aaaaaa", "profile", 500)).ok());
-  }
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw,
-                         "ALTER TABLE runs DROP COLUMN device; ALTER TABLE runs DROP COLUMN "
-                         "steps; ALTER TABLE runs DROP COLUMN step_log_sd; PRAGMA user_version = 2",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
+  const std::string path =
+      OldHistory("v2.db",
+                 "ALTER TABLE runs DROP COLUMN device; ALTER TABLE runs DROP COLUMN steps; ALTER "
+                 "TABLE runs DROP COLUMN step_log_sd; PRAGMA user_version = 2");
   auto db = RunDb::Open(path, false);
   ASSERT_TRUE(db.ok()) << db.status().message();
   RunRecord rec = Record("20261123T110000Z-bbbbbb", "profile", 600);

@@ -241,6 +241,16 @@ double RobustLogSd(const std::vector<double>& values, int64_t* count) {
   return 1.482602218505602 * Median(std::move(logs));
 }
 
+RunNoise RunNoiseOf(const std::vector<double>& step_times) {
+  RunNoise out;
+  out.log_sd = RobustLogSd(step_times, &out.steps);
+  std::vector<double> logs;
+  for (double v : step_times)
+    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
+  out.log_median = Median(std::move(logs));
+  return out;
+}
+
 double GateHalfWidth(const RunSpread& spread, double within_sd, int64_t steps,
                      int64_t baseline_runs, int64_t candidate_runs) {
   if (!std::isfinite(spread.sd) || spread.df < 1 || baseline_runs < 1 || candidate_runs < 1)

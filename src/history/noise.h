@@ -56,6 +56,9 @@ RunSpread EstimateRunSpread(const std::vector<RunNoise>& runs, std::string sourc
 // positive values, and their count; NaN with fewer than 2.
 double RobustLogSd(const std::vector<double>& values, int64_t* count);
 
+// A run's noise from its step times: the median and robust sd of their logs, and their count.
+RunNoise RunNoiseOf(const std::vector<double>& step_times);
+
 // How many runs a gate needs on this machine: the 95 % half-width of a comparison with
 // `baseline_runs` pooled baseline runs and `candidate_runs` candidate runs of `steps` steps
 // each, given the run-to-run spread and the within-run sd of log step times (relative, on the

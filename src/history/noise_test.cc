@@ -142,14 +142,7 @@ TEST(NoiseTest, RunToRunSpreadWidensTheInterval) {
 // A run of `steps` log-normal step times around exp(log_mean) with within-run sd `sigma`, as the
 // history keeps it.
 RunNoise Recorded(std::mt19937_64& rng, double log_mean, double sigma, int64_t steps) {
-  std::vector<double> v = Steps(rng, static_cast<size_t>(steps), std::exp(log_mean), sigma);
-  RunNoise r;
-  r.log_sd = RobustLogSd(v, &r.steps);
-  std::vector<double> logs;
-  for (double x : v) logs.push_back(std::log(x));
-  std::sort(logs.begin(), logs.end());
-  r.log_median = 0.5 * (logs[logs.size() / 2] + logs[(logs.size() - 1) / 2]);
-  return r;
+  return RunNoiseOf(Steps(rng, static_cast<size_t>(steps), std::exp(log_mean), sigma));
 }
 
 // Histories with a known between-run spread: the variance components give it back.
@@ -193,6 +186,13 @@ TEST(RunSpreadTest, FewerThanThreeRunsGiveNoSpreadButCountThem) {
   EXPECT_EQ(EstimateRunSpread(runs, "").runs, 2);
   runs.push_back(Recorded(rng, 0.02, 0.05, 100));
   EXPECT_TRUE(std::isfinite(EstimateRunSpread(runs, "").sd));
+}
+
+TEST(RunSpreadTest, RunNoiseOfStepTimes) {
+  const RunNoise n = RunNoiseOf({0.1, 0.2, 0.4, -1.0});  // a value that is not a time is left out
+  EXPECT_EQ(n.steps, 3);
+  EXPECT_NEAR(n.log_median, std::log(0.2), 1e-12);
+  EXPECT_NEAR(n.log_sd, 1.482602218505602 * std::log(2.0), 1e-12);
 }
 
 TEST(RunSpreadTest, RobustLogSdIgnoresATailStep) {

@@ -226,7 +226,9 @@ RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir,
   std::vector<double> steps;
   for (const auto& group : ExtractSteps(r).step_time_s)
     steps.insert(steps.end(), group.begin(), group.end());
-  rec.step_log_sd = RobustLogSd(steps, &rec.steps);
+  const RunNoise noise = RunNoiseOf(steps);
+  rec.steps = noise.steps;
+  rec.step_log_sd = noise.log_sd;
   return rec;
 }
 
