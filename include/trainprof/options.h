@@ -62,6 +62,12 @@ struct Options {
     // With run_dir: a folder holding an earlier run is emptied of its files first (without it,
     // such a folder is refused).
     bool overwrite = false;
+    // Exporters (report/run_writers.h), off when empty: an MLflow file store the run is added
+    // to (its experiment: mlflow_experiment, else the run's name), and a TensorBoard log dir
+    // that gets an events.out.tfevents.* file.
+    std::string mlflow;
+    std::string mlflow_experiment;
+    std::string tensorboard;
   } output;
   struct Buffer {
     int64_t events_per_thread = 1 << 20;  // recorded scopes kept per thread; more are dropped

@@ -36,7 +36,8 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
                        const std::string& run_dir, const std::string& clock_method,
                        const std::vector<RankTuple>& ranks,
                        const std::vector<std::pair<int64_t, std::string>>& missing, bool csv,
-                       bool trace) {
+                       bool trace, const std::string& mlflow, const std::string& mlflow_experiment,
+                       const std::string& tensorboard) {
   session::MergeInput in;
   in.world_size = world_size;
   in.launcher = launcher;
@@ -51,7 +52,13 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
   Status st;
   {
     py::gil_scoped_release release;
-    st = session::WriteMergedRun(in, csv, trace, &summary);
+    Options::Output out;
+    out.csv = csv;
+    out.trace = trace;
+    out.mlflow = mlflow;
+    out.mlflow_experiment = mlflow_experiment;
+    out.tensorboard = tensorboard;
+    st = session::WriteMergedRun(in, out, &summary);
   }
   ThrowIfError(st, false);
   return summary;
@@ -76,7 +83,8 @@ void AddRunBinding(py::module_& m) {
         "Creates <dir>/<UTC time>-<name>[-N] and returns it.");
   m.def("merge_ranks", &MergeRanks, py::arg("world_size"), py::arg("launcher"), py::arg("name"),
         py::arg("run_dir"), py::arg("clock_method"), py::arg("ranks"), py::arg("missing"),
-        py::arg("csv"), py::arg("trace"));
+        py::arg("csv"), py::arg("trace"), py::arg("mlflow") = "", py::arg("mlflow_experiment") = "",
+        py::arg("tensorboard") = "");
   m.def("record_run", &RecordRun, py::arg("run_dir"), py::arg("db") = "");
   m.def("steady_ns", &base::SteadyNowNs, "The steady clock the recorder's timestamps are on.");
 }

@@ -113,6 +113,9 @@ void AddSessionBinding(py::module_& m) {
         d["output.print"] = o.output.print;
         d["output.csv"] = o.output.csv;
         d["output.trace"] = o.output.trace;
+        d["output.mlflow"] = o.output.mlflow;
+        d["output.mlflow_experiment"] = o.output.mlflow_experiment;
+        d["output.tensorboard"] = o.output.tensorboard;
         return d;
       },
       py::arg("config"), py::arg("overrides"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from trainprof import _core
 
@@ -47,7 +47,8 @@ def _read(path: str) -> str:
 class Ranks:
     """This process's part of a multi-rank run."""
 
-    def __init__(self, dist: Any, merged_dir: str, name: str, csv: bool, trace: bool) -> None:
+    def __init__(self, dist: Any, merged_dir: str, name: str, csv: bool, trace: bool,
+                 exporters: Optional[Dict[str, str]] = None) -> None:
         self.dist = dist
         self.rank: int = dist.get_rank()
         self.world_size: int = dist.get_world_size()
@@ -56,6 +57,8 @@ class Ranks:
         self.name = name
         self.csv = csv
         self.trace = trace
+        # output.mlflow, output.mlflow_experiment, output.tensorboard: the merged run's only
+        self.exporters = exporters or {}
         self.clock = self._clock_offset()
 
     def _clock_offset(self) -> Tuple[int, int]:
@@ -94,7 +97,7 @@ class Ranks:
                    for r in range(self.world_size) if r not in have]
         merged = _core.merge_ranks(
             self.world_size, _launcher(), self.name, self.merged_dir, CLOCK_METHOD, got, missing,
-            self.csv, self.trace,
+            self.csv, self.trace, **self.exporters,
         )
         if core.print:
             sys.stdout.write(summary)
@@ -124,4 +127,6 @@ def join(config: Optional[str], sets: List[str]) -> Optional[Ranks]:
     dist.broadcast_object_list(folder, src=0)
     if isinstance(folder[0], BaseException):
         raise _core.TrainprofError(str(folder[0]))
-    return Ranks(dist, folder[0], out["output.name"], out["output.csv"], out["output.trace"])
+    exporters = {k: out[f"output.{k}"] for k in ("mlflow", "mlflow_experiment", "tensorboard")}
+    return Ranks(dist, folder[0], out["output.name"], out["output.csv"], out["output.trace"],
+                 exporters)

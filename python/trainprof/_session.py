@@ -135,6 +135,7 @@ class Session:
         self._ranks = _distributed.join(config_path, sets)
         if self._ranks is not None:
             sets.append(f"output.run_dir={self._ranks.rank_dir}")
+            sets += ["output.mlflow=", "output.tensorboard="]  # the merged run exports
         self._core = _core.Session(config_path, sets)
         self._report: Optional[Report] = None
         self._batch_size = 0

@@ -30,6 +30,7 @@ import weakref
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import trainprof
+from trainprof import _trackers
 
 try:
     import lightning as _lightning_package
@@ -116,6 +117,11 @@ class TrainprofProfiler(Profiler):
     the test batches of ``trainer.test``, are ``"validation"`` steps. A step ends at
     ``on_*_batch_end``, so it includes the wait for its batch.
 
+    With ``log_to_loggers`` (the default), a finished run's headline figures and its
+    ``training_rate`` / ``validation_rate`` curves go to every logger of the Trainer
+    (``log_metrics``), and its report files to an ``MLFlowLogger``'s run as artifacts or into a
+    ``TensorBoardLogger``'s log_dir (with the text report as a text summary).
+
     Raises :class:`trainprof.ConfigError` (from setup, so from ``trainer.fit``) for a bad config
     file, key or value, and :class:`trainprof.TrainprofError` when the run folder cannot be
     created or written.
@@ -130,8 +136,10 @@ class TrainprofProfiler(Profiler):
         overrides: Overrides = None,
         dirpath: Optional[PathLike] = None,
         filename: Optional[str] = None,
+        log_to_loggers: bool = True,
     ) -> None:
         super().__init__(dirpath=dirpath, filename=filename)
+        self._log_to_trackers = log_to_loggers
         self._config = config
         self._name = name
         self._output_dir = output_dir if output_dir is not None else dirpath
@@ -265,6 +273,17 @@ class TrainprofProfiler(Profiler):
             return
         self._close_open_scopes()
         self._report = session.finish()
+        self._log_to_loggers()
+
+    def _log_to_loggers(self) -> None:
+        """The report's figures and files in the Trainer's loggers (trainprof._trackers)."""
+        trainer = self._trainer_ref() if self._trainer_ref is not None else None
+        loggers = list(getattr(trainer, "loggers", None) or []) if self._log_to_trackers else []
+        if not loggers or self._report is None or getattr(trainer, "global_rank", 0) != 0:
+            return
+        step = int(getattr(trainer, "global_step", 0) or 0)
+        for line in _trackers.log_to_loggers(loggers, self._report.run_dir, step):
+            print(f"trainprof: {line}")
 
     def _abort(self, exception: BaseException) -> None:
         """The run stopped on an exception (Lightning then calls no describe()): finishes the

@@ -24,6 +24,7 @@
 #include "report/data_quality.h"
 #include "report/json.h"
 #include "report/run_folder.h"
+#include "report/run_writers.h"
 #include "trace/trace_files.h"
 #include "trainprof/version.h"
 
@@ -115,7 +116,7 @@ namespace {
 // `record`: add the run to the run history (analyze; a diff is not a run).
 // `json`: where --format json collects the report (several runs print one array), else null.
 int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* json = nullptr,
-         const Options::Output* out = nullptr) {
+         const Options::Output* out = nullptr, const std::vector<report::ExtraFile>& extra = {}) {
   r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
   r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
   auto dir = report::CreateRunDir(out != nullptr ? *out : f.out, NowNs());
@@ -125,7 +126,7 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
   }
   r.AddMeta("run_dir", *dir);
   std::string summary;
-  Status w = report::WriteReportFiles(r, *dir, f.out.csv, &summary);
+  Status w = report::WriteReportFiles(r, *dir, out != nullptr ? *out : f.out, &summary, extra);
   if (f.format == "json" && json != nullptr) {
     *json += (json->empty() ? "" : ",\n") + report::RenderJsonString(r);
   } else if (f.format == "json") {
@@ -174,19 +175,18 @@ std::vector<int64_t> AlignedOffsets(const analysis::Summaries& l) {
 }
 
 // critical_path.trace.json beside the reports: the paths of --critical-path, for Perfetto, the
-// ranks on one clock.
-int WriteCriticalPathTrace(const report::Report& r, const analysis::Summaries& l) {
-  const report::Value* dir = r.FindMeta("run_dir");
-  if (dir == nullptr || !std::holds_alternative<std::string>(*dir)) return kExitNoOutput;
-  trace::ChromeTraceWriter w;
-  Status s = w.Open(std::get<std::string>(*dir) + "/critical_path.trace.json");
-  if (s.ok()) {
-    analysis::WriteCriticalPathTrace(l.ranks, l.analyses, AlignedOffsets(l), w);
-    s = w.Close();
-  }
-  if (s.ok()) return kExitOk;
-  fmt::print(stderr, "trainprof: {}\n", s.message());
-  return kExitNoOutput;
+// ranks on one clock. Written with the run folder's files (report/run_writers.h).
+report::ExtraFile CriticalPathTrace(const report::Report& r, const analysis::Summaries& l) {
+  return {"critical_path.trace.json", [&r, &l]() -> Status {
+            const report::Value* dir = r.FindMeta("run_dir");
+            if (dir == nullptr || !std::holds_alternative<std::string>(*dir))
+              return InvalidArgument("critical_path.trace.json: the run folder is not known");
+            trace::ChromeTraceWriter w;
+            TRAINPROF_RETURN_IF_ERROR(
+                w.Open(std::get<std::string>(*dir) + "/critical_path.trace.json"));
+            analysis::WriteCriticalPathTrace(l.ranks, l.analyses, AlignedOffsets(l), w);
+            return w.Close();
+          }};
 }
 
 }  // namespace
@@ -205,8 +205,9 @@ int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
   for (const std::string& why : skipped)
     r.diagnostics.push_back(report::MakeDiagnostic("input_skipped", 1, why));
   report::AddDataQualitySection(r);
-  int code = Emit(r, f, /*record=*/true, json, &out);
-  if (l.options.critical_path && code == kExitOk) code = WriteCriticalPathTrace(r, l);
+  std::vector<report::ExtraFile> extra;
+  if (l.options.critical_path) extra.push_back(CriticalPathTrace(r, l));
+  const int code = Emit(r, f, /*record=*/true, json, &out, extra);
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)

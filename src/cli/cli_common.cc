@@ -25,6 +25,7 @@ void AddRunFolderOptions(CLI::App* sub, Options::Output* out) {
   sub->add_flag("--overwrite", out->overwrite,
                 "--run-dir may name a folder holding an earlier run, whose files are removed "
                 "first");
+  AddExportOptions(sub, out);
 }
 
 std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes) {

@@ -63,6 +63,11 @@ void AddMergeCommand(CLI::App& app, std::function<int()>* run);
 void AddDbOption(CLI::App* sub, std::string* db, bool records);
 // Registers `runs list`, `runs show` and `compare`.
 void AddHistoryCommands(CLI::App& app, std::function<int()>* run);
+// --mlflow, --mlflow-experiment and --tensorboard: the exporters of output.* (analyze, merge,
+// export).
+void AddExportOptions(CLI::App* sub, Options::Output* out);
+// Registers `export RUN_DIR`.
+void AddExportCommand(CLI::App& app, std::function<int()>* run);
 // Registers `gate`: the CI form of compare --fail-if (exit 0 pass, 1 regression, 2 undecided).
 void AddGateCommand(CLI::App& app, std::function<int()>* run);
 // Registers `runs noise` under `runs`.

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     trainprof::cli::AddMergeCommand(app, &run);
     trainprof::cli::AddHistoryCommands(app, &run);
     trainprof::cli::AddGateCommand(app, &run);
+    trainprof::cli::AddExportCommand(app, &run);
     trainprof::cli::AddDatasetCommand(app, &run);
     trainprof::cli::AddRunCommand(app, &run);
     // `trainprof run [options] -- COMMAND ...`: what follows "--" is the command, untouched.

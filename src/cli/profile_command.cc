@@ -15,6 +15,7 @@
 #include "jobs/launch_env.h"
 #include "record/options_schema.h"
 #include "report/run_folder.h"
+#include "report/run_writers.h"
 #include "session/rank_merge.h"
 #include "trainprof/session.h"
 #ifdef TRAINPROF_HAVE_TORCH
@@ -77,6 +78,7 @@ struct RankRun {
   std::unique_ptr<jobs::Distributed> dist;
   std::string merged_dir;  // the run folder; this rank writes into <merged_dir>/rank<N>
   jobs::ClockOffset clock;
+  Options::Output merged_output;  // the merged run's outputs, with the exporters
 };
 
 // Joins the process group, agrees on the run folder and measures the clock offset.
@@ -95,6 +97,10 @@ StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
     TRAINPROF_ASSIGN_OR_RETURN(rr.merged_dir, rr.dist->Get("run_dir", rr.dist->timeout()));
   }
   cfg.profiler.output.run_dir = fmt::format("{}/rank{}", rr.merged_dir, env.rank);
+  // The exporters get the merged run, not each rank's.
+  rr.merged_output = cfg.profiler.output;
+  cfg.profiler.output.mlflow.clear();
+  cfg.profiler.output.tensorboard.clear();
   // As torchrun sets OMP_NUM_THREADS: the node's cores shared among its ranks.
   if (cfg.training.threads == 0) {
     cfg.training.threads = std::max<int64_t>(
@@ -182,8 +188,7 @@ int ExchangeReports(RankRun& rr, const jobs::JobConfig& cfg, const std::string& 
     in.ranks.push_back(std::move(res));
   }
   std::string summary;
-  Status w =
-      session::WriteMergedRun(in, cfg.profiler.output.csv, cfg.profiler.output.trace, &summary);
+  Status w = session::WriteMergedRun(in, rr.merged_output, &summary);
   if (summary.empty()) return Fail(kExitFailure, w);  // the reports did not merge
   fmt::print("\n{}", summary);
   if (!w.ok()) return Fail(kExitFailure, w);
@@ -238,7 +243,7 @@ int RunRepeats(const ProfileFlags& f, const jobs::JobConfig& cfg) {
   auto pooled = session::PoolRepeats(reports, *dir);
   if (!pooled.ok()) return Fail(kExitFailure, pooled.status());
   std::string summary;
-  Status w = report::WriteReportFiles(*pooled, *dir, cfg.profiler.output.csv, &summary);
+  Status w = report::WriteReportFiles(*pooled, *dir, cfg.profiler.output, &summary);
   fmt::print("{}", summary);
   if (!w.ok()) return Fail(kExitNoOutput, w);
   fmt::print(
@@ -322,6 +327,8 @@ int RunProfile(const ProfileFlags& f) {
   if (repeat_dir != nullptr) {
     cfg.profiler.output.run_dir = repeat_dir;
     cfg.profiler.output.overwrite = false;
+    cfg.profiler.output.mlflow.clear();  // the parent exports the pooled run
+    cfg.profiler.output.tensorboard.clear();
   }
   auto env = jobs::ParseLaunchEnv([](const char* k) { return std::getenv(k); });
   if (!env.ok()) return Fail(kExitBadInput, env.status());

@@ -24,6 +24,7 @@
 #include "report/json_reader.h"
 #include "report/run_folder.h"
 #include "report/run_meta.h"
+#include "report/run_writers.h"
 #include "system/sampler.h"
 #include "system/system_report.h"
 
@@ -182,7 +183,7 @@ int RunCommand(const RunFlags& f) {
   RunTraces traces = CollectRunTraces(f.traces, start.wall_ns, *dir, r);
   Status w = WriteRunTrace(traces, system::CounterTracks(data), start.wall_ns, o, *dir);
   std::string summary;
-  Status files = report::WriteReportFiles(r, *dir, o.output.csv, &summary);
+  Status files = report::WriteReportFiles(r, *dir, o.output, &summary);
   if (!f.quiet && o.output.print) fmt::print("{}", summary);
   std::fflush(stdout);
   if (!files.ok()) fmt::print(stderr, "trainprof run: {}\n", files.message());

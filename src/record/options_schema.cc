@@ -86,6 +86,14 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddBool("output.overwrite", &o.output.overwrite,
             "With output.run_dir: a folder that holds an earlier run is emptied of that run's "
             "files first; without it, such a folder is refused.");
+  s.AddString("output.mlflow", &o.output.mlflow,
+              "Also add the run to this MLflow file store (mlruns/; open with "
+              "MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri DIR); empty: off.");
+  s.AddString("output.mlflow_experiment", &o.output.mlflow_experiment,
+              "The MLflow experiment the run goes to; empty: the run's name (output.name).");
+  s.AddString("output.tensorboard", &o.output.tensorboard,
+              "Also write the run's scalars and text report as a TensorBoard events file in "
+              "this log dir (tensorboard --logdir DIR); empty: off.");
   s.AddInt("buffer.events_per_thread", &o.buffer.events_per_thread, 1, int64_t{1} << 32,
            "Scopes kept per thread (32 bytes each, allocated as needed); more are counted as "
            "dropped and shown in the report.");

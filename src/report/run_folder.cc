@@ -94,6 +94,8 @@ class AtomicFileBuf : public std::streambuf {
   char buf_[1 << 16];
 };
 
+}  // namespace
+
 Status WriteRendered(const Renderer& renderer, const Report& r, const std::string& path) {
   base::AtomicFile f;
   TRAINPROF_RETURN_IF_ERROR(f.Open(path));
@@ -104,27 +106,6 @@ Status WriteRendered(const Renderer& renderer, const Report& r, const std::strin
     out.flush();
   }
   return f.Commit();
-}
-
-}  // namespace
-
-Status WriteReportFiles(const Report& r, const std::string& dir, bool csv, std::string* summary) {
-  std::ostringstream text;
-  TerminalRenderer().Render(r, text);
-  *summary = text.str();
-  // report.json and the CSV files on a second thread while this one writes report.html: a report
-  // of 1,000 ranks takes about 2 s of number formatting, and the reading threads are done.
-  Status json = Status::Ok(), tables = Status::Ok();
-  std::thread other([&] {
-    json = WriteRendered(JsonRenderer(), r, dir + "/report.json");
-    if (csv) tables = WriteCsvFiles(r, dir, nullptr);
-  });
-  Status text_file = base::WriteFileAtomically(dir + "/summary.txt", *summary);
-  Status html = WriteRendered(HtmlRenderer(), r, dir + "/report.html");
-  other.join();
-  for (Status* s : {&json, &text_file, &html, &tables})
-    if (!s->ok()) return std::move(*s);
-  return Status::Ok();
 }
 
 }  // namespace trainprof::report

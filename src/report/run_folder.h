@@ -2,13 +2,14 @@
 // these: the Session, a multi-rank run's rank 0 for the merged report, analyze and run.
 //
 //   TRAINPROF_ASSIGN_OR_RETURN(std::string dir, report::CreateRunDir(options.output, now_ns));
-//   std::string summary;
-//   TRAINPROF_RETURN_IF_ERROR(report::WriteReportFiles(report, dir, /*csv=*/true, &summary));
+//   TRAINPROF_RETURN_IF_ERROR(report::WriteRendered(report::JsonRenderer(), r, dir + "/x.json"));
+// The files of a finished run are written by report/run_writers.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "report/renderer.h"
 #include "report/report.h"
 #include "trainprof/options.h"
 #include "trainprof/status.h"
@@ -21,9 +22,8 @@ namespace trainprof::report {
 // output.overwrite is off.
 StatusOr<std::string> CreateRunDir(const Options::Output& out, int64_t unix_ns);
 
-// Renders `r` for the terminal into *summary and writes report.json, summary.txt, report.html
-// and (with `csv`) one CSV per table into `dir`. Errors: the first file not written (the others
-// are still attempted).
-Status WriteReportFiles(const Report& r, const std::string& dir, bool csv, std::string* summary);
+// Streams `renderer`'s rendering of `r` into `path`, atomically. Errors: the file cannot be
+// written (named).
+Status WriteRendered(const Renderer& renderer, const Report& r, const std::string& path);
 
 }  // namespace trainprof::report

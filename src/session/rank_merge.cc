@@ -10,6 +10,7 @@
 #include "record/statistics.h"
 #include "report/format.h"
 #include "report/run_folder.h"
+#include "report/run_writers.h"
 
 namespace trainprof::session {
 namespace {
@@ -245,10 +246,13 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
   return base::WriteFileAtomically(path, out);
 }
 
-Status WriteMergedRun(const MergeInput& in, bool csv, bool trace, std::string* summary) {
+Status WriteMergedRun(const MergeInput& in, const Options::Output& output, std::string* summary) {
   TRAINPROF_ASSIGN_OR_RETURN(report::Report merged, MergeRankReports(in));
-  TRAINPROF_RETURN_IF_ERROR(report::WriteReportFiles(merged, in.run_dir, csv, summary));
-  return trace ? WriteMergedTrace(in, in.run_dir + "/trace.json") : Status::Ok();
+  std::vector<report::ExtraFile> extra;
+  if (output.trace)
+    extra.push_back(
+        {"trace.json", [&] { return WriteMergedTrace(in, in.run_dir + "/trace.json"); }});
+  return report::WriteReportFiles(merged, in.run_dir, output, summary, extra);
 }
 
 }  // namespace trainprof::session

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "trainprof/options.h"
 #include "trainprof/status.h"
 
 namespace trainprof::session {
@@ -51,7 +52,7 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in);
 // The merged run folder: MergeRankReports(), then its report files (report/run_folder.h) and,
 // with `trace`, WriteMergedTrace() into in.run_dir. *summary gets the terminal text once the
 // report is built (it stays empty when the merge itself failed). Errors: the first of those.
-Status WriteMergedRun(const MergeInput& in, bool csv, bool trace, std::string* summary);
+Status WriteMergedRun(const MergeInput& in, const Options::Output& output, std::string* summary);
 
 // Writes the ranks' traces as one (pid = rank, "rank N" processes, timestamps shifted onto
 // rank 0's clock). Errors: a trace that does not parse (naming the rank), the file not written.

@@ -24,6 +24,7 @@
 #include "report/json.h"
 #include "report/run_folder.h"
 #include "report/run_meta.h"
+#include "report/run_writers.h"
 #include "report/terminal.h"
 #include "session/cuda_time_extension.h"
 #include "session/extension.h"
@@ -333,12 +334,12 @@ Status SessionImpl::Finish() {
   trace.start_unix_ns = start.wall_ns;
   report::Report r = BuildReport(threads, conv, end_ns, options.output.trace ? &trace : nullptr);
 
-  Status first = report::WriteReportFiles(r, run_dir, options.output.csv, &summary);
-  auto keep = [&](Status s) {
-    if (!s.ok() && first.ok()) first = std::move(s);
-  };
-  keep(std::move(extension_status));
-  if (options.output.trace) keep(session::WriteTrace(trace, run_dir + "/trace.json"));
+  std::vector<report::ExtraFile> extra;
+  if (options.output.trace)
+    extra.push_back(
+        {"trace.json", [&] { return session::WriteTrace(trace, run_dir + "/trace.json"); }});
+  Status first = report::WriteReportFiles(r, run_dir, options.output, &summary, extra);
+  if (!extension_status.ok() && first.ok()) first = std::move(extension_status);
   if (options.output.print) fmt::print("{}", summary);
   return first;
 }

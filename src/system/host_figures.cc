@@ -10,7 +10,7 @@ namespace trainprof::system {
 
 using report::Severity;
 
-void SystemSampler::State::ReadCpu(double dt) {
+void SamplerState::ReadCpu(double dt) {
   ProcStat st;
   const bool ok = Read("/proc/stat") && Parse("/proc/stat", ParseProcStat(buf), &st);
   if (ok && prev_stat_ok && !std::isnan(dt)) {
@@ -36,7 +36,7 @@ void SystemSampler::State::ReadCpu(double dt) {
   }
 }
 
-void SystemSampler::State::ReadMemory() {
+void SamplerState::ReadMemory() {
   Meminfo m;
   if (!Read("/proc/meminfo") || !Parse("/proc/meminfo", ParseMeminfo(buf), &m)) return;
   const double used = static_cast<double>(m.total) - static_cast<double>(m.available);
@@ -49,7 +49,7 @@ void SystemSampler::State::ReadMemory() {
   }
 }
 
-void SystemSampler::State::ReadDisk(double dt) {
+void SamplerState::ReadDisk(double dt) {
   struct statvfs vfs {};
   if (statvfs(o.disk_path.c_str(), &vfs) == 0) {
     const double frsize = static_cast<double>(vfs.f_frsize);
@@ -85,7 +85,7 @@ void SystemSampler::State::ReadDisk(double dt) {
   prev_disk_ok = true;
 }
 
-void SystemSampler::State::ReadNetwork(double dt) {
+void SamplerState::ReadNetwork(double dt) {
   std::vector<NetCounters> net;
   if (!Read("/proc/net/dev") || !Parse("/proc/net/dev", ParseNetDev(buf), &net)) {
     prev_net_ok = false;

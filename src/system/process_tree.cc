@@ -18,7 +18,7 @@ constexpr size_t kMaxKeptOpen = 256;
 // open() is most of a small procfs read). A descriptor outlives no process: once the process
 // is gone its reads fail with ESRCH, and descriptors unused in a sample are closed by
 // SweepProcFiles(), so a reused pid never reads another process's file.
-int SystemSampler::State::ReadProcFile(const std::string& rel) {
+int SamplerState::ReadProcFile(const std::string& rel) {
   auto it = proc_fds.find(rel);
   if (it == proc_fds.end()) {
     // Past kMaxKeptOpen (a huge tree), files are opened per read: the profiled program's own
@@ -45,7 +45,7 @@ int SystemSampler::State::ReadProcFile(const std::string& rel) {
   return err;
 }
 
-void SystemSampler::State::SweepProcFiles() {
+void SamplerState::SweepProcFiles() {
   for (auto it = proc_fds.begin(); it != proc_fds.end();) {
     if (it->second.sample == sample_no) {
       ++it;
@@ -58,8 +58,7 @@ void SystemSampler::State::SweepProcFiles() {
 
 // The children of `pid` (every thread can fork; a one-thread process has one children file).
 // `pid` is a copy: `out` may be the vector it came from, and grows here.
-void SystemSampler::State::Children(std::string pid, int64_t threads,
-                                    std::vector<std::string>& out) {
+void SamplerState::Children(std::string pid, int64_t threads, std::vector<std::string>& out) {
   auto add = [&](const std::string& rel, bool keep_open) {
     if ((keep_open ? ReadProcFile(rel) : ReadSmallFile(Path(rel), &buf)) != 0) return;
     for (int64_t child : ParsePidList(buf)) out.push_back(std::to_string(child));
@@ -89,8 +88,8 @@ std::string CommandLine(const std::string& path, std::string& buf, const std::st
 
 }  // namespace
 
-int64_t SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals& t, bool root,
-                                             int64_t t_ns) {
+int64_t SamplerState::ReadOneProcess(const std::string& pid, ProcTotals& t, bool root,
+                                     int64_t t_ns) {
   const std::string rel = "/proc/" + pid + "/stat";
   PidStat ps;
   if (root && o.root_pid == 0) {
@@ -125,8 +124,8 @@ int64_t SystemSampler::State::ReadOneProcess(const std::string& pid, ProcTotals&
   return std::max<int64_t>(ps.threads, 1);
 }
 
-void SystemSampler::State::UpdateProcessStats(int64_t id, const std::string& pid, const PidStat& ps,
-                                              const PidIo* io, int64_t t_ns) {
+void SamplerState::UpdateProcessStats(int64_t id, const std::string& pid, const PidStat& ps,
+                                      const PidIo* io, int64_t t_ns) {
   auto [it, added] = proc_index.try_emplace(id, data.processes.size());
   if (added) {
     ProcessStats p;
@@ -154,25 +153,32 @@ void SystemSampler::State::UpdateProcessStats(int64_t id, const std::string& pid
   }
 }
 
-void SystemSampler::State::ReadProcessGpu(const std::vector<int64_t>& pids) {
+void SamplerState::ReadProcessGpu(const std::vector<int64_t>& pids) {
   double memory = 0, util = kNaN;
-  for (const auto& [pid, use] : gpu->ReadProcesses(pids)) {
+  std::map<int64_t, ProcessGpuUse> uses;
+  for (const auto& source : sources)
+    for (const auto& [pid, use] : source->ReadProcesses(pids)) {
+      ProcessGpuUse& u = uses[pid];
+      u.memory_bytes += use.memory_bytes;
+      if (!std::isnan(use.util_percent))
+        u.util_percent = (std::isnan(u.util_percent) ? 0 : u.util_percent) + use.util_percent;
+    }
+  for (const auto& [pid, use] : uses) {
     memory += use.memory_bytes;
-    if (!std::isnan(use.sm_util_percent))
-      util = (std::isnan(util) ? 0 : util) + use.sm_util_percent;
+    if (!std::isnan(use.util_percent)) util = (std::isnan(util) ? 0 : util) + use.util_percent;
     auto it = proc_index.find(pid);
     if (it == proc_index.end()) continue;
     ProcessStats& p = data.processes[it->second];
     p.peak_gpu_memory_bytes = std::max(p.peak_gpu_memory_bytes, use.memory_bytes);
-    if (!std::isnan(use.sm_util_percent)) {
-      p.max_gpu_util_percent = std::max(p.max_gpu_util_percent, use.sm_util_percent);
+    if (!std::isnan(use.util_percent)) {
+      p.max_gpu_util_percent = std::max(p.max_gpu_util_percent, use.util_percent);
     }
   }
   Set("process_gpu_memory_bytes", memory);
   Set("process_gpu_util_percent", util);
 }
 
-void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
+void SamplerState::ReadProcess(double dt, int64_t t_ns) {
   ProcTotals t;
   ++sample_no;
   // Open files need a directory listing per process: at most twice a second.
@@ -215,7 +221,7 @@ void SystemSampler::State::ReadProcess(double dt, int64_t t_ns) {
   prev_io_write = t.io_write;
   prev_proc = t.jiffies;
   prev_proc_ok = true;
-  if (n_gpus > 0) {
+  if (!gpus.empty()) {
     std::vector<int64_t> pids{root == "self" ? self_pid : o.root_pid};
     if (tree.size() > kMaxTree) tree.resize(kMaxTree);
     for (const std::string& pid : tree) pids.push_back(std::atoll(pid.c_str()));

@@ -1,8 +1,8 @@
 // The system sampler: a background thread that reads CPU, memory, process, disk, network, GPU
-// (NVML) and CPU energy (RAPL) figures every `interval_s` and keeps them as a time series.
-// Every file is read below `root` ("/" in production, tests/fake_root/ in tests). A source that
-// is missing, malformed or failing becomes a counted diagnostic and NaN values; the sampler never
-// stops the program it observes.
+// (NVML, ROCm SMI) and CPU energy (RAPL) figures every `interval_s` and keeps them as a time
+// series. Every file is read below `root` ("/" in production, tests/fake_root/ in tests). A source
+// that is missing, malformed or failing becomes a counted diagnostic and NaN values; the sampler
+// never stops the program it observes.
 //
 //   system::SamplerOptions o;
 //   o.disk_path = run_dir;
@@ -32,9 +32,10 @@ namespace trainprof::system {
 std::string NvmlLibraryFromEnv();
 
 struct SamplerOptions {
-  std::string root = "/";                          // prefix of /proc and /sys
-  std::string nvml_library = "libnvidia-ml.so.1";  // empty: no GPU sampling
-  std::string disk_path = ".";                     // folder whose file system usage is sampled
+  std::string root = "/";                             // prefix of /proc and /sys
+  std::string nvml_library = "libnvidia-ml.so.1";     // empty: no NVIDIA GPU sampling
+  std::string rocm_smi_library = "librocm_smi64.so";  // empty: no AMD GPU sampling
+  std::string disk_path = ".";                        // folder whose file system usage is sampled
   double interval_s = 1.0;
   int64_t t0_ns = 0;  // clock value that becomes time 0 of the series
   // The process whose tree (it and every descendant, also those started later) is sampled:
@@ -104,6 +105,8 @@ struct SystemData {
   int Find(const std::string& key) const { return FindColumn(columns, key); }
 };
 
+struct SamplerState;  // sampler_state.h
+
 class SystemSampler {
  public:
   // Discovers the sources (CPUs, interfaces, disks, GPUs, RAPL zones). Never fails: a source
@@ -126,11 +129,10 @@ class SystemSampler {
   const std::vector<SeriesColumn>& columns() const;
 
  private:
-  struct State;
-  explicit SystemSampler(std::unique_ptr<State> state);
+  explicit SystemSampler(std::unique_ptr<SamplerState> state);
   void Run();
 
-  std::unique_ptr<State> s_;
+  std::unique_ptr<SamplerState> s_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -45,15 +45,17 @@ struct ProcTotals {
   double rss = 0, vms = 0, threads = 0, files = 0, processes = 0;
 };
 
-struct SystemSampler::State {
+struct SamplerState {
   SamplerOptions o;
   DiagnosticSink diag;
-  std::unique_ptr<CpuEnergySource> cpu_energy;
-  std::unique_ptr<GpuSource> gpu;
+  // SamplerSources() as made for this sampler, each with the index of its first column.
+  std::vector<std::unique_ptr<Source>> sources;
+  std::vector<size_t> source_first;
+  std::vector<GpuInfo> gpus;  // of every source, in index order
   std::vector<SeriesColumn> columns;
   std::vector<std::string> ifaces, disks;
-  size_t n_cores = 0, n_gpus = 0;
-  int c_core0 = 0, c_if0 = 0, c_gpu0 = 0, c_gpu_avg = -1, c_cpu_power = -1;
+  size_t n_cores = 0;
+  int c_core0 = 0, c_if0 = 0;
   int c_net_total = 0;  // rx/s, tx/s, rx total, tx total
   std::string buf;
   double clk_tck = 100, page_size = 4096;
@@ -81,7 +83,7 @@ struct SystemSampler::State {
   // Files read every sample stay open and are re-read from offset 0 (procfs regenerates them),
   // which saves the path lookup of open(): about 40 % of a sample.
   std::map<std::string, int> open_files;
-  ~State() {
+  ~SamplerState() {
     for (const auto& [rel, fd] : open_files) close(fd);
     for (const auto& [rel, f] : proc_fds) close(f.fd);
   }
@@ -136,6 +138,8 @@ struct SystemSampler::State {
   void Set(const char* key, double v) { Cell(key) = v; }
 
   void Discover();
+  void DiscoverHost();
+  void AddHostColumns();
   void ReadCpu(double dt);
   void ReadMemory();
   void ReadProcess(double dt, int64_t t_ns);

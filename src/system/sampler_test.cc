@@ -14,6 +14,7 @@
 #include <regex>
 #include <thread>
 
+#include "system/source.h"
 #include "system/system_report.h"
 #include "util/golden.h"
 
@@ -76,6 +77,7 @@ SamplerOptions Options(const FakeRoot& root, FakeClock& clock, std::string nvml 
   SamplerOptions o;
   o.root = root.dir();
   o.nvml_library = std::move(nvml);
+  o.rocm_smi_library = "";  // AMD GPUs: sampler_rocm_test.cc
   o.disk_path = root.dir();
   o.interval_s = 1.0;
   o.clock = clock.Fn();
@@ -153,9 +155,12 @@ TEST(SystemSampler, HostFiguresFromTheFakeRoot) {
   EXPECT_DOUBLE_EQ(d.energy[0].joules, 80.0);
 
   EXPECT_TRUE(d.diagnostics.empty()) << d.diagnostics[0].message;
-  ASSERT_EQ(d.notes.size(), 1u);
+  ASSERT_EQ(d.notes.size(), 2u);
   EXPECT_EQ(d.notes[0],
             "GPU: NVML is switched off (no library given); GPU figures are not sampled");
+  EXPECT_EQ(d.notes[1],
+            "AMD GPU: ROCm SMI is switched off (no library given); AMD GPU figures are not "
+            "sampled");
 }
 
 TEST(SystemSampler, RaplCounterWrapsAround) {
@@ -205,8 +210,8 @@ TEST(SystemSampler, NoCpuEnergyCountersIsSaidInOneLine) {
   auto s = SystemSampler::Create(Options(root, clock));
   SystemData d = s->TakeData();
   EXPECT_EQ(d.Find("cpu_power_w"), -1);
-  ASSERT_EQ(d.notes.size(), 2u);
-  EXPECT_EQ(d.notes[1], "CPU energy: no RAPL or amd_energy counters under " + root.dir() +
+  ASSERT_EQ(d.notes.size(), 3u);
+  EXPECT_EQ(d.notes[2], "CPU energy: no RAPL or amd_energy counters under " + root.dir() +
                             "/sys/class (common in virtual machines); CPU energy is not measured");
 }
 
@@ -220,8 +225,8 @@ TEST(SystemSampler, UnreadableRaplIsSaidNotGuessed) {
   SystemData d = s->TakeData();
   EXPECT_EQ(d.Find("cpu_energy_j"), -1);
   EXPECT_TRUE(d.energy.empty());
-  ASSERT_EQ(d.notes.size(), 2u);
-  EXPECT_EQ(d.notes[1], "CPU energy: " + root.dir() +
+  ASSERT_EQ(d.notes.size(), 3u);
+  EXPECT_EQ(d.notes[2], "CPU energy: " + root.dir() +
                             "/sys/class/powercap/intel-rapl:0/energy_uj is not readable (Is a "
                             "directory); CPU energy is not measured");
 }
@@ -660,6 +665,158 @@ TEST(SystemReport, NoSampleIsAFinding) {
   ASSERT_EQ(sec->findings.size(), 1u);
   EXPECT_EQ(sec->findings[0].text,
             "no system sample was taken: the run ended before the first one");
+}
+
+// ---- AMD GPUs through the fake ROCm SMI -----------------------------------------------------
+
+class FakeRocmSmi {
+ public:
+  FakeRocmSmi() : h_(dlopen(TRAINPROF_FAKE_ROCM_SMI, RTLD_NOW | RTLD_LOCAL)) {
+    EXPECT_NE(h_, nullptr) << dlerror();
+  }
+  ~FakeRocmSmi() { dlclose(h_); }
+  void Reset(int devices) { Fn<void(int)>("fake_rsmi_reset")(devices); }
+  void AddProcess(unsigned pid, uint64_t vram, unsigned cu) {
+    Fn<void(uint32_t, uint64_t, uint32_t)>("fake_rsmi_add_process")(pid, vram, cu);
+  }
+  void PowerError(int rc) { Fn<void(int)>("fake_rsmi_set_power_error")(rc); }
+
+ private:
+  template <typename F>
+  F* Fn(const char* name) {
+    return reinterpret_cast<F*>(dlsym(h_, name));
+  }
+  void* h_;
+};
+
+// The data of a baseline and one sample `ns` later.
+SystemData TwoSamples(std::unique_ptr<SystemSampler> s, FakeClock& clock, int64_t ns) {
+  s->SampleOnce();
+  clock.ns += ns;
+  s->SampleOnce();
+  return s->TakeData();
+}
+
+SamplerOptions WithRocm(SamplerOptions o) {
+  o.rocm_smi_library = TRAINPROF_FAKE_ROCM_SMI;
+  o.per_process = true;
+  return o;
+}
+
+// Two MI300X, our process on one and another user's on the other: the same columns as NVML's,
+// the energy counter, and only the sampled tree's GPU memory.
+TEST(SystemSamplerRocm, TwoAmdGpusAndOneProcessOnEach) {
+  FakeRocmSmi rsmi;
+  rsmi.Reset(2);
+  const auto self = static_cast<unsigned>(getpid());
+  rsmi.AddProcess(self, 8ull << 30, 40);
+  rsmi.AddProcess(4000000, 4ull << 30, 90);  // another user's job
+  FakeRoot root;
+  FakeClock clock;
+  SystemData d =
+      TwoSamples(SystemSampler::Create(WithRocm(Options(root, clock))), clock, 2'000'000'000);
+  ASSERT_EQ(d.gpus.size(), 2u);
+  EXPECT_EQ(d.gpus[1].name, "AMD Instinct MI300X");
+  EXPECT_EQ(d.gpus[1].index, 1);
+  EXPECT_DOUBLE_EQ(d.gpus[0].memory_total_bytes, 192.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(d.gpus[0].power_limit_w, 750);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu0_utilization_percent"), 60);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu1_utilization_percent"), 70);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu0_memory_bandwidth_percent"), 25);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu1_memory_used_bytes"), 24.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(Value(d, "gpu1_memory_used_percent"), 12.5);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu1_power_w"), 500);
+  EXPECT_NEAR(Value(d, "gpu0_power_percent"), 100.0 * 400 / 750, 1e-9);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu1_temperature_c"), 51);
+  EXPECT_TRUE(std::isnan(Value(d, "gpu0_sm_clock_mhz")));  // not read from ROCm SMI
+  EXPECT_DOUBLE_EQ(Value(d, "gpu0_energy_j"), 15.25);      // 1,000,000 counts of 15.25 µJ
+  EXPECT_DOUBLE_EQ(Value(d, "gpu_avg_utilization_percent"), 65);
+  EXPECT_DOUBLE_EQ(Value(d, "process_gpu_memory_bytes"), 8.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(Value(d, "process_gpu_util_percent"), 40);
+  const auto it = std::ranges::find(d.processes, static_cast<int64_t>(self), &ProcessStats::pid);
+  ASSERT_NE(it, d.processes.end());
+  EXPECT_DOUBLE_EQ(it->peak_gpu_memory_bytes, 8.0 * (1 << 30));
+  EXPECT_EQ(std::ranges::count(d.processes, int64_t{4000000}, &ProcessStats::pid), 0);
+  ASSERT_EQ(d.energy.size(), 3u);  // the CPU first, then the GPUs
+  EXPECT_EQ(d.energy[2].device, "GPU 1: AMD Instinct MI300X");
+  EXPECT_EQ(d.energy[2].source, "ROCm SMI energy counter");
+  EXPECT_DOUBLE_EQ(d.energy[2].joules, 15.25);
+  // NVML switched off says so, but with AMD GPUs found, no "no GPU" note of ROCm's.
+  for (const std::string& n : d.notes) EXPECT_EQ(n.find("AMD GPU"), std::string::npos) << n;
+}
+
+// NVIDIA and AMD GPUs in one machine: NVML's come first, ROCm SMI's are numbered after them.
+TEST(SystemSamplerRocm, NvmlAndRocmGpusShareOneNumbering) {
+  FakeNvml nvml;
+  nvml.TwoGpus();
+  FakeRocmSmi rsmi;
+  rsmi.Reset(2);
+  FakeRoot root;
+  FakeClock clock;
+  SystemData d =
+      TwoSamples(SystemSampler::Create(WithRocm(Options(root, clock, TRAINPROF_FAKE_NVML))), clock,
+                 1'000'000'000);
+  ASSERT_EQ(d.gpus.size(), 4u);
+  EXPECT_EQ(d.gpus[2].name, "AMD Instinct MI300X");
+  EXPECT_EQ(d.gpus[2].index, 2);
+  EXPECT_DOUBLE_EQ(Value(d, "gpu0_utilization_percent"), 90);  // NVML's
+  EXPECT_DOUBLE_EQ(Value(d, "gpu3_utilization_percent"), 70);  // ROCm SMI's second
+  EXPECT_DOUBLE_EQ(Value(d, "gpu_avg_utilization_percent"), (90 + 50 + 60 + 70) / 4.0);
+}
+
+TEST(SystemSamplerRocm, AbsentLibraryIsOneNoteAndUnsupportedPowerIsInfo) {
+  FakeRoot root;
+  FakeClock clock;
+  SamplerOptions o = Options(root, clock);
+  o.rocm_smi_library = "/nonexistent/librocm_smi64.so";
+  SystemData none = SystemSampler::Create(o)->TakeData();
+  const std::string want = "AMD GPU figures unavailable: librocm_smi64 not found";
+  EXPECT_EQ(std::ranges::count_if(none.notes,
+                                  [&](const std::string& n) {
+                                    return n.rfind(want, 0) == 0 &&
+                                           n.find('\n') == std::string::npos;
+                                  }),
+            1);
+  FakeRocmSmi rsmi;
+  rsmi.Reset(1);
+  rsmi.PowerError(2);  // RSMI_STATUS_NOT_SUPPORTED
+  SystemData d =
+      TwoSamples(SystemSampler::Create(WithRocm(Options(root, clock))), clock, 1'000'000'000);
+  EXPECT_TRUE(std::isnan(Value(d, "gpu0_power_w")));
+  EXPECT_DOUBLE_EQ(Value(d, "gpu0_energy_j"), 15.25);  // the counter still works
+  const report::Diagnostic* info = FindDiagnostic(d, "gpu_figure_not_supported");
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->message, "GPU 0 does not report its power (ROCm SMI: not supported)");
+  EXPECT_EQ(FindDiagnostic(d, "rocm_smi_error"), nullptr);
+}
+
+// A source of the test's own, added to the list: its column is there, filled every sample, and
+// its note is said.
+TEST(SystemSamplerSources, ANewSourceIsOneEntryInTheList) {
+  class Answer : public Source {
+   public:
+    std::string why_not() const override { return "Answer: only one figure"; }
+    void AddColumns(std::vector<SeriesColumn>& cols) override {
+      cols.push_back({"answer", "The answer", report::Unit::kNumber, false, false, ""});
+    }
+    void Read(const SampleRow& row) override { row.values[row.first] = 42 + row.dt_s; }
+  };
+  std::vector<SourceEntry>& list = SamplerSources();
+  std::vector<std::string> names;
+  for (const SourceEntry& e : list) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"host (/proc, /sys)", "NVML", "ROCm SMI",
+                                             "GPU summary", "RAPL"}));
+  list.push_back({"answer", [](const SourceContext&) -> std::unique_ptr<Source> {
+                    return std::make_unique<Answer>();
+                  }});
+  FakeRoot root;
+  FakeClock clock;
+  auto s = SystemSampler::Create(Options(root, clock));
+  list.pop_back();
+  SystemData d = TwoSamples(std::move(s), clock, 1'000'000'000);
+  EXPECT_EQ(d.Find("answer"), static_cast<int>(d.columns.size()) - 1);  // after RAPL's
+  EXPECT_DOUBLE_EQ(Value(d, "answer"), 43);
+  EXPECT_EQ(std::ranges::count(d.notes, std::string("Answer: only one figure")), 1);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Internal pieces of the system sampler: the diagnostic sink, file reading below a root, the
-// CPU energy source (RAPL) and the GPU source (NVML). Only sampler.cc and tests use them.
+// CPU energy counters (RAPL) and the NVML source. Only the sampler's files and tests use them.
 #pragma once
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "system/nvml.h"
 #include "system/sampler.h"
+#include "system/source.h"
 
 namespace trainprof::system {
 
@@ -85,70 +86,40 @@ class CpuEnergySource {
   double total_j_ = 0;
 };
 
-// Per-GPU figures through NVML.
-class GpuSource {
+// Per-GPU figures through NVML (nvml_source.cc).
+class NvmlSource : public Source {
  public:
-  // Fills `gpus` and appends this source's columns; notes say why there are none.
-  GpuSource(const std::string& library, DiagnosticSink* diagnostics);
-  ~GpuSource();
-  bool available() const { return !devices_.empty(); }
-  const std::string& why_not() const { return why_not_; }
-  const std::vector<GpuInfo>& gpus() const { return infos_; }
-  // The figures of one GPU, in the order of Columns() and of Read()'s values.
-  enum Figure {
-    kUtil,
-    kMemUtil,
-    kMemUsed,
-    kMemUsedPct,
-    kPower,
-    kPowerPct,
-    kTemp,
-    kSmClock,
-    kMemClock,
-    kPcieTx,
-    kPcieRx,
-    kEnergy,
-    kFigures
-  };
-  // The column definitions of GPU `index`, kFigures of them.
-  static std::vector<SeriesColumn> Columns(int index);
-  // Writes kFigures values per GPU into `out`, in GPU order. `dt_s` is the time since
-  // the previous sample (for power integration), NaN on the first.
-  void Read(double* out, double dt_s);
-  std::vector<EnergyDevice> Energy() const;
-  struct ProcessUse {
-    double memory_bytes = 0;        // on all GPUs
-    double sm_util_percent = kNaN;  // summed over GPUs; NaN when NVML gave no sample
-  };
-  // GPU memory and SM utilization of those of `pids` that use a GPU (NVML's compute processes
-  // and process utilization samples since the previous call). PIDs are as NVML sees them: in a
-  // container without the host's PID namespace they may not match.
-  std::map<int64_t, ProcessUse> ReadProcesses(const std::vector<int64_t>& pids);
-  // PCIe readings block for 20 ms each: read them every Nth sample so they stay under a quarter
-  // of the interval.
-  void SetInterval(double interval_s);
+  // Loads `library` and finds the GPUs; why_not() says why there are none.
+  NvmlSource(const std::string& library, DiagnosticSink* diagnostics, int first_gpu,
+             double interval_s);
+  ~NvmlSource() override;
+  std::string why_not() const override { return why_not_; }
+  void AddColumns(std::vector<SeriesColumn>& cols) override;
+  // kGpuFigures values per GPU, in GPU order; energy from the counter, else power x time.
+  void Read(const SampleRow& row) override;
+  std::vector<GpuInfo> gpus() const override { return infos_; }
+  std::vector<EnergyDevice> Energy() const override;
+  // NVML's compute processes and process utilization samples since the previous call. PIDs
+  // are as NVML sees them: in a container without the host's PID namespace they may not match.
+  std::map<int64_t, ProcessGpuUse> ReadProcesses(const std::vector<int64_t>& pids) override;
 
  private:
   struct Device {
     NvmlDevice handle = nullptr;
     bool lost = false;
-    bool has_energy_counter = true;
-    unsigned long long energy_start_mj = 0;  // NOLINT(runtime/int)
-    unsigned long long energy_last_mj = 0;   // NOLINT(runtime/int)
-    bool have_energy = false;
-    double counter_j = 0;     // from the energy counter
-    double integrated_j = 0;  // power × time
-    double last_power_w = kNaN;
+    unsigned long long energy_last_mj = 0;  // NOLINT(runtime/int)
+    GpuEnergy energy;
     std::set<std::string> unsupported;  // figures NVML said it does not support
   };
   bool Check(size_t i, NvmlReturn rc, const char* figure);
+  void ReadEnergy(size_t i, double power, double dt_s, double* v);
 
   std::unique_ptr<Nvml> nvml_;
   std::vector<Device> devices_;
   std::vector<GpuInfo> infos_;
   std::string why_not_;
   DiagnosticSink* diag_;
-  int pcie_every_ = 1;
+  int pcie_every_ = 1;                    // PCIe readings block for 20 ms each: every Nth sample
   unsigned long long util_since_us_ = 0;  // NOLINT(runtime/int): newest utilization sample
   int64_t reads_ = 0;
 };

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "system/sources.h"
@@ -8,7 +9,7 @@ namespace trainprof::system {
 
 using report::Unit;
 
-std::vector<SeriesColumn> GpuSource::Columns(int i) {
+std::vector<SeriesColumn> GpuColumns(int i) {
   auto col = [&](const char* key, const char* title, Unit unit, bool trace, const char* mlflow) {
     return SeriesColumn{fmt::format("gpu{}_{}", i, key),
                         fmt::format("GPU {} {}", i, title),
@@ -32,7 +33,9 @@ std::vector<SeriesColumn> GpuSource::Columns(int i) {
       col("energy_j", "energy since start", Unit::kJoules, false, "")};
 }
 
-GpuSource::GpuSource(const std::string& library, DiagnosticSink* diagnostics) : diag_(diagnostics) {
+NvmlSource::NvmlSource(const std::string& library, DiagnosticSink* diagnostics, int first_gpu,
+                       double interval_s)
+    : diag_(diagnostics) {
   if (library.empty()) {
     why_not_ = "GPU: NVML is switched off (no library given); GPU figures are not sampled";
     return;
@@ -57,7 +60,7 @@ GpuSource::GpuSource(const std::string& library, DiagnosticSink* diagnostics) : 
   for (unsigned int i = 0; i < count; ++i) {
     Device d;
     GpuInfo info;
-    info.index = static_cast<int>(i);
+    info.index = first_gpu + static_cast<int>(i);
     info.power_limit_w = kNaN;
     if (NvmlReturn rc = nvml_->DeviceHandle(i, &d.handle); rc != kNvmlSuccess) {
       diag_->Add(report::Severity::kWarning, "nvml_error", fmt::format("GPU {}", i),
@@ -78,17 +81,19 @@ GpuSource::GpuSource(const std::string& library, DiagnosticSink* diagnostics) : 
     devices_.push_back(std::move(d));
     infos_.push_back(std::move(info));
   }
-}
-
-GpuSource::~GpuSource() = default;
-
-void GpuSource::SetInterval(double interval_s) {
   // Each PCIe reading blocks for 20 ms; keep them under a quarter of the interval.
   const double cost_s = 0.040 * static_cast<double>(devices_.size());
   pcie_every_ = std::max(1, static_cast<int>(std::ceil(cost_s / (0.25 * interval_s))));
 }
 
-bool GpuSource::Check(size_t i, NvmlReturn rc, const char* figure) {
+NvmlSource::~NvmlSource() = default;
+
+void NvmlSource::AddColumns(std::vector<SeriesColumn>& cols) {
+  for (const GpuInfo& g : infos_)
+    for (SeriesColumn& c : GpuColumns(g.index)) cols.push_back(std::move(c));
+}
+
+bool NvmlSource::Check(size_t i, NvmlReturn rc, const char* figure) {
   if (rc == kNvmlSuccess) return true;
   Device& d = devices_[i];
   if (rc == kNvmlErrorNotSupported) {
@@ -112,12 +117,11 @@ bool GpuSource::Check(size_t i, NvmlReturn rc, const char* figure) {
   return false;
 }
 
-void GpuSource::Read(double* out, double dt_s) {
+void NvmlSource::Read(const SampleRow& row) {
   const bool pcie_now = reads_ % pcie_every_ == 0;
   ++reads_;
   for (size_t i = 0; i < devices_.size(); ++i) {
-    double* v = out + i * kFigures;
-    std::fill(v, v + kFigures, kNaN);
+    double* v = row.values + row.first + i * kGpuFigures;
     Device& d = devices_[i];
     auto get = [&](const char* figure, auto&& call) {
       if (d.lost || d.unsupported.count(figure) > 0) return false;
@@ -125,82 +129,98 @@ void GpuSource::Read(double* out, double dt_s) {
     };
     NvmlUtilization u{};
     if (get("utilization", [&] { return nvml_->Utilization(d.handle, &u); })) {
-      v[kUtil] = u.gpu;
-      v[kMemUtil] = u.memory;
+      v[kGpuUtil] = u.gpu;
+      v[kGpuMemUtil] = u.memory;
     }
     NvmlMemory m{};
     if (get("memory", [&] { return nvml_->Memory(d.handle, &m); })) {
-      v[kMemUsed] = static_cast<double>(m.used);
-      if (m.total > 0) v[kMemUsedPct] = 100.0 * static_cast<double>(m.used) / m.total;
+      v[kGpuMemUsed] = static_cast<double>(m.used);
+      if (m.total > 0) v[kGpuMemUsedPct] = 100.0 * static_cast<double>(m.used) / m.total;
     }
     unsigned int x = 0;
     double power = kNaN;
     if (get("power", [&] { return nvml_->PowerMilliwatts(d.handle, &x); })) {
       power = x / 1000.0;
-      v[kPower] = power;
-      if (infos_[i].power_limit_w > 0) v[kPowerPct] = 100.0 * power / infos_[i].power_limit_w;
+      v[kGpuPower] = power;
+      if (infos_[i].power_limit_w > 0) v[kGpuPowerPct] = 100.0 * power / infos_[i].power_limit_w;
     }
-    if (get("temperature", [&] { return nvml_->TemperatureC(d.handle, &x); })) v[kTemp] = x;
+    if (get("temperature", [&] { return nvml_->TemperatureC(d.handle, &x); })) v[kGpuTemp] = x;
     if (get("SM clock", [&] { return nvml_->ClockMhz(d.handle, kNvmlClockSm, &x); })) {
-      v[kSmClock] = x;
+      v[kGpuSmClock] = x;
     }
     if (get("memory clock", [&] { return nvml_->ClockMhz(d.handle, kNvmlClockMem, &x); })) {
-      v[kMemClock] = x;
+      v[kGpuMemClock] = x;
     }
     if (pcie_now) {
       if (get("PCIe throughput",
               [&] { return nvml_->PcieKilobytesPerSecond(d.handle, kNvmlPcieTxBytes, &x); })) {
-        v[kPcieTx] = x * 1000.0;
+        v[kGpuPcieTx] = x * 1000.0;
       }
       if (get("PCIe throughput",
               [&] { return nvml_->PcieKilobytesPerSecond(d.handle, kNvmlPcieRxBytes, &x); })) {
-        v[kPcieRx] = x * 1000.0;
+        v[kGpuPcieRx] = x * 1000.0;
       }
     }
-    // Energy: the counter where the GPU has one, else power integrated (trapezoids).
-    if (!std::isnan(power) && !std::isnan(d.last_power_w) && !std::isnan(dt_s)) {
-      d.integrated_j += 0.5 * (power + d.last_power_w) * dt_s;
-    }
-    d.last_power_w = power;
-    unsigned long long mj = 0;  // NOLINT(runtime/int)
-    if (d.has_energy_counter && !d.lost) {
-      const NvmlReturn rc = nvml_->EnergyMillijoules(d.handle, &mj);
-      if (rc == kNvmlErrorNotSupported) {
-        d.has_energy_counter = false;
-      } else if (Check(i, rc, "energy counter")) {
-        if (!d.have_energy) {
-          d.have_energy = true;
-        } else if (mj >= d.energy_last_mj) {
-          d.counter_j += static_cast<double>(mj - d.energy_last_mj) / 1000.0;
-        } else {
-          diag_->Add(report::Severity::kWarning, "system_counter_backwards",
-                     fmt::format("GPU {} energy counter", i),
-                     fmt::format("GPU {} energy counter went backwards ({} -> {} mJ; driver "
-                                 "reloaded?); that interval's energy is left out",
-                                 i, d.energy_last_mj, mj));
-        }
-        d.energy_last_mj = mj;
-      }
-    }
-    if (!d.lost) v[kEnergy] = d.has_energy_counter && d.have_energy ? d.counter_j : d.integrated_j;
+    ReadEnergy(i, power, row.dt_s, v);
   }
 }
 
-std::vector<EnergyDevice> GpuSource::Energy() const {
+// Energy: the counter where the GPU has one, else power integrated (trapezoids).
+void NvmlSource::ReadEnergy(size_t i, double power, double dt_s, double* v) {
+  Device& d = devices_[i];
+  GpuEnergy& e = d.energy;
+  e.AddPower(power, dt_s);
+  unsigned long long mj = 0;  // NOLINT(runtime/int)
+  if (e.counter_works && !d.lost) {
+    const NvmlReturn rc = nvml_->EnergyMillijoules(d.handle, &mj);
+    if (rc == kNvmlErrorNotSupported) {
+      e.counter_works = false;
+    } else if (Check(i, rc, "energy counter")) {
+      if (!e.have_counter) {
+        e.have_counter = true;
+      } else if (mj >= d.energy_last_mj) {
+        e.counter_j += static_cast<double>(mj - d.energy_last_mj) / 1000.0;
+      } else {
+        diag_->Add(report::Severity::kWarning, "system_counter_backwards",
+                   fmt::format("GPU {} energy counter", i),
+                   fmt::format("GPU {} energy counter went backwards ({} -> {} mJ; driver "
+                               "reloaded?); that interval's energy is left out",
+                               i, d.energy_last_mj, mj));
+      }
+      d.energy_last_mj = mj;
+    }
+  }
+  if (!d.lost) v[kGpuEnergy] = e.joules();
+}
+
+void GpuEnergy::AddPower(double power_w, double dt_s) {
+  if (!std::isnan(power_w) && !std::isnan(last_power_w) && !std::isnan(dt_s))
+    integrated_j += 0.5 * (power_w + last_power_w) * dt_s;
+  last_power_w = power_w;
+}
+
+std::vector<EnergyDevice> GpuEnergyRows(const std::vector<GpuInfo>& gpus,
+                                        const std::vector<const GpuEnergy*>& energy,
+                                        const char* library) {
   std::vector<EnergyDevice> out;
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const Device& d = devices_[i];
-    const bool counter = d.has_energy_counter && d.have_energy;
-    out.push_back({fmt::format("GPU {}: {}", i, infos_[i].name),
-                   counter ? "NVML energy counter" : "NVML power integrated over time",
-                   counter ? d.counter_j : d.integrated_j});
+  for (size_t i = 0; i < gpus.size() && i < energy.size(); ++i) {
+    const GpuEnergy& e = *energy[i];
+    out.push_back({fmt::format("GPU {}: {}", gpus[i].index, gpus[i].name),
+                   fmt::format("{} {}", library,
+                               e.from_counter() ? "energy counter" : "power integrated over time"),
+                   e.joules()});
   }
   return out;
 }
 
-std::map<int64_t, GpuSource::ProcessUse> GpuSource::ReadProcesses(
-    const std::vector<int64_t>& pids) {
-  std::map<int64_t, ProcessUse> out;
+std::vector<EnergyDevice> NvmlSource::Energy() const {
+  std::vector<const GpuEnergy*> energy;
+  for (const Device& d : devices_) energy.push_back(&d.energy);
+  return GpuEnergyRows(infos_, energy, "NVML");
+}
+
+std::map<int64_t, ProcessGpuUse> NvmlSource::ReadProcesses(const std::vector<int64_t>& pids) {
+  std::map<int64_t, ProcessGpuUse> out;
   const std::set<int64_t> wanted(pids.begin(), pids.end());
   constexpr unsigned int kCapacity = 256;
   std::vector<NvmlProcessInfo> infos(kCapacity);
@@ -226,12 +246,17 @@ std::map<int64_t, GpuSource::ProcessUse> GpuSource::ReadProcesses(
       const NvmlProcessUtilization& u = samples[k];
       newest = std::max(newest, u.timestamp);
       if (!wanted.contains(u.pid)) continue;
-      ProcessUse& use = out[u.pid];
-      use.sm_util_percent = (std::isnan(use.sm_util_percent) ? 0 : use.sm_util_percent) + u.sm_util;
+      ProcessGpuUse& use = out[u.pid];
+      use.util_percent = (std::isnan(use.util_percent) ? 0 : use.util_percent) + u.sm_util;
     }
   }
   util_since_us_ = newest;
   return out;
+}
+
+std::unique_ptr<Source> MakeNvmlSource(const SourceContext& c) {
+  return std::make_unique<NvmlSource>(c.options.nvml_library, c.diagnostics, c.first_gpu,
+                                      c.options.interval_s);
 }
 
 }  // namespace trainprof::system

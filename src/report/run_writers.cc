@@ -1,0 +1,96 @@
+#include "report/run_writers.h"
+
+#include <sstream>
+#include <thread>
+
+#include "base/atomic_file.h"
+#include "report/csv.h"
+#include "report/html.h"
+#include "report/json.h"
+#include "report/mlflow_export.h"
+#include "report/run_folder.h"
+#include "report/tensorboard_export.h"
+#include "report/terminal.h"
+
+namespace trainprof::report {
+namespace {
+
+bool Always(const Options::Output&) { return true; }
+
+Status WriteSummary(const RunFiles& f) {
+  return base::WriteFileAtomically(f.dir + "/summary.txt", f.summary);
+}
+Status WriteJson(const RunFiles& f) {
+  return WriteRendered(JsonRenderer(), f.report, f.dir + "/report.json");
+}
+Status WriteHtml(const RunFiles& f) {
+  return WriteRendered(HtmlRenderer(), f.report, f.dir + "/report.html");
+}
+Status WriteCsv(const RunFiles& f) { return WriteCsvFiles(f.report, f.dir, nullptr); }
+
+// Runs the enabled writers of one phase; the first error (each names its file or store) is
+// kept, and the others still run.
+void RunPhase(WritePhase phase, const RunFiles& f, Status& first) {
+  for (const RunWriter& w : RunWriters()) {
+    if (w.phase != phase || !w.enabled(f.output)) continue;
+    Status s = w.write(f);
+    if (!s.ok() && first.ok()) first = std::move(s);
+  }
+}
+
+}  // namespace
+
+std::vector<RunWriter>& RunWriters() {
+  static std::vector<RunWriter> kRunWriters = {
+      {"summary.txt", WritePhase::kMain, Always, WriteSummary},
+      {"report.html", WritePhase::kMain, Always, WriteHtml},
+      {"report.json", WritePhase::kSide, Always, WriteJson},
+      {"CSV files", WritePhase::kSide, [](const Options::Output& o) { return o.csv; }, WriteCsv},
+      {"MLflow store", WritePhase::kExport,
+       [](const Options::Output& o) { return !o.mlflow.empty(); }, ExportToMlflow},
+      {"TensorBoard log dir", WritePhase::kExport,
+       [](const Options::Output& o) { return !o.tensorboard.empty(); }, ExportToTensorBoard},
+  };
+  return kRunWriters;
+}
+
+Status WriteReportFiles(const Report& r, const std::string& dir, const Options::Output& output,
+                        std::string* summary, const std::vector<ExtraFile>& extra) {
+  std::ostringstream text;
+  TerminalRenderer().Render(r, text);
+  *summary = text.str();
+  const RunFiles files{r, dir, output, *summary};
+  Status main = Status::Ok(), side = Status::Ok();
+  std::thread other([&] { RunPhase(WritePhase::kSide, files, side); });
+  RunPhase(WritePhase::kMain, files, main);
+  other.join();
+  Status first = !main.ok() ? std::move(main) : std::move(side);
+  for (const ExtraFile& e : extra) {
+    Status s = e.write();
+    if (!s.ok() && first.ok()) first = std::move(s);
+  }
+  RunPhase(WritePhase::kExport, files, first);
+  return first;
+}
+
+Status ExportRun(const Report& r, const std::string& dir, const Options::Output& output,
+                 bool replace) {
+  std::string summary;
+  if (auto text = base::ReadFile(dir + "/summary.txt"); text.ok()) {
+    summary = std::move(*text);
+  } else {
+    std::ostringstream out;
+    TerminalRenderer().Render(r, out);
+    summary = out.str();
+  }
+  const RunFiles files{r, dir, output, summary, replace};
+  bool any = false;
+  for (const RunWriter& w : RunWriters())
+    any = any || (w.phase == WritePhase::kExport && w.enabled(output));
+  if (!any) return InvalidArgument("no exporter chosen (--mlflow DIR, --tensorboard DIR)");
+  Status first = Status::Ok();
+  RunPhase(WritePhase::kExport, files, first);
+  return first;
+}
+
+}  // namespace trainprof::report

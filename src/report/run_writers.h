@@ -1,0 +1,66 @@
+// What a run folder gets, as one list: the terminal text (summary.txt), report.json, one CSV per
+// table, report.html, the files only the caller can write (trace.json,
+// critical_path.trace.json), then the exporters that copy the run elsewhere (an MLflow store, a
+// TensorBoard log dir). Each entry is enabled by Options::Output; a new output is one file with
+// its function and one line in kRunWriters (run_writers.cc).
+//
+//   std::string summary;
+//   report::ExtraFile trace{"trace.json", [&] { return WriteTrace(t, dir + "/trace.json"); }};
+//   Status s = report::WriteReportFiles(r, dir, options.output, &summary, {trace});
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+#include "trainprof/options.h"
+#include "trainprof/status.h"
+
+namespace trainprof::report {
+
+// The run being written, as every writer sees it.
+struct RunFiles {
+  const Report& report;
+  const std::string& dir;         // the run folder
+  const Options::Output& output;  // which outputs are on, and where exporters write
+  const std::string& summary;     // the terminal text
+  bool replace = false;           // exporters: a run already exported is written again
+};
+
+// When a writer runs: kMain on the calling thread, kSide on a second thread beside it (a
+// report of 1,000 ranks takes seconds of number formatting), kExport after every file of the
+// folder is written (exporters copy them).
+enum class WritePhase { kMain, kSide, kExport };
+
+struct RunWriter {
+  const char* what;  // "report.json", "MLflow store": names the output in errors
+  WritePhase phase;
+  bool (*enabled)(const Options::Output& o);
+  Status (*write)(const RunFiles& f);
+};
+
+// The list, in the order written within each phase. Mutable so that a test can add a writer of
+// its own (and remove it again).
+std::vector<RunWriter>& RunWriters();
+
+// A file only the caller can write (its data is not in the Report: trace.json), written after
+// the main and side phases and before the exporters.
+struct ExtraFile {
+  std::string what;
+  std::function<Status()> write;
+};
+
+// Renders `r` for the terminal into *summary and runs every enabled writer of RunWriters() and
+// `extra` into `dir`. Errors: the first output that failed, named (the others are still
+// attempted).
+Status WriteReportFiles(const Report& r, const std::string& dir, const Options::Output& output,
+                        std::string* summary, const std::vector<ExtraFile>& extra = {});
+
+// `trainprof export`: the exporters alone (those enabled in `output`) on a finished run folder
+// whose report is `r` (its summary.txt is read when present). Errors: the first exporter that
+// failed; none enabled (InvalidArgument).
+Status ExportRun(const Report& r, const std::string& dir, const Options::Output& output,
+                 bool replace);
+
+}  // namespace trainprof::report
