@@ -86,6 +86,7 @@ std::unique_ptr<system::SystemSampler> StartSampler(const Options& o, const std:
                                                     pid_t root, int64_t t0_ns) {
   system::SamplerOptions so;
   so.nvml_library = system::NvmlLibraryFromEnv();
+  so.rocm_smi_library = system::RocmSmiLibraryFromEnv();
   so.disk_path = dir;
   so.interval_s = o.system.interval_s;
   so.t0_ns = t0_ns;

@@ -10,6 +10,7 @@ SystemExtension::SystemExtension(const Options& options, const std::string& run_
                                  int64_t t0_steady_ns) {
   system::SamplerOptions so;
   so.nvml_library = system::NvmlLibraryFromEnv();
+  so.rocm_smi_library = system::RocmSmiLibraryFromEnv();
   so.disk_path = run_dir;
   so.interval_s = options.system.interval_s;
   so.t0_ns = t0_steady_ns;

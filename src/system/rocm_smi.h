@@ -67,8 +67,6 @@ class RocmSmi {
   void* handle_ = nullptr;
 };
 
-// The ROCm SMI library to load: $TRAINPROF_ROCM_SMI_LIBRARY when set ("" switches AMD GPU
-// sampling off), else librocm_smi64.so.
-std::string RocmSmiLibraryFromEnv();
+// RocmSmiLibraryFromEnv() (system/sampler.h) names the library to load.
 
 }  // namespace trainprof::system

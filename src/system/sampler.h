@@ -30,6 +30,9 @@ namespace trainprof::system {
 // The NVML library to load: $TRAINPROF_NVML_LIBRARY when set (a driver outside the loader's
 // path, a stand-in, or "" to switch GPU sampling off), else libnvidia-ml.so.1.
 std::string NvmlLibraryFromEnv();
+// The ROCm SMI library: $TRAINPROF_ROCM_SMI_LIBRARY when set ("" switches AMD GPU sampling off),
+// else librocm_smi64.so.
+std::string RocmSmiLibraryFromEnv();
 
 struct SamplerOptions {
   std::string root = "/";                             // prefix of /proc and /sys
