@@ -315,6 +315,31 @@ TEST_F(RunCli, GpuMemoryOfTheCommandsProcessesThroughNvml) {
 }
 #endif
 
+#ifdef TRAINPROF_FAKE_ROCM_SMI
+// AMD GPUs through the fake ROCm SMI: the GPUs in the system report, and the VRAM of the
+// command's process.
+TEST_F(RunCli, AmdGpusAndTheCommandsVramThroughRocmSmi) {
+  setenv("TRAINPROF_NVML_LIBRARY", "", 1);
+  setenv("TRAINPROF_ROCM_SMI_LIBRARY", TRAINPROF_FAKE_ROCM_SMI, 1);
+  setenv("FAKE_RSMI_DEVICES", "2", 1);
+  setenv("FAKE_RSMI_CHILD_VRAM", "3000000000", 1);
+  auto r = Run({"sleep", "0.5"});
+  for (const char* v : {"TRAINPROF_NVML_LIBRARY", "TRAINPROF_ROCM_SMI_LIBRARY", "FAKE_RSMI_DEVICES",
+                        "FAKE_RSMI_CHILD_VRAM"})
+    unsetenv(v);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json rep = Report();
+  const Json& gpus = (*Table(rep, "system", "gpus"))["rows"];
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[1]["name"], "AMD Instinct MI300X");
+  EXPECT_DOUBLE_EQ(SeriesMax(rep, "gpu1_utilization_percent"), 70);
+  EXPECT_DOUBLE_EQ(SeriesMax(rep, "process_gpu_memory_bytes"), 3e9);
+  const Json& rows = (*Table(rep, "system", "processes"))["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0]["peak_gpu_memory_bytes"].get<double>(), 3e9);
+}
+#endif
+
 TEST_F(RunCli, BadOptionsAreOneLineAndRunNothing) {
   auto r = Run({"true"}, {"--set", "system.interval=1"});
   EXPECT_EQ(r.exit_code, 2);

@@ -4,10 +4,16 @@
 // process that never calls them gets FAKE_RSMI_DEVICES GPUs (default 0). GPU i reports
 // utilization 60 + 10 i %, memory bandwidth use 25 %, 192 GiB of VRAM with 16 + 8 i GiB used,
 // 400 + 100 i W average power of a 750 W cap, an edge temperature of 50 + i °C, and an energy
-// counter that moves 1,000,000 counts of 15.25 µJ (15.25 J) per reading.
+// counter that moves 1,000,000 counts of 15.25 µJ (15.25 J) per reading. With
+// FAKE_RSMI_CHILD_VRAM=<bytes>, every child of the calling process uses that much VRAM at 30 %
+// compute-unit occupancy (for `trainprof run`'s process tree).
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace {
@@ -120,8 +126,18 @@ int rsmi_dev_energy_count_get(uint32_t dev, uint64_t* count, float* resolution, 
   *ts = 0;
   return 0;
 }
+// The configured processes, and the calling process's children with FAKE_RSMI_CHILD_VRAM.
+std::vector<FakeProcess> Processes() {
+  std::vector<FakeProcess> all = State().processes;
+  if (const char* vram = std::getenv("FAKE_RSMI_CHILD_VRAM")) {
+    std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
+    for (uint32_t pid = 0; in >> pid;) all.push_back({pid, std::strtoull(vram, nullptr, 10), 30});
+  }
+  return all;
+}
+
 int rsmi_compute_process_info_get(ProcessInfo* procs, uint32_t* n) {
-  const std::vector<FakeProcess>& all = State().processes;
+  const std::vector<FakeProcess> all = Processes();
   if (procs == nullptr) {
     *n = static_cast<uint32_t>(all.size());
     return 0;
