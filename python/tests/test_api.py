@@ -325,3 +325,32 @@ def test_timed_iter_survives_a_loader_error_the_loop_handles() -> None:
         s.step()
     assert got == [1, 3, 4]
     assert calls(s.report.to_dict()) == {"[_TrainingEpochLoop].train_dataloader_next": 3}
+
+
+def test_misuse_is_a_clear_error_not_a_silent_loss() -> None:
+    """A negative batch size, a step after finish(), attach() without a Session and a second
+    attach() each raise at once, naming what was wrong (they printed negative samples/s, lost
+    the step, raised AttributeError, or crashed the loop later)."""
+    import torch
+
+    import trainprof.torch
+
+    s = trainprof.Session(name="misuse", overrides=QUIET)
+    with pytest.raises(ValueError, match="batch_size must be a positive number of samples, got -5"):
+        s.batch_size = -5
+    s.stage("train")
+    s.step()
+    model = torch.nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="session must be a trainprof.Session, got NoneType"):
+        trainprof.torch.attach(None, model)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module, got str"):
+        trainprof.torch.attach(s, "model")  # type: ignore[arg-type]
+    trainprof.torch.attach(s, model)
+    with pytest.raises(trainprof.TrainprofError, match="attached already"):
+        trainprof.torch.attach(s, model)
+    s.finish()
+    with pytest.raises(trainprof.TrainprofError, match=r"step\(\) after finish\(\)"):
+        s.step()
+    with trainprof.Session(name="misuse2", overrides=QUIET) as s2:
+        with pytest.raises(ValueError, match="stage must be 'train' or 'validation', got 'eval'"):
+            s2.stage("eval")

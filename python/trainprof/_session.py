@@ -151,7 +151,13 @@ class Session:
 
     def step(self) -> None:
         """Ends the current step of the current stage and begins the next; advances the
-        profiling schedule. Call it once per batch, after the optimizer step."""
+        profiling schedule. Call it once per batch, after the optimizer step. Raises
+        :class:`trainprof.TrainprofError` after :meth:`finish` (the step would be lost)."""
+        if self._report is not None:
+            raise _core.TrainprofError(
+                "Session.step() after finish(): the session has ended, its report is written; "
+                "start a new Session for more steps"
+            )
         self._core.step()
         for listener in self._listeners:
             listener._on_step(int(self._core.profiler_step))
@@ -172,6 +178,9 @@ class Session:
 
     @batch_size.setter
     def batch_size(self, batch_size: int) -> None:
+        if int(batch_size) < 1:
+            raise ValueError(f"trainprof: batch_size must be a positive number of samples, got "
+                             f"{batch_size}")
         self._batch_size = int(batch_size)
         self._core.set_batch_size(self._batch_size)
 

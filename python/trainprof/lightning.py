@@ -415,7 +415,7 @@ def _end_step(session: Optional[trainprof.Session], batch: Any) -> None:
     if session is None:
         return
     size = _batch_size(batch)
-    if size is not None and size != session.batch_size:
+    if size and size != session.batch_size:  # an empty batch (0) keeps the last size
         session.batch_size = size
     session.step()
 

@@ -66,6 +66,21 @@ class TorchProfiler:
     the allocator snapshot for one :class:`trainprof.Session`; made by :func:`attach`."""
 
     def __init__(self, session: Session, model: Optional[torch.nn.Module] = None) -> None:
+        if not isinstance(session, Session):
+            raise TypeError(
+                "trainprof.torch.attach(session, model): session must be a trainprof.Session, "
+                f"got {type(session).__name__}"
+            )
+        if model is not None and not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                "trainprof.torch.attach(session, model): model must be a torch.nn.Module, "
+                f"got {type(model).__name__}"
+            )
+        if any(isinstance(x, TorchProfiler) for x in session._listeners):
+            raise _core.TrainprofError(
+                "trainprof.torch.attach: this session has PyTorch's profiler attached already "
+                "(one attach per Session; torch.profiler can run only once at a time)"
+            )
         self._session = session
         self._core = _core.TorchCollector(session._core)
         self._opts: Dict[str, Any] = _core.torch_options(session._core)
@@ -217,7 +232,9 @@ def attach(session: Session, model: Optional[torch.nn.Module] = None) -> TorchPr
     """Adds PyTorch's operators, memory, model summary and allocator snapshot to ``session``'s
     report, as its ``memory.*``, ``model_summary.*`` and ``snapshot.*`` keys say. Call it
     before the training loop, with the model (needed for the model summary and the activation
-    memory per module). Raises :class:`trainprof.TrainprofError` when the session has finished."""
+    memory per module). Raises :class:`TypeError` when ``session`` is not a Session or ``model``
+    not a Module, and :class:`trainprof.TrainprofError` when the session has finished or has
+    been attached already."""
     return TorchProfiler(session, model)
 
 
