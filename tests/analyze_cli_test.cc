@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -175,6 +176,32 @@ TEST(Analyze, GeneratedRanksPrintEverySectionAndWriteTheRunFolder) {
 // The views of issue 24 end to end: a loop whose data loader is a user's "load_batch" range is
 // "not marked" (a warning, no DataLoader time) until --dataloader-pattern names it; the Kernel
 // and Operator views count the generated kernels exactly.
+// A working folder where the default history (runs/trainprof.db) cannot be made (here "runs"
+// is a file; read-only folders are the same for a non-root user): the run is written and
+// analyze succeeds with a warning; a history asked for by --db still fails the command.
+TEST(Analyze, AnUnwritableDefaultHistoryIsAWarning) {
+  std::string dir = testutil::FreshTempDir();
+  std::filesystem::create_directories(dir + "/traces");
+  std::filesystem::create_directories(dir + "/cwd");
+  std::ofstream(dir + "/cwd/runs") << "not a folder";
+  WriteGeneratedRanks(dir + "/traces");
+  const char* had = std::getenv("TRAINPROF_DB");
+  const std::string saved = had != nullptr ? had : "";
+  unsetenv("TRAINPROF_DB");
+  const std::string cmd = std::string("cd ") + dir + "/cwd && exec " + TRAINPROF_CLI + " analyze " +
+                          dir + "/traces --run-dir " + dir + "/out";
+  auto r = RunProcess({"/bin/sh", "-c", cmd});
+  auto asked = RunProcess({"/bin/sh", "-c", cmd + "2 --db runs/trainprof.db"});
+  if (had != nullptr) setenv("TRAINPROF_DB", saved.c_str(), 1);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("trainprof: warning: the run was not recorded in the run history"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/report.json"));
+  EXPECT_EQ(asked.exit_code, 1) << asked.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out2/report.json"));
+}
+
 TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
   std::string dir = testutil::FreshTempDir();
   testutil::GenStep s{.host_dur_ns = 1'000'000};

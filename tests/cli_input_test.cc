@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -37,7 +38,7 @@ class CliInput : public ::testing::Test {
   void TearDown() override { unsetenv("TRAINPROF_DB"); }
   // `trainprof profile` with the flags given, writing below dir_/runs.
   ProcessResult Profile(std::vector<std::string> flags) {
-    std::vector<std::string> argv = {kCli, "profile", "-q", "-o", dir_ + "/runs"};
+    std::vector<std::string> argv = {kCli, "profile", "--no-progress", "-o", dir_ + "/runs"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     return RunProcess(argv);
   }
@@ -169,6 +170,32 @@ TEST_F(CliInput, TwoWritersOfOneRunFolderAreRefusedByTheLock) {
   ProcessResult after =
       RunProcess({kCli, "analyze", SmallTrace(), "--run-dir", run, "--overwrite"});
   EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
+TEST_F(CliInput, AMistypedCommandNamesTheNearestOne) {
+  ProcessResult r = RunProcess({kCli, "analyse", "traces/"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("trainprof: unknown command 'analyse' (did you mean 'analyze'?); "
+                        "commands: profile, analyze, ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+// -q is one thing in every command: no progress, no status lines, no report; --no-progress is
+// profile's progress switch alone.
+TEST_F(CliInput, QuietMeansTheSameInProfileAndRun) {
+  ProcessResult profile = Profile({"--epochs", "1", "--limit-train-batches", "3", "--set",
+                                   "training.limit_val_batches=1", "-q"});
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  EXPECT_EQ(profile.out, "");
+  EXPECT_EQ(profile.err, "");
+  ProcessResult run =
+      RunProcess({kCli, "run", "-q", "--run-dir", dir_ + "/run", "--", "/bin/true"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, "");
 }
 
 }  // namespace

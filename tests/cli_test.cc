@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 std::vector<std::string> Profile(const std::string& out_dir, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {TRAINPROF_CLI,
                                    "profile",
-                                   "-q",
+                                   "--no-progress",
                                    "-o",
                                    out_dir,
                                    "--set",

@@ -10,11 +10,13 @@
 #include "analysis/distributed.h"
 #include "analysis/op_tree.h"
 #include "analysis/views.h"
+#include "report/format.h"
 
 namespace trainprof::analysis {
 namespace {
 
 using report::Severity;
+using report::Unit;
 
 double Ms(double ns) { return ns / 1e6; }
 
@@ -156,8 +158,11 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     Candidate c = Make("launch_delay", m.rank, 0, delay_pct);
     c.headline = fmt::format("{{fig}} of launches wait more than {} µs before the GPU starts them",
                              o.hta.launch_delay_cutoff_ns / 1000);
-    c.detail = fmt::format("median {:.1f} µs, p95 {:.1f} µs", h.launch.median_delay_ns / 1e3,
-                           h.launch.p95_delay_ns / 1e3);
+    // In the tables' units ("209 ms", "12.3 µs"), not always µs.
+    c.detail = fmt::format(
+        "median {}, p95 {}",
+        report::FormatHuman(report::Value(h.launch.median_delay_ns / 1e9), Unit::kSeconds),
+        report::FormatHuman(report::Value(h.launch.p95_delay_ns / 1e9), Unit::kSeconds));
     c.advice =
         "The GPU queue is long or blocked. Look for synchronisations and for streams waiting on "
         "each other.";

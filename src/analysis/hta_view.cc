@@ -156,8 +156,8 @@ void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
   t.notes.push_back(fmt::format(
       "Outstanding operations: +1 at the launch call, -1 when the work starts on the GPU. "
       "Blocked: {} or more outstanding, when a further launch waits. Mean (HTA): over the "
-      "points where the length changed. Memcpy bandwidth is not shown yet: the trace model "
-      "does not keep the bytes of a copy.",
+      "points where the length changed. Memcpy bandwidth per direction is in its own "
+      "section (HTA's get_memory_bw_summary).",
       kFullQueue));
 }
 

@@ -136,4 +136,10 @@ std::string Ellipsize(std::string_view s, size_t max) {
   return std::string(s.substr(0, max - 3)) + "...";
 }
 
+std::string EllipsizeMiddle(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  const size_t tail = (max - 3) / 3, head = max - 3 - tail;
+  return std::string(s.substr(0, head)) + "..." + std::string(s.substr(s.size() - tail));
+}
+
 }  // namespace trainprof::base

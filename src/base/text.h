@@ -20,6 +20,9 @@ std::string UtcCompact(int64_t unix_ns);
 
 // `s` if it has at most `max` bytes, else its first max - 3 bytes and "..." (max >= 3).
 std::string Ellipsize(std::string_view s, size_t max);
+// `s` if it has at most `max` bytes, else its start, "...", and its last third (max >= 3): names
+// that differ only at the end (a timestamp, a rank) stay apart.
+std::string EllipsizeMiddle(std::string_view s, size_t max);
 
 // `s` with ASCII capitals made small (other bytes as they are).
 std::string AsciiLower(std::string_view s);

@@ -1,6 +1,9 @@
 // Options and help texts every subcommand shares.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "base/text.h"
 #include "cli/commands.h"
 
 namespace trainprof::cli {
@@ -32,6 +35,21 @@ std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes)
   std::string out = "Exit codes:\n";
   for (const auto& [code, what] : codes) out += fmt::format("  {:<4} {}\n", code, what);
   return out;
+}
+
+int CheckSubcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return 0;
+  const std::string word = argv[1];
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return 0;
+  const std::string near = base::NearestWord(word, names);
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  fmt::print(stderr, "trainprof: unknown command '{}'{}; commands: {} (trainprof --help)\n", word,
+             near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near), all);
+  return kExitBadInput;
 }
 
 }  // namespace trainprof::cli

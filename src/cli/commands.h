@@ -42,6 +42,10 @@ CLI::Option* AddOutputDirOption(CLI::App* sub, std::string* dir, const std::stri
 // folder from traces (analyze, merge).
 void AddRunFolderOptions(CLI::App* sub, Options::Output* out);
 
+// A first word that is not an option and not a command: one line naming the nearest command,
+// and kExitBadInput; else 0.
+int CheckSubcommand(const CLI::App& app, int argc, char** argv);
+
 // "Exit codes:\n  0    success\n ...": the codes one command can return, for its --help.
 std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes);
 inline constexpr const char* kExitSignal =
@@ -76,8 +80,8 @@ void AddRunsNoiseCommand(CLI::App* runs, std::function<int()>* run);
 // none). Prints why on failure and returns kExitFailure; the run's files are untouched.
 int RecordRun(const report::Report& r, const std::string& dir, const std::string& db_flag,
               bool quiet);
-// The same for a run folder's report.json.
-int RecordRunFolder(const std::string& dir, const std::string& db_flag);
+// The same for a run folder's report.json; `quiet`: no "Recorded as run" line.
+int RecordRunFolder(const std::string& dir, const std::string& db_flag, bool quiet = false);
 // Registers `run -- COMMAND`. main() hands it the words after "--" (SetRunCommand), so the
 // command's own options never meet trainprof's parser; without "--" the command starts at the
 // first word that is not an option of run.

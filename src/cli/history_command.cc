@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -44,7 +46,7 @@ report::Report RunsTable(const std::vector<history::RunRecord>& runs, const std:
     std::vector<report::Value> row = {run.id,
                                       run.created_utc,
                                       run.kind,
-                                      base::Ellipsize(run.name, 28),
+                                      base::EllipsizeMiddle(run.name, 28),
                                       Short(run.git_commit),
                                       run.git_branch};
     for (double v : run.figures.values)
@@ -184,23 +186,30 @@ int RecordRun(const report::Report& r, const std::string& dir, const std::string
               bool quiet) {
   std::string path;
   auto rec = history::RecordRun(r, dir, db_flag, &path);
+  // After the report on stdout, also when both streams go to one file.
+  std::fflush(stdout);
   if (!rec.ok()) {
-    fmt::print(stderr, "trainprof: the run was not recorded in the run history: {}\n",
-               rec.status().message());
-    return kExitFailure;
+    // The default history (runs/trainprof.db below the working folder) was not asked for: a
+    // read-only working folder is a warning, the run itself is written.
+    const char* env = std::getenv("TRAINPROF_DB");
+    const bool asked = !db_flag.empty() || (env != nullptr && *env != '\0');
+    fmt::print(stderr, "trainprof: {}the run was not recorded in the run history: {}{}\n",
+               asked ? "" : "warning: ", rec.status().message(),
+               asked ? "" : " (--db or TRAINPROF_DB names a history elsewhere; --db off: none)");
+    return asked ? kExitFailure : kExitOk;
   }
   if (!quiet && !rec->id.empty()) fmt::print(stderr, "Recorded as run {} in {}\n", rec->id, path);
   return kExitOk;
 }
 
-int RecordRunFolder(const std::string& dir, const std::string& db_flag) {
+int RecordRunFolder(const std::string& dir, const std::string& db_flag, bool quiet) {
   auto r = report::ReadReportJson((fs::path(dir) / "report.json").string());
   if (!r.ok()) {
     fmt::print(stderr, "trainprof: the run was not recorded in the run history: {}\n",
                r.status().message());
     return kExitFailure;
   }
-  return RecordRun(*r, dir, db_flag, false);
+  return RecordRun(*r, dir, db_flag, quiet);
 }
 
 void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {

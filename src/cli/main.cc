@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
     trainprof::cli::AddRunCommand(app, &run);
     // `trainprof run [options] -- COMMAND ...`: what follows "--" is the command, untouched.
     const int parsed_argc = trainprof::cli::SplitRunCommand(argc, argv);
+    if (int code = trainprof::cli::CheckSubcommand(app, argc, argv); code != 0) return code;
     try {
       app.parse(parsed_argc, argv);
     } catch (const CLI::ParseError& e) {

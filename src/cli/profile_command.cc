@@ -40,7 +40,7 @@ struct ProfileFlags {
   // As typed: checked against training.epochs' and training.limit_train_batches' ranges.
   std::string epochs, limit_train_batches;
   int64_t nproc_per_node = 0, repeat = 1;
-  bool verbose = false, quiet = false, print_config = false, overwrite = false;
+  bool verbose = false, quiet = false, no_progress = false, print_config = false, overwrite = false;
 };
 
 // Set in the processes a `--repeat N` run starts: the folder this one repeat writes.
@@ -244,13 +244,15 @@ int RunRepeats(const ProfileFlags& f, const jobs::JobConfig& cfg) {
   if (!pooled.ok()) return Fail(kExitFailure, pooled.status());
   std::string summary;
   Status w = report::WriteReportFiles(*pooled, *dir, cfg.profiler.output, &summary);
-  fmt::print("{}", summary);
+  if (!f.quiet) fmt::print("{}", summary);
   if (!w.ok()) return Fail(kExitNoOutput, w);
-  fmt::print(
-      "\nReports written to {}/ (the steps of {} repeats pooled; each repeat's own "
-      "reports and trace.json in repeat1/ ... repeat{}/)\n",
-      *dir, f.repeat, f.repeat);
-  return RecordRunFolder(*dir, f.db);
+  if (!f.quiet) {
+    fmt::print(
+        "\nReports written to {}/ (the steps of {} repeats pooled; each repeat's own "
+        "reports and trace.json in repeat1/ ... repeat{}/)\n",
+        *dir, f.repeat, f.repeat);
+  }
+  return RecordRunFolder(*dir, f.db, f.quiet);
 }
 #endif
 
@@ -271,7 +273,7 @@ Status BuildConfig(const ProfileFlags& f, jobs::JobConfig& cfg, base::ConfigSche
   if (!f.run_dir.empty()) sets.push_back("output.run_dir=" + f.run_dir);
   if (!f.name.empty()) sets.push_back("output.name=" + f.name);
   if (f.verbose) sets.push_back("time.verbose=true");
-  if (f.quiet) sets.push_back("training.progress=off");
+  if (f.quiet || f.no_progress) sets.push_back("training.progress=off");
   sets.insert(sets.end(), f.sets.begin(), f.sets.end());
   for (const std::string& s : sets) TRAINPROF_RETURN_IF_ERROR(schema.ApplyOverride(s));
   return Status::Ok();
@@ -358,7 +360,8 @@ int RunProfile(const ProfileFlags& f) {
   }
   if (!f.config.empty()) s.SetMeta("config_file", f.config);
   InstallSignalHandlers();
-  if (!ranks) {
+  if (f.quiet) {
+  } else if (!ranks) {
     fmt::print(stderr, "trainprof profile: run folder {}\n", s.run_dir());
   } else if (env->rank == 0) {
     fmt::print(stderr, "trainprof profile: run folder {} (rank folders rank0/ ... rank{}/)\n",
@@ -392,19 +395,21 @@ int RunProfile(const ProfileFlags& f) {
   Status fin = s.Finish();
   if (ranks) {
     if (!fin.ok()) rank_status = fmt::format("its reports were not all written: {}", fin.message());
-    if (env->rank == 0) fmt::print("{}", s.summary());
+    if (env->rank == 0 && !f.quiet) fmt::print("{}", s.summary());
     const int merged = ExchangeReports(*ranks, cfg, s.run_dir(), rank_status);
     if (env->rank == 0 && code == kExitOk && merged == kExitOk)
-      return RecordRunFolder(ranks->merged_dir, db);
+      return RecordRunFolder(ranks->merged_dir, db, f.quiet);
     return code != kExitOk ? code : merged;
   }
   if (repeat_dir != nullptr) return fin.ok() ? code : Fail(kExitFailure, fin);
-  fmt::print("{}", s.summary());
+  if (!f.quiet) fmt::print("{}", s.summary());
   if (!fin.ok()) return Fail(kExitFailure, fin);
-  fmt::print(
-      "\nReports written to {}/ (report.html, summary.txt, report.json, *.csv, trace.json)\n",
-      s.run_dir());
-  if (code == kExitOk) return RecordRunFolder(s.run_dir(), db);
+  if (!f.quiet) {
+    fmt::print(
+        "\nReports written to {}/ (report.html, summary.txt, report.json, *.csv, trace.json)\n",
+        s.run_dir());
+  }
+  if (code == kExitOk) return RecordRunFolder(s.run_dir(), db, f.quiet);
   return code;
 #endif
 }
@@ -417,14 +422,15 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-c,--config", flags->config, "YAML config file (keys: docs/config.md)");
   cmd->add_option("-s,--set", flags->sets,
                   "Override one config key, e.g. --set training.epochs=1 (repeatable)");
-  cmd->add_option("--epochs", flags->epochs, "training.epochs (1 or more)");
+  cmd->add_option("--epochs", flags->epochs, "training.epochs (1 or more)")->type_name("INT");
   cmd->add_option("--nproc-per-node", flags->nproc_per_node,
                   "Start N ranks on this machine (data-parallel, Gloo), as torchrun "
                   "--nproc-per-node; each writes rank<N>/ and rank 0 the merged report. Under "
                   "torchrun or srun, leave it out: the ranks are read from their variables")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--limit-train-batches", flags->limit_train_batches,
-                  "training.limit_train_batches (0 = all)");
+                  "training.limit_train_batches (0 = all)")
+      ->type_name("INT");
   cmd->add_option("--repeat", flags->repeat,
                   "Run the job N times, each in its own process (repeat1/ ... repeatN/), and pool "
                   "the training steps: the report records the run-to-run spread, which "
@@ -438,7 +444,10 @@ void AddProfileCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--name", flags->name, "output.name: the run folder's name suffix");
   AddDbOption(cmd, &flags->db, /*records=*/true);
   cmd->add_flag("-v,--verbose", flags->verbose, "time.verbose: every action in the time report");
-  cmd->add_flag("-q,--quiet", flags->quiet, "training.progress=off: no progress display");
+  cmd->add_flag("-q,--quiet", flags->quiet,
+                "Print no progress and no report (as in run; the run folder is still written)");
+  cmd->add_flag("--no-progress", flags->no_progress,
+                "training.progress=off: no progress display; the report is still printed");
   cmd->add_flag("--list-keys", flags->print_config,
                 "List every config key with its value (after --config and --set), allowed "
                 "values and meaning, as a Markdown table, and exit");

@@ -242,7 +242,9 @@ void AddRunCommand(CLI::App& app, std::function<int()>* run) {
                   "(*.pt.trace.json[.gz], e.g. tensorboard_trace_handler's); those written "
                   "during the run are analysed as `trainprof analyze` does");
   AddDbOption(cmd, &f->db, /*records=*/true);
-  cmd->add_flag("-q,--quiet", f->quiet, "Print no report (the run folder is still written)");
+  cmd->add_flag("-q,--quiet", f->quiet,
+                "Print no status lines and no report (as in profile; the run folder is still "
+                "written; the command's own output is untouched)");
   // Everything from the first argument that is not an option of run (or after --) is the
   // command, with its own options untouched.
   cmd->prefix_command();

@@ -61,6 +61,21 @@ TEST(KeyFiguresTest, FromAProfileReport) {
   EXPECT_TRUE(std::isnan(k.Get("no_such_figure")));
 }
 
+// An analyze run whose trace has no data-loader range: its DataLoader share is unknown, not 0 %.
+TEST(KeyFiguresTest, AnUnmarkedDataLoaderShareIsUnknown) {
+  report::Report r;
+  r.kind = "analyze";
+  report::Section& o = r.AddSection("overview", "Overview");
+  o.AddTable("step_breakdown_average", "Average step",
+             {{"rank", "Rank"}, {"dataloader_pct", "DataLoader", Unit::kPercent}})
+      .rows.push_back({std::string("0"), 0.0});
+  report::Section& p = r.AddSection("phase_view", "Phase view");
+  p.AddMetric("dataloader_markers", "Data-loader ranges", int64_t{0}, Unit::kCount);
+  EXPECT_TRUE(std::isnan(ExtractKeyFigures(r).Get("dataloader_share")));
+  p.metrics[0].value = int64_t{3};
+  EXPECT_DOUBLE_EQ(ExtractKeyFigures(r).Get("dataloader_share"), 0.0);
+}
+
 TEST(KeyFiguresTest, ConfigHashIgnoresOutputKeys) {
   report::Report a = ProfileReport(1, 1), b = ProfileReport(1, 1), c = ProfileReport(1, 1, 32);
   b.config[2].second = std::string("/elsewhere");

@@ -114,8 +114,12 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
   if (r.kind == "analyze") {
     set("step_time", MetricValue(r, "overview", "avg_step_time_s"));
     set("step_time_median", MedianStep(r));
+    // Without a single data-loader range in the trace, 0 % says nothing (the report says so).
+    const bool unmarked = MetricValue(r, "phase_view", "dataloader_markers") == 0;
     set("dataloader_share",
-        ColumnMean(FindTable(r, "overview", "step_breakdown_average"), "dataloader_pct"));
+        unmarked
+            ? kNaN
+            : ColumnMean(FindTable(r, "overview", "step_breakdown_average"), "dataloader_pct"));
     set("peak_memory", MetricValue(r, "gpu", "peak_allocated_bytes"));
     set("gpu_utilization", MetricValue(r, "gpu", "avg_utilization_pct"));
     return k;
