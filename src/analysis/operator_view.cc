@@ -13,15 +13,27 @@ using trace::EventKind;
 
 namespace {
 
-// Adds node k of `t` to row r.
-void Accumulate(const trace::TraceModel& m, const OpTree& t, size_t k, OperatorRow& r) {
+// True when node k runs inside a call of its own row (aten::copy_ calling aten::copy_): its
+// time is in that call's total already. `keys`: each node's row, parallel to t.nodes.
+template <typename Key>
+bool InsideItsOwnRow(const OpTree& t, const std::vector<Key>& keys, size_t k) {
+  for (int32_t p = t.nodes[k].parent; p >= 0; p = t.nodes[static_cast<size_t>(p)].parent)
+    if (keys[static_cast<size_t>(p)] == keys[k]) return true;
+  return false;
+}
+
+// Adds node k of `t` to row r. Totals count a call nested in one of its own row once (`outer`
+// false: the outer call's total holds it), so a total never exceeds the operator's time.
+void Accumulate(const trace::TraceModel& m, const OpTree& t, size_t k, bool outer, OperatorRow& r) {
   r.calls++;
   r.host_self_ns += t.host_self_ns[k];
-  r.host_total_ns += m.dur_ns[t.nodes[k].event];
   r.device_self_ns += t.device_self_ns[k];
-  r.device_total_ns += t.device_total_ns[k];
   r.tc_self_ns += t.tc_self(k);
-  r.tc_total_ns += t.tc_total(k);
+  if (outer) {
+    r.host_total_ns += m.dur_ns[t.nodes[k].event];
+    r.device_total_ns += t.device_total_ns[k];
+    r.tc_total_ns += t.tc_total(k);
+  }
   r.tc_eligible = r.tc_eligible || t.nodes[k].tc_eligible;
 }
 
@@ -63,11 +75,13 @@ class InputsCursor {
 
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
   std::unordered_map<uint32_t, OperatorRow> by_name;
+  std::vector<uint32_t> keys(t.nodes.size());
+  for (size_t k = 0; k < t.nodes.size(); ++k) keys[k] = m.name[t.nodes[k].event];
   for (size_t k = 0; k < t.nodes.size(); ++k) {
     const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    Accumulate(m, t, k, by_name[m.name[n.event]]);
+    Accumulate(m, t, k, !InsideItsOwnRow(t, keys, k), by_name[keys[k]]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_name.size());
@@ -88,14 +102,18 @@ std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
   std::unordered_map<uint64_t, OperatorRow> by_key;  // name id << 32 | text id
   if (m.op_inputs.empty()) return {};
   InputsCursor inputs(m.op_inputs);
+  constexpr uint64_t kNone = ~uint64_t{0};
+  std::vector<uint64_t> keys(t.nodes.size(), kNone);  // each node's row
   for (size_t k = 0; k < t.nodes.size(); ++k) {
     const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     const trace::OpInputs* in = inputs.Find(n.event);
     if (in == nullptr || in->*key == trace::kNoName) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    Accumulate(m, t, k, by_key[uint64_t{m.name[n.event]} << 32 | in->*key]);
+    keys[k] = uint64_t{m.name[n.event]} << 32 | in->*key;
   }
+  for (size_t k = 0; k < t.nodes.size(); ++k)
+    if (keys[k] != kNone) Accumulate(m, t, k, !InsideItsOwnRow(t, keys, k), by_key[keys[k]]);
   std::vector<OperatorRow> out;
   out.reserve(by_key.size());
   for (auto& [k, r] : by_key) {

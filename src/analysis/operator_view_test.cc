@@ -144,6 +144,23 @@ TEST(OperatorView, EligibilityComesUpFromChildOperators) {
   EXPECT_FALSE(IsTensorCoreEligibleOp("aten::custom"));
 }
 
+// aten::copy_ calling aten::copy_ (a dtype change inside a device copy): both calls count, but
+// the inner one's time is inside the outer's total, so the total is the outer call's time, not
+// more than the trace lasted. Self times are each call's own.
+TEST(OperatorView, ACallInsideOneOfItsOwnNameIsCountedOnceInTheTotal) {
+  ModelBuilder b;
+  b.Add(EventKind::kCpuOp, "aten::copy_", 0, 100, kHost);
+  b.Add(EventKind::kCpuOp, "aten::copy_", 10, 60, kHost);
+  b.Launch("memcpy_kernel", 20, 100, 30);
+  b.Add(EventKind::kCpuOp, "aten::copy_", 200, 50, kHost);  // a later call of its own
+  const trace::TraceModel m = b.Done();
+  const OperatorRow& copy = Row(OperatorView(m, BuildOpTree(m)), "aten::copy_");
+  EXPECT_EQ(copy.calls, 3);
+  EXPECT_EQ(copy.host_total_ns, 100 + 50);  // not 100 + 60 + 50
+  EXPECT_EQ(copy.host_self_ns, (100 - 60) + (60 - 10) + 50);
+  EXPECT_EQ(copy.device_total_ns, 30);  // the kernel once
+}
+
 // Without a Tensor Core kernel the tree keeps no Tensor Core times at all, and reads them as 0;
 // with one, every node has both.
 TEST(OperatorView, TensorCoreTimesOnlyWhenAKernelUsesThem) {
