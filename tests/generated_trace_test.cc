@@ -471,6 +471,27 @@ TEST(GeneratedTrace, IncompleteLastStepIsDropped) {
   ExpectAllMatch(r);
 }
 
+// The same four traces without distributedInfo (three models' traces in one folder look like
+// this): 20 % slower is not a straggler, as nothing says they are ranks of one job.
+TEST(GeneratedTrace, TracesOfNoOneJobNameNoStraggler) {
+  GenTrace t = ComputeBound();
+  t.memory.clear();
+  t.world_size = 0;
+  std::vector<GenRank> ranks;
+  for (int64_t r = 0; r < 4; ++r)
+    ranks.push_back({.rank = r, .slowdown_num = r == 2 ? 6 : 1, .slowdown_den = r == 2 ? 5 : 1});
+  Analysed r = GenerateAndAnalyze(t, ranks, Format::kGzip);
+  ASSERT_EQ(r.models.size(), 4u);
+  EXPECT_EQ(r.models[2].world_size, 0);
+  for (const std::string& x : Findings(r.report))
+    EXPECT_EQ(x.find("straggler"), std::string::npos) << x;
+  const report::Section* rec = r.report.FindSection("recommendations");
+  ASSERT_NE(rec, nullptr);
+  ASSERT_FALSE(rec->notes.empty());
+  EXPECT_NE(rec->notes.back().find("compared side by side, not as ranks of one job"),
+            std::string::npos);
+}
+
 // Four ranks of the compute-bound job, each with its own clock offset; rank 2 is 20 % slower.
 TEST(GeneratedTrace, FourRanksOneTwentyPercentSlower) {
   GenTrace t = ComputeBound();

@@ -266,8 +266,16 @@ std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnal
   return out;
 }
 
+// True when some trace says it is a rank of a multi-rank job (distributedInfo.world_size > 1);
+// files without it (three models' traces in one folder) are only compared side by side.
+bool OneDistributedJob(const std::vector<RankInfo>& models) {
+  return std::any_of(models.begin(), models.end(),
+                     [](const RankInfo& r) { return r.world_size > 1; });
+}
+
 std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an) {
+  if (!OneDistributedJob(models)) return {};
   std::vector<std::pair<double, size_t>> steps;
   for (size_t i = 0; i < an.size(); ++i)
     if (an[i].overview.avg_total_ns > 0) steps.push_back({an[i].overview.avg_total_ns, i});
@@ -287,8 +295,9 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
       models[i].rank, kRankImbalancePct);
   c.detail = fmt::format("{:.3f} ms per step against {:.3f} ms", Ms(slowest), Ms(median));
   c.advice =
-      "The other ranks wait for it at every collective. Look at what differs there: its data "
-      "loading, its GPU (clocks, another process) or more work (uneven sequence lengths).";
+      "The other ranks wait for it wherever they synchronise (collectives, barriers). Look at "
+      "what differs there: its data loading, its GPU (clocks, another process) or more work "
+      "(uneven sequence lengths).";
   return {c};
 }
 
@@ -325,6 +334,12 @@ void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnal
   for (const std::string& key : order) rec.findings.push_back(Merge(groups[key], an.size() > 1));
   if (rec.findings.empty())
     rec.findings.push_back({Severity::kInfo, "No recommendation: no threshold was crossed."});
+  if (models.size() > 1 && !OneDistributedJob(models)) {
+    rec.notes.push_back(fmt::format(
+        "The {} traces carry no distributedInfo with a world size above 1: they are compared "
+        "side by side, not as ranks of one job, so no straggler or imbalance is named.",
+        models.size()));
+  }
 }
 
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r) {
