@@ -202,6 +202,38 @@ TEST(Analyze, AnUnwritableDefaultHistoryIsAWarning) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/out2/report.json"));
 }
 
+// diff reads what analyze reads: a TensorBoard log dir's plugins/profile/<run>/ at any depth; a
+// folder of two runs is one line naming them; a side cut short exits 4 unless allowed.
+TEST(Analyze, DiffTakesTheFoldersAnalyzeTakes) {
+  namespace fs = std::filesystem;
+  const std::string dir = testutil::FreshTempDir();
+  fs::create_directories(dir + "/tb/plugins/profile/run1");
+  fs::create_directories(dir + "/flat");
+  WriteGeneratedRanks(dir + "/tb/plugins/profile/run1");
+  WriteGeneratedRanks(dir + "/flat");
+  auto ok =
+      RunProcess({TRAINPROF_CLI, "diff", dir + "/tb", dir + "/flat", "--run-dir", dir + "/d1"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  fs::create_directories(dir + "/tb/plugins/profile/run2");
+  WriteGeneratedRanks(dir + "/tb/plugins/profile/run2");
+  auto two =
+      RunProcess({TRAINPROF_CLI, "diff", dir + "/tb", dir + "/flat", "--run-dir", dir + "/d2"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("holds the traces of 2 runs"), std::string::npos) << two.err;
+  // rank1 cut in the middle of its events.
+  const std::string text = testutil::ReadText(dir + "/flat/rank1.pt.trace.json");
+  std::ofstream(dir + "/flat/rank1.pt.trace.json", std::ios::trunc)
+      << text.substr(0, text.size() / 2);
+  auto cut = RunProcess({TRAINPROF_CLI, "diff", dir + "/tb/plugins/profile/run1", dir + "/flat",
+                         "--run-dir", dir + "/d3"});
+  EXPECT_EQ(cut.exit_code, 4) << cut.err;
+  EXPECT_NE(cut.err.find("rank1.pt.trace.json: cut short"), std::string::npos) << cut.err;
+  EXPECT_TRUE(fs::exists(dir + "/d3/report.json"));
+  auto allowed = RunProcess({TRAINPROF_CLI, "diff", dir + "/tb/plugins/profile/run1", dir + "/flat",
+                             "--run-dir", dir + "/d4", "--allow-data-errors"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+}
+
 TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
   std::string dir = testutil::FreshTempDir();
   testutil::GenStep s{.host_dur_ns = 1'000'000};

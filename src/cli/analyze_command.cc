@@ -83,8 +83,22 @@ StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const Analy
 }
 
 // One run's path (a file, or a flat folder of ranks), as diff takes it.
+// One side of a diff: a trace file, or a folder holding one run's traces at any depth (a
+// TensorBoard log dir's plugins/profile/<run>/, trainprof run's traces/), as analyze finds them.
+StatusOr<std::vector<std::string>> DiffSideFiles(const std::string& path) {
+  TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, trace::ListTraceRuns(path));
+  if (listing.runs.size() == 1) return std::move(listing.runs[0].files);
+  std::string names;
+  for (const auto& run : listing.runs)
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", run.dir);
+  return InvalidArgument(
+      fmt::format("{}: holds the traces of {} runs ({}); diff compares one run "
+                  "with another: name one of those folders",
+                  path, listing.runs.size(), names));
+}
+
 std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags& f) {
-  auto files = trace::ListTraceFiles(path);
+  auto files = DiffSideFiles(path);
   if (!files.ok()) {
     fmt::print(stderr, "trainprof: {}\n", files.status().message());
     return std::nullopt;
@@ -246,7 +260,15 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   if (!b) return kExitBadInput;
   report::Report r = analysis::BuildDiffReport({f.path, &a->models, &a->analyses},
                                                {b_path, &b->models, &b->analyses}, f.top_kernels);
-  return Emit(r, f, /*record=*/false);
+  const int code = Emit(r, f, /*record=*/false);
+  // As analyze: a side cut short is a data error, exit 4 after the reports are written.
+  std::string cut;
+  for (const Loaded* side : {&*a, &*b})
+    for (size_t i = 0; i < side->models.size(); ++i)
+      if (side->models[i].truncated) cut += (cut.empty() ? "" : ", ") + side->models[i].path;
+  if (code != kExitOk || cut.empty()) return code;
+  fmt::print(stderr, "trainprof: {}: cut short; the diff leaves out what was lost\n", cut);
+  return f.allow_data_errors ? code : kExitDataError;
 }
 
 }  // namespace
@@ -354,13 +376,18 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "  trainprof diff before/ after/ --top 15\n" +
       ExitCodesHelp({{kExitOk, "compared; reports written"},
                      {kExitBadInput, "bad input: an option, or a trace that cannot be read"},
-                     {kExitNoOutput, "the run folder cannot be created or written"}}));
+                     {kExitNoOutput, "the run folder cannot be created or written"},
+                     {kExitDataError,
+                      "a trace is cut short; reports written (--allow-data-errors: exit 0)"}}));
   diff->add_option("a", d->path, "Trace file or folder of the baseline run")->required();
   diff->add_option("b", *b_path, "Trace file or folder of the run to compare")->required();
   diff->add_option("--top", d->top_kernels, "Rows listed per kind of change")
       ->check(CLI::Range(1, 10000))
       ->default_val(10);
   AddCommonOptions(diff, d.get());
+  diff->add_flag("--allow-data-errors", d->allow_data_errors,
+                 "Exit 0 even when a trace is cut short; without it such a diff exits 4, after "
+                 "writing its reports");
   diff->callback([d, b_path, run] { *run = [d, b_path] { return RunDiff(*d, *b_path); }; });
 }
 
