@@ -76,7 +76,7 @@ TEST_F(HistoryCli, CompareShowsChangesAndWritesAComparePage) {
   auto c = RunProcess({kCli, "compare", "latest~1", "latest", "--html", page});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   for (const char* text :
-       {"Key figures", "Training step time (mean)", "overview.avg_step_time_s", "Every metric"})
+       {"Key figures", "Step time (mean)", "overview.avg_step_time_s", "Every metric"})
     EXPECT_NE(c.out.find(text), std::string::npos) << text;
   auto outline = Json(testutil::HtmlOutline(testutil::ReadText(page)));
   EXPECT_EQ(outline["kind"], "compare");
@@ -88,7 +88,7 @@ TEST_F(HistoryCli, CompareShowsChangesAndWritesAComparePage) {
   for (const auto& s : rep["sections"]) {
     if (s["id"] != "key_figures") continue;
     for (const auto& row : s["tables"][0]["rows"]) {
-      if (row["figure"] != "Training step time (mean)") continue;
+      if (row["figure"] != "Step time (mean)") continue;
       EXPECT_NEAR(row["delta_pct_B"].get<double>(),
                   100.0 * (row["run_B"].get<double>() / row["run_A"].get<double>() - 1), 1e-9);
     }
@@ -300,7 +300,7 @@ TEST_F(HistoryCli, ProfileTwiceCompareAndGate) {
   EXPECT_NE(mixed.err.find("trainprof compare: warning: A is profile and B analyze"),
             std::string::npos)
       << mixed.err;
-  EXPECT_NE(mixed.out.find("Training step time (mean)"), std::string::npos);
+  EXPECT_NE(mixed.out.find("Step time (mean)"), std::string::npos);
 }
 #endif
 

@@ -107,7 +107,8 @@ Intervals ComputeIntervals(const std::vector<StepSeries>& steps, const CompareOp
 std::string IntervalText(const RelativeChange& c) {
   if (c.has_interval && (c.low > 0 || c.high < 0)) return "beyond noise";
   if (c.has_interval) return "within noise";
-  return fmt::format("inconclusive ({} steps)", c.base_steps + c.cand_steps);
+  // A trace of a few ProfilerSteps (inference, on-demand) has no interval at all: say so.
+  return fmt::format("no interval: too few steps for one ({} in all)", c.base_steps + c.cand_steps);
 }
 
 }  // namespace internal

@@ -123,8 +123,8 @@ TEST(CompareGateTest, AnIntervalAcrossTheBoundIsInconclusiveAndPasses) {
                                  bounds);
   ASSERT_TRUE(tiny.ok());
   EXPECT_FALSE(tiny->gate_failed());
-  EXPECT_EQ(Cell(Gate(*tiny), 0, "verdict"), "inconclusive (6 steps)");
-  EXPECT_EQ(tiny->verdicts[0], "step_time > +3%: inconclusive (6 steps)");
+  EXPECT_EQ(Cell(Gate(*tiny), 0, "verdict"), "no interval: too few steps for one (6 in all)");
+  EXPECT_EQ(tiny->verdicts[0], "step_time > +3%: no interval: too few steps for one (6 in all)");
 }
 
 TEST(CompareGateTest, FiguresWithoutStepsAreGatedPlainly) {

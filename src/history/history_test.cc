@@ -451,7 +451,7 @@ TEST(CompareTest, DifferentKindsCompareWhatTheyShare) {
   const report::Table& k = cmp->report.FindSection("key_figures")->tables[0];
   bool found = false;
   for (const auto& row : k.rows) {
-    if (std::get<std::string>(row[0]) != "Training step time (mean)") continue;
+    if (std::get<std::string>(row[0]) != "Step time (mean)") continue;
     found = true;
     EXPECT_DOUBLE_EQ(std::get<double>(row[2]), 0.064);
     EXPECT_DOUBLE_EQ(std::get<double>(row[3]), 0.05);

@@ -29,7 +29,8 @@ inline constexpr std::array<FigureInfo, 7> kFigures = {{
      "samples/s", true,
      "profile: speed.training_avg_throughput_per_sample (all ranks: ranks."
      "training_throughput_per_sample)"},
-    {"step_time", "Training step time (mean)", "Step", report::Unit::kSeconds, "", false,
+    // "Step", not "Training step": an analyze run of an inference trace has steps too.
+    {"step_time", "Step time (mean)", "Step", report::Unit::kSeconds, "", false,
      "profile: speed_report mean of the training stage; analyze: overview.avg_step_time_s"},
     {"dataloader_share", "Data-loader share of the step", "Data wait", report::Unit::kPercent, "",
      false,
@@ -42,7 +43,7 @@ inline constexpr std::array<FigureInfo, 7> kFigures = {{
     {"gpu_utilization", "GPU utilization", "GPU util", report::Unit::kPercent, "", true,
      "profile: system GPU utilization (mean); analyze: gpu.avg_utilization_pct"},
     // Last, so that it is the column added by the history's schema 2.
-    {"step_time_median", "Training step time (median)", "Median", report::Unit::kSeconds, "", false,
+    {"step_time_median", "Step time (median)", "Median", report::Unit::kSeconds, "", false,
      "profile: speed_report median of the training stage; analyze: median of the steps "
      "(each averaged over ranks)"},
 }};
