@@ -58,6 +58,12 @@ class TinyModule(lightning.LightningModule):
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.SGD(self.parameters(), lr=0.01)
 
+    def _register_sharded_tensor_state_dict_hooks_if_available(self) -> None:
+        # Lightning registers ShardedTensor hooks from torch.distributed._shard, which in torch
+        # 1.13 (Debian's) does not import under Python 3.11 (a dataclass with a mutable
+        # default). The module has no sharded tensors, so there is nothing to hook.
+        pass
+
 
 def _loader(seed: int) -> DataLoader:
     g = torch.Generator().manual_seed(seed)
@@ -302,3 +308,52 @@ def test_filename_writes_the_report_text_instead_of_printing(
 )
 def test_action_kind(action: str, kind: str) -> None:
     assert _action_kind(action) == kind
+
+
+def test_own_callback_is_not_in_the_report_and_predict_keeps_the_reports(tmp_path: Path) -> None:
+    """The step callback's hooks are trainprof's bookkeeping, not the user's time; predict()
+    leaves the last report of each stage in place."""
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler, limit_predict_batches=2)
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+    fitted = profiler.report
+    assert fitted is not None
+    assert not [a for a in calls(_report_json(profiler)) if "_TrainprofStepCallback" in a]
+    trainer.validate(TinyModule(), _loader(1))
+    trainer.predict(TinyModule(), dataloaders=_loader(1))
+    assert set(profiler.reports) == {"fit", "validate"}
+    assert profiler.reports["fit"].run_dir == fitted.run_dir
+    assert profiler.report is profiler.reports["validate"]  # not erased by predict
+
+
+def test_run_folder_defaults_to_lightnings_log_dir(tmp_path: Path) -> None:
+    profiler = TrainprofProfiler(overrides={"output.print": False})
+    trainer = _trainer(tmp_path / "logs", profiler)
+    trainer.fit(TinyModule(), _loader(0))
+    assert profiler.report is not None
+    run_dir = Path(profiler.report.run_dir)
+    assert run_dir.is_absolute()
+    assert run_dir.parent == (tmp_path / "logs" / "trainprof").resolve()
+
+
+class LrModule(TinyModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lr = 0.01
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.SGD(self.parameters(), lr=self.lr)
+
+
+def test_the_tuner_swapping_callbacks_keeps_the_steps(tmp_path: Path) -> None:
+    """Tuner.lr_find runs fit with its own callbacks in place of the trainer's; the profiler
+    puts its step callback back, so the steps and samples/s are still counted."""
+    from lightning.pytorch.tuner import Tuner
+
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler, max_epochs=1, limit_train_batches=8)
+    Tuner(trainer).lr_find(LrModule(), train_dataloaders=_loader(0), num_training=6,
+                           update_attr=False)
+    report = _report_json(profiler)
+    assert _speed_steps(report)["training"] >= 6
+    assert _speed(report)["training"]["samples_per_s"] > 0

@@ -30,7 +30,7 @@ import weakref
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import trainprof
-from trainprof import _trackers
+from trainprof import _core, _trackers
 
 try:
     import lightning as _lightning_package
@@ -44,15 +44,26 @@ except ImportError as _lightning_error:
         from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
         from pytorch_lightning.profilers import Profiler  # type: ignore[no-redef]
     except ImportError:
+        _missing = getattr(_lightning_error, "name", None)
+        if _missing in ("lightning", "pytorch_lightning"):
+            raise ImportError(
+                "trainprof.lightning needs lightning (pip install lightning) or "
+                "pytorch_lightning (pip install pytorch-lightning): neither is installed"
+            ) from _lightning_error
+        import torch as _torch
+
         raise ImportError(
-            "trainprof.lightning needs lightning (pip install lightning) or pytorch_lightning "
-            f"(pip install pytorch-lightning); importing lightning failed: {_lightning_error}"
+            f"trainprof.lightning: lightning is installed but does not import with this torch "
+            f"({_torch.__version__}): {_lightning_error}. Lightning 2.3 and newer need torch "
+            "2.x; with torch 1.13 use lightning 2.2.5 or older"
         ) from _lightning_error
 
 import torch
 from torch.utils.data import DataLoader
 
 __all__ = ["TrainprofProfiler"]
+
+_Scope = _core.Scope
 
 PathLike = Union[str, "os.PathLike[str]"]
 Overrides = Union[Mapping[str, Any], Iterable[str], None]
@@ -83,6 +94,12 @@ _ACTION_KINDS: Tuple[Tuple["re.Pattern[str]", str], ...] = tuple(
         (r"(\[LightningModule\]\w+\.)?optimizer_(step|zero_grad)", "optimizer"),
     )
 )
+
+
+# The callback's own hooks, which Lightning profiles as "[Callback]<state_key>.<hook>": not
+# recorded (they are trainprof's bookkeeping, not the user's time).
+_OWN_CALLBACK_PREFIX = "[Callback]_TrainprofStepCallback"
+_SKIP = None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -151,6 +168,13 @@ class TrainprofProfiler(Profiler):
         self._open: List[Tuple[str, Any]] = []
         self._trainer_ref: Optional["weakref.ReferenceType[Trainer]"] = None
         self._callback = _TrainprofStepCallback(self)
+        # Per action name: its kind, or _SKIP for the callback's own hooks; one dict lookup a
+        # start() (Lightning profiles ~25 actions a batch).
+        self._plan: Dict[str, Optional[str]] = {}
+        self._in_sanity_check = False  # set by the callback's sanity-check hooks
+        self._reports: Dict[str, trainprof.Report] = {}  # the last finished run per stage
+        self._fn = ""  # the stage being recorded: fit, validate or test
+        self._log_dir: Optional[str] = None  # the Trainer's log_dir, from setup()
 
     @property
     def session(self) -> Optional[trainprof.Session]:
@@ -159,8 +183,14 @@ class TrainprofProfiler(Profiler):
 
     @property
     def report(self) -> Optional[trainprof.Report]:
-        """The Report of the last run whose Session this profiler opened and finished, else None."""
+        """The Report of the last run whose Session this profiler opened and finished, else None.
+        ``trainer.predict`` keeps it (predict is not profiled)."""
         return self._report
+
+    @property
+    def reports(self) -> Dict[str, trainprof.Report]:
+        """The last finished Report of each stage: ``{"fit": ..., "validate": ..., "test": ...}``."""
+        return dict(self._reports)
 
     # ---- Lightning's Profiler interface ---------------------------------------------------------
 
@@ -171,10 +201,12 @@ class TrainprofProfiler(Profiler):
         adds the callback that marks stages and steps to the trainer."""
         super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
         self._finish_session()  # one an earlier run left open
-        self._report = None
         fn = str(getattr(stage, "value", stage))
         if fn not in _PROFILED_FNS:
-            return
+            return  # predict: the last report stays
+        self._report = None
+        self._fn = fn
+        self._log_dir = log_dir
         trainer = self._find_trainer()
         self._open_session(fn, trainer)
         # The callback's setup() hook, which the Trainer calls next, gives it the trainer
@@ -184,9 +216,19 @@ class TrainprofProfiler(Profiler):
 
     def start(self, action_name: str) -> None:
         """Begins a scope named ``action_name``, of the kind its name says."""
-        if self._sanity_checking():
+        if self._in_sanity_check or self._session is None:
             return
-        block = trainprof.scope(action_name, _action_kind(action_name))
+        try:
+            kind = self._plan[action_name]
+        except KeyError:
+            kind = self._plan[action_name] = (
+                _SKIP if action_name.startswith(_OWN_CALLBACK_PREFIX) else _action_kind(action_name)
+            )
+        if kind is _SKIP:
+            return
+        if kind == "loop":
+            self._keep_callback()  # a Tuner swaps trainer.callbacks for its own
+        block = _Scope(action_name, kind)
         block.__enter__()
         self._open.append((action_name, block))
 
@@ -194,10 +236,15 @@ class TrainprofProfiler(Profiler):
         """Ends the innermost open scope named ``action_name``. An action that is not open (one
         started during the sanity check, or never started) is ignored, where SimpleProfiler
         raises ValueError: an error here would replace the exception that unwinds the loop."""
-        for i in range(len(self._open) - 1, -1, -1):
-            if self._open[i][0] == action_name:
-                _, block = self._open.pop(i)
-                block.__exit__(None, None, None)
+        opened = self._open
+        if opened and opened[-1][0] == action_name:  # nearly always: actions nest
+            opened.pop()[1].__exit__(None, None, None)
+            return
+        if self._plan.get(action_name, "") is _SKIP:
+            return
+        for i in range(len(opened) - 2, -1, -1):
+            if opened[i][0] == action_name:
+                opened.pop(i)[1].__exit__(None, None, None)
                 return
 
     def summary(self) -> str:
@@ -255,7 +302,7 @@ class TrainprofProfiler(Profiler):
             return
         overrides = _print_off(self._overrides) if self.filename else self._overrides
         session = trainprof.Session(
-            self._config, name=self._name, output_dir=self._output_dir, overrides=overrides
+            self._config, name=self._name, output_dir=self._run_parent(), overrides=overrides
         )
         self._session, self._owns_session = session, True
         package = _lightning_package
@@ -273,6 +320,7 @@ class TrainprofProfiler(Profiler):
             return
         self._close_open_scopes()
         self._report = session.finish()
+        self._reports[self._fn] = self._report
         self._log_to_loggers()
 
     def _log_to_loggers(self) -> None:
@@ -300,9 +348,31 @@ class TrainprofProfiler(Profiler):
             _, block = self._open.pop()
             block.__exit__(None, None, None)
 
-    def _sanity_checking(self) -> bool:
-        trainer = self._trainer_ref() if self._trainer_ref is not None else None
-        return trainer is not None and trainer.sanity_checking
+    def _run_parent(self) -> Optional[str]:
+        """Where run folders go: ``output_dir`` (or ``dirpath``) when given; else, unless the
+        config or overrides name an output folder, ``<Lightning's log_dir>/trainprof``, an
+        absolute path, beside the logger's own files."""
+        if self._output_dir is not None:
+            return os.fspath(self._output_dir)
+        keys = self._overrides.keys() if isinstance(self._overrides, Mapping) else [
+            str(o).split("=", 1)[0] for o in (self._overrides or [])]
+        if self._config is not None or any(k in ("output.dir", "output.run_dir") for k in keys):
+            return None
+        if not self._log_dir:
+            return None
+        return os.path.join(os.path.abspath(self._log_dir), "trainprof")
+
+    def _keep_callback(self) -> None:
+        """Puts the step callback back when the Trainer's callbacks were replaced (the Tuner's
+        lr_find and scale_batch_size run fit with callbacks of their own): without it no step
+        would be counted."""
+        trainer = self._trainer_ref() if self._trainer_ref is not None else self._find_trainer()
+        if trainer is None or self._callback in trainer.callbacks:
+            return
+        trainer.callbacks.append(self._callback)
+        self._callback.setup(trainer, trainer.lightning_module, "fit")
+        if self._session is not None:
+            self._session.stage("train")
 
     def _detach_callback(self) -> None:
         trainer = self._trainer_ref() if self._trainer_ref is not None else None
@@ -383,8 +453,10 @@ class _TrainprofStepCallback(Callback):
 
     def on_sanity_check_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         self._sanity_batches = 0
+        self._profiler._in_sanity_check = True
 
     def on_sanity_check_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        self._profiler._in_sanity_check = False
         session = self._profiler.session
         if session is not None and self._sanity_batches > 0:
             session.add_note(

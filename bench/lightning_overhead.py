@@ -1,0 +1,89 @@
+"""TrainprofProfiler's cost on trainer.fit against Lightning's SimpleProfiler and no profiler.
+
+Each run is a fresh process (so no run warms another's caches), the three kinds alternate
+(so the machine's load falls on all of them alike), and each prints the wall time of
+trainer.fit alone. Prints the medians and the profilers' costs over no profiler.
+
+    PYTHONPATH=<lightning src>:build/release/python python3 bench/lightning_overhead.py --rounds 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+CHILD = r"""
+import os, sys, time, warnings
+warnings.filterwarnings("ignore")
+import torch, lightning
+from torch.utils.data import DataLoader, TensorDataset
+kind, batches, workdir = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+torch.set_num_threads(1)
+
+class Tiny(lightning.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(32, 1)
+    def training_step(self, batch, i):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.layer(x), y)
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+    def _register_sharded_tensor_state_dict_hooks_if_available(self):
+        pass  # torch 1.13's torch.distributed._shard does not import under Python 3.11
+
+g = torch.Generator().manual_seed(0)
+data = TensorDataset(torch.randn(batches * 8, 32, generator=g), torch.randn(batches * 8, 1, generator=g))
+if kind == "trainprof":
+    from trainprof.lightning import TrainprofProfiler
+    profiler = TrainprofProfiler(name="bench", output_dir=workdir,
+                                 overrides={"output.print": False})
+else:
+    profiler = None if kind == "none" else kind
+trainer = lightning.Trainer(max_epochs=2, profiler=profiler, logger=False,
+                            enable_checkpointing=False, enable_progress_bar=False,
+                            enable_model_summary=False, num_sanity_val_steps=0,
+                            default_root_dir=workdir)
+t0 = time.perf_counter()
+trainer.fit(Tiny(), DataLoader(data, batch_size=8))
+print(time.perf_counter() - t0)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7, help="runs of each kind")
+    ap.add_argument("--batches", type=int, default=400, help="training batches per epoch")
+    ap.add_argument("--json", help="also write the figures here")
+    args = ap.parse_args()
+    kinds = ["none", "simple", "trainprof"]
+    times = {k: [] for k in kinds}
+    env = dict(os.environ, TRAINPROF_DB="off")
+    with tempfile.TemporaryDirectory() as work:
+        for r in range(args.rounds):
+            for k in kinds if r % 2 == 0 else reversed(kinds):
+                out = subprocess.run([sys.executable, "-c", CHILD, k, str(args.batches), work],
+                                     capture_output=True, text=True, env=env, check=True)
+                times[k].append(float(out.stdout.strip().splitlines()[-1]))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    steps = 2 * args.batches
+    print(f"trainer.fit, 2 epochs x {args.batches} batches, {args.rounds} fresh processes each "
+          "(medians):")
+    for k in kinds:
+        extra = "" if k == "none" else (
+            f"  +{100 * (med[k] / med['none'] - 1):.1f} % over none, "
+            f"{1e6 * (med[k] - med['none']) / steps:.1f} µs per batch")
+        print(f"  {k:<10} {med[k]:.3f} s{extra}")
+    print(f"  trainprof / simple: {med['trainprof'] / med['simple']:.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"times": times, "medians": med}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
