@@ -471,16 +471,25 @@ TEST(GeneratedTrace, IncompleteLastStepIsDropped) {
   ExpectAllMatch(r);
 }
 
+// Four ranks of the compute-bound job, each with its own clock offset; rank 2 is 20 % slower.
+// world_size 0: the traces carry no distributedInfo.
+Analysed FourRanksRankTwoSlower(int64_t world_size) {
+  GenTrace t = ComputeBound();
+  t.memory.clear();
+  t.world_size = world_size;
+  std::vector<GenRank> ranks;
+  for (int64_t r = 0; r < 4; ++r)
+    ranks.push_back({.rank = r,
+                     .skew_ns = r * 1'234'567 - 2'000'000,
+                     .slowdown_num = r == 2 ? 6 : 1,
+                     .slowdown_den = r == 2 ? 5 : 1});
+  return GenerateAndAnalyze(t, ranks, Format::kGzip);
+}
+
 // The same four traces without distributedInfo (three models' traces in one folder look like
 // this): 20 % slower is not a straggler, as nothing says they are ranks of one job.
 TEST(GeneratedTrace, TracesOfNoOneJobNameNoStraggler) {
-  GenTrace t = ComputeBound();
-  t.memory.clear();
-  t.world_size = 0;
-  std::vector<GenRank> ranks;
-  for (int64_t r = 0; r < 4; ++r)
-    ranks.push_back({.rank = r, .slowdown_num = r == 2 ? 6 : 1, .slowdown_den = r == 2 ? 5 : 1});
-  Analysed r = GenerateAndAnalyze(t, ranks, Format::kGzip);
+  Analysed r = FourRanksRankTwoSlower(/*world_size=*/0);
   ASSERT_EQ(r.models.size(), 4u);
   EXPECT_EQ(r.models[2].world_size, 0);
   for (const std::string& x : Findings(r.report))
@@ -494,16 +503,7 @@ TEST(GeneratedTrace, TracesOfNoOneJobNameNoStraggler) {
 
 // Four ranks of the compute-bound job, each with its own clock offset; rank 2 is 20 % slower.
 TEST(GeneratedTrace, FourRanksOneTwentyPercentSlower) {
-  GenTrace t = ComputeBound();
-  t.memory.clear();
-  t.world_size = 4;
-  std::vector<GenRank> ranks;
-  for (int64_t r = 0; r < 4; ++r)
-    ranks.push_back({.rank = r,
-                     .skew_ns = r * 1'234'567 - 2'000'000,
-                     .slowdown_num = r == 2 ? 6 : 1,
-                     .slowdown_den = r == 2 ? 5 : 1});
-  Analysed r = GenerateAndAnalyze(t, ranks, Format::kGzip);
+  Analysed r = FourRanksRankTwoSlower(/*world_size=*/4);
   ASSERT_EQ(r.expected.size(), 4u);
   ExpectAllMatch(r);
   for (size_t i = 0; i < 4; ++i) {
