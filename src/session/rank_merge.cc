@@ -139,6 +139,16 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
       "samples/s, step times and data wait of each rank's measured training steps "
       "(its speed report); comm: time in [DDP].all_reduce_gradients; clock offset: "
       "added to the rank's clock to get rank 0's");
+  const bool no_comm = std::ranges::all_of(
+      figs, [](const RankFigures& f) { return std::isnan(report::AsNumber(f.comm_s)); });
+  if (no_comm) {
+    t.notes.push_back(
+        "comm is empty: no rank recorded a communication action (kind communication, e.g. "
+        "[DDP].all_reduce_gradients). PyTorch's DistributedDataParallel and Lightning reduce "
+        "the gradients inside backward, where no action names them: that time is in backward. "
+        "trainprof.torch.attach (torch.profiler) or trainprof analyze on its trace shows the "
+        "all-reduce kernels");
+  }
   s.AddMetric("world_size", "Ranks", in.world_size, Unit::kCount);
   s.AddMetric("training_throughput_per_sample", "Training throughput, all ranks",
               have_rate ? Value(total_rate) : Value(), Unit::kPerSecond, "samples/s");

@@ -106,6 +106,30 @@ TEST(RankMerge, NoStragglerFindingBelowTheThreshold) {
   EXPECT_NE(s->notes[0].find("rank 1 is the slowest"), std::string::npos);
 }
 
+// Ranks that recorded no communication action (DDP reduces gradients inside backward): the
+// empty Comm columns say why; with the action recorded, no such note.
+TEST(RankMerge, EmptyCommunicationColumnsSayWhy) {
+  auto why = [](const report::Report& r) {
+    const report::Table* t = r.FindSection("ranks")->FindTable("rank_summary");
+    for (const std::string& n : t->notes)
+      if (n.rfind("comm is empty:", 0) == 0) return true;
+    return false;
+  };
+  auto with = MergeRankReports(ThreeRanks());
+  ASSERT_TRUE(with.ok());
+  EXPECT_FALSE(why(*with));
+  MergeInput in = ThreeRanks();
+  for (RankResult& rank : in.ranks) {
+    json r = json::parse(rank.report_json);
+    r["sections"][0]["metrics"].erase("training_communication_s");
+    r["sections"][0]["metrics"].erase("training_communication_pct");
+    rank.report_json = r.dump();
+  }
+  auto without = MergeRankReports(in);
+  ASSERT_TRUE(without.ok());
+  EXPECT_TRUE(why(*without));
+}
+
 TEST(RankMerge, TraceHasAProcessPerRankOnRankZerosClock) {
   const std::string path = testutil::FreshTempDir() + "/trace.json";
   ASSERT_TRUE(WriteMergedTrace(ThreeRanks(), path).ok());
