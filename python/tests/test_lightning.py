@@ -357,3 +357,15 @@ def test_the_tuner_swapping_callbacks_keeps_the_steps(tmp_path: Path) -> None:
     report = _report_json(profiler)
     assert _speed_steps(report)["training"] >= 6
     assert _speed(report)["training"]["samples_per_s"] > 0
+
+
+def test_ddp_spawn_hands_the_report_to_the_parent(tmp_path: Path) -> None:
+    """Under ddp_spawn the ranks run in spawned processes; rank 0's merged report comes back to
+    the profiler of the process that called fit."""
+    profiler = _profiler(tmp_path)
+    trainer = _trainer(tmp_path, profiler, strategy="ddp_spawn", devices=2, max_epochs=1)
+    trainer.fit(TinyModule(), _loader(0))
+    assert profiler.report is not None
+    report = load_report(profiler.report.run_dir)
+    assert section(report, "ranks")["metrics"]["world_size"]["value"] == 2
+    assert set(profiler.reports) == {"fit"}

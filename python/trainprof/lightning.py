@@ -24,8 +24,10 @@ Only this module needs Lightning (``lightning``, or ``pytorch_lightning`` alone)
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
+import tempfile
 import weakref
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
@@ -175,6 +177,7 @@ class TrainprofProfiler(Profiler):
         self._reports: Dict[str, trainprof.Report] = {}  # the last finished run per stage
         self._fn = ""  # the stage being recorded: fit, validate or test
         self._log_dir: Optional[str] = None  # the Trainer's log_dir, from setup()
+        self._handoff: Optional[str] = None  # ddp_spawn: where rank 0 leaves its report
 
     @property
     def session(self) -> Optional[trainprof.Session]:
@@ -184,12 +187,17 @@ class TrainprofProfiler(Profiler):
     @property
     def report(self) -> Optional[trainprof.Report]:
         """The Report of the last run whose Session this profiler opened and finished, else None.
-        ``trainer.predict`` keeps it (predict is not profiled)."""
+        ``trainer.predict`` keeps it (predict is not profiled). Under ``ddp_spawn`` the run is
+        recorded in the spawned processes; rank 0 hands its report back to this one."""
+        if self._report is None:
+            self._take_handoff()
         return self._report
 
     @property
     def reports(self) -> Dict[str, trainprof.Report]:
         """The last finished Report of each stage: ``{"fit": ..., "validate": ..., "test": ...}``."""
+        if self._report is None:
+            self._take_handoff()
         return dict(self._reports)
 
     # ---- Lightning's Profiler interface ---------------------------------------------------------
@@ -278,6 +286,11 @@ class TrainprofProfiler(Profiler):
 
     def __getstate__(self) -> Dict[str, Any]:
         # ddp_spawn pickles the trainer: leave out this process's Session, scopes and references.
+        # The spawned rank 0 writes where its report is into the handoff file this process reads.
+        if self._handoff is None:
+            fd, self._handoff = tempfile.mkstemp(prefix="trainprof-handoff-", suffix=".json")
+            os.close(fd)
+            os.unlink(self._handoff)
         state = self.__dict__.copy()
         state.update(_session=None, _owns_session=False, _open=[], _trainer_ref=None)
         state.pop("_lightning_module", None)
@@ -321,7 +334,28 @@ class TrainprofProfiler(Profiler):
         self._close_open_scopes()
         self._report = session.finish()
         self._reports[self._fn] = self._report
+        self._give_handoff()
         self._log_to_loggers()
+
+    def _give_handoff(self) -> None:
+        """In a process ddp_spawn started: rank 0 writes its report for the parent."""
+        trainer = self._trainer_ref() if self._trainer_ref is not None else None
+        if self._handoff is None or self._report is None or getattr(trainer, "global_rank", 0):
+            return
+        with open(self._handoff + ".part", "w", encoding="utf-8") as f:
+            json.dump({"fn": self._fn, "run_dir": self._report.run_dir,
+                       "summary": self._report.summary, "run_id": self._report.run_id}, f)
+        os.replace(self._handoff + ".part", self._handoff)
+
+    def _take_handoff(self) -> None:
+        """In the process that started ddp_spawn: the report rank 0 handed back, if any."""
+        if self._handoff is None or not os.path.exists(self._handoff):
+            return
+        with open(self._handoff, encoding="utf-8") as f:
+            got = json.load(f)
+        os.unlink(self._handoff)
+        self._report = trainprof.Report(got["run_dir"], got["summary"], got.get("run_id"))
+        self._reports[got["fn"]] = self._report
 
     def _log_to_loggers(self) -> None:
         """The report's figures and files in the Trainer's loggers (trainprof._trackers)."""
