@@ -369,3 +369,19 @@ def test_ddp_spawn_hands_the_report_to_the_parent(tmp_path: Path) -> None:
     report = load_report(profiler.report.run_dir)
     assert section(report, "ranks")["metrics"]["world_size"]["value"] == 2
     assert set(profiler.reports) == {"fit"}
+
+
+class CallbacksModule(TinyModule):
+    def configure_callbacks(self) -> List[Any]:
+        return []
+
+
+def test_configure_callbacks_before_setup_is_named(tmp_path: Path) -> None:
+    """Lightning calls configure_callbacks before the profiler's setup(): its time is named in
+    the report's notes instead of lost."""
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(CallbacksModule(), _loader(0))
+    notes = _notes(_report_json(profiler))
+    early = [n for n in notes if n.startswith("Lightning ran before the profiler was set up")]
+    assert len(early) == 1, notes
+    assert "[LightningModule]CallbacksModule.configure_callbacks (" in early[0]

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import tempfile
+import time
 import weakref
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
@@ -178,6 +179,8 @@ class TrainprofProfiler(Profiler):
         self._fn = ""  # the stage being recorded: fit, validate or test
         self._log_dir: Optional[str] = None  # the Trainer's log_dir, from setup()
         self._handoff: Optional[str] = None  # ddp_spawn: where rank 0 leaves its report
+        # Actions Lightning ran before setup() (configure_callbacks): name -> [start, seconds].
+        self._early: Dict[str, List[float]] = {}
 
     @property
     def session(self) -> Optional[trainprof.Session]:
@@ -224,7 +227,12 @@ class TrainprofProfiler(Profiler):
 
     def start(self, action_name: str) -> None:
         """Begins a scope named ``action_name``, of the kind its name says."""
-        if self._in_sanity_check or self._session is None:
+        if self._session is None:
+            # Before setup() opens the Session, Lightning has already run configure_callbacks:
+            # timed here, and named in the report's notes (setup) instead of lost.
+            self._early.setdefault(action_name, [time.perf_counter(), 0.0])[0] = time.perf_counter()
+            return
+        if self._in_sanity_check:
             return
         try:
             kind = self._plan[action_name]
@@ -245,6 +253,11 @@ class TrainprofProfiler(Profiler):
         started during the sanity check, or never started) is ignored, where SimpleProfiler
         raises ValueError: an error here would replace the exception that unwinds the loop."""
         opened = self._open
+        if self._session is None:
+            early = self._early.get(action_name)
+            if early is not None:
+                early[1] += time.perf_counter() - early[0]
+            return
         if opened and opened[-1][0] == action_name:  # nearly always: actions nest
             opened.pop()[1].__exit__(None, None, None)
             return
@@ -281,6 +294,7 @@ class TrainprofProfiler(Profiler):
         try:
             self._finish_session()
         finally:
+            self._early = {}  # predict's actions, which no Session recorded
             self._detach_callback()
             super().teardown(stage)
 
@@ -325,6 +339,12 @@ class TrainprofProfiler(Profiler):
         if fn == "test":
             session.add_note(
                 "trainer.test(): the test batches are reported as the validation stage"
+            )
+        early, self._early = self._early, {}
+        if early:
+            done = ", ".join(f"{name} ({1e3 * t:.2f} ms)" for name, (_, t) in early.items())
+            session.add_note(
+                f"Lightning ran before the profiler was set up, so outside the time table: {done}"
             )
 
     def _finish_session(self) -> None:
