@@ -234,6 +234,32 @@ TEST(Analyze, DiffTakesTheFoldersAnalyzeTakes) {
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
 }
 
+// diff A B with A and B analyze runs of the history (or their run folders): the traces they
+// read, wherever diff is run from.
+TEST(Analyze, DiffOfTwoRecordedRuns) {
+  namespace fs = std::filesystem;
+  const std::string dir = testutil::FreshTempDir();
+  fs::create_directories(dir + "/traces");
+  WriteGeneratedRanks(dir + "/traces");
+  const std::string db = dir + "/h.db";
+  for (const char* run : {"/a", "/b"}) {
+    auto r =
+        RunProcess({TRAINPROF_CLI, "analyze", dir + "/traces", "--run-dir", dir + run, "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto by_id = RunProcess({TRAINPROF_CLI, "diff", "latest~1", "latest", "--db", db, "--run-dir",
+                           dir + "/d1", "--format", "json"});
+  ASSERT_EQ(by_id.exit_code, 0) << by_id.err;
+  EXPECT_NE(by_id.out.find("\"kind\""), std::string::npos);
+  auto by_folder =
+      RunProcess({TRAINPROF_CLI, "diff", dir + "/a", dir + "/b", "--run-dir", dir + "/d2"});
+  EXPECT_EQ(by_folder.exit_code, 0) << by_folder.err;
+  auto unknown = RunProcess(
+      {TRAINPROF_CLI, "diff", "latest", "nothere", "--db", db, "--run-dir", dir + "/d3"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err, "trainprof: nothere: no run of that id in " + db + "\n");
+}
+
 TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
   std::string dir = testutil::FreshTempDir();
   testutil::GenStep s{.host_dur_ns = 1'000'000};

@@ -21,7 +21,9 @@
 #include "base/text.h"
 #include "cli/analyze_run.h"
 #include "cli/commands.h"
+#include "cli/run_lookup.h"
 #include "report/data_quality.h"
+#include "report/format.h"
 #include "report/json.h"
 #include "report/run_folder.h"
 #include "report/run_writers.h"
@@ -83,9 +85,34 @@ StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const Analy
 }
 
 // One run's path (a file, or a flat folder of ranks), as diff takes it.
+// A diff side that is not a file or folder: an analyze run of the history (id, latest~N) or
+// an analyze run folder, whose report names the traces it read (meta input, as given to
+// analyze: a relative one is found from the working folder).
+StatusOr<std::string> TracesOfRun(const std::string& name, const std::string& db_flag) {
+  std::error_code ec;
+  const bool folder = std::filesystem::exists(std::filesystem::path(name) / "report.json", ec);
+  if (std::filesystem::exists(name, ec) && !folder) return name;
+  std::unique_ptr<history::RunDb> db;
+  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun run, LoadRun(name, db_flag, db));
+  const std::string traces = report::MetaText(run.report, "input");
+  if (run.report.kind != "analyze" || traces.empty() || traces == "-") {
+    return InvalidArgument(fmt::format(
+        "{}: a {} run that names no trace it read (diff compares traces; an analyze run of "
+        "this version names them)",
+        name, run.report.kind));
+  }
+  if (!std::filesystem::exists(traces, ec))
+    return NotFound(
+        fmt::format("{}: its traces ({}) are not there (moved, or a relative path "
+                    "from another working folder)",
+                    name, traces));
+  return traces;
+}
+
 // One side of a diff: a trace file, or a folder holding one run's traces at any depth (a
 // TensorBoard log dir's plugins/profile/<run>/, trainprof run's traces/), as analyze finds them.
-StatusOr<std::vector<std::string>> DiffSideFiles(const std::string& path) {
+StatusOr<std::vector<std::string>> DiffSideFiles(const std::string& side, const std::string& db) {
+  TRAINPROF_ASSIGN_OR_RETURN(const std::string path, TracesOfRun(side, db));
   TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, trace::ListTraceRuns(path));
   if (listing.runs.size() == 1) return std::move(listing.runs[0].files);
   std::string names;
@@ -98,7 +125,7 @@ StatusOr<std::vector<std::string>> DiffSideFiles(const std::string& path) {
 }
 
 std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags& f) {
-  auto files = DiffSideFiles(path);
+  auto files = DiffSideFiles(path, f.db);
   if (!files.ok()) {
     fmt::print(stderr, "trainprof: {}\n", files.status().message());
     return std::nullopt;
@@ -372,19 +399,26 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "Compare two runs' traces (HTA's trace diff): step time by category, and the "
       "operators and kernels added, removed, grown or shrunk most per step");
   diff->footer(
-      "A and B are trace files or folders, as for analyze.\nExample:\n"
+      "A and B are trace files or folders, as for analyze, or analyze runs of the history (id, "
+      "latest~N) or their run folders: the traces they read.\nExample:\n"
       "  trainprof diff before/ after/ --top 15\n" +
       ExitCodesHelp({{kExitOk, "compared; reports written"},
                      {kExitBadInput, "bad input: an option, or a trace that cannot be read"},
                      {kExitNoOutput, "the run folder cannot be created or written"},
                      {kExitDataError,
                       "a trace is cut short; reports written (--allow-data-errors: exit 0)"}}));
-  diff->add_option("a", d->path, "Trace file or folder of the baseline run")->required();
-  diff->add_option("b", *b_path, "Trace file or folder of the run to compare")->required();
+  diff->add_option("a", d->path,
+                   "Trace file or folder of the baseline run, or an analyze run (id, latest~N, "
+                   "run folder)")
+      ->required();
+  diff->add_option("b", *b_path, "The same for the run to compare")->required();
   diff->add_option("--top", d->top_kernels, "Rows listed per kind of change")
       ->check(CLI::Range(1, 10000))
       ->default_val(10);
   AddCommonOptions(diff, d.get());
+  diff->add_option("--db", d->db,
+                   "Run history that runs named as A or B (id, latest~N) are found in (default: "
+                   "$TRAINPROF_DB, else runs/trainprof.db); a diff itself is not recorded");
   diff->add_flag("--allow-data-errors", d->allow_data_errors,
                  "Exit 0 even when a trace is cut short; without it such a diff exits 4, after "
                  "writing its reports");
