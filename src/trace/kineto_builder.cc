@@ -321,8 +321,11 @@ void EventBuilder::AddSyncWait(const RawEvent& ev, size_t i) {
 
 int64_t EventBuilder::IdOf(const Scalar& s) {
   if (s.type == Scalar::kNumber) return ToInt(s.text).value_or(0);
-  if (s.type == Scalar::kString) return TraceModel::kStringIdBase + m_.names.Intern(s.text);
-  return 0;
+  if (s.type != Scalar::kString) return 0;
+  // A thread written as "1234" in some events and 1234 in others is one thread (a string that
+  // is a whole number is that number); names ("stream 7", "python") are name ids.
+  if (auto v = ToInt(s.text); v && s.text.find_first_of(".eE") == std::string_view::npos) return *v;
+  return TraceModel::kStringIdBase + m_.names.Intern(s.text);
 }
 
 // The device and stream of GPU events, and of the odd CPU-side event with a stream (cuda_sync's

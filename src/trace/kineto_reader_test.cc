@@ -128,6 +128,22 @@ TEST(KinetoReader, WideDurationsAndIdsAndSharedTracksReadBackExactly) {
   EXPECT_TRUE(std::isnan(m->occupancy_pct_of(2)));
 }
 
+// Thread ids written as numbers in some events and as strings in others (seen in real traces):
+// one thread, so operators nest and their times stay whole.
+TEST(KinetoReader, AThreadIdAsNumberOrStringIsOneThread) {
+  auto m = ParseTrace(R"J({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": "1", "tid": "2", "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": "python", "ts": 2,
+   "dur": 1}]})J",
+                      "tids.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 3u);
+  EXPECT_EQ(m->track[0], m->track[1]);
+  EXPECT_NE(m->track[0], m->track[2]);  // a name stays a thread of its own
+  EXPECT_EQ(m->tracks.size(), 2u);
+}
+
 // Each event starts with no field of the one before, also after an event that set more fields
 // than the reader tracks one by one (here the same arg 60 times).
 TEST(KinetoReader, AnEventKeepsNoFieldOfTheOneBefore) {
