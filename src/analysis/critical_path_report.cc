@@ -99,7 +99,7 @@ void AddCriticalPathSection(const std::vector<RankInfo>& ranks, const std::vecto
   report::Table& top = s.AddTable("critical_path_top_events", "Top events on the critical path",
                                   {{"rank", "Rank", Unit::kText},
                                    {"window", "Window", Unit::kText},
-                                   {"name", "Event", Unit::kText},
+                                   {"name", "Event", Unit::kText, true, false, 90},
                                    {"category", "Category", Unit::kText},
                                    {"time_s", "Time on path", Unit::kSeconds},
                                    {"pct", "Share of path", Unit::kPercent}});
@@ -119,9 +119,8 @@ void AddCriticalPathSection(const std::vector<RankInfo>& ranks, const std::vecto
       }
       t.rows.push_back(std::move(row));
       for (const CpWindow::Top& e : w.top)
-        top.rows.push_back({rank, w.label, base::Ellipsize(e.name, 90),
-                            std::string(CpCategoryName(e.category)), Seconds(e.ns),
-                            w.length_ns > 0 ? 100.0 * e.ns / w.length_ns : 0.0});
+        top.rows.push_back({rank, w.label, e.name, std::string(CpCategoryName(e.category)),
+                            Seconds(e.ns), w.length_ns > 0 ? 100.0 * e.ns / w.length_ns : 0.0});
       length += w.length_ns;
       ++windows;
     }

@@ -76,7 +76,7 @@ void AddChangeTables(report::Section& sec, const std::string& what, const std::s
   std::sort(decreased.begin(), decreased.end(), by_abs);
   report::Table& t = sec.AddTable(id, fmt::format("{} with the largest changes (per step)", what),
                                   {{"change", "Change", Unit::kText},
-                                   {"name", "Name", Unit::kText},
+                                   {"name", "Name", Unit::kText, true, false, 80},
                                    {"count_a", "Count A", Unit::kNumber},
                                    {"count_b", "Count B", Unit::kNumber},
                                    {"time_a_s", "Time A", Unit::kSeconds},
@@ -89,8 +89,8 @@ void AddChangeTables(report::Section& sec, const std::string& what, const std::s
   auto emit = [&](const std::vector<Row>& rows, const char* change) {
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(top_n); ++i) {
       const Row& r = rows[i];
-      t.rows.push_back({std::string(change), base::Ellipsize(r.name, 80), r.a.count, r.b.count,
-                        r.a.ns / 1e9, r.b.ns / 1e9, r.delta() / 1e9});
+      t.rows.push_back({std::string(change), r.name, r.a.count, r.b.count, r.a.ns / 1e9,
+                        r.b.ns / 1e9, r.delta() / 1e9});
     }
   };
   emit(increased, "increased");

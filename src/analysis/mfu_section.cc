@@ -19,7 +19,7 @@ report::Value Mfu(double tflops, double peak) {
 void AddOperators(report::Section& s, const AnalyzeInput& in) {
   report::Table& t = s.AddTable("mfu_operators", "FLOPs and MFU per operator",
                                 {{"rank", "Rank", Unit::kText},
-                                 {"operator", "Operator", Unit::kText},
+                                 {"operator", "Operator", Unit::kText, true, false, 60},
                                  {"precision", "Precision", Unit::kText},
                                  {"calls", "Calls", Unit::kCount},
                                  {"gflops", "GFLOPs", Unit::kNumber},
@@ -31,9 +31,8 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
     const FlopsResult& f = in.analyses[i].flops;
     for (const FlopsRow& o : f.operators) {
       const bool timed = o.device_ns > 0;  // without GPU time there is no rate
-      t.rows.push_back({in.RankLabel(i), base::Ellipsize(o.name, 60),
-                        std::string(PrecisionName(o.precision)), o.calls, o.flops / 1e9,
-                        Seconds(o.device_ns),
+      t.rows.push_back({in.RankLabel(i), o.name, std::string(PrecisionName(o.precision)), o.calls,
+                        o.flops / 1e9, Seconds(o.device_ns),
                         timed ? report::Value{o.tflops_per_s()} : report::Value{},
                         timed ? Mfu(o.tflops_per_s(), f.peak.For(o.precision)) : report::Value{},
                         o.bytes > 0 ? report::Value{o.intensity()} : report::Value{}});

@@ -24,7 +24,7 @@ Value OrEmpty(double v) { return std::isfinite(v) ? Value(v) : Value(std::monost
 
 std::vector<report::Column> OperatorColumns() {
   return {{"rank", "Rank", Unit::kText},
-          {"name", "Operator", Unit::kText},
+          {"name", "Operator", Unit::kText, true, false, 90},
           {"calls", "Calls", Unit::kCount},
           {"device_self_s", "Device self", Unit::kSeconds},
           {"device_total_s", "Device total", Unit::kSeconds},
@@ -37,7 +37,7 @@ std::vector<report::Column> OperatorColumns() {
 
 std::vector<Value> OperatorCells(const std::string& rank, const OperatorRow& o) {
   return {rank,
-          base::Ellipsize(o.name, 90),
+          o.name,
           o.calls,
           Seconds(o.device_self_ns),
           Seconds(o.device_total_ns),
@@ -50,9 +50,9 @@ std::vector<Value> OperatorCells(const std::string& rank, const OperatorRow& o) 
 
 std::vector<report::Column> KernelColumns(bool per_operator) {
   std::vector<report::Column> c = {{"rank", "Rank", Unit::kText}};
-  if (per_operator) c.push_back({"operator", "Operator", Unit::kText});
+  if (per_operator) c.push_back({"operator", "Operator", Unit::kText, true, false, 60});
   for (report::Column col : std::vector<report::Column>{
-           {"name", "Kernel", Unit::kText},
+           {"name", "Kernel", Unit::kText, true, false, 90},
            {"tensor_cores", "Tensor Cores", Unit::kBool},
            {"calls", "Calls", Unit::kCount},
            {"total_s", "Total", Unit::kSeconds},
@@ -67,11 +67,10 @@ std::vector<report::Column> KernelColumns(bool per_operator) {
 
 std::vector<Value> KernelCells(const std::string& rank, const KernelRow& k, bool per_operator) {
   std::vector<Value> v = {rank};
-  if (per_operator) v.push_back(k.op.empty() ? "(no operator)" : base::Ellipsize(k.op, 60));
-  for (Value x :
-       std::vector<Value>{base::Ellipsize(k.name, 90), k.tensor_cores, k.calls, Seconds(k.total_ns),
-                          Seconds(k.mean_ns()), Seconds(k.max_ns), Seconds(k.min_ns),
-                          OrEmpty(k.blocks_per_sm), OrEmpty(k.occupancy_pct)})
+  if (per_operator) v.push_back(k.op.empty() ? "(no operator)" : k.op);
+  for (Value x : std::vector<Value>{k.name, k.tensor_cores, k.calls, Seconds(k.total_ns),
+                                    Seconds(k.mean_ns()), Seconds(k.max_ns), Seconds(k.min_ns),
+                                    OrEmpty(k.blocks_per_sm), OrEmpty(k.occupancy_pct)})
     v.push_back(std::move(x));
   return v;
 }
@@ -96,7 +95,7 @@ report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grou
     const std::vector<OperatorRow>& rows = in.analyses[i].*g.rows;
     for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
       std::vector<Value> v = OperatorCells(in.RankLabel(i), rows[k]);
-      v.insert(v.begin() + 2, base::Ellipsize(rows[k].*g.text, 120));
+      v.insert(v.begin() + 2, rows[k].*g.text);
       t.rows.push_back(std::move(v));
     }
     left_out += rows.size() - std::min(rows.size(), kMaxShapeRows);
@@ -111,13 +110,14 @@ report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grou
 
 // By input shape where the trace has shapes (record_shapes), by call stack where it has stacks.
 void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
-  const report::Table& shapes = AddGrouped(s, in,
-                                           {"operator_view_by_shape",
-                                            "Operators by input shape",
-                                            {"input_dims", "Input dims", Unit::kText},
-                                            "shape",
-                                            &RankAnalysis::operators_by_shape,
-                                            &OperatorRow::input_dims});
+  const report::Table& shapes =
+      AddGrouped(s, in,
+                 {"operator_view_by_shape",
+                  "Operators by input shape",
+                  {"input_dims", "Input dims", Unit::kText, true, false, 120},
+                  "shape",
+                  &RankAnalysis::operators_by_shape,
+                  &OperatorRow::input_dims});
   if (shapes.rows.empty())
     s.notes.push_back(
         "No Input Dims (record_shapes was off): no grouping by input shape. Record with "
@@ -128,7 +128,7 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
     AddGrouped(s, in,
                {"operator_view_by_stack",
                 "Operators by call stack",
-                {"call_stack", "Call stack", Unit::kText},
+                {"call_stack", "Call stack", Unit::kText, true, false, 120},
                 "call stack",
                 &RankAnalysis::operators_by_stack,
                 &OperatorRow::call_stack});

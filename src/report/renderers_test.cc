@@ -104,6 +104,26 @@ TEST(TerminalRenderer, ByRowUnitsFormatEachRowInItsOwnUnit) {
   EXPECT_EQ(out.str().find("percent"), std::string::npos) << "a machine-only column was printed";
 }
 
+// A long kernel name is whole in report.json and the CSV; only the terminal cuts it, where the
+// column says so.
+TEST(TerminalRenderer, TerminalWidthCutsOnlyTheTerminal) {
+  Report r;
+  Section& s = r.AddSection("k", "Kernels");
+  const std::string name(200, 'x');
+  Table& t =
+      s.AddTable("kernels", "Kernels",
+                 {{"name", "Kernel", Unit::kText, true, false, 20}, {"n", "N", Unit::kCount}});
+  t.rows.push_back({name + "1", int64_t{1}});
+  t.rows.push_back({name + "2", int64_t{2}});
+  std::ostringstream text;
+  TerminalRenderer().Render(r, text);
+  EXPECT_NE(text.str().find(std::string(17, 'x') + "..."), std::string::npos);
+  EXPECT_EQ(text.str().find(std::string(21, 'x')), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(RenderJsonString(r));
+  EXPECT_EQ(j["sections"][0]["tables"][0]["rows"][0]["name"], name + "1");
+  EXPECT_EQ(j["sections"][0]["tables"][0]["rows"][1]["name"], name + "2");
+}
+
 TEST(TerminalRenderer, Golden) {
   std::ostringstream out;
   TerminalRenderer().Render(SampleReport(), out);

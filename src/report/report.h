@@ -55,6 +55,9 @@ struct Column {
   bool in_terminal = true;  // false: only in CSV and JSON (machine keys, units of kByRow rows)
   // A change of the row's quantity (compare's deltas): a percent row shows percentage points.
   bool change = false;
+  // The terminal cuts longer text to this many bytes ("..." at the end); 0: never. The value
+  // itself stays whole: report.json, the CSV and report.html have every kernel's full name.
+  size_t terminal_width = 0;
 };
 
 enum class TableKind {

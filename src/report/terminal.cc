@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "report/format.h"
 
 namespace trainprof::report {
@@ -67,6 +68,7 @@ void RenderTableText(const Table& t, std::ostream& out) {
       const size_t i = shown[k];
       if (i >= row.size()) continue;
       c[k] = FormatHuman(row[i], t.CellUnit(i, r));
+      if (const size_t w = t.columns[i].terminal_width; w > 0) c[k] = base::Ellipsize(c[k], w);
     }
     cells.push_back(std::move(c));
   };
