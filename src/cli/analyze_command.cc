@@ -318,6 +318,9 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
   AddRunFolderOptions(sub, &f->out);
+  sub->add_flag("--allow-data-errors", f->allow_data_errors,
+                "Exit 0 even when a diagnostic of error severity fired (a trace cut short); "
+                "without it the command exits 4, after writing its reports");
 }
 
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
@@ -347,9 +350,6 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_option("path", f->path, "Trace file or folder")->required();
   AddCommonOptions(sub, f.get());
   AddDbOption(sub, &f->db, /*records=*/true);
-  sub->add_flag("--allow-data-errors", f->allow_data_errors,
-                "Exit 0 even when a diagnostic of error severity fired (a trace cut short); "
-                "without it such a run exits 4, after writing its reports");
   sub->add_flag("--hta-compat", f->hta_compat,
                 "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
                 "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules");
@@ -419,9 +419,6 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   diff->add_option("--db", d->db,
                    "Run history that runs named as A or B (id, latest~N) are found in (default: "
                    "$TRAINPROF_DB, else runs/trainprof.db); a diff itself is not recorded");
-  diff->add_flag("--allow-data-errors", d->allow_data_errors,
-                 "Exit 0 even when a trace is cut short; without it such a diff exits 4, after "
-                 "writing its reports");
   diff->callback([d, b_path, run] { *run = [d, b_path] { return RunDiff(*d, *b_path); }; });
 }
 
