@@ -186,11 +186,13 @@ TEST_F(CliInput, AMistypedCommandNamesTheNearestOne) {
 // -q is one thing in every command: no progress, no status lines, no report; --no-progress is
 // profile's progress switch alone.
 TEST_F(CliInput, QuietMeansTheSameInProfileAndRun) {
+#ifdef TRAINPROF_HAVE_TORCH  // profile trains the LibTorch job
   ProcessResult profile = Profile({"--epochs", "1", "--limit-train-batches", "3", "--set",
                                    "training.limit_val_batches=1", "-q"});
   ASSERT_EQ(profile.exit_code, 0) << profile.err;
   EXPECT_EQ(profile.out, "");
   EXPECT_EQ(profile.err, "");
+#endif
   ProcessResult run =
       RunProcess({kCli, "run", "-q", "--run-dir", dir_ + "/run", "--", "/bin/true"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
