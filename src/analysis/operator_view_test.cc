@@ -154,7 +154,8 @@ TEST(OperatorView, ACallInsideOneOfItsOwnNameIsCountedOnceInTheTotal) {
   b.Launch("memcpy_kernel", 20, 100, 30);
   b.Add(EventKind::kCpuOp, "aten::copy_", 200, 50, kHost);  // a later call of its own
   const trace::TraceModel m = b.Done();
-  const OperatorRow& copy = Row(OperatorView(m, BuildOpTree(m)), "aten::copy_");
+  const std::vector<OperatorRow> ops = OperatorView(m, BuildOpTree(m));
+  const OperatorRow& copy = Row(ops, "aten::copy_");
   EXPECT_EQ(copy.calls, 3);
   EXPECT_EQ(copy.host_total_ns, 100 + 50);  // not 100 + 60 + 50
   EXPECT_EQ(copy.host_self_ns, (100 - 60) + (60 - 10) + 50);
