@@ -230,7 +230,8 @@ class TrainprofProfiler(Profiler):
         if self._session is None:
             # Before setup() opens the Session, Lightning has already run configure_callbacks:
             # timed here, and named in the report's notes (setup) instead of lost.
-            self._early.setdefault(action_name, [time.perf_counter(), 0.0])[0] = time.perf_counter()
+            now = time.perf_counter()
+            self._early.setdefault(action_name, [now, 0.0])[0] = now
             return
         if self._in_sanity_check:
             return

@@ -7,7 +7,6 @@
 
 #include "analysis/critical_path.h"
 #include "analysis/views.h"
-#include "base/text.h"
 
 namespace trainprof::analysis {
 

@@ -6,8 +6,6 @@
 #include <cmath>
 #include <map>
 
-#include "base/text.h"
-
 namespace trainprof::analysis {
 
 using report::Unit;

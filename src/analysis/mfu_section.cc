@@ -4,7 +4,6 @@
 #include <string>
 
 #include "analysis/views.h"
-#include "base/text.h"
 
 namespace trainprof::analysis {
 

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "analysis/views.h"
-#include "base/text.h"
 
 namespace trainprof::analysis {
 

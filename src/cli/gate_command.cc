@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.h"
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/run_lookup.h"
 #include "history/compare.h"
@@ -22,8 +23,9 @@ namespace {
 
 using history::RunDb;
 
-// Exit codes of `gate`.
+// Exit codes of `gate`, and the word of each in the line and the verdict file.
 constexpr int kGatePass = 0, kGateRegression = 1, kGateUndecided = 2;
+constexpr const char* kVerdictWords[] = {"PASS", "REGRESSION", "UNDECIDED"};
 
 struct GateFlags {
   std::string baseline = "last:5";
@@ -33,16 +35,13 @@ struct GateFlags {
   bool verbose = false;
 };
 
-const char* VerdictWord(int code) {
-  return code == kGatePass ? "pass" : code == kGateRegression ? "regression" : "undecided";
-}
-
 std::string RunName(const history::LoadedRun& run) { return run.record ? run.record->id : run.dir; }
 
 // The verdict file: what CI keeps beside the log.
 nlohmann::json VerdictJson(int code, const std::string& line, const LoadedComparison* loaded,
                            const history::Comparison* cmp) {
-  nlohmann::json j = {{"verdict", VerdictWord(code)}, {"exit_code", code}, {"line", line}};
+  nlohmann::json j = {
+      {"verdict", base::AsciiLower(kVerdictWords[code])}, {"exit_code", code}, {"line", line}};
   if (loaded != nullptr) {
     const history::LoadedRun& base = loaded->runs.front();
     nlohmann::json pooled = nlohmann::json::array({RunName(base)});
@@ -78,22 +77,25 @@ int Finish(const GateFlags& f, int code, const std::string& line, const LoadedCo
   return code;
 }
 
+std::string Undecided(const Status& s) {
+  return fmt::format("{}: {}", kVerdictWords[kGateUndecided], s.message());
+}
+
 int Gate(const GateFlags& f) {
   std::vector<history::Bound> bounds;
   for (const std::string& text : f.fail_if) {
     auto b = history::ParseBound(text);
-    if (!b.ok())
-      return Finish(f, kGateUndecided, "UNDECIDED: " + b.status().message(), nullptr, nullptr);
+    if (!b.ok()) return Finish(f, kGateUndecided, Undecided(b.status()), nullptr, nullptr);
     bounds.push_back(std::move(*b));
   }
   std::unique_ptr<RunDb> db;
   auto loaded = LoadComparison({f.candidate}, f.baseline, f.db, db);
   if (!loaded.ok()) {
-    return Finish(f, kGateUndecided, "UNDECIDED: " + loaded.status().message(), nullptr, nullptr);
+    return Finish(f, kGateUndecided, Undecided(loaded.status()), nullptr, nullptr);
   }
   auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
   if (!cmp.ok()) {
-    return Finish(f, kGateUndecided, "UNDECIDED: " + cmp.status().message(), &*loaded, nullptr);
+    return Finish(f, kGateUndecided, Undecided(cmp.status()), &*loaded, nullptr);
   }
   if (f.verbose) report::TerminalRenderer().Render(cmp->report, std::cout);
   if (!f.html.empty()) {
@@ -108,10 +110,7 @@ int Gate(const GateFlags& f) {
                                                       : kGatePass;
   std::string verdicts;
   for (const std::string& v : cmp->verdicts) verdicts += (verdicts.empty() ? "" : " | ") + v;
-  const char* word = code == kGatePass         ? "PASS"
-                     : code == kGateRegression ? "REGRESSION"
-                                               : "UNDECIDED";
-  return Finish(f, code, fmt::format("{}: {}", word, verdicts), &*loaded, &*cmp);
+  return Finish(f, code, fmt::format("{}: {}", kVerdictWords[code], verdicts), &*loaded, &*cmp);
 }
 
 struct NoiseFlags {

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -191,8 +190,7 @@ int RecordRun(const report::Report& r, const std::string& dir, const std::string
   if (!rec.ok()) {
     // The default history (runs/trainprof.db below the working folder) was not asked for: a
     // read-only working folder is a warning, the run itself is written.
-    const char* env = std::getenv("TRAINPROF_DB");
-    const bool asked = !db_flag.empty() || (env != nullptr && *env != '\0');
+    const bool asked = !history::IsDefaultDbPath(db_flag);
     fmt::print(stderr, "trainprof: {}the run was not recorded in the run history: {}{}\n",
                asked ? "" : "warning: ", rec.status().message(),
                asked ? "" : " (--db or TRAINPROF_DB names a history elsewhere; --db off: none)");

@@ -65,21 +65,16 @@ Bracket FirstBracket(const std::vector<double>& x, const std::vector<double>& y,
   return br;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return kNoValue;
-  const size_t h = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
-  const double upper = v[h];
-  if (v.size() % 2 == 1) return upper;
-  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
+// The logs of the positive finite values, appended to `out`.
+void AppendLogs(const std::vector<double>& values, std::vector<double>& out) {
+  for (double v : values)
+    if (v > 0 && std::isfinite(v)) out.push_back(std::log(v));
 }
 
 // The logs of every positive finite value of every run, sorted.
 std::vector<double> PooledLogs(const StepGroups& groups) {
   std::vector<double> out;
-  for (const auto& g : groups)
-    for (double v : g)
-      if (v > 0 && std::isfinite(v)) out.push_back(std::log(v));
+  for (const auto& g : groups) AppendLogs(g, out);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -89,11 +84,17 @@ std::vector<double> RunMedians(const StepGroups& groups) {
   std::vector<double> out;
   for (const auto& g : groups) {
     std::vector<double> logs;
-    for (double v : g)
-      if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
+    AppendLogs(g, logs);
     if (!logs.empty()) out.push_back(Median(std::move(logs)));
   }
   return out;
+}
+
+// 1.4826 x the median absolute deviation of `logs` from `median` (logs is reused).
+double RobustSdOfLogs(std::vector<double> logs, double median) {
+  if (logs.size() < 2) return kNoValue;
+  for (double& v : logs) v = std::abs(v - median);
+  return 1.482602218505602 * Median(std::move(logs));
 }
 
 // The pooled standard deviation of the runs' medians around their side's mean (NaN with fewer
@@ -135,6 +136,15 @@ double RunHalfWidth(const std::vector<double>& base_medians,
 }
 
 }  // namespace
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return kNoValue;
+  const size_t h = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+  const double upper = v[h];
+  if (v.size() % 2 == 1) return upper;
+  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
+}
 
 double KthPairwiseDifference(const std::vector<double>& x, const std::vector<double>& y,
                              int64_t k) {
@@ -202,10 +212,6 @@ RelativeChange CompareSteps(const StepGroups& base, const StepGroups& cand,
   return out;
 }
 
-}  // namespace trainprof::history
-
-namespace trainprof::history {
-
 RunSpread EstimateRunSpread(const std::vector<RunNoise>& runs, std::string source) {
   RunSpread out;
   out.source = std::move(source);
@@ -231,23 +237,18 @@ RunSpread EstimateRunSpread(const std::vector<RunNoise>& runs, std::string sourc
 }
 
 double RobustLogSd(const std::vector<double>& values, int64_t* count) {
-  std::vector<double> logs;
-  for (double v : values)
-    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
-  *count = static_cast<int64_t>(logs.size());
-  if (logs.size() < 2) return kNoValue;
-  const double m = Median(logs);
-  for (double& v : logs) v = std::abs(v - m);
-  return 1.482602218505602 * Median(std::move(logs));
+  const RunNoise n = RunNoiseOf(values);
+  *count = n.steps;
+  return n.log_sd;
 }
 
 RunNoise RunNoiseOf(const std::vector<double>& step_times) {
   RunNoise out;
-  out.log_sd = RobustLogSd(step_times, &out.steps);
   std::vector<double> logs;
-  for (double v : step_times)
-    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
-  out.log_median = Median(std::move(logs));
+  AppendLogs(step_times, logs);
+  out.steps = static_cast<int64_t>(logs.size());
+  out.log_median = Median(logs);
+  out.log_sd = RobustSdOfLogs(std::move(logs), out.log_median);
   return out;
 }
 

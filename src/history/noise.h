@@ -105,4 +105,7 @@ double KthPairwiseDifference(const std::vector<double>& x, const std::vector<dou
 // Student's t quantile for a two-sided 95 % interval with `df` degrees of freedom (df >= 1).
 double StudentT975(int64_t df);
 
+// The median of `v` (the mean of the middle two for an even count); NaN when empty.
+double Median(std::vector<double> v);
+
 }  // namespace trainprof::history

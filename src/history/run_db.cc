@@ -187,12 +187,14 @@ std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r
   return out;
 }
 
+bool IsDefaultDbPath(const std::string& flag) {
+  const char* env = std::getenv("TRAINPROF_DB");
+  return flag.empty() && (env == nullptr || *env == '\0');
+}
+
 std::string DbPath(const std::string& flag) {
-  std::string p = flag;
-  if (p.empty()) {
-    const char* env = std::getenv("TRAINPROF_DB");
-    p = env != nullptr && *env != '\0' ? env : "runs/trainprof.db";
-  }
+  if (IsDefaultDbPath(flag)) return "runs/trainprof.db";
+  const std::string p = flag.empty() ? std::getenv("TRAINPROF_DB") : flag;
   return p == "off" ? "" : p;
 }
 

@@ -43,6 +43,9 @@ RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir, 
 // The database to use: `flag` (--db), else $TRAINPROF_DB, else runs/trainprof.db. "off" (from
 // either) means no history: an empty string is returned.
 std::string DbPath(const std::string& flag);
+// True when DbPath(flag) is the default runs/trainprof.db: neither --db nor $TRAINPROF_DB named
+// one, so nobody asked for a history there.
+bool IsDefaultDbPath(const std::string& flag);
 
 class RunDb {
  public:

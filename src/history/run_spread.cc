@@ -40,10 +40,7 @@ std::string Where(const std::string& host, const std::string& device) {
 // The median of the finite values, NaN when none.
 double MedianOf(std::vector<double> v) {
   std::erase_if(v, [](double x) { return !std::isfinite(x); });
-  if (v.empty()) return kNoValue;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  return Median(std::move(v));
 }
 
 // "4 (against 1 candidate run)", "--repeat 3 against last:3", or why no plan fits.
@@ -76,15 +73,15 @@ void AddNoiseRow(report::Table& t, const GroupKey& key, const std::vector<const 
     medians.push_back(r->figures.Get("step_time_median"));
   }
   const RunSpread s = EstimateRunSpread(NoiseOf(rows), "");
-  const double w = MedianOf(within);
+  const double w = MedianOf(within), median = MedianOf(medians);
   const auto n = static_cast<int64_t>(MedianOf(steps));
   auto pct = [](double v) { return std::isfinite(v) ? Value(100 * v) : Value(); };
   t.rows.push_back({key.config_hash.substr(0, 8), key.kind, rows.front()->name, key.host,
                     key.device, static_cast<int64_t>(rows.size()),
                     static_cast<int64_t>(commits.size()),
-                    std::isfinite(MedianOf(medians)) ? Value(MedianOf(medians)) : Value(),
-                    pct(s.sd), pct(w), pct(GateHalfWidth(s, w, n, 1, 1)),
-                    pct(GateHalfWidth(s, w, n, 5, 1)), PlanText(PlanRuns(s, w, n, bound), s)});
+                    std::isfinite(median) ? Value(median) : Value(), pct(s.sd), pct(w),
+                    pct(GateHalfWidth(s, w, n, 1, 1)), pct(GateHalfWidth(s, w, n, 5, 1)),
+                    PlanText(PlanRuns(s, w, n, bound), s)});
 }
 
 }  // namespace
