@@ -149,8 +149,8 @@ void ExpectAllMatch(const Analysed& r) {
     const trace::TraceModel& m = r.models[i];
     EXPECT_EQ(m.rank, r.expected[i].rank);
     EXPECT_EQ(m.rank_source, "distributedInfo");
-    for (const trace::InputDiagnostic& d : m.diagnostics)
-      ADD_FAILURE() << "diagnostic " << d.name << ": " << d.message;
+    for (const base::Diagnostic& d : m.diagnostics)
+      ADD_FAILURE() << "diagnostic " << d.name() << ": " << d.message;
     ExpectSteps(r.an[i], r.expected[i]);
     ExpectGpuSummary(r.an[i], r.expected[i]);
     ExpectHta(r.an[i].hta, r.expected[i]);

@@ -40,12 +40,6 @@ using ModuleTuple = std::tuple<std::string, std::string, int, int, bool, bool, s
 using SnapshotBlockTuple =
     std::tuple<int64_t, uint64_t, int64_t, std::string, int64_t, std::string, std::string>;
 
-report::Severity ParseSeverity(const std::string& s) {
-  if (s == "warning") return report::Severity::kWarning;
-  if (s == "error") return report::Severity::kError;
-  return report::Severity::kInfo;
-}
-
 // The sections of `trainprof analyze` for the torch.profiler trace, when it holds GPU work.
 Status AddTraceSections(const std::string& path, report::Report& r) {
   TRAINPROF_ASSIGN_OR_RETURN(trace::TraceModel m, trace::ReadTraceFile(path, {}));
@@ -53,7 +47,7 @@ Status AddTraceSections(const std::string& path, report::Report& r) {
                                [](trace::EventKind k) { return trace::IsGpuKind(k); });
   if (!gpu) {
     r.diagnostics.push_back(
-        {report::Severity::kInfo, "torch_trace_without_gpu", 1,
+        {report::DiagnosticId::kTorchTraceWithoutGpu, 1,
          fmt::format("{}: no GPU activity in the torch.profiler trace, so no overview, GPU or "
                      "HTA sections (they need a CUDA run with Kineto)",
                      path)});
@@ -118,9 +112,13 @@ class TorchCollector : public session::Extension {
     std::lock_guard<std::mutex> lock(mu_);
     summary_ = std::move(s);
   }
-  void AddLine(const std::string& severity, const std::string& name, const std::string& text) {
+  // `name` must be registered (base/diagnostics.h), which gives its severity: anything else is
+  // a ValueError, so Python cannot emit a diagnostic the registry does not describe.
+  void AddLine(const std::string& name, const std::string& text) {
+    const std::optional<base::DiagnosticId> id = base::FindDiagnosticId(name);
+    if (!id) throw py::value_error("not a registered diagnostic: " + name);
     std::lock_guard<std::mutex> lock(mu_);
-    lines_.push_back({ParseSeverity(severity), name, 1, text});
+    lines_.push_back({*id, 1, text});
   }
   void SetSnapshot(std::vector<torchlib::SnapshotBlock> blocks,
                    std::vector<torchlib::SnapshotOom> ooms, const std::string& file) {
@@ -216,8 +214,7 @@ void AddTorchBinding(py::module_& m) {
           py::arg("step"), py::arg("bytes"), py::arg("tensors"), py::arg("by_module"))
       .def("set_model_summary", &TorchCollector::SetModelSummary, py::arg("model_type"),
            py::arg("modules"), py::arg("input_bytes"), py::arg("notes"))
-      .def("add_line", &TorchCollector::AddLine, py::arg("severity"), py::arg("name"),
-           py::arg("text"))
+      .def("add_line", &TorchCollector::AddLine, py::arg("name"), py::arg("text"))
       .def(
           "add_snapshot",
           [](TorchCollector& c, const std::vector<SnapshotBlockTuple>& blocks,

@@ -137,14 +137,14 @@ class SnapshotRecorder:
         mem = getattr(torch.cuda, "memory", None)
         if not torch.cuda.is_available():
             self._core.add_line(
-                "info", "snapshot_needs_cuda",
+                "snapshot_needs_cuda",
                 "snapshot.enabled is true, but torch.cuda.is_available() is False (CPU-only torch "
                 "or no GPU): no memory_snapshot.pickle was written")
             return False
         if mem is None or not hasattr(mem, "_record_memory_history") or not hasattr(
                 mem, "_dump_snapshot"):
             self._core.add_line(
-                "info", "snapshot_needs_torch_2_1",
+                "snapshot_needs_torch_2_1",
                 f"snapshot.enabled is true, but torch {torch.__version__} has no "
                 "torch.cuda.memory._dump_snapshot (PyTorch 2.1 or later): no "
                 "memory_snapshot.pickle was written")

@@ -109,7 +109,7 @@ class TorchProfiler:
     def _start_memory(self, model: Optional[torch.nn.Module]) -> None:
         if self._opts["memory.trace_rank0_only"] and _rank() != 0:
             self._core.add_line(
-                "info", "operators_not_on_this_rank",
+                "operators_not_on_this_rank",
                 f"memory.trace_rank0_only is true and this is rank {_rank()}: torch.profiler "
                 "did not run here")
             return
@@ -117,12 +117,12 @@ class TorchProfiler:
             self._cuda = CudaMemoryStats(self._core)
         else:
             self._core.add_line(
-                "info", "cuda_memory_without_cuda",
+                "cuda_memory_without_cuda",
                 "CUDA memory per step: torch.cuda.is_available() is False (CPU-only torch or no "
                 "GPU), so there is no CUDA memory table")
         if not _kineto():
             self._core.add_line(
-                "info", "torch_profiler_legacy",
+                "torch_profiler_legacy",
                 f"torch {torch.__version__} is built without Kineto: torch.profiler falls back "
                 "to the legacy autograd profiler, which records CPU operators only (no kernels, "
                 "no device time, no GPU sections)")
@@ -138,7 +138,7 @@ class TorchProfiler:
         active = end - max(warmup, self._start)
         if active <= 0:
             self._core.add_line(
-                "warning", "memory_schedule_passed",
+                "memory_schedule_passed",
                 f"trainprof.torch.attach() came at step {self._start}, after the operator window "
                 f"(steps {warmup}-{end - 1}): attach before the loop")
             return
@@ -185,7 +185,7 @@ class TorchProfiler:
     def _start_summary(self, model: Optional[torch.nn.Module]) -> None:
         if model is None:
             self._core.add_line(
-                "warning", "model_summary_not_taken",
+                "model_summary_not_taken",
                 "model_summary.enabled is true, but trainprof.torch.attach() was given no model: "
                 "there is no model summary")
             return

@@ -28,7 +28,7 @@ struct RankInfo {
   int64_t events = 0;  // TraceModel::size()
   std::vector<trace::DeviceInfo> devices;
   std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;  // device, bytes
-  std::vector<trace::InputDiagnostic> diagnostics;
+  std::vector<base::Diagnostic> diagnostics;
   size_t size() const { return static_cast<size_t>(events); }
 };
 RankInfo InfoOf(const trace::TraceModel& m);

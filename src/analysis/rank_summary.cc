@@ -35,7 +35,7 @@ void MarkDuplicateRanks(std::vector<RankSummary>& all) {
     for (size_t j = 0; j < all.size(); ++j) {
       RankInfo& a = all[i].info;
       if (i == j || a.rank != all[j].info.rank) continue;
-      a.diagnostics.push_back({base::SeverityOf("duplicate_rank"), "duplicate_rank", 1,
+      a.diagnostics.push_back({base::DiagnosticId::kDuplicateRank, 1,
                                fmt::format("{}: rank {} also comes from {}; each file is "
                                            "analysed as its own span",
                                            a.path, a.rank, all[j].info.path)});

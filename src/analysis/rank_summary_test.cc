@@ -18,7 +18,7 @@ RankSummary Sample(int64_t rank) {
   s.info.host_name = "node-1";
   s.info.devices.push_back({.id = 0, .name = "NVIDIA H100", .total_memory_bytes = 80});
   s.info.peak_allocated_bytes = {{0, 1234}};
-  s.info.diagnostics.push_back({base::DataSeverity::kInfo, "rank_unknown", 1, "no rank"});
+  s.info.diagnostics.push_back({base::DiagnosticId::kRankUnknown, 1, "no rank"});
   RankAnalysis& a = s.analysis;
   a.steps.steps.push_back({.name = "ProfilerStep#3", .number = 3, .begin_ns = 10, .end_ns = 90});
   a.gpus.push_back({.device = 0, .utilization_pct = 51.5, .occupancy_pct = 12.25});
@@ -75,8 +75,8 @@ TEST(RankSummary, CombinesInRankOrderAndMarksDuplicates) {
   ASSERT_EQ(c->ranks.size(), 3u);
   EXPECT_EQ(c->ranks[0].rank, 0);
   EXPECT_EQ(c->ranks[1].path, "traces/rank2.json");  // stable: file order kept within a rank
-  EXPECT_EQ(c->ranks[1].diagnostics.back().name, "duplicate_rank");
-  EXPECT_EQ(c->ranks[0].diagnostics.back().name, "rank_unknown");
+  EXPECT_EQ(c->ranks[1].diagnostics.back().name(), "duplicate_rank");
+  EXPECT_EQ(c->ranks[0].diagnostics.back().name(), "rank_unknown");
   EXPECT_EQ(c->input, "traces/");
   all[1].input = "elsewhere/";
   EXPECT_EQ(CombineSummaries(all, "fallback")->input, "fallback");

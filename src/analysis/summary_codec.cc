@@ -29,8 +29,14 @@ template <class A> void Fields(A& a, trace::DeviceInfo& d) {
   a(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,
     d.max_threads_per_sm);
 }
-template <class A> void Fields(A& a, trace::InputDiagnostic& d) {
-  a(d.severity, d.name, d.count, d.message);
+// Written as severity, name, count, message, as before the registry gave ids: the name is the
+// stable key, read back through the registry (an unknown one as unrecognized_diagnostic).
+template <class A> void Fields(A& a, base::Diagnostic& d) {
+  base::DataSeverity severity = d.severity();
+  std::string name(d.name());
+  a(severity, name, d.count, d.message);
+  if constexpr (requires { a.bad(); })  // the Decoder
+    d = base::DiagnosticFromName(name, d.count, std::move(d.message));
 }
 template <class A> void Fields(A& a, RankInfo& r) {
   a(r.path, r.rank, r.world_size, r.host_name, r.truncated, r.json_bytes, r.events, r.devices,

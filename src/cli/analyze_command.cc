@@ -244,7 +244,7 @@ int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
   report::Report r = analysis::BuildAnalyzeReport(l.ranks, l.analyses, l.options, l.input);
   for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
   for (const std::string& why : skipped)
-    r.diagnostics.push_back(report::MakeDiagnostic("input_skipped", 1, why));
+    r.diagnostics.push_back({report::DiagnosticId::kInputSkipped, 1, why});
   report::AddDataQualitySection(r);
   std::vector<report::ExtraFile> extra;
   if (l.options.critical_path) extra.push_back(CriticalPathTrace(r, l));

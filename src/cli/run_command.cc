@@ -136,7 +136,7 @@ void AddSessionSections(const std::string& dir, report::Report& r) {
   if (!fs::exists(path, ec)) return;
   auto session = report::ReadReportJson(path);
   if (!session.ok()) {
-    r.diagnostics.push_back({report::Severity::kWarning, "session_report_unreadable", 1,
+    r.diagnostics.push_back({report::DiagnosticId::kSessionReportUnreadable, 1,
                              fmt::format("{}: {}", path, session.status().message())});
     return;
   }

@@ -195,7 +195,7 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
   if (in.steps_in_run < in.steps.end) {
     const int64_t got = std::max<int64_t>(0, in.steps_in_run - in.steps.first);
     report.diagnostics.push_back(
-        {report::Severity::kWarning, "memory_schedule_not_reached", 1,
+        {report::DiagnosticId::kMemoryScheduleNotReached, 1,
          fmt::format("the operator observer needs memory.warmup + memory.steps = {} steps, but the "
                      "run had {}: {}; run at least {} steps or lower memory.warmup/memory.steps",
                      in.steps.end, in.steps_in_run,
@@ -205,7 +205,7 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
   }
   if (d.dropped_ops + d.dropped_mem > 0) {
     report.diagnostics.push_back(
-        {report::Severity::kWarning, "dropped_operator_events",
+        {report::DiagnosticId::kDroppedOperatorEvents,
          static_cast<int64_t>(d.dropped_ops + d.dropped_mem),
          fmt::format("{} operator calls and {} allocator reports were dropped: a thread's buffer "
                      "was full (buffer.events_per_thread); raise it or lower memory.steps",
@@ -213,7 +213,7 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
   }
   if (d.too_deep > 0) {
     report.diagnostics.push_back(
-        {report::Severity::kInfo, "operators_nested_too_deep", static_cast<int64_t>(d.too_deep),
+        {report::DiagnosticId::kOperatorsNestedTooDeep, static_cast<int64_t>(d.too_deep),
          fmt::format("{} operator calls nested more than 128 deep were not timed", d.too_deep)});
   }
 

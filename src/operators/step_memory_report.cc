@@ -20,14 +20,14 @@ void AddRetryWarnings(const std::vector<CudaMemoryStep>& steps, report::Report& 
   const CudaMemoryStep& last = steps.back();
   if (last.ooms > 0) {
     report.diagnostics.push_back(
-        {report::Severity::kWarning, "cuda_out_of_memory", last.ooms,
+        {report::DiagnosticId::kCudaOutOfMemory, last.ooms,
          fmt::format("the CUDA caching allocator ran out of memory {} time(s) (num_ooms); see "
                      "the cuda_memory table for the step and the snapshot digest for the stacks",
                      last.ooms)});
   }
   if (last.alloc_retries > 0) {
     report.diagnostics.push_back(
-        {report::Severity::kWarning, "cuda_alloc_retries", last.alloc_retries,
+        {report::DiagnosticId::kCudaAllocRetries, last.alloc_retries,
          fmt::format("the CUDA caching allocator freed its cache and retried {} allocation(s) "
                      "(num_alloc_retries): memory pressure or fragmentation slows those steps; "
                      "see reserved vs allocated",

@@ -27,7 +27,7 @@ TEST(StepMemory, CudaPeaksAreTheLargestStepPeaksAndAKeyFigure) {
   EXPECT_EQ(IntMetric(*s, "num_alloc_retries"), 2);
   EXPECT_EQ(s->FindTable("cuda_memory")->rows.size(), 2u);
   ASSERT_EQ(r.diagnostics.size(), 1u);
-  EXPECT_EQ(r.diagnostics[0].name, "cuda_alloc_retries");
+  EXPECT_EQ(r.diagnostics[0].id, report::DiagnosticId::kCudaAllocRetries);
   EXPECT_DOUBLE_EQ(history::ExtractKeyFigures(r).Get("peak_memory"), 700);
 }
 

@@ -16,22 +16,18 @@ void AddDataQualitySection(Report& r) {
                          {"message", "Where", Unit::kText}});
   int64_t errors = 0, losses = 0;
   for (const Diagnostic& d : r.diagnostics) {
-    const base::DiagnosticKind* k = base::FindDiagnosticKind(d.name);
-    base::DataSeverity sev = base::SeverityOf(d.name);
+    const base::DataSeverity sev = d.severity();
     errors += sev == base::DataSeverity::kError;
     losses += sev == base::DataSeverity::kDataLoss;
-    t.rows.push_back({d.name, std::string(base::DataSeverityName(sev)), d.count,
-                      std::string(k ? k->meaning : "(not in the registry)"), d.message});
+    t.rows.push_back({std::string(d.name()), std::string(base::DataSeverityName(sev)), d.count,
+                      std::string(d.meaning()), d.message});
   }
   s.AddMetric("errors", "Diagnostics of error severity", errors, Unit::kCount);
   s.AddMetric("data_loss", "Diagnostics of data-loss severity", losses, Unit::kCount);
   if (r.diagnostics.empty()) s.notes.push_back("No diagnostic: the input was read whole.");
 }
 
-bool IsDataError(const Diagnostic& d) {
-  const base::DiagnosticKind* k = base::FindDiagnosticKind(d.name);
-  return k != nullptr && k->severity == base::DataSeverity::kError;
-}
+bool IsDataError(const Diagnostic& d) { return d.severity() == base::DataSeverity::kError; }
 
 bool HasDataError(const Report& r) {
   return std::any_of(r.diagnostics.begin(), r.diagnostics.end(), IsDataError);

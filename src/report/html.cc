@@ -215,7 +215,8 @@ void RenderFindings(std::string& out, const Report& r) {
                            {"count", "Count", Unit::kCount},
                            {"message", "Message"}});
     for (const Diagnostic& g : r.diagnostics)
-      t.rows.push_back({std::string(SeverityName(g.severity)), g.name, g.count, g.message});
+      t.rows.push_back({std::string(SeverityName(SeverityFor(g.severity()))), std::string(g.name()),
+                        g.count, g.message});
     RenderTable(out, d, t);
   }
   out += "</section>";

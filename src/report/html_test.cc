@@ -82,7 +82,7 @@ Report ViewsReport() {
   by_row.rows.push_back({std::string("RSS"), std::string("bytes"), 1048576.0});
   by_row.row_units = {Unit::kPercent, Unit::kBytes};
 
-  r.diagnostics.push_back({Severity::kWarning, "dropped_events", 3, "3 events dropped"});
+  r.diagnostics.push_back({DiagnosticId::kDroppedEvents, 3, "3 events dropped"});
   return r;
 }
 

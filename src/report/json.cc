@@ -229,8 +229,8 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
   j["sections"] = Json::array();  // written one by one below: never the whole tree at once
   Json diags = Json::array();
   for (const Diagnostic& d : r.diagnostics) {
-    diags.push_back({{"severity", SeverityName(d.severity)},
-                     {"name", d.name},
+    diags.push_back({{"severity", SeverityName(SeverityFor(d.severity()))},
+                     {"name", d.name()},
                      {"count", d.count},
                      {"message", d.message}});
   }

@@ -193,8 +193,8 @@ StatusOr<Report> ParseReportJson(std::string_view text, const std::string& origi
       if (!d.is_object()) continue;
       int64_t count =
           d.contains("count") && d["count"].is_number_integer() ? d["count"].get<int64_t>() : 1;
-      r.diagnostics.push_back(
-          {SeverityFromName(Str(d, "severity")), Str(d, "name"), count, Str(d, "message")});
+      // The registry, not the file, gives the severity.
+      r.diagnostics.push_back(base::DiagnosticFromName(Str(d, "name"), count, Str(d, "message")));
     }
   }
   return r;

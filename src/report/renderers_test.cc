@@ -55,7 +55,7 @@ Report SampleReport() {
   series.rows.push_back({int64_t{0}, 10.0});
   series.rows.push_back({int64_t{1}, 12.25});
   t.findings.push_back({Severity::kWarning, "the data loader is slow"});
-  r.diagnostics.push_back({Severity::kWarning, "dropped_events", 7, "thread 'x' dropped 7 events"});
+  r.diagnostics.push_back({DiagnosticId::kDroppedEvents, 7, "thread 'x' dropped 7 events"});
   return r;
 }
 

@@ -52,11 +52,6 @@ Severity SeverityFor(base::DataSeverity s) {
   return Severity::kError;
 }
 
-Diagnostic MakeDiagnostic(std::string name, int64_t count, std::string message) {
-  Severity s = SeverityFor(base::SeverityOf(name));
-  return {s, std::move(name), count, std::move(message)};
-}
-
 const char* SeverityName(Severity s) {
   switch (s) {
     case Severity::kInfo:

@@ -135,18 +135,14 @@ struct Section {
   const Metric* FindMetric(std::string_view key) const;
 };
 
-// Something about the input or the recording the user should know (dropped events, ...).
-struct Diagnostic {
-  Severity severity = Severity::kInfo;
-  std::string name;  // stable name, e.g. "dropped_events"
-  int64_t count = 0;
-  std::string message;
-};
+// Something about the input or the recording the user should know (dropped events, ...): the
+// one record type of base/diagnostics.h, named by its DiagnosticId.
+using Diagnostic = base::Diagnostic;
+using base::DiagnosticId;
 
-// base::DataSeverity as a report severity: info, data loss -> warning, error.
+// base::DataSeverity as a report severity: info, data loss -> warning, error (report.json's,
+// the terminal's and report.html's spelling of a diagnostic's severity).
 Severity SeverityFor(base::DataSeverity s);
-// A diagnostic with the registry's severity for `name` (base/diagnostics.h).
-Diagnostic MakeDiagnostic(std::string name, int64_t count, std::string message);
 
 struct MetaEntry {
   std::string key;

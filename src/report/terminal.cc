@@ -130,8 +130,8 @@ void TerminalRenderer::Render(const Report& r, std::ostream& out) const {
   if (!r.diagnostics.empty()) {
     out << "\nDiagnostics\n-----------\n";
     for (const Diagnostic& d : r.diagnostics) {
-      out << fmt::format("  [{}] {} (x{}): {}\n", SeverityName(d.severity), d.name, d.count,
-                         d.message);
+      out << fmt::format("  [{}] {} (x{}): {}\n", SeverityName(SeverityFor(d.severity())), d.name(),
+                         d.count, d.message);
     }
   }
 }

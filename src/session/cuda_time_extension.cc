@@ -74,14 +74,14 @@ void CudaTimeExtension::OnStop() {
 Status CudaTimeExtension::OnFinish(FinishContext& ctx) {
   if (!started_.ok()) {
     ctx.report.diagnostics.push_back(
-        {report::Severity::kInfo, "cuda_events_unavailable", 1,
+        {report::DiagnosticId::kCudaEventsUnavailable, 1,
          fmt::format("{}: the report has wall-clock time only", started_.message())});
     return Status::Ok();
   }
   const std::vector<int64_t> gpu_ns = record::CudaEventTimes();
   if (const uint64_t lost = record::CudaEventsExhausted(); lost > 0) {
     ctx.report.diagnostics.push_back(
-        {report::Severity::kWarning, "cuda_events_exhausted", static_cast<int64_t>(lost),
+        {report::DiagnosticId::kCudaEventsExhausted, static_cast<int64_t>(lost),
          fmt::format("time.cuda_events: {} scopes found all {} event pairs used and have no GPU "
                      "time",
                      lost, kPairs)});

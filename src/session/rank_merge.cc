@@ -180,22 +180,19 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
   }
   for (const RankFigures& f : figs) {
     if (f.in->status != "ok") {
-      r.diagnostics.push_back(report::MakeDiagnostic(
-          "rank_failed", 1, fmt::format("rank {}: {}", f.in->rank, f.in->status)));
+      r.diagnostics.push_back({report::DiagnosticId::kRankFailed, 1,
+                               fmt::format("rank {}: {}", f.in->rank, f.in->status)});
     }
     if (!f.diagnostics.is_array()) continue;
-    for (const json& d : f.diagnostics) {
-      report::Severity sev = report::Severity::kInfo;
-      const std::string name = d.value("severity", "info");
-      if (name == "warning") sev = report::Severity::kWarning;
-      if (name == "error") sev = report::Severity::kError;
-      r.diagnostics.push_back({sev, d.value("name", ""), d.value("count", int64_t{1}),
-                               fmt::format("rank {}: {}", f.in->rank, d.value("message", ""))});
+    for (const json& d : f.diagnostics) {  // the registry, not the rank's file, gives severity
+      r.diagnostics.push_back(
+          base::DiagnosticFromName(d.value("name", ""), d.value("count", int64_t{1}),
+                                   fmt::format("rank {}: {}", f.in->rank, d.value("message", ""))));
     }
   }
   for (const auto& [rank, why] : in.missing) {
     r.diagnostics.push_back(
-        report::MakeDiagnostic("rank_missing", 1, fmt::format("rank {}: {}", rank, why)));
+        {report::DiagnosticId::kRankMissing, 1, fmt::format("rank {}: {}", rank, why)});
     s.findings.push_back(
         {report::Severity::kError, fmt::format("rank {} has no report: {}", rank, why)});
   }

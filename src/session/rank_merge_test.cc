@@ -87,7 +87,7 @@ TEST(RankMerge, PerRankTableStragglerAndMissingRanks) {
   EXPECT_NE(s->findings[0].text.find("rank 1 is the slowest"), std::string::npos);
   EXPECT_EQ(s->findings[0].severity, report::Severity::kWarning);
   std::map<std::string, int> names;
-  for (const report::Diagnostic& d : r->diagnostics) ++names[d.name];
+  for (const report::Diagnostic& d : r->diagnostics) ++names[std::string(d.name())];
   EXPECT_EQ(names["rank_failed"], 1);
   EXPECT_EQ(names["rank_missing"], 1);
   EXPECT_EQ(names["dropped_events"], 3);  // each rank's own diagnostics, named by rank

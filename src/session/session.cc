@@ -306,7 +306,7 @@ void SessionImpl::AddSections(const std::vector<record::ThreadEvents>& threads,
   auto not_attached = [&](bool enabled, std::string_view key, std::string_view what) {
     if (!enabled || claimed(key)) return;
     r.diagnostics.push_back(
-        {report::Severity::kInfo, "report_not_available", 1,
+        {report::DiagnosticId::kReportNotAvailable, 1,
          fmt::format("{} is true, but no collector for the {} is attached to this session: a "
                      "LibTorch program attaches one with trainprof::TorchProfiler::Attach(session) "
                      "(trainprof/torch.h); nothing was measured for it",

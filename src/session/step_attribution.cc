@@ -18,7 +18,7 @@ bool FeedsSpeed(ActionKind kind) {
 }
 
 report::Diagnostic DroppedEvents(const record::ThreadEvents& te, int64_t events_per_thread) {
-  return {report::Severity::kWarning, "dropped_events", static_cast<int64_t>(te.dropped),
+  return {report::DiagnosticId::kDroppedEvents, static_cast<int64_t>(te.dropped),
           fmt::format("thread '{}' ({}) dropped {} scope events: its buffer was full "
                       "(buffer.events_per_thread = {}); raise it or record fewer steps",
                       te.name, te.tid, te.dropped, events_per_thread)};

@@ -59,7 +59,7 @@ void SamplerState::ReadDisk(double dt) {
     Set("disk_available_bytes", avail);
     if (used + avail > 0) Set("disk_usage_percent", 100.0 * used / (used + avail));
   } else {
-    diag.Add(Severity::kWarning, "system_source_unreadable", o.disk_path,
+    diag.Add(base::DiagnosticId::kSystemSourceUnreadable, o.disk_path,
              fmt::format("cannot stat the file system of {}: {}; disk usage is missing",
                          o.disk_path, std::strerror(errno)));
   }

@@ -63,7 +63,7 @@ NvmlSource::NvmlSource(const std::string& library, DiagnosticSink* diagnostics, 
     info.index = first_gpu + static_cast<int>(i);
     info.power_limit_w = kNaN;
     if (NvmlReturn rc = nvml_->DeviceHandle(i, &d.handle); rc != kNvmlSuccess) {
-      diag_->Add(report::Severity::kWarning, "nvml_error", fmt::format("GPU {}", i),
+      diag_->Add(base::DiagnosticId::kNvmlError, fmt::format("GPU {}", i),
                  fmt::format("GPU {}: NVML gives no handle ({}); it is not sampled", i,
                              nvml_->ErrorString(rc)));
       d.lost = true;
@@ -98,20 +98,19 @@ bool NvmlSource::Check(size_t i, NvmlReturn rc, const char* figure) {
   Device& d = devices_[i];
   if (rc == kNvmlErrorNotSupported) {
     d.unsupported.insert(figure);
-    diag_->Add(report::Severity::kInfo, "gpu_figure_not_supported",
-               fmt::format("GPU {} {}", i, figure),
+    diag_->Add(base::DiagnosticId::kGpuFigureNotSupported, fmt::format("GPU {} {}", i, figure),
                fmt::format("GPU {} does not report its {} (NVML: not supported)", i, figure));
     return false;
   }
   if (rc == kNvmlErrorGpuIsLost) {
     d.lost = true;
-    diag_->Add(report::Severity::kWarning, "gpu_lost", fmt::format("GPU {}", i),
+    diag_->Add(base::DiagnosticId::kGpuLost, fmt::format("GPU {}", i),
                fmt::format("GPU {} fell off the bus during the run (NVML: {}); it is not "
                            "sampled from then on",
                            i, nvml_->ErrorString(rc)));
     return false;
   }
-  diag_->Add(report::Severity::kWarning, "nvml_error", fmt::format("GPU {} {}", i, figure),
+  diag_->Add(base::DiagnosticId::kNvmlError, fmt::format("GPU {} {}", i, figure),
              fmt::format("GPU {}: NVML failed to read the {}: {}; those samples are missing", i,
                          figure, nvml_->ErrorString(rc)));
   return false;
@@ -181,7 +180,7 @@ void NvmlSource::ReadEnergy(size_t i, double power, double dt_s, double* v) {
       } else if (mj >= d.energy_last_mj) {
         e.counter_j += static_cast<double>(mj - d.energy_last_mj) / 1000.0;
       } else {
-        diag_->Add(report::Severity::kWarning, "system_counter_backwards",
+        diag_->Add(base::DiagnosticId::kSystemCounterBackwards,
                    fmt::format("GPU {} energy counter", i),
                    fmt::format("GPU {} energy counter went backwards ({} -> {} mJ; driver "
                                "reloaded?); that interval's energy is left out",

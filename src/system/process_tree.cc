@@ -27,7 +27,7 @@ int SamplerState::ReadProcFile(const std::string& rel) {
     const int fd = open(Path(rel).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE) {
-        diag.Add(report::Severity::kWarning, "system_out_of_descriptors", "/proc",
+        diag.Add(base::DiagnosticId::kSystemOutOfDescriptors, "/proc",
                  fmt::format("cannot open {}: {}; processes of the tree may be missing from "
                              "those samples",
                              Path(rel), std::strerror(errno)));

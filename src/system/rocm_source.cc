@@ -95,12 +95,11 @@ bool RocmSmiSource::Check(uint32_t i, RsmiStatus rc, const char* figure) {
   const int gpu = infos_[i].index;
   if (rc == kRsmiNotSupported) {
     devices_[i].unsupported.insert(figure);
-    diag_->Add(report::Severity::kInfo, "gpu_figure_not_supported",
-               fmt::format("GPU {} {}", gpu, figure),
+    diag_->Add(base::DiagnosticId::kGpuFigureNotSupported, fmt::format("GPU {} {}", gpu, figure),
                fmt::format("GPU {} does not report its {} (ROCm SMI: not supported)", gpu, figure));
     return false;
   }
-  diag_->Add(report::Severity::kWarning, "rocm_smi_error", fmt::format("GPU {} {}", gpu, figure),
+  diag_->Add(base::DiagnosticId::kRocmSmiError, fmt::format("GPU {} {}", gpu, figure),
              fmt::format("GPU {}: ROCm SMI failed to read the {}: {}; those samples are missing",
                          gpu, figure, smi_->ErrorString(rc)));
   return false;

@@ -107,7 +107,7 @@ struct SamplerState {
   bool Read(const std::string& rel) {
     const int err = ReadKeptOpen(rel);
     if (err == 0) return true;
-    diag.Add(report::Severity::kWarning, "system_source_unreadable", rel,
+    diag.Add(base::DiagnosticId::kSystemSourceUnreadable, rel,
              fmt::format("cannot read {}: {}; its figures are missing from those samples",
                          Path(rel), std::strerror(err)));
     return false;
@@ -118,7 +118,7 @@ struct SamplerState {
       *out = std::move(*parsed);
       return true;
     }
-    diag.Add(report::Severity::kWarning, "system_source_malformed", rel,
+    diag.Add(base::DiagnosticId::kSystemSourceMalformed, rel,
              fmt::format("{}: {}; its figures are missing from those samples", Path(rel),
                          parsed.status().message()));
     return false;

@@ -93,7 +93,7 @@ double Value(const SystemData& d, const std::string& key, size_t row = 0) {
 
 const report::Diagnostic* FindDiagnostic(const SystemData& d, const std::string& name) {
   for (const report::Diagnostic& x : d.diagnostics) {
-    if (x.name == name) return &x;
+    if (x.name() == name) return &x;
   }
   return nullptr;
 }
@@ -474,12 +474,12 @@ TEST(SystemSampler, NvmlErrorsAreCountedPerFigure) {
   const report::Diagnostic* err = FindDiagnostic(d, "nvml_error");
   ASSERT_NE(err, nullptr);
   EXPECT_EQ(err->count, 3);
-  EXPECT_EQ(err->severity, report::Severity::kWarning);
+  EXPECT_EQ(err->severity(), base::DataSeverity::kDataLoss);
   EXPECT_EQ(err->message,
             "GPU 0: NVML failed to read the temperature: Unknown Error; those samples are missing");
   const report::Diagnostic* unsupported = FindDiagnostic(d, "gpu_figure_not_supported");
   ASSERT_NE(unsupported, nullptr);
-  EXPECT_EQ(unsupported->severity, report::Severity::kInfo);
+  EXPECT_EQ(unsupported->severity(), base::DataSeverity::kInfo);
   EXPECT_EQ(unsupported->count, 1) << "asked once, then remembered";
   EXPECT_TRUE(std::isnan(Value(d, "gpu0_sm_clock_mhz", 1)));
   EXPECT_DOUBLE_EQ(Value(d, "gpu1_temperature_c", 1), 61);

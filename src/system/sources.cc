@@ -14,13 +14,11 @@
 
 namespace trainprof::system {
 
-void DiagnosticSink::Add(report::Severity severity, const std::string& name,
-                         const std::string& source, const std::string& message) {
-  auto [it, inserted] = entries_.try_emplace({name, source});
+void DiagnosticSink::Add(base::DiagnosticId id, const std::string& source,
+                         const std::string& message) {
+  auto [it, inserted] = entries_.try_emplace({id, source});
   if (inserted) {
-    // The registry (base/diagnostics.h) decides the severity of the names it knows.
-    if (base::FindDiagnosticKind(name)) severity = report::SeverityFor(base::SeverityOf(name));
-    it->second.d = {severity, name, 0, message};
+    it->second.d = {id, 0, message};
     it->second.order = entries_.size();
   }
   ++it->second.d.count;
@@ -63,7 +61,7 @@ int ReadSmallFile(const std::string& path, std::string* out) {
 }
 
 void ReportBackwards(const std::string& what, uint64_t before, uint64_t now, DiagnosticSink& d) {
-  d.Add(report::Severity::kWarning, "system_counter_backwards", what,
+  d.Add(base::DiagnosticId::kSystemCounterBackwards, what,
         fmt::format("{} went backwards ({} -> {}); that sample's rate is left out", what, before,
                     now));
 }
@@ -159,7 +157,7 @@ double CpuEnergySource::Read() {
     uint64_t uj = 0;
     const int err = ReadSmallFile(z.energy_path, &buf_);
     if (err != 0 || !ParseSysfsU64(buf_, &uj)) {
-      diag_->Add(report::Severity::kWarning, "system_source_unreadable", z.energy_path,
+      diag_->Add(base::DiagnosticId::kSystemSourceUnreadable, z.energy_path,
                  fmt::format("cannot read {}: {}; CPU energy of that sample is missing",
                              z.energy_path, err != 0 ? std::strerror(err) : "not a number"));
       continue;
@@ -175,7 +173,7 @@ double CpuEnergySource::Read() {
     } else if (z.range_uj > z.last_uj) {
       delta = z.range_uj - z.last_uj + uj;  // wrapped around
     } else {
-      diag_->Add(report::Severity::kWarning, "system_counter_backwards", z.energy_path,
+      diag_->Add(base::DiagnosticId::kSystemCounterBackwards, z.energy_path,
                  fmt::format("{} went backwards ({} -> {} µJ) and has no wrap range; that "
                              "interval's CPU energy is left out",
                              z.energy_path, z.last_uj, uj));

@@ -21,11 +21,10 @@ namespace trainprof::system {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Counts problems by (name, source); keeps the first message of each.
+// Counts problems by (diagnostic, source); keeps the first message of each.
 class DiagnosticSink {
  public:
-  void Add(report::Severity severity, const std::string& name, const std::string& source,
-           const std::string& message);
+  void Add(base::DiagnosticId id, const std::string& source, const std::string& message);
   std::vector<report::Diagnostic> Take() const;
 
  private:
@@ -33,7 +32,7 @@ class DiagnosticSink {
     report::Diagnostic d;
     size_t order = 0;
   };
-  std::map<std::pair<std::string, std::string>, Entry> entries_;
+  std::map<std::pair<base::DiagnosticId, std::string>, Entry> entries_;
 };
 
 // Reads an open file from offset 0 to its end into `out`, reusing its capacity (procfs files

@@ -56,7 +56,7 @@ class GpuActivity {
         "this build has no CUPTI collector (configure with TRAINPROF_WITH_CUPTI=ON and the CUDA "
         "toolkit)";
 #endif
-    diags.push_back({report::Severity::kInfo, "cuda_activity_unavailable", 1,
+    diags.push_back({report::DiagnosticId::kCudaActivityUnavailable, 1,
                      fmt::format("memory.cuda_activity is {}, but GPU kernels cannot be recorded: "
                                  "{}; the operator table has no CUDA time columns",
                                  mode, why)});
@@ -72,7 +72,7 @@ class GpuActivity {
     if (ctx.trace != nullptr) gpu::AddGpuTrace(d, *ctx.trace);
     if (d.dropped > 0) {
       ctx.report.diagnostics.push_back(
-          {report::Severity::kWarning, "cuda_activity_dropped", static_cast<int64_t>(d.dropped),
+          {report::DiagnosticId::kCudaActivityDropped, static_cast<int64_t>(d.dropped),
            "CUPTI dropped GPU activity records (its buffers were full): GPU times are low"});
     }
 #else
@@ -131,7 +131,7 @@ class TorchProfilerImpl : public session::Extension {
       if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
     } else if (skipped_rank) {
       r.diagnostics.push_back(
-          {report::Severity::kInfo, "operators_not_on_this_rank", 1,
+          {report::DiagnosticId::kOperatorsNotOnThisRank, 1,
            fmt::format("memory.trace_rank0_only is true and this is rank {}: operators were not "
                        "observed",
                        rank)});
@@ -141,14 +141,14 @@ class TorchProfilerImpl : public session::Extension {
       if (summary) {
         st = torchlib::AddModelSummary(*summary, options.model_summary.depth, ctx.run_dir, r);
       } else {
-        r.diagnostics.push_back({report::Severity::kWarning, "model_summary_not_taken", 1,
+        r.diagnostics.push_back({report::DiagnosticId::kModelSummaryNotTaken, 1,
                                  "model_summary.enabled is true, but the program never called "
                                  "TorchProfiler::SummarizeModel(): there is no model summary"});
       }
     }
     if (options.snapshot.enabled) {
       r.diagnostics.push_back(
-          {report::Severity::kInfo, "snapshot_needs_cuda", 1,
+          {report::DiagnosticId::kSnapshotNeedsCuda, 1,
            "snapshot.enabled is true, but the CUDA memory snapshot needs trainprof built against "
            "a CUDA LibTorch and a GPU; this build uses a CPU-only LibTorch, so no "
            "memory_snapshot.pickle was written"});
@@ -196,8 +196,7 @@ Status TorchProfiler::SummarizeModule(torch::nn::Module& module, std::vector<tor
   if (p.observer) p.observer->Suspend(false);
   p.summary = std::move(s);
   if (!st.ok()) {
-    p.diagnostics.push_back(
-        {report::Severity::kWarning, "model_summary_without_shapes", 1, st.message()});
+    p.diagnostics.push_back({report::DiagnosticId::kModelSummaryWithoutShapes, 1, st.message()});
   }
   return st;
 }

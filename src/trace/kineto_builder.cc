@@ -115,9 +115,11 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
 
 EventBuilder::EventBuilder(std::string name) : name_(std::move(name)) { m_.path = name_; }
 
-void EventBuilder::Count(const std::string& diag, std::string example) {
-  auto& c = counts_[diag];
-  if (c.first++ == 0) c.second = std::move(example);
+void EventBuilder::Count(base::DiagnosticId id, std::string example, std::string_view detail) {
+  std::string key(base::KindOf(id).name);
+  if (id == base::DiagnosticId::kUnknownCategory) key.append(":").append(detail);
+  auto [it, fresh] = counts_.try_emplace(std::move(key), Counted{id});
+  if (it->second.count++ == 0) it->second.example = std::move(example);
 }
 
 void EventBuilder::Absorb(EventBuilder&& o) {
@@ -138,7 +140,7 @@ void EventBuilder::Absorb(EventBuilder&& o) {
   events_seen_ += o.events_seen_;
   for (auto& [diag, c] : o.counts_) {
     auto [it, fresh] = counts_.try_emplace(diag, c);
-    if (!fresh) it->second.first += c.first;
+    if (!fresh) it->second.count += c.count;
   }
   flow_starts_.insert(flow_starts_.end(), o.flow_starts_.begin(), o.flow_starts_.end());
   flow_ends_.insert(flow_ends_.end(), o.flow_ends_.begin(), o.flow_ends_.end());
@@ -163,7 +165,7 @@ void EventBuilder::TopValue(std::string_view key, std::string_view text) {
 void EventBuilder::Add(const RawEvent& ev) {
   ++events_seen_;
   if (ev.ph.type != Scalar::kString) {
-    Count("missing_fields", "an event without \"ph\"");
+    Count(base::DiagnosticId::kMissingFields, "an event without \"ph\"");
     return;
   }
   std::string_view ph = ev.ph.text;
@@ -179,7 +181,7 @@ void EventBuilder::AddFlow(const RawEvent& ev, std::string_view ph) {
   std::optional<int64_t> id;
   if (ev.id.type == Scalar::kNumber || ev.id.type == Scalar::kString) id = ToInt(ev.id.text);
   if (!id) {
-    Count("missing_fields", "a flow event without a numeric \"id\"");
+    Count(base::DiagnosticId::kMissingFields, "a flow event without a numeric \"id\"");
     return;
   }
   (ph == "s" ? flow_starts_ : flow_ends_).push_back(*id);
@@ -250,17 +252,19 @@ void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
 void EventBuilder::AddComplete(const RawEvent& ev) {
   if (ev.ts.type != Scalar::kNumber || ev.dur.type != Scalar::kNumber ||
       ev.name.type != Scalar::kString) {
-    Count("missing_fields", fmt::format("\"{}\" lacks {}", base::Ellipsize(ev.name.text, 60),
-                                        ev.name.type != Scalar::kString ? "a name"
-                                        : ev.ts.type != Scalar::kNumber ? "a numeric ts"
-                                                                        : "a numeric dur"));
+    Count(base::DiagnosticId::kMissingFields,
+          fmt::format("\"{}\" lacks {}", base::Ellipsize(ev.name.text, 60),
+                      ev.name.type != Scalar::kString ? "a name"
+                      : ev.ts.type != Scalar::kNumber ? "a numeric ts"
+                                                      : "a numeric dur"));
     return;
   }
   std::optional<int64_t> ts = MicrosToNs(ev.ts.text);
   std::optional<int64_t> dur = MicrosToNs(ev.dur.text);
   if (!ts || !dur || *dur < 0) {
-    Count("bad_time", fmt::format("\"{}\" has ts {} and dur {}", base::Ellipsize(ev.name.text, 60),
-                                  ev.ts.text, ev.dur.text));
+    Count(base::DiagnosticId::kBadTime,
+          fmt::format("\"{}\" has ts {} and dur {}", base::Ellipsize(ev.name.text, 60), ev.ts.text,
+                      ev.dur.text));
     return;
   }
   bool known = true;
@@ -268,12 +272,12 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   if (ev.cat.type == Scalar::kString) {
     k = KindOf(ev.cat.text, &known);
     if (!known)
-      Count("unknown_category:" + std::string(ev.cat.text), base::Ellipsize(ev.name.text, 60));
+      Count(base::DiagnosticId::kUnknownCategory, base::Ellipsize(ev.name.text, 60), ev.cat.text);
   } else {
-    Count("unknown_category:", base::Ellipsize(ev.name.text, 60));
+    Count(base::DiagnosticId::kUnknownCategory, base::Ellipsize(ev.name.text, 60));
   }
   if (ev.cat.text == "cuda_profiler_range")
-    Count("profiler_range", base::Ellipsize(ev.name.text, 60));
+    Count(base::DiagnosticId::kProfilerRange, base::Ellipsize(ev.name.text, 60));
   Track where{IdOf(ev.pid), IdOf(ev.tid)};
   PlaceGpuWork(ev, k, &where);
   size_t i = m_.Add(k, ev.name.text, *ts, *dur, TrackOf(where));
@@ -365,7 +369,8 @@ uint32_t EventBuilder::TrackOf(const Track& t) {
 void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    m_.AddDiagnostic("bad_metadata", 1, fmt::format("{}: \"{}\" could not be read", name_, key));
+    m_.AddDiagnostic(base::DiagnosticId::kBadMetadata, 1,
+                     fmt::format("{}: \"{}\" could not be read", name_, key));
     return;
   }
   auto get_int = [](const nlohmann::json& o, const char* k) -> std::optional<int64_t> {
@@ -418,7 +423,7 @@ void EventBuilder::ApplyBaseTime() {
   if (base_time_.empty()) return;
   std::optional<int64_t> base = ToInt(base_time_);
   if (!base || *base < 0) {
-    m_.AddDiagnostic("bad_metadata", 1,
+    m_.AddDiagnostic(base::DiagnosticId::kBadMetadata, 1,
                      fmt::format("{}: baseTimeNanoseconds {} is not a time; times are left "
                                  "relative to it",
                                  name_, base::Ellipsize(base_time_, 40)));
@@ -442,32 +447,32 @@ void EventBuilder::ResolveRank() {
   m_.rank = 0;
   m_.rank_source = "default";
   m_.AddDiagnostic(
-      "rank_unknown", 1,
+      base::DiagnosticId::kRankUnknown, 1,
       fmt::format("{}: no rank in distributedInfo or the file name; taken as rank 0", name_));
 }
 
 void EventBuilder::ReportCounts() {
-  for (auto& [diag, c] : counts_) {
+  using base::DiagnosticId;
+  for (auto& [key, c] : counts_) {
     std::string msg;
-    if (diag == "missing_fields")
+    if (c.id == DiagnosticId::kMissingFields)
       msg = fmt::format("{}: {} events lack required fields and were skipped (e.g. {})", name_,
-                        c.first, c.second);
-    else if (diag == "profiler_range")
+                        c.count, c.example);
+    else if (c.id == DiagnosticId::kProfilerRange)
       msg = fmt::format(
           "{}: {} cuda_profiler_range events (CUPTI's range profiler: counters per range, with "
           "made-up times) were kept as other; the trace has no GPU timeline, so it reads as "
           "CPU-only (e.g. {})",
-          name_, c.first, c.second);
-    else if (diag == "bad_time")
+          name_, c.count, c.example);
+    else if (c.id == DiagnosticId::kBadTime)
       msg = fmt::format(
           "{}: {} events have a negative, NaN or infinite time and were skipped "
           "(e.g. {})",
-          name_, c.first, c.second);
+          name_, c.count, c.example);
     else
       msg = fmt::format("{}: {} events of unknown category \"{}\" kept as \"other\" (e.g. {})",
-                        name_, c.first, diag.substr(diag.find(':') + 1), c.second);
-    std::string stable = diag.rfind("unknown_category", 0) == 0 ? "unknown_category" : diag;
-    m_.AddDiagnostic(stable, c.first, std::move(msg));
+                        name_, c.count, key.substr(key.find(':') + 1), c.example);
+    m_.AddDiagnostic(c.id, c.count, std::move(msg));
   }
 }
 
@@ -512,7 +517,7 @@ void EventBuilder::CheckFlows() {
     unpaired += left[k];
   }
   if (unpaired > 0)
-    m_.AddDiagnostic("unpaired_flows", unpaired,
+    m_.AddDiagnostic(base::DiagnosticId::kUnpairedFlows, unpaired,
                      fmt::format("{}: {} CPU-to-GPU flow events have no partner and match no "
                                  "event's correlation id (e.g. id {}); they are ignored",
                                  name_, unpaired, example));
@@ -537,7 +542,7 @@ void EventBuilder::PeaksFromDeltas() {
       continue;
     peaks.emplace_back(dev, entry.second.second);
     m_.AddDiagnostic(
-        "memory_from_deltas", 1,
+        base::DiagnosticId::kMemoryFromDeltas, 1,
         fmt::format("{}: the {} memory peak was rebuilt from the [memory] events' Bytes changes "
                     "(the trace has no Total Allocated): it counts from the trace's start, so "
                     "memory allocated before profiling began is not in it",

@@ -47,8 +47,9 @@ class EventBuilder {
   void Add(const RawEvent& ev);
   // A top-level member other than traceEvents, as raw JSON text.
   void TopValue(std::string_view key, std::string_view text);
-  // Counts a per-event problem under a diagnostic name, keeping the first example.
-  void Count(const std::string& diag, std::string example);
+  // Counts a per-event problem under a diagnostic, keeping the first example; `detail` keeps
+  // apart the counts of one diagnostic (unknown_category's category).
+  void Count(base::DiagnosticId id, std::string example, std::string_view detail = {});
   int64_t events_seen() const { return events_seen_; }
   // Takes in what `o` built from the next part of the same file, as if this builder had read it.
   void Absorb(EventBuilder&& o);
@@ -77,7 +78,13 @@ class EventBuilder {
   TraceModel m_;
   int64_t events_seen_ = 0;
   std::string distributed_info_, device_properties_, base_time_, host_name_;
-  std::map<std::string, std::pair<int64_t, std::string>> counts_;
+  struct Counted {
+    base::DiagnosticId id;
+    int64_t count = 0;
+    std::string example;
+  };
+  // By "name:detail", so the diagnostics come out in the order of their names.
+  std::map<std::string, Counted> counts_;
   std::vector<int64_t> flow_starts_, flow_ends_;
   struct MemoryDelta {
     int64_t device, ts_ns, bytes;

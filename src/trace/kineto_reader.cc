@@ -334,13 +334,13 @@ void Parser::NoteOddStrings(const json::Scanner::Counts& before) {
 void Parser::AddStringDiagnostics(TraceModel& m) const {
   json::Scanner::Counts c = s_.counts();
   if (c.control > 0)
-    m.AddDiagnostic("control_character", c.control,
+    m.AddDiagnostic(base::DiagnosticId::kControlCharacter, c.control,
                     fmt::format("{}: {} strings hold raw control characters (a tab, a carriage "
                                 "return), which JSON does not allow; they were read as they are "
                                 "(the first in the unit ending at byte {})",
                                 name_, c.control, first_control_at_));
   if (c.malformed > 0)
-    m.AddDiagnostic("invalid_utf8", c.malformed,
+    m.AddDiagnostic(base::DiagnosticId::kInvalidUtf8, c.malformed,
                     fmt::format("{}: {} strings hold bytes that are not UTF-8; each such byte "
                                 "reads as U+FFFD (the first in the unit ending at byte {})",
                                 name_, c.malformed, first_malformed_at_));
@@ -368,7 +368,7 @@ Status Parser::CutShort() {
         fmt::format("{}: {}: {} before the first event (truncated file)", name_, where, why));
   TraceModel& m = b_.model();
   m.truncated = cut_in_events;
-  m.AddDiagnostic("truncated", 1,
+  m.AddDiagnostic(base::DiagnosticId::kTruncated, 1,
                   fmt::format("{}: {} at {}: kept the {} events before the cut{}", name_, why,
                               where, b_.events_seen(),
                               cut_in_events ? "" : " (the metadata after the events is lost)"));
@@ -451,7 +451,7 @@ StatusOr<TraceModel> Parser::Finish() {
   w_.Release();  // 8 MB the model's last steps can use
   AddStringDiagnostics(m);
   if (oversized_ > 0)
-    m.AddDiagnostic("oversized_value", oversized_,
+    m.AddDiagnostic(base::DiagnosticId::kOversizedValue, oversized_,
                     fmt::format("{}: {} value(s) larger than {} MiB were skipped without being "
                                 "read (the first at byte {})",
                                 name_, oversized_, opt_.max_unit_bytes >> 20, oversized_at_));

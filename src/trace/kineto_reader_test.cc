@@ -179,9 +179,9 @@ TEST(KinetoReader, RankFromFileName) {
   EXPECT_EQ(RankFromFileName("ranking_rank_12.json"), 12);
 }
 
-const InputDiagnostic* FindDiag(const TraceModel& m, const std::string& name) {
-  for (const InputDiagnostic& d : m.diagnostics)
-    if (d.name == name) return &d;
+const base::Diagnostic* FindDiag(const TraceModel& m, const std::string& name) {
+  for (const base::Diagnostic& d : m.diagnostics)
+    if (d.name() == name) return &d;
   return nullptr;
 }
 
@@ -252,7 +252,7 @@ TEST(KinetoReader, TruncatedGzipKeepsEvents) {
   EXPECT_GT(m->size(), 100u);
   EXPECT_LT(m->size(), 3000u);
   EXPECT_TRUE(m->truncated);
-  const InputDiagnostic* d = FindDiag(*m, "truncated");
+  const base::Diagnostic* d = FindDiag(*m, "truncated");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->message.find("the compressed stream is cut short"), std::string::npos);
 }
@@ -271,7 +271,7 @@ TEST(KinetoReader, PerEventProblemsAreCountedNotFatal) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->size(), 2u);  // "ok" and "odd"
   std::map<std::string, int64_t> diag;
-  for (const auto& d : m->diagnostics) diag[d.name] = d.count;
+  for (const auto& d : m->diagnostics) diag[std::string(d.name())] = d.count;
   EXPECT_EQ(diag["missing_fields"], 2);
   EXPECT_EQ(diag["bad_time"], 2);
   EXPECT_EQ(diag["unknown_category"], 1);
@@ -299,7 +299,7 @@ TEST(KinetoReader, MemoryPeakFromBytesDeltasWhenThereIsNoTotal) {
   EXPECT_EQ(peaks[-1], 1064);
   int rebuilt = 0;
   for (const auto& d : m->diagnostics) {
-    if (d.name != "memory_from_deltas") continue;
+    if (d.id != base::DiagnosticId::kMemoryFromDeltas) continue;
     ++rebuilt;
     EXPECT_NE(d.message.find("GPU 0 memory peak was rebuilt"), std::string::npos) << d.message;
   }
@@ -453,7 +453,7 @@ TEST(KinetoReader, OversizedValuesAreSkippedAndTheRestKept) {
     EXPECT_EQ(m->name_of(0), "before");
     EXPECT_EQ(m->name_of(1), "after");
     EXPECT_EQ(m->rank, 3) << "metadata after the skipped values is read";
-    const InputDiagnostic* d = FindDiag(*m, "oversized_value");
+    const base::Diagnostic* d = FindDiag(*m, "oversized_value");
     ASSERT_NE(d, nullptr) << path;
     EXPECT_EQ(d->count, 2);
     EXPECT_NE(d->message.find("larger than 1 MiB"), std::string::npos) << d->message;
@@ -489,7 +489,7 @@ TEST(TraceFiles, FolderListingAndDuplicateRanks) {
   EXPECT_EQ((*models)[2].rank, 1);
   for (int i : {1, 2}) {
     ASSERT_FALSE((*models)[i].diagnostics.empty());
-    EXPECT_EQ((*models)[i].diagnostics.back().name, "duplicate_rank");
+    EXPECT_EQ((*models)[i].diagnostics.back().id, base::DiagnosticId::kDuplicateRank);
   }
   EXPECT_FALSE(ListTraceFiles(dir + "/missing").ok());
 }
@@ -548,7 +548,7 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b) {
   }
   ASSERT_EQ(a.diagnostics.size(), b.diagnostics.size());
   for (size_t i = 0; i < a.diagnostics.size(); ++i) {
-    EXPECT_EQ(a.diagnostics[i].name, b.diagnostics[i].name);
+    EXPECT_EQ(a.diagnostics[i].id, b.diagnostics[i].id);
     EXPECT_EQ(a.diagnostics[i].count, b.diagnostics[i].count);
     EXPECT_EQ(a.diagnostics[i].message, b.diagnostics[i].message);
   }

@@ -158,7 +158,7 @@ StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>&
   for (size_t i = 0; i < out.size(); ++i) {
     for (size_t j = 0; j < out.size(); ++j) {
       if (i == j || out[i].rank != out[j].rank) continue;
-      out[i].AddDiagnostic("duplicate_rank", 1,
+      out[i].AddDiagnostic(base::DiagnosticId::kDuplicateRank, 1,
                            fmt::format("{}: rank {} also comes from {}; each file is analysed "
                                        "as its own span",
                                        out[i].path, out[i].rank, out[j].path));

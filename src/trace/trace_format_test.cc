@@ -17,9 +17,9 @@ namespace {
 
 constexpr size_t kMissing = std::numeric_limits<size_t>::max();
 
-const InputDiagnostic* FindDiag(const TraceModel& m, std::string_view name) {
-  for (const InputDiagnostic& d : m.diagnostics)
-    if (d.name == name) return &d;
+const base::Diagnostic* FindDiag(const TraceModel& m, std::string_view name) {
+  for (const base::Diagnostic& d : m.diagnostics)
+    if (d.name() == name) return &d;
   return nullptr;
 }
 
@@ -484,7 +484,7 @@ TEST(TraceFormat, FlowEvents) {
   ASSERT_EQ(m->size(), 6u);
   EXPECT_EQ(m->launcher[1], 0);
   EXPECT_EQ(m->launcher[3], 2);
-  const InputDiagnostic* d = FindDiag(*m, "unpaired_flows");
+  const base::Diagnostic* d = FindDiag(*m, "unpaired_flows");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->count, 1);  // only id 999; fwdbwd flows are not CPU-to-GPU flows
 }
@@ -608,7 +608,7 @@ TEST(TraceFormat, TodaysCategoriesAreKnown) {
   auto m = ParseTrace(t, "categories.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->size(), n);
-  const InputDiagnostic* d = FindDiag(*m, "unknown_category");
+  const base::Diagnostic* d = FindDiag(*m, "unknown_category");
   EXPECT_EQ(d, nullptr) << (d ? d->message : std::string());
 }
 
@@ -702,11 +702,11 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   EXPECT_EQ(m->name_of(2), "k\xc3\xa9rnel \xe2\x82\xac");  // well-formed UTF-8 is kept
   EXPECT_EQ(m->name_of(3), "cut \xef\xbf\xbd\xef\xbf\xbd");
   for (size_t i = 0; i < m->size(); ++i) EXPECT_TRUE(IsValidUtf8(m->name_of(i))) << i;
-  const InputDiagnostic* control = FindDiag(*m, "control_character");
+  const base::Diagnostic* control = FindDiag(*m, "control_character");
   ASSERT_NE(control, nullptr);
   EXPECT_EQ(control->count, 2);  // the name and the call stack
-  EXPECT_EQ(control->severity, base::DataSeverity::kInfo);
-  const InputDiagnostic* utf8 = FindDiag(*m, "invalid_utf8");
+  EXPECT_EQ(control->severity(), base::DataSeverity::kInfo);
+  const base::Diagnostic* utf8 = FindDiag(*m, "invalid_utf8");
   ASSERT_NE(utf8, nullptr);
   EXPECT_EQ(utf8->count, 2);
   // Through a 64-byte window each event is scanned again after a refill: counted once still.
@@ -739,7 +739,7 @@ TEST(TraceFormat, BareNonFiniteNumbers) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 1u);
   EXPECT_EQ(m->name_of(0), "Memcpy DtoD");
-  const InputDiagnostic* bad = FindDiag(*m, "bad_time");
+  const base::Diagnostic* bad = FindDiag(*m, "bad_time");
   ASSERT_NE(bad, nullptr);
   EXPECT_EQ(bad->count, 2);
   EXPECT_FALSE(ParseTrace(R"J({"traceEvents": [], "x": infinite})J", "x.json").ok());
@@ -755,7 +755,7 @@ TEST(TraceFormat, CuptiProfilerRange) {
    "ts": 50, "dur": 50, "args": {"correlation": 6}}]})J",
                       "range.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
-  const InputDiagnostic* d = FindDiag(*m, "profiler_range");
+  const base::Diagnostic* d = FindDiag(*m, "profiler_range");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->count, 2);
   EXPECT_NE(d->message.find("no GPU timeline"), std::string::npos);

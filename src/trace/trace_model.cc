@@ -286,9 +286,8 @@ void TraceModel::LinkLaunches() {
   }
 }
 
-void TraceModel::AddDiagnostic(std::string diag_name, int64_t count, std::string message) {
-  base::DataSeverity s = base::SeverityOf(diag_name);
-  diagnostics.push_back({s, std::move(diag_name), count, std::move(message)});
+void TraceModel::AddDiagnostic(base::DiagnosticName name, int64_t count, std::string message) {
+  diagnostics.push_back({name, count, std::move(message)});
 }
 
 }  // namespace trainprof::trace

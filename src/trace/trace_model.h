@@ -51,12 +51,15 @@ struct DeviceInfo {
   int64_t max_threads_per_sm = 0;
 };
 
-// Something about the input the user should know. Per-event problems are counted, not fatal.
-struct InputDiagnostic {
-  base::DataSeverity severity = base::DataSeverity::kDataLoss;  // from base/diagnostics.h
-  std::string name;  // stable: "truncated", "unknown_category", "missing_fields", ...
-  int64_t count = 0;
-  std::string message;  // one line, names the file
+// Transitional, for analysis/analyze.cc's field-by-field copy of a rank's diagnostics only (a
+// view of one base::Diagnostic); the record itself is base::Diagnostic. Remove with that loop.
+struct [[deprecated("use base::Diagnostic")]] InputDiagnostic {
+  InputDiagnostic(const base::Diagnostic& d)  // NOLINT: implicit, for that loop
+      : severity(d.severity()), name(d.id), count(d.count), message(d.message) {}
+  base::DataSeverity severity;
+  base::DiagnosticId name;
+  int64_t count;
+  std::string message;
 };
 
 // Interned strings: each distinct name is stored once and referred to by a dense id.
@@ -274,7 +277,7 @@ struct TraceModel {
   // The "bytes" arg of memcpy events, (event, bytes), sorted by event.
   std::vector<std::pair<uint32_t, int64_t>> memcpy_bytes;
 
-  std::vector<InputDiagnostic> diagnostics;
+  std::vector<base::Diagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
   std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;
 
@@ -312,8 +315,8 @@ struct TraceModel {
   void ReserveFor(const std::vector<const TraceModel*>& parts);
   // Fills `launcher` from correlation ids. Called once after the last Add.
   void LinkLaunches();
-  // The severity is the registry's (base/diagnostics.h).
-  void AddDiagnostic(std::string diag_name, int64_t count, std::string message);
+  // Name and severity are the registry's (base/diagnostics.h).
+  void AddDiagnostic(base::DiagnosticName name, int64_t count, std::string message);
 };
 
 }  // namespace trainprof::trace
