@@ -628,10 +628,22 @@ TEST(Diff, ControlAgainstTest) {
   bool added = false;
   for (const auto& row : (*ops)["rows"]) added |= row["change"] == "added";
   EXPECT_TRUE(added);
+  // An A100 against a V100: the header says so, and kernels are compared by family (their names
+  // differ by architecture), operators and categories by GPU time.
+  EXPECT_EQ(rep["meta"]["device_a"], "NVIDIA A100-PG509-200 (sm_80)");
+  EXPECT_EQ(rep["meta"]["device_b"], "Tesla V100-SXM2-16GB (sm_70)");
+  EXPECT_EQ(Table(*s, "kernel_diff"), nullptr);
+  const nlohmann::json* families = Table(*s, "kernel_family_diff");
+  ASSERT_NE(families, nullptr);
+  bool gemm = false;
+  for (const auto& row : (*families)["rows"])
+    gemm |= row["name"] == "GEMM / convolution (matrix cores)";
+  EXPECT_TRUE(gemm);
   // The diff page has its charts: the categories' and the top changes' deltas.
   std::ifstream page(dir + "/report.html");
   const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
-  for (const char* chart : {"step_time_diff", "operator_diff", "kernel_diff"})
+  for (const char* chart : {"step_time_diff", "operator_diff", "operator_gpu_diff",
+                            "category_diff", "kernel_family_diff"})
     EXPECT_NE(html.find(std::string("data-chart=\"") + chart + "\""), std::string::npos) << chart;
 }
 

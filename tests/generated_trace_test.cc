@@ -95,7 +95,7 @@ void ExpectGpuSummary(const analysis::RankAnalysis& a, const testutil::Expected&
   const analysis::GpuSummary& g = a.gpus[0];
   EXPECT_EQ(g.device, 0);
   EXPECT_EQ(g.name, "NVIDIA A100-SXM4-80GB");
-  EXPECT_EQ(g.compute_capability, "8.0");
+  EXPECT_EQ(g.arch, "sm_80");
   EXPECT_EQ(g.num_sms, 108);
   EXPECT_EQ(g.kernels, x.kernels);
   EXPECT_EQ(g.kernel_ns, x.kernel_ns);
@@ -636,7 +636,7 @@ TEST(GeneratedTrace, FlopsAndMfu) {
   ASSERT_EQ(r.an.size(), 1u);
   const analysis::FlopsResult& f = r.an[0].flops;
   EXPECT_TRUE(f.has_shapes);
-  EXPECT_EQ(f.peak.gpu, "A100");
+  EXPECT_EQ(f.peak.gpu, "A100 SXM");
   EXPECT_EQ(f.main_precision, analysis::Precision::kFp16);
   // 2 * 64 * 1024 * 4096 FLOPs a call, two calls each over 200 µs of gemm.
   const double per_call = 2.0 * 64 * 1024 * 4096;

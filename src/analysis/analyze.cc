@@ -33,6 +33,7 @@ void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnal
   a.modules = ModuleView(m, tree);
   a.kernel_sequences = FrequentKernelSequences(m, tree, {});
   a.flops = ComputeFlops(m, tree, a.steps, o.flops);
+  a.categories = ComputeCategories(m, tree);
 }
 
 // Above this many events a rank's view groups run one after another even with a core to spare:
@@ -123,7 +124,9 @@ constexpr AddViewFn kViews[] = {
     AddPhaseSection,
     AddModuleSection,
     AddMemorySection,
+    AddCategorySection,
     AddMfuSection,
+    AddRooflineSection,
     AddMemcpyBandwidthSection,
     AddDistributedView,
     AddCriticalPathView,
@@ -207,10 +210,7 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   for (AddViewFn add : kViews) add(in, r);
 
   for (const auto& m : models)
-    for (const trace::InputDiagnostic& d : m.diagnostics) {
-      report::Severity s = report::SeverityFor(d.severity);
-      r.diagnostics.push_back({s, d.name, d.count, d.message});
-    }
+    r.diagnostics.insert(r.diagnostics.end(), m.diagnostics.begin(), m.diagnostics.end());
   return r;
 }
 

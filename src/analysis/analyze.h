@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/categories.h"
 #include "analysis/flops.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/hta.h"
@@ -55,6 +56,7 @@ struct RankAnalysis {
   std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
   MemoryResult memory;                           // the Memory view
   FlopsResult flops;                             // MFU and roofline
+  CategoryResult categories;                     // GPU time per operator category
   std::vector<MemcpyBandwidth> memcpy;           // bandwidth per memcpy direction
   // For the multi-rank report (rank_parts.h).
   std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue

@@ -125,6 +125,16 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
   r.AddMeta("ranks_b", static_cast<int64_t>(b.models->size()));
 
   report::Section& s = r.AddSection("diff", "What changed from A to B");
+  if (const std::string da = DeviceOf(a), db = DeviceOf(b); !da.empty() && !db.empty()) {
+    r.AddMeta("device_a", da);
+    r.AddMeta("device_b", db);
+    if (da != db)
+      s.findings.push_back(
+          {report::Severity::kInfo,
+           fmt::format("A ran on {}, B on {}: kernels are compared by family and operators by "
+                       "their GPU time, since kernel names differ between devices.",
+                       da, db)});
+  }
   auto ca = AvgCategories(a), cb = AvgCategories(b);
   report::Table& t = s.AddTable("step_time_diff", "Average step time by category",
                                 {{"category", "Category", Unit::kText},
@@ -153,7 +163,11 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                      sa / 1e6)});
   }
   AddChangeTables(s, "CPU operators", "operator_diff", PerStep(a, false), PerStep(b, false), top_n);
-  AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);
+  const std::string da = DeviceOf(a), db = DeviceOf(b);
+  const bool other_device = !da.empty() && !db.empty() && da != db;
+  if (!other_device)
+    AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);
+  AddGpuWorkDiff(s, a, b, top_n, other_device);
   return r;
 }
 

@@ -21,4 +21,11 @@ struct DiffSide {
 
 report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n);
 
+// diff_by_device.cc: the GPU a side ran on, "NVIDIA H100 80GB HBM3 (sm_90)" ("" when no trace
+// names it); and the tables that compare GPU work across devices: operators by GPU time and
+// TFLOP/s, categories, and (for two devices) kernel families instead of kernel names.
+std::string DeviceOf(const DiffSide& s);
+void AddGpuWorkDiff(report::Section& s, const DiffSide& a, const DiffSide& b, int top_n,
+                    bool other_device);
+
 }  // namespace trainprof::analysis

@@ -20,16 +20,38 @@ using report::Unit;
 
 double Ms(double ns) { return ns / 1e6; }
 
-// What turns Tensor Cores on for this hardware: fp16 only before Ampere (7.x: Volta, Turing),
-// bf16 and TF32 from 8.0 (Ampere) on.
-std::string TensorCoreAdvice(int64_t compute_major) {
-  if (compute_major < 8) {
+// What turns matrix cores on for this hardware: on NVIDIA fp16 only before Ampere (7.x: Volta,
+// Turing), bf16 and TF32 from 8.0 (Ampere) on; on AMD CDNA bf16 (full rate from CDNA2).
+std::string TensorCoreAdvice(const trace::DeviceInfo& d) {
+  if (d.vendor == "AMD") {
+    return "Enable Automatic Mixed Precision with bfloat16 (torch.autocast(\"cuda\", "
+           "dtype=torch.bfloat16)): the matrix cores (MFMA) of CDNA2 and later run bf16 and "
+           "fp16 at full rate.";
+  }
+  if (d.compute_major < 8) {
     return "Enable Automatic Mixed Precision with float16 (torch.autocast(\"cuda\", "
            "dtype=torch.float16) and a GradScaler): this GPU's Tensor Cores take fp16 only; "
            "bf16 and TF32 need compute capability 8.0 or higher.";
   }
   return "Enable Automatic Mixed Precision (torch.autocast with bfloat16 or float16), or TF32 "
          "for float32 matmuls (torch.backends.cuda.matmul.allow_tf32 = True).";
+}
+
+// Volta and later; AMD's CDNA (MI100 on) and RDNA3's WMMA.
+bool HasMatrixCores(const trace::DeviceInfo& d) {
+  if (d.vendor == "AMD")
+    return d.arch.starts_with("gfx9") ? d.arch >= "gfx908"
+                                      : d.arch.starts_with("gfx11") || d.arch.starts_with("gfx12");
+  return d.compute_major >= 7;
+}
+
+// Whether the matmuls and convolutions ran in float32: with shapes recorded, some did; without,
+// it cannot be told and the kernels' names decide alone.
+bool MatmulsInFp32(const FlopsResult& f) {
+  if (!f.has_shapes) return true;
+  return std::any_of(f.operators.begin(), f.operators.end(), [](const FlopsRow& r) {
+    return r.precision == Precision::kFp32 && r.device_ns > 0;
+  });
 }
 
 Candidate Make(std::string key, int64_t rank, double saves_ns, double figure) {
@@ -89,15 +111,17 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vecto
       out->push_back(std::move(c));
     }
     const trace::DeviceInfo* d = m.FindDevice(g.device);
-    if (d && d->compute_major >= 7 && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops) {
+    if (d && HasMatrixCores(*d) && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops &&
+        MatmulsInFp32(a.flops)) {
       Candidate c = Make("tensor_cores", m.rank, 0, static_cast<double>(g.kernel_ns) / 1e6);
       c.root_cause = true;
       c.figure_format = "{:.3f} ms";
       c.headline = fmt::format(
-          "GPU {} (compute capability {}) ran {{fig}} of kernels with none on Tensor Cores, "
-          "although matmul/convolution operators ran",
-          g.device, g.compute_capability);
-      c.advice = TensorCoreAdvice(d->compute_major);
+          "GPU {} ({}) ran {{fig}} of kernels with none on {}, although matmul/convolution "
+          "operators ran{}",
+          g.device, g.arch, d->vendor == "AMD" ? "matrix cores" : "Tensor Cores",
+          a.flops.has_shapes ? " in fp32" : "");
+      c.advice = TensorCoreAdvice(*d);
       out->push_back(std::move(c));
     }
   }

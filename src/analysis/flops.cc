@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "analysis/collectives.h"  // DtypeBytes
 
@@ -49,13 +50,6 @@ std::vector<std::string_view> ParseTypes(std::string_view text) {
   return out;
 }
 
-Precision PrecisionOf(std::string_view t) {
-  if (t == "float") return Precision::kFp32;
-  if (t.find("Half") != std::string_view::npos || t.find("BFloat16") != std::string_view::npos)
-    return Precision::kFp16;
-  return Precision::kUnknown;
-}
-
 double Elements(const Shape& s) {
   return std::accumulate(s.begin(), s.end(), 1.0, [](double a, int64_t d) { return a * d; });
 }
@@ -73,9 +67,15 @@ bool IsAttention(std::string_view op) {
          op == "aten::_scaled_dot_product_cudnn_attention";
 }
 
+// Serving frameworks' own GEMMs ("vllm::rocm_unquantized_gemm", "aiter::gemm_a16w16"): x
+// [..., K] times a weight [N, K], as aten::linear.
+bool IsFrameworkGemm(std::string_view op) {
+  return !op.starts_with("aten::") && op.find("gemm") != std::string_view::npos;
+}
+
 bool HasFlopsFormula(std::string_view op) {
-  return op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm" ||
-         op == "aten::linear" || IsConvolution(op) || IsAttention(op);
+  return IsFrameworkGemm(op) || op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" ||
+         op == "aten::baddbmm" || op == "aten::linear" || IsConvolution(op) || IsAttention(op);
 }
 
 // A convolution's geometry from its "Concrete Inputs" (PyTorch 2.x writes each scalar argument
@@ -175,8 +175,8 @@ std::pair<double, double> Count(std::string_view op, const std::vector<Shape>& i
     const Shape &a = in[first], &b = in[first + 1];
     return {2.0 * a[0] * a[1] * a[2] * b[2], 1.0 * a[0] * a[1] * b[2]};
   }
-  if (op == "aten::linear" && !in.empty() && !in[0].empty() && dims(1, 2) &&
-      in[0].back() == in[1][1]) {
+  if ((op == "aten::linear" || IsFrameworkGemm(op)) && !in.empty() && !in[0].empty() &&
+      dims(1, 2) && in[0].back() == in[1][1]) {
     const double rows = Elements(in[0]) / in[0].back();
     return {2.0 * rows * in[1][1] * in[1][0], rows * in[1][0]};
   }
@@ -201,52 +201,6 @@ std::string DeviceName(const trace::TraceModel& m) {
 }
 
 }  // namespace
-
-const char* PrecisionName(Precision p) {
-  switch (p) {
-    case Precision::kFp32:
-      return "fp32";
-    case Precision::kTf32:
-      return "tf32";
-    case Precision::kFp16:
-      return "fp16/bf16";
-    case Precision::kUnknown:
-      break;
-  }
-  return "unknown";
-}
-
-double PeakTflops::For(Precision p) const {
-  switch (p) {
-    case Precision::kFp32:
-      return fp32;
-    case Precision::kTf32:
-      return tf32 > 0 ? tf32 : fp32;
-    case Precision::kFp16:
-      return fp16;
-    case Precision::kUnknown:
-      break;
-  }
-  return 0;
-}
-
-// Vendors' dense figures (no sparsity): NVIDIA's datasheets (SXM parts unless the name says
-// PCIe), AMD's for the matrix cores.
-PeakTflops PeakFor(std::string_view name) {
-  const auto has = [&](std::string_view s) { return name.find(s) != std::string_view::npos; };
-  const bool pcie = has("PCIe") || has("PCIE");
-  if (has("H200")) return {"H200", 67, 494.7, 989.4};
-  if (has("H100"))
-    return pcie ? PeakTflops{"H100 PCIe", 51, 378, 756} : PeakTflops{"H100", 67, 494.7, 989.4};
-  if (has("A100")) return {"A100", 19.5, 156, 312};
-  if (has("V100")) return {"V100", pcie ? 14.0 : 15.7, 0, pcie ? 112.0 : 125.0};
-  if (has("A10G")) return {"A10G", 31.2, 35, 70};
-  if (has("L4")) return {"L4", 30.3, 60, 121};
-  if (has("T4")) return {"T4", 8.1, 0, 65};
-  if (has("MI300")) return {"MI300X", 163.4, 653.7, 1307.4};
-  if (has("MI250")) return {"MI250X", 95.7, 0, 383};
-  return {};
-}
 
 OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view types,
                 std::string_view concrete) {
@@ -283,6 +237,33 @@ OpFlops NodeFlops(const trace::TraceModel& m, const OpTree& tree, size_t n,
   return f;
 }
 
+// The bytes (and a nominal FLOP count) of an elementwise, normalization or reduction call from
+// its tensor inputs (ShapeRow, flops.h); {} for other categories or without a dtype size.
+OpFlops MemoryBoundFlops(OpCategory c, std::string_view dims, std::string_view types) {
+  const std::vector<Shape> in = ParseDims(dims);
+  const std::vector<std::string_view> t = ParseTypes(types);
+  double largest = 0, inputs = 0;
+  for (size_t i = 0; i < in.size() && i < t.size(); ++i) {
+    if (DtypeBytes(t[i]) == 0 || in[i].empty()) continue;
+    const double e = Elements(in[i]);
+    largest = std::max(largest, e), inputs += e;
+  }
+  const int64_t size = t.empty() ? 0 : DtypeBytes(t[0]);
+  if (largest <= 0 || size == 0) return {};
+  const double b = static_cast<double>(size);
+  const Precision p = PrecisionOf(t[0]);
+  switch (c) {
+    case OpCategory::kElementwise:
+      return {largest, (inputs + largest) * b, p};
+    case OpCategory::kNormalization:
+      return {5 * largest, (inputs + largest) * b, p};
+    case OpCategory::kReduction:
+      return {largest, inputs * b, p};
+    default:
+      return {};
+  }
+}
+
 // The step whose host range holds `ts`, or -1.
 int StepOf(const StepsResult& steps, int64_t ts) {
   for (size_t i = 0; i < steps.steps.size(); ++i)
@@ -291,7 +272,79 @@ int StepOf(const StepsResult& steps, int64_t ts) {
   return -1;
 }
 
+// Input Dims as one line, whatever the trace's layout: "[[512], [141, 512], []]".
+std::string OneLine(std::string_view dims) {
+  std::string out;
+  for (char c : dims) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+    out += c;
+    if (c == ',') out += ' ';
+  }
+  return out;
+}
+
+// A call's place in the roofline: its operator, Input Dims and types (name ids).
+using ShapeKey = std::tuple<uint32_t, uint32_t, uint32_t>;
+
+void AddToShape(std::map<ShapeKey, ShapeRow>& rows, const trace::TraceModel& m, uint32_t e,
+                OpCategory c, const OpFlops& f, int64_t device_ns) {
+  const trace::OpInputs* in = m.InputsOf(e);
+  ShapeRow& row = rows[{m.name[e], in->dims, in->types}];
+  if (row.calls++ == 0) {
+    row.name = m.name_of(e);
+    row.dims = OneLine(m.names[in->dims]);
+    const std::vector<std::string_view> t =
+        ParseTypes(in->types == trace::kNoName ? std::string_view() : m.names[in->types]);
+    row.dtype = t.empty() ? "" : std::string(t[0]);
+    row.category = c;
+    row.precision = f.precision;
+  }
+  row.flops += f.flops, row.bytes += f.bytes, row.device_ns += device_ns;
+}
+
+// The roofline rows: formula calls with no counted call below them (their device total), and
+// memory-bound calls that launched GPU work themselves (their device self time).
+std::vector<ShapeRow> ShapeRows(const trace::TraceModel& m, const OpTree& tree,
+                                const std::vector<std::pair<uint32_t, OpFlops>>& counted) {
+  std::vector<uint8_t> below(tree.nodes.size(), 0);  // a counted call is inside the node
+  std::vector<uint8_t> is_counted(tree.nodes.size(), 0);
+  for (const auto& [n, f] : counted) is_counted[n] = 1;
+  for (size_t n = tree.nodes.size(); n-- > 0;)
+    if ((is_counted[n] || below[n]) && tree.nodes[n].parent >= 0) below[tree.nodes[n].parent] = 1;
+  std::map<ShapeKey, ShapeRow> rows;
+  for (const auto& [n, f] : counted)
+    if (!below[n])
+      AddToShape(rows, m, tree.nodes[n].event, CategoryOfOp(m.name_of(tree.nodes[n].event)), f,
+                 tree.device_total_ns[n]);
+  std::vector<int8_t> category(m.names.size(), -1);
+  for (size_t n = 0; n < tree.nodes.size(); ++n) {
+    const uint32_t e = tree.nodes[n].event;
+    if (is_counted[n] || tree.device_self_ns[n] <= 0 || m.kind[e] != trace::EventKind::kCpuOp)
+      continue;
+    const trace::OpInputs* in = m.InputsOf(e);
+    if (in == nullptr || in->dims == trace::kNoName || in->types == trace::kNoName) continue;
+    int8_t& c = category[m.name[e]];
+    if (c < 0) c = static_cast<int8_t>(CategoryOfOp(m.name_of(e)));
+    const OpFlops f =
+        MemoryBoundFlops(static_cast<OpCategory>(c), m.names[in->dims], m.names[in->types]);
+    if (f.bytes > 0) AddToShape(rows, m, e, static_cast<OpCategory>(c), f, tree.device_self_ns[n]);
+  }
+  std::vector<ShapeRow> out;
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  std::ranges::stable_sort(
+      out, [](const ShapeRow& a, const ShapeRow& b) { return a.device_ns > b.device_ns; });
+  return out;
+}
+
 }  // namespace
+
+RooflinePoint Roofline(const ShapeRow& r, const PeakTflops& peak) {
+  const double tflops = peak.For(r.precision), tbps = peak.hbm_tbps;
+  if (tflops <= 0 || tbps <= 0 || r.device_ns <= 0 || r.bytes <= 0) return {};
+  const double compute_ns = r.flops / tflops / 1e3, memory_ns = r.bytes / tbps / 1e3;
+  return {true, r.intensity() >= tflops / tbps,
+          100 * std::max(compute_ns, memory_ns) / static_cast<double>(r.device_ns)};
+}
 
 FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const StepsResult& steps,
                          const FlopsOptions& o) {
@@ -301,7 +354,9 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
     return r;
   r.device_name = DeviceName(m);
   r.peak = PeakFor(r.device_name);
-  if (o.peak_tflops > 0) r.peak = {"--peak-tflops", o.peak_tflops, o.peak_tflops, o.peak_tflops};
+  if (const double p = o.peak_tflops; p > 0)
+    r.peak = {"--peak-tflops", p, p, p, p, p, r.peak.hbm_tbps};
+  if (o.peak_tbps > 0) r.peak.hbm_tbps = o.peak_tbps;
   r.has_shapes = true;
   std::map<std::pair<uint32_t, Precision>, FlopsRow> rows;
   // Per node: kCounted when it has FLOPs, kInside when a counted ancestor holds it. A byte, not
@@ -310,6 +365,7 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
   std::vector<uint8_t> state(tree.nodes.size(), 0);
   std::vector<int8_t> candidate(m.names.size(), -1);
   std::map<Precision, double> by_precision;
+  std::vector<std::pair<uint32_t, OpFlops>> counted;
   for (const Step& s : steps.steps) r.steps.push_back({s.name, 0, s.dur_ns()});
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
     const OpNode& node = tree.nodes[n];
@@ -317,6 +373,7 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
     const OpFlops f = NodeFlops(m, tree, n, candidate);
     if (f.flops <= 0) continue;
     state[n] |= kCounted;
+    counted.emplace_back(static_cast<uint32_t>(n), f);
     FlopsRow& row = rows[{m.name[node.event], f.precision}];
     ++row.calls;
     row.flops += f.flops;
@@ -334,6 +391,7 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
   }
   std::ranges::stable_sort(r.operators,
                            [](const FlopsRow& a, const FlopsRow& b) { return a.flops > b.flops; });
+  r.shapes = ShapeRows(m, tree, counted);
   double best = 0;
   for (const auto& [p, f] : by_precision)
     if (f > best) best = f, r.main_precision = p;

@@ -25,23 +25,13 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/categories.h"
 #include "analysis/op_tree.h"
+#include "analysis/peaks.h"
 #include "analysis/steps.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::analysis {
-
-enum class Precision { kFp32, kTf32, kFp16, kUnknown };
-const char* PrecisionName(Precision p);  // "fp32", "tf32", "fp16/bf16", "unknown"
-
-// Dense peak TFLOP/s of a GPU, by its deviceProperties name ("NVIDIA A100-SXM4-80GB"); 0 where
-// the table has no entry for that precision. Unknown GPUs: all 0.
-struct PeakTflops {
-  std::string gpu;  // the table's name for it ("A100"), "" when unknown
-  double fp32 = 0, tf32 = 0, fp16 = 0;
-  double For(Precision p) const;
-};
-PeakTflops PeakFor(std::string_view device_name);
 
 // One operator's FLOPs per call; 0 when the operator is not one of the above or its dims do not
 // fit. `dims`, `types` and `concrete` ("Concrete Inputs", may be empty) are the args' JSON text.
@@ -63,6 +53,37 @@ struct FlopsRow {
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
 };
 
+// The roofline of one operator at one input shape and dtype: its innermost calls that have a
+// formula (aten::addmm, not the aten::linear above it), or, for elementwise, normalization and
+// reduction operators that launch kernels themselves, the bytes they move:
+//   elementwise    FLOPs = output elements, bytes = inputs + output (output: the largest input)
+//   normalization  FLOPs = 5 x elements, bytes = the input twice (read, write) + weights
+//   reduction      FLOPs = elements, bytes = the input
+struct ShapeRow {
+  std::string name;   // "aten::addmm"
+  std::string dims;   // its Input Dims, "[[512], [141, 512], [512, 512], [], []]"
+  std::string dtype;  // the first input's type, "c10::BFloat16"
+  OpCategory category = OpCategory::kOther;
+  Precision precision = Precision::kUnknown;
+  int64_t calls = 0;
+  double flops = 0, bytes = 0;
+  int64_t device_ns = 0;  // the calls' device total (their children's kernels too)
+  double tflops_per_s() const { return device_ns > 0 ? flops / device_ns / 1e3 : 0; }
+  double tbps() const { return device_ns > 0 ? bytes / device_ns / 1e3 : 0; }
+  double intensity() const { return bytes > 0 ? flops / bytes : 0; }
+};
+
+// Where a row sits on the device's roofline: bound by compute when its FLOPs/byte reach the
+// ridge point (peak FLOP/s / bandwidth), and its time against the roofline's,
+// max(FLOPs / peak, bytes / bandwidth), in percent. `known` is false without a peak for its
+// precision or a bandwidth.
+struct RooflinePoint {
+  bool known = false;
+  bool compute_bound = false;
+  double pct = 0;
+};
+RooflinePoint Roofline(const ShapeRow& r, const PeakTflops& peak);
+
 struct StepFlops {
   std::string step;
   double flops = 0;  // of the outermost counted operators that started in the step
@@ -72,6 +93,7 @@ struct StepFlops {
 
 struct FlopsOptions {
   double peak_tflops = 0;  // --peak-tflops: used for every precision when > 0
+  double peak_tbps = 0;    // --peak-tbps: the memory bandwidth, TB/s, when > 0
 };
 
 struct FlopsResult {
@@ -80,6 +102,7 @@ struct FlopsResult {
   PeakTflops peak;                  // from the table, or every field --peak-tflops
   std::vector<FlopsRow> operators;  // by FLOPs, largest first
   std::vector<StepFlops> steps;
+  std::vector<ShapeRow> shapes;                    // the roofline, by device time, largest first
   Precision main_precision = Precision::kUnknown;  // of most FLOPs: the MFU's peak
 };
 

@@ -94,7 +94,15 @@ TEST(Flops, ConvolutionGeometryFromConcreteInputs) {
 }
 
 TEST(Flops, PeakTable) {
-  EXPECT_EQ(PeakFor("NVIDIA A100-PG509-200").gpu, "A100");
+  EXPECT_EQ(PeakFor("NVIDIA A100-PG509-200").gpu, "A100 SXM");
+  EXPECT_EQ(PeakFor("NVIDIA A100 80GB PCIe").hbm_tbps, 1.935);
+  EXPECT_EQ(PeakFor("NVIDIA GB200").gpu, "GB200");  // not taken for a B200
+  EXPECT_EQ(PeakFor("NVIDIA B200").For(Precision::kFp4), 9000);
+  EXPECT_EQ(PeakFor("NVIDIA L40S").gpu, "L40S");  // not taken for an L4
+  EXPECT_EQ(PeakFor("NVIDIA H100 80GB HBM3").For(Precision::kFp8), 1978.9);
+  EXPECT_EQ(PeakFor("AMD Instinct MI300X VF").hbm_tbps, 5.3);
+  EXPECT_EQ(PeakFor("AMD Instinct MI210").For(Precision::kTf32), 45.3);  // no TF32 on CDNA2
+  EXPECT_EQ(PeakFor("AMD Instinct MI210").For(Precision::kFp8), 0);
   EXPECT_EQ(PeakFor("NVIDIA A100-SXM4-80GB").For(Precision::kFp16), 312);
   EXPECT_EQ(PeakFor("NVIDIA H100 PCIe").gpu, "H100 PCIe");
   EXPECT_EQ(PeakFor("NVIDIA H200").For(Precision::kTf32), 494.7);
@@ -137,7 +145,7 @@ TEST(Flops, PerOperatorAndStep) {
   const StepsResult steps = FindSteps(m, StepsMode::kAll);
   const FlopsResult f = ComputeFlops(m, tree, steps, {});
   EXPECT_TRUE(f.has_shapes);
-  EXPECT_EQ(f.peak.gpu, "A100");
+  EXPECT_EQ(f.peak.gpu, "A100 SXM 40GB");
   ASSERT_EQ(f.operators.size(), 3u);
   // linear and addmm: 2e8 FLOPs each over 200 ns of kernel = 1000 TFLOP/s.
   EXPECT_EQ(f.operators[0].flops, 2e8);

@@ -112,8 +112,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
     if (const trace::DeviceInfo* d = m.FindDevice(dev)) {
       g.name = d->name;
       g.memory_bytes = d->total_memory_bytes;
-      if (d->compute_major > 0)
-        g.compute_capability = fmt::format("{}.{}", d->compute_major, d->compute_minor);
+      g.arch = d->arch;
       g.num_sms = d->num_sms;
     }
     g.kernels = static_cast<int64_t>(kernels.size());

@@ -24,7 +24,7 @@ struct GpuSummary {
   int64_t device = -1;
   std::string name;  // from deviceProperties, empty if absent
   int64_t memory_bytes = 0;
-  std::string compute_capability;  // "8.0"
+  std::string arch;  // "sm_80", "gfx942" (trace/devices.h); "" when unknown
   int64_t num_sms = 0;
   int64_t kernels = 0;    // kernels on this device
   int64_t kernel_ns = 0;  // their summed duration (inside the span)

@@ -20,19 +20,19 @@ void AddGpuSection(const AnalyzeInput& in, report::Report& r) {
                    {"device", "GPU", Unit::kCount},
                    {"name", "Name", Unit::kText},
                    {"memory_bytes", "Memory", Unit::kBytes},
-                   {"compute_capability", "Compute cap.", Unit::kText},
+                   {"arch", "Architecture", Unit::kText},
                    {"kernels", "Kernels", Unit::kCount},
                    {"utilization_pct", "GPU utilization", Unit::kPercent},
                    {"sm_efficiency_pct", "Est. SM efficiency", Unit::kPercent},
                    {"occupancy_pct", "Est. achieved occupancy", Unit::kPercent},
-                   {"tensor_core_pct", "Kernel time on Tensor Cores", Unit::kPercent}});
+                   {"tensor_core_pct", "Kernel time on Tensor / matrix cores", Unit::kPercent}});
   for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const GpuSummary& g : in.analyses[i].gpus) {
       auto opt = [](const std::optional<double>& v) -> Value {
         return v ? Value(*v) : Value(std::monostate{});
       };
       Value memory = g.memory_bytes > 0 ? Value(g.memory_bytes) : Value(std::monostate{});
-      gt.rows.push_back({in.RankLabel(i), g.device, g.name, memory, g.compute_capability, g.kernels,
+      gt.rows.push_back({in.RankLabel(i), g.device, g.name, memory, g.arch, g.kernels,
                          g.utilization_pct, opt(g.sm_efficiency_pct), opt(g.occupancy_pct),
                          g.tensor_core_pct});
     }

@@ -1,6 +1,9 @@
 #include "analysis/kernel_class.h"
 
 #include <array>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/text.h"
 
@@ -35,30 +38,132 @@ KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {
   return KernelType::kComputation;
 }
 
-bool UsesTensorCores(std::string_view n) {
-  // Instruction shapes and library kernel families that only exist on Tensor Cores: HMMA shapes
-  // in cuBLAS/CUTLASS names (h884, s1688, 16816, ...), "tensorop" CUTLASS kernels, cuDNN's xmma
-  // and implicit-GEMM families, Hopper's wgmma / GMMA, AMD's MFMA.
-  static constexpr std::array<std::string_view, 19> kPatterns = {"h884",
-                                                                 "s884",
-                                                                 "h1688",
-                                                                 "s1688",
-                                                                 "i8816",
-                                                                 "16816",
-                                                                 "hmma",
-                                                                 "tensorop",
-                                                                 "xmma",
-                                                                 "gmma",
-                                                                 "mfma",
-                                                                 "tensorcore",
-                                                                 "i16832",
-                                                                 "s16832",
-                                                                 "bf16gemm",
-                                                                 "fp16gemm",
-                                                                 "implicit_gemm_tc",
-                                                                 "dgrad_1x1_stride_2x2",
-                                                                 "first_layer_wgrad_kernel"};
-  return base::ContainsAnyNoCase(n, kPatterns);
+namespace {
+
+// One rule of MatrixCoreFamily: the kernel's lower-cased name holds one of `any` (and `also`,
+// when set). The first rule that matches names the family.
+struct FamilyRule {
+  std::string_view family;
+  std::vector<std::string_view> any;
+  std::string_view also = {};
+};
+
+// Ordered from the most specific: number formats, then each vendor's generations, then library
+// families that span generations, then fused attention and Triton's dot kernels.
+const std::vector<FamilyRule>& FamilyRules() {
+  static const std::vector<FamilyRule> kRules = {
+      {"FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)",
+       {"e4m3", "e5m2", "e2m1", "mxfp8", "mxfp6", "mxfp4", "mxf8", "mxf4", "nvfp4", "fp8gemm",
+        "_fp8_gemm", "f8f6f4"}},
+      {"NVIDIA Blackwell (sm_100, tcgen05)",
+       {"sm100", "sm_100", "sm101", "sm120", "tcgen05", "umma"}},
+      {"NVIDIA cuBLAS nvjet (Hopper, Blackwell)", {"nvjet"}},
+      {"NVIDIA Hopper (sm_90, wgmma)", {"sm90", "sm_90", "gmma"}},
+      {"NVIDIA Ampere / Ada (sm_80, mma.sync)",
+       {"sm80", "sm86", "sm89", "cutlass_80", "16816", "16832", "161616", "ampere_fp16",
+        "ampere_bf16", "ampere_h", "tf32"}},
+      {"NVIDIA Volta / Turing (hmma)",
+       {"h884", "s884", "h1688", "s1688", "i8816", "hmma", "cutlass_75", "cutlass_70", "turing_h",
+        "volta_h"}},
+      {"NVIDIA CUTLASS / cuDNN Tensor Core",
+       {"tensorop", "xmma", "tensorcore", "implicit_gemm_tc", "wmma", "bf16gemm", "fp16gemm",
+        "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel"}},
+      {"AMD Tensile / hipBLASLt MFMA", {"cijk_"}, "_mi"},
+      {"AMD MIOpen / composable kernel XDLops", {"xdlops", "_xdl", "gtcx"}},
+      {"AMD composable kernel (ck_tile)", {"ck_tile"}, "fmha"},
+      {"AMD composable kernel (ck_tile)", {"ck_tile"}, "gemm"},
+      {"AMD aiter", {"aiter"}, "gemm"},
+      {"AMD aiter", {"aiter"}, "fmha"},
+      {"AMD aiter", {"aiter"}, "mla"},
+      {"AMD MFMA", {"mfma"}},
+      {"Fused attention (flash, fmha)",
+       {"flash_fwd", "flash_bwd", "flash::", "pytorch_flash", "fmha", "flashattn", "flash_attn"}},
+      {"Triton dot (attention, matmul)",
+       {"attn_fwd", "attn_bwd", "unified_attention", "_matmul_ogs", "matmul_kernel",
+        "triton_tem_fused_mm", "triton_tem_fused_bmm", "triton_tem_fused_addmm", "flex_attention"}},
+  };
+  return kRules;
+}
+
+// Kernels whose names look like a matrix family but run on CUDA / vector cores: cuBLAS's fp32
+// SIMT GEMMs ("ampere_sgemm_*") and every GEMV.
+bool IsSimtMatmul(std::string_view low) {
+  return low.find("gemv") != std::string_view::npos ||
+         low.find("_sgemm_") != std::string_view::npos || low.starts_with("sgemm");
+}
+
+}  // namespace
+
+std::string_view MatrixCoreFamily(std::string_view name) {
+  const std::string low = base::AsciiLower(name);
+  if (IsSimtMatmul(low)) return {};
+  for (const FamilyRule& r : FamilyRules()) {
+    if (!r.also.empty() && low.find(r.also) == std::string::npos) continue;
+    for (std::string_view n : r.any)
+      if (low.find(n) != std::string::npos) return r.family;
+  }
+  return {};
+}
+
+bool UsesTensorCores(std::string_view n) { return !MatrixCoreFamily(n).empty(); }
+
+namespace {
+
+// The function's name in a demangled kernel signature: "void at::native::(anonymous
+// namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, ...)" ->
+// "vectorized_layer_norm_kernel". Names that are not signatures come back whole.
+std::string_view BareFunctionName(std::string_view n) {
+  static constexpr std::string_view kAnon = "(anonymous namespace)";
+  int angle = 0;
+  size_t end = n.size();
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (n[i] == '<') ++angle;
+    if (n[i] == '>' && angle > 0) --angle;
+    if (n[i] != '(' || angle != 0) continue;
+    if (n.substr(i).starts_with(kAnon)) {
+      i += kAnon.size() - 1;
+      continue;
+    }
+    end = i;
+    break;
+  }
+  std::string_view head = n.substr(0, end);
+  if (head.ends_with('>')) {  // the function's own template arguments
+    int depth = 0;
+    for (size_t i = head.size(); i-- > 0;) {
+      depth += head[i] == '>' ? 1 : head[i] == '<' ? -1 : 0;
+      if (depth == 0) {
+        head = head.substr(0, i);
+        break;
+      }
+    }
+  }
+  if (size_t c = head.rfind("::"); c != std::string_view::npos) head.remove_prefix(c + 2);
+  if (size_t sp = head.rfind(' '); sp != std::string_view::npos) head.remove_prefix(sp + 1);
+  return head.empty() ? n : head;
+}
+
+}  // namespace
+
+std::string KernelFamily(std::string_view name) {
+  if (IsCommunicationKernel(name)) return "communication";
+  if (name.starts_with("Memcpy")) return "memcpy";
+  if (name.starts_with("Memset")) return "memset";
+  const std::string_view matrix = MatrixCoreFamily(name);
+  if (!matrix.empty()) {
+    static constexpr std::array<std::string_view, 5> kAttention = {"attn", "attention", "fmha",
+                                                                   "flash", "mla"};
+    return base::ContainsAnyNoCase(name, kAttention) ? "attention (matrix cores)"
+                                                     : "GEMM / convolution (matrix cores)";
+  }
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kTriton = {
+      {{"triton_poi_", "triton pointwise"},
+       {"triton_red_", "triton reduction"},
+       {"triton_per_", "triton persistent reduction"},
+       {"triton_tem_", "triton template"}}};
+  for (const auto& [prefix, family] : kTriton)
+    if (name.starts_with(prefix)) return std::string(family);
+  return std::string(BareFunctionName(name));
 }
 
 bool IsCommunicationOp(std::string_view name) {

@@ -3,6 +3,7 @@
 // kernel runs on Tensor Cores (by the name patterns of cuBLAS, cuDNN, CUTLASS and friends).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "trace/trace_model.h"
@@ -16,7 +17,17 @@ const char* KernelTypeName(KernelType t);  // HTA's names: "COMPUTATION", "COMMU
 // "void ncclDevKernel_Generic_4(...)", "rcclKernel...", "mscclKernel_...", "hcclKernel..." -> true.
 bool IsCommunicationKernel(std::string_view name);
 KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name);
-bool UsesTensorCores(std::string_view kernel_name);
+// The matrix-core family a kernel's name places it in, by vendor and generation: "NVIDIA Hopper
+// (sm_90, wgmma)", "AMD Tensile / hipBLASLt MFMA", "FP8/FP4 (E4M3, ...)", "Fused attention
+// (flash, fmha)", ...; "" when the name says it runs on CUDA / vector cores, or says nothing.
+// Tensor Cores and AMD's matrix cores (MFMA) alike.
+std::string_view MatrixCoreFamily(std::string_view kernel_name);
+bool UsesTensorCores(std::string_view kernel_name);  // MatrixCoreFamily is not ""
+// What a kernel is across vendors, for comparing two devices (diff): "GEMM (matrix cores)",
+// "attention (matrix cores)", "communication", "memcpy", or the kernel's own function name
+// without namespaces, template arguments and parameters ("vectorized_elementwise_kernel",
+// "triton_poi_fused_add_0" as "triton pointwise").
+std::string KernelFamily(std::string_view kernel_name);
 // CPU ops that run a collective ("nccl:all_reduce", "c10d::allreduce_", "gloo:all_reduce",
 // "record_param_comms").
 bool IsCommunicationOp(std::string_view name);

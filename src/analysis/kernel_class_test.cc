@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "analysis/hta.h"
 #include "analysis/intervals.h"
@@ -53,6 +55,87 @@ TEST(KernelClass, TensorCoresAndOps) {
   EXPECT_TRUE(IsCommunicationOp("nccl:all_reduce"));
   EXPECT_TRUE(IsCommunicationOp("c10d::allreduce_"));
   EXPECT_FALSE(IsCommunicationOp("aten::add"));
+}
+
+// One real kernel name per family (from PyTorch 2.x traces on V100 to B200 and MI210 to
+// MI355X, and the libraries' own naming), and the family it must land in.
+TEST(KernelClass, MatrixCoreFamilies) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"volta_h884gemm_64x64_ldg8_nn", "NVIDIA Volta / Turing (hmma)"},
+      {"void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_nn_align1>(x)",
+       "NVIDIA Volta / Turing (hmma)"},
+      {"ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+       "NVIDIA Ampere / Ada (sm_80, mma.sync)"},
+      {"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn>(x)",
+       "NVIDIA Ampere / Ada (sm_80, mma.sync)"},
+      {"sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16",
+       "NVIDIA Ampere / Ada (sm_80, mma.sync)"},
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1",
+       "NVIDIA Hopper (sm_90, wgmma)"},
+      {"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<sm90_gmma_ss>>(x)",
+       "NVIDIA Hopper (sm_90, wgmma)"},
+      {"nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NTN", "NVIDIA cuBLAS nvjet (Hopper, Blackwell)"},
+      {"sm100_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_cga2x1x1",
+       "NVIDIA Blackwell (sm_100, tcgen05)"},
+      {"bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x64x256_s3_et64x64_m128x64x32_cga1x1x1_16dp256b",
+       "FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)"},
+      {"void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816fprop_optimized_bf16>(x)",
+       "NVIDIA Ampere / Ada (sm_80, mma.sync)"},
+      {"void xmma_cudnn::gemm::kernel<xmma_cudnn::implicit_gemm::fprop::Kernel_traits>(x)",
+       "NVIDIA CUTLASS / cuDNN Tensor Core"},
+      {"void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64>>(x)",
+       "Fused attention (flash, fmha)"},
+      {"fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
+       "NVIDIA Ampere / Ada (sm_80, mma.sync)"},
+      {"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1",
+       "AMD Tensile / hipBLASLt MFMA"},
+      {"igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt256x64x8_wt64x16x4_ws1x1_wr2x2",
+       "AMD MIOpen / composable kernel XDLops"},
+      {"void ck::kernel_gemm_xdlops_v2r3<ck::GridwiseGemm_k0mk1_k0nk1_mn_xdlops_v2r3>(x)",
+       "AMD MIOpen / composable kernel XDLops"},
+      {"_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernelINS_40Block",
+       "AMD composable kernel (ck_tile)"},
+      {"void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16>(x)", "AMD MFMA"},
+      {"attn_fwd", "Triton dot (attention, matmul)"},
+      {"kernel_unified_attention_2d", "Triton dot (attention, matmul)"},
+      {"_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu",
+       "FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)"},
+      {"triton_tem_fused_mm_0", "Triton dot (attention, matmul)"},
+  };
+  for (const auto& [name, family] : cases) EXPECT_EQ(MatrixCoreFamily(name), family) << name;
+  // CUDA / vector cores: fp32 SIMT GEMMs, GEMVs, elementwise, norms, Tensile without MFMA.
+  for (const char* n :
+       {"ampere_sgemm_128x64_nn", "volta_sgemm_64x64_nn",
+        "std::enable_if<!(false), void>::type internal::gemvx::kernel<int>(x)",
+        "void at::native::vectorized_elementwise_kernel<4>(x)",
+        "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipeline",
+        "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256E", "Cijk_Ailk_Bljk_SB_MT64x64x8_SE_K1",
+        "triton_poi_fused_add_0", "void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16>(x)",
+        "_finalize_matmul_scatter_bf16", "batched_transpose_16x64_half"})
+    EXPECT_EQ(MatrixCoreFamily(n), "") << n;
+}
+
+TEST(KernelClass, KernelFamilyIsTheSameAcrossVendors) {
+  // The same model's kernels on an H100 and an MI300X.
+  EXPECT_EQ(KernelFamily("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16>(x)"),
+            KernelFamily("Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1"));
+  EXPECT_EQ(KernelFamily("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64>>(x)"),
+            "attention (matrix cores)");
+  EXPECT_EQ(KernelFamily("attn_fwd"), "attention (matrix cores)");
+  const char* h100 =
+      "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+      "float>(int, float, c10::BFloat16 const*)";
+  EXPECT_EQ(KernelFamily(h100), "vectorized_layer_norm_kernel");
+  EXPECT_EQ(KernelFamily("void at::native::vectorized_elementwise_kernel<4, "
+                         "at::native::CUDAFunctor_add<c10::BFloat16> >(int, x)"),
+            KernelFamily("void at::native::vectorized_elementwise_kernel<8, "
+                         "at::native::CUDAFunctor_add<c10::BFloat16> >(int, x)"));
+  EXPECT_EQ(KernelFamily("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, "
+                         "float>(x)"),
+            "kernel");
+  EXPECT_EQ(KernelFamily("triton_poi_fused__to_copy_1"), "triton pointwise");
+  EXPECT_EQ(KernelFamily("ncclDevKernel_AllReduce_RING_LL(x)"), "communication");
+  EXPECT_EQ(KernelFamily("Memcpy HtoD (Pinned -> Device)"), "memcpy");
 }
 
 TEST(Intervals, UnionIntersectSubtract) {

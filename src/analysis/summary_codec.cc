@@ -23,11 +23,11 @@ template <class A> void Fields(A& a, HtaOptions& o) {
     o.launch_delay_cutoff_ns, o.top_kernels);
 }
 template <class A> void Fields(A& a, AnalyzeOptions& o) {
-  a(o.steps, o.hta, o.dataloader_patterns, o.critical_path, o.flops.peak_tflops);
+  a(o.steps, o.hta, o.dataloader_patterns, o.critical_path, o.flops.peak_tflops, o.flops.peak_tbps);
 }
 template <class A> void Fields(A& a, trace::DeviceInfo& d) {
   a(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,
-    d.max_threads_per_sm);
+    d.max_threads_per_sm, d.vendor, d.arch);
 }
 // Written as severity, name, count, message, as before the registry gave ids: the name is the
 // stable key, read back through the registry (an unknown one as unrecognized_diagnostic).
@@ -54,7 +54,7 @@ template <class A> void Fields(A& a, Overview& o) {
 }
 template <class A> void Fields(A& a, TimedValue& v) { a(v.t_ns, v.value); }
 template <class A> void Fields(A& a, GpuSummary& g) {
-  a(g.device, g.name, g.memory_bytes, g.compute_capability, g.num_sms, g.kernels, g.kernel_ns,
+  a(g.device, g.name, g.memory_bytes, g.arch, g.num_sms, g.kernels, g.kernel_ns,
     g.utilization_pct, g.sm_efficiency_pct, g.occupancy_pct, g.tensor_core_pct,
     g.utilization_curve, g.sm_efficiency_curve);
 }
@@ -130,14 +130,19 @@ template <class A> void Fields(A& a, MemoryResult& m) {
   a(m.devices, m.allocations, m.operators, m.events, m.unattributed, m.frees_without_alloc,
     m.op_names, m.t0_ns);
 }
-template <class A> void Fields(A& a, PeakTflops& p) { a(p.gpu, p.fp32, p.tf32, p.fp16); }
+template <class A> void Fields(A& a, PeakTflops& p) { a(p.gpu, p.fp32, p.tf32, p.fp16, p.fp8, p.fp4, p.hbm_tbps); }
 template <class A> void Fields(A& a, FlopsRow& f) {
   a(f.name, f.precision, f.calls, f.flops, f.bytes, f.device_ns);
 }
 template <class A> void Fields(A& a, StepFlops& s) { a(s.step, s.flops, s.dur_ns); }
-template <class A> void Fields(A& a, FlopsResult& f) {
-  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision);
+template <class A> void Fields(A& a, ShapeRow& s) {
+  a(s.name, s.dims, s.dtype, s.category, s.precision, s.calls, s.flops, s.bytes, s.device_ns);
 }
+template <class A> void Fields(A& a, FlopsResult& f) {
+  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision, f.shapes);
+}
+template <class A> void Fields(A& a, CategoryShare& s) { a(s.ns, s.kernels, s.top_op, s.top_ns); }
+template <class A> void Fields(A& a, CategoryResult& c) { a(c.by, c.total_ns, c.by_kernel_ns); }
 template <class A> void Fields(A& a, MemcpyBandwidth& m) {
   a(m.direction, m.copies, m.bytes, m.dur_ns, m.max_bytes_per_s);
 }
@@ -145,7 +150,7 @@ template <class A> void Fields(A& a, RankAnalysis& r) {
   a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
     r.modules, r.kernel_sequences, r.comm_ops, r.comm_breakdowns, r.candidates,
     r.critical_paths);
-  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy);
+  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories);
 }
 template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
 // clang-format on

@@ -49,11 +49,13 @@ void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_view
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r);  // operator_section.cc
 void AddKernelSection(const AnalyzeInput& in, report::Report& r);    // operator_section.cc
 void AddKernelSequencesSection(const AnalyzeInput& in,
-                               report::Report& r);                 // kernel_sequences_section.cc
-void AddPhaseSection(const AnalyzeInput& in, report::Report& r);   // phase_section.cc
-void AddModuleSection(const AnalyzeInput& in, report::Report& r);  // module_section.cc
-void AddMemorySection(const AnalyzeInput& in, report::Report& r);  // memory_section.cc
-void AddMfuSection(const AnalyzeInput& in, report::Report& r);     // mfu_section.cc
+                               report::Report& r);                   // kernel_sequences_section.cc
+void AddPhaseSection(const AnalyzeInput& in, report::Report& r);     // phase_section.cc
+void AddModuleSection(const AnalyzeInput& in, report::Report& r);    // module_section.cc
+void AddMemorySection(const AnalyzeInput& in, report::Report& r);    // memory_section.cc
+void AddCategorySection(const AnalyzeInput& in, report::Report& r);  // category_section.cc
+void AddMfuSection(const AnalyzeInput& in, report::Report& r);       // mfu_section.cc
+void AddRooflineSection(const AnalyzeInput& in, report::Report& r);  // roofline_section.cc
 void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r);  // memcpy_bandwidth.cc
 void AddDistributedView(const AnalyzeInput& in, report::Report& r);         // distributed.cc
 void AddCriticalPathView(const AnalyzeInput& in, report::Report& r);  // critical_path_report.cc

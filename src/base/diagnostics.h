@@ -58,6 +58,17 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "are missing.")                                                                               \
   X(kRankUnknown, "rank_unknown", kInfo,                                                          \
     "No rank in the trace or the file name; the file is rank 0.")                                 \
+  X(kDeviceIdsMapped, "device_ids_mapped", kInfo,                                                 \
+    "Kernels named their GPU by another number than deviceProperties (ROCm counts HSA agents, "    \
+    "CPUs first); they were mapped to it.")                                                       \
+  X(kDeviceIdsUnmapped, "device_ids_unmapped", kInfo,                                             \
+    "Kernels name a GPU that deviceProperties lacks; it is shown without name or memory.")        \
+  X(kDeviceIdsUnchecked, "device_ids_unchecked", kInfo,                                           \
+    "A ROCm trace with several GPUs and no memory events: which GPU the kernels' device id is "   \
+    "cannot be checked.")                                                                         \
+  X(kDeviceNameInferred, "device_name_inferred", kInfo,                                           \
+    "The trace names no GPU; its model was told from its architecture, compute units and "        \
+    "memory.")                                                                                    \
   X(kDuplicateRank, "duplicate_rank", kInfo,                                                      \
     "Two files name the same rank; each is analysed and labelled with its file.")                 \
   X(kMemoryFromDeltas, "memory_from_deltas", kInfo,                                               \
@@ -191,13 +202,6 @@ struct Diagnostic {
   Diagnostic() = default;
   Diagnostic(DiagnosticName kind, int64_t n, std::string text)
       : id(kind.id()), count(n), message(std::move(text)) {}
-  // Transitional, for analysis/analyze.cc's field-by-field copy only: the severity given is
-  // ignored (the registry's holds). Remove once that loop appends the records whole.
-  template <class AnySeverity>
-  requires std::is_enum_v<AnySeverity>
-  [[deprecated("append the Diagnostic itself")]] Diagnostic(AnySeverity, DiagnosticId kind,
-                                                            int64_t n, std::string text)
-      : Diagnostic(kind, n, std::move(text)) {}
 
   DiagnosticId id = DiagnosticId::kUnrecognized;
   int64_t count = 0;

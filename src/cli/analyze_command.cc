@@ -57,6 +57,7 @@ analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
   o.hta.top_kernels = f.top_kernels;
   o.dataloader_patterns = f.dataloader_patterns;
   o.flops.peak_tflops = f.peak_tflops;
+  o.flops.peak_tbps = f.peak_tbps;
   o.threads = f.threads;
   if (f.critical_path_given) o.critical_path = f.critical_path;
   return o;
@@ -378,7 +379,11 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                 "Under mpirun: spread the rank files over the MPI processes; rank 0 gathers "
                 "their summaries and writes the report");
   sub->add_option("--peak-tflops", f->peak_tflops,
-                  "The GPU's peak TFLOP/s for MFU, instead of the table's for its name")
+                  "The GPU's peak TFLOP/s for MFU and the roofline, in every number format, "
+                  "instead of the table's for its name")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--peak-tbps", f->peak_tbps,
+                  "The GPU's memory bandwidth in TB/s for the roofline, instead of the table's")
       ->check(CLI::PositiveNumber);
   CLI::Option* cp =
       sub->add_option("--critical-path", f->critical_path,

@@ -26,6 +26,7 @@ struct AnalyzeFlags {
   int top_kernels = 10;
   std::vector<std::string> dataloader_patterns;
   double peak_tflops = 0;  // --peak-tflops; 0: the table's, by GPU name
+  double peak_tbps = 0;    // --peak-tbps; 0: the table's
   int threads = 0;
   std::string progress = "auto";
   Options::Output out;

@@ -8,6 +8,7 @@
 
 #include "base/radix_sort.h"
 #include "base/text.h"
+#include "trace/devices.h"
 #include "trace/kineto_reader.h"
 
 namespace trainprof::trace {
@@ -153,6 +154,7 @@ void EventBuilder::Absorb(EventBuilder&& o) {
                               {&base_time_, &o.base_time_},
                               {&host_name_, &o.host_name_}})
     if (!theirs->empty()) *mine = std::move(*theirs);
+  if (!o.m_.gpu_runtime.empty()) m_.gpu_runtime = std::move(o.m_.gpu_runtime);
 }
 
 void EventBuilder::TopValue(std::string_view key, std::string_view text) {
@@ -160,6 +162,8 @@ void EventBuilder::TopValue(std::string_view key, std::string_view text) {
   if (key == "deviceProperties") device_properties_.assign(text);
   if (key == "baseTimeNanoseconds") base_time_.assign(text);
   if (key == "hostname" || key == "host_name") host_name_.assign(text);
+  if (key == "cuda_runtime_version" || key == "cupti_version") m_.gpu_runtime = "CUDA";
+  if (key == "hip_runtime_version" || key == "roctracer_version") m_.gpu_runtime = "ROCm";
 }
 
 void EventBuilder::Add(const RawEvent& ev) {
@@ -413,6 +417,7 @@ TraceModel EventBuilder::Finish() {
   ReportCounts();
   CheckFlows();
   PeaksFromDeltas();
+  ResolveDevices(m_, name_);
   m_.LinkLaunches();
   return std::move(m_);
 }

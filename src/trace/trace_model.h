@@ -49,17 +49,8 @@ struct DeviceInfo {
   int64_t compute_minor = 0;
   int64_t num_sms = 0;
   int64_t max_threads_per_sm = 0;
-};
-
-// Transitional, for analysis/analyze.cc's field-by-field copy of a rank's diagnostics only (a
-// view of one base::Diagnostic); the record itself is base::Diagnostic. Remove with that loop.
-struct [[deprecated("use base::Diagnostic")]] InputDiagnostic {
-  InputDiagnostic(const base::Diagnostic& d)  // NOLINT: implicit, for that loop
-      : severity(d.severity()), name(d.id), count(d.count), message(d.message) {}
-  base::DataSeverity severity;
-  base::DiagnosticId name;
-  int64_t count;
-  std::string message;
+  std::string vendor;  // "NVIDIA", "AMD"; "" when neither the name nor the runtime says
+  std::string arch;    // "sm_90", "gfx942" (devices.h); "" when unknown
 };
 
 // Interned strings: each distinct name is stored once and referred to by a dense id.
@@ -247,6 +238,9 @@ struct TraceModel {
   int64_t world_size = 0;   // distributedInfo.world_size, 0 when absent
   std::string backend;      // distributedInfo.backend ("nccl", "gloo", ...)
   std::vector<DeviceInfo> devices;
+  // The GPU runtime the trace was taken with: "CUDA" (cuda_runtime_version), "ROCm"
+  // (hip_runtime_version, roctracer_version), "" when the trace does not say.
+  std::string gpu_runtime;
   bool truncated = false;  // the file ended inside the event list
   int64_t json_bytes = 0;  // bytes of JSON read (after gunzip)
   int read_segments = 1;   // parts of the file parsed in parallel (kineto_reader.cc)

@@ -1,0 +1,86 @@
+// The operator category section (categories.h): each category's share of the GPU time, per rank.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "analysis/views.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+
+namespace {
+
+// The rank's categories with any time, largest first.
+std::vector<OpCategory> ByTime(const CategoryResult& c) {
+  std::vector<OpCategory> out;
+  for (size_t k = 0; k < kNumOpCategories; ++k)
+    if (c.by[k].ns > 0) out.push_back(static_cast<OpCategory>(k));
+  std::ranges::stable_sort(out, [&](OpCategory a, OpCategory b) {
+    return c.by[static_cast<size_t>(a)].ns > c.by[static_cast<size_t>(b)].ns;
+  });
+  return out;
+}
+
+// Headline figures for `trainprof compare` (whatever the device): each category's GPU time per
+// step, the mean over the ranks.
+void AddMetrics(const AnalyzeInput& in, report::Section& s) {
+  for (size_t k = 0; k < kNumOpCategories; ++k) {
+    double ns = 0;
+    for (const RankAnalysis& a : in.analyses)
+      ns += static_cast<double>(a.categories.by[k].ns) /
+            std::max<double>(1, static_cast<double>(a.steps.steps.size()));
+    if (ns <= 0) continue;
+    const double ranks = static_cast<double>(in.analyses.size());
+    std::string key = OpCategoryName(static_cast<OpCategory>(k));
+    std::ranges::replace(key, '/', '_');
+    std::ranges::transform(key, key.begin(),
+                           [](char c) { return c >= 'A' && c <= 'Z' ? char(c + 32) : c; });
+    s.AddMetric(key + "_s",
+                std::string(OpCategoryName(static_cast<OpCategory>(k))) + " GPU time per step",
+                ns / ranks / 1e9, Unit::kSeconds);
+  }
+}
+
+}  // namespace
+
+void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
+  report::Section& s = r.AddSection("categories", "Operator categories");
+  report::Table& t = s.AddTable("op_categories", "GPU time per operator category",
+                                {{"rank", "Rank", Unit::kText},
+                                 {"category", "Category", Unit::kText},
+                                 {"gpu_s", "GPU time", Unit::kSeconds},
+                                 {"share_pct", "Share", Unit::kPercent},
+                                 {"kernels", "Kernels", Unit::kCount},
+                                 {"top", "Largest operator", Unit::kText, true, false, 50}});
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const CategoryResult& c = in.analyses[i].categories;
+    for (OpCategory k : ByTime(c)) {
+      const CategoryShare& sh = c.by[static_cast<size_t>(k)];
+      t.rows.push_back({in.RankLabel(i), std::string(OpCategoryName(k)), Seconds(sh.ns),
+                        c.share_pct(k), sh.kernels, sh.top_op});
+    }
+    if (c.by_kernel_ns > 0)
+      s.notes.push_back(fmt::format(
+          "Rank {}: {:.1f}% of the GPU time has no operator above it (a GPU-only trace or "
+          "graph replays): placed by the kernel's name.",
+          in.RankLabel(i), 100.0 * static_cast<double>(c.by_kernel_ns) / c.total_ns));
+  }
+  MarkLong(t);
+  AddMetrics(in, s);
+  if (t.rows.empty()) {
+    s.notes.push_back("No GPU kernels, memcpys or memsets in the trace.");
+    return;
+  }
+  t.chart = {.kind = report::ChartKind::kBars,
+             .title = "Share of GPU time per category",
+             .label = "category",
+             .values = {"share_pct"}};
+  s.notes.push_back(
+      "Each kernel's time goes to the innermost operator that launched it (TraceLens's direct "
+      "kernel time) and takes that operator's category; the share is of all GPU work "
+      "(docs/trace-analysis.md).");
+}
+
+}  // namespace trainprof::analysis

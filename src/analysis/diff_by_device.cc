@@ -1,0 +1,136 @@
+// The parts of `trainprof diff` that compare what ran on the GPU whatever the GPU: operators by
+// GPU time and TFLOP/s, operator categories, and kernel families (KernelFamily,
+// kernel_class.h), so that the same model on an H100 and an MI300X says which operators moved,
+// where kernel names have nothing in common.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "analysis/diff.h"
+#include "analysis/kernel_class.h"
+
+namespace trainprof::analysis {
+
+using report::Unit;
+using report::Value;
+
+namespace {
+
+double StepsOf(const RankAnalysis& a) {
+  return std::max<double>(1, static_cast<double>(a.steps.steps.size()));
+}
+
+struct PerStep {
+  double ns = 0, flops = 0;
+};
+
+// Per operator name: its direct GPU time (device self) and FLOPs per step, averaged over ranks.
+std::map<std::string, PerStep> OperatorGpu(const DiffSide& s) {
+  std::map<std::string, PerStep> out;
+  const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
+  for (const RankAnalysis& a : *s.analyses) {
+    const double n = StepsOf(a) * ranks;
+    for (const OperatorRow& o : a.operators)
+      if (o.device_self_ns > 0) out[o.name].ns += static_cast<double>(o.device_self_ns) / n;
+    for (const ShapeRow& r : a.flops.shapes)  // compute-bound kinds only: the rest is nominal
+      if (r.category == OpCategory::kGemm || r.category == OpCategory::kConvolution ||
+          r.category == OpCategory::kAttention)
+        out[r.name].flops += r.flops / n;
+  }
+  return out;
+}
+
+std::map<std::string, PerStep> CategoryGpu(const DiffSide& s) {
+  std::map<std::string, PerStep> out;
+  const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
+  for (const RankAnalysis& a : *s.analyses)
+    for (size_t c = 0; c < kNumOpCategories; ++c)
+      if (a.categories.by[c].ns > 0)
+        out[OpCategoryName(static_cast<OpCategory>(c))].ns +=
+            static_cast<double>(a.categories.by[c].ns) / (StepsOf(a) * ranks);
+  return out;
+}
+
+std::map<std::string, PerStep> FamilyGpu(const DiffSide& s) {
+  std::map<std::string, PerStep> out;
+  const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
+  for (const RankAnalysis& a : *s.analyses)
+    for (const KernelRow& k : a.kernels)
+      out[KernelFamily(k.name)].ns += static_cast<double>(k.total_ns) / (StepsOf(a) * ranks);
+  return out;
+}
+
+Value Rate(const PerStep& p) {
+  return p.ns > 0 && p.flops > 0 ? Value{p.flops / p.ns / 1e3} : Value{};
+}
+
+// One table of A against B per name, the largest changes first.
+void AddTable(report::Section& s, const std::string& id, const std::string& title,
+              const std::string& what, const std::map<std::string, PerStep>& a,
+              const std::map<std::string, PerStep>& b, size_t top_n, bool rates) {
+  std::set<std::string> names;
+  for (const auto& [n, v] : a) names.insert(n);
+  for (const auto& [n, v] : b) names.insert(n);
+  std::vector<std::string> order(names.begin(), names.end());
+  auto delta = [&](const std::string& n) {
+    auto get = [&](const std::map<std::string, PerStep>& m) {
+      auto it = m.find(n);
+      return it == m.end() ? 0.0 : it->second.ns;
+    };
+    return get(b) - get(a);
+  };
+  std::ranges::stable_sort(order, [&](const std::string& x, const std::string& y) {
+    return std::fabs(delta(x)) > std::fabs(delta(y));
+  });
+  std::vector<report::Column> cols = {{"name", what, Unit::kText, true, false, 60},
+                                      {"a_s", "GPU time A", Unit::kSeconds},
+                                      {"b_s", "GPU time B", Unit::kSeconds},
+                                      {"delta_s", "Delta", Unit::kSeconds},
+                                      {"ratio", "B / A", Unit::kNumber}};
+  if (rates) {
+    cols.push_back({"tflops_a", "TFLOP/s A", Unit::kNumber});
+    cols.push_back({"tflops_b", "TFLOP/s B", Unit::kNumber});
+  }
+  report::Table& t = s.AddTable(id, title, cols);
+  for (size_t i = 0; i < order.size() && i < top_n; ++i) {
+    const PerStep pa = a.count(order[i]) ? a.at(order[i]) : PerStep{};
+    const PerStep pb = b.count(order[i]) ? b.at(order[i]) : PerStep{};
+    std::vector<Value> row = {order[i], pa.ns / 1e9, pb.ns / 1e9, (pb.ns - pa.ns) / 1e9,
+                              pa.ns > 0 ? Value{pb.ns / pa.ns} : Value{}};
+    if (rates) row.push_back(Rate(pa)), row.push_back(Rate(pb));
+    t.rows.push_back(std::move(row));
+  }
+  t.chart = {.kind = report::ChartKind::kBars,
+             .title = title + ": change per step (B - A)",
+             .label = "name",
+             .values = {"delta_s"}};
+}
+
+}  // namespace
+
+std::string DeviceOf(const DiffSide& s) {
+  for (size_t i = 0; i < s.models->size() && i < s.analyses->size(); ++i)
+    for (const GpuSummary& g : (*s.analyses)[i].gpus) {
+      const trace::DeviceInfo* d = (*s.models)[i].FindDevice(g.device);
+      if (d && !d->name.empty())
+        return d->arch.empty() ? d->name : fmt::format("{} ({})", d->name, d->arch);
+    }
+  return "";
+}
+
+void AddGpuWorkDiff(report::Section& s, const DiffSide& a, const DiffSide& b, int top_n,
+                    bool other_device) {
+  const size_t n = static_cast<size_t>(std::max(top_n, 1));
+  AddTable(s, "operator_gpu_diff", "Operators by GPU time (per step)", "Operator", OperatorGpu(a),
+           OperatorGpu(b), n, true);
+  AddTable(s, "category_diff", "Operator categories by GPU time (per step)", "Category",
+           CategoryGpu(a), CategoryGpu(b), kNumOpCategories, false);
+  if (other_device)
+    AddTable(s, "kernel_family_diff", "Kernel families by GPU time (per step)", "Kernel family",
+             FamilyGpu(a), FamilyGpu(b), n, false);
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,141 @@
+// AMD TraceLens's figures on the shared PyTorch 2.x traces (../shared/data/traces/modern/, the
+// same three models on an H100 and an MI300X), kept in tests/data/tracelens/ by
+// scripts/tracelens-oracle.sh: the GPU time per operator category within 2 points where both
+// tools define the category alike, and each GEMM shape's TFLOP/s within 3 %.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "trace/trace_files.h"
+#include "util/golden.h"
+
+namespace trainprof::analysis {
+namespace {
+
+const std::string kModern = std::string(TRAINPROF_SHARED_DIR) + "/data/traces/modern/";
+
+// The fields of a CSV line, quotes removed ("a,\"[[1], [2]]\",3" -> a, [[1], [2]], 3).
+std::vector<std::string> Fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> ReadCsv(const std::string& name) {
+  std::ifstream in(testutil::SourceDir() + "/tests/data/tracelens/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) rows.push_back(Fields(line));
+  return rows;
+}
+
+struct Case {
+  std::string stem;   // tests/data/tracelens/<stem>.*.csv
+  std::string trace;  // under modern/
+};
+
+RankAnalysis Analyse(const std::string& trace) {
+  auto models = trace::ReadTraceFiles({kModern + trace}, {});
+  EXPECT_TRUE(models.ok()) << models.status().message();
+  std::vector<RankAnalysis> a = AnalyzeAll(*models, {});
+  return std::move(a.front());
+}
+
+// TraceLens's category names for the ones both tools define alike. Not compared: its "other"
+// (which holds fused attention and softmax, ours attention and normalization) and "NORM_fwd"
+// (ours holds softmax too). Its "elementwise" holds the memcpys that aten::copy_ launched,
+// which are our memcpy/memset.
+const std::map<std::string, std::vector<OpCategory>> kSameCategory = {
+    {"GEMM", {OpCategory::kGemm}},
+    {"CONV_fwd", {OpCategory::kConvolution}},
+    {"elementwise", {OpCategory::kElementwise, OpCategory::kMemcpy}},
+    {"reduce", {OpCategory::kReduction}}};
+
+class TraceLensGolden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TraceLensGolden, CategorySharesAndGemmRates) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  const RankAnalysis a = Analyse(GetParam().trace);
+  for (const auto& row : ReadCsv(GetParam().stem + ".categories.csv")) {
+    auto it = kSameCategory.find(row[0]);
+    if (it == kSameCategory.end()) continue;
+    double ours = 0;
+    for (OpCategory c : it->second) ours += a.categories.share_pct(c);
+    EXPECT_NEAR(ours, std::stod(row[2]), 2.0) << row[0];
+  }
+  const auto gemms = ReadCsv(GetParam().stem + ".gemm.csv");
+  ASSERT_FALSE(gemms.empty());
+  for (const auto& row : gemms) {
+    const ShapeRow* ours = nullptr;
+    for (const ShapeRow& s : a.flops.shapes)
+      if (s.name == row[0] && s.dims == row[1]) ours = &s;
+    ASSERT_NE(ours, nullptr) << row[0] << " " << row[1];
+    const double calls = std::stod(row[2]);
+    const double tracelens_tflops = std::stod(row[3]) * calls / std::stod(row[4]) * 1e3;
+    EXPECT_EQ(ours->calls, static_cast<int64_t>(calls)) << row[1];
+    EXPECT_NEAR(ours->tflops_per_s(), tracelens_tflops, 0.03 * tracelens_tflops) << row[1];
+  }
+}
+
+// No advice to turn on mixed precision where bf16 already runs on Tensor / matrix cores.
+TEST_P(TraceLensGolden, NoPrecisionAdviceOnBf16MatrixCoreTraces) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  const RankAnalysis a = Analyse(GetParam().trace);
+  for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "tensor_cores") << c.headline;
+  size_t gemm_kernels = 0;
+  for (const KernelRow& k : a.kernels) {
+    // cuBLAS's GEMVs (a bmm with a dimension of 1) run on CUDA cores by design.
+    if (CategoryOfKernel(k.name) != OpCategory::kGemm || k.name.find("gemv") != std::string::npos)
+      continue;
+    EXPECT_TRUE(k.tensor_cores) << k.name;
+    ++gemm_kernels;
+  }
+  EXPECT_GT(gemm_kernels, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modern, TraceLensGolden,
+    ::testing::Values(
+        Case{"h100_gaunernst", "h100/gaunernst_bert-small-uncased__1016001.json.gz"},
+        Case{"mi300_gaunernst", "mi300/gaunernst_bert-small-uncased__1016001.json.gz"},
+        Case{"h100_falconsai", "h100/Falconsai_nsfw_image_detection__1016002.json.gz"},
+        Case{"mi300_falconsai", "mi300/Falconsai_nsfw_image_detection__1016002.json.gz"},
+        Case{"h100_facebook", "h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz"},
+        Case{"mi300_facebook", "mi300/facebook_timesformer-base-finetuned-k400__1016002.json.gz"}),
+    [](const auto& info) { return info.param.stem; });
+
+// The same model does the same GEMM work on both vendors, whatever their kernels are called.
+TEST(TraceLensGolden, SameGemmFlopsOnH100AndMi300x) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  for (const char* model : {"gaunernst_bert-small-uncased__1016001.json.gz",
+                            "Falconsai_nsfw_image_detection__1016002.json.gz",
+                            "facebook_timesformer-base-finetuned-k400__1016002.json.gz"}) {
+    auto gemm_flops = [](const RankAnalysis& a) {
+      double f = 0;
+      for (const ShapeRow& s : a.flops.shapes)
+        if (s.category == OpCategory::kGemm) f += s.flops;
+      return f;
+    };
+    const double h100 = gemm_flops(Analyse(std::string("h100/") + model));
+    EXPECT_GT(h100, 0) << model;
+    EXPECT_DOUBLE_EQ(h100, gemm_flops(Analyse(std::string("mi300/") + model))) << model;
+  }
+}
+
+}  // namespace
+}  // namespace trainprof::analysis
