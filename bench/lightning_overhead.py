@@ -2,9 +2,12 @@
 
 Each run is a fresh process (so no run warms another's caches), the three kinds alternate
 (so the machine's load falls on all of them alike), and each prints the wall time of
-trainer.fit alone. Prints the medians and the profilers' costs over no profiler.
+trainer.fit alone, and its CPU time (all threads of the process: steadier than the wall time
+on a machine that is busy with something else). Prints the medians (with the quartiles, to show
+the noise) and the profilers' costs over no profiler. Each TrainprofProfiler run must have written its whole run folder by the
+time fit returned (checked), so the report's cost is inside the time.
 
-    PYTHONPATH=<lightning src>:build/release/python python3 bench/lightning_overhead.py --rounds 7
+    PYTHONPATH=<lightning src>:build/release/python python3 bench/lightning_overhead.py --rounds 9
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from typing import Dict, List
 
 CHILD = r"""
 import os, sys, time, warnings
@@ -49,40 +53,61 @@ trainer = lightning.Trainer(max_epochs=2, profiler=profiler, logger=False,
                             enable_checkpointing=False, enable_progress_bar=False,
                             enable_model_summary=False, num_sanity_val_steps=0,
                             default_root_dir=workdir)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 trainer.fit(Tiny(), DataLoader(data, batch_size=8))
-print(time.perf_counter() - t0)
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+if kind == "trainprof":
+    print(" ".join(sorted(os.listdir(profiler.report.run_dir))))
+print(seconds, cpu)
 """
+
+# What a TrainprofProfiler run folder holds with the bench's (default) outputs.
+RUN_FILES = {"report.html", "report.json", "summary.txt", "trace.json", "time_report.csv",
+             "speed_report.csv", "training_rate.csv"}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=7, help="runs of each kind")
+    ap.add_argument("--rounds", type=int, default=9, help="runs of each kind")
     ap.add_argument("--batches", type=int, default=400, help="training batches per epoch")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args()
     kinds = ["none", "simple", "trainprof"]
     times = {k: [] for k in kinds}
+    cpu = {k: [] for k in kinds}
     env = dict(os.environ, TRAINPROF_DB="off")
     with tempfile.TemporaryDirectory() as work:
         for r in range(args.rounds):
             for k in kinds if r % 2 == 0 else reversed(kinds):
                 out = subprocess.run([sys.executable, "-c", CHILD, k, str(args.batches), work],
                                      capture_output=True, text=True, env=env, check=True)
-                times[k].append(float(out.stdout.strip().splitlines()[-1]))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    steps = 2 * args.batches
+                lines = out.stdout.strip().splitlines()
+                wall_s, cpu_s = lines[-1].split()
+                times[k].append(float(wall_s))
+                cpu[k].append(float(cpu_s))
+                if k == "trainprof" and not RUN_FILES <= set(lines[-2].split()):
+                    sys.exit(f"trainprof's run folder lacks {RUN_FILES - set(lines[-2].split())}")
     print(f"trainer.fit, 2 epochs x {args.batches} batches, {args.rounds} fresh processes each "
           "(medians):")
-    for k in kinds:
-        extra = "" if k == "none" else (
-            f"  +{100 * (med[k] / med['none'] - 1):.1f} % over none, "
-            f"{1e6 * (med[k] - med['none']) / steps:.1f} µs per batch")
-        print(f"  {k:<10} {med[k]:.3f} s{extra}")
-    print(f"  trainprof / simple: {med['trainprof'] / med['simple']:.3f}")
+    med = _print_medians("wall time", times, 2 * args.batches)
+    cpu_med = _print_medians("CPU time", cpu, 2 * args.batches)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"times": times, "medians": med}, f, indent=1)
+            json.dump({"times": times, "medians": med, "cpu": cpu, "cpu_medians": cpu_med}, f,
+                      indent=1)
+
+
+def _print_medians(what: str, times: Dict[str, List[float]], steps: int) -> Dict[str, float]:
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f" {what}:")
+    for k, v in times.items():
+        extra = "" if k == "none" else (
+            f"  {100 * (med[k] / med['none'] - 1):+.1f} % over none, "
+            f"{1e6 * (med[k] - med['none']) / steps:+.1f} µs per batch")
+        q1, _, q3 = statistics.quantiles(v, n=4)
+        print(f"  {k:<10} {med[k]:.3f} s (quartiles {q1:.3f}-{q3:.3f}){extra}")
+    print(f"  trainprof / simple: {med['trainprof'] / med['simple']:.3f}")
+    return med
 
 
 if __name__ == "__main__":

@@ -90,10 +90,11 @@ def _trainer(tmp_path: Path, profiler: TrainprofProfiler, **kwargs: Any) -> Any:
     return lightning.Trainer(**settings)
 
 
-def _profiler(tmp_path: Path) -> TrainprofProfiler:
+def _profiler(tmp_path: Path, verbose: bool = False) -> TrainprofProfiler:
     # One warm-up batch per stage, so that 10 training steps leave measured ones whatever the
-    # default of speed.warmup_batches is.
-    overrides = {"output.print": False, "speed.warmup_batches": 1}
+    # default of speed.warmup_batches is. verbose: every action in the time table, not only the
+    # concise set.
+    overrides = {"output.print": False, "speed.warmup_batches": 1, "time.verbose": verbose}
     return TrainprofProfiler(output_dir=tmp_path, overrides=overrides)
 
 
@@ -310,15 +311,95 @@ def test_action_kind(action: str, kind: str) -> None:
     assert _action_kind(action) == kind
 
 
+class RecordingProfiler(TrainprofProfiler):
+    """Keeps every action name Lightning hands the profiler, through profile() or start()."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.actions: List[str] = []
+
+    def profile(self, action_name: str) -> Any:
+        self.actions.append(action_name)
+        return super().profile(action_name)
+
+    def start(self, action_name: str) -> None:
+        self.actions.append(action_name)
+        super().start(action_name)
+
+
+def test_no_callback_hook_of_the_profiler_runs_in_the_loop(tmp_path: Path) -> None:
+    """Lightning calls (and profiles) every callable hook of every callback, 6 a batch; the
+    profiler's callback is dispatched only for setup(), and the steps are still all counted."""
+    profiler = RecordingProfiler(output_dir=tmp_path, overrides={"output.print": False})
+    trainer = _trainer(tmp_path, profiler)
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+
+    own = {a for a in profiler.actions if a.startswith("[Callback]_Trainprof")}
+    assert own == {"[Callback]_TrainprofExceptionCallback.setup"}
+    assert _speed_steps(_report_json(profiler))["training"] == EPOCHS * TRAIN_BATCHES
+
+
+class UnevenModule(TinyModule):
+    """Overrides the hooks whose actions end steps and begin stages: Lightning still calls them
+    through the profiler, so the steps are counted as with the inherited ones."""
+
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        with self.trainer.profiler.profile("user_block") as block:
+            assert block.name == "user_block"
+
+    def on_validation_epoch_start(self) -> None:
+        pass
+
+
+def test_each_step_gets_the_size_of_its_own_batch(tmp_path: Path) -> None:
+    """60 samples in batches of 8: the last batch of each epoch holds 4. The batch size comes
+    from the batch Lightning is working on at on_train_batch_end, step by step."""
+    g = torch.Generator().manual_seed(0)
+    data = TensorDataset(torch.randn(60, 4, generator=g), torch.randn(60, 1, generator=g))
+    profiler = _profiler(tmp_path, verbose=True)
+    trainer = _trainer(tmp_path, profiler, limit_train_batches=None)
+    trainer.fit(UnevenModule(), DataLoader(data, batch_size=8), _loader(1))
+
+    report = _report_json(profiler)
+    rows = table(report, "speed", "training_rate")["rows"]
+    sizes = [round(row["samples_per_s"] / row["batches_per_s"]) for row in rows]
+    assert sizes == ([8] * 7 + [4]) * EPOCHS
+    assert calls(report).get("user_block") == 8 * EPOCHS
+    assert _speed_steps(report)["validation"] == EPOCHS * VAL_BATCHES
+
+
+class ModuleLoaders(TinyModule):
+    """The loaders come from the LightningModule: Lightning then runs its val_dataloader hook
+    inside the sanity check."""
+
+    def train_dataloader(self) -> DataLoader:
+        return _loader(0)
+
+    def val_dataloader(self) -> DataLoader:
+        return _loader(1)
+
+
+def test_sanity_check_with_the_modules_loaders_is_left_out(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path, verbose=True)
+    trainer = _trainer(tmp_path, profiler, num_sanity_val_steps=2)
+    trainer.fit(ModuleLoaders())
+
+    report = _report_json(profiler)
+    assert calls(report).get(VAL_FETCH) == EPOCHS * VAL_BATCHES
+    assert calls(report).get("[LightningModule]ModuleLoaders.on_validation_start") == EPOCHS
+    assert _speed_steps(report)["validation"] == EPOCHS * VAL_BATCHES
+    assert any("sanity check (2 validation batches" in note for note in _notes(report))
+
+
 def test_own_callback_is_not_in_the_report_and_predict_keeps_the_reports(tmp_path: Path) -> None:
-    """The step callback's hooks are trainprof's bookkeeping, not the user's time; predict()
+    """The profiler's callback's hooks are trainprof's bookkeeping, not the user's time; predict()
     leaves the last report of each stage in place."""
     profiler = _profiler(tmp_path)
     trainer = _trainer(tmp_path, profiler, limit_predict_batches=2)
     trainer.fit(TinyModule(), _loader(0), _loader(1))
     fitted = profiler.report
     assert fitted is not None
-    assert not [a for a in calls(_report_json(profiler)) if "_TrainprofStepCallback" in a]
+    assert not [a for a in calls(_report_json(profiler)) if "_Trainprof" in a]
     trainer.validate(TinyModule(), _loader(1))
     trainer.predict(TinyModule(), dataloaders=_loader(1))
     assert set(profiler.reports) == {"fit", "validate"}
@@ -346,17 +427,21 @@ class LrModule(TinyModule):
 
 
 def test_the_tuner_swapping_callbacks_keeps_the_steps(tmp_path: Path) -> None:
-    """Tuner.lr_find runs fit with its own callbacks in place of the trainer's; the profiler
-    puts its step callback back, so the steps and samples/s are still counted."""
+    """Tuner.lr_find runs fit with its own callbacks in place of the trainer's; the steps come
+    from the LightningModule's hook actions, so they and samples/s are still counted."""
     from lightning.pytorch.tuner import Tuner
 
     profiler = _profiler(tmp_path)
     trainer = _trainer(tmp_path, profiler, max_epochs=1, limit_train_batches=8)
+    # No early stop: a diverging loss would end lr_find after a random number of batches.
     Tuner(trainer).lr_find(LrModule(), train_dataloaders=_loader(0), num_training=6,
-                           update_attr=False)
+                           early_stop_threshold=None, update_attr=False)
     report = _report_json(profiler)
-    assert _speed_steps(report)["training"] >= 6
-    assert _speed(report)["training"]["samples_per_s"] > 0
+    assert calls(report).get("run_training_batch") == 6
+    assert _speed_steps(report)["training"] == 6
+    assert _speed(report)["training"]["samples_per_s"] == pytest.approx(
+        8 * _speed(report)["training"]["batches_per_s"])
+    assert not _has_step_callback(trainer)
 
 
 def test_ddp_spawn_hands_the_report_to_the_parent(tmp_path: Path) -> None:

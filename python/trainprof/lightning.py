@@ -12,10 +12,12 @@ Lightning times its own actions through the profiler it is given: ``run_training
 ``[_EvaluationLoop].val_next``, ``[Strategy]SingleDeviceStrategy.training_step``, and every hook
 as ``[Callback]<name>.<hook>``, ``[LightningModule]<class>.<hook>`` or
 ``[Strategy]<class>.<hook>``. Each becomes a trainprof scope of that name, so the time report
-reads like Lightning's SimpleProfiler. A callback that the profiler adds to the trainer tells the
-Session where stages, epochs and steps begin and how many samples each batch holds, which gives
-the speed report (training, validation and data-loader throughput per batch and per sample, rate
-curves) without a progress-bar subclass.
+reads like Lightning's SimpleProfiler. The LightningModule's own hooks among those actions
+(``on_train_epoch_start``, ``on_train_batch_end``, ...; Lightning calls them whether or not the
+module overrides them) tell the Session where stages, epochs and steps begin, and the batch
+Lightning is working on gives how many samples each holds: that is the speed report (training,
+validation and data-loader throughput per batch and per sample, rate curves), without a callback
+in the loop and without a progress-bar subclass.
 
 Only this module needs Lightning (``lightning``, or ``pytorch_lightning`` alone);
 ``import trainprof`` does not.
@@ -23,6 +25,7 @@ Only this module needs Lightning (``lightning``, or ``pytorch_lightning`` alone)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -30,10 +33,11 @@ import re
 import tempfile
 import time
 import weakref
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import (Any, Callable, ContextManager, Dict, Iterable, List, Mapping, Optional, Tuple,
+                    Union)
 
 import trainprof
-from trainprof import _core, _trackers
+from trainprof import Kind, _core, _trackers
 
 try:
     import lightning as _lightning_package
@@ -101,8 +105,11 @@ _ACTION_KINDS: Tuple[Tuple["re.Pattern[str]", str], ...] = tuple(
 
 # The callback's own hooks, which Lightning profiles as "[Callback]<state_key>.<hook>": not
 # recorded (they are trainprof's bookkeeping, not the user's time).
-_OWN_CALLBACK_PREFIX = "[Callback]_TrainprofStepCallback"
-_SKIP = None
+_OWN_CALLBACK_PREFIX = "[Callback]_TrainprofExceptionCallback"
+# Lightning calls a hook on every callback first, then on the LightningModule as
+# "[LightningModule]<class>.<hook>", always (LightningModule defines them all): the module's hook
+# actions mark stages and steps in every run, whatever the callbacks (the Tuner replaces them).
+_MODULE_HOOK_PREFIX = "[LightningModule]"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -134,8 +141,9 @@ class TrainprofProfiler(Profiler):
     Lightning's sanity check (``num_sanity_val_steps``) is not recorded: its fetches would count
     as training data-loading time, and its batches are not validation steps. The report says how
     many batches it ran. Stages: training batches are ``"train"`` steps; validation batches, and
-    the test batches of ``trainer.test``, are ``"validation"`` steps. A step ends at
-    ``on_*_batch_end``, so it includes the wait for its batch.
+    the test batches of ``trainer.test``, are ``"validation"`` steps. A step ends where Lightning
+    calls the LightningModule's ``on_*_batch_end`` (after the callbacks' ``on_*_batch_end``), so
+    it includes the wait for its batch.
 
     With ``log_to_loggers`` (the default), a finished run's headline figures and its
     ``training_rate`` / ``validation_rate`` curves go to every logger of the Trainer
@@ -170,11 +178,19 @@ class TrainprofProfiler(Profiler):
         # Open scopes, innermost last: Lightning starts and stops actions in nested order.
         self._open: List[Tuple[str, Any]] = []
         self._trainer_ref: Optional["weakref.ReferenceType[Trainer]"] = None
-        self._callback = _TrainprofStepCallback(self)
-        # Per action name: its kind, or _SKIP for the callback's own hooks; one dict lookup a
-        # start() (Lightning profiles ~25 actions a batch).
-        self._plan: Dict[str, Optional[str]] = {}
-        self._in_sanity_check = False  # set by the callback's sanity-check hooks
+        # Only told of exceptions: steps and stages come from the actions (_EVENTS).
+        self._callback = _TrainprofExceptionCallback(self)
+        # Per action name: (its trainprof.Kind as an int, or None for the callback's own hooks;
+        # its _EVENTS entry or None). One dict lookup an action: ~18 a batch.
+        self._plan: Dict[str, Tuple[Optional[int], Optional[_Event]]] = {}
+        # start() takes its slow path (_gate) while this is set: no Session yet, or Lightning's
+        # sanity check may be running (_watch: the trainer to ask).
+        self._gated = True
+        self._watch: Optional[Trainer] = None
+        self._sanity_batches = 0
+        # Lightning's result collection of the running loop: its `batch` is the current batch.
+        self._results: Any = None
+        self._train_results: Any = None
         self._reports: Dict[str, trainprof.Report] = {}  # the last finished run per stage
         self._fn = ""  # the stage being recorded: fit, validate or test
         self._log_dir: Optional[str] = None  # the Trainer's log_dir, from setup()
@@ -209,7 +225,7 @@ class TrainprofProfiler(Profiler):
         self, stage: str, local_rank: Optional[int] = None, log_dir: Optional[str] = None
     ) -> None:
         """Called by the Trainer before a run: opens the Session (for fit, validate and test) and
-        adds the callback that marks stages and steps to the trainer."""
+        adds the callback that tells of exceptions to the trainer."""
         super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
         self._finish_session()  # one an earlier run left open
         fn = str(getattr(stage, "value", stage))
@@ -218,51 +234,60 @@ class TrainprofProfiler(Profiler):
         self._report = None
         self._fn = fn
         self._log_dir = log_dir
+        self._results = self._train_results = None
         trainer = self._find_trainer()
         self._open_session(fn, trainer)
+        self._regate()
         # The callback's setup() hook, which the Trainer calls next, gives it the trainer
         # (_trainer_ref): LightningModule.trainer is a weakref.proxy with torch < 2.0.
         if trainer is not None and self._callback not in trainer.callbacks:
             trainer.callbacks.append(self._callback)
 
+    def profile(self, action_name: str) -> ContextManager[Any]:  # type: ignore[override]
+        """The timed block Lightning wraps each hook in (``with profiler.profile(name):``): the
+        action's trainprof scope itself, a C object, where Profiler.profile is a generator
+        around start() and stop() that costs ~1 µs an action. ``with ... as block`` gives the
+        scope, whose ``name`` is ``action_name``."""
+        if self._gated:
+            return super().profile(action_name)  # start() and stop() know what to do
+        try:
+            kind, event = self._plan[action_name]
+        except KeyError:
+            kind, event = self._plan[action_name] = _plan_entry(action_name)
+        if event is not None:
+            event(self)
+        return _NOT_RECORDED if kind is None else _Scope(action_name, kind)
+
     def start(self, action_name: str) -> None:
-        """Begins a scope named ``action_name``, of the kind its name says."""
-        if self._session is None:
-            # Before setup() opens the Session, Lightning has already run configure_callbacks:
-            # timed here, and named in the report's notes (setup) instead of lost.
-            now = time.perf_counter()
-            self._early.setdefault(action_name, [now, 0.0])[0] = now
-            return
-        if self._in_sanity_check:
+        """Begins a scope named ``action_name``, of the kind its name says. Lightning calls it
+        for the data loaders' ``*_next`` and manual optimization's ``optimizer_step``; every
+        other action goes through :meth:`profile`."""
+        if self._gated and self._gate(action_name):
             return
         try:
-            kind = self._plan[action_name]
+            kind, event = self._plan[action_name]
         except KeyError:
-            kind = self._plan[action_name] = (
-                _SKIP if action_name.startswith(_OWN_CALLBACK_PREFIX) else _action_kind(action_name)
-            )
-        if kind is _SKIP:
+            kind, event = self._plan[action_name] = _plan_entry(action_name)
+        if event is not None:
+            event(self)
+        if kind is None:
             return
-        if kind == "loop":
-            self._keep_callback()  # a Tuner swaps trainer.callbacks for its own
-        block = _Scope(action_name, kind)
-        block.__enter__()
-        self._open.append((action_name, block))
+        scope = _Scope(action_name, kind)
+        scope.__enter__()
+        self._open.append((action_name, scope))
 
     def stop(self, action_name: str) -> None:
         """Ends the innermost open scope named ``action_name``. An action that is not open (one
         started during the sanity check, or never started) is ignored, where SimpleProfiler
         raises ValueError: an error here would replace the exception that unwinds the loop."""
         opened = self._open
+        if opened and opened[-1][0] == action_name:  # nearly always: actions nest
+            opened.pop()[1].__exit__(None, None, None)
+            return
         if self._session is None:
             early = self._early.get(action_name)
             if early is not None:
                 early[1] += time.perf_counter() - early[0]
-            return
-        if opened and opened[-1][0] == action_name:  # nearly always: actions nest
-            opened.pop()[1].__exit__(None, None, None)
-            return
-        if self._plan.get(action_name, "") is _SKIP:
             return
         for i in range(len(opened) - 2, -1, -1):
             if opened[i][0] == action_name:
@@ -307,9 +332,87 @@ class TrainprofProfiler(Profiler):
             os.close(fd)
             os.unlink(self._handoff)
         state = self.__dict__.copy()
-        state.update(_session=None, _owns_session=False, _open=[], _trainer_ref=None)
+        state.update(_session=None, _owns_session=False, _open=[], _trainer_ref=None, _plan={},
+                     _gated=True, _watch=None, _results=None, _train_results=None)
         state.pop("_lightning_module", None)
         return state
+
+    # ---- stages and steps, from the LightningModule's hook actions (_EVENTS) -------------------
+
+    def _gate(self, action_name: str) -> bool:
+        """start()'s slow path; True: the action is not recorded. Before setup() opens the
+        Session, Lightning has already run configure_callbacks: timed here, and named in the
+        report's notes (setup) instead of lost. From on_fit_start until the first action that
+        is not the sanity check (which follows on_fit_start), the trainer says whether it is."""
+        if self._session is None:
+            now = time.perf_counter()
+            self._early.setdefault(action_name, [now, 0.0])[0] = now
+            return True
+        watch = self._watch
+        if watch is not None and watch.sanity_checking:
+            if action_name.startswith(_MODULE_HOOK_PREFIX) and action_name.endswith(
+                    ".on_validation_batch_end"):
+                self._sanity_batches += 1
+            return True
+        self._watch = None
+        self._regate()
+        if self._sanity_batches:
+            self._session.add_note(
+                f"Lightning's sanity check ({self._sanity_batches} validation batches before "
+                "training, num_sanity_val_steps) is not in this report"
+            )
+            self._sanity_batches = 0
+        return False
+
+    def _regate(self) -> None:
+        self._gated = self._session is None or self._watch is not None
+
+    def _on_fit_start(self) -> None:
+        self._watch = self._trainer()
+        self._sanity_batches = 0
+        self._regate()
+
+    def _on_train_start(self) -> None:
+        trainer = self._trainer()
+        if trainer is not None:
+            _set_workers(self._session, trainer.train_dataloader)
+
+    def _on_train_epoch_start(self) -> None:
+        trainer = self._trainer()
+        if trainer is not None:
+            self._keep_callback(trainer)
+            self._session.epoch = trainer.current_epoch
+            self._results = self._train_results = _results_of(trainer)
+        self._session.stage("train")
+
+    def _on_evaluation_epoch_start(self) -> None:
+        """on_validation_epoch_start and on_test_epoch_start."""
+        trainer = self._trainer()
+        if trainer is not None:
+            if self._fn != "fit":
+                self._session.epoch = trainer.current_epoch
+                testing = self._fn == "test"
+                _set_workers(self._session,
+                             trainer.test_dataloaders if testing else trainer.val_dataloaders)
+            self._results = _results_of(trainer)
+        self._session.stage("validation")
+
+    def _on_validation_end(self) -> None:
+        # Validation may run inside a training epoch: its next batches are training again.
+        if self._fn == "fit":
+            self._session.stage("train")
+            self._results = self._train_results
+
+    def _on_batch_end(self) -> None:
+        """on_train_batch_end, on_validation_batch_end, on_test_batch_end: the step ends."""
+        _end_step(self._session, getattr(self._results, "batch", None))
+
+    def _trainer(self) -> Optional[Trainer]:
+        if self._trainer_ref is not None:
+            trainer = self._trainer_ref()
+            if trainer is not None:
+                return trainer
+        return self._find_trainer()
 
     # ---- internals ------------------------------------------------------------------------------
 
@@ -350,6 +453,8 @@ class TrainprofProfiler(Profiler):
 
     def _finish_session(self) -> None:
         session, self._session = self._session, None
+        self._watch = None
+        self._regate()
         if session is None or not self._owns_session:
             return
         self._close_open_scopes()
@@ -392,6 +497,8 @@ class TrainprofProfiler(Profiler):
         """The run stopped on an exception (Lightning then calls no describe()): finishes the
         Session with a note saying why; a file that cannot be written is printed, not raised."""
         session, self._session = self._session, None
+        self._watch = None
+        self._regate()
         if session is None or not self._owns_session:
             return
         self._close_open_scopes()
@@ -417,17 +524,12 @@ class TrainprofProfiler(Profiler):
             return None
         return os.path.join(os.path.abspath(self._log_dir), "trainprof")
 
-    def _keep_callback(self) -> None:
-        """Puts the step callback back when the Trainer's callbacks were replaced (the Tuner's
-        lr_find and scale_batch_size run fit with callbacks of their own): without it no step
-        would be counted."""
-        trainer = self._trainer_ref() if self._trainer_ref is not None else self._find_trainer()
-        if trainer is None or self._callback in trainer.callbacks:
-            return
-        trainer.callbacks.append(self._callback)
-        self._callback.setup(trainer, trainer.lightning_module, "fit")
-        if self._session is not None:
-            self._session.stage("train")
+    def _keep_callback(self, trainer: Trainer) -> None:
+        """Puts the callback back when the Trainer's callbacks were replaced (the Tuner's lr_find
+        and scale_batch_size run fit with callbacks of their own): without it an exception there
+        would leave the Session open until exit, without saying why."""
+        if self._callback not in trainer.callbacks:
+            trainer.callbacks.append(self._callback)
 
     def _detach_callback(self) -> None:
         trainer = self._trainer_ref() if self._trainer_ref is not None else None
@@ -435,107 +537,79 @@ class TrainprofProfiler(Profiler):
             trainer.callbacks.remove(self._callback)
 
 
-class _TrainprofStepCallback(Callback):
-    """Tells the profiler's Session where stages, epochs and steps begin, from Lightning's hooks.
+_Event = Callable[[TrainprofProfiler], None]
 
-    A step ends at ``on_train_batch_end`` / ``on_validation_batch_end`` and the next begins there,
-    so a step holds the fetch of its batch (Lightning fetches before ``on_*_batch_start``). The
-    train stage begins at ``on_train_epoch_start`` and again at ``on_validation_end`` (validation
-    may run inside a training epoch); the validation stage at ``on_validation_epoch_start``.
+# The LightningModule hooks whose actions move the Session on, each run as the action starts:
+# after every callback's hook of that name, as the step callback of earlier versions did, which
+# Lightning added last. A step ends at on_*_batch_end, so it holds the fetch of its batch
+# (Lightning fetches before on_*_batch_start); the train stage begins at on_train_epoch_start and
+# again at on_validation_end, the validation stage at on_validation_epoch_start.
+_EVENTS: Dict[str, _Event] = {
+    "on_fit_start": TrainprofProfiler._on_fit_start,
+    "on_train_start": TrainprofProfiler._on_train_start,
+    "on_train_epoch_start": TrainprofProfiler._on_train_epoch_start,
+    "on_train_batch_end": TrainprofProfiler._on_batch_end,
+    "on_validation_epoch_start": TrainprofProfiler._on_evaluation_epoch_start,
+    "on_validation_batch_end": TrainprofProfiler._on_batch_end,
+    "on_validation_end": TrainprofProfiler._on_validation_end,
+    "on_test_epoch_start": TrainprofProfiler._on_evaluation_epoch_start,
+    "on_test_batch_end": TrainprofProfiler._on_batch_end,
+}
+
+
+def _plan_entry(action_name: str) -> Tuple[Optional[int], Optional[_Event]]:
+    """The plan for an action: its kind as an int, the form _core.Scope takes fastest (None:
+    not recorded), and its event."""
+    if action_name.startswith(_OWN_CALLBACK_PREFIX):
+        return None, None
+    event = None
+    if action_name.startswith(_MODULE_HOOK_PREFIX):
+        event = _EVENTS.get(action_name.rpartition(".")[2])
+    return int(Kind[_action_kind(action_name).upper()]), event
+
+
+# What profile() gives for an action that is not recorded (reusable, as a scope is not).
+_NOT_RECORDED = contextlib.nullcontext()
+
+
+class _TrainprofExceptionCallback(Callback):
+    """Finishes the profiler's Session when the run stops on an exception or Ctrl-C: Lightning
+    then calls only the callbacks' on_exception, no profiler method. Its setup() hook gives the
+    profiler the Trainer itself (LightningModule.trainer is a weakref.proxy with torch < 2.0).
+
+    Lightning calls, and profiles, every callable hook of every callback, 6 a training batch
+    (trainer/call.py, _call_callback_hooks: ``if callable(fn)``): the hooks this callback does not
+    need are None below, so that Lightning passes them over.
     """
 
     def __init__(self, profiler: TrainprofProfiler) -> None:
         super().__init__()
         self._profiler = profiler
-        self._sanity_batches = 0
-
-    def _session(self, trainer: Trainer) -> Optional[trainprof.Session]:
-        return None if trainer.sanity_checking else self._profiler.session
 
     def setup(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
         self._profiler._trainer_ref = weakref.ref(trainer)
-
-    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        session = self._session(trainer)
-        if session is not None:
-            _set_workers(session, trainer.train_dataloader)
-
-    def on_train_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        session = self._session(trainer)
-        if session is not None:
-            session.epoch = trainer.current_epoch
-            session.stage("train")
-
-    def on_train_batch_end(
-        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any, batch_idx: int
-    ) -> None:
-        _end_step(self._session(trainer), batch)
-
-    def on_validation_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self._begin_evaluation(trainer, trainer.val_dataloaders)
-
-    def on_validation_batch_end(
-        self,
-        trainer: Trainer,
-        pl_module: LightningModule,
-        outputs: Any,
-        batch: Any,
-        batch_idx: int,
-        dataloader_idx: int = 0,
-    ) -> None:
-        if trainer.sanity_checking:
-            self._sanity_batches += 1
-        _end_step(self._session(trainer), batch)
-
-    def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        session = self._session(trainer)
-        if session is not None and _fitting(trainer):
-            session.stage("train")
-
-    def on_test_epoch_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self._begin_evaluation(trainer, trainer.test_dataloaders)
-
-    def on_test_batch_end(
-        self,
-        trainer: Trainer,
-        pl_module: LightningModule,
-        outputs: Any,
-        batch: Any,
-        batch_idx: int,
-        dataloader_idx: int = 0,
-    ) -> None:
-        _end_step(self._session(trainer), batch)
-
-    def on_sanity_check_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self._sanity_batches = 0
-        self._profiler._in_sanity_check = True
-
-    def on_sanity_check_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        self._profiler._in_sanity_check = False
-        session = self._profiler.session
-        if session is not None and self._sanity_batches > 0:
-            session.add_note(
-                f"Lightning's sanity check ({self._sanity_batches} validation batches before "
-                "training, num_sanity_val_steps) is not in this report"
-            )
 
     def on_exception(
         self, trainer: Trainer, pl_module: LightningModule, exception: BaseException
     ) -> None:
         self._profiler._abort(exception)
 
-    def _begin_evaluation(self, trainer: Trainer, loaders: Any) -> None:
-        session = self._session(trainer)
-        if session is None:
-            return
-        if not _fitting(trainer):
-            session.epoch = trainer.current_epoch
-            _set_workers(session, loaders)
-        session.stage("validation")
+
+# on_save_checkpoint and on_load_checkpoint stay: Lightning calls them without asking callable().
+for _hook in [h for h in vars(Callback) if h.startswith("on_") or h == "teardown"]:
+    if _hook not in ("on_exception", "on_save_checkpoint", "on_load_checkpoint"):
+        setattr(_TrainprofExceptionCallback, _hook, None)
+del _hook
 
 
-def _fitting(trainer: Trainer) -> bool:
-    return trainer.state.fn == "fit"
+def _results_of(trainer: Trainer) -> Any:
+    """Lightning's result collection of the running loop, whose ``batch`` is the batch being
+    worked on (set before on_*_batch_start, cleared after on_*_batch_end); None where this
+    Lightning has none (the batch size is then unknown, the steps are still counted)."""
+    try:
+        return trainer._results
+    except (AttributeError, RuntimeError):
+        return None
 
 
 def _end_step(session: Optional[trainprof.Session], batch: Any) -> None:
