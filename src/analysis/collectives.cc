@@ -7,7 +7,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "analysis/analyze.h"
+#include "analysis/rank_analysis.h"
 #include "analysis/kernel_class.h"
 
 namespace trainprof::analysis {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analyze.h"
+#include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/chrome_trace_writer.h"
 

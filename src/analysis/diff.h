@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analyze.h"
+#include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 

@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "analysis/analyze.h"
+#include "analysis/rank_analysis.h"
 #include "analysis/collectives.h"
 #include "analysis/findings.h"
 #include "report/report.h"

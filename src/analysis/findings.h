@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analyze.h"
+#include "analysis/rank_analysis.h"
 #include "analysis/collectives.h"
 #include "analysis/rank_parts.h"
 #include "report/report.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/analyze.h"
 #include "base/diagnostics.h"
 
 namespace trainprof::analysis {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/analyze.h"
+#include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 #include "trainprof/status.h"

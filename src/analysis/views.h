@@ -1,5 +1,6 @@
-// The sections of `trainprof analyze`'s report: one function per section, each in a file beside
-// the analysis it shows, all called in order from the list in analyze.cc. A new view is a new
+// The sections of `trainprof analyze`'s report: one function per section, each in a
+// `*_section.cc` file beside the analysis it shows (or in the analysis's own file where it is a
+// few lines), all called in order from the list in analyze.cc. A new view is a new
 // file with one `AddXxxSection` and one line in that list (docs/architecture.md).
 //
 //   void AddThingSection(const AnalyzeInput& in, report::Report& r) {
@@ -11,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analyze.h"
 #include "analysis/collectives.h"
+#include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 
@@ -43,9 +44,9 @@ inline void MarkLong(report::Table& t) {
   if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
 }
 
-void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_view.cc
-void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_view.cc
-void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_view.cc
+void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_section.cc
+void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_section.cc
+void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_section.cc
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r);  // operator_section.cc
 void AddKernelSection(const AnalyzeInput& in, report::Report& r);    // operator_section.cc
 void AddKernelSequencesSection(const AnalyzeInput& in,

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <optional>
 
+#include "analysis/analyze.h"
 #include "base/atomic_file.h"
 #include "cli/analyze_run.h"
 
