@@ -32,81 +32,34 @@ std::string_view BaseName(std::string_view op) {
 }
 
 bool IsGemmName(std::string_view base) {
-  static constexpr std::array<std::string_view, 16> kGemm = {"mm",
-                                                             "addmm",
-                                                             "bmm",
-                                                             "baddbmm",
-                                                             "addbmm",
-                                                             "matmul",
-                                                             "linear",
-                                                             "mv",
-                                                             "addmv",
-                                                             "dot",
-                                                             "_scaled_mm",
-                                                             "_int_mm",
-                                                             "einsum",
-                                                             "_grouped_mm",
-                                                             "_scaled_grouped_mm",
-                                                             "_addmm_activation"};
+  // clang-format off
+  static constexpr std::array<std::string_view, 16> kGemm = {
+      "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "mv", "addmv", "dot",
+      "_scaled_mm", "_int_mm", "einsum", "_grouped_mm", "_scaled_grouped_mm",
+      "_addmm_activation"};
+  // clang-format on
   return IsOneOf(base, kGemm) || Has(base, "gemm") || Has(base, "matmul");
 }
 
 bool IsReductionName(std::string_view base) {
-  static constexpr std::array<std::string_view, 22> kReduce = {"sum",      "mean",
-                                                               "max",      "min",
-                                                               "amax",     "amin",
-                                                               "argmax",   "argmin",
-                                                               "cumsum",   "cumprod",
-                                                               "prod",     "var",
-                                                               "std",      "var_mean",
-                                                               "std_mean", "all",
-                                                               "any",      "topk",
-                                                               "sort",     "logsumexp",
-                                                               "nansum",   "linalg_vector_norm"};
+  // clang-format off
+  static constexpr std::array<std::string_view, 22> kReduce = {
+      "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "cumsum", "cumprod",
+      "prod", "var", "std", "var_mean", "std_mean", "all", "any", "topk", "sort", "logsumexp",
+      "nansum", "linalg_vector_norm"};
+  // clang-format on
   return IsOneOf(base, kReduce) || base == "norm";
 }
 
 bool IsElementwiseName(std::string_view base) {
-  static constexpr std::array<std::string_view, 40> kElementwise = {"add",
-                                                                    "sub",
-                                                                    "mul",
-                                                                    "div",
-                                                                    "neg",
-                                                                    "gelu",
-                                                                    "silu",
-                                                                    "relu",
-                                                                    "sigmoid",
-                                                                    "tanh",
-                                                                    "exp",
-                                                                    "log",
-                                                                    "pow",
-                                                                    "sqrt",
-                                                                    "rsqrt",
-                                                                    "abs",
-                                                                    "clamp",
-                                                                    "where",
-                                                                    "masked_fill",
-                                                                    "fill_",
-                                                                    "zero_",
-                                                                    "copy_",
-                                                                    "_to_copy",
-                                                                    "to",
-                                                                    "clone",
-                                                                    "dropout",
-                                                                    "native_dropout",
-                                                                    "erf",
-                                                                    "reciprocal",
-                                                                    "maximum",
-                                                                    "minimum",
-                                                                    "lerp",
-                                                                    "addcmul",
-                                                                    "addcdiv",
-                                                                    "hardtanh",
-                                                                    "leaky_relu",
-                                                                    "threshold_backward",
-                                                                    "gelu_backward",
-                                                                    "silu_backward",
-                                                                    "sigmoid_backward"};
+  // clang-format off
+  static constexpr std::array<std::string_view, 40> kElementwise = {
+      "add", "sub", "mul", "div", "neg", "gelu", "silu", "relu", "sigmoid", "tanh", "exp", "log",
+      "pow", "sqrt", "rsqrt", "abs", "clamp", "where", "masked_fill", "fill_", "zero_", "copy_",
+      "_to_copy", "to", "clone", "dropout", "native_dropout", "erf", "reciprocal", "maximum",
+      "minimum", "lerp", "addcmul", "addcdiv", "hardtanh", "leaky_relu", "threshold_backward",
+      "gelu_backward", "silu_backward", "sigmoid_backward"};
+  // clang-format on
   static constexpr std::array<std::string_view, 6> kFused = {"_foreach_", "rotary",     "rope",
                                                              "and_mul",   "activation", "quant"};
   std::string_view b = base;

@@ -119,6 +119,41 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mi300_facebook", "mi300/facebook_timesformer-base-finetuned-k400__1016002.json.gz"}),
     [](const auto& info) { return info.param.stem; });
 
+// SGLang's Qwen3-8B on an MI300X, decode under HIP graphs and prefill + decode: TraceLens's own
+// report (perf_csvs/ beside the traces, its inference mode). Its categories are per parent
+// module; summed per category, GEMM and RMSNorm match ours, and its elementwise, RoPE and
+// multi_tensor_apply together are our elementwise (ours holds rotary embeddings and foreach).
+TEST(TraceLensGolden, InferenceCategoriesMatchTraceLensReport) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  const std::map<std::string, std::vector<std::string>> same = {
+      {"GEMM", {"GEMM"}},
+      {"normalization", {"RMSNorm"}},
+      {"elementwise", {"elementwise", "RoPE_fwd", "multi_tensor_apply"}}};
+  for (const char* run : {"sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+                          "sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz"}) {
+    const std::string dir = std::string(run).substr(0, std::string(run).find('/'));
+    std::ifstream in(kModern + "inference/" + dir + "/perf_csvs/ops_summary_by_category.csv");
+    ASSERT_TRUE(in.good()) << dir;
+    std::map<std::string, double> theirs;  // category -> % (summed over parent modules)
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+      const std::vector<std::string> f = Fields(line);
+      theirs[f[0]] += std::stod(f[5]);  // "Percentage (%)"
+    }
+    const RankAnalysis a = Analyse(std::string("inference/") + run);
+    for (const auto& [ours_name, their_names] : same) {
+      double t = 0;
+      for (const std::string& n : their_names) t += theirs[n];
+      double o = 0;
+      for (size_t c = 0; c < kNumOpCategories; ++c)
+        if (ours_name == OpCategoryName(static_cast<OpCategory>(c)))
+          o = a.categories.share_pct(static_cast<OpCategory>(c));
+      EXPECT_NEAR(o, t, 2.0) << dir << " " << ours_name;
+    }
+  }
+}
+
 // The same model does the same GEMM work on both vendors, whatever their kernels are called.
 TEST(TraceLensGolden, SameGemmFlopsOnH100AndMi300x) {
   TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
