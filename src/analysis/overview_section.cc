@@ -56,9 +56,14 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
           rank));
     if (s.synthetic)
       ov.notes.push_back(
-          fmt::format("Rank {}: no ProfilerStep ranges; the whole trace is one step "
-                      "(\"all\").",
-                      rank));
+          s.gpu_window
+              ? fmt::format("Rank {}: no ProfilerStep ranges (an inference, on-demand or GPU-only "
+                            "trace); the window analysed is the GPU's busy span, from its first "
+                            "GPU event to its last (\"all\").",
+                            rank)
+              : fmt::format("Rank {}: no ProfilerStep ranges; the whole trace is one step "
+                            "(\"all\").",
+                            rank));
   }
   if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
   ov.AddMetric("steps", "Steps analysed", all_steps, Unit::kCount);

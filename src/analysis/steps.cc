@@ -36,9 +36,19 @@ bool LaunchedWork(const trace::TraceModel& m) {
   return false;
 }
 
-}  // namespace
+// From the first GPU event's start to the last one's end; {INT64_MAX, INT64_MIN} without any.
+std::pair<int64_t, int64_t> GpuSpan(const trace::TraceModel& m) {
+  std::pair<int64_t, int64_t> span{std::numeric_limits<int64_t>::max(),
+                                   std::numeric_limits<int64_t>::min()};
+  for (size_t i = 0; i < m.size(); ++i)
+    if (trace::IsGpuKind(m.kind[i]))
+      span = {std::min(span.first, m.ts_ns[i]), std::max(span.second, m.end_ns(i))};
+  return span;
+}
 
-StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
+// The plugin's steps; without ProfilerStep ranges, one step "all" over every event (gpu_window:
+// FindSteps narrows it to the GPU's busy span).
+StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode) {
   StepsResult out;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -63,10 +73,13 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
   std::stable_sort(out.steps.begin(), out.steps.end(),
                    [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
   if (out.steps.empty()) {
-    if (cpu_min == kMax) return out;  // no CPU events at all
+    out.gpu_window = std::ranges::any_of(m.kind, trace::IsGpuKind);
+    if (cpu_min == kMax && !out.gpu_window) return out;  // no CPU or GPU events at all
     out.synthetic = true;
     Step s;
-    s.name = "all";
+    s.name = "all";  // with GPU work: every event, so that it holds every launch call
+    for (size_t i = 0; i < m.size() && out.gpu_window; ++i)
+      cpu_min = std::min(cpu_min, m.ts_ns[i]), cpu_max = std::max(cpu_max, m.end_ns(i));
     s.host_begin_ns = s.begin_ns = cpu_min;
     s.host_end_ns = s.end_ns = cpu_max;
     out.steps.push_back(s);
@@ -170,6 +183,18 @@ StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
       for (size_t i = keep; i < n; ++i) out.dropped.push_back(out.steps[i].name);
       out.steps.resize(keep);
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
+  StepsResult out = FindProfilerSteps(m, mode);
+  if (out.gpu_window) {  // no ProfilerStep: the window is the GPU's busy span
+    const auto [lo, hi] = GpuSpan(m);
+    out.steps.front().begin_ns = lo;
+    out.steps.front().end_ns = hi;
   }
   return out;
 }

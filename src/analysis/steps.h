@@ -2,7 +2,9 @@
 // ProfilerStep#N host range, extended to the end of the GPU work its runtime calls launched and
 // starting no earlier than the previous step's end; trailing steps whose GPU work was not
 // captured are dropped (a last step with under 80 % of the previous step's launches is
-// incomplete). A trace without ProfilerStep ranges is one step spanning its CPU events.
+// incomplete). A trace without ProfilerStep ranges (inference, on-demand and GPU-only traces)
+// is one step: the GPU's busy span, from its first GPU event's start to its last one's end, or,
+// without GPU work, the span of its CPU events.
 // docs/trace-analysis.md gives the algorithm.
 #pragma once
 
@@ -31,6 +33,7 @@ struct StepsResult {
   std::vector<Step> steps;
   std::vector<std::string> dropped;  // names of trailing steps left out (kComplete)
   bool synthetic = false;            // no ProfilerStep: one step over the whole trace
+  bool gpu_window = false;           // ... and that step is the GPU's busy span
   bool has_gpu = false;              // some runtime call launched GPU work
   // The trace was cut inside its events (TraceModel::truncated) and had GPU work. Kineto writes
   // runtime calls and GPU events after every CPU event, grouped by thread and buffer rather than

@@ -46,7 +46,7 @@ template <class A> void Fields(A& a, Step& s) {
   a(s.name, s.number, s.begin_ns, s.end_ns, s.host_begin_ns, s.host_end_ns, s.launches);
 }
 template <class A> void Fields(A& a, StepsResult& s) {
-  a(s.steps, s.dropped, s.synthetic, s.has_gpu, s.gpu_data_cut);
+  a(s.steps, s.dropped, s.synthetic, s.has_gpu, s.gpu_data_cut, s.gpu_window);
 }
 template <class A> void Fields(A& a, StepBreakdown& s) { a(s.step, s.total_ns, s.ns); }
 template <class A> void Fields(A& a, Overview& o) {

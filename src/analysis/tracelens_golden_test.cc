@@ -154,6 +154,41 @@ TEST(TraceLensGolden, InferenceCategoriesMatchTraceLensReport) {
   }
 }
 
+// Inference traces have no ProfilerStep: the window is the GPU's busy span, so the headline
+// utilization is TraceLens's busy time over its timeline (gpu_timeline.csv) within a point, and
+// a GPU kept 99.8 % busy is not called idle.
+TEST(TraceLensGolden, InferenceUtilizationIsTraceLensBusyTime) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  for (const char* run : {"sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+                          "sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+                          "vllm_prefilldecode_piecewise/graph_execution.json.gz"}) {
+    const std::string dir = std::string(run).substr(0, std::string(run).find('/'));
+    std::ifstream in(kModern + "inference/" + dir + "/perf_csvs/gpu_timeline.csv");
+    ASSERT_TRUE(in.good()) << dir;
+    double busy_pct = -1;
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with("busy_time,")) busy_pct = std::stod(Fields(line)[2]);
+    const RankAnalysis a = Analyse(std::string("inference/") + run);
+    ASSERT_TRUE(a.steps.gpu_window) << dir;
+    ASSERT_EQ(a.gpus.size(), 1u) << dir;
+    EXPECT_NEAR(a.gpus.front().utilization_pct, busy_pct, 1.0) << dir;
+    if (busy_pct > 90)
+      for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "low_utilization") << dir;
+  }
+}
+
+// A ROCm trace with GPU events only is analysed over its GPU's busy span, not refused.
+TEST(TraceLensGolden, GpuOnlyTraceIsAnalysed) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  const RankAnalysis a = Analyse("mi210/gpu_only_trace.json.gz");
+  ASSERT_EQ(a.steps.steps.size(), 1u);
+  EXPECT_TRUE(a.steps.gpu_window);
+  ASSERT_EQ(a.gpus.size(), 1u);
+  EXPECT_EQ(a.gpus.front().kernels, 562);
+  EXPECT_GT(a.gpus.front().utilization_pct, 0);
+  EXPECT_EQ(a.categories.by_kernel_ns, a.categories.total_ns);  // no operator above any kernel
+}
+
 // The same model does the same GEMM work on both vendors, whatever their kernels are called.
 TEST(TraceLensGolden, SameGemmFlopsOnH100AndMi300x) {
   TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
