@@ -73,10 +73,10 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
     s.notes.push_back("No GPU kernels, memcpys or memsets in the trace.");
     return;
   }
-  t.chart = {.kind = report::ChartKind::kBars,
-             .title = "Share of GPU time per category",
-             .label = "category",
-             .values = {"share_pct"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Share of GPU time per category",
+                      .label = "category",
+                      .values = {"share_pct"}});
   s.notes.push_back(
       "Each kernel's time goes to the innermost operator that launched it (TraceLens's direct "
       "kernel time) and takes that operator's category; the share is of all GPU work "

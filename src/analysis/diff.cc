@@ -80,10 +80,10 @@ void AddChangeTables(report::Section& sec, const std::string& what, const std::s
                                    {"time_a_s", "Time A", Unit::kSeconds},
                                    {"time_b_s", "Time B", Unit::kSeconds},
                                    {"delta_s", "Delta", Unit::kSeconds}});
-  t.chart = {.kind = report::ChartKind::kBars,
-             .title = fmt::format("{}: change per step (B - A)", what),
-             .label = "name",
-             .values = {"delta_s"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = fmt::format("{}: change per step (B - A)", what),
+                      .label = "name",
+                      .values = {"delta_s"}});
   auto emit = [&](const std::vector<Row>& rows, const char* change) {
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(top_n); ++i) {
       const Row& r = rows[i];
@@ -142,10 +142,10 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                                  {"b_s", "B", Unit::kSeconds},
                                  {"delta_s", "Delta", Unit::kSeconds},
                                  {"delta_pct", "Delta %", Unit::kPercent}});
-  t.chart = {.kind = report::ChartKind::kBars,
-             .title = "Change of the average step by category (B - A)",
-             .label = "category",
-             .values = {"delta_s"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Change of the average step by category (B - A)",
+                      .label = "category",
+                      .values = {"delta_s"}});
   auto row = [&](const std::string& name, double x, double y) {
     Value pct = x > 0 ? Value(100 * (y - x) / x) : Value(std::monostate{});
     t.rows.push_back({name, x / 1e9, y / 1e9, (y - x) / 1e9, pct});

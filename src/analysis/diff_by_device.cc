@@ -103,10 +103,10 @@ void AddTable(report::Section& s, const std::string& id, const std::string& titl
     if (rates) row.push_back(Rate(pa)), row.push_back(Rate(pb));
     t.rows.push_back(std::move(row));
   }
-  t.chart = {.kind = report::ChartKind::kBars,
-             .title = title + ": change per step (B - A)",
-             .label = "name",
-             .values = {"delta_s"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = title + ": change per step (B - A)",
+                      .label = "name",
+                      .values = {"delta_s"}});
 }
 
 }  // namespace

@@ -72,8 +72,10 @@ void AddStepTable(const std::vector<RankInfo>& models, const std::vector<RankAna
                   {"overlap_s", "Overlapping", Unit::kSeconds},
                   {"communication_s", "Communication", Unit::kSeconds},
                   {"other_s", "Other", Unit::kSeconds}});
+  size_t ranks_with_steps = 0;
   for (size_t i = 0; i < models.size(); ++i) {
     const std::vector<CommBreakdown>& b = an[i].comm_breakdowns;
+    ranks_with_steps += b.empty() ? 0 : 1;
     for (size_t k = 0; k < b.size(); ++k) {
       const Step& st = an[i].steps.steps[k];
       t.rows.push_back({fmt::format("{}", models[i].rank), st.name, Seconds(st.dur_ns()),
@@ -82,6 +84,15 @@ void AddStepTable(const std::vector<RankInfo>& models, const std::vector<RankAna
     }
   }
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
+  if (!t.rows.empty()) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
+    t.charts.push_back({.kind = report::ChartKind::kBars,
+                        .label = "step",
+                        .values = {"computation_s", "overlap_s", "communication_s", "other_s"},
+                        .limit = 0,
+                        .horizontal = false,
+                        .label_format = ranks_with_steps > 1 ? "r{rank} {step}" : "",
+                        .label_trim = "ProfilerStep"});
+  }
 }
 
 void AddCommOpTable(const std::vector<RankInfo>& models, const CollectivesResult& c,

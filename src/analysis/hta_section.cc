@@ -55,6 +55,13 @@ void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
                          s.gaps[0] + s.gaps[1] + s.gaps[2]});
     }
   }
+  if (!it.rows.empty() && it.rows.size() <= 64) {  // beyond that, a bar per stream is unreadable
+    it.charts.push_back({.kind = report::ChartKind::kBars,
+                         .title = "GPU idle time per rank and stream",
+                         .values = {"host_wait_s", "kernel_wait_s", "other_s"},
+                         .limit = 0,
+                         .label_format = "rank {rank} stream {stream}"});
+  }
   it.notes.push_back(fmt::format(
       "Host wait: the GPU was free before the CPU launched the next kernel. Kernel wait: a gap "
       "under {} µs between back-to-back kernels.",
@@ -104,10 +111,10 @@ void KernelTypeBreakdownTable(const AnalyzeInput& in, report::Section& s) {
                                  {{"kernel_type", "Kernel type", Unit::kText},
                                   {"time_s", "Time", Unit::kSeconds},
                                   {"pct", "Share", Unit::kPercent}});
-  kt.chart = {.kind = report::ChartKind::kBars,
-              .title = "GPU time by kernel type",
-              .label = "kernel_type",
-              .values = {"time_s"}};
+  kt.charts.push_back({.kind = report::ChartKind::kBars,
+                       .title = "GPU time by kernel type",
+                       .label = "kernel_type",
+                       .values = {"time_s"}});
   int64_t type_sum = 0;
   for (const auto& [label, ns] : types) type_sum += ns;
   std::vector<std::pair<std::string, int64_t>> sorted(types.begin(), types.end());

@@ -59,7 +59,8 @@ void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r) {
                         b.bytes_per_s(), static_cast<double>(b.max_bytes_per_s)});
     }
   if (any_bytes)
-    t.chart = {.kind = report::ChartKind::kBars, .label = "direction", .values = {"bandwidth"}};
+    t.charts.push_back(
+        {.kind = report::ChartKind::kBars, .label = "direction", .values = {"bandwidth"}});
   if (t.rows.empty())
     s.notes.push_back("No memcpy events.");
   else if (!any_bytes)

@@ -47,9 +47,9 @@ void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const Device
     t.rows.push_back({Seconds(p.ts_ns - t0), p.allocated,
                       p.reserved == trace::kNone ? report::Value{} : report::Value{p.reserved}});
   }
-  t.chart = {.kind = report::ChartKind::kLines,
-             .label = "time_s",
-             .values = {"allocated_bytes", "reserved_bytes"}};
+  t.charts.push_back({.kind = report::ChartKind::kLines,
+                      .label = "time_s",
+                      .values = {"allocated_bytes", "reserved_bytes"}});
 }
 
 void AddPeaks(report::Section& s, const AnalyzeInput& in) {
@@ -86,7 +86,7 @@ void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
                           std::string("(allocated before the trace)"), d.live_unknown});
     }
   MarkLong(t);
-  t.chart = {.kind = report::ChartKind::kBars, .label = "operator", .values = {"bytes"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars, .label = "operator", .values = {"bytes"}});
 }
 
 void AddAllocations(report::Section& s, const AnalyzeInput& in) {

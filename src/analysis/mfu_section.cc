@@ -43,10 +43,10 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
         "No mm, addmm, bmm, linear, convolution or attention call with Input Dims that fit.");
     return;
   }
-  t.chart = {.kind = report::ChartKind::kBars,
-             .title = "Achieved TFLOP/s per operator",
-             .label = "operator",
-             .values = {"tflops_per_s"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Achieved TFLOP/s per operator",
+                      .label = "operator",
+                      .values = {"tflops_per_s"}});
 }
 
 void AddSteps(report::Section& s, const AnalyzeInput& in) {

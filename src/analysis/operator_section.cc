@@ -140,11 +140,11 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   report::Table& top =
       s.AddTable("operator_view_top", fmt::format("Top {} operators by device self time", kTopRows),
                  OperatorColumns());
-  top.chart = {.kind = report::ChartKind::kBars,
-               .title = "Device self time by operator",
-               .label = "name",
-               .values = {"device_self_s"},
-               .limit = kTopRows};
+  top.charts.push_back({.kind = report::ChartKind::kBars,
+                        .title = "Device self time by operator",
+                        .label = "name",
+                        .values = {"device_self_s"},
+                        .limit = kTopRows});
   report::Table& all = s.AddTable("operator_view", "Operators", OperatorColumns());
   std::vector<std::pair<const OperatorRow*, std::string>> ranked;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
@@ -175,11 +175,11 @@ void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
   report::Table& top =
       s.AddTable("kernel_view_top", fmt::format("Top {} kernels by total time", kTopRows),
                  KernelColumns(false));
-  top.chart = {.kind = report::ChartKind::kBars,
-               .title = "Total time by kernel",
-               .label = "name",
-               .values = {"total_s"},
-               .limit = kTopRows};
+  top.charts.push_back({.kind = report::ChartKind::kBars,
+                        .title = "Total time by kernel",
+                        .label = "name",
+                        .values = {"total_s"},
+                        .limit = kTopRows});
   report::Table& k = s.AddTable("kernel_view", "Kernels", KernelColumns(false));
   report::Table& ok =
       s.AddTable("operator_kernel_view", "Kernels per operator", KernelColumns(true));

@@ -28,9 +28,11 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
       ov.AddTable("step_breakdown_average", "Average step, share of step time", pcols);
   double all_total = 0;
   int64_t all_steps = 0;
+  size_t ranks_with_steps = 0;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const Overview& o2 = in.analyses[i].overview;
     std::string rank = in.RankLabel(i);
+    ranks_with_steps += o2.steps.empty() ? 0 : 1;
     for (const StepBreakdown& b : o2.steps) {
       std::vector<Value> row = {rank, b.step, Seconds(b.total_ns)};
       for (int c = 0; c < kNumCategories; ++c) row.push_back(Seconds(b.ns[c]));
@@ -66,6 +68,16 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
                             rank));
   }
   if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
+  if (!steps.rows.empty()) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
+    report::ChartHint h{.kind = report::ChartKind::kBars,
+                        .label = "step",
+                        .limit = 0,
+                        .horizontal = false,
+                        .label_format = ranks_with_steps > 1 ? "r{rank} {step}" : "",
+                        .label_trim = "ProfilerStep"};
+    for (int c = 0; c < kNumCategories; ++c) h.values.push_back(std::string(CategoryKey(c)) + "_s");
+    steps.charts.push_back(std::move(h));
+  }
   ov.AddMetric("steps", "Steps analysed", all_steps, Unit::kCount);
   if (all_steps > 0)
     ov.AddMetric("avg_step_time_s", "Average step time", all_total / all_steps / 1e9,

@@ -21,10 +21,10 @@ void PhaseTable(const AnalyzeInput& in, report::Section& s) {
                                  {"cpu_s", "CPU time", Unit::kSeconds},
                                  {"gpu_s", "GPU annotation time", Unit::kSeconds},
                                  {"device_s", "GPU work launched", Unit::kSeconds}});
-  t.chart = {.kind = report::ChartKind::kBars,
-             .title = "CPU time per phase (annotations, summed)",
-             .label = "phase",
-             .values = {"cpu_s"}};
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "CPU time per phase (annotations, summed)",
+                      .label = "phase",
+                      .values = {"cpu_s"}});
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     struct Sum {
       int64_t n = 0, cpu = 0, gpu = 0, dev = 0;

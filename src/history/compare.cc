@@ -330,6 +330,16 @@ void KeyFigureSection(report::Report& r, const std::vector<LoadedRun>& runs) {
     t.rows.push_back(std::move(row));
     t.row_units.push_back(kFigures[f].unit);
   }
+  if (runs.size() >= 2 && !t.rows.empty()) {  // the last run's change, figure by figure
+    const std::string last = Label(runs.size() - 1);
+    t.charts.push_back({.kind = report::ChartKind::kBars,
+                        .id = "key_figures_change",
+                        .title = fmt::format("\xce\x94% {} against the baseline", last),
+                        .label = "figure",
+                        .values = {fmt::format("delta_pct_{}", last)},
+                        .names = {"change"},
+                        .limit = 0});
+  }
   t.notes.push_back(
       "definitions: docs/ci.md; higher is better for throughput and GPU "
       "utilization, lower for the others; a change of a percentage is in percentage points (pp)");

@@ -242,6 +242,17 @@ void GateSection(report::Report& r, const std::vector<LoadedRun>& runs, const In
     if (j.crossed) s.findings.push_back({report::Severity::kError, j.line});
     out.verdicts.push_back(j.line);
   }
+  if (!t.rows.empty()) {  // each bound's change, a crossed one in red
+    t.charts.push_back({.kind = report::ChartKind::kBars,
+                        .id = "gate_change",
+                        .title = "Change % against the baseline",
+                        .label = "bound",
+                        .values = {"change_pct"},
+                        .names = {"change"},
+                        .limit = 0,
+                        .highlight_key = "result",
+                        .highlight_value = std::string("CROSSED")});
+  }
   s.AddMetric("bounds", "Bounds checked", static_cast<int64_t>(bounds.size()), Unit::kCount);
   s.AddMetric("crossed", "Bounds crossed", out.bounds_crossed, Unit::kCount);
   s.AddMetric("inconclusive", "Bounds inconclusive", out.bounds_inconclusive, Unit::kCount);

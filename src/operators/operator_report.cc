@@ -158,6 +158,13 @@ void AddMemoryTables(const OperatorReportInput& in, const MemoryStats& mem, repo
                                   {"allocated_bytes", "Allocated", Unit::kBytes},
                                   {"reserved_bytes", "Reserved", Unit::kBytes}},
                                  report::TableKind::kSeries);
+  tl.charts.push_back({.kind = report::ChartKind::kLines,
+                       .title = "Memory timeline (allocated, peak marked)",
+                       .label = "time_s",
+                       .values = {"allocated_bytes", "reserved_bytes"},
+                       .names = {"allocated", "reserved"},
+                       .split_by = "device",
+                       .mark_peak = true});
   report::Table* ev = nullptr;
   if (in.options.extra_plots) {
     ev = &s.AddTable("memory_events", "Allocator events",
@@ -242,6 +249,10 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
     report::Table& top = s.AddTable(
         "operators_top", fmt::format("Top {} of {} operators by {}", shown, rows.size(), o.sort_by),
         OperatorColumns(k));
+    top.charts.push_back({.kind = report::ChartKind::kBars,
+                          .title = "Self CPU time by operator",
+                          .label = "name",
+                          .values = {"self_cpu_s"}});
     for (size_t i = 0; i < shown; ++i) {
       top.rows.push_back(OperatorRow(rows[i], self_total, self_device_total, k));
     }

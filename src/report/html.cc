@@ -132,7 +132,7 @@ void TableRows(std::string& out, const Table& t, const std::vector<std::vector<V
   }
 }
 
-void RenderTable(std::string& out, const Section& s, const Table& t) {
+void RenderTable(std::string& out, const Table& t) {
   const size_t shown = std::min(kHtmlRowLimit, t.rows.size());
   if (t.kind != TableKind::kTable) {
     out += "<details><summary>";
@@ -159,7 +159,7 @@ void RenderTable(std::string& out, const Section& s, const Table& t) {
     out += "</th>";
   }
   out += "</tr></thead><tbody>";
-  TableRows(out, t, t.rows, shown, html::HighlightedRows(s, t), true);
+  TableRows(out, t, t.rows, shown, html::HighlightedRows(t), true);
   out += "</tbody>";
   if (!t.footer.empty()) {
     out += "<tfoot>";
@@ -217,7 +217,7 @@ void RenderFindings(std::string& out, const Report& r) {
     for (const Diagnostic& g : r.diagnostics)
       t.rows.push_back({std::string(SeverityName(SeverityFor(g.severity()))), std::string(g.name()),
                         g.count, g.message});
-    RenderTable(out, d, t);
+    RenderTable(out, t);
   }
   out += "</section>";
 }
@@ -276,7 +276,7 @@ void RenderSection(std::string& out, const Section& s, std::ostream& sink) {
     out += "</div>";
   }
   for (const Table& t : s.tables) {
-    RenderTable(out, s, t);
+    RenderTable(out, t);
     flush();
   }
   out += "</section>";
@@ -289,12 +289,12 @@ void RenderRunDetails(std::string& out, const Report& r) {
   Section d;
   Table& meta = d.AddTable("meta", "Metadata", {{"key", "Key"}, {"value", "Value"}});
   for (const MetaEntry& m : r.meta) meta.rows.push_back({m.key, FormatHuman(m.value, Unit::kText)});
-  RenderTable(out, d, meta);
+  RenderTable(out, meta);
   if (!r.config.empty()) {
     Table& cfg = d.AddTable("config", "Configuration", {{"key", "Key"}, {"value", "Value"}},
                             TableKind::kDetail);
     for (const auto& [k, v] : r.config) cfg.rows.push_back({k, FormatHuman(v, Unit::kText)});
-    RenderTable(out, d, cfg);
+    RenderTable(out, cfg);
   }
   out += "</section>";
 }

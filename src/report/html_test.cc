@@ -42,6 +42,24 @@ Report ViewsReport() {
     }
   }
   speed.findings.push_back({Severity::kWarning, "data loading > 5 % of the step"});
+  // The hints session::AddSpeedCharts sets on these tables.
+  for (Table& t : speed.tables) {
+    t.charts.push_back({.kind = ChartKind::kLines,
+                        .id = "throughput",
+                        .title = "Throughput over time (samples/s)",
+                        .label = "time_s",
+                        .values = {"samples_per_s"},
+                        .names = {t.id == "training_rate" ? "training" : "validation"},
+                        .y_suffix = "samples/s"});
+  }
+  speed.tables.front().charts.push_back({.kind = ChartKind::kBars,
+                                         .id = "dataloader_wait",
+                                         .title = "Data-loader wait per training step",
+                                         .label = "step",
+                                         .values = {"data_wait_s"},
+                                         .names = {"data wait"},
+                                         .limit = 0,
+                                         .horizontal = false});
 
   Section& ops = r.AddSection("operators", "Operator and memory report");
   Table& mem = ops.AddTable("memory_timeline", "Memory timeline",
@@ -54,6 +72,13 @@ Report ViewsReport() {
     const double bytes = i == 54321 ? 3.0 * (1 << 30) : 1e6 * (i % 100);
     mem.rows.push_back({1e-3 * i, std::string("cpu"), bytes, Value()});
   }
+  mem.charts.push_back({.kind = ChartKind::kLines,
+                        .title = "Memory timeline (allocated, peak marked)",
+                        .label = "time_s",
+                        .values = {"allocated_bytes", "reserved_bytes"},
+                        .names = {"allocated", "reserved"},
+                        .split_by = "device",
+                        .mark_peak = true});
   Table& detail = ops.AddTable("operators", "Every operator",
                                {{"name", "Name"}, {"self_cpu_s", "Self CPU", Unit::kSeconds}},
                                TableKind::kDetail);
@@ -64,6 +89,15 @@ Report ViewsReport() {
       "rank_summary", "Per rank",
       {{"rank", "Rank", Unit::kCount}, {"median_step_s", "Median step", Unit::kSeconds}});
   for (int64_t rank = 0; rank < 4; ++rank) rt.rows.push_back({rank, rank == 2 ? 0.013 : 0.010});
+  rt.charts.push_back({.kind = ChartKind::kBars,
+                       .id = "rank_median_step",
+                       .title = "Median training step per rank",
+                       .values = {"median_step_s"},
+                       .names = {"median step"},
+                       .limit = 0,
+                       .label_format = "rank {rank}",
+                       .highlight_key = "rank",
+                       .highlight_value = int64_t{2}});
   ranks.AddMetric("slowest_rank", "Slowest rank", int64_t{2}, Unit::kCount);
   ranks.findings.push_back({Severity::kWarning, "rank 2 is the slowest (straggler)"});
 
@@ -167,10 +201,11 @@ TEST(HtmlTest, ByRowUnitsAndStraggler) {
   }
 }
 
-TEST(HtmlTest, NoStragglerWithoutAWarning) {
+TEST(HtmlTest, NoHighlightWithoutAHint) {
   Report r = ViewsReport();
   for (Section& s : r.sections)
-    if (s.id == "ranks") s.findings.clear();
+    for (Table& t : s.tables)
+      for (ChartHint& h : t.charts) h.highlight_key.clear();
   auto outline = nlohmann::json::parse(testutil::HtmlOutline(RenderHtmlString(r)));
   for (const auto& s : outline["sections"]) {
     if (s["id"] == "ranks") {
@@ -179,29 +214,56 @@ TEST(HtmlTest, NoStragglerWithoutAWarning) {
   }
 }
 
-TEST(HtmlTest, SpeedChartsOnlyWhatWasMeasured) {
-  // A loop without a data-loader scope and without validation (the GPU check's shape).
+// A table html_views.cc knows nothing of, with every kind of hint: stacked vertical bars in row
+// order with a formatted, trimmed label and a highlighted row, and lines split by a column.
+TEST(HtmlTest, AnyHintedTableGetsItsCharts) {
   Report r;
-  Section& speed = r.AddSection("speed", "Speed report");
-  for (const char* id : {"training_rate", "validation_rate"}) {
-    Table& t = speed.AddTable(id, id,
-                              {{"step", "Step", Unit::kCount},
-                               {"time_s", "Time", Unit::kSeconds},
-                               {"batches_per_s", "Batches/s", Unit::kPerSecond},
-                               {"samples_per_s", "Samples/s", Unit::kPerSecond},
-                               {"data_wait_s", "Data wait", Unit::kSeconds}},
-                              TableKind::kSeries);
-    if (std::string(id) == "validation_rate") continue;
-    for (int64_t i = 0; i < 10; ++i)
-      t.rows.push_back({i, 0.1 * static_cast<double>(i), 10.0, 320.0, Value()});
-  }
+  Section& s = r.AddSection("later", "A section from a later issue");
+  Table& t = s.AddTable("phases", "Phases",
+                        {{"worker", "Worker", Unit::kCount},
+                         {"phase", "Phase"},
+                         {"time_s", "Time", Unit::kSeconds},
+                         {"read_s", "Read", Unit::kSeconds},
+                         {"decode_s", "Decode", Unit::kSeconds}});
+  t.rows = {{int64_t{0}, std::string("Phase#a"), 0.0, 0.5, 0.25},
+            {int64_t{1}, std::string("Phase#b"), 0.0, 0.75, 0.125},
+            {int64_t{0}, std::string("Phase#c"), 1.0, 0.25, 0.5}};
+  t.charts.push_back({.kind = ChartKind::kBars,
+                      .id = "phase_bars",
+                      .title = "Read and decode per phase",
+                      .values = {"read_s", "decode_s"},
+                      .limit = 0,
+                      .horizontal = false,
+                      .label_format = "w{worker} {phase}",
+                      .label_trim = "Phase",
+                      .highlight_key = "phase",
+                      .highlight_value = std::string("Phase#b")});
+  t.charts.push_back({.kind = ChartKind::kLines,
+                      .id = "read_lines",
+                      .title = "Read over time",
+                      .label = "time_s",
+                      .values = {"read_s"},
+                      .names = {"read"},
+                      .split_by = "worker"});
   const std::string html = RenderHtmlString(r);
-  auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  const auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
   const auto& charts = outline["sections"][0]["charts"];
-  ASSERT_EQ(charts.size(), 1u) << charts;
-  EXPECT_EQ(charts[0]["id"], "throughput");
-  EXPECT_EQ(charts[0]["series"], 1);
-  EXPECT_NE(html.find("Throughput over time (samples/s)"), std::string::npos);
+  ASSERT_EQ(charts.size(), 2u) << charts;
+  EXPECT_EQ(charts[0]["id"], "phase_bars");
+  EXPECT_EQ(charts[0]["kind"], "bar");
+  EXPECT_EQ(charts[0]["series"], 2);
+  EXPECT_EQ(charts[1]["id"], "read_lines");
+  EXPECT_EQ(charts[1]["kind"], "line");
+  EXPECT_EQ(charts[1]["series"], 2);  // worker 0 and worker 1
+  EXPECT_EQ(outline["sections"][0]["tables"][0]["highlighted"], 1);
+  EXPECT_NE(html.find("Read and decode per phase"), std::string::npos);
+  EXPECT_NE(html.find("w0 #a"), std::string::npos);  // in table order, prefix trimmed
+  EXPECT_NE(html.find("w1 #b"), std::string::npos);
+  EXPECT_LT(html.find("w0 #a"), html.find("w0 #c"));
+  EXPECT_NE(html.find("<g class=\"bar highlight\">"), std::string::npos);
+  EXPECT_NE(html.find(">0 read<"), std::string::npos) << "the legend names the split value";
+  // An unhinted series table still gets the generic chart; a hinted one only its hints.
+  EXPECT_EQ(html.find("data-chart=\"phases\""), std::string::npos);
 }
 
 // What a new user saw: a "Recommendations" heading with nothing under it that the nav bar linked
@@ -215,7 +277,7 @@ TEST(HtmlTest, FindingsOnlySectionsAreNotEmptyHeadingsAndFindingsSayTheirSeverit
   Table& t =
       ops.AddTable("ops", "Operators", {{"name", "Name"}, {"self_s", "Self", Unit::kSeconds}});
   t.rows = {{std::string("aten::mm"), 2.0}, {std::string("aten::add"), 1.0}};
-  t.chart = {.kind = ChartKind::kBars, .label = "name", .values = {"self_s"}, .limit = 1};
+  t.charts.push_back({.kind = ChartKind::kBars, .label = "name", .values = {"self_s"}, .limit = 1});
   const std::string html = RenderHtmlString(r);
   EXPECT_EQ(html.find("id=\"s-recommendations\""), std::string::npos);
   EXPECT_EQ(html.find("href=\"#s-recommendations\""), std::string::npos);
@@ -248,6 +310,12 @@ TEST(HtmlTest, StepAxisLabelsAreShortAndThinned) {
                           {"kernel_s", "Kernel", Unit::kSeconds}});
   for (int i = 0; i < 1000; ++i)
     t.rows.push_back({std::string("0"), fmt::format("ProfilerStep#{}", i), 0.01, 0.005});
+  t.charts.push_back({.kind = ChartKind::kBars,  // as analysis/overview_section.cc asks
+                      .label = "step",
+                      .values = {"kernel_s"},
+                      .limit = 0,
+                      .horizontal = false,
+                      .label_trim = "ProfilerStep"});
   const std::string html = RenderHtmlString(r);
   EXPECT_EQ(html.find("ProfilerS\xe2\x80\xa6"), std::string::npos);
   EXPECT_NE(html.find(">#0</text>"), std::string::npos);
@@ -343,6 +411,65 @@ TEST(JsonReaderTest, RoundTripsEveryField) {
   EXPECT_EQ(by_row.row_units, (std::vector<Unit>{Unit::kPercent, Unit::kBytes}));
   // The page of a report read back is the page of the report.
   EXPECT_TRUE(RenderHtmlString(*back) == RenderHtmlString(ViewsReport()));
+}
+
+// report.html drawn from report.json read back (a pooled report, `trainprof run`) has the
+// charts the builders asked for: every field of a hint survives the round trip.
+TEST(JsonReaderTest, ChartHintsSurviveTheRoundTrip) {
+  Report r;
+  Section& s = r.AddSection("s", "S");
+  Table& t = s.AddTable("t", "T", {{"rank", "Rank", Unit::kCount}, {"v_s", "V", Unit::kSeconds}});
+  t.rows = {{int64_t{0}, 1.0}, {int64_t{1}, 2.0}};
+  const ChartHint bars{.kind = ChartKind::kBars,
+                       .id = "bars",
+                       .title = "Bars",
+                       .label = "rank",
+                       .values = {"v_s"},
+                       .names = {"value"},
+                       .limit = 0,
+                       .horizontal = false,
+                       .label_format = "rank {rank}",
+                       .label_trim = "r",
+                       .highlight_key = "rank",
+                       .highlight_value = int64_t{1}};
+  const ChartHint lines{.kind = ChartKind::kLines,
+                        .label = "rank",
+                        .values = {"v_s"},
+                        .split_by = "rank",
+                        .mark_peak = true,
+                        .y_suffix = "x/s",
+                        .highlight_key = "rank",
+                        .highlight_value = std::string("CROSSED")};
+  t.charts = {bars, lines};
+  const std::string once = RenderJsonString(r);
+  auto back = ParseReportJson(once, "x.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const std::vector<ChartHint>& got = back->sections[0].tables[0].charts;
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const ChartHint& want = t.charts[i];
+    EXPECT_EQ(got[i].kind, want.kind);
+    EXPECT_EQ(got[i].id, want.id);
+    EXPECT_EQ(got[i].title, want.title);
+    EXPECT_EQ(got[i].label, want.label);
+    EXPECT_EQ(got[i].values, want.values);
+    EXPECT_EQ(got[i].names, want.names);
+    EXPECT_EQ(got[i].limit, want.limit);
+    EXPECT_EQ(got[i].horizontal, want.horizontal);
+    EXPECT_EQ(got[i].label_format, want.label_format);
+    EXPECT_EQ(got[i].label_trim, want.label_trim);
+    EXPECT_EQ(got[i].split_by, want.split_by);
+    EXPECT_EQ(got[i].mark_peak, want.mark_peak);
+    EXPECT_EQ(got[i].y_suffix, want.y_suffix);
+    EXPECT_EQ(got[i].highlight_key, want.highlight_key);
+    EXPECT_EQ(got[i].highlight_value, want.highlight_value);
+  }
+  EXPECT_EQ(RenderJsonString(*back), once);
+  EXPECT_EQ(RenderHtmlString(*back), RenderHtmlString(r));
+  // A table without hints writes no "charts" member.
+  EXPECT_FALSE(
+      nlohmann::json::parse(RenderJsonString(ViewsReport()))["sections"][3]["tables"][1].contains(
+          "charts"));
 }
 
 TEST(JsonReaderTest, BadInputIsOneClearError) {

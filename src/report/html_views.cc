@@ -1,12 +1,12 @@
 #include "report/html_views.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string_view>
+#include <variant>
 
 #include "report/format.h"
 #include "report/svg.h"
@@ -46,235 +46,8 @@ svg::Line Series(const Table& t, int x, int y, std::string label) {
   return l;
 }
 
-// One bar per row: label from `label_col`, value from `value_col`; the `limit` largest rows.
-svg::BarChart RowBars(const Table& t, std::string id, std::string title, int label_col,
-                      int value_col, size_t limit) {
-  svg::BarChart c{.id = std::move(id),
-                  .title = std::move(title),
-                  .unit = t.columns[value_col].unit,
-                  .horizontal = true};
-  c.segments = {t.columns[value_col].title};
-  std::vector<std::pair<double, std::string>> rows;
-  for (const auto& row : t.rows) {
-    double v = At(row, value_col);
-    if (std::isfinite(v)) rows.emplace_back(v, Text(row, label_col));
-  }
-  std::ranges::stable_sort(rows, [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (rows.size() > limit) rows.resize(limit);
-  for (auto& [v, label] : rows) {
-    c.bars.push_back(label.empty() ? "-" : label);
-    c.values.push_back({v});
-  }
-  return c;
-}
-
-void Speed(const Section& s, std::vector<Chart>& out) {
-  // One line per stage that ran; samples/s unless a stage lacks it (no batch size given), then
-  // batches/s for every line.
-  std::vector<std::pair<const Table*, const char*>> stages;
-  bool samples = true;
-  for (auto [id, label] :
-       {std::pair{"training_rate", "training"}, std::pair{"validation_rate", "validation"}}) {
-    const Table* t = s.FindTable(id);
-    if (t == nullptr || t->rows.empty()) continue;
-    stages.emplace_back(t, label);
-    samples = samples && AnyFinite(Series(*t, 0, t->ColumnIndex("samples_per_s"), "").y);
-  }
-  const char* unit = samples ? "samples/s" : "batches/s";
-  svg::LineChart tp{.id = "throughput",
-                    .title = fmt::format("Throughput over time ({})", unit),
-                    .y_unit = Unit::kPerSecond,
-                    .y_suffix = unit};
-  for (auto [t, label] : stages) {
-    tp.lines.push_back(Series(*t, t->ColumnIndex("time_s"),
-                              t->ColumnIndex(samples ? "samples_per_s" : "batches_per_s"), label));
-  }
-  if (!tp.lines.empty()) Add(out, tp);
-  if (const Table* t = s.FindTable("training_rate")) {
-    const int step = t->ColumnIndex("step"), wait = t->ColumnIndex("data_wait_s");
-    svg::BarChart c{.id = "dataloader_wait",
-                    .title = "Data-loader wait per training step",
-                    .unit = Unit::kSeconds};
-    c.segments = {"data wait"};
-    for (const auto& row : t->rows) {
-      c.bars.push_back(Text(row, step));
-      c.values.push_back({At(row, wait)});
-    }
-    // Only when the run measured the wait (a loop without a data-loader scope has none).
-    const bool measured = std::ranges::any_of(
-        c.values, [](const std::vector<double>& v) { return std::isfinite(v[0]); });
-    if (wait >= 0 && measured) Add(out, c);
-  }
-}
-
-void Memory(const Section& s, std::vector<Chart>& out) {
-  const Table* t = s.FindTable("memory_timeline");
-  if (t == nullptr) return;
-  const int time = t->ColumnIndex("time_s"), dev = t->ColumnIndex("device");
-  std::map<std::string, std::pair<svg::Line, svg::Line>> by_device;  // allocated, reserved
-  for (const auto& row : t->rows) {
-    auto& [alloc, reserved] = by_device[Text(row, dev)];
-    alloc.x.push_back(At(row, time));
-    alloc.y.push_back(At(row, t->ColumnIndex("allocated_bytes")));
-    reserved.x.push_back(alloc.x.back());
-    reserved.y.push_back(At(row, t->ColumnIndex("reserved_bytes")));
-  }
-  svg::LineChart c{.id = "memory_timeline",
-                   .title = "Memory timeline (allocated, peak marked)",
-                   .y_unit = Unit::kBytes,
-                   .mark_peak = true};
-  for (auto& [device, lines] : by_device) {
-    lines.first.label = device + " allocated";
-    c.lines.push_back(std::move(lines.first));
-    if (AnyFinite(lines.second.y)) {
-      lines.second.label = device + " reserved";
-      c.lines.push_back(std::move(lines.second));
-    }
-  }
-  Add(out, c);
-}
-
-// Line charts of system_timeseries: each group's columns, when the run sampled them.
-void System(const Section& s, std::vector<Chart>& out) {
-  const Table* t = s.FindTable("system_timeseries");
-  if (t == nullptr) return;
-  struct Group {
-    const char* id;
-    const char* title;
-    bool (*match)(std::string_view key, Unit unit);
-  };
-  static const Group kGroups[] = {
-      {"system_cpu", "CPU utilization",
-       [](std::string_view k, Unit) {
-         return k == "cpu_utilization_percent" || k == "process_cpu_percent";
-       }},
-      {"system_memory", "Memory used",
-       [](std::string_view k, Unit) {
-         return k == "system_memory_used_bytes" || k == "process_rss_bytes";
-       }},
-      {"system_gpu_utilization", "GPU utilization",
-       [](std::string_view k, Unit) {
-         return k.starts_with("gpu") && k.ends_with("_utilization_percent") &&
-                !k.starts_with("gpu_avg");
-       }},
-      {"system_gpu_memory", "GPU memory used",
-       [](std::string_view k, Unit) {
-         return k.starts_with("gpu") && k.ends_with("_memory_used_bytes") &&
-                !k.starts_with("gpu_avg");
-       }},
-      {"system_power", "Power",
-       [](std::string_view k, Unit u) { return u == Unit::kWatts && !k.starts_with("gpu_avg"); }},
-      {"system_io", "Disk and network",
-       [](std::string_view k, Unit) {
-         return k == "disk_read_bytes_per_s" || k == "disk_write_bytes_per_s" ||
-                k == "network_receive_bytes_per_s" || k == "network_transmit_bytes_per_s";
-       }},
-  };
-  const int time = t->ColumnIndex("time_s");
-  for (const Group& g : kGroups) {
-    svg::LineChart c{.id = g.id, .title = g.title};
-    for (size_t i = 0; i < t->columns.size(); ++i) {
-      const Column& col = t->columns[i];
-      if (!g.match(col.key, col.unit)) continue;
-      svg::Line l = Series(*t, time, static_cast<int>(i), col.title);
-      if (!AnyFinite(l.y)) continue;
-      c.y_unit = col.unit;
-      c.lines.push_back(std::move(l));
-    }
-    if (!c.lines.empty()) Add(out, c);
-  }
-}
-
-// Per-step categories (the overview's, the distributed view's), one stacked bar per rank and
-// step.
-void StepBreakdown(const Section& s, std::vector<Chart>& out, const char* id = "step_breakdown",
-                   const char* title = "Step time breakdown per step") {
-  const Table* t = s.FindTable(id);
-  if (t == nullptr) return;
-  svg::BarChart c{.id = id, .title = title, .unit = Unit::kSeconds};
-  std::vector<int> cols;
-  for (size_t i = 0; i < t->columns.size(); ++i) {
-    const Column& col = t->columns[i];
-    if (col.unit == Unit::kSeconds && col.key != "step_time_s") {
-      cols.push_back(static_cast<int>(i));
-      c.segments.push_back(col.title);
-    }
-  }
-  const int rank = t->ColumnIndex("rank"), step = t->ColumnIndex("step");
-  std::set<std::string> ranks;
-  for (const auto& row : t->rows) ranks.insert(Text(row, rank));
-  for (const auto& row : t->rows) {
-    // "ProfilerStep#12" -> "#12": the axis has room for a dozen characters a label, and every
-    // label began with the same ones.
-    std::string name = Text(row, step);
-    if (name.starts_with("ProfilerStep#")) name = name.substr(12);
-    c.bars.push_back(ranks.size() > 1 ? fmt::format("r{} {}", Text(row, rank), name) : name);
-    std::vector<double> v;
-    for (int col : cols) v.push_back(At(row, col));
-    c.values.push_back(std::move(v));
-  }
-  if (!c.bars.empty()) Add(out, c);
-}
-
-void Hta(const Section& s, std::vector<Chart>& out) {
-  if (const Table* t = s.FindTable("idle_time_breakdown")) {
-    svg::BarChart c{.id = "idle_time_breakdown",
-                    .title = "GPU idle time per rank and stream",
-                    .unit = Unit::kSeconds,
-                    .horizontal = true};
-    const int cols[] = {t->ColumnIndex("host_wait_s"), t->ColumnIndex("kernel_wait_s"),
-                        t->ColumnIndex("other_s")};
-    for (int col : cols) c.segments.push_back(col >= 0 ? t->columns[col].title : "?");
-    for (const auto& row : t->rows) {
-      c.bars.push_back(fmt::format("rank {} stream {}", Text(row, t->ColumnIndex("rank")),
-                                   Text(row, t->ColumnIndex("stream"))));
-      c.values.push_back({At(row, cols[0]), At(row, cols[1]), At(row, cols[2])});
-    }
-    if (!c.bars.empty() && c.bars.size() <= 64) Add(out, c);
-  }
-}
-
-void Ranks(const Section& s, std::vector<Chart>& out) {
-  const Table* t = s.FindTable("rank_summary");
-  if (t == nullptr || t->rows.size() < 2) return;
-  svg::BarChart c{.id = "rank_median_step",
-                  .title = "Median training step per rank",
-                  .unit = Unit::kSeconds,
-                  .horizontal = true};
-  c.segments = {"median step"};
-  std::set<size_t> hot = HighlightedRows(s, *t);
-  for (size_t i = 0; i < t->rows.size(); ++i) {
-    c.bars.push_back(fmt::format("rank {}", Text(t->rows[i], t->ColumnIndex("rank"))));
-    c.values.push_back({At(t->rows[i], t->ColumnIndex("median_step_s"))});
-    c.highlight.push_back(hot.count(i) > 0);
-  }
-  Add(out, c);
-}
-
-// `trainprof compare`: each key figure's (or bound's) change in percent against the baseline, a
-// crossed bound in red.
-void CompareBars(const Section& s, std::vector<Chart>& out) {
-  if (s.tables.empty()) return;
-  const Table& t = s.tables.front();
-  int pct = -1;
-  for (size_t i = 0; i < t.columns.size(); ++i)
-    if (t.columns[i].key.starts_with("delta_pct_") || t.columns[i].key == "change_pct")
-      pct = static_cast<int>(i);  // the last: the candidate's change
-  if (pct < 0 || t.rows.empty()) return;
-  const int result = t.ColumnIndex("result");
-  svg::BarChart c{.id = s.id + "_change", .unit = Unit::kPercent, .horizontal = true};
-  c.title = fmt::format("{} against the baseline", t.columns[pct].title);
-  c.segments = {"change"};
-  for (const auto& row : t.rows) {
-    c.bars.push_back(Text(row, 0));
-    c.values.push_back({At(row, pct)});
-    c.highlight.push_back(Text(row, result) == "CROSSED");
-  }
-  Add(out, c);
-}
-
-// A series table no view above knows: its first column against the numeric columns that share
-// the first one's unit (at most 6).
+// A series table no builder asked a chart of: its first column against the numeric columns
+// that share the first one's unit (at most 6).
 void GenericSeries(const Table& t, std::vector<Chart>& out) {
   if (t.columns.size() < 2 || t.rows.empty()) return;
   svg::LineChart c{.id = t.id, .title = t.title, .x_unit = t.columns[0].unit};
@@ -290,100 +63,169 @@ void GenericSeries(const Table& t, std::vector<Chart>& out) {
   if (!c.lines.empty()) Add(out, c);
 }
 
-// The chart a table's builder asked for (Table::chart).
-void Hinted(const Table& t, std::vector<Chart>& out) {
-  const ChartHint& h = t.chart;
-  const std::string title = h.title.empty() ? t.title : h.title;
-  const int label = t.ColumnIndex(h.label);
-  std::vector<int> cols;
-  for (const std::string& k : h.values)
-    if (int c = t.ColumnIndex(k); c >= 0) cols.push_back(c);
-  if (label < 0 || cols.empty()) return;
-  if (h.kind == ChartKind::kLines) {
-    if (t.rows.empty()) return;
-    svg::LineChart c{.id = t.id, .title = title, .x_unit = t.columns[label].unit};
-    c.y_unit = t.columns[cols[0]].unit;
-    for (int col : cols) c.lines.push_back(Series(t, label, col, t.columns[col].title));
-    Add(out, c);
-    return;
+// The hint's value columns that the table has, with their legend names.
+struct ValueColumns {
+  std::vector<int> index;
+  std::vector<std::string> names;
+};
+
+ValueColumns Values(const Table& t, const ChartHint& h) {
+  ValueColumns v;
+  for (size_t i = 0; i < h.values.size(); ++i) {
+    const int c = t.ColumnIndex(h.values[i]);
+    if (c < 0) continue;
+    v.index.push_back(c);
+    v.names.push_back(i < h.names.size() && !h.names[i].empty() ? h.names[i] : t.columns[c].title);
   }
-  svg::BarChart c{.id = t.id, .title = title, .unit = t.columns[cols[0]].unit, .horizontal = true};
-  for (int col : cols) c.segments.push_back(t.columns[col].title);
+  return v;
+}
+
+bool IsHighlighted(const Table& t, const ChartHint& h, const std::vector<Value>& row) {
+  const int c = h.highlight_key.empty() ? -1 : t.ColumnIndex(h.highlight_key);
+  if (c < 0 || static_cast<size_t>(c) >= row.size()) return false;
+  const auto* text = std::get_if<std::string>(&row[c]);
+  const auto* want = std::get_if<std::string>(&h.highlight_value);
+  if (text != nullptr || want != nullptr)
+    return text != nullptr && want != nullptr && *text == *want;
+  const double a = AsNumber(row[c]);
+  return std::isfinite(a) && a == AsNumber(h.highlight_value);
+}
+
+// A bar's label: the `label` column's text, or `label_format` with each {key} replaced by the
+// text of column `key`; `label_trim` cut from the front of each text.
+std::string BarLabel(const Table& t, const ChartHint& h, const std::vector<Value>& row) {
+  auto cell = [&](std::string_view key) {
+    std::string text = Text(row, t.ColumnIndex(key));
+    if (!h.label_trim.empty() && text.starts_with(h.label_trim)) text.erase(0, h.label_trim.size());
+    return text;
+  };
+  std::string label;
+  if (h.label_format.empty()) {
+    label = cell(h.label);
+  } else {
+    const std::string_view f = h.label_format;
+    for (size_t i = 0; i < f.size();) {
+      const size_t close = f[i] == '{' ? f.find('}', i) : std::string_view::npos;
+      if (close == std::string_view::npos) {
+        label += f[i++];
+        continue;
+      }
+      label += cell(f.substr(i + 1, close - i - 1));
+      i = close + 1;
+    }
+  }
+  return label.empty() ? "-" : label;
+}
+
+std::optional<svg::BarChart> Bars(const Table& t, const ChartHint& h, std::string id,
+                                  std::string title) {
+  const ValueColumns v = Values(t, h);
+  if (v.index.empty() || (h.label_format.empty() && t.ColumnIndex(h.label) < 0)) return {};
+  svg::BarChart c{.id = std::move(id),
+                  .title = std::move(title),
+                  .unit = t.columns[v.index[0]].unit,
+                  .segments = v.names,
+                  .horizontal = h.horizontal};
   std::vector<std::pair<double, size_t>> order;
   for (size_t r = 0; r < t.rows.size(); ++r) {
     double sum = 0;
-    for (int col : cols) sum += std::isfinite(At(t.rows[r], col)) ? At(t.rows[r], col) : 0;
+    for (int col : v.index) sum += std::isfinite(At(t.rows[r], col)) ? At(t.rows[r], col) : 0;
     order.emplace_back(sum, r);
   }
-  // The largest by magnitude: a change (diff's deltas) counts as much when it is negative.
-  std::ranges::stable_sort(
-      order, [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
-  if (order.size() > h.limit) order.resize(h.limit);
-  for (const auto& [sum, r] : order) {
-    const std::string l = Text(t.rows[r], label);
-    c.bars.push_back(l.empty() ? "-" : l);
-    std::vector<double> v;
-    for (int col : cols) v.push_back(At(t.rows[r], col));
-    c.values.push_back(std::move(v));
+  if (h.limit > 0) {
+    // The largest by magnitude: a change (diff's deltas) counts as much when it is negative.
+    std::ranges::stable_sort(
+        order, [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
+    if (order.size() > h.limit) order.resize(h.limit);
   }
-  Add(out, c);
+  bool any_highlight = false;
+  for (const auto& [sum, r] : order) {
+    c.bars.push_back(BarLabel(t, h, t.rows[r]));
+    std::vector<double> values;
+    for (int col : v.index) values.push_back(At(t.rows[r], col));
+    c.values.push_back(std::move(values));
+    c.highlight.push_back(IsHighlighted(t, h, t.rows[r]));
+    any_highlight = any_highlight || c.highlight.back();
+  }
+  if (!any_highlight) c.highlight.clear();
+  return c;
+}
+
+// Adds the hint's lines to `c`: one per value column, or one per value column and distinct
+// value of `split_by`; a line without a finite value is left out.
+void AddLines(const Table& t, const ChartHint& h, svg::LineChart& c) {
+  const ValueColumns v = Values(t, h);
+  const int x = t.ColumnIndex(h.label);
+  if (v.index.empty() || x < 0) return;
+  const int split = h.split_by.empty() ? -1 : t.ColumnIndex(h.split_by);
+  std::map<std::string, std::vector<svg::Line>> groups;  // by the split column's text
+  for (const auto& row : t.rows) {
+    std::vector<svg::Line>& lines = groups[split >= 0 ? Text(row, split) : std::string()];
+    lines.resize(v.index.size());
+    for (size_t i = 0; i < v.index.size(); ++i) {
+      lines[i].x.push_back(At(row, x));
+      lines[i].y.push_back(At(row, v.index[i]));
+    }
+  }
+  for (auto& [group, lines] : groups) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (!AnyFinite(lines[i].y)) continue;
+      lines[i].label = split >= 0 ? group + " " + v.names[i] : v.names[i];
+      c.lines.push_back(std::move(lines[i]));
+    }
+  }
 }
 
 }  // namespace
 
-std::set<size_t> HighlightedRows(const Section& s, const Table& t) {
+std::set<size_t> HighlightedRows(const Table& t) {
   std::set<size_t> rows;
-  if (t.id != "rank_summary") return rows;
-  // The straggler: the slowest rank, when the section found it slow enough to warn.
-  const bool warned = std::ranges::any_of(
-      s.findings, [](const Finding& f) { return f.severity != Severity::kInfo; });
-  const Metric* m = s.FindMetric("slowest_rank");
-  const double slowest = m != nullptr ? AsNumber(m->value) : kNaN;
-  if (!warned || !std::isfinite(slowest)) return rows;
-  const int rank = t.ColumnIndex("rank");
-  for (size_t i = 0; i < t.rows.size(); ++i)
-    if (At(t.rows[i], rank) == slowest) rows.insert(i);
+  for (const ChartHint& h : t.charts) {
+    if (h.highlight_key.empty()) continue;
+    for (size_t i = 0; i < t.rows.size(); ++i)
+      if (IsHighlighted(t, h, t.rows[i])) rows.insert(i);
+  }
   return rows;
 }
 
 std::vector<Chart> SectionCharts(const Section& s) {
-  std::vector<Chart> out;
-  for (const Table& t : s.tables)  // first what the section's builder asked for
-    if (t.chart.kind != ChartKind::kNone) Hinted(t, out);
-  std::set<std::string> drawn;
-  if (s.id == "speed") {
-    Speed(s, out);
-    drawn = {"training_rate", "validation_rate"};
-  } else if (s.id == "operators") {
-    Memory(s, out);
-    drawn = {"memory_timeline"};
-    if (const Table* t = s.FindTable("operators_top")) {
-      Add(out, RowBars(*t, "operators_top", "Self CPU time by operator", t->ColumnIndex("name"),
-                       t->ColumnIndex("self_cpu_s"), 20));
-    }
-  } else if (s.id == "system") {
-    System(s, out);
-    drawn = {"system_timeseries"};
-  } else if (s.id == "time") {
-    if (const Table* t = s.FindTable("time_report")) {
-      Add(out, RowBars(*t, "time_report", "Total time per action", t->ColumnIndex("action"),
-                       t->ColumnIndex("total_s"), 15));
-    }
-  } else if (s.id == "overview") {
-    StepBreakdown(s, out);
-  } else if (s.id == "hta") {
-    Hta(s, out);
-  } else if (s.id == "distributed") {
-    StepBreakdown(s, out, "distributed_step_breakdown", "Computation and communication per step");
-  } else if (s.id == "ranks") {
-    Ranks(s, out);
-  } else if (s.id == "key_figures" || s.id == "gate") {
-    CompareBars(s, out);
-  }
+  // Every table's hints in order; line hints sharing an id become one chart, in the place of
+  // the first.
+  std::vector<std::variant<svg::LineChart, svg::BarChart>> charts;
+  std::map<std::string, size_t> line_charts;  // chart id -> index in `charts`
   for (const Table& t : s.tables) {
-    if (t.chart.kind == ChartKind::kNone && t.kind == TableKind::kSeries && drawn.count(t.id) == 0)
-      GenericSeries(t, out);
+    for (const ChartHint& h : t.charts) {
+      std::string id = h.id.empty() ? t.id : h.id;
+      std::string title = h.title.empty() ? t.title : h.title;
+      if (h.kind == ChartKind::kBars) {
+        if (auto bars = Bars(t, h, std::move(id), std::move(title))) charts.emplace_back(*bars);
+      } else if (h.kind == ChartKind::kLines) {
+        auto [it, added] = line_charts.try_emplace(id, charts.size());
+        if (added) {
+          const int x = t.ColumnIndex(h.label);
+          charts.emplace_back(svg::LineChart{.id = id,
+                                             .title = std::move(title),
+                                             .x_unit = x >= 0 ? t.columns[x].unit : Unit::kSeconds,
+                                             .y_suffix = h.y_suffix,
+                                             .mark_peak = h.mark_peak});
+        }
+        auto& c = std::get<svg::LineChart>(charts[it->second]);
+        if (const ValueColumns v = Values(t, h); added && !v.index.empty())
+          c.y_unit = t.columns[v.index[0]].unit;
+        AddLines(t, h, c);
+      }
+    }
   }
+  std::vector<Chart> out;
+  for (const auto& chart : charts) {
+    if (const auto* line = std::get_if<svg::LineChart>(&chart)) {
+      if (!line->lines.empty()) Add(out, *line);
+    } else {
+      Add(out, std::get<svg::BarChart>(chart));
+    }
+  }
+  for (const Table& t : s.tables)
+    if (t.charts.empty() && t.kind == TableKind::kSeries) GenericSeries(t, out);
   return out;
 }
 

@@ -1,8 +1,7 @@
-// Which charts report.html draws for a section, chosen from its tables by their ids (the views
-// of issue 8: throughput over time, data-loader wait per step, memory timeline with its peak,
-// system metrics over time, step-time breakdown per step, kernel-type and category breakdowns,
-// ranks with the straggler). A series table no view knows gets a generic line chart, so every
-// new section has a view from its first day. Internal to report/html.cc.
+// Which charts report.html draws for a section: the ones its tables' builders asked for
+// (Table::charts, report.h's ChartHint), drawn without knowing any table by its id. A series
+// table no builder asked a chart of gets a generic line chart, so every new section has a view
+// from its first day. Internal to report/html.cc.
 #pragma once
 
 #include <set>
@@ -21,7 +20,7 @@ struct Chart {
 // Every chart for `s`, in the order they are shown.
 std::vector<Chart> SectionCharts(const Section& s);
 
-// Rows of `t` to highlight (the straggler in a rank table); empty for most tables.
-std::set<size_t> HighlightedRows(const Section& s, const Table& t);
+// Rows of `t` its chart hints highlight (the straggler in a rank table); empty for most tables.
+std::set<size_t> HighlightedRows(const Table& t);
 
 }  // namespace trainprof::report::html

@@ -150,6 +150,32 @@ void AppendTableTail(std::string& out, const Table& t, int level) {
   out += "}";
 }
 
+// A chart hint: its kind and the members that differ from the defaults.
+Json ChartJson(const ChartHint& h) {
+  Json j = Json::object();
+  j["kind"] = h.kind == ChartKind::kBars ? "bars" : h.kind == ChartKind::kLines ? "lines" : "none";
+  auto text = [&](const char* key, const std::string& v) {
+    if (!v.empty()) j[key] = v;
+  };
+  text("id", h.id);
+  text("title", h.title);
+  text("label", h.label);
+  j["values"] = h.values;
+  if (!h.names.empty()) j["names"] = h.names;
+  if (h.kind == ChartKind::kBars) {
+    j["limit"] = h.limit;
+    if (!h.horizontal) j["horizontal"] = false;
+  }
+  text("label_format", h.label_format);
+  text("label_trim", h.label_trim);
+  text("split_by", h.split_by);
+  if (h.mark_peak) j["mark_peak"] = true;
+  text("y_suffix", h.y_suffix);
+  if (!h.highlight_key.empty())
+    j["highlight"] = {{"key", h.highlight_key}, {"value", ToJson(h.highlight_value)}};
+  return j;
+}
+
 // A table object whose opening brace is at `level`.
 void AppendTable(std::string& out, const Table& t, int level) {
   Json head = Json::object();
@@ -165,6 +191,11 @@ void AppendTable(std::string& out, const Table& t, int level) {
     cols.push_back(std::move(col));
   }
   head["columns"] = std::move(cols);
+  if (!t.charts.empty()) {  // report.html's charts, kept for reports rendered from this file
+    Json charts = Json::array();
+    for (const ChartHint& h : t.charts) charts.push_back(ChartJson(h));
+    head["charts"] = std::move(charts);
+  }
   if (!UniqueKeys(t)) {  // a row object keeps one member per key, as nlohmann's does
     head["rows"] = RowsJson(t, t.rows);
     head["footer"] = RowsJson(t, t.footer);

@@ -77,6 +77,39 @@ std::vector<std::vector<Value>> Rows(const Json& rows, const std::vector<Column>
   return out;
 }
 
+// A table's chart hints ("charts"); a hint of an unknown kind is left out.
+std::vector<ChartHint> Charts(const Json& table) {
+  std::vector<ChartHint> out;
+  auto it = table.find("charts");
+  if (it == table.end() || !it->is_array()) return out;
+  for (const Json& c : *it) {
+    if (!c.is_object()) continue;
+    const std::string kind = Str(c, "kind");
+    if (kind != "bars" && kind != "lines") continue;
+    ChartHint h{.kind = kind == "bars" ? ChartKind::kBars : ChartKind::kLines,
+                .id = Str(c, "id"),
+                .title = Str(c, "title"),
+                .label = Str(c, "label"),
+                .values = Strings(c, "values"),
+                .names = Strings(c, "names"),
+                .label_format = Str(c, "label_format"),
+                .label_trim = Str(c, "label_trim"),
+                .split_by = Str(c, "split_by"),
+                .y_suffix = Str(c, "y_suffix")};
+    if (auto l = c.find("limit"); l != c.end() && l->is_number_unsigned())
+      h.limit = l->get<size_t>();
+    if (auto b = c.find("horizontal"); b != c.end() && b->is_boolean())
+      h.horizontal = b->get<bool>();
+    if (auto b = c.find("mark_peak"); b != c.end() && b->is_boolean()) h.mark_peak = b->get<bool>();
+    if (auto hl = c.find("highlight"); hl != c.end() && hl->is_object()) {
+      h.highlight_key = Str(*hl, "key");
+      if (hl->contains("value")) h.highlight_value = FromJson((*hl)["value"]);
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 Status ReadTable(const Json& j, Section& s) {
   if (!j.is_object() || !j.contains("columns") || !j["columns"].is_array())
     return InvalidArgument("a table without \"columns\"");
@@ -95,6 +128,7 @@ Status ReadTable(const Json& j, Section& s) {
   if (j.contains("rows")) t.rows = Rows(j["rows"], t.columns);
   if (j.contains("footer")) t.footer = Rows(j["footer"], t.columns);
   t.notes = Strings(j, "notes");
+  t.charts = Charts(j);
   // kByRow values carry their unit in the table's "unit" text column.
   bool by_row = false;
   size_t unit_col = t.columns.size();

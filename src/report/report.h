@@ -66,20 +66,44 @@ enum class TableKind {
   kDetail,  // too long for the terminal (e.g. one row per CPU core): only in CSV and JSON
 };
 
-// How report.html draws a table, chosen by the code that builds it (html_views.cc reads it; it
-// is a rendering hint only, not written to report.json).
+// How report.html draws a table, chosen by the code that builds it. Plain data, written to
+// report.json and read back with the table, so a report rendered from report.json (a pooled
+// `profile --repeat` report, the sections `trainprof run` takes from a session) keeps its charts.
+//
+//   t.charts.push_back({.kind = ChartKind::kBars, .title = "Total time per action",
+//                       .label = "action", .values = {"total_s"}, .limit = 15});
 enum class ChartKind {
   kNone,
-  kBars,   // one horizontal bar per row: `label` column, `values` columns stacked, `limit` rows
+  kBars,   // one bar per row: `label` column, `values` columns stacked
   kLines,  // a line per `values` column against the `label` column (x)
 };
 
 struct ChartHint {
   ChartKind kind = ChartKind::kNone;
+  // The chart's id in report.html; the table's when empty. Line hints of one section with the
+  // same id are one chart: the later ones add their lines to the first one's (two stages'
+  // throughput in one chart).
+  std::string id;
   std::string title;                // the chart's title; the table's when empty
   std::string label;                // column key: bar labels, or the x axis
   std::vector<std::string> values;  // column keys: stacked segments, or one line each
-  size_t limit = 20;                // bars: the largest `limit` rows by their sum
+  // Legend names, parallel to `values`; the column titles when empty.
+  std::vector<std::string> names;
+  // Bars: `limit` rows, the largest by the magnitude of their sum; 0: every row, in table order.
+  size_t limit = 20;
+  bool horizontal = true;  // bars: horizontal, or vertical (one per step)
+  // Bars: the label as a pattern of column keys in braces ("rank {rank} stream {stream}"),
+  // instead of the `label` column's text.
+  std::string label_format;
+  std::string label_trim;  // bars: a prefix cut from label texts ("ProfilerStep": "#12")
+  // Lines: one set of lines per distinct value of this column, named "<value> <name>".
+  std::string split_by;
+  bool mark_peak = false;  // lines: a dot at the highest value
+  std::string y_suffix;    // lines: after each y tick ("samples/s")
+  // Rows whose `highlight_key` cell equals `highlight_value` are drawn in red (a crossed bound,
+  // the straggler), in the chart and in the table.
+  std::string highlight_key;
+  Value highlight_value;
 };
 
 struct Table {
@@ -93,7 +117,7 @@ struct Table {
   // Only for tables with kByRow columns: the unit of each row (parallel to rows). Such a table
   // should also carry the unit as a text column so CSV and JSON readers see it.
   std::vector<Unit> row_units;
-  ChartHint chart;  // report.html's chart of this table; none by default
+  std::vector<ChartHint> charts;  // report.html's charts of this table; none by default
 
   // The index of the column `key`, or -1.
   int ColumnIndex(std::string_view key) const;

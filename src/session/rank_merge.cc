@@ -149,6 +149,15 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
         "trainprof.torch.attach (torch.profiler) or trainprof analyze on its trace shows the "
         "all-reduce kernels");
   }
+  if (t.rows.size() >= 2) {
+    t.charts.push_back({.kind = report::ChartKind::kBars,
+                        .id = "rank_median_step",
+                        .title = "Median training step per rank",
+                        .values = {"median_step_s"},
+                        .names = {"median step"},
+                        .limit = 0,
+                        .label_format = "rank {rank}"});
+  }
   s.AddMetric("world_size", "Ranks", in.world_size, Unit::kCount);
   s.AddMetric("training_throughput_per_sample", "Training throughput, all ranks",
               have_rate ? Value(total_rate) : Value(), Unit::kPerSecond, "samples/s");
@@ -174,6 +183,10 @@ StatusOr<report::Report> MergeRankReports(const MergeInput& in) {
     if (gap > kStragglerFindingPct && figs.size() > 1) {
       s.findings.push_back({report::Severity::kWarning,
                             text + "; every rank waits for it at each all-reduce (straggler)"});
+      for (report::ChartHint& h : t.charts) {  // the straggler in red, in chart and table
+        h.highlight_key = "rank";
+        h.highlight_value = slowest->in->rank;
+      }
     } else {
       s.notes.push_back(text);
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include "report/format.h"
 
@@ -27,6 +28,11 @@ void AddTimeSection(const TimeInput& in, report::Report& r) {
       {"min_s", "Min", Unit::kSeconds},     {"median_s", "Median", Unit::kSeconds},
       {"p95_s", "p95", Unit::kSeconds},     {"max_s", "Max", Unit::kSeconds}};
   report::Table& t = s.AddTable("time_report", "Time per action (sorted by total)", cols);
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Total time per action",
+                      .label = "action",
+                      .values = {"total_s"},
+                      .limit = 15});
   auto pct = [&](double x) { return in.wall_s > 0 ? 100.0 * x / in.wall_s : 0.0; };
   int64_t shown = 0, calls = 0;
   struct CategoryAcc {
@@ -192,6 +198,50 @@ void AddSpeedSection(const SpeedInput& in, report::Report& r) {
   }
   AddRateSeries(s, "training_rate", "Training throughput per step", sp.training_rate);
   AddRateSeries(s, "validation_rate", "Validation throughput per step", sp.validation_rate);
+  AddSpeedCharts(s);
+}
+
+void AddSpeedCharts(report::Section& s) {
+  auto measured = [](const report::Table& t, std::string_view key) {
+    const int c = t.ColumnIndex(key);
+    return c >= 0 && std::ranges::any_of(t.rows, [&](const std::vector<Value>& row) {
+             return std::isfinite(report::AsNumber(row[c]));
+           });
+  };
+  // One line per stage that ran, in one chart; samples/s unless a stage lacks it (no batch size
+  // given), then batches/s for every line.
+  std::vector<std::pair<report::Table*, const char*>> stages;
+  bool samples = true;
+  for (auto [id, name] :
+       {std::pair{"training_rate", "training"}, {"validation_rate", "validation"}}) {
+    for (report::Table& t : s.tables) {
+      if (t.id != id || t.rows.empty()) continue;
+      stages.emplace_back(&t, name);
+      samples = samples && measured(t, "samples_per_s");
+    }
+  }
+  const char* unit = samples ? "samples/s" : "batches/s";
+  for (auto [t, name] : stages) {
+    t->charts.push_back({.kind = report::ChartKind::kLines,
+                         .id = "throughput",
+                         .title = fmt::format("Throughput over time ({})", unit),
+                         .label = "time_s",
+                         .values = {samples ? "samples_per_s" : "batches_per_s"},
+                         .names = {name},
+                         .y_suffix = unit});
+  }
+  for (report::Table& t : s.tables) {
+    // Only when the run measured the wait (a loop without a data-loader scope has none).
+    if (t.id != "training_rate" || !measured(t, "data_wait_s")) continue;
+    t.charts.push_back({.kind = report::ChartKind::kBars,
+                        .id = "dataloader_wait",
+                        .title = "Data-loader wait per training step",
+                        .label = "step",
+                        .values = {"data_wait_s"},
+                        .names = {"data wait"},
+                        .limit = 0,
+                        .horizontal = false});
+  }
 }
 
 void AddRateSeries(report::Section& s, const std::string& id, const std::string& title,

@@ -28,6 +28,10 @@ struct SpeedInput {
 void AddSpeedSection(const SpeedInput& in, report::Report& report);
 inline constexpr double kDataWaitFindingPct = 5.0;
 
+// report.html's charts of the speed section's rate tables: throughput over time (one line per
+// stage that has rows) and the data-loader wait per training step (when it was measured).
+void AddSpeedCharts(report::Section& s);
+
 // The per-step series `id` (training_rate, validation_rate) that compare reads the step times
 // from: step, epoch, time, batches/s, samples/s, data wait.
 void AddRateSeries(report::Section& s, const std::string& id, const std::string& title,

@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "report/html.h"
+#include "util/html_outline.h"
+
 namespace trainprof::session {
 namespace {
 
@@ -47,6 +54,45 @@ TEST(SpeedSection, DataWaitFindingNamesTheWorkersThatHideTheWait) {
 TEST(SpeedSection, NoDataWaitFindingAtOrBelowFivePercent) {
   EXPECT_TRUE(Findings(Waiting(0.5, 0)).empty());  // exactly 5 %
   EXPECT_TRUE(Findings(Waiting(0.1, 4)).empty());
+}
+
+// A loop without a data-loader scope and without validation (the GPU check's shape): one
+// throughput line, no data-wait chart.
+TEST(SpeedCharts, OnlyWhatWasMeasured) {
+  report::Report r;
+  report::Section& s = r.AddSection("speed", "Speed report");
+  std::vector<record::RatePoint> points;
+  for (int64_t i = 0; i < 10; ++i)
+    points.push_back({i, 0, 0.1 * static_cast<double>(i), 10.0, 320.0,
+                      std::numeric_limits<double>::quiet_NaN()});
+  AddRateSeries(s, "training_rate", "Training", points);
+  AddRateSeries(s, "validation_rate", "Validation", {});
+  AddSpeedCharts(s);
+  const std::string html = report::RenderHtmlString(r);
+  auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  const auto& charts = outline["sections"][0]["charts"];
+  ASSERT_EQ(charts.size(), 1u) << charts;
+  EXPECT_EQ(charts[0]["id"], "throughput");
+  EXPECT_EQ(charts[0]["series"], 1);
+  EXPECT_NE(html.find("Throughput over time (samples/s)"), std::string::npos);
+}
+
+// Training with a batch size and validation without one: both lines in batches/s, in one chart.
+TEST(SpeedCharts, BatchesPerSecondWhenAStageLacksSamples) {
+  report::Report r;
+  report::Section& s = r.AddSection("speed", "Speed report");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  AddRateSeries(s, "training_rate", "Training", {{0, 0, 0.1, 10.0, 320.0, 0.01}});
+  AddRateSeries(s, "validation_rate", "Validation", {{0, 0, 0.2, 20.0, nan, 0.0}});
+  AddSpeedCharts(s);
+  const std::string html = report::RenderHtmlString(r);
+  auto outline = nlohmann::json::parse(testutil::HtmlOutline(html));
+  const auto& charts = outline["sections"][0]["charts"];
+  ASSERT_EQ(charts.size(), 2u) << charts;
+  EXPECT_EQ(charts[0]["id"], "throughput");
+  EXPECT_EQ(charts[0]["series"], 2);
+  EXPECT_EQ(charts[1]["id"], "dataloader_wait");
+  EXPECT_NE(html.find("Throughput over time (batches/s)"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace trainprof::system {
 
@@ -90,6 +91,47 @@ void AddProcessTable(const SystemData& d, report::Section& s) {
       "start (negative: before it); CPU: its CPU time / the time from its start to the last "
       "sample that saw it (100 % = one core); Read / Written: storage I/O "
       "(/proc/PID/io); GPU: NVML's peak memory and SM utilization of that PID");
+}
+
+using Key = std::string_view;
+
+// A per-device GPU column ("gpu0_utilization_percent"), not the average over devices.
+bool PerGpu(Key k, Key suffix) {
+  return k.starts_with("gpu") && k.ends_with(suffix) && !k.starts_with("gpu_avg");
+}
+
+// report.html's line charts of the time series: the columns of each group the run sampled (a
+// column with no value is left out of the chart when it is drawn).
+void AddSystemCharts(report::Table& ts) {
+  struct Group {
+    const char* id;
+    const char* title;
+    bool (*match)(Key key, Unit unit);
+  };
+  static const Group kGroups[] = {
+      {"system_cpu", "CPU utilization",
+       [](Key k, Unit) { return k == "cpu_utilization_percent" || k == "process_cpu_percent"; }},
+      {"system_memory", "Memory used",
+       [](Key k, Unit) { return k == "system_memory_used_bytes" || k == "process_rss_bytes"; }},
+      {"system_gpu_utilization", "GPU utilization",
+       [](Key k, Unit) { return PerGpu(k, "_utilization_percent"); }},
+      {"system_gpu_memory", "GPU memory used",
+       [](Key k, Unit) { return PerGpu(k, "_memory_used_bytes"); }},
+      {"system_power", "Power",
+       [](Key k, Unit u) { return u == Unit::kWatts && !k.starts_with("gpu_avg"); }},
+      {"system_io", "Disk and network",
+       [](Key k, Unit) {
+         return k == "disk_read_bytes_per_s" || k == "disk_write_bytes_per_s" ||
+                k == "network_receive_bytes_per_s" || k == "network_transmit_bytes_per_s";
+       }},
+  };
+  for (const Group& g : kGroups) {
+    report::ChartHint h{
+        .kind = report::ChartKind::kLines, .id = g.id, .title = g.title, .label = "time_s"};
+    for (const Column& c : ts.columns)
+      if (g.match(c.key, c.unit)) h.values.push_back(c.key);
+    if (!h.values.empty()) ts.charts.push_back(std::move(h));
+  }
 }
 
 }  // namespace
@@ -204,6 +246,7 @@ void AddSystemSection(const SystemData& d, int64_t training_samples, report::Rep
     for (size_t c = 0; c < d.columns.size(); ++c) v.push_back(Num(d.At(row, c)));
     ts.rows.push_back(std::move(v));
   }
+  AddSystemCharts(ts);
   for (const report::Diagnostic& diag : d.diagnostics) r.diagnostics.push_back(diag);
 }
 
