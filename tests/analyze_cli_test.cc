@@ -268,6 +268,20 @@ TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
   AddThreeKernels(s);
   testutil::GenTrace t;
   t.steps = {s, s, s};
+  // Without a training loop (an inference trace) there is no data loader to miss.
+  auto inference = testutil::GenerateKinetoTrace(t, {.rank = 0});
+  ASSERT_TRUE(inference.ok()) << inference.status().message();
+  std::ofstream(dir + "/inference.pt.trace.json") << inference->json;
+  auto served = RunProcess({TRAINPROF_CLI, "analyze", dir + "/inference.pt.trace.json", "--run-dir",
+                            dir + "/i", "--db", "off"});
+  ASSERT_EQ(served.exit_code, 0) << served.err;
+  EXPECT_EQ(served.out.find("No data-loader range"), std::string::npos) << served.out;
+  // A training step (its optimizer step marks it) without a data-loader range is warned about.
+  for (auto& step : t.steps)
+    step.cpu_ops.push_back({.name = "Optimizer.step#SGD.step",
+                            .category = "user_annotation",
+                            .start_ns = 920'000,
+                            .dur_ns = 50'000});
   auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
   ASSERT_TRUE(g.ok()) << g.status().message();
   std::ofstream(dir + "/rank0.pt.trace.json") << g->json;
@@ -642,8 +656,8 @@ TEST(Diff, ControlAgainstTest) {
   // The diff page has its charts: the categories' and the top changes' deltas.
   std::ifstream page(dir + "/report.html");
   const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
-  for (const char* chart : {"step_time_diff", "operator_diff", "operator_gpu_diff",
-                            "category_diff", "kernel_family_diff"})
+  for (const char* chart : {"step_time_diff", "operator_diff", "operator_gpu_diff", "category_diff",
+                            "kernel_family_diff"})
     EXPECT_NE(html.find(std::string("data-chart=\"") + chart + "\""), std::string::npos) << chart;
 }
 

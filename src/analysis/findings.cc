@@ -94,7 +94,8 @@ void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<
   }
 }
 
-void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vector<Candidate>* out) {
+void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool training,
+                   std::vector<Candidate>* out) {
   bool eligible_ops = false;
   for (size_t i = 0; i < m.size() && !eligible_ops; ++i)
     eligible_ops = m.kind[i] == trace::EventKind::kCpuOp && IsTensorCoreEligibleOp(m.name_of(i));
@@ -105,9 +106,9 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vecto
                g.utilization_pct);
       c.headline = fmt::format("GPU {} is busy only {{fig}} of the step time (threshold {}%)",
                                g.device, kLowUtilizationPct);
-      c.advice =
-          "Raise the batch size, or find what the GPU waits for in the idle-time breakdown "
-          "below.";
+      c.advice = training ? "Raise the batch size, or find what the GPU waits for in the "
+                            "idle-time breakdown below."
+                          : "Find what the GPU waits for in the idle-time breakdown below.";
       out->push_back(std::move(c));
     }
     const trace::DeviceInfo* d = m.FindDevice(g.device);
@@ -127,7 +128,7 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vecto
   }
 }
 
-void MemoryCandidates(const trace::TraceModel& m, std::vector<Candidate>* out) {
+void MemoryCandidates(const trace::TraceModel& m, bool training, std::vector<Candidate>* out) {
   for (const auto& [dev, peak] : m.peak_allocated_bytes) {
     const trace::DeviceInfo* d = m.FindDevice(dev);
     if (!d || d->total_memory_bytes <= 0) continue;
@@ -138,8 +139,12 @@ void MemoryCandidates(const trace::TraceModel& m, std::vector<Candidate>* out) {
     c.headline =
         fmt::format("GPU {} memory peaked at {{fig}} of its {:.1f} GiB (threshold {}%)", dev,
                     static_cast<double>(d->total_memory_bytes) / (1 << 30), kMemoryNearLimitPct);
-    c.advice =
-        "Use activation checkpointing, mixed precision or a smaller batch before it runs out.";
+    c.advice = training
+                   ? "Use activation checkpointing, mixed precision or a smaller batch before it "
+                     "runs out."
+                   : "Serving engines take most of the memory on purpose (the KV cache: vLLM's "
+                     "gpu_memory_utilization, SGLang's mem_fraction_static); lower that only if "
+                     "other processes need memory.";
     out->push_back(std::move(c));
   }
 }
@@ -177,8 +182,11 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.advice = "Fuse them (torch.compile) or capture them in a CUDA graph.";
     out->push_back(std::move(c));
   }
+  // A long queue in front of a busy GPU is a well-fed GPU: the delay costs time only when the
+  // GPU idles a tenth of its busy span or more.
+  const bool gpu_idles = h.temporal.span_ns > 0 && h.temporal.idle_ns * 10 >= h.temporal.span_ns;
   double delay_pct = 100.0 * h.launch.launch_delay_outliers / h.launch.launches;
-  if (delay_pct > kLaunchDelayOutlierPct) {
+  if (delay_pct > kLaunchDelayOutlierPct && gpu_idles) {
     Candidate c = Make("launch_delay", m.rank, 0, delay_pct);
     c.headline = fmt::format("{{fig}} of launches wait more than {} µs before the GPU starts them",
                              o.hta.launch_delay_cutoff_ns / 1000);
@@ -283,9 +291,12 @@ std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnal
   std::vector<Candidate> out;
   CutCandidates(m, a, &out);
   if (a.steps.gpu_data_cut) return out;  // no figure here can be trusted
+  // Without a training loop (inference, serving) there is no batch size or activation memory
+  // to advise on.
+  const bool training = HasTrainingLoop(a);
   StepCandidates(m, a.overview, &out);
-  GpuCandidates(m, a, &out);
-  MemoryCandidates(m, &out);
+  GpuCandidates(m, a, training, &out);
+  MemoryCandidates(m, training, &out);
   LaunchCandidates(m, a, o, &out);
   return out;
 }

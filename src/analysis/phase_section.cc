@@ -2,6 +2,7 @@
 // its share of the step, or a warning that nothing in the trace marks it.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "analysis/views.h"
@@ -69,6 +70,8 @@ void DataLoader(const AnalyzeInput& in, report::Section& s) {
     step_ns += a.overview.avg_total_ns * n;
   }
   s.AddMetric("dataloader_markers", "Data-loader ranges in the trace", markers, Unit::kCount);
+  const bool training = std::ranges::any_of(in.analyses, HasTrainingLoop);
+  if (markers == 0 && !training) return;  // inference: no data loader to miss
   if (markers == 0) {
     s.findings.push_back(
         {report::Severity::kWarning,
