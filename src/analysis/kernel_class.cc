@@ -24,9 +24,16 @@ const char* KernelTypeName(KernelType t) {
 bool IsCommunicationKernel(std::string_view name) {
   // NCCL's kernels were "ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type>" until 2.12 and are
   // "ncclDevKernel_<Coll>_..." or the generic "ncclDevKernel_Generic_N" since; RCCL keeps NCCL's
-  // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". Demangled names start with "void ".
+  // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". PyTorch's symmetric-memory
+  // collectives ("multimem_all_reduce_kernel", "one_shot_all_reduce_kernel",
+  // "two_shot_all_reduce_kernel"), vLLM's and SGLang's custom all-reduce ("cross_device_reduce_*"),
+  // NVSHMEM and DeepEP's expert-parallel kernels ("deep_ep::intranode::dispatch") move data
+  // between GPUs too. Demangled names start with "void ".
   if (name.starts_with("void ")) name.remove_prefix(5);
-  static constexpr std::array<std::string_view, 4> kLibraries = {"nccl", "rccl", "hccl", "msccl"};
+  static constexpr std::array<std::string_view, 11> kLibraries = {
+      "nccl",         "rccl",         "hccl",           "msccl",
+      "multimem_all", "one_shot_all", "two_shot_all",   "cross_device_reduce",
+      "nvshmem",      "deep_ep",      "all_to_all_vdev"};
   return base::ContainsAnyNoCase(name, kLibraries);
 }
 

@@ -15,10 +15,16 @@ namespace trainprof::analysis {
 namespace {
 
 TEST(KernelClass, CommunicationInEveryNaming) {
-  for (const char* n : {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
-                        "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
-                        "void ncclDevKernel_Generic_4(ncclDevComm*, unsigned long, ncclWork*)",
-                        "mscclKernel_Sum_float_LL", "rcclGenericKernel", "hcclAllReduce"})
+  for (const char* n :
+       {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+        "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+        "void ncclDevKernel_Generic_4(ncclDevComm*, unsigned long, ncclWork*)",
+        "mscclKernel_Sum_float_LL", "rcclGenericKernel", "hcclAllReduce",
+        "void c10d::symmetric_memory::multimem_all_reduce_kernel<16>(x)",
+        "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 8>(x)",
+        "void c10d::symmetric_memory::two_shot_all_reduce_kernel<8>(x)",
+        "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(x)",
+        "void deep_ep::intranode::dispatch<8, 768>(x)", "nvshmemi_transfer_rma_kernel"})
     EXPECT_TRUE(IsCommunicationKernel(n)) << n;
   for (const char* n : {"void at::native::vectorized_elementwise_kernel<4>",
                         "ampere_sgemm_128x64_nn", "Memcpy DtoD (Device -> Device)"})

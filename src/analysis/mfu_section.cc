@@ -95,9 +95,10 @@ void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
   AddSteps(s, in);
   AddPeaks(s, in);
   s.notes.push_back(
-      "FLOPs of mm, addmm, bmm, baddbmm, linear, convolution and scaled_dot_product_attention "
-      "from Input Dims (docs/trace-analysis.md); a step counts each call once, at its outermost "
-      "counted operator. Convolutions assume stride 1 and same padding.");
+      "FLOPs of mm, addmm, bmm, baddbmm, linear, frameworks' *gemm* operators, convolution and "
+      "scaled_dot_product_attention from Input Dims (docs/trace-analysis.md); a step counts each "
+      "call once, at its outermost counted operator. A convolution's geometry comes from its "
+      "Concrete Inputs; without them, stride 1 and same padding.");
 }
 
 }  // namespace trainprof::analysis
