@@ -54,6 +54,11 @@ bool MatmulsInFp32(const FlopsResult& f) {
   });
 }
 
+// The share of the launched GPU time that ran in CUDA / HIP graphs, in percent.
+double GraphShare(const LaunchStats& l) {
+  return l.gpu_ns > 0 ? 100.0 * static_cast<double>(l.graph_gpu_ns) / l.gpu_ns : 0;
+}
+
 Candidate Make(std::string key, int64_t rank, double saves_ns, double figure) {
   Candidate c;
   c.key = std::move(key);
@@ -165,15 +170,30 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.root_cause = true;
     c.headline = "The GPU is idle {fig} of its busy span";
     c.detail = fmt::format("{:.1f}% of the idle time is host wait", 100.0 * host / idle);
+    c.advice = GraphShare(h.launch) > 50
+                   ? "The CPU does not launch work fast enough, though most GPU time already "
+                     "runs in graphs: the gaps are between graph replays (scheduling, sampling, "
+                     "synchronisations). Look at the host work between launches."
+                   : "The CPU does not launch work fast enough (CPU or launch bound). Use CUDA "
+                     "graphs or torch.compile, larger kernels, and keep synchronisations "
+                     "(.item(), .cpu()) out of the loop.";
+    out->push_back(std::move(c));
+  }
+  if (h.launch.graph_launches > 0) {
+    Candidate c = Make("graphs", m.rank, 0, GraphShare(h.launch));
+    c.severity = Severity::kInfo;
+    c.headline = "{fig} of the launched GPU time runs in CUDA/HIP graphs";
+    c.detail = fmt::format("{} graph launch{}, {} kernels", h.launch.graph_launches,
+                           h.launch.graph_launches == 1 ? "" : "es", h.launch.graph_kernels);
     c.advice =
-        "The CPU does not launch work fast enough (CPU or launch bound). Use CUDA graphs or "
-        "torch.compile, larger kernels, and keep synchronisations (.item(), .cpu()) out of the "
-        "loop.";
+        "Their kernels are attributed to the graph launch, not to the operators that captured "
+        "them.";
     out->push_back(std::move(c));
   }
   if (h.launch.launches == 0) return;
   double short_pct = 100.0 * h.launch.short_kernels / h.launch.launches;
-  if (short_pct > kShortKernelPct) {
+  // Most GPU time in graphs: the few launches outside them are not where the time goes.
+  if (short_pct > kShortKernelPct && GraphShare(h.launch) <= 50) {
     Candidate c = Make("short_kernels", m.rank, 0, short_pct);
     c.headline = fmt::format(
         "{{fig}} of kernels run shorter than the call that launched them (threshold {}%)",

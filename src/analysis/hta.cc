@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -228,26 +229,41 @@ std::optional<double> CommCompOverlap(const HtaEvents& e) {
          static_cast<double>(Length(e.comm));
 }
 
-// Kernel launches: the launch call matched to the GPU work it started.
+bool IsGraphLaunchName(std::string_view n) {
+  return n == "cudaGraphLaunch" || n == "hipGraphLaunch" || n == "cuGraphLaunch";
+}
+
+// Kernel launches: the launch call matched to the GPU work it started. A graph launch is one
+// call for all of its kernels: counted once, at its first kernel in the trace, and never as
+// a short kernel (the graph's work is all of its kernels).
 LaunchStats CudaKernelLaunchStats(const HtaEvents& ev, const HtaOptions& o) {
   const trace::TraceModel& m = ev.model();
   LaunchStats s;
   std::vector<double> delays;
   double launch_sum = 0;
   std::vector<int8_t> is_launch(m.names.size(), -1);
+  std::set<std::pair<int64_t, uint32_t>> graphs_seen;  // (launch start, name)
   for (const HtaEv& e : ev.ev) {
     const HtaLaunch l = LaunchOf(ev.times, e);
     if (l.ts == kNoLaunch) continue;
     int8_t& il = is_launch[l.name];
     if (il < 0) il = IsLaunchCallName(m.names[l.name], o.hta_compat) ? 1 : 0;
     if (!il) continue;
+    s.gpu_ns += e.end - e.ts;
+    const bool graph = IsGraphLaunchName(m.names[l.name]);
+    if (graph) {
+      ++s.graph_kernels;
+      s.graph_gpu_ns += e.end - e.ts;
+      if (!graphs_seen.insert({l.ts, l.name}).second) continue;  // not the graph's first kernel
+      ++s.graph_launches;
+    }
 
     s.launches++;
     int64_t gpu_dur = e.end - e.ts;
     // From the end of the launch call to the start of the GPU work (HTA 0.6.1 agrees: its
     // counts on the shared traces match this, not its older ts_gpu - ts_cpu + dur_cpu).
     int64_t delay = e.ts - (l.ts + l.dur);
-    if (l.dur <= o.runtime_cutoff_ns && gpu_dur < l.dur) s.short_kernels++;
+    if (!graph && l.dur <= o.runtime_cutoff_ns && gpu_dur < l.dur) s.short_kernels++;
     if (l.dur > o.runtime_cutoff_ns) s.runtime_outliers++;
     if (delay > o.launch_delay_cutoff_ns) s.launch_delay_outliers++;
     delays.push_back(static_cast<double>(delay));

@@ -63,6 +63,11 @@ struct LaunchStats {
   int64_t launch_delay_outliers = 0;  // launch delay above launch_delay_cutoff
   double mean_delay_ns = 0, median_delay_ns = 0, p95_delay_ns = 0, max_delay_ns = 0;
   double mean_launch_ns = 0;  // launch call duration
+  // CUDA / HIP graphs: one cudaGraphLaunch starts many kernels, which share its correlation id.
+  // Such a launch counts once above (its delay: to its first kernel), and here.
+  int64_t graph_launches = 0, graph_kernels = 0;
+  int64_t graph_gpu_ns = 0;  // GPU time of the graphs' kernels
+  int64_t gpu_ns = 0;        // GPU time of all launched work, for the graphs' share
 };
 
 struct HtaResult {

@@ -54,5 +54,35 @@ TEST(CudaKernelLaunchStats, QuantilesOfManyShuffledDelays) {
   EXPECT_DOUBLE_EQ(s.max_delay_ns, 1'000'000);
 }
 
+// A CUDA graph: one cudaGraphLaunch (100 us, a runtime outlier) whose three kernels share its
+// correlation id, and one ordinary launch. The graph is one launch, not three, and one outlier.
+TEST(CudaKernelLaunchStats, AGraphLaunchCountsOnce) {
+  const char* json = R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0,
+     "dur": 1000},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 10,
+     "dur": 100, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 120, "dur": 50,
+     "args": {"correlation": 5, "stream": 7, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 180, "dur": 50,
+     "args": {"correlation": 5, "stream": 7, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 240, "dur": 50,
+     "args": {"correlation": 5, "stream": 7, "device": 0}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 300,
+     "dur": 5, "args": {"correlation": 6}},
+    {"ph": "X", "cat": "kernel", "name": "d", "pid": 0, "tid": 7, "ts": 310, "dur": 50,
+     "args": {"correlation": 6, "stream": 7, "device": 0}}]})";
+  auto m = trace::ParseTrace(json, "graph.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const LaunchStats s = ComputeHta(*m, FindSteps(*m, StepsMode::kAll), HtaOptions{}).launch;
+  EXPECT_EQ(s.launches, 2);
+  EXPECT_EQ(s.runtime_outliers, 1);
+  EXPECT_EQ(s.graph_launches, 1);
+  EXPECT_EQ(s.graph_kernels, 3);
+  EXPECT_EQ(s.graph_gpu_ns, 150'000);
+  EXPECT_EQ(s.gpu_ns, 200'000);
+  EXPECT_DOUBLE_EQ(s.max_delay_ns, 10'000);  // the graph: from its call's end to kernel a
+}
+
 }  // namespace
 }  // namespace trainprof::analysis

@@ -95,6 +95,12 @@ void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
     lt.rows.push_back({in.RankLabel(i), l.launches, l.short_kernels, l.runtime_outliers,
                        l.launch_delay_outliers, Seconds(l.mean_launch_ns),
                        Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
+    if (l.graph_launches > 0)
+      lt.notes.push_back(fmt::format(
+          "Rank {}: {} CUDA/HIP graph launch{} started {} kernels ({:.1f}% of the launched GPU "
+          "time); each graph launch counts once, its delay to its first kernel.",
+          in.RankLabel(i), l.graph_launches, l.graph_launches == 1 ? "" : "es", l.graph_kernels,
+          l.gpu_ns > 0 ? 100.0 * static_cast<double>(l.graph_gpu_ns) / l.gpu_ns : 0.0));
   }
   const HtaOptions& o = in.options.hta;
   lt.notes.push_back(fmt::format(

@@ -67,7 +67,8 @@ template <class A> void Fields(A& a, KernelStats& k) {
 }
 template <class A> void Fields(A& a, LaunchStats& l) {
   a(l.launches, l.short_kernels, l.runtime_outliers, l.launch_delay_outliers, l.mean_delay_ns,
-    l.median_delay_ns, l.p95_delay_ns, l.max_delay_ns, l.mean_launch_ns);
+    l.median_delay_ns, l.p95_delay_ns, l.max_delay_ns, l.mean_launch_ns, l.graph_launches,
+    l.graph_kernels, l.graph_gpu_ns, l.gpu_ns);
 }
 template <class A> void Fields(A& a, StreamQueue& q) {
   a(q.stream, q.changes, q.max_length, q.mean_length, q.time_mean_length, q.blocked_ns,
