@@ -277,3 +277,23 @@ def test_a_cuda_trace_adds_analyzes_sections_and_a_cpu_trace_says_why_not() -> N
         else:
             assert "gpu" not in ids
             assert "no GPU activity" in diagnostics(report)["torch_trace_without_gpu"]
+
+
+def test_the_trace_attach_writes_on_this_torch_opens_in_analyze(tmp_path: Any) -> None:
+    """On torch without Kineto (Debian's 1.13) the trace is the legacy export, a bare array of
+    operators; trainprof analyze reads its ProfilerSteps."""
+    import subprocess
+
+    from conftest import cli
+
+    s, _ = train(nn.Linear(16, 16), {"memory.enabled": True, "memory.warmup": 1,
+                                     "memory.steps": 3}, 6, [4, 16])
+    trace = os.path.join(s.report.run_dir, "torch_trace.pt.trace.json.gz")
+    assert os.path.exists(trace)
+    done = subprocess.run([cli(), "analyze", trace, "--format", "json", "--db", "off",
+                           "--run-dir", str(tmp_path / "a"), "--progress", "off"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    steps = section(report, "overview")["metrics"]["steps"]["value"]
+    assert steps >= 3

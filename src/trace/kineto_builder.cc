@@ -277,6 +277,11 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
     k = KindOf(ev.cat.text, &known);
     if (!known)
       Count(base::DiagnosticId::kUnknownCategory, base::Ellipsize(ev.name.text, 60), ev.cat.text);
+  } else if (ev.pid.type == Scalar::kString && json::KeyIs(ev.pid.text, "CPU functions")) {
+    // The legacy autograd profiler's export (torch without Kineto, e.g. Debian's 1.13): a bare
+    // array of operators with no "cat", all under the pid "CPU functions".
+    k = EventKind::kCpuOp;
+    Count(base::DiagnosticId::kTorchProfilerLegacy, base::Ellipsize(ev.name.text, 60));
   } else {
     Count(base::DiagnosticId::kUnknownCategory, base::Ellipsize(ev.name.text, 60));
   }
@@ -468,6 +473,11 @@ void EventBuilder::ReportCounts() {
           "{}: {} cuda_profiler_range events (CUPTI's range profiler: counters per range, with "
           "made-up times) were kept as other; the trace has no GPU timeline, so it reads as "
           "CPU-only (e.g. {})",
+          name_, c.count, c.example);
+    else if (c.id == DiagnosticId::kTorchProfilerLegacy)
+      msg = fmt::format(
+          "{}: a legacy (non-Kineto) profiler trace: {} operators under \"CPU functions\", no "
+          "GPU timeline or input shapes (e.g. {})",
           name_, c.count, c.example);
     else if (c.id == DiagnosticId::kBadTime)
       msg = fmt::format(

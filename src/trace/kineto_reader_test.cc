@@ -171,6 +171,26 @@ TEST(KinetoReader, AnEventKeepsNoFieldOfTheOneBefore) {
   EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 4.0f);
 }
 
+// torch without Kineto (Debian's 1.13) exports a bare array of operators with no "cat", all
+// under the pid "CPU functions": they are cpu_ops, and the trace says what it lacks.
+TEST(KinetoReader, LegacyProfilerExportIsOperators) {
+  auto m = ParseTrace(
+      R"J([{"name": "ProfilerStep#1", "ph": "X", "ts": 100, "dur": 50, "tid": 1,
+            "pid": "CPU functions", "args": {}},
+           {"name": "aten::mm", "ph": "X", "ts": 110, "dur": 20, "tid": 1,
+            "pid": "CPU functions", "args": {}}])J",
+      "legacy.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 2u);
+  EXPECT_EQ(m->kind[0], EventKind::kCpuOp);
+  EXPECT_EQ(m->kind[1], EventKind::kCpuOp);
+  ASSERT_EQ(m->diagnostics.size(), 2u);  // and rank_unknown
+  bool legacy = false;
+  for (const auto& d : m->diagnostics)
+    if (d.name() == "torch_profiler_legacy") legacy = d.count == 2;
+  EXPECT_TRUE(legacy);
+}
+
 TEST(KinetoReader, RankFromFileName) {
   EXPECT_EQ(RankFromFileName("rank-3.Jul_15.pt.trace.json"), 3);
   EXPECT_EQ(RankFromFileName("sampled_rank-1.json.gz"), 1);
