@@ -267,6 +267,25 @@ GenTrace DataLoaderBound() {
   return t;
 }
 
+// An inference step (no backward, no optimizer): 700 us of host preprocessing with the GPU idle,
+// then one 200 us kernel. Utilization is low, and the finding says where the GPU waited --
+// before its kernels, outside the kernel span the idle-time breakdown covers -- with no batch
+// size or data-loader advice.
+TEST(GeneratedTrace, HostWorkBeforeTheKernelsIsNamed) {
+  GenStep s{.host_dur_ns = 1000 * kUs};
+  s.cpu_ops.push_back(
+      {.name = "preprocess", .category = "user_annotation", .start_ns = 0, .dur_ns = 700 * kUs});
+  s.cpu_ops.push_back({.name = "aten::mm", .start_ns = 750 * kUs, .dur_ns = 40 * kUs});
+  s.gpu_ops.push_back(
+      Kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", 790 * kUs, 200 * kUs, 30 * kUs));
+  GenTrace t;
+  t.steps = {s, s, s};
+  Analysed r = GenerateAndAnalyze(t, {{.rank = 0}}, Format::kJson);
+  EXPECT_EQ(CountFindings(r.report, "the CPU works alone"), 1) << AllFindings(r.report);
+  EXPECT_EQ(CountFindings(r.report, "Raise the batch size"), 0) << AllFindings(r.report);
+  EXPECT_EQ(CountFindings(r.report, "No data-loader range"), 0) << AllFindings(r.report);
+}
+
 TEST(GeneratedTrace, DataLoaderBound) {
   Analysed r = GenerateAndAnalyze(DataLoaderBound(), {{.rank = 0}}, Format::kGzip);
   ASSERT_EQ(r.expected.size(), 1u);

@@ -114,6 +114,17 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool train
       c.advice = training ? "Raise the batch size, or find what the GPU waits for in the "
                             "idle-time breakdown below."
                           : "Find what the GPU waits for in the idle-time breakdown below.";
+      // Host work with the GPU idle is outside the kernels' span, which the idle-time
+      // breakdown covers: say so, or the two read as a contradiction.
+      const double alone = a.overview.avg_ns[kCpuExec], step = a.overview.avg_total_ns;
+      if (step > 0 && alone > 0.3 * step) {
+        c.detail =
+            fmt::format("the CPU works alone {:.1f} ms of the {:.1f} ms step", Ms(alone), Ms(step));
+        c.advice =
+            "The GPU waits for host work (CPU Exec in the step breakdown), before or between "
+            "its kernels: prepare inputs ahead (DataLoader workers, pinned memory, "
+            "non_blocking copies) or overlap that work with the GPU's.";
+      }
       out->push_back(std::move(c));
     }
     const trace::DeviceInfo* d = m.FindDevice(g.device);
@@ -379,6 +390,7 @@ void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnal
   auto tier = [&](const std::string& key) {
     const Candidate& c = *groups[key].front();
     if (c.severity == Severity::kError) return 0;
+    if (c.severity == Severity::kInfo) return 4;  // what the trace is, after what to fix
     if (cost(key) > 0) return c.root_cause ? 1 : 2;
     return 3;
   };
