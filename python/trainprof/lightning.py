@@ -250,13 +250,19 @@ class TrainprofProfiler(Profiler):
         scope, whose ``name`` is ``action_name``."""
         if self._gated:
             return super().profile(action_name)  # start() and stop() know what to do
+        kind = self._planned(action_name)
+        return _NOT_RECORDED if kind is None else _Scope(action_name, kind)
+
+    def _planned(self, action_name: str) -> Any:
+        """The scope kind of ``action_name`` (None: not recorded), its plan looked up once and
+        kept, after running the event the plan attaches to it (a step's end, a stage's start)."""
         try:
             kind, event = self._plan[action_name]
         except KeyError:
             kind, event = self._plan[action_name] = _plan_entry(action_name)
         if event is not None:
             event(self)
-        return _NOT_RECORDED if kind is None else _Scope(action_name, kind)
+        return kind
 
     def start(self, action_name: str) -> None:
         """Begins a scope named ``action_name``, of the kind its name says. Lightning calls it
@@ -264,12 +270,7 @@ class TrainprofProfiler(Profiler):
         other action goes through :meth:`profile`."""
         if self._gated and self._gate(action_name):
             return
-        try:
-            kind, event = self._plan[action_name]
-        except KeyError:
-            kind, event = self._plan[action_name] = _plan_entry(action_name)
-        if event is not None:
-            event(self)
+        kind = self._planned(action_name)
         if kind is None:
             return
         scope = _Scope(action_name, kind)
