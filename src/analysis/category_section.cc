@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/views.h"
+#include "base/text.h"
 
 namespace trainprof::analysis {
 
@@ -33,13 +34,10 @@ void AddMetrics(const AnalyzeInput& in, report::Section& s) {
             std::max<double>(1, static_cast<double>(a.steps.steps.size()));
     if (ns <= 0) continue;
     const double ranks = static_cast<double>(in.analyses.size());
-    std::string key = OpCategoryName(static_cast<OpCategory>(k));
+    const std::string name = OpCategoryName(static_cast<OpCategory>(k));
+    std::string key = base::AsciiLower(name);  // "memcpy/memset" -> "memcpy_memset"
     std::ranges::replace(key, '/', '_');
-    std::ranges::transform(key, key.begin(),
-                           [](char c) { return c >= 'A' && c <= 'Z' ? char(c + 32) : c; });
-    s.AddMetric(key + "_s",
-                std::string(OpCategoryName(static_cast<OpCategory>(k))) + " GPU time per step",
-                ns / ranks / 1e9, Unit::kSeconds);
+    s.AddMetric(key + "_s", name + " GPU time per step", ns / ranks / 1e9, Unit::kSeconds);
   }
 }
 

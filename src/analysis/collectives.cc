@@ -7,8 +7,8 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "analysis/rank_analysis.h"
 #include "analysis/kernel_class.h"
+#include "analysis/rank_analysis.h"
 
 namespace trainprof::analysis {
 

@@ -125,10 +125,12 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
   r.AddMeta("ranks_b", static_cast<int64_t>(b.models->size()));
 
   report::Section& s = r.AddSection("diff", "What changed from A to B");
-  if (const std::string da = DeviceOf(a), db = DeviceOf(b); !da.empty() && !db.empty()) {
+  const std::string da = DeviceOf(a), db = DeviceOf(b);
+  const bool other_device = !da.empty() && !db.empty() && da != db;
+  if (!da.empty() && !db.empty()) {
     r.AddMeta("device_a", da);
     r.AddMeta("device_b", db);
-    if (da != db)
+    if (other_device)
       s.findings.push_back(
           {report::Severity::kInfo,
            fmt::format("A ran on {}, B on {}: kernels are compared by family and operators by "
@@ -163,8 +165,6 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                      sa / 1e6)});
   }
   AddChangeTables(s, "CPU operators", "operator_diff", PerStep(a, false), PerStep(b, false), top_n);
-  const std::string da = DeviceOf(a), db = DeviceOf(b);
-  const bool other_device = !da.empty() && !db.empty() && da != db;
   if (!other_device)
     AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);
   AddGpuWorkDiff(s, a, b, top_n, other_device);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 #include "analysis/diff.h"
 #include "analysis/kernel_class.h"
@@ -27,40 +26,49 @@ struct PerStep {
   double ns = 0, flops = 0;
 };
 
-// Per operator name: its direct GPU time (device self) and FLOPs per step, averaged over ranks.
-std::map<std::string, PerStep> OperatorGpu(const DiffSide& s) {
+// Per name, what `add` reports of each rank (`add(a, emit)`, emit(name, ns, flops)), per
+// analysed step and averaged over the ranks.
+template <class Add>
+std::map<std::string, PerStep> PerStepOverRanks(const DiffSide& s, Add add) {
   std::map<std::string, PerStep> out;
   const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
   for (const RankAnalysis& a : *s.analyses) {
     const double n = StepsOf(a) * ranks;
-    for (const OperatorRow& o : a.operators)
-      if (o.device_self_ns > 0) out[o.name].ns += static_cast<double>(o.device_self_ns) / n;
-    for (const ShapeRow& r : a.flops.shapes)  // compute-bound kinds only: the rest is nominal
-      if (r.category == OpCategory::kGemm || r.category == OpCategory::kConvolution ||
-          r.category == OpCategory::kAttention)
-        out[r.name].flops += r.flops / n;
+    add(a, [&](const std::string& name, double ns, double flops) {
+      PerStep& p = out[name];
+      p.ns += ns / n, p.flops += flops / n;
+    });
   }
   return out;
 }
 
+// Per operator name: its direct GPU time (device self), and the FLOPs of its GEMM, convolution
+// and attention shapes (the other kinds' FLOPs are nominal).
+std::map<std::string, PerStep> OperatorGpu(const DiffSide& s) {
+  return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
+    for (const OperatorRow& o : a.operators)
+      if (o.device_self_ns > 0) emit(o.name, static_cast<double>(o.device_self_ns), 0);
+    for (const ShapeRow& r : a.flops.shapes)
+      if (r.category == OpCategory::kGemm || r.category == OpCategory::kConvolution ||
+          r.category == OpCategory::kAttention)
+        emit(r.name, 0, r.flops);
+  });
+}
+
 std::map<std::string, PerStep> CategoryGpu(const DiffSide& s) {
-  std::map<std::string, PerStep> out;
-  const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
-  for (const RankAnalysis& a : *s.analyses)
+  return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (size_t c = 0; c < kNumOpCategories; ++c)
       if (a.categories.by[c].ns > 0)
-        out[OpCategoryName(static_cast<OpCategory>(c))].ns +=
-            static_cast<double>(a.categories.by[c].ns) / (StepsOf(a) * ranks);
-  return out;
+        emit(OpCategoryName(static_cast<OpCategory>(c)), static_cast<double>(a.categories.by[c].ns),
+             0);
+  });
 }
 
 std::map<std::string, PerStep> FamilyGpu(const DiffSide& s) {
-  std::map<std::string, PerStep> out;
-  const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
-  for (const RankAnalysis& a : *s.analyses)
+  return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (const KernelRow& k : a.kernels)
-      out[KernelFamily(k.name)].ns += static_cast<double>(k.total_ns) / (StepsOf(a) * ranks);
-  return out;
+      emit(KernelFamily(k.name), static_cast<double>(k.total_ns), 0);
+  });
 }
 
 Value Rate(const PerStep& p) {
@@ -71,19 +79,17 @@ Value Rate(const PerStep& p) {
 void AddTable(report::Section& s, const std::string& id, const std::string& title,
               const std::string& what, const std::map<std::string, PerStep>& a,
               const std::map<std::string, PerStep>& b, size_t top_n, bool rates) {
-  std::set<std::string> names;
-  for (const auto& [n, v] : a) names.insert(n);
-  for (const auto& [n, v] : b) names.insert(n);
-  std::vector<std::string> order(names.begin(), names.end());
-  auto delta = [&](const std::string& n) {
-    auto get = [&](const std::map<std::string, PerStep>& m) {
-      auto it = m.find(n);
-      return it == m.end() ? 0.0 : it->second.ns;
-    };
-    return get(b) - get(a);
+  struct Row {
+    std::string name;
+    PerStep a, b;
   };
-  std::ranges::stable_sort(order, [&](const std::string& x, const std::string& y) {
-    return std::fabs(delta(x)) > std::fabs(delta(y));
+  std::map<std::string, Row> by_name;
+  for (const auto& [n, v] : a) by_name[n].a = v;
+  for (const auto& [n, v] : b) by_name[n].b = v;
+  std::vector<Row> rows;  // by name, then by the size of the change
+  for (auto& [n, r] : by_name) r.name = n, rows.push_back(std::move(r));
+  std::ranges::stable_sort(rows, [](const Row& x, const Row& y) {
+    return std::fabs(x.b.ns - x.a.ns) > std::fabs(y.b.ns - y.a.ns);
   });
   std::vector<report::Column> cols = {{"name", what, Unit::kText, true, false, 60},
                                       {"a_s", "GPU time A", Unit::kSeconds},
@@ -95,10 +101,9 @@ void AddTable(report::Section& s, const std::string& id, const std::string& titl
     cols.push_back({"tflops_b", "TFLOP/s B", Unit::kNumber});
   }
   report::Table& t = s.AddTable(id, title, cols);
-  for (size_t i = 0; i < order.size() && i < top_n; ++i) {
-    const PerStep pa = a.count(order[i]) ? a.at(order[i]) : PerStep{};
-    const PerStep pb = b.count(order[i]) ? b.at(order[i]) : PerStep{};
-    std::vector<Value> row = {order[i], pa.ns / 1e9, pb.ns / 1e9, (pb.ns - pa.ns) / 1e9,
+  for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
+    const PerStep &pa = rows[i].a, &pb = rows[i].b;
+    std::vector<Value> row = {rows[i].name, pa.ns / 1e9, pb.ns / 1e9, (pb.ns - pa.ns) / 1e9,
                               pa.ns > 0 ? Value{pb.ns / pa.ns} : Value{}};
     if (rates) row.push_back(Rate(pa)), row.push_back(Rate(pb));
     t.rows.push_back(std::move(row));

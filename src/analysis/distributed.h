@@ -11,9 +11,9 @@
 
 #include <vector>
 
-#include "analysis/rank_analysis.h"
 #include "analysis/collectives.h"
 #include "analysis/findings.h"
+#include "analysis/rank_analysis.h"
 #include "report/report.h"
 
 namespace trainprof::analysis {

@@ -317,6 +317,15 @@ void Reconcile(std::vector<Candidate>* all) {
 
 }  // namespace
 
+bool HasTrainingLoop(const RankAnalysis& a) {
+  for (const PhaseRow& r : a.phases.rows)
+    if (r.phase == "backward" || r.phase == "optimizer") return true;
+  for (const OperatorRow& o : a.operators)
+    if (o.name.find("Backward") != std::string::npos || o.name.starts_with("autograd::engine"))
+      return true;
+  return false;
+}
+
 std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnalysis& a,
                                       const AnalyzeOptions& o) {
   std::vector<Candidate> out;

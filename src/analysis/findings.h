@@ -11,12 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "analysis/rank_analysis.h"
 #include "analysis/collectives.h"
+#include "analysis/rank_analysis.h"
 #include "analysis/rank_parts.h"
 #include "report/report.h"
 
 namespace trainprof::analysis {
+
+// Whether the rank ran a training loop: a backward or optimizer phase ("Optimizer.step#..."
+// annotations), or autograd's backward operators. Inference and serving traces have neither,
+// so no data-loader, batch-size or activation-memory advice applies to them.
+bool HasTrainingLoop(const RankAnalysis& a);
 
 // Every rule's candidates for one rank (no merging, no ranking).
 std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnalysis& a,

@@ -311,23 +311,28 @@ std::vector<ShapeRow> ShapeRows(const trace::TraceModel& m, const OpTree& tree,
   for (const auto& [n, f] : counted) is_counted[n] = 1;
   for (size_t n = tree.nodes.size(); n-- > 0;)
     if ((is_counted[n] || below[n]) && tree.nodes[n].parent >= 0) below[tree.nodes[n].parent] = 1;
+  std::vector<int8_t> categories(m.names.size(), -1);  // per name id, found once
+  auto category = [&](uint32_t e) {
+    int8_t& c = categories[m.name[e]];
+    if (c < 0) c = static_cast<int8_t>(CategoryOfOp(m.name_of(e)));
+    return static_cast<OpCategory>(c);
+  };
   std::map<ShapeKey, ShapeRow> rows;
   for (const auto& [n, f] : counted)
     if (!below[n])
-      AddToShape(rows, m, tree.nodes[n].event, CategoryOfOp(m.name_of(tree.nodes[n].event)), f,
+      AddToShape(rows, m, tree.nodes[n].event, category(tree.nodes[n].event), f,
                  tree.device_total_ns[n]);
-  std::vector<int8_t> category(m.names.size(), -1);
+  std::map<ShapeKey, OpFlops> per_call;  // a shape's text parsed once, not at every call
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
     const uint32_t e = tree.nodes[n].event;
     if (is_counted[n] || tree.device_self_ns[n] <= 0 || m.kind[e] != trace::EventKind::kCpuOp)
       continue;
     const trace::OpInputs* in = m.InputsOf(e);
     if (in == nullptr || in->dims == trace::kNoName || in->types == trace::kNoName) continue;
-    int8_t& c = category[m.name[e]];
-    if (c < 0) c = static_cast<int8_t>(CategoryOfOp(m.name_of(e)));
-    const OpFlops f =
-        MemoryBoundFlops(static_cast<OpCategory>(c), m.names[in->dims], m.names[in->types]);
-    if (f.bytes > 0) AddToShape(rows, m, e, static_cast<OpCategory>(c), f, tree.device_self_ns[n]);
+    const OpCategory c = category(e);
+    auto [it, fresh] = per_call.try_emplace({m.name[e], in->dims, in->types});
+    if (fresh) it->second = MemoryBoundFlops(c, m.names[in->dims], m.names[in->types]);
+    if (it->second.bytes > 0) AddToShape(rows, m, e, c, it->second, tree.device_self_ns[n]);
   }
   std::vector<ShapeRow> out;
   for (auto& [key, row] : rows) out.push_back(std::move(row));

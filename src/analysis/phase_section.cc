@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/findings.h"
 #include "analysis/views.h"
 
 namespace trainprof::analysis {

@@ -60,18 +60,6 @@ struct RankAnalysis {
   std::vector<CpWindow> critical_paths;        // with --critical-path
 };
 
-// Whether the rank ran a training loop: a backward or optimizer phase ("Optimizer.step#..."
-// annotations), or autograd's backward operators. Inference and serving traces have neither,
-// so no data-loader, batch-size or activation-memory advice applies to them.
-inline bool HasTrainingLoop(const RankAnalysis& a) {
-  for (const PhaseRow& r : a.phases.rows)
-    if (r.phase == "backward" || r.phase == "optimizer") return true;
-  for (const OperatorRow& o : a.operators)
-    if (o.name.find("Backward") != std::string::npos || o.name.starts_with("autograd::engine"))
-      return true;
-  return false;
-}
-
 // Thresholds of the recommendations (docs/trace-analysis.md).
 inline constexpr double kDataLoaderPct = 5;
 inline constexpr double kLowUtilizationPct = 50;

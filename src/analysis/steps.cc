@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <tuple>
+#include <utility>
 
 #include "analysis/kernel_class.h"
 #include "base/radix_sort.h"
@@ -36,19 +38,29 @@ bool LaunchedWork(const trace::TraceModel& m) {
   return false;
 }
 
-// From the first GPU event's start to the last one's end; {INT64_MAX, INT64_MIN} without any.
-std::pair<int64_t, int64_t> GpuSpan(const trace::TraceModel& m) {
-  std::pair<int64_t, int64_t> span{std::numeric_limits<int64_t>::max(),
-                                   std::numeric_limits<int64_t>::min()};
-  for (size_t i = 0; i < m.size(); ++i)
-    if (trace::IsGpuKind(m.kind[i]))
-      span = {std::min(span.first, m.ts_ns[i]), std::max(span.second, m.end_ns(i))};
-  return span;
+// From the first event's start to the last one's end, of every event and of the GPU events
+// alone; {INT64_MAX, INT64_MIN} where there are none.
+struct Spans {
+  std::pair<int64_t, int64_t> all{std::numeric_limits<int64_t>::max(),
+                                  std::numeric_limits<int64_t>::min()};
+  std::pair<int64_t, int64_t> gpu = all;
+};
+Spans SpansOf(const trace::TraceModel& m) {
+  Spans s;
+  auto widen = [&](std::pair<int64_t, int64_t>& span, size_t i) {
+    span = {std::min(span.first, m.ts_ns[i]), std::max(span.second, m.end_ns(i))};
+  };
+  for (size_t i = 0; i < m.size(); ++i) {
+    widen(s.all, i);
+    if (trace::IsGpuKind(m.kind[i])) widen(s.gpu, i);
+  }
+  return s;
 }
 
-// The plugin's steps; without ProfilerStep ranges, one step "all" over every event (gpu_window:
-// FindSteps narrows it to the GPU's busy span).
-StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode) {
+// The plugin's steps; without ProfilerStep ranges, one step "all" over every event, and
+// `gpu_span` set when there is GPU work (gpu_window: FindSteps narrows the step to it).
+StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode,
+                              std::pair<int64_t, int64_t>* gpu_span) {
   StepsResult out;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -73,13 +85,16 @@ StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode) {
   std::stable_sort(out.steps.begin(), out.steps.end(),
                    [](const Step& a, const Step& b) { return a.begin_ns < b.begin_ns; });
   if (out.steps.empty()) {
-    out.gpu_window = std::ranges::any_of(m.kind, trace::IsGpuKind);
+    const Spans spans = SpansOf(m);
+    out.gpu_window = spans.gpu.first != kMax;
     if (cpu_min == kMax && !out.gpu_window) return out;  // no CPU or GPU events at all
     out.synthetic = true;
     Step s;
     s.name = "all";  // with GPU work: every event, so that it holds every launch call
-    for (size_t i = 0; i < m.size() && out.gpu_window; ++i)
-      cpu_min = std::min(cpu_min, m.ts_ns[i]), cpu_max = std::max(cpu_max, m.end_ns(i));
+    if (out.gpu_window) {
+      std::tie(cpu_min, cpu_max) = spans.all;
+      *gpu_span = spans.gpu;
+    }
     s.host_begin_ns = s.begin_ns = cpu_min;
     s.host_end_ns = s.end_ns = cpu_max;
     out.steps.push_back(s);
@@ -190,12 +205,10 @@ StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode) {
 }  // namespace
 
 StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
-  StepsResult out = FindProfilerSteps(m, mode);
-  if (out.gpu_window) {  // no ProfilerStep: the window is the GPU's busy span
-    const auto [lo, hi] = GpuSpan(m);
-    out.steps.front().begin_ns = lo;
-    out.steps.front().end_ns = hi;
-  }
+  std::pair<int64_t, int64_t> gpu_span;
+  StepsResult out = FindProfilerSteps(m, mode, &gpu_span);
+  if (out.gpu_window)  // no ProfilerStep: the window is the GPU's busy span
+    std::tie(out.steps.front().begin_ns, out.steps.front().end_ns) = gpu_span;
   return out;
 }
 

@@ -172,8 +172,9 @@ TEST(TraceLensGolden, InferenceUtilizationIsTraceLensBusyTime) {
     ASSERT_TRUE(a.steps.gpu_window) << dir;
     ASSERT_EQ(a.gpus.size(), 1u) << dir;
     EXPECT_NEAR(a.gpus.front().utilization_pct, busy_pct, 1.0) << dir;
-    if (busy_pct > 90)
+    if (busy_pct > 90) {
       for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "low_utilization") << dir;
+    }
   }
 }
 

@@ -61,15 +61,17 @@ int64_t MappedId(const TraceModel& m, const std::set<int64_t>& memory) {
   return -1;
 }
 
-void MapKernelDevice(TraceModel& m, int64_t from, int64_t to, std::string_view file) {
+// `by_memory`: the memory events named `to`, else the lone deviceProperties entry.
+void MapKernelDevice(TraceModel& m, int64_t from, int64_t to, bool by_memory,
+                     std::string_view file) {
   for (Track& t : m.tracks)
     if (t.device == from) t.device = to;
   m.AddDiagnostic(
       base::DiagnosticId::kDeviceIdsMapped, 1,
       fmt::format("{}: kernels name device {}, the {} device {}: taken as GPU {} ({} numbers a "
                   "kernel's device by HSA agent, CPUs first)",
-                  file, from, MemoryDeviceIds(m).empty() ? "deviceProperties" : "memory events", to,
-                  to, m.gpu_runtime.empty() ? "ROCm" : m.gpu_runtime));
+                  file, from, by_memory ? "memory events" : "deviceProperties", to, to,
+                  m.gpu_runtime.empty() ? "ROCm" : m.gpu_runtime));
 }
 
 void MapIds(TraceModel& m, std::string_view file) {
@@ -80,7 +82,7 @@ void MapIds(TraceModel& m, std::string_view file) {
     if (!m.FindDevice(id)) unknown.insert(id);
   const int64_t to = kernels.size() == 1 ? MappedId(m, memory) : -1;
   if (to >= 0 && to != *kernels.begin() && m.FindDevice(to))
-    return MapKernelDevice(m, *kernels.begin(), to, file);
+    return MapKernelDevice(m, *kernels.begin(), to, !memory.empty(), file);
   if (!unknown.empty()) {
     m.AddDiagnostic(base::DiagnosticId::kDeviceIdsUnmapped, 1,
                     fmt::format("{}: kernels name device {} that deviceProperties lacks; shown "
