@@ -267,7 +267,7 @@ StatusOr<bool> Window::SkipUnit() {
 // ---------------------------------------------------------------------------------------------
 // Scanner
 
-R Scanner::WsRun(const char*& p, const char* e) {
+ScanResult Scanner::WsRun(const char*& p, const char* e) {
 #if defined(__SSE2__)
   const __m128i space = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
                 tab = _mm_set1_epi8('\t');
@@ -278,43 +278,44 @@ R Scanner::WsRun(const char*& p, const char* e) {
     const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(ws)) & 0xFFFFu;
     if (other != 0) {
       p += __builtin_ctz(other);
-      return R::kOk;
+      return ScanResult::kOk;
     }
     p += 16;
   }
 #endif
   while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
-  return p < e ? R::kOk : R::kMore;
+  return p < e ? ScanResult::kOk : ScanResult::kMore;
 }
 
-R Scanner::Expect(const char*& p, const char* e, char c, const char* what) {
+ScanResult Scanner::Expect(const char*& p, const char* e, char c, const char* what) {
   TRAINPROF_JSON_TRY(Ws(p, e));
   if (*p != c) return Fail(p, fmt::format("expected {}", what));
   ++p;
-  return R::kOk;
+  return ScanResult::kOk;
 }
 
-R Scanner::Fail(const char* at, std::string what) {
+ScanResult Scanner::Fail(const char* at, std::string what) {
   err_at_ = at;
   err_ = std::move(what);
-  return R::kErr;
+  return ScanResult::kErr;
 }
 
 // Raw control characters (Kineto leaves tabs in names) are kept and counted. Well-formed UTF-8
 // is kept as it is; a malformed byte becomes U+FFFD and is counted. Only escapes and malformed
 // bytes make a copy.
-R Scanner::String(const char*& p, const char* e, std::string_view* out, std::string* scratch) {
+ScanResult Scanner::String(const char*& p, const char* e, std::string_view* out,
+                           std::string* scratch) {
   const char* s = p + 1;
   const char* q = s;
   bool control = false;
   for (;;) {  // in place while nothing needs changing
     q = FindStringSpecial(q, e);
-    if (q == e) return R::kMore;
+    if (q == e) return ScanResult::kMore;
     if (*q == '"') {
       *out = std::string_view(s, static_cast<size_t>(q - s));
       p = q + 1;
       control_strings_ += control;
-      return R::kOk;
+      return ScanResult::kOk;
     }
     if (*q == '\\') break;
     if (static_cast<unsigned char>(*q) < 0x20) {
@@ -323,7 +324,7 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
       continue;
     }
     int n = base::Utf8SequenceLength(q, e);
-    if (n < 0) return R::kMore;
+    if (n < 0) return ScanResult::kMore;
     if (n == 0) break;
     q += n;
   }
@@ -334,11 +335,11 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
     const char* run = FindStringSpecial(c, e);
     scratch->append(c, run);
     c = run;
-    if (c >= e) return R::kMore;
+    if (c >= e) return ScanResult::kMore;
     if (*c == '"') break;
     if (*c != '\\') {
       int n = static_cast<unsigned char>(*c) < 0x20 ? 1 : base::Utf8SequenceLength(c, e);
-      if (n < 0) return R::kMore;
+      if (n < 0) return ScanResult::kMore;
       control |= static_cast<unsigned char>(*c) < 0x20;
       malformed |= n == 0;
       if (n == 0)
@@ -348,7 +349,7 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
       c += n == 0 ? 1 : n;
       continue;
     }
-    if (c + 1 >= e) return R::kMore;
+    if (c + 1 >= e) return ScanResult::kMore;
     char esc = c[1];
     c += 2;
     if (char plain = SimpleEscape(esc)) {
@@ -356,23 +357,23 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
       continue;
     }
     if (esc != 'u') return Fail(c - 1, "bad escape in a string");
-    auto hex4 = [&](const char* h, uint32_t* v) -> R {
-      if (e - h < 4) return R::kMore;
+    auto hex4 = [&](const char* h, uint32_t* v) -> ScanResult {
+      if (e - h < 4) return ScanResult::kMore;
       *v = 0;
       for (int k = 0; k < 4; ++k) {
         int d = HexDigit(h[k]);
         if (d < 0) return Fail(h + k, "bad \\u escape in a string");
         *v = *v * 16 + static_cast<uint32_t>(d);
       }
-      return R::kOk;
+      return ScanResult::kOk;
     };
     uint32_t cp = 0;
     TRAINPROF_JSON_TRY(hex4(c, &cp));
     c += 4;
     if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair's first half
-      if (e - c < 6) return R::kMore;
+      if (e - c < 6) return ScanResult::kMore;
       uint32_t lo = 0;
-      if (c[0] == '\\' && c[1] == 'u' && hex4(c + 2, &lo) == R::kOk && lo >= 0xDC00 &&
+      if (c[0] == '\\' && c[1] == 'u' && hex4(c + 2, &lo) == ScanResult::kOk && lo >= 0xDC00 &&
           lo < 0xE000) {
         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         c += 6;
@@ -389,21 +390,21 @@ R Scanner::String(const char*& p, const char* e, std::string_view* out, std::str
   p = c + 1;
   control_strings_ += control;
   malformed_strings_ += malformed;
-  return R::kOk;
+  return ScanResult::kOk;
 }
 
-R Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
-  if (PlainNumber(p, e, out)) return R::kOk;
+ScanResult Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
+  if (PlainNumber(p, e, out)) return ScanResult::kOk;
   const char* s = p;
-  auto lit = [&](std::string_view word, Scalar::Type t) -> R {
+  auto lit = [&](std::string_view word, ValueKind t) -> ScanResult {
     size_t have = std::min(word.size(), static_cast<size_t>(e - s));
     if (std::string_view(s, have) != word.substr(0, have))
       return Fail(s, "not JSON: unexpected character");
-    if (have < word.size()) return R::kMore;
+    if (have < word.size()) return ScanResult::kMore;
     p = s + word.size();
     out->type = t;
     out->text = std::string_view(s, word.size());
-    return R::kOk;
+    return ScanResult::kOk;
   };
   switch (*s) {
     case 't':
@@ -435,34 +436,36 @@ R Scanner::NumberOrLiteral(const char*& p, const char* e, Scalar* out) {
     while (c < e && *c >= '0' && *c <= '9') ++c, ++n;
     return n;
   };
-  if (c >= e) return R::kMore;
+  if (c >= e) return ScanResult::kMore;
   if (*c < '0' || *c > '9') return Fail(s, "not JSON: unexpected character");
   bool leading_zero = *c == '0';
   int n = digits();
   if (leading_zero && n > 1) return Fail(s, "not JSON: number with a leading zero");
   if (c < e && *c == '.') {
     ++c;
-    if (digits() == 0) return c >= e ? R::kMore : Fail(c, "not JSON: digits expected");
+    if (digits() == 0) return c >= e ? ScanResult::kMore : Fail(c, "not JSON: digits expected");
   }
   if (c < e && (*c == 'e' || *c == 'E')) {
     ++c;
     if (c < e && (*c == '+' || *c == '-')) ++c;
-    if (digits() == 0) return c >= e ? R::kMore : Fail(c, "not JSON: exponent digits expected");
+    if (digits() == 0)
+      return c >= e ? ScanResult::kMore : Fail(c, "not JSON: exponent digits expected");
   }
-  if (c >= e) return R::kMore;  // the number may go on in the next chunk
+  if (c >= e) return ScanResult::kMore;  // the number may go on in the next chunk
   out->type = Scalar::kNumber;
   out->text = std::string_view(s, static_cast<size_t>(c - s));
   p = c;
-  return R::kOk;
+  return ScanResult::kOk;
 }
 
-R Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth) {
+ScanResult Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratch,
+                          int depth) {
   TRAINPROF_JSON_TRY(Ws(p, e));
   const char* start = p;
   if (*p == '"') {
     if (!ShortPlainString(p, e, &out->text)) TRAINPROF_JSON_TRY(String(p, e, &out->text, scratch));
     out->type = Scalar::kString;
-    return R::kOk;
+    return ScanResult::kOk;
   }
   if (*p != '{' && *p != '[') return NumberOrLiteral(p, e, out);
   if (depth > 64) return Fail(p, "nested too deeply (over 64 levels)");
@@ -495,7 +498,7 @@ R Scanner::Value(const char*& p, const char* e, Scalar* out, std::string* scratc
   }
   out->type = Scalar::kOtherValue;
   out->text = std::string_view(start, static_cast<size_t>(p - start));
-  return R::kOk;
+  return ScanResult::kOk;
 }
 
 // ---------------------------------------------------------------------------------------------

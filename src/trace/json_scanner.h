@@ -12,7 +12,7 @@
 //   Scanner s;
 //   const char* p = w.cur();
 //   Scalar v;
-//   if (s.Value(p, w.end(), &v, &scratch, 0) == R::kMore) { /* w.Refill(...), retry */ }
+//   if (s.Value(p, w.end(), &v, &scratch, 0) == ScanResult::kMore) { /* w.Refill(...), retry */ }
 #pragma once
 
 #include <cstddef>
@@ -32,20 +32,33 @@
 
 namespace trainprof::trace::json {
 
-enum class R { kOk, kMore, kErr };
+// What a scan function says: done (kOk), the unit runs past the window's end (kMore), or the
+// input is not JSON (kErr: Scanner::err() and err_at() say what and where).
+enum class ScanResult { kOk, kMore, kErr };
 
-#define TRAINPROF_JSON_TRY(expr)                  \
-  do {                                            \
-    ::trainprof::trace::json::R r_ = (expr);      \
-    if (r_ != ::trainprof::trace::json::R::kOk) { \
-      return r_;                                  \
-    }                                             \
+#define TRAINPROF_JSON_TRY(expr)                           \
+  do {                                                     \
+    ::trainprof::trace::json::ScanResult r_ = (expr);      \
+    if (r_ != ::trainprof::trace::json::ScanResult::kOk) { \
+      return r_;                                           \
+    }                                                      \
   } while (false)
 
 // A JSON value as scanned: its text (numbers, literals, whole objects and arrays) or its decoded
 // value (strings). Views point into the window or into a scratch string.
+// What a scanned value was: none (the member was absent), a string, a number (including the
+// non-finite literals old writers left bare), or any other value (true, false, null, an object
+// or an array, kept as text).
+enum class ValueKind { kNone, kString, kNumber, kOtherValue };
+
 struct Scalar {
-  enum Type { kNone, kString, kNumber, kOtherValue } type = kNone;
+  // Scalar::kString and the like, as the builder has always named them.
+  static constexpr ValueKind kNone = ValueKind::kNone;
+  static constexpr ValueKind kString = ValueKind::kString;
+  static constexpr ValueKind kNumber = ValueKind::kNumber;
+  static constexpr ValueKind kOtherValue = ValueKind::kOtherValue;
+
+  ValueKind type = ValueKind::kNone;
   std::string_view text;
 };
 
@@ -148,23 +161,23 @@ class Scanner {
  public:
   // White space: most calls find none, or one space, inline; runs (a newline and an indent)
   // go sixteen bytes at a time.
-  R Ws(const char*& p, const char* e) {
-    if (p < e && NotSpace(*p)) return R::kOk;
+  ScanResult Ws(const char*& p, const char* e) {
+    if (p < e && NotSpace(*p)) return ScanResult::kOk;
     if (p + 1 < e && *p == ' ' && NotSpace(p[1])) {
       ++p;
-      return R::kOk;
+      return ScanResult::kOk;
     }
     return WsRun(p, e);
   }
-  R WsRun(const char*& p, const char* e);
+  ScanResult WsRun(const char*& p, const char* e);
   // White space, then `c` (what: how the error names it).
-  R Expect(const char*& p, const char* e, char c, const char* what);
-  R Fail(const char* at, std::string what);
+  ScanResult Expect(const char*& p, const char* e, char c, const char* what);
+  ScanResult Fail(const char* at, std::string what);
 
   // p at the opening quote. Escapes are decoded into *scratch, malformed UTF-8 bytes become
   // U+FFFD; raw control characters are kept. Both are counted.
-  R String(const char*& p, const char* e, std::string_view* out, std::string* scratch);
-  R NumberOrLiteral(const char*& p, const char* e, Scalar* out);
+  ScanResult String(const char*& p, const char* e, std::string_view* out, std::string* scratch);
+  ScanResult NumberOrLiteral(const char*& p, const char* e, Scalar* out);
   // -?(0|[1-9][0-9]*)(\.[0-9]+)? followed by a byte that cannot go on a number, as Kineto
   // writes them; false (p unmoved) for anything else, which NumberOrLiteral reads or rejects.
   static bool PlainNumber(const char*& p, const char* e, Scalar* out) {
@@ -177,31 +190,31 @@ class Scanner {
       if (c == f) return false;
     }
     if (c >= e || *c == 'e' || *c == 'E') return false;
-    out->type = Scalar::kNumber;
+    out->type = ValueKind::kNumber;
     out->text = std::string_view(p, static_cast<size_t>(c - p));
     p = c;
     return true;
   }
   // Value() with p at the value (no white space before it): plain strings and numbers inline.
-  R ValueAt(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth) {
+  ScanResult ValueAt(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth) {
     if (*p == '"') {
       if (ShortPlainString(p, e, &out->text)) {
         out->type = Scalar::kString;
-        return R::kOk;
+        return ScanResult::kOk;
       }
     } else if (static_cast<unsigned>(*p - '0') < 10 || *p == '-') {
-      if (PlainNumber(p, e, out)) return R::kOk;
+      if (PlainNumber(p, e, out)) return ScanResult::kOk;
     }
     return Value(p, e, out, scratch, depth);
   }
   // Any value; objects and arrays are checked and returned as their raw text.
-  R Value(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth);
+  ScanResult Value(const char*& p, const char* e, Scalar* out, std::string* scratch, int depth);
 
   // p at '{': calls on(key, p, e) for each member with p at the value, which it must consume
   // (returning kOk), then reads the ',' or '}' after it. `where` ends the error text ("in an
   // event").
   template <class OnMember>
-  R Members(const char*& p, const char* e, const char* where, OnMember&& on);
+  ScanResult Members(const char*& p, const char* e, const char* where, OnMember&& on);
 
   // Strings read with raw control characters, and with malformed UTF-8 (replaced).
   struct Counts {
@@ -274,12 +287,12 @@ inline std::optional<int64_t> ToInt(std::string_view t) {
 double ToDouble(std::string_view t);
 
 template <class OnMember>
-R Scanner::Members(const char*& p, const char* e, const char* where, OnMember&& on) {
+ScanResult Scanner::Members(const char*& p, const char* e, const char* where, OnMember&& on) {
   ++p;
   TRAINPROF_JSON_TRY(Ws(p, e));
   if (*p == '}') {
     ++p;
-    return R::kOk;
+    return ScanResult::kOk;
   }
   for (;;) {
     TRAINPROF_JSON_TRY(Ws(p, e));
@@ -300,7 +313,7 @@ R Scanner::Members(const char*& p, const char* e, const char* where, OnMember&& 
     }
     if (*p == '}') {
       ++p;
-      return R::kOk;
+      return ScanResult::kOk;
     }
     return Fail(p, std::string("expected ',' or '}'") + where);
   }

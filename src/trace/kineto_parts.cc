@@ -1,0 +1,248 @@
+#include "trace/kineto_parts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "trace/kineto_parser.h"
+
+namespace trainprof::trace {
+namespace {
+
+// --- Reading a big plain file in parts, on several threads ---------------------------------
+//
+// The event list is cut at guessed event boundaries ("}", ",", "{" with white space between),
+// each part parsed by its own KinetoParser, and the parts' models appended in order. A guess inside
+// a string is caught: the parser before it must pause exactly there between two events, and each
+// part must end exactly at the next guess. Otherwise the first parser reads on alone, so the
+// result (and any error, with its line and column) is always the sequential reader's.
+
+// Bytes of the file at `offset`, up to `n`.
+std::string ReadAt(const std::string& path, int64_t offset, size_t n) {
+  auto src = OpenFileAt(path, offset);
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (src.ok() && got < n) {
+    auto r = (*src)->Read(out.data() + got, n - got);
+    if (!r.ok() || *r == 0) break;
+    got += *r;
+  }
+  out.resize(got);
+  return out;
+}
+
+// The offset just after a ',' that sits between "}" and "{" at or after `from`, or -1. Most
+// guesses are found in the first 64 KiB; a megabyte is read only when not.
+int64_t GuessEventBoundary(const std::string& path, int64_t from) {
+  for (size_t look : {size_t{64} << 10, size_t{1} << 20}) {
+    size_t at = EventBoundaryIn(ReadAt(path, from, look));
+    if (at != std::string_view::npos) return from + static_cast<int64_t>(at);
+  }
+  return -1;
+}
+
+// After the parts ran: `first` paused at the first boundary and every later part (each starting
+// at its decoded offset) `ended` where it should, so the parts join into one model; otherwise
+// the first parser reads on alone, so the model and any error are the sequential reader's.
+StatusOr<TraceModel> JoinParts(KinetoParser& first, bool ended,
+                               const std::vector<std::pair<KinetoParser*, int64_t>>& parts) {
+  if (first.paused() && ended) {
+    std::vector<const TraceModel*> models;
+    for (const auto& [part, at] : parts) models.push_back(&part->model());
+    first.model().ReserveFor(models);
+    for (const auto& [part, at] : parts) first.AbsorbSegment(*part, at);
+    first.set_read_segments(static_cast<int>(parts.size() + 1));
+  } else if (first.paused()) {
+    first.set_stop(-1);  // a guess or a part failed
+    TRAINPROF_RETURN_IF_ERROR(first.Drive());
+  }
+  return first.Finish();
+}
+
+// One part after the first, read on its own thread: its own source (stopping at the part's
+// end) and parser.
+struct Part {
+  int64_t at = 0, stop = -1;  // decoded offset of its start; its length, or -1 for the last
+  std::unique_ptr<ByteSource> src;
+  std::unique_ptr<KinetoParser> parser;
+  Status status = Status::Ok();
+
+  void Read(const std::string& path, ReadOptions opt, bool bare_array) {
+    auto opened = OpenFileAt(path, at, stop);
+    if (!opened.ok()) {
+      status = opened.status();
+      return;
+    }
+    src = std::move(*opened);
+    parser = std::make_unique<KinetoParser>(src.get(), path, opt);
+    parser->StartInEvents(bare_array, stop);
+    status = parser->Start();
+    if (status.ok()) status = parser->Drive();
+    parser->ReleaseWindow();
+  }
+  bool done_right() const {
+    return status.ok() && (stop >= 0 ? parser->paused() : parser->ended());
+  }
+};
+
+// --- A gzip file in two parts ---------------------------------------------------------------
+//
+// A gzip stream cannot be entered in the middle, but ISA-L inflates several times faster than
+// the JSON parses, so a second thread inflates the file from its start on its own, drops the
+// first half (by the size the gzip trailer states), and parses from the first event boundary
+// after it to the end; the first parser learns its stop while it runs. Nothing is held in memory
+// but the usual windows. The same checks as ReadInParts keep the result the sequential
+// reader's: a boundary inside a string, a cut or corrupt second half, or a wrong stated size
+// make the first parser read on alone.
+class GzipTail {
+ public:
+  GzipTail(const std::string& path, const ReadOptions& opt) : path_(path), opt_(opt) {}
+
+  void Run() {
+    const bool split = Split();
+    decided_.set_value();
+    if (!split) return;
+    status_ = parser_->Start();
+    if (status_.ok()) status_ = parser_->Drive();
+    parser_->ReleaseWindow();
+  }
+  // Blocks until Run() has set the stop or given up (ReadOptions::gzip_split_first).
+  void WaitDecided() { decided_.get_future().wait(); }
+  const std::atomic<int64_t>* stop() const { return &stop_; }
+  // After Run(): whether the tail parsed to the document's end, and where it started.
+  bool ended() const { return parser_ && status_.ok() && parser_->ended(); }
+  KinetoParser& parser() { return *parser_; }
+  int64_t at() const { return at_; }
+
+ private:
+  // Inflates up to the middle, finds the boundary, makes the tail's parser and publishes the
+  // head's stop; false: no split.
+  bool Split() {
+    const int64_t stated = GzipStatedSize(path_);
+    if (stated < 2 * opt_.min_segment_bytes) return false;
+    auto src = OpenTraceBytes(path_, /*inflate_ahead=*/false);  // three threads, not four
+    if (!src.ok()) return false;
+    std::string first;
+    const int64_t mid = stated / 2;
+    auto skipped = SkipBytes(src->get(), mid, &first);
+    if (!skipped.ok() || *skipped < mid) return false;
+    const size_t lead = first.find_first_not_of(" \t\r\n");
+    if (lead == std::string::npos || (first[lead] != '{' && first[lead] != '[')) return false;
+    std::string look(size_t{1} << 20, '\0');
+    auto got = (*src)->Read(look.data(), look.size());
+    if (!got.ok()) return false;
+    look.resize(*got);
+    const size_t at = EventBoundaryIn(look);
+    if (at == std::string_view::npos) return false;
+    at_ = mid + static_cast<int64_t>(at);
+    bytes_ = PrefixBytes(look.substr(at), std::move(*src));
+    ReadOptions o = opt_;
+    o.progress = nullptr;
+    parser_ = std::make_unique<KinetoParser>(bytes_.get(), path_, o);
+    parser_->StartInEvents(first[lead] == '[', -1);
+    stop_.store(at_, std::memory_order_release);
+    return true;
+  }
+
+  const std::string& path_;
+  const ReadOptions& opt_;
+  std::atomic<int64_t> stop_{-1};
+  std::promise<void> decided_;
+  int64_t at_ = -1;
+  std::unique_ptr<ByteSource> bytes_;
+  std::unique_ptr<KinetoParser> parser_;
+  Status status_ = Status::Ok();
+};
+
+}  // namespace
+
+// The offset in `b` just after a ',' that sits between "}" and "{", or npos.
+size_t EventBoundaryIn(std::string_view b) {
+  auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  for (size_t i = b.find(','); i != std::string_view::npos; i = b.find(',', i + 1)) {
+    size_t l = i, r = i + 1;
+    while (l > 0 && ws(b[l - 1])) --l;
+    while (r < b.size() && ws(b[r])) ++r;
+    if (l > 0 && b[l - 1] == '}' && r < b.size() && b[r] == '{') return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// Starts of the parts after the first, ascending: the first event boundary after each k/n of
+// the file, for n parts of at least min_segment_bytes, one a thread.
+std::vector<int64_t> GuessPartStarts(const std::string& path, int64_t size,
+                                     const ReadOptions& opt) {
+  const int parts = static_cast<int>(
+      std::min<int64_t>(opt.threads, size / std::max<int64_t>(1, opt.min_segment_bytes)));
+  std::vector<int64_t> starts;
+  for (int k = 1; k < parts; ++k) {
+    int64_t b = GuessEventBoundary(path, size * k / parts);
+    if (b > 0 && (starts.empty() || b > starts.back())) starts.push_back(b);
+  }
+  return starts;
+}
+
+StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const std::string& path,
+                                 const ReadOptions& opt, const std::vector<int64_t>& starts) {
+  std::string head = ReadAt(path, 0, 4096);
+  size_t lead = head.find_first_not_of(" \t\r\n");
+  const bool bare = lead != std::string::npos && head[lead] == '[';
+  const size_t n = starts.size();
+  std::mutex progress_mu;
+  std::vector<int64_t> done(n + 1, 0);
+  auto options_of = [&](size_t k) {
+    ReadOptions o = opt;
+    if (opt.progress)
+      o.progress = [&, k](int64_t bytes) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        done[k] = bytes;
+        int64_t sum = 0;
+        for (int64_t d : done) sum += d;
+        opt.progress(sum);
+      };
+    return o;
+  };
+  std::vector<Part> parts(n);
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < n; ++k) {
+    parts[k].at = starts[k], parts[k].stop = k + 1 < n ? starts[k + 1] - starts[k] : -1;
+    threads.emplace_back([&, k] { parts[k].Read(path, options_of(k + 1), bare); });
+  }
+  KinetoParser first(first_src.get(), path, options_of(0));
+  first.set_stop(starts[0]);
+  Status st = first.Start();
+  if (st.ok()) st = first.Drive();
+  for (std::thread& t : threads) t.join();
+  TRAINPROF_RETURN_IF_ERROR(st);
+  bool ended = true;
+  std::vector<std::pair<KinetoParser*, int64_t>> joined;
+  for (Part& p : parts) {
+    ended = ended && p.done_right();
+    joined.emplace_back(p.parser.get(), p.at);
+  }
+  return JoinParts(first, ended, joined);
+}
+
+StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
+                                     const ReadOptions& opt) {
+  KinetoParser head(src.get(), path, opt);
+  GzipTail tail(path, opt);
+  head.set_shared_stop(tail.stop());
+  std::thread t([&] { tail.Run(); });
+  if (opt.gzip_split_first) tail.WaitDecided();
+  Status st = head.Start();
+  if (st.ok()) st = head.Drive();
+  t.join();
+  TRAINPROF_RETURN_IF_ERROR(st);
+  if (!tail.ended()) return JoinParts(head, false, {});
+  return JoinParts(head, true, {{&tail.parser(), tail.at()}});
+}
+
+}  // namespace trainprof::trace

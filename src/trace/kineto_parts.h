@@ -1,0 +1,38 @@
+// Reading one big trace file on several threads (ReadOptions::threads > 1). A plain file is cut
+// at guessed event boundaries and its parts parsed on their own threads; a gzip file (ISA-L only)
+// is inflated a second time on another thread, which parses its second half. Either way the
+// result, and any error with its line and column, is the sequential reader's: a guess that falls
+// inside a string, or a part that does not end where it should, makes the first parser read on
+// alone.
+//
+//   if (auto starts = GuessPartStarts(path, size, opt); !starts.empty())
+//     return ReadInParts(std::move(src), path, opt, starts);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/byte_source.h"
+#include "trace/kineto_reader.h"
+
+namespace trainprof::trace {
+
+// The offset in `b` just after a ',' that sits between "}" and "{", or npos.
+size_t EventBoundaryIn(std::string_view b);
+
+// Starts of the parts after the first, ascending: the first event boundary after each k/n of
+// the file, for n parts of at least min_segment_bytes, one a thread. Empty: read it whole.
+std::vector<int64_t> GuessPartStarts(const std::string& path, int64_t size, const ReadOptions& opt);
+
+// The plain file at `path` in parts starting at `starts`; `first_src` reads it from its start.
+StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const std::string& path,
+                                 const ReadOptions& opt, const std::vector<int64_t>& starts);
+
+// A gzip file in two parts; `src` inflates it from its start.
+StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
+                                     const ReadOptions& opt);
+
+}  // namespace trainprof::trace
