@@ -62,8 +62,10 @@ std::vector<StreamIdle> IdleTimeBreakdown(const HtaEvents& e, const HtaOptions& 
   std::vector<int64_t> order;
   std::unordered_map<int64_t, std::vector<const HtaEv*>> by_stream;
   for (const HtaEv& ev : e.ev) {
-    if (!trace::IsGpuKind(m.kind[ev.event])) continue;
-    int64_t stream = m.stream_of(ev.event);
+    // A CPU op here is a Triton launch HTA counts on its stream kwarg (compat only).
+    const bool host_stream = m.kind[ev.event] == trace::EventKind::kCpuOp;
+    if (!trace::IsGpuKind(m.kind[ev.event]) && !host_stream) continue;
+    const int64_t stream = e.times.stream(ev.event);
     auto [it, fresh] = by_stream.try_emplace(stream);
     if (fresh) order.push_back(stream);
     it->second.push_back(&ev);

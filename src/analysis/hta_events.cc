@@ -11,7 +11,7 @@ namespace trainprof::analysis {
 using trace::EventKind;
 
 HtaTimes::HtaTimes(const trace::TraceModel& model, bool hta_compat)
-    : m(model), base(model.base_time_ns) {
+    : m(model), compat(hta_compat), base(model.base_time_ns) {
   if (hta_compat)
     for (size_t i = 0; i < m.size() && !round; ++i) round = m.ts_ns[i] % 1000 != 0;
 }
@@ -36,7 +36,7 @@ std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, con
     return HtaEv{t.ts(i), t.end(i), static_cast<uint32_t>(i), static_cast<int8_t>(ty)};
   };
   if (o.hta_compat) {
-    auto is_cpu = [&](size_t i) { return m.stream_of(i) == -1 && m.kind[i] != EventKind::kSpan; };
+    auto is_cpu = [&](size_t i) { return t.stream(i) == -1 && m.kind[i] != EventKind::kSpan; };
     int64_t last_start = std::numeric_limits<int64_t>::max();
     if (o.compat_drop_last_step) {
       bool any = false;
@@ -52,7 +52,7 @@ std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, con
     for (size_t i = 0; i < m.size(); ++i)
       if (is_cpu(i) && t.ts(i) < last_start) kept.insert(m.correlation[i]);
     for (size_t i = 0; i < m.size(); ++i) {
-      if (m.stream_of(i) == -1 || m.kind[i] == EventKind::kSpan) continue;
+      if (t.stream(i) == -1 || m.kind[i] == EventKind::kSpan) continue;
       if (last_start != std::numeric_limits<int64_t>::max() && !kept.count(m.correlation[i]))
         continue;
       out.push_back(ev(i));

@@ -28,6 +28,7 @@ inline constexpr int kHtaOtherType = -1;  // HTA's OTHER: neither analysed nor c
 // the written decimals, which are after baseTimeNanoseconds when the trace has one.
 struct HtaTimes {
   const trace::TraceModel& m;
+  bool compat = false;
   bool round = false;
   int64_t base = 0;
 
@@ -44,6 +45,11 @@ struct HtaTimes {
     if (!round) return m.end_ns(i);
     double e = Us(m.ts_ns[i]) + static_cast<double>(m.dur_ns[i]) / 1000.0;
     return static_cast<int64_t>(std::floor(e)) * 1000 + base;
+  }
+  // The event's stream, -1 for CPU events; HTA (compat) also takes a CPU op's stream kwarg.
+  int64_t stream(size_t i) const {
+    const int64_t s = m.stream_of(i);
+    return s == -1 && compat ? m.HostStreamOf(i) : s;
   }
 };
 

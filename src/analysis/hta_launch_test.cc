@@ -84,5 +84,26 @@ TEST(CudaKernelLaunchStats, AGraphLaunchCountsOnce) {
   EXPECT_DOUBLE_EQ(s.max_delay_ns, 10'000);  // the graph: from its call's end to kernel a
 }
 
+// Inductor records each Triton launch as a CPU op with a "stream" kwarg. HTA counts any event
+// with a stream as GPU work, so --hta-compat does too (a 96 us op around a 1 us kernel: a 96 us
+// span); our own selection keeps it on the CPU (the kernel's 1 us).
+TEST(HtaCompat, ATritonLaunchOpWithAStreamKwargIsGpuWork) {
+  const char* json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "triton_poi_fused_add_0", "pid": 1, "tid": 1,
+     "ts": 100, "dur": 96, "args": {"kernel_backend": "triton", "stream": 0}},
+    {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 1, "tid": 1, "ts": 150,
+     "dur": 5, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_0", "pid": 0, "tid": 7,
+     "ts": 160, "dur": 1, "args": {"correlation": 9, "stream": 7, "device": 0}}]})";
+  auto m = trace::ParseTrace(json, "triton.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const StepsResult steps = FindSteps(*m, StepsMode::kAll);
+  const HtaResult compat = ComputeHta(*m, steps, HtaOptions{.hta_compat = true});
+  EXPECT_EQ(compat.temporal.span_ns, 96'000);
+  ASSERT_EQ(compat.idle.size(), 2u);  // streams 0 (the op) and 7 (the kernel)
+  const HtaResult ours = ComputeHta(*m, steps, HtaOptions{});
+  EXPECT_EQ(ours.temporal.span_ns, 1'000);
+}
+
 }  // namespace
 }  // namespace trainprof::analysis

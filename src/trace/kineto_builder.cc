@@ -290,6 +290,8 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   Track where{IdOf(ev.pid), IdOf(ev.tid)};
   PlaceGpuWork(ev, k, &where);
   size_t i = m_.Add(k, ev.name.text, *ts, *dur, TrackOf(where));
+  if (k == EventKind::kCpuOp && ev.stream.type == Scalar::kNumber)
+    if (auto s = ToInt(ev.stream.text)) m_.host_streams.emplace_back(static_cast<uint32_t>(i), *s);
   if (!ev.has_args) return;
   m_.correlation.Set(i, OptionalInt(ev.correlation));
   m_.external_id.Set(i, OptionalInt(ev.external_id));

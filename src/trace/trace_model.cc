@@ -183,9 +183,11 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
       if (*id != kNoName) *id = names[*id];
   }
   for (auto& b : o.memcpy_bytes) b.first += static_cast<uint32_t>(at);
+  for (auto& b : o.host_streams) b.first += static_cast<uint32_t>(at);
   for (MemoryEvent& e : o.memory_events) e.track = tracks[e.track];
   AppendColumn(op_inputs, std::move(o.op_inputs));
   AppendColumn(memcpy_bytes, std::move(o.memcpy_bytes));
+  AppendColumn(host_streams, std::move(o.host_streams));
   AppendColumn(memory_events, std::move(o.memory_events));
   AppendColumn(kernel_stats, std::move(o.kernel_stats));
   AppendColumn(collective_args, std::move(o.collective_args));
@@ -210,6 +212,7 @@ void TraceModel::ReserveFor(const std::vector<const TraceModel*>& parts) {
   room(&TraceModel::ts_ns), room(&TraceModel::dur_ns), room(&TraceModel::name);
   room(&TraceModel::kind), room(&TraceModel::track), room(&TraceModel::correlation);
   room(&TraceModel::external_id), room(&TraceModel::op_inputs), room(&TraceModel::memcpy_bytes);
+  room(&TraceModel::host_streams);
   room(&TraceModel::memory_events), room(&TraceModel::kernel_stats);
   room(&TraceModel::collective_args), room(&TraceModel::sync_waits);
 }
@@ -238,11 +241,18 @@ const OpInputs* TraceModel::InputsOf(size_t i) const {
   return it != op_inputs.end() && it->event == i ? &*it : nullptr;
 }
 
-int64_t TraceModel::MemcpyBytesOf(size_t i) const {
-  auto it = std::lower_bound(memcpy_bytes.begin(), memcpy_bytes.end(), i,
+namespace {
+// The value of event i in a sparse (event, value) column sorted by event, else `none`.
+int64_t SparseAt(const std::vector<std::pair<uint32_t, int64_t>>& col, size_t i, int64_t none) {
+  auto it = std::lower_bound(col.begin(), col.end(), i,
                              [](const auto& c, size_t e) { return c.first < e; });
-  return it != memcpy_bytes.end() && it->first == i ? it->second : kNone;
+  return it != col.end() && it->first == i ? it->second : none;
 }
+}  // namespace
+
+int64_t TraceModel::MemcpyBytesOf(size_t i) const { return SparseAt(memcpy_bytes, i, kNone); }
+
+int64_t TraceModel::HostStreamOf(size_t i) const { return SparseAt(host_streams, i, -1); }
 
 const DeviceInfo* TraceModel::FindDevice(int64_t id) const {
   for (const DeviceInfo& d : devices)

@@ -270,6 +270,9 @@ struct TraceModel {
   std::vector<OpInputs> op_inputs;         // sorted by event; cpu_ops with shapes or a stack only
   // The "bytes" arg of memcpy events, (event, bytes), sorted by event.
   std::vector<std::pair<uint32_t, int64_t>> memcpy_bytes;
+  // CPU ops with an integer "stream" kwarg (Inductor's Triton launches), (event, stream), sorted
+  // by event: not GPU work, but HTA counts them as kernels on that stream (--hta-compat does too).
+  std::vector<std::pair<uint32_t, int64_t>> host_streams;
 
   std::vector<base::Diagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
@@ -297,6 +300,8 @@ struct TraceModel {
   const OpInputs* InputsOf(size_t i) const;
   // The memcpy's "bytes" arg, kNone when absent.
   int64_t MemcpyBytesOf(size_t i) const;
+  // The stream kwarg of CPU op i (host_streams), -1 when it has none.
+  int64_t HostStreamOf(size_t i) const;
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
   size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, uint32_t where);
