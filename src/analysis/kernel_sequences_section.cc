@@ -4,7 +4,6 @@
 #include <string>
 
 #include "analysis/views.h"
-#include "base/text.h"
 
 namespace trainprof::analysis {
 
@@ -14,21 +13,20 @@ void AddKernelSequencesSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("kernel_sequences", "Frequent kernel sequences");
   report::Table& t = s.AddTable("kernel_sequences", "Kernel sequences per operator call",
                                 {{"rank", "Rank", Unit::kText},
-                                 {"operator", "Operator", Unit::kText},
+                                 {.key = "operator", .title = "Operator", .terminal_width = 60},
                                  {"kernels", "Kernels", Unit::kCount},
                                  {"calls", "Calls", Unit::kCount},
                                  {"total_s", "GPU time", Unit::kSeconds},
                                  {"mean_s", "GPU time per call", Unit::kSeconds},
-                                 {"sequence", "Sequence", Unit::kText}});
+                                 {.key = "sequence", .title = "Sequence", .terminal_width = 240}});
   for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const KernelSequence& k : in.analyses[i].kernel_sequences) {
       std::string seq;
-      for (const std::string& name : k.kernels)
-        seq += (seq.empty() ? "" : " → ") + base::Ellipsize(name, 40);
-      t.rows.push_back({in.RankLabel(i), base::Ellipsize(k.op, 60),
-                        static_cast<int64_t>(k.kernels.size()), k.calls, Seconds(k.total_ns),
+      for (const std::string& name : k.kernels) seq += (seq.empty() ? "" : " → ") + name;
+      t.rows.push_back({in.RankLabel(i), k.op, static_cast<int64_t>(k.kernels.size()), k.calls,
+                        Seconds(k.total_ns),
                         Seconds(static_cast<double>(k.total_ns) / static_cast<double>(k.calls)),
-                        base::Ellipsize(seq, 240)});
+                        seq});
     }
   s.notes.push_back(
       "The kernels one outermost operator call launched, in GPU order, counted over the calls "

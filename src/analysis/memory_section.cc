@@ -6,7 +6,6 @@
 #include <string>
 
 #include "analysis/views.h"
-#include "base/text.h"
 
 namespace trainprof::analysis {
 
@@ -20,7 +19,7 @@ std::string DeviceName(int64_t device) {
   return device < 0 ? std::string("CPU") : fmt::format("GPU{}", device);
 }
 
-std::string OpName(const MemoryResult& r, uint32_t op) { return base::Ellipsize(r.NameOf(op), 80); }
+std::string OpName(const MemoryResult& r, uint32_t op) { return r.NameOf(op); }
 
 // The curve, thinned to kCurvePoints by keeping the highest point of each stretch.
 void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const DeviceMemory& d,
@@ -74,7 +73,7 @@ void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
   report::Table& t = s.AddTable("memory_live_at_peak", "Live at the peak, by operator",
                                 {{"rank", "Rank", Unit::kText},
                                  {"device", "Device", Unit::kText},
-                                 {"operator", "Operator", Unit::kText},
+                                 {.key = "operator", .title = "Operator", .terminal_width = 80},
                                  {"bytes", "Bytes", Unit::kBytes}});
   for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const DeviceMemory& d : in.analyses[i].memory.devices) {
@@ -93,7 +92,7 @@ void AddAllocations(report::Section& s, const AnalyzeInput& in) {
   report::Table& t = s.AddTable("memory_allocations", "Allocations",
                                 {{"rank", "Rank", Unit::kText},
                                  {"device", "Device", Unit::kText},
-                                 {"operator", "Operator", Unit::kText},
+                                 {.key = "operator", .title = "Operator", .terminal_width = 80},
                                  {"bytes", "Size", Unit::kBytes},
                                  {"alloc_s", "Allocated at", Unit::kSeconds},
                                  {"release_s", "Released at", Unit::kSeconds},
@@ -115,7 +114,7 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
   report::Table& t = s.AddTable("memory_operators", "Memory per operator",
                                 {{"rank", "Rank", Unit::kText},
                                  {"device", "Device", Unit::kText},
-                                 {"operator", "Operator", Unit::kText},
+                                 {.key = "operator", .title = "Operator", .terminal_width = 80},
                                  {"calls", "Calls", Unit::kCount},
                                  {"self_allocations", "Allocations", Unit::kCount},
                                  {"self_alloc_bytes", "Allocated", Unit::kBytes},

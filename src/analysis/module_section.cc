@@ -2,7 +2,6 @@
 #include <string>
 
 #include "analysis/views.h"
-#include "base/text.h"
 
 namespace trainprof::analysis {
 
@@ -12,7 +11,7 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("module_view", "Module view");
   report::Table& t = s.AddTable("module_view", "Time per nn.Module",
                                 {{"rank", "Rank", Unit::kText},
-                                 {"module", "Module", Unit::kText},
+                                 {.key = "module", .title = "Module", .terminal_width = 80},
                                  {"path", "Path", Unit::kText, false},
                                  {"depth", "Depth", Unit::kCount, false},
                                  {"calls", "Calls", Unit::kCount},
@@ -21,11 +20,10 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
                                  {"self_device_s", "Device self", Unit::kSeconds}});
   for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const ModuleRow& m : in.analyses[i].modules)
-      t.rows.push_back(
-          {in.RankLabel(i),
-           std::string(2 * static_cast<size_t>(m.depth), ' ') + base::Ellipsize(m.name, 60), m.path,
-           static_cast<int64_t>(m.depth), m.calls, Seconds(m.host_ns), Seconds(m.device_ns),
-           Seconds(m.self_device_ns)});
+      t.rows.push_back({in.RankLabel(i),
+                        std::string(2 * static_cast<size_t>(m.depth), ' ') + m.name, m.path,
+                        static_cast<int64_t>(m.depth), m.calls, Seconds(m.host_ns),
+                        Seconds(m.device_ns), Seconds(m.self_device_ns)});
   MarkLong(t);
   if (t.rows.empty())
     s.notes.push_back(
