@@ -20,5 +20,8 @@ void AddTorchBinding(pybind11::module_& m);
 // create_run_dir, merge_ranks, record_run, steady_ns: what a multi-rank run and the run
 // history need from Python.
 void AddRunBinding(pybind11::module_& m);
+// analyze, Analysis and TraceError: `trainprof analyze` in-process, for trainprof.analyze and
+// trainprof.hta.
+void AddAnalysisBinding(pybind11::module_& m);
 
 }  // namespace trainprof::python

@@ -45,4 +45,5 @@ PYBIND11_MODULE(_core, m) {
   AddSessionBinding(m);
   AddRunBinding(m);
   AddTorchBinding(m);
+  AddAnalysisBinding(m);
 }

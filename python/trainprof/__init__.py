@@ -20,23 +20,34 @@ trace.json, and the run history are trainprof's C++ core; this package is its Py
                 session.step()
     # the reports are printed; session.report.run_dir holds report.html, report.json, ...
 
-See docs/python.md for the whole API and the Lightning profiler (trainprof.lightning).
+Traces a run already wrote are analysed in-process, as `trainprof analyze` does:
+
+    a = trainprof.analyze("traces/", hta_compat=True)
+    a.table("temporal_breakdown")           # a pandas DataFrame
+
+and trainprof.hta.TraceAnalysis answers HTA's TraceAnalysis calls. See docs/python.md for the
+whole API and the Lightning profiler (trainprof.lightning).
 """
 
 from trainprof import _core
-from trainprof._core import ConfigError, TrainprofError
+from trainprof._analysis import Analysis, analyze, analyze_options
+from trainprof._core import ConfigError, TraceError, TrainprofError
 from trainprof._scope import Kind, profiled, scope, timed_iter
 from trainprof._session import Report, Session, active_session
 
 __version__: str = _core.__version__
 
 __all__ = [
+    "Analysis",
     "ConfigError",
     "Kind",
     "Report",
     "Session",
+    "TraceError",
     "TrainprofError",
     "active_session",
+    "analyze",
+    "analyze_options",
     "profiled",
     "scope",
     "timed_iter",

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/analyze.h"
+#include "analysis/hta_launches.h"
 #include "base/diagnostics.h"
 
 namespace trainprof::analysis {
@@ -17,15 +18,7 @@ RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
   s.options.threads = 0;
   s.input = input;
   s.info = InfoOf(m);
-  HtaOptions hta = o.hta;
-  if (hta.hta_compat) {
-    // HTA drops the last step only when the trace names at least two distinct steps.
-    std::set<std::string> names;
-    for (size_t i = 0; i < m.size() && names.size() < 2; ++i)
-      if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
-    hta.compat_drop_last_step = names.size() >= 2;
-  }
-  s.analysis = AnalyzeRank(m, o, hta);
+  s.analysis = AnalyzeRank(m, o, RankHtaOptions(m, o.hta));
   return s;
 }
 

@@ -47,22 +47,6 @@ struct Loaded {
 
 }  // namespace
 
-analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f) {
-  analysis::AnalyzeOptions o;
-  o.steps = f.steps == "all" ? analysis::StepsMode::kAll : analysis::StepsMode::kComplete;
-  o.hta.hta_compat = f.hta_compat;
-  o.hta.consecutive_kernel_delay_ns = static_cast<int64_t>(f.kernel_wait_us * 1000);
-  o.hta.runtime_cutoff_ns = static_cast<int64_t>(f.runtime_cutoff_us * 1000);
-  o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(f.launch_delay_cutoff_us * 1000);
-  o.hta.top_kernels = f.top_kernels;
-  o.dataloader_patterns = f.dataloader_patterns;
-  o.flops.peak_tflops = f.peak_tflops;
-  o.flops.peak_tbps = f.peak_tbps;
-  o.threads = f.threads;
-  if (f.critical_path_given) o.critical_path = f.critical_path;
-  return o;
-}
-
 namespace {
 
 // Reads and analyses the files of one run (diff). Errors: no file could be read.
@@ -81,7 +65,7 @@ StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const Analy
   }
   if (!models.ok()) return models.status();
   l.models = std::move(*models);
-  l.analyses = analysis::AnalyzeAll(l.models, ToOptions(f));
+  l.analyses = analysis::AnalyzeAll(l.models, analysis::ToOptions(f));
   return l;
 }
 
@@ -184,53 +168,6 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
   return record ? RecordRun(r, *dir, f.db, f.format == "json") : kExitOk;
 }
 
-// A trace with no event, or no step with anything in it, has no answer: saying "no threshold
-// was crossed" and recording a successful run would be a confident answer from nothing.
-// Returns the error, or "" when there is something to analyse.
-std::string NothingToAnalyse(const analysis::Summaries& l, const std::string& what,
-                             const std::string& steps_flag) {
-  size_t events = 0, steps = 0;
-  for (const analysis::RankInfo& m : l.ranks) events += m.size();
-  for (const analysis::RankAnalysis& a : l.analyses) steps += a.steps.steps.size();
-  if (events == 0) {
-    return fmt::format(
-        "{}: nothing to analyse: the trace holds no events (was the profiler "
-        "stopped before its first active step?)",
-        what);
-  }
-  if (steps == 0) {
-    return fmt::format(
-        "{}: nothing to analyse: no step with events was kept{}", what,
-        steps_flag == "complete" ? " (every step lacks its GPU work; --steps all keeps them)" : "");
-  }
-  return "";
-}
-
-// The clock offsets estimated from collective ends, one per rank, when they can be trusted
-// (distributed.h's MatchDoubtful); else none.
-std::vector<int64_t> AlignedOffsets(const analysis::Summaries& l) {
-  const analysis::CollectivesResult c = analysis::MatchCollectives(l.ranks, l.analyses);
-  std::vector<int64_t> out;
-  if (c.collectives.empty() || analysis::MatchDoubtful(c)) return out;
-  for (const analysis::ClockOffset& o : c.offsets) out.push_back(o.offset_ns);
-  return out;
-}
-
-// critical_path.trace.json beside the reports: the paths of --critical-path, for Perfetto, the
-// ranks on one clock. Written with the run folder's files (report/run_writers.h).
-report::ExtraFile CriticalPathTrace(const report::Report& r, const analysis::Summaries& l) {
-  return {"critical_path.trace.json", [&r, &l]() -> Status {
-            const report::Value* dir = r.FindMeta("run_dir");
-            if (dir == nullptr || !std::holds_alternative<std::string>(*dir))
-              return InvalidArgument("critical_path.trace.json: the run folder is not known");
-            trace::ChromeTraceWriter w;
-            TRAINPROF_RETURN_IF_ERROR(
-                w.Open(std::get<std::string>(*dir) + "/critical_path.trace.json"));
-            analysis::WriteCriticalPathTrace(l.ranks, l.analyses, AlignedOffsets(l), w);
-            return w.Close();
-          }};
-}
-
 }  // namespace
 
 int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
@@ -238,17 +175,22 @@ int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
                   const Options::Output& out, std::string* json) {
   const std::string what =
       files.size() == 1 ? files[0] : fmt::format("{} ({} files)", f.path, files.size());
-  if (std::string why = NothingToAnalyse(l, what, f.steps); !why.empty()) {
+  if (std::string why = analysis::NothingToAnalyse(l, what, f.steps); !why.empty()) {
     fmt::print(stderr, "trainprof: {}\n", why);
     return kExitBadInput;
   }
-  report::Report r = analysis::BuildAnalyzeReport(l.ranks, l.analyses, l.options, l.input);
-  for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
-  for (const std::string& why : skipped)
-    r.diagnostics.push_back({report::DiagnosticId::kInputSkipped, 1, why});
-  report::AddDataQualitySection(r);
+  report::Report r = analysis::BuildRunReport(l, files, skipped);
+  // critical_path.trace.json goes where Emit creates the run folder (its meta run_dir).
   std::vector<report::ExtraFile> extra;
-  if (l.options.critical_path) extra.push_back(CriticalPathTrace(r, l));
+  if (l.options.critical_path) {
+    extra.push_back(
+        {"critical_path.trace.json", [&r, &l]() -> Status {
+           const report::Value* dir = r.FindMeta("run_dir");
+           if (dir == nullptr || !std::holds_alternative<std::string>(*dir))
+             return InvalidArgument("critical_path.trace.json: the run folder is not known");
+           return analysis::CriticalPathTraceFile(l, std::get<std::string>(*dir)).write();
+         }});
+  }
   const int code = Emit(r, f, /*record=*/true, json, &out, extra);
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analyze_request.h"
 #include "analysis/rank_summary.h"
 #include "base/progress.h"
 #include "cli/commands.h"
@@ -17,28 +18,18 @@
 
 namespace trainprof::cli {
 
-struct AnalyzeFlags {
+// The analysis options (analysis::AnalyzeRequest, shared with Python's trainprof.analyze) and
+// what only the command has: the input, the terminal, the run folder and the history.
+struct AnalyzeFlags : analysis::AnalyzeRequest {
   std::string path;
   std::string format = "text";
-  std::string steps = "complete";
-  bool hta_compat = false;
-  double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
-  int top_kernels = 10;
-  std::vector<std::string> dataloader_patterns;
-  double peak_tflops = 0;  // --peak-tflops; 0: the table's, by GPU name
-  double peak_tbps = 0;    // --peak-tbps; 0: the table's
-  int threads = 0;
   std::string progress = "auto";
   Options::Output out;
   std::string db;  // run history (--db)
   bool allow_data_errors = false;
-  std::string critical_path;  // --critical-path's value
-  bool critical_path_given = false;
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
 };
-
-analysis::AnalyzeOptions ToOptions(const AnalyzeFlags& f);
 
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).
 void ReturnFreedMemory(size_t trace_files);

@@ -14,28 +14,6 @@
 #include "cli/analyze_run.h"
 
 namespace trainprof::cli {
-namespace {
-
-// The summaries of the files read in order, with those that failed left out and said in
-// `skipped` (when null, the first failure is the error). Errors: no file could be read.
-StatusOr<std::vector<analysis::RankSummary>> KeepRead(
-    std::vector<StatusOr<analysis::RankSummary>> results, std::vector<std::string>* skipped) {
-  std::vector<analysis::RankSummary> out;
-  Status first = Status::Ok();
-  for (auto& r : results) {
-    if (r.ok()) {
-      out.push_back(std::move(*r));
-      continue;
-    }
-    if (skipped == nullptr) return r.status();
-    if (first.ok()) first = r.status();
-    skipped->push_back(fmt::format("{} (file skipped)", r.status().message()));
-  }
-  if (out.empty() && !first.ok()) return first;
-  return out;
-}
-
-}  // namespace
 
 ReadProgress::ReadProgress(const AnalyzeFlags& f, size_t files)
     : progress_(f.format == "json" ? "off" : f.progress), files_(files) {}
@@ -66,26 +44,8 @@ void ReadProgress::Update(int64_t done, int64_t total) {
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
                                                            const AnalyzeFlags& f,
                                                            const std::string& input) {
-  analysis::AnalyzeOptions o = ToOptions(f);
-  o.split_lone_rank = analysis::LoneRankHasSpareCore(files.size(), f.threads);
-  std::vector<std::optional<StatusOr<analysis::RankSummary>>> results(files.size());
-  {
-    ReadProgress progress(f, files.size());
-    trace::ReadManyOptions ro;
-    ro.threads = f.threads;
-    ro.progress = progress.Callback();
-    trace::ForEachTraceFile(files, ro, [&](size_t i, StatusOr<trace::TraceModel> m) {
-      if (!m.ok()) {
-        results[i].emplace(m.status());
-        return;
-      }
-      results[i].emplace(analysis::SummariseRank(*m, o, input));
-    });
-  }
-  std::vector<StatusOr<analysis::RankSummary>> out;
-  out.reserve(files.size());
-  for (auto& r : results) out.push_back(std::move(*r));
-  return out;
+  ReadProgress progress(f, files.size());
+  return analysis::SummariseFiles(files, f, input, progress.Callback());
 }
 
 Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {
@@ -112,7 +72,8 @@ int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
               std::string* json) {
   std::vector<std::string> skipped;
   if (folder_skipped != nullptr) skipped = *folder_skipped;
-  auto summaries = KeepRead(std::move(read), folder_skipped != nullptr ? &skipped : nullptr);
+  auto summaries =
+      analysis::KeepReadSummaries(std::move(read), folder_skipped != nullptr ? &skipped : nullptr);
   if (!summaries.ok()) {
     fmt::print(stderr, "trainprof: {}{}\n", many ? "skipped: " : "", summaries.status().message());
     return kRunUnreadable;

@@ -1,0 +1,391 @@
+// trainprof.analyze() for the Python package: `trainprof analyze`'s reading, analysis and
+// report (analysis/analyze_request.h, shared with the CLI), run in-process with the GIL
+// released, and the Report handed to Python table by table, a list per column, for pandas.
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze_request.h"
+#include "analysis/hta_launches.h"
+#include "base/text.h"
+#include "python/src/bindings.h"
+#include "report/data_quality.h"
+#include "report/json.h"
+#include "report/run_folder.h"
+#include "report/run_writers.h"
+#include "report/terminal.h"
+#include "trace/trace_files.h"
+#include "trainprof/version.h"
+
+namespace py = pybind11;
+
+namespace trainprof::python {
+namespace {
+
+PyObject* g_trace_error = nullptr;
+
+[[noreturn]] void ThrowTraceError(const std::string& message) {
+  PyErr_SetString(g_trace_error, message.c_str());
+  throw py::error_already_set();
+}
+
+int64_t WallNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// One run analysed: its report, the summaries it was built from (critical_path.trace.json needs
+// them) and, when asked for, HTA's per-launch rows of each rank.
+class Analysis {
+ public:
+  analysis::Summaries summaries;
+  report::Report report;
+  std::vector<std::string> files;
+  std::map<int64_t, std::vector<analysis::KernelLaunch>> launches;  // by rank
+
+  std::vector<std::string> Sections() const {
+    std::vector<std::string> out;
+    for (const report::Section& s : report.sections) out.push_back(s.id);
+    return out;
+  }
+
+  // (section, table, title, kind) of every table, in report order.
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> Tables() const {
+    std::vector<std::tuple<std::string, std::string, std::string, std::string>> out;
+    for (const report::Section& s : report.sections)
+      for (const report::Table& t : s.tables) out.emplace_back(s.id, t.id, t.title, KindName(t));
+    return out;
+  }
+
+  // The table `id` ("table" or "section/table") as {"section", "title", "kind", "columns":
+  // [(key, title, unit)], "data": [one list per column], "footer": [...]}; KeyError when absent.
+  py::dict Table(const std::string& id) const {
+    const auto [section, table] = Find(id);
+    py::list columns, data;
+    for (size_t c = 0; c < table->columns.size(); ++c) {
+      const report::Column& col = table->columns[c];
+      columns.append(py::make_tuple(col.key, col.title, report::UnitName(col.unit)));
+      py::list values(table->rows.size());
+      for (size_t r = 0; r < table->rows.size(); ++r) values[r] = ToPython(table->rows[r][c]);
+      data.append(std::move(values));
+    }
+    py::list footer;
+    for (const auto& row : table->footer) {
+      py::list values;
+      for (const report::Value& v : row) values.append(ToPython(v));
+      footer.append(std::move(values));
+    }
+    py::dict out;
+    out["section"] = section->id;
+    out["title"] = table->title;
+    out["kind"] = KindName(*table);
+    out["columns"] = std::move(columns);
+    out["data"] = std::move(data);
+    out["footer"] = std::move(footer);
+    out["notes"] = table->notes;
+    return out;
+  }
+
+  // (section, key, title, value, unit, suffix) of every headline figure.
+  py::list Metrics() const {
+    py::list out;
+    for (const report::Section& s : report.sections)
+      for (const report::Metric& m : s.metrics)
+        out.append(py::make_tuple(s.id, m.key, m.title, ToPython(m.value), report::UnitName(m.unit),
+                                  m.suffix));
+    return out;
+  }
+
+  // (section, severity, text) of every finding.
+  std::vector<std::tuple<std::string, std::string, std::string>> Findings() const {
+    std::vector<std::tuple<std::string, std::string, std::string>> out;
+    for (const report::Section& s : report.sections)
+      for (const report::Finding& f : s.findings)
+        out.emplace_back(s.id, report::SeverityName(f.severity), f.text);
+    return out;
+  }
+
+  // (name, severity, count, message, meaning) of every diagnostic.
+  std::vector<std::tuple<std::string, std::string, int64_t, std::string, std::string>> Diagnostics()
+      const {
+    std::vector<std::tuple<std::string, std::string, int64_t, std::string, std::string>> out;
+    for (const report::Diagnostic& d : report.diagnostics)
+      out.emplace_back(std::string(d.name()),
+                       report::SeverityName(report::SeverityFor(d.severity())), d.count, d.message,
+                       std::string(d.meaning()));
+    return out;
+  }
+
+  std::string Json() const {
+    py::gil_scoped_release release;
+    return report::RenderJsonString(report);
+  }
+
+  std::string Text() const {
+    std::ostringstream text;
+    report::TerminalRenderer().Render(report, text);
+    return text.str();
+  }
+
+  // HTA's per-launch columns of `rank` in µs (correlation, cpu, gpu, delay); None when the
+  // launches were not kept or the rank has none.
+  py::object Launches(int64_t rank) const {
+    auto it = launches.find(rank);
+    if (it == launches.end()) return py::none();
+    const auto& rows = it->second;
+    py::list corr(rows.size()), cpu(rows.size()), gpu(rows.size()), delay(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      corr[i] = py::int_(rows[i].correlation);
+      cpu[i] = py::float_(static_cast<double>(rows[i].cpu_ns) / 1000.0);
+      gpu[i] = py::float_(static_cast<double>(rows[i].gpu_ns) / 1000.0);
+      delay[i] = py::float_(static_cast<double>(rows[i].delay_ns) / 1000.0);
+    }
+    return py::make_tuple(corr, cpu, gpu, delay);
+  }
+
+  std::vector<int64_t> Ranks() const {
+    std::vector<int64_t> out;
+    for (const analysis::RankInfo& r : summaries.ranks) out.push_back(r.rank);
+    return out;
+  }
+
+  std::string Write(const std::string& dir, bool overwrite) const;
+
+ private:
+  static std::string KindName(const report::Table& t) {
+    switch (t.kind) {
+      case report::TableKind::kSeries:
+        return "series";
+      case report::TableKind::kDetail:
+        return "detail";
+      case report::TableKind::kTable:
+        break;
+    }
+    return "table";
+  }
+
+  static py::object ToPython(const report::Value& v) {
+    if (const auto* i = std::get_if<int64_t>(&v)) return py::int_(*i);
+    if (const auto* d = std::get_if<double>(&v)) return py::float_(*d);
+    if (const auto* s = std::get_if<std::string>(&v)) return py::str(*s);
+    if (const auto* b = std::get_if<bool>(&v)) return py::bool_(*b);
+    return py::none();
+  }
+
+  std::pair<const report::Section*, const report::Table*> Find(const std::string& id) const {
+    const size_t slash = id.find('/');
+    const std::string sid = slash == std::string::npos ? "" : id.substr(0, slash);
+    const std::string tid = slash == std::string::npos ? id : id.substr(slash + 1);
+    for (const report::Section& s : report.sections) {
+      if (!sid.empty() && s.id != sid) continue;
+      if (const report::Table* t = s.FindTable(tid)) return {&s, t};
+    }
+    throw py::key_error(fmt::format("no table '{}' in this analysis", id));
+  }
+};
+
+// Writes the run folder as `trainprof analyze` does, into `<dir>.partial-<pid>` first and renamed
+// to `dir` when every file is written, so a failure leaves nothing at `dir`. A `dir` that holds
+// files is refused unless `overwrite` (then replaced whole).
+std::string Analysis::Write(const std::string& dir, bool overwrite) const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path final_dir = fs::absolute(fs::path(dir).lexically_normal(), ec);
+  const std::string final_str = final_dir.string();
+  const bool exists = fs::exists(final_dir, ec);
+  if (exists && !fs::is_directory(final_dir, ec))
+    ThrowIfError(InvalidArgument(fmt::format("{}: exists and is not a folder", final_str)), false);
+  if (exists && !fs::is_empty(final_dir, ec) && !overwrite)
+    ThrowIfError(FailedPrecondition(fmt::format(
+                     "{}: holds files already (overwrite=True replaces the folder)", final_str)),
+                 false);
+  const std::string partial = fmt::format("{}.partial-{}", final_str, getpid());
+  Status st;
+  {
+    py::gil_scoped_release release;
+    fs::remove_all(partial, ec);
+    Options::Output out;
+    out.run_dir = partial;
+    out.print = false;
+    st = report::CreateRunDir(out, WallNs()).status();
+    if (st.ok()) {
+      report::Report r = report;  // the folder's own meta, as the CLI adds it
+      r.AddMeta("run_dir", final_str);
+      std::vector<report::ExtraFile> extra;
+      if (summaries.options.critical_path)
+        extra.push_back(analysis::CriticalPathTraceFile(summaries, partial));
+      std::string summary;
+      st = report::WriteReportFiles(r, partial, out, &summary, extra);
+    }
+    if (st.ok() && exists) {
+      fs::remove_all(final_dir, ec);
+      if (ec) st = InternalError(fmt::format("{}: cannot replace: {}", final_str, ec.message()));
+    }
+    if (st.ok()) {
+      fs::create_directories(final_dir.parent_path(), ec);
+      fs::rename(partial, final_dir, ec);
+      if (ec)
+        st = InternalError(
+            fmt::format("{}: cannot rename {} to it: {}", final_str, partial, ec.message()));
+    }
+    if (!st.ok()) fs::remove_all(partial, ec);
+  }
+  ThrowIfError(st, false);
+  return final_str;
+}
+
+struct Request {
+  analysis::AnalyzeRequest analyze;
+  bool launches = false;
+  bool allow_data_errors = false;
+};
+
+// The trace files of the paths: one path is a file or a folder of one run's ranks (a folder
+// that holds several runs is an error naming them); several paths are each a file or such a
+// folder, all of one run. `skipped` gets a folder's entries that are not traces.
+std::vector<std::string> ListFiles(const std::vector<std::string>& paths, std::string* what,
+                                   std::vector<std::string>* skipped, bool* folder) {
+  std::vector<std::string> files;
+  *folder = false;
+  for (const std::string& path : paths) {
+    auto listing = trace::ListTraceRuns(path);
+    if (!listing.ok()) ThrowTraceError(listing.status().message());
+    if (listing->runs.size() > 1) {
+      std::string names;
+      for (const auto& run : listing->runs)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", run.dir);
+      ThrowTraceError(fmt::format(
+          "{}: holds the traces of {} runs ({}); trainprof.analyze reads one run: name one of "
+          "those folders",
+          path, listing->runs.size(), names));
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) *folder = true;
+    for (std::string& f : listing->runs[0].files) files.push_back(std::move(f));
+    for (std::string& s : listing->skipped) skipped->push_back(std::move(s));
+  }
+  if (paths.size() == 1)
+    *what = files.size() == 1 ? files[0] : fmt::format("{} ({} files)", paths[0], files.size());
+  else
+    *what = fmt::format("{} files", files.size());
+  return files;
+}
+
+std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const Request& req) {
+  if (paths.empty()) ThrowTraceError("no trace given: name a trace file or a folder of traces");
+  std::string what;
+  std::vector<std::string> skipped;
+  bool folder = false;
+  std::vector<std::string> files = ListFiles(paths, &what, &skipped, &folder);
+  const std::string input = paths.size() == 1 ? paths[0] : what;
+
+  auto result = std::make_unique<Analysis>();
+  std::string error;
+  {
+    py::gil_scoped_release release;
+    std::mutex mu;
+    analysis::ModelHook hook;
+    if (req.launches) {
+      hook = [&](size_t, const trace::TraceModel& m, const analysis::RankSummary& s) {
+        auto rows = analysis::CudaKernelLaunches(m, s.analysis.steps,
+                                                 analysis::RankHtaOptions(m, s.options.hta));
+        std::lock_guard<std::mutex> lock(mu);
+        auto& dst = result->launches[s.info.rank];
+        dst.insert(dst.end(), rows.begin(), rows.end());
+      };
+    }
+    auto read = analysis::SummariseFiles(files, req.analyze, input, {}, hook);
+    auto kept = analysis::KeepReadSummaries(std::move(read), folder ? &skipped : nullptr);
+    if (!kept.ok()) {
+      error = kept.status().message();
+    } else if (auto all = analysis::CombineSummaries(std::move(*kept), input); !all.ok()) {
+      error = all.status().message();
+    } else if (error = analysis::NothingToAnalyse(*all, what, req.analyze.steps); error.empty()) {
+      result->summaries = std::move(*all);
+      result->report = analysis::BuildRunReport(result->summaries, files, skipped);
+      result->report.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
+      result->report.AddMeta("created_utc", base::UtcIso8601(WallNs()));
+      result->files = files;
+    }
+  }
+  if (!error.empty()) ThrowTraceError(error);
+  if (!req.allow_data_errors && report::HasDataError(result->report)) {
+    // As the CLI, which exits 4: the figures are not to be trusted as they stand.
+    for (const report::Diagnostic& d : result->report.diagnostics)
+      if (report::IsDataError(d)) ThrowTraceError(d.message);
+  }
+  return result;
+}
+
+std::unique_ptr<Analysis> AnalyzeBinding(const std::vector<std::string>& paths,
+                                         const std::string& steps, bool hta_compat,
+                                         double kernel_wait_us, double runtime_cutoff_us,
+                                         double launch_delay_cutoff_us, int top_kernels,
+                                         const std::vector<std::string>& dataloader_patterns,
+                                         double peak_tflops, double peak_tbps, int threads,
+                                         const std::optional<std::string>& critical_path,
+                                         bool launches, bool allow_data_errors) {
+  Request req;
+  req.analyze.steps = steps;
+  req.analyze.hta_compat = hta_compat;
+  req.analyze.kernel_wait_us = kernel_wait_us;
+  req.analyze.runtime_cutoff_us = runtime_cutoff_us;
+  req.analyze.launch_delay_cutoff_us = launch_delay_cutoff_us;
+  req.analyze.top_kernels = top_kernels;
+  req.analyze.dataloader_patterns = dataloader_patterns;
+  req.analyze.peak_tflops = peak_tflops;
+  req.analyze.peak_tbps = peak_tbps;
+  req.analyze.threads = threads;
+  req.analyze.critical_path_given = critical_path.has_value();
+  req.analyze.critical_path = critical_path.value_or("");
+  req.launches = launches;
+  req.allow_data_errors = allow_data_errors;
+  return Analyze(paths, req);
+}
+
+}  // namespace
+
+void AddAnalysisBinding(py::module_& m) {
+  g_trace_error = PyErr_NewExceptionWithDoc(
+      "trainprof.TraceError",
+      "A trace that cannot be analysed: the message is the CLI's one line, naming the file and, "
+      "for a broken file, the byte, line and column.",
+      PyExc_ValueError, nullptr);
+  m.attr("TraceError") = py::reinterpret_borrow<py::object>(g_trace_error);
+
+  py::class_<Analysis>(m, "Analysis")
+      .def_property_readonly("sections", &Analysis::Sections)
+      .def("tables", &Analysis::Tables)
+      .def("table", &Analysis::Table, py::arg("id"))
+      .def("metrics", &Analysis::Metrics)
+      .def("findings", &Analysis::Findings)
+      .def("diagnostics", &Analysis::Diagnostics)
+      .def("to_json", &Analysis::Json)
+      .def("text", &Analysis::Text)
+      .def("launches", &Analysis::Launches, py::arg("rank"))
+      .def("ranks", &Analysis::Ranks)
+      .def_readonly("files", &Analysis::files)
+      .def("write", &Analysis::Write, py::arg("dir"), py::arg("overwrite") = false);
+
+  m.def("analyze", &AnalyzeBinding, py::arg("paths"), py::kw_only(), py::arg("steps") = "complete",
+        py::arg("hta_compat") = false, py::arg("kernel_wait_us") = 30.0,
+        py::arg("runtime_cutoff_us") = 50.0, py::arg("launch_delay_cutoff_us") = 100.0,
+        py::arg("top_kernels") = 10, py::arg("dataloader_patterns") = std::vector<std::string>{},
+        py::arg("peak_tflops") = 0.0, py::arg("peak_tbps") = 0.0, py::arg("threads") = 0,
+        py::arg("critical_path") = py::none(), py::arg("launches") = false,
+        py::arg("allow_data_errors") = false,
+        "Reads and analyses one run's traces as `trainprof analyze` does; the GIL is released "
+        "while it runs. Raises TraceError with the CLI's one-line error.");
+}
+
+}  // namespace trainprof::python

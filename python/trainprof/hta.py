@@ -1,0 +1,345 @@
+"""trainprof.hta: Holistic Trace Analysis' `TraceAnalysis`, answered by trainprof.
+
+    from trainprof.hta import TraceAnalysis        # instead of: from hta.trace_analysis import ...
+    analyzer = TraceAnalysis(trace_dir="traces/")
+    temporal = analyzer.get_temporal_breakdown(visualize=False)
+    idle, _ = analyzer.get_idle_time_breakdown(ranks=[0], visualize=False)
+
+The methods HTA users call take HTA 0.6.1's arguments and return its shapes and column names,
+with HTA's figures: the trace is analysed once, in C++, with `trainprof analyze --hta-compat`'s
+selection (every event before the last ProfilerStep, times rounded to whole µs as HTA does).
+Times are µs, as in HTA. A method (or an argument value) trainprof cannot answer as HTA does
+raises NotImplementedError naming it; docs/python.md lists them and the differences.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, List, NoReturn, Optional, Tuple, Union
+
+from trainprof import _core
+from trainprof._analysis import Analysis, _pandas
+
+DEFAULT_TRACE_DIR = "/tmp/trace"  # HTA's default (hta.configs.default_values)
+
+_IDLE_CATEGORIES = (("host_wait", "host_wait_s"), ("kernel_wait", "kernel_wait_s"),
+                    ("other", "other_s"))
+
+
+def _not_implemented(what: str, why: str) -> NoReturn:
+    raise NotImplementedError(f"trainprof.hta: HTA's TraceAnalysis.{what} is not available: {why}")
+
+
+def _us(seconds: float) -> float:
+    # Report times are exact ns as seconds; back to µs at ns resolution.
+    return round(seconds * 1e6, 3)
+
+
+def _plotly(method: str) -> Any:
+    """plotly.express, or None with a warning saying it is not installed."""
+    try:
+        import plotly.express as px
+    except ImportError:
+        warnings.warn(f"trainprof.hta: {method}(visualize=True) draws with plotly, which is not "
+                      "installed (pip install plotly); returning the data without the chart",
+                      stacklevel=3)
+        return None
+    return px
+
+
+class CriticalPath:
+    """What `critical_path_analysis` found for one window (HTA returns a CPGraph): its length,
+    nodes and the share of the path per bottleneck category."""
+
+    def __init__(self, rank: int, window: str, length_us: float, nodes: int,
+                 shares: Dict[str, float], top_events: Any) -> None:
+        self.rank = rank
+        self.window = window
+        self.critical_path_length_us = length_us
+        self.critical_path_nodes = nodes
+        self._shares = shares
+        self.top_events = top_events  # the ten events with most time on the path
+
+    def summary(self) -> Any:
+        """HTA's CPGraph.summary(): % of the path's duration per `bound_by` category."""
+        pd = _pandas()
+        print("Critical Path broken down by boundedness = (in % of duration)")
+        s = pd.Series(self._shares, name="duration", dtype=float)
+        s.index.name = "bound_by"
+        return s
+
+    def get_critical_path_breakdown(self) -> NoReturn:
+        _not_implemented("critical_path_analysis(...)[0].get_critical_path_breakdown()",
+                         "trainprof keeps the path's share per category and its ten longest "
+                         "events (summary(), top_events), not one row per edge")
+
+
+class TraceAnalysis:
+    """HTA's TraceAnalysis over trainprof's analysis of the same traces (see the module)."""
+
+    def __init__(self, trace_files: Optional[Dict[int, str]] = None,
+                 trace_dir: str = DEFAULT_TRACE_DIR,
+                 include_last_profiler_step: Optional[bool] = False) -> None:
+        if include_last_profiler_step:
+            _not_implemented("__init__(include_last_profiler_step=True)",
+                             "trainprof's HTA selection always leaves out the last ProfilerStep "
+                             "as HTA does by default (trainprof.analyze(path) keeps every "
+                             "complete step)")
+        self._paths: List[str] = list(trace_files.values()) if trace_files else [trace_dir]
+        self._runs: Dict[Tuple[Any, ...], Analysis] = {}
+        self._analysis = self._run(launches=True)
+
+    def _run(self, launches: bool = False, **options: Any) -> Analysis:
+        """The --hta-compat analysis with these options, computed once."""
+        key = (launches,) + tuple(sorted(options.items()))
+        if key not in self._runs:
+            from trainprof._analysis import _check_options
+
+            kw = _check_options(dict(options, hta_compat=True))
+            self._runs[key] = Analysis(_core.analyze(self._paths, launches=launches, **kw))
+        return self._runs[key]
+
+    def _ranks(self, ranks: Optional[List[int]]) -> List[int]:
+        # HTA's default is rank 0; a rank the traces do not hold is an error, as in HTA.
+        wanted = [0] if not ranks else list(ranks)
+        have = self._analysis.ranks
+        for r in wanted:
+            if r not in have:
+                raise ValueError(f"trainprof.hta: rank {r} is not in the traces (ranks: {have})")
+        return wanted
+
+    # --- HTA's breakdowns ---------------------------------------------------------------
+
+    def get_temporal_breakdown(self, visualize: bool = True) -> Any:
+        """Idle, compute and non-compute time per rank over the GPU's busy span (µs, %)."""
+        pd = _pandas()
+        t = self._analysis.table("temporal_breakdown")
+        df = pd.DataFrame({
+            "rank": t["rank"].astype("int64"),
+            "idle_time(us)": t["idle_s"].map(_us),
+            "compute_time(us)": t["compute_s"].map(_us),
+            "non_compute_time(us)": t["non_compute_s"].map(_us),
+            "kernel_time(us)": t["kernel_span_s"].map(_us),
+            "idle_time_pctg": t["idle_pct"].round(2),
+            "compute_time_pctg": t["compute_pct"].round(2),
+            "non_compute_time_pctg": t["non_compute_pct"].round(2),
+        })
+        if visualize and (px := _plotly("get_temporal_breakdown")) is not None:
+            px.bar(df, x="rank", y=["idle_time_pctg", "compute_time_pctg",
+                                    "non_compute_time_pctg"],
+                   title="Temporal breakdown across ranks",
+                   labels={"rank": "Rank", "value": "Time (%)"}).show()
+        return df
+
+    def get_idle_time_breakdown(self, ranks: Optional[List[int]] = None,
+                                streams: Optional[List[int]] = None, visualize: bool = True,
+                                visualize_pctg: bool = True, show_idle_interval_stats: bool = False,
+                                consecutive_kernel_delay: int = 30) -> Tuple[Any, Optional[Any]]:
+        """Idle time per rank and stream by category (host_wait, kernel_wait, other), µs and
+        ratio; HTA's tuple, its second frame None."""
+        if show_idle_interval_stats:
+            _not_implemented("get_idle_time_breakdown(show_idle_interval_stats=True)",
+                             "trainprof counts the idle intervals per category but keeps no "
+                             "statistics of their lengths")
+        pd = _pandas()
+        a = self._analysis if consecutive_kernel_delay == 30 else self._run(
+            kernel_wait_us=float(consecutive_kernel_delay))
+        t = a.table("idle_time_breakdown")
+        rows = []
+        for rank in self._ranks(ranks):
+            for _, r in t[t["rank"] == str(rank)].iterrows():
+                if streams is not None and int(r["stream"]) not in streams:
+                    continue
+                times = [_us(r[col]) for _, col in _IDLE_CATEGORIES]
+                total = sum(times)
+                for (name, _), us in zip(_IDLE_CATEGORIES, times):
+                    rows.append((rank, int(r["stream"]), name, us,
+                                 round(us / total, 2) if total > 0 else float("nan")))
+        df = pd.DataFrame(rows, columns=["rank", "stream", "idle_category", "idle_time",
+                                         "idle_time_ratio"])
+        if visualize and (px := _plotly("get_idle_time_breakdown")) is not None:
+            px.bar(df, x="stream", y="idle_time_ratio" if visualize_pctg else "idle_time",
+                   color="idle_category", facet_row="rank",
+                   title="Idle time breakdown per stream").show()
+        return df, None
+
+    def get_gpu_kernel_breakdown(self, visualize: bool = True, duration_ratio: float = 0.8,
+                                 num_kernels: int = 10, include_memory_kernels: bool = True,
+                                 image_renderer: str = "") -> Tuple[Any, Any]:
+        """(time per kernel type and overlap of types, the top kernels of each type per rank
+        with the rest as "others"), µs."""
+        if duration_ratio != 0.8:
+            _not_implemented(f"get_gpu_kernel_breakdown(duration_ratio={duration_ratio})",
+                             "trainprof folds kernels into 'others' at HTA's default, 0.8")
+        if not include_memory_kernels:
+            _not_implemented("get_gpu_kernel_breakdown(include_memory_kernels=False)",
+                             "trainprof's kernel types always include MEMORY")
+        pd = _pandas()
+        a = self._analysis if num_kernels == 10 else self._run(top_kernels=int(num_kernels))
+        kt = a.table("kernel_type_breakdown")
+        sums = kt["time_s"].map(_us)
+        kernel_type_df = pd.DataFrame({
+            "kernel_type": kt["kernel_type"],
+            "sum": sums.round().astype("int64"),
+            "percentage": (sums / sums.sum() * 100).round(1),
+        }).sort_values("sum", ascending=False, ignore_index=True)
+        k = a.table("top_kernels")
+        metrics_df = pd.DataFrame({
+            "name": k["name"],
+            "sum (us)": k["sum_s"].map(_us),
+            "max (us)": k["max_s"].map(_us),
+            "min (us)": k["min_s"].map(_us),
+            "stddev": k["std_s"] * 1e6,
+            "mean (us)": k["mean_s"] * 1e6,
+            "kernel_type": k["kernel_type"],
+            "rank": k["rank"].astype("int64"),
+        }).sort_values(["kernel_type", "name", "rank"], ignore_index=True)
+        if visualize and (px := _plotly("get_gpu_kernel_breakdown")) is not None:
+            px.pie(kernel_type_df[kernel_type_df["percentage"] > 0], values="percentage",
+                   names="kernel_type", title="Kernel Type Percentage Across All Ranks"
+                   ).show(renderer=image_renderer or None)
+            px.bar(metrics_df, x="name", y="mean (us)", color="kernel_type", facet_row="rank",
+                   title="Mean duration of the top kernels").show(renderer=image_renderer or None)
+        return kernel_type_df, metrics_df
+
+    def get_comm_comp_overlap(self, visualize: bool = True) -> Any:
+        """Percent of communication time overlapped by computation, per rank."""
+        pd = _pandas()
+        t = self._analysis.table("comm_comp_overlap")
+        df = pd.DataFrame({"rank": t["rank"].astype("int64"),
+                           "comp_comm_overlap_pctg": t["overlap_pct"].round(2)})
+        if visualize and (px := _plotly("get_comm_comp_overlap")) is not None:
+            px.bar(df, x="rank", y="comp_comm_overlap_pctg",
+                   title="Computation-Communication Overlap").show()
+        return df
+
+    def get_cuda_kernel_launch_stats(self, ranks: Optional[List[int]] = None,
+                                     runtime_cutoff: int = 50, launch_delay_cutoff: int = 100,
+                                     include_memory_events: bool = True,
+                                     visualize: bool = True) -> Dict[int, Any]:
+        """rank -> one row per GPU event started by a kernel, memcpy or memset launch call:
+        correlation, cpu_duration, gpu_duration, launch_delay (µs, the delay clipped at 0)."""
+        if not include_memory_events:
+            _not_implemented("get_cuda_kernel_launch_stats(include_memory_events=False)",
+                             "trainprof's launches always include cudaMemcpyAsync and "
+                             "cudaMemsetAsync")
+        pd = _pandas()
+        import numpy as np
+
+        out: Dict[int, Any] = {}
+        for rank in self._ranks(ranks):
+            cols = self._analysis._core.launches(rank)
+            corr, cpu, gpu, delay = cols if cols is not None else ([], [], [], [])
+            df = pd.DataFrame({"correlation": np.array(corr, dtype=np.int64),
+                               "cpu_duration": np.array(cpu, dtype=np.float64),
+                               "gpu_duration": np.array(gpu, dtype=np.float64),
+                               "launch_delay": np.array(delay, dtype=np.float64)})
+            if visualize and (px := _plotly("get_cuda_kernel_launch_stats")) is not None:
+                short = df[(df["gpu_duration"] < df["cpu_duration"])
+                           & (df["cpu_duration"] <= runtime_cutoff)]
+                px.scatter(short, x="cpu_duration", y="gpu_duration",
+                           title=f"Rank {rank}: GPU kernels shorter than their launch").show()
+                px.histogram(df[df["launch_delay"] > launch_delay_cutoff], x="launch_delay",
+                             title=f"Rank {rank}: launch delay outliers").show()
+            out[rank] = df
+        return out
+
+    # --- critical path ------------------------------------------------------------------
+
+    def critical_path_analysis(self, rank: int, annotation: str,
+                               instance_id: Union[Optional[int], Tuple[int, int]],
+                               data_load_events: Optional[List[str]] = None
+                               ) -> Optional[Tuple[CriticalPath, bool]]:
+        """HTA's critical path of `rank` over the `instance_id`-th (from 0) event whose name
+        contains `annotation`; (CriticalPath, success)."""
+        if isinstance(instance_id, tuple):
+            _not_implemented("critical_path_analysis(instance_id=(start, end))",
+                             "trainprof analyses one annotation instance at a time")
+        if data_load_events:
+            _not_implemented("critical_path_analysis(data_load_events=...)",
+                             "trainprof marks data loading by name "
+                             "(trainprof.analyze(..., dataloader_pattern=...))")
+        self._ranks([rank])
+        spec = f"{annotation}:{instance_id or 0}"
+        a = self._run(critical_path=spec)
+        try:
+            t = a.table("critical_path")
+        except KeyError:
+            return None
+        row = t[t["rank"] == str(rank)]
+        if row.empty:
+            return CriticalPath(rank, spec, 0.0, 0, {}, None), False
+        r = row.iloc[0]
+        shares = {c[:-4]: float(r[c]) for c in t.columns if c.endswith("_pct")}
+        top = a.table("critical_path_top_events")
+        top = top[top["rank"] == str(rank)].reset_index(drop=True)
+        return CriticalPath(rank, str(r["window"]), _us(r["length_s"]), int(r["nodes"]),
+                            shares, top), True
+
+    # --- what trainprof does not answer as HTA does ---------------------------------------
+
+    def get_frequent_cuda_kernel_sequences(self, operator_name: str, output_dir: str,
+                                           min_pattern_len: int = 3, rank: int = 0,
+                                           top_k: int = 5, visualize: bool = False,
+                                           compress_other_kernels: bool = True) -> NoReturn:
+        _not_implemented("get_frequent_cuda_kernel_sequences",
+                         "trainprof finds whole per-call kernel sequences of every operator, "
+                         "not HTA's sub-patterns of one operator, and writes no overlaid trace: "
+                         "see trainprof.analyze(path).table('kernel_sequences')")
+
+    def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> NoReturn:
+        _not_implemented("get_queue_length_summary",
+                         "trainprof keeps the count, mean and max per stream, not the std and "
+                         "quartiles: see trainprof.analyze(path).table('queue_length')")
+
+    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> NoReturn:
+        _not_implemented("get_memory_bw_summary",
+                         "trainprof sums bandwidth per copy direction instead of HTA's per-copy "
+                         "statistics: see trainprof.analyze(path).table('memcpy_bandwidth')")
+
+    def get_gpu_kernels_with_user_annotations(self, rank: int, expand_names: bool = True,
+                                              shorten_names: bool = True) -> NoReturn:
+        _not_implemented("get_gpu_kernels_with_user_annotations",
+                         "trainprof keeps no per-kernel rows; the Phase view sums GPU time per "
+                         "annotation: trainprof.analyze(path).table('annotations')")
+
+    def get_profiler_steps(self) -> NoReturn:
+        _not_implemented("get_profiler_steps", "not implemented in trainprof")
+
+    def get_potential_stragglers(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_potential_stragglers",
+                         "trainprof.analyze names the slowest rank in its findings")
+
+    def get_gpu_user_annotation_breakdown(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_gpu_user_annotation_breakdown",
+                         "see trainprof.analyze(path).table('phase_breakdown')")
+
+    def get_aten_op_kernels_and_delay(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_aten_op_kernels_and_delay", "not implemented in trainprof")
+
+    def generate_trace_with_counters(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("generate_trace_with_counters", "trainprof writes no trace copies")
+
+    def get_queue_length_summary_from_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_queue_length_summary_from_time_series",
+                         "trainprof keeps no queue length time series")
+
+    def get_queue_length_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_queue_length_time_series",
+                         "trainprof keeps no queue length time series")
+
+    def get_time_spent_blocked_on_full_queue(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_time_spent_blocked_on_full_queue",
+                         "see the blocked_s column of trainprof.analyze(path).table("
+                         "'queue_length')")
+
+    def get_memory_bw_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_memory_bw_time_series", "trainprof keeps no bandwidth series")
+
+    def get_cupti_counter_data_with_operators(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("get_cupti_counter_data_with_operators", "not implemented in trainprof")
+
+    def overlay_critical_path_analysis(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _not_implemented("overlay_critical_path_analysis",
+                         "trainprof.analyze(path, critical_path=...).write(dir) writes "
+                         "critical_path.trace.json for Perfetto")

@@ -1,0 +1,40 @@
+#include "analysis/hta_launches.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "analysis/hta_events.h"
+#include "analysis/kernel_class.h"
+
+namespace trainprof::analysis {
+
+HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o) {
+  HtaOptions hta = o;
+  if (!hta.hta_compat) return hta;
+  std::set<std::string> names;
+  for (size_t i = 0; i < m.size() && names.size() < 2; ++i)
+    if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
+  hta.compat_drop_last_step = names.size() >= 2;
+  return hta;
+}
+
+std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
+                                             const HtaOptions& o) {
+  const HtaEvents ev = SelectHtaEvents(m, steps, o);
+  std::vector<KernelLaunch> out;
+  std::vector<int8_t> is_launch(m.names.size(), -1);
+  for (const HtaEv& e : ev.ev) {
+    if (!trace::IsGpuKind(m.kind[e.event])) continue;
+    const HtaLaunch l = LaunchOf(ev.times, e);
+    if (l.ts == kNoLaunch) continue;
+    int8_t& il = is_launch[l.name];
+    if (il < 0) il = IsLaunchCallName(m.names[l.name], o.hta_compat) ? 1 : 0;
+    if (!il) continue;
+    out.push_back(
+        {m.correlation[e.event], l.dur, e.end - e.ts, std::max<int64_t>(0, e.ts - (l.ts + l.dur))});
+  }
+  return out;
+}
+
+}  // namespace trainprof::analysis

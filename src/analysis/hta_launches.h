@@ -1,0 +1,36 @@
+// HTA's per-launch table (get_cuda_kernel_launch_stats' frame of each rank): every GPU event
+// started by a launch call, with the call's duration, the GPU event's duration and the delay from
+// the end of the call to the start of the GPU work. The aggregate counts of the report's
+// kernel_launch_stats table come from the same pairs (hta.cc).
+//
+//   HtaOptions hta = RankHtaOptions(model, options.hta);
+//   std::vector<KernelLaunch> l = CudaKernelLaunches(model, summary.analysis.steps, hta);
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/hta.h"
+#include "analysis/steps.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+struct KernelLaunch {
+  int64_t correlation = 0;
+  int64_t cpu_ns = 0;    // the launch call's duration
+  int64_t gpu_ns = 0;    // the GPU event's duration
+  int64_t delay_ns = 0;  // GPU start - launch call end, 0 when negative (as HTA clips it)
+};
+
+// `o` as one rank is analysed: with --hta-compat HTA drops the last step only when the trace
+// names at least two distinct ProfilerSteps.
+HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o);
+
+// One row per GPU event of the HTA selection (hta_events.h) whose launch call is a kernel,
+// memcpy or memset launch, in the selection's order; a CUDA graph's kernels each get a row (they
+// share the graph launch's correlation id), as in HTA's merge on correlation. Never fails.
+std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
+                                             const HtaOptions& o);
+
+}  // namespace trainprof::analysis
