@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -153,6 +154,26 @@ class Analysis {
     return py::make_tuple(corr, cpu, gpu, delay);
   }
 
+  // HTA's idle time of `rank` per stream in HTA's order (first appearance): (stream, µs per
+  // category, whether HTA lists the category); HTA lists one only when a gap fell in it.
+  std::vector<std::tuple<int64_t, std::vector<double>, std::vector<bool>>> Idle(
+      int64_t rank) const {
+    std::vector<std::tuple<int64_t, std::vector<double>, std::vector<bool>>> out;
+    for (size_t i = 0; i < summaries.ranks.size(); ++i) {
+      if (summaries.ranks[i].rank != rank) continue;
+      for (const analysis::StreamIdle& s : summaries.analyses[i].hta.idle) {
+        std::vector<double> us;
+        std::vector<bool> present;
+        for (int c = 0; c < analysis::kNumIdle; ++c) {
+          us.push_back(static_cast<double>(s.ns[c]) / 1000.0);
+          present.push_back(s.present[c]);
+        }
+        out.emplace_back(s.stream, std::move(us), std::move(present));
+      }
+    }
+    return out;
+  }
+
   std::vector<int64_t> Ranks() const {
     std::vector<int64_t> out;
     for (const analysis::RankInfo& r : summaries.ranks) out.push_back(r.rank);
@@ -194,9 +215,9 @@ class Analysis {
   }
 };
 
-// Writes the run folder as `trainprof analyze` does, into `<dir>.partial-<pid>` first and renamed
-// to `dir` when every file is written, so a failure leaves nothing at `dir`. A `dir` that holds
-// files is refused unless `overwrite` (then replaced whole).
+// Writes the run folder as `trainprof analyze` does, into `<dir>.partial-<pid>-<n>` first and
+// renamed to `dir` when every file is written, so a failure leaves nothing at `dir`. A `dir` that
+// holds files is refused unless `overwrite` (then replaced whole).
 std::string Analysis::Write(const std::string& dir, bool overwrite) const {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -209,7 +230,8 @@ std::string Analysis::Write(const std::string& dir, bool overwrite) const {
     ThrowIfError(FailedPrecondition(fmt::format(
                      "{}: holds files already (overwrite=True replaces the folder)", final_str)),
                  false);
-  const std::string partial = fmt::format("{}.partial-{}", final_str, getpid());
+  static std::atomic<int> writes{0};  // each write its own name: a claimed folder stays claimed
+  const std::string partial = fmt::format("{}.partial-{}-{}", final_str, getpid(), ++writes);
   Status st;
   {
     py::gil_scoped_release release;
@@ -374,6 +396,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("text", &Analysis::Text)
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("ranks", &Analysis::Ranks)
+      .def("idle", &Analysis::Idle, py::arg("rank"))
       .def_readonly("files", &Analysis::files)
       .def("write", &Analysis::Write, py::arg("dir"), py::arg("overwrite") = false);
 

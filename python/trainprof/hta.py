@@ -22,8 +22,7 @@ from trainprof._analysis import Analysis, _pandas
 
 DEFAULT_TRACE_DIR = "/tmp/trace"  # HTA's default (hta.configs.default_values)
 
-_IDLE_CATEGORIES = (("host_wait", "host_wait_s"), ("kernel_wait", "kernel_wait_s"),
-                    ("other", "other_s"))
+_IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")  # HTA's, in the core's order
 
 
 def _not_implemented(what: str, why: str) -> NoReturn:
@@ -144,17 +143,16 @@ class TraceAnalysis:
         pd = _pandas()
         a = self._analysis if consecutive_kernel_delay == 30 else self._run(
             kernel_wait_us=float(consecutive_kernel_delay))
-        t = a.table("idle_time_breakdown")
         rows = []
         for rank in self._ranks(ranks):
-            for _, r in t[t["rank"] == str(rank)].iterrows():
-                if streams is not None and int(r["stream"]) not in streams:
+            for stream, times, present in a._core.idle(rank):
+                if streams is not None and stream not in streams:
                     continue
-                times = [_us(r[col]) for _, col in _IDLE_CATEGORIES]
                 total = sum(times)
-                for (name, _), us in zip(_IDLE_CATEGORIES, times):
-                    rows.append((rank, int(r["stream"]), name, us,
-                                 round(us / total, 2) if total > 0 else float("nan")))
+                for name, us, listed in zip(_IDLE_CATEGORIES, times, present):
+                    if listed:
+                        rows.append((rank, stream, name, us,
+                                     round(us / total, 2) if total > 0 else float("nan")))
         df = pd.DataFrame(rows, columns=["rank", "stream", "idle_category", "idle_time",
                                          "idle_time_ratio"])
         if visualize and (px := _plotly("get_idle_time_breakdown")) is not None:
@@ -206,8 +204,10 @@ class TraceAnalysis:
         """Percent of communication time overlapped by computation, per rank."""
         pd = _pandas()
         t = self._analysis.table("comm_comp_overlap")
-        df = pd.DataFrame({"rank": t["rank"].astype("int64"),
-                           "comp_comm_overlap_pctg": t["overlap_pct"].round(2)})
+        pct = dict(zip(t["rank"].astype("int64"), t["overlap_pct"].round(2)))
+        ranks = sorted(self._analysis.ranks)  # a rank without communication: NaN, as in HTA
+        df = pd.DataFrame({"rank": pd.Series(ranks, dtype="int64"),
+                           "comp_comm_overlap_pctg": [pct.get(r, float("nan")) for r in ranks]})
         if visualize and (px := _plotly("get_comm_comp_overlap")) is not None:
             px.bar(df, x="rank", y="comp_comm_overlap_pctg",
                    title="Computation-Communication Overlap").show()

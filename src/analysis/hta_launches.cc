@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "analysis/hta_events.h"
 #include "analysis/kernel_class.h"
@@ -22,7 +23,7 @@ HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o) {
 std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
                                              const HtaOptions& o) {
   const HtaEvents ev = SelectHtaEvents(m, steps, o);
-  std::vector<KernelLaunch> out;
+  std::vector<std::pair<int64_t, KernelLaunch>> rows;  // (the launch call's event, row)
   std::vector<int8_t> is_launch(m.names.size(), -1);
   for (const HtaEv& e : ev.ev) {
     if (!trace::IsGpuKind(m.kind[e.event])) continue;
@@ -31,9 +32,17 @@ std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const S
     int8_t& il = is_launch[l.name];
     if (il < 0) il = IsLaunchCallName(m.names[l.name], o.hta_compat) ? 1 : 0;
     if (!il) continue;
-    out.push_back(
-        {m.correlation[e.event], l.dur, e.end - e.ts, std::max<int64_t>(0, e.ts - (l.ts + l.dur))});
+    rows.push_back({m.launcher[e.event],
+                    {m.correlation[e.event], l.dur, e.end - e.ts,
+                     std::max<int64_t>(0, e.ts - (l.ts + l.dur))}});
   }
+  // HTA's rows follow its launch calls in the file's order (its merge on correlation keeps the
+  // CPU side's order, and Kineto writes each thread's calls together).
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<KernelLaunch> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) out.push_back(r.second);
   return out;
 }
 

@@ -28,8 +28,9 @@ struct KernelLaunch {
 HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o);
 
 // One row per GPU event of the HTA selection (hta_events.h) whose launch call is a kernel,
-// memcpy or memset launch, in the selection's order; a CUDA graph's kernels each get a row (they
-// share the graph launch's correlation id), as in HTA's merge on correlation. Never fails.
+// memcpy or memset launch, in the file order of the launch calls (as HTA's merge); a
+// CUDA graph's kernels each get a row (they share the graph launch's correlation id). Never
+// fails.
 std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
                                              const HtaOptions& o);
 

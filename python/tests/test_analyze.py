@@ -1,0 +1,247 @@
+"""trainprof.analyze(): the CLI's analysis in-process, its tables as DataFrames.
+
+The project's own trace (tests/data/traces/small_gpu/rank0.json) has three 100 µs ProfilerSteps,
+each with an sgemm kernel (stream 7, 30 µs), an NCCL all-reduce (stream 20, 20 µs, 10 µs of it
+under the sgemm) and a 10 µs HtoD copy (stream 7), so its figures are known by hand; the rest is
+held against the report.json that the trainprof command writes for the same trace.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import trainprof
+from conftest import PYTHON, ROOT, cli, python_env
+
+SMALL = ROOT / "tests/data/traces/small_gpu"
+
+
+def cli_report(path: Path, *args: str) -> Dict[str, Any]:
+    out = subprocess.run([cli(), "analyze", str(path), "--db", "off", "-o", "cli-runs",
+                          "--format", "json", *args],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def cli_error(path: Path) -> str:
+    out = subprocess.run([cli(), "analyze", str(path), "--db", "off", "-o", "cli-runs"],
+                         capture_output=True, text=True)
+    assert out.returncode != 0
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith("trainprof: ")
+    return line[len("trainprof: "):]
+
+
+def test_the_report_is_the_clis(tmp_path: Path) -> None:
+    a = trainprof.analyze(SMALL, hta_compat=True)
+    ours = a.to_dict()
+    theirs = cli_report(SMALL, "--hta-compat")
+    assert ours["kind"] == theirs["kind"] == "analyze"
+    assert ours["config"] == theirs["config"]
+    assert ours["sections"] == theirs["sections"]
+    assert ours["diagnostics"] == theirs["diagnostics"]
+    assert a.sections == [s["id"] for s in theirs["sections"]]
+    assert ours["meta"]["trainprof_version"] == trainprof.__version__
+
+
+def test_tables_are_typed_frames_in_seconds() -> None:
+    a = trainprof.analyze(SMALL, hta_compat=True)
+    report = a.to_dict()
+    checked = 0
+    for section in report["sections"]:
+        for t in section["tables"]:
+            df = a.table(f"{section['id']}/{t['id']}")
+            assert list(df.columns) == [c["key"] for c in t["columns"]]
+            assert len(df) == len(t["rows"])
+            for c in t["columns"]:
+                col = df[c["key"]]
+                if c["unit"] == "seconds":
+                    assert col.dtype == "float64"
+                if c["unit"] == "text":
+                    assert col.dtype == object
+                if c["unit"] == "count" and all(isinstance(r[c["key"]], int) for r in t["rows"]):
+                    assert col.dtype == "int64"
+                for i, row in enumerate(t["rows"]):
+                    want, got = row[c["key"]], col.iloc[i]
+                    if isinstance(want, float):
+                        assert got == pytest.approx(want, rel=1e-12, abs=0)
+                    elif want is None:
+                        assert got is None or (isinstance(got, float) and math.isnan(got))
+                    else:
+                        assert got == want
+            assert df.attrs["section"] == section["id"]
+            checked += 1
+    assert checked >= 10
+
+
+def test_known_figures_of_the_small_trace() -> None:
+    a = trainprof.analyze(SMALL, hta_compat=True)
+    t = a.table("temporal_breakdown").iloc[0]
+    # HTA's selection: steps 1 and 2 (the last is left out), GPU busy from 1020 to 1170 µs.
+    assert t["rank"] == "0"
+    assert t["kernel_span_s"] == pytest.approx(150e-6)
+    assert t["idle_s"] == pytest.approx(50e-6)      # 1070-1120 and... the gaps between steps
+    assert t["compute_s"] == pytest.approx(60e-6)   # two sgemms
+    assert t["non_compute_s"] == pytest.approx(40e-6)
+    overlap = a.table("comm_comp_overlap")
+    assert overlap["overlap_pct"].tolist() == pytest.approx([50.0])
+    launches = a.table("kernel_launch_stats").iloc[0]
+    assert launches["launches"] == 6
+    # The default selection keeps all three steps.
+    d = trainprof.analyze(SMALL)
+    assert d.metrics["overview"]["steps"] == 3
+    assert d.table("step_breakdown")["kernel_s"].tolist() == pytest.approx([30e-6] * 3)
+
+
+def test_options_are_the_clis() -> None:
+    base = trainprof.analyze(SMALL, hta_compat=True)
+    one = trainprof.analyze(SMALL, hta_compat=True, top_kernels=1, kernel_wait_us=5)
+    assert one.to_dict()["config"]["analyze"]["top_kernels"] == 1
+    assert one.to_dict()["config"] == cli_report(SMALL, "--hta-compat", "--top-kernels", "1",
+                                                 "--kernel-wait-us", "5")["config"]
+    idle = base.table("idle_time_breakdown").set_index("stream")
+    idle5 = one.table("idle_time_breakdown").set_index("stream")
+    # The 20 µs between the sgemm and the copy on stream 7 is kernel wait under 30 µs only.
+    assert idle.loc[7, "kernel_wait_s"] == pytest.approx(20e-6)
+    assert idle5.loc[7, "kernel_wait_s"] == 0
+    cp = trainprof.analyze(SMALL, critical_path=True)
+    assert "critical_path" in cp.sections
+    assert "critical_path" not in base.sections
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_it() -> None:
+    with pytest.raises(TypeError, match="'hta_compatible'.*did you mean 'hta_compat'"):
+        trainprof.analyze(SMALL, hta_compatible=True)
+    with pytest.raises(ValueError, match="steps='some'"):
+        trainprof.analyze(SMALL, steps="some")
+    with pytest.raises(ValueError, match="top_kernels=0"):
+        trainprof.analyze(SMALL, top_kernels=0)
+    assert set(trainprof.analyze_options()) >= {"hta_compat", "critical_path", "peak_tflops"}
+
+
+def bad_inputs(tmp_path: Path) -> Dict[str, Path]:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cut = tmp_path / "cut.json"
+    cut.write_bytes((SMALL / "rank0.json").read_bytes()[:2500])
+    text = tmp_path / "notes.json"
+    text.write_text("these are my notes\n")
+    return {"empty": empty, "cut": cut, "not a trace": text}
+
+
+@pytest.mark.parametrize("kind", ["empty", "cut", "not a trace"])
+def test_bad_input_raises_the_clis_line(tmp_path: Path, kind: str) -> None:
+    path = bad_inputs(tmp_path)[kind]
+    with pytest.raises(trainprof.TraceError) as e:
+        trainprof.analyze(path)
+    assert isinstance(e.value, ValueError)
+    assert str(e.value) == cli_error(path)
+    assert str(path) in str(e.value)
+    if kind != "empty":
+        assert "byte" in str(e.value)
+
+
+def test_a_cut_trace_can_be_kept(tmp_path: Path) -> None:
+    a = trainprof.analyze(bad_inputs(tmp_path)["cut"], allow_data_errors=True)
+    names = [d["name"] for d in a.diagnostics]
+    assert "truncated" in names
+    assert any(d["severity"] == "error" for d in a.diagnostics)
+
+
+def test_write_is_the_clis_run_folder(tmp_path: Path) -> None:
+    a = trainprof.analyze(SMALL, hta_compat=True, critical_path=True)
+    out = a.write(tmp_path / "run")
+    assert out == str(tmp_path / "run")
+    written = json.loads((tmp_path / "run/report.json").read_text())
+    assert written["sections"] == a.to_dict()["sections"]
+    assert written["meta"]["run_dir"] == out
+    names = set(os.listdir(out))
+    assert {"report.json", "report.html", "summary.txt", "temporal_breakdown.csv",
+            "critical_path.trace.json"} <= names
+    assert [p for p in os.listdir(tmp_path) if "partial" in p] == []
+    # A folder that holds a run is refused, and left as it was; overwrite replaces it.
+    with pytest.raises(trainprof.TrainprofError, match="holds files"):
+        a.write(tmp_path / "run")
+    assert set(os.listdir(out)) == names
+    (tmp_path / "run" / "mine.txt").write_text("x")
+    a.write(tmp_path / "run", overwrite=True)
+    assert not (tmp_path / "run" / "mine.txt").exists()
+
+
+def test_write_leaves_nothing_when_it_fails(tmp_path: Path) -> None:
+    a = trainprof.analyze(SMALL)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(trainprof.TrainprofError):
+        a.write(blocker)
+    with pytest.raises(trainprof.TrainprofError):
+        a.write(blocker / "run")  # its parent is a file: nothing can be created
+    assert sorted(os.listdir(tmp_path)) == ["file"]
+    assert blocker.read_text() == "not a folder"
+
+
+def test_findings_metrics_and_notebook_view() -> None:
+    a = trainprof.analyze(SMALL)
+    report = a.to_dict()
+    findings = [f for s in report["sections"] for f in s["findings"]]
+    assert [f["text"] for f in a.findings] == [f["text"] for f in findings]
+    assert a.findings, "the small trace's GPU is idle a third of its span: a finding"
+    for s in report["sections"]:
+        for key, m in s["metrics"].items():
+            assert a.metrics[s["id"]][key] == m["value"]
+    page = a._repr_html_()
+    assert "Findings" in page and a.findings[0]["text"][:40] in page
+    assert "Step time breakdown per step" in page and "ProfilerStep#2" in page
+    assert "rank" in repr(a)
+
+
+def test_pandas_is_needed_only_for_tables() -> None:
+    code = ("import sys; sys.modules['pandas'] = None\n"
+            "import trainprof\n"
+            f"a = trainprof.analyze({str(SMALL)!r})\n"
+            "assert a.sections and a.findings and a.to_dict()\n"
+            "try:\n    a.table('step_breakdown')\n"
+            "except ImportError as e:\n    print('ImportError:', e)\n")
+    out = subprocess.run([PYTHON, "-c", code], env=python_env(), capture_output=True, text=True,
+                         check=True)
+    assert "ImportError:" in out.stdout and "pandas" in out.stdout
+
+
+def test_the_gil_is_released_while_it_runs() -> None:
+    # With a 10 s switch interval this thread keeps the GIL through the call unless the call
+    # releases it, so the other thread can count only while the C++ analysis runs without it.
+    done = threading.Event()
+    ticks = [0]
+
+    def count() -> None:
+        while not done.is_set():
+            ticks[0] += 1
+            time.sleep(0.0001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    interval = sys.getswitchinterval()
+    try:
+        while ticks[0] == 0:
+            time.sleep(0.001)
+        sys.setswitchinterval(10)
+        counted = 0
+        for _ in range(3):
+            before = ticks[0]
+            trainprof.analyze(SMALL, critical_path=True)
+            counted += ticks[0] - before
+    finally:
+        sys.setswitchinterval(interval)
+        done.set()
+        t.join()
+    assert counted > 0
