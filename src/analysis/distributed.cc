@@ -7,6 +7,7 @@
 
 #include "analysis/intervals.h"
 #include "analysis/views.h"
+#include "base/stats.h"
 
 namespace trainprof::analysis {
 
@@ -14,13 +15,6 @@ using report::Unit;
 using report::Value;
 
 namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // What each rank cost the others at the collectives where it arrived last.
 struct LateRank {
@@ -52,7 +46,9 @@ std::pair<double, double> MedianSteps(const std::vector<RankAnalysis>& an) {
     counts.push_back(static_cast<double>(a.overview.steps.size()));
     times.push_back(a.overview.avg_total_ns);
   }
-  return {std::max(1.0, Median(counts)), Median(times)};
+  // No rank with steps: one step of 0 s, as the report has always shown it.
+  if (times.empty()) return {1.0, 0.0};
+  return {std::max(1.0, base::Median(counts)), base::Median(times)};
 }
 
 std::string Types(const std::map<std::string, int64_t>& types) {
@@ -217,7 +213,7 @@ bool MatchDoubtful(const CollectivesResult& c) {
   double residual = 0;
   for (const ClockOffset& o : c.offsets)
     residual = std::max(residual, static_cast<double>(o.residual_max_ns));
-  return residual > Median(transfers);
+  return residual > base::Median(transfers);
 }
 
 std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, const StepsResult& s) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "base/stats.h"
 #include "history/compare_parts.h"
 #include "report/format.h"
 
@@ -52,13 +53,6 @@ FigureValue LookupOne(const report::Report& report, const std::string& figure) {
   return f;
 }
 
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return kNoValue;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 }  // namespace
 
 FigureValue Lookup(const LoadedRun& run, const std::string& figure) {
@@ -70,7 +64,7 @@ FigureValue Lookup(const LoadedRun& run, const std::string& figure) {
     const FigureValue g = LookupOne(p.report, figure);
     if (g.known) values.push_back(g.value);
   }
-  f.value = MedianOf(std::move(values));
+  f.value = base::Median(std::move(values));
   f.known = std::isfinite(f.value);
   return f;
 }

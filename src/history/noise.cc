@@ -137,15 +137,6 @@ double RunHalfWidth(const std::vector<double>& base_medians,
 
 }  // namespace
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return kNoValue;
-  const size_t h = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
-  const double upper = v[h];
-  if (v.size() % 2 == 1) return upper;
-  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
-}
-
 double KthPairwiseDifference(const std::vector<double>& x, const std::vector<double>& y,
                              int64_t k) {
   // Bisect (a, b] until it holds few differences, the k-th among them: count(a) < k <= count(b).

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "base/stats.h"
+
 namespace trainprof::history {
 
 inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
@@ -105,7 +107,7 @@ double KthPairwiseDifference(const std::vector<double>& x, const std::vector<dou
 // Student's t quantile for a two-sided 95 % interval with `df` degrees of freedom (df >= 1).
 double StudentT975(int64_t df);
 
-// The median of `v` (the mean of the middle two for an even count); NaN when empty.
-double Median(std::vector<double> v);
+// The median (base/stats.h: NaN when empty).
+using base::Median;
 
 }  // namespace trainprof::history

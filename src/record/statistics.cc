@@ -3,18 +3,10 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "base/stats.h"
+
 namespace trainprof::record {
 namespace {
-
-// Linear interpolation between closest ranks on sorted data, q in [0, 1].
-double Quantile(const std::vector<int64_t>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  double pos = q * static_cast<double>(sorted.size() - 1);
-  size_t lo = static_cast<size_t>(pos);
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(sorted[lo]) + frac * static_cast<double>(sorted[hi] - sorted[lo]);
-}
 
 constexpr double kNs = 1e-9;
 
@@ -31,8 +23,8 @@ DurationSummary Summarize(std::vector<int64_t>& ns) {
   s.mean_s = s.total_s / static_cast<double>(s.count);
   s.min_s = static_cast<double>(ns.front()) * kNs;
   s.max_s = static_cast<double>(ns.back()) * kNs;
-  s.median_s = Quantile(ns, 0.5) * kNs;
-  s.p95_s = Quantile(ns, 0.95) * kNs;
+  s.median_s = base::QuantileOfSorted(ns, 0.5) * kNs;
+  s.p95_s = base::QuantileOfSorted(ns, 0.95) * kNs;
   return s;
 }
 

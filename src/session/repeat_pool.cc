@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/stats.h"
+
 namespace trainprof::session {
 namespace {
 
@@ -38,13 +40,6 @@ Measured MeasuredSteps(const report::Table& rate, double warmup) {
     if (std::isfinite(w)) m.wait_s += w;
   }
   return m;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 == 1 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 double Sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
@@ -95,7 +90,7 @@ void PoolSpeedFigures(report::Section& speed, const std::vector<Measured>& reps)
       SetCell(row, t->ColumnIndex("steps"), steps);
       SetCell(row, t->ColumnIndex("measured_steps"), static_cast<int64_t>(all.size()));
       SetCell(row, t->ColumnIndex("mean_s"), total / n);
-      SetCell(row, t->ColumnIndex("median_s"), Median(all));
+      SetCell(row, t->ColumnIndex("median_s"), base::Median(all));
       SetCell(row, t->ColumnIndex("min_s"), *std::min_element(all.begin(), all.end()));
       SetCell(row, t->ColumnIndex("max_s"), *std::max_element(all.begin(), all.end()));
       SetCell(row, t->ColumnIndex("batches_per_s"), n / total);
@@ -138,7 +133,7 @@ void RepeatsSection(report::Report& r, const std::vector<Measured>& reps) {
   for (size_t i = 0; i < reps.size(); ++i) {
     const Measured& m = reps[i];
     const double total = Sum(m.step_s);
-    medians.push_back(Median(m.step_s));
+    medians.push_back(base::Median(m.step_s));
     t.rows.push_back({static_cast<int64_t>(i + 1), static_cast<int64_t>(m.step_s.size()),
                       medians.back(), total / static_cast<double>(m.step_s.size()),
                       m.samples / total, 100 * m.wait_s / total, fmt::format("repeat{}/", i + 1)});
