@@ -245,3 +245,38 @@ def test_the_gil_is_released_while_it_runs() -> None:
         done.set()
         t.join()
     assert counted > 0
+
+
+SHARED = Path(os.environ.get("TRAINPROF_SHARED_TRACES", ROOT.parent / "shared/data/traces"))
+
+
+@pytest.mark.parametrize("name", ["trace_diff_control", "trace_diff_test", "trace_filter",
+                                  "negative_queue_length_values_check", "nccl_parser_config",
+                                  "ns_resolution_trace", "critical_path_simple_add"])
+def test_hta_tables_hold_htas_answers(name: str) -> None:
+    path = SHARED / "expected" / f"{name}.hta.json"
+    if not path.exists():
+        pytest.skip(f"the shared traces are absent ({SHARED}): HTA conformance not checked")
+    want = json.loads(path.read_text())
+    a = trainprof.analyze(SHARED / name, hta_compat=True)
+
+    def close(got_s: float, want_us: float) -> bool:  # as hta_golden_test: 0.5 %, >= 1 µs
+        return abs(got_s * 1e6 - want_us) <= max(abs(want_us) * 0.005, 1.0)
+
+    temporal = a.table("temporal_breakdown")
+    assert sorted(int(r) for r in temporal["rank"]) == want["ranks"]
+    for row in temporal.to_dict("records"):
+        w = want["temporal"][row["rank"]]
+        assert close(row["idle_s"], w["idle_time(us)"])
+        assert close(row["compute_s"], w["compute_time(us)"])
+        assert close(row["non_compute_s"], w["non_compute_time(us)"])
+        assert close(row["kernel_span_s"], w["kernel_time(us)"])
+        assert abs(row["idle_pct"] - w["idle_time_pctg"]) <= 0.1
+    types = a.table("kernel_type_breakdown")
+    assert sorted(types["kernel_type"]) == sorted(want["kernel_types"])
+    for t, s in zip(types["kernel_type"], types["time_s"]):
+        assert close(s, want["kernel_types"][t]), t
+    launches = a.table("kernel_launch_stats").set_index("rank")
+    for rank, w in want["launch_stats"].items():
+        for key in ("launches", "short_kernels", "runtime_outliers", "launch_delay_outliers"):
+            assert launches.loc[rank, key] == w[key], (rank, key)
