@@ -1,44 +1,53 @@
 #!/usr/bin/env bash
-# Installs the built trainprof Python package (build/release/python/trainprof) into a Python's
-# site-packages, without network: Debian's /usr/bin/python3 by default (then into
-# /usr/local/lib/python3.X/dist-packages, with sudo when not root), or the Python given, e.g.
-# a virtualenv's:
+# Installs the trainprof Python package with pip, without network: into Debian's /usr/bin/python3
+# by default (its /usr/local/lib/python3.X/dist-packages, with sudo when not root, and PEP 668's
+# --break-system-packages), or into the Python given, e.g. a virtualenv's:
 #
-#   python3 -m venv --system-site-packages ~/venv     # --system-site-packages: Debian's torch
-#   ./scripts/install-python.sh ~/venv/bin/python
+#   ./scripts/install-python.sh                              # Debian's python3
+#   python3 -m venv ~/venv && ./scripts/install-python.sh ~/venv/bin/python
+#   ./scripts/install-python.sh ~/venv/bin/python build/dist/trainprof-*.whl   # a built wheel
 #
-# The package's C++ extension is built for one Python version (Debian 12: 3.11); a Python of
-# another version is refused with a message.
+# Without a wheel it builds one from this source tree (pip wheel, setup.py: CMake in
+# build/pip-<python>, or in TRAINPROF_CMAKE_BUILD_DIR when set), with the given Python when it
+# has setuptools and wheel, else with /usr/bin/python3. A copy left by the old copying script (a
+# trainprof folder without pip's metadata) is removed first; `pip uninstall trainprof` undoes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${1:-/usr/bin/python3}"
-BUILT="${TRAINPROF_BUILD_DIR:-build/release}/python/trainprof"
 
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
+PY="${1:-/usr/bin/python3}"
+WHEEL="${2:-}"
 if ! command -v "$PY" >/dev/null; then
   echo "install-python: no Python at $PY" >&2
   exit 2
 fi
-ext=$(ls "$BUILT"/_core*.so 2>/dev/null | head -1 || true)
-if [ -z "$ext" ]; then
-  echo "install-python: $BUILT/_core*.so is not built (run: cmake --build --preset release)" >&2
-  exit 2
+
+if [ -z "$WHEEL" ]; then
+  builder="$PY"
+  if ! "$builder" -c 'import setuptools, wheel' 2>/dev/null; then builder=/usr/bin/python3; fi
+  dist=$(mktemp -d)
+  trap 'rm -rf "$dist"' EXIT
+  "$builder" -m pip wheel --no-build-isolation --no-index --no-deps -q -w "$dist" . >&2
+  WHEEL=$(ls "$dist"/trainprof-*.whl)
 fi
-suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-if [ "$(basename "$ext")" != "_core$suffix" ]; then
-  echo "install-python: $(basename "$ext") was built for another Python than $PY (wants" \
-    "_core$suffix); configure with -DPython_EXECUTABLE=$PY and rebuild" >&2
-  exit 2
-fi
+
 site=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+managed=$("$PY" -c 'import os, sys, sysconfig
+print(int(sys.prefix == sys.base_prefix and
+          os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))')
+pip_args=(--no-index --no-deps --force-reinstall --root-user-action=ignore --disable-pip-version-check)
+if [ "$managed" = 1 ]; then pip_args+=(--break-system-packages); fi
 SUDO=""
-if [ ! -w "$(dirname "$site")" ] && [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-$SUDO mkdir -p "$site"
-$SUDO rm -rf "$site/trainprof.new"
-$SUDO cp -r "$BUILT" "$site/trainprof.new"
-$SUDO rm -rf "$site/trainprof"
-$SUDO mv "$site/trainprof.new" "$site/trainprof"
+if [ "$(id -u)" -ne 0 ] && ! [ -w "$(dirname "$site")" ]; then SUDO="sudo"; fi
+
+# The old scripts/install-python.sh copied the folder without pip's metadata; pip would write
+# over it and leave its stale files behind, so it goes first.
+if [ -d "$site/trainprof" ] && ! compgen -G "$site/trainprof-*.dist-info" >/dev/null; then
+  echo "install-python: removing $site/trainprof (a copy not installed by pip)" >&2
+  $SUDO rm -rf "$site/trainprof"
+fi
+$SUDO "$PY" -m pip install "${pip_args[@]}" -q "$WHEEL" >&2
 (cd / && "$PY" -c 'import trainprof; print(f"install-python: trainprof {trainprof.__version__} installed in {trainprof.__path__[0]}")')

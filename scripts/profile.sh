@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what trainprof needs (Debian 12), builds it, installs the Python package for Debian's
-# python3 (`import trainprof` then works from any folder), and runs the main job: `trainprof
+# Installs what trainprof needs (Debian 12), builds it, installs the Python package with pip for
+# Debian's python3 (`import trainprof` then works from any folder, and `trainprof` is on PATH;
+# the wheel is made from the release build just built), and runs the main job: `trainprof
 # profile` with the default config, which trains the CNN on Fashion-MNIST and prints the
 # reports. Extra arguments go to `trainprof profile` (try --help).
 set -euo pipefail
@@ -8,5 +9,5 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
-./scripts/install-python.sh >&2
+TRAINPROF_CMAKE_BUILD_DIR=build/release ./scripts/install-python.sh >&2
 exec ./build/release/src/cli/trainprof profile "$@"

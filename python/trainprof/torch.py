@@ -36,7 +36,11 @@ import os
 import shutil
 from typing import Any, Dict, List, Optional, Tuple
 
-import torch
+try:
+    import torch
+except ImportError as _torch_error:
+    raise ImportError("trainprof.torch needs PyTorch (pip install torch), which does not import "
+                      f"here: {_torch_error}") from _torch_error
 
 from trainprof import _core
 from trainprof._session import Session

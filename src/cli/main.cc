@@ -27,8 +27,14 @@ int trainprof::cli::ExecProfileBinary(char** argv, const char* what) {
   std::string path = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
   path = path.substr(0, path.find_last_of('/') + 1) + "trainprof-profile";
   execv(path.c_str(), argv);
+  const int error = errno;
   fmt::print(stderr, "trainprof: {} runs in {}, which cannot be started: {}\n", what, path,
-             std::strerror(errno));
+             std::strerror(error));
+  if (error == ENOENT) {
+    fmt::print(stderr,
+               "trainprof: it is built by CMake where LibTorch is found (README); the pip "
+               "package does not have it\n");
+  }
   return trainprof::cli::kExitFailure;
 }
 
