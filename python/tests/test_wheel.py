@@ -141,7 +141,7 @@ def test_native_files_load_only_system_libraries_or_their_bundled_ones(venv: Pat
                 f"{native.name} loads {line.strip()}: neither a system library nor bundled"
 
 
-def test_import_and_a_session_from_another_folder(venv: Path, tmp_path: Path,
+def test_import_a_session_and_an_analysis_from_another_folder(venv: Path, tmp_path: Path,
                                                   elsewhere: Dict[str, str]) -> None:
     script = """
 import importlib.metadata, importlib.util, json, sys
@@ -160,17 +160,25 @@ with trainprof.Session(name="wheel", output_dir="runs", overrides=["output.print
         with trainprof.scope("run_training_batch", kind="loop"):
             pass
         s.step()
+analysis = trainprof.analyze(sys.argv[1])
+try:
+    analysis.table(analysis.tables[0][1])
+except ImportError as e:
+    pandas_error = str(e)
 print(json.dumps({"file": trainprof.__file__, "version": trainprof.__version__,
                   "dist": importlib.metadata.version("trainprof"), "torch_error": torch_error,
-                  "run_dir": s.report.run_dir, "run_id": s.report.run_id}))
+                  "run_dir": s.report.run_dir, "run_id": s.report.run_id,
+                  "sections": analysis.sections, "pandas_error": pandas_error}))
 """
-    out = json.loads(run([venv, "-c", script], cwd=tmp_path, env=elsewhere).stdout)
+    out = json.loads(run([venv, "-c", script, TRACE], cwd=tmp_path, env=elsewhere).stdout)
     assert out["file"].startswith(str(site_packages(venv)))
     assert out["version"] == out["dist"] == cmake_version()
     assert "trainprof.torch needs PyTorch" in out["torch_error"]
     assert "torch" in out["torch_error"]
     assert (Path(tmp_path, out["run_dir"]) / "report.json").is_file()
-    assert out["run_id"]  # recorded in the SQLite history linked into the extension
+    assert out["run_id"]  # recorded in the SQLite history bundled with the extension
+    assert "overview" in out["sections"]  # the C++ analysis, in-process, without pandas
+    assert "pandas" in out["pandas_error"]
 
 
 def test_the_trainprof_command_analyses_a_trace(venv: Path, tmp_path: Path,
