@@ -22,6 +22,7 @@
 #include "cli/analyze_run.h"
 #include "cli/commands.h"
 #include "cli/run_lookup.h"
+#include "cli/snapshot_command.h"
 #include "report/data_quality.h"
 #include "report/format.h"
 #include "report/json.h"
@@ -171,6 +172,10 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
 }  // namespace
 
 int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
+int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& out) {
+  return Emit(r, f, /*record=*/false, nullptr, &out);
+}
+
                   const std::vector<std::string>& files, const std::vector<std::string>& skipped,
                   const Options::Output& out, std::string* json) {
   const std::string what =
@@ -209,6 +214,8 @@ namespace {
 // written to -o DIR (DIR/runK/ when the input holds several runs) instead of its report.
 int RunAnalyze(const AnalyzeFlags& f) {
   auto listing = trace::ListTraceRuns(f.path);
+  int snapshots = kExitOk;  // memory snapshot pickles: one report each (snapshot_command.cc)
+  if (AnalyzeSnapshotInputs(f, &snapshots)) return snapshots;
   if (!listing.ok()) {
     fmt::print(stderr, "trainprof: {}\n", listing.status().message());
     return kExitBadInput;
@@ -217,13 +224,14 @@ int RunAnalyze(const AnalyzeFlags& f) {
   for (const trace::TraceRun& run : listing->runs) files += run.files.size();
   ReturnFreedMemory(files);
   if (f.mpi) return RunAnalyzeMpi(f, *listing);
-  return AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
-    return SummariseEach(run.files, f, run.dir);
-  });
+  return std::max(snapshots, AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
+                    return SummariseEach(run.files, f, run.dir);
+                  }));
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   ReturnFreedMemory(1);  // each side is held whole, as one big trace is
+  if (int code = 0; DiffSnapshotInputs(f, b_path, &code)) return code;
   std::optional<Loaded> a = LoadAndAnalyze(f.path, f);
   if (!a) return kExitBadInput;
   std::optional<Loaded> b = LoadAndAnalyze(b_path, f);
@@ -261,6 +269,7 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
   AddRunFolderOptions(sub, &f->out);
+  AddSnapshotOptions(sub, f);
   sub->add_flag("--allow-data-errors", f->allow_data_errors,
                 "Exit 0 even when a diagnostic of error severity fired (a trace cut short); "
                 "without it the command exits 4, after writing its reports");

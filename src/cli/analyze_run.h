@@ -5,6 +5,7 @@
 //   int code = EmitSummaries(all, flags, files, {}, flags.out, nullptr);
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
   bool allow_data_errors = false;
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
+  double from_s = std::numeric_limits<double>::quiet_NaN();  // --from (snapshots); NaN: none
+  double to_s = std::numeric_limits<double>::quiet_NaN();    // --to
 };
 
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).

@@ -1,0 +1,122 @@
+// `trainprof analyze snapshot.pickle` and `trainprof diff a.pickle b.pickle`.
+#include "cli/snapshot_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "snapshot/snapshot_section.h"
+
+namespace trainprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsSnapshotFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && snapshot::LooksLikePickle(path);
+}
+
+// The snapshot pickles below a folder, sorted; symlinked folders are not followed.
+std::vector<std::string> SnapshotsIn(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    const std::string ext = it->path().extension().string();
+    if ((ext == ".pickle" || ext == ".pkl") && IsSnapshotFile(it->path().string()))
+      out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool HasOtherInputs(const std::string& dir) {
+  auto listing = trace::ListTraceRuns(dir);
+  return listing.ok() && !listing->runs.empty();
+}
+
+snapshot::SnapshotOptions ToSnapshotOptions(const AnalyzeFlags& f) {
+  snapshot::SnapshotOptions o;
+  if (!std::isnan(f.from_s)) o.from_us = static_cast<int64_t>(std::llround(f.from_s * 1e6));
+  if (!std::isnan(f.to_s)) o.to_us = static_cast<int64_t>(std::llround(f.to_s * 1e6));
+  o.top = static_cast<size_t>(f.top_kernels);
+  return o;
+}
+
+// One snapshot read and analysed. Errors: the reader's one line.
+StatusOr<std::vector<snapshot::DeviceMemory>> Analyse(const std::string& path,
+                                                      const snapshot::SnapshotOptions& o,
+                                                      snapshot::SnapshotModel* model) {
+  TRAINPROF_ASSIGN_OR_RETURN(*model, snapshot::ReadSnapshot(path));
+  return snapshot::AnalyzeSnapshot(*model, o);
+}
+
+int AnalyzeOne(const std::string& path, const AnalyzeFlags& f, const Options::Output& out) {
+  const snapshot::SnapshotOptions o = ToSnapshotOptions(f);
+  snapshot::SnapshotModel m;
+  auto devices = Analyse(path, o, &m);
+  if (!devices.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", devices.status().message());
+    return kExitBadInput;
+  }
+  report::Report r;
+  r.kind = "snapshot";
+  r.title = fmt::format("trainprof analyze: {}", path);
+  r.AddMeta("input", path);
+  snapshot::AddSnapshotSections(m, *devices, o, r);
+  return EmitReport(r, f, out);
+}
+
+}  // namespace
+
+void AddSnapshotOptions(CLI::App* sub, AnalyzeFlags* f) {
+  sub->add_option("--from", f->from_s,
+                  "Memory snapshots: analyse from this many seconds after the history's first "
+                  "event");
+  sub->add_option("--to", f->to_s,
+                  "Memory snapshots: analyse up to this many seconds after the history's first "
+                  "event");
+}
+
+bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code) {
+  *code = kExitOk;
+  if (IsSnapshotFile(f.path)) {
+    *code = AnalyzeOne(f.path, f, f.out);
+    return true;
+  }
+  const std::vector<std::string> files = SnapshotsIn(f.path);
+  if (files.empty()) return false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    Options::Output out = f.out;
+    if (files.size() > 1 && !out.run_dir.empty())
+      out.run_dir = fmt::format("{}/snapshot{}", f.out.run_dir, i + 1);
+    *code = std::max(*code, AnalyzeOne(files[i], f, out));
+  }
+  return !HasOtherInputs(f.path);
+}
+
+bool DiffSnapshotInputs(const AnalyzeFlags& f, const std::string& b_path, int* code) {
+  if (!IsSnapshotFile(f.path) && !IsSnapshotFile(b_path)) return false;
+  const snapshot::SnapshotOptions o = ToSnapshotOptions(f);
+  snapshot::SnapshotModel ma, mb;
+  auto a = Analyse(f.path, o, &ma);
+  auto b = a.ok() ? Analyse(b_path, o, &mb) : a;
+  if (!a.ok() || !b.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", (!a.ok() ? a : b).status().message());
+    *code = kExitBadInput;
+    return true;
+  }
+  report::Report r;
+  r.kind = "snapshot_diff";
+  r.title = fmt::format("trainprof diff: {} vs {}", f.path, b_path);
+  snapshot::AddSnapshotDiffSections(f.path, *a, b_path, *b, static_cast<size_t>(f.top_kernels), r);
+  *code = EmitReport(r, f, f.out);
+  return true;
+}
+
+}  // namespace trainprof::cli

@@ -1,0 +1,270 @@
+// Memory per annotation and per step, what steps left behind, the allocator's end state, and
+// AnalyzeSnapshot, which runs every view per device.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unordered_map>
+
+#include "snapshot/snapshot_analysis.h"
+#include "snapshot/snapshot_internal.h"
+
+namespace trainprof::snapshot {
+namespace {
+
+struct Interval {
+  int64_t start = 0, end = 0;
+  uint32_t name = 0;
+};
+
+// START / END pairs of one device's annotations (and of those without a device); an annotation
+// never ended runs to `last_us`.
+std::vector<Interval> Intervals(const SnapshotModel& m, int64_t device, int64_t last_us) {
+  std::vector<Annotation> as;
+  for (const Annotation& a : m.annotations)
+    if (a.device == device || a.device < 0) as.push_back(a);
+  std::stable_sort(as.begin(), as.end(),
+                   [](const Annotation& a, const Annotation& b) { return a.time_us < b.time_us; });
+  std::unordered_map<uint32_t, std::vector<int64_t>> open;
+  std::vector<Interval> out;
+  for (const Annotation& a : as) {
+    std::vector<int64_t>& starts = open[a.name];
+    if (a.start) {
+      starts.push_back(a.time_us);
+    } else if (!starts.empty()) {
+      out.push_back({starts.back(), a.time_us, a.name});
+      starts.pop_back();
+    }
+  }
+  for (const auto& [name, starts] : open)
+    for (int64_t s : starts) out.push_back({s, std::max(s, last_us), name});
+  std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) {
+    return a.start != b.start ? a.start < b.start : a.name < b.name;
+  });
+  return out;
+}
+
+bool InWindow(int64_t t, const SnapshotOptions& o, int64_t t0) {
+  const int64_t rel = t - t0;
+  return rel >= o.from_us && rel <= o.to_us;
+}
+
+// Allocated before, at the end of, and at most during [start, end]; bytes allocated in it.
+struct Span {
+  int64_t before = 0, end = 0, peak = 0, allocated = 0;
+};
+
+Span Measure(const DeviceMemory& d, const Replay& r, int64_t start, int64_t end) {
+  const auto& c = d.curve;
+  auto lo = std::lower_bound(c.begin(), c.end(), start,
+                             [](const CurvePoint& p, int64_t t) { return p.time_us < t; });
+  auto hi = std::upper_bound(c.begin(), c.end(), end,
+                             [](int64_t t, const CurvePoint& p) { return t < p.time_us; });
+  if (hi < lo) hi = lo;
+  Span s;
+  s.before = lo == c.begin() ? d.before_history_allocated : (lo - 1)->allocated;
+  s.end = hi == lo ? s.before : (hi - 1)->allocated;
+  s.peak = s.before;
+  for (auto it = lo; it != hi; ++it) s.peak = std::max(s.peak, it->allocated);
+  s.allocated = r.alloc_prefix[hi - c.begin()] - r.alloc_prefix[lo - c.begin()];
+  return s;
+}
+
+}  // namespace
+
+void Phases(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Replay& r,
+            const SnapshotOptions& o, int64_t t0, DeviceMemory& d) {
+  const int64_t last = ev.empty() ? 0 : ev.back().time_us;
+  std::map<std::string, PhaseMemory> by;
+  for (const Interval& iv : Intervals(m, d.device, last)) {
+    if (!InWindow(iv.start, o, t0)) continue;
+    const Span s = Measure(d, r, iv.start, iv.end);
+    PhaseMemory& p = by[std::string(m.Str(iv.name))];
+    p.name = m.Str(iv.name);
+    ++p.instances;
+    p.allocated_bytes += s.allocated;
+    p.net_bytes += s.end - s.before;
+    p.peak = std::max(p.peak, s.peak);
+  }
+  for (auto& [name, p] : by) d.phases.push_back(std::move(p));
+  std::sort(d.phases.begin(), d.phases.end(), [](const PhaseMemory& a, const PhaseMemory& b) {
+    return a.peak != b.peak ? a.peak > b.peak : a.name < b.name;
+  });
+}
+
+namespace {
+
+// The step (index into `steps`) whose span holds t, or -1.
+int StepAt(const std::vector<StepMemory>& steps, int64_t t) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                             [](int64_t v, const StepMemory& s) { return v < s.start_us; });
+  if (it == steps.begin()) return -1;
+  --it;
+  return t <= it->end_us ? static_cast<int>(it - steps.begin()) : -1;
+}
+
+struct Growth {
+  std::unordered_map<std::string, StackBytes> by;
+  std::unordered_map<std::string, int> last_step;
+  void Add(const std::string& label, int step, int64_t size) {
+    StackBytes& s = by[label];
+    s.stack = label;
+    s.bytes += size;
+    ++s.blocks;
+    auto [it, added] = last_step.emplace(label, step);
+    if (added || it->second != step) ++s.steps;
+    it->second = step;
+  }
+};
+
+}  // namespace
+
+void Steps(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Replay& r,
+           const SnapshotOptions& o, int64_t t0, DeviceMemory& d, Labels& labels) {
+  const int64_t last = ev.empty() ? 0 : ev.back().time_us;
+  for (const Interval& iv : Intervals(m, d.device, last)) {
+    if (!IsStepName(m.Str(iv.name)) || !InWindow(iv.start, o, t0)) continue;
+    const Span s = Measure(d, r, iv.start, iv.end);
+    d.steps.push_back({std::string(m.Str(iv.name)), iv.start, iv.end, s.before, s.end, s.peak, 0});
+  }
+  if (d.steps.empty()) return;
+  d.steps.back().left_bytes = -1;  // no next step to judge it by
+  const int n = static_cast<int>(d.steps.size());
+  struct Born {
+    LiveBlock b;
+    int step;
+  };
+  std::unordered_map<uint64_t, Born> live;
+  Growth g;
+  auto leak = [&](const Born& x) {
+    d.steps[x.step].left_bytes += x.b.size;
+    g.Add(labels.Of(x.b.stack), x.step, x.b.size);
+  };
+  for (const TraceEvent& e : ev) {
+    if (e.action == Action::kAlloc) {
+      const int k = StepAt(d.steps, e.time_us);
+      if (k >= 0 && k + 1 < n) live[e.addr] = {{e.size, e.stack, e.time_us}, k};
+    } else if (e.action == (r.has_requested ? Action::kFreeRequested : Action::kFreeCompleted)) {
+      auto it = live.find(e.addr);
+      if (it == live.end()) continue;
+      if (e.time_us > d.steps[it->second.step + 1].end_us) leak(it->second);
+      live.erase(it);
+    }
+  }
+  for (const auto& [addr, x] : live) leak(x);
+  d.growth = SortedBySize(g.by);
+}
+
+void Pools(const SnapshotModel& m, DeviceMemory& d) {
+  std::map<std::string, PoolState> by;
+  for (const Segment& s : m.segments) {
+    if (s.device != d.device) continue;
+    const std::string name =
+        fmt::format("{}{}", s.private_pool ? "private " : "", m.Str(s.segment_type));
+    PoolState& p = by[name];
+    p.pool = name;
+    ++p.segments;
+    p.expandable += s.expandable ? 1 : 0;
+    p.reserved += s.total_size;
+    for (const SegmentBlock& b : s.blocks) {
+      const std::string_view state = m.Str(b.state);
+      if (state == "active_allocated") p.allocated += b.size;
+      if (state != "inactive" || s.blocks.size() < 2) continue;
+      ++p.inactive_split_blocks;
+      p.inactive_split_bytes += b.size;
+      p.largest_inactive = std::max(p.largest_inactive, b.size);
+    }
+  }
+  for (auto& [name, p] : by) d.pools.push_back(std::move(p));
+}
+
+bool IsStepName(std::string_view name) {
+  if (name.rfind("ProfilerStep", 0) == 0) return true;
+  std::string s;
+  for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.rfind("train_", 0) == 0) s = s.substr(6);
+  if (s.rfind("step", 0) != 0) return false;
+  size_t i = 4;
+  if (i < s.size() && (s[i] == ' ' || s[i] == '_' || s[i] == '#' || s[i] == '-')) ++i;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+std::string StackLabel(const SnapshotModel& m, uint32_t stack, size_t max_frames) {
+  if (stack == 0 || stack >= m.stacks()) return "(no stack recorded)";
+  std::string out;
+  size_t python = 0, cpp = 0, shown = 0;
+  for (const uint32_t* f = m.StackBegin(stack); f != m.StackEnd(stack); ++f)
+    (m.frames[*f].python ? python : cpp) += 1;
+  for (const uint32_t* f = m.StackBegin(stack); f != m.StackEnd(stack); ++f) {
+    const Frame& fr = m.frames[*f];
+    if (fr.python != (python > 0) || shown == max_frames) continue;
+    std::string_view file = m.Str(fr.filename);
+    if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
+      file.remove_prefix(slash + 1);
+    out += fmt::format("{}{}", shown ? " <- " : "", m.Str(fr.name));
+    if (fr.python) out += fmt::format(" ({}:{})", file, fr.line);
+    ++shown;
+  }
+  const size_t hidden = (python > 0 ? python : cpp) - shown;
+  if (hidden > 0) out += fmt::format(" <- ... {} more", hidden);
+  if (python > 0 && cpp > 0) out += fmt::format(" [+{} C++ frames]", cpp);
+  return out;
+}
+
+std::vector<DeviceMemory> AnalyzeSnapshot(const SnapshotModel& m, const SnapshotOptions& o) {
+  std::map<int64_t, const std::vector<TraceEvent>*> devices;
+  static const std::vector<TraceEvent> kNone;
+  for (const auto& [dev, ev] : m.traces) devices[dev] = &ev;
+  for (const Segment& s : m.segments) devices.emplace(s.device, &kNone);
+  int64_t t0 = std::numeric_limits<int64_t>::max();
+  for (const auto& [dev, ev] : m.traces)
+    if (!ev.empty()) t0 = std::min(t0, ev.front().time_us);
+  if (t0 == std::numeric_limits<int64_t>::max()) t0 = 0;
+  std::vector<DeviceMemory> out;
+  for (const auto& [dev, evp] : devices) {
+    const std::vector<TraceEvent>& ev = *evp;
+    DeviceMemory& d = out.emplace_back();
+    d.device = dev;
+    Labels labels(m);
+    Replay r;
+    r.Run(ev, d, labels);
+    MatchEnd(m, d, r);
+    size_t lo = 0, hi = ev.size(), peak = ev.size();
+    while (lo < hi && ev[lo].time_us - t0 < o.from_us) ++lo;
+    while (hi > lo && ev[hi - 1].time_us - t0 > o.to_us) --hi;
+    d.events = static_cast<int64_t>(hi - lo);
+    for (size_t i = lo; i < hi; ++i) {
+      if (peak == ev.size() || d.curve[i].allocated > d.curve[peak].allocated) peak = i;
+      d.peak_reserved = std::max(d.peak_reserved, d.curve[i].reserved);
+    }
+    if (peak < ev.size()) {
+      d.first_us = ev[lo].time_us - t0;
+      d.last_us = ev[hi - 1].time_us - t0;
+      d.peak_allocated = d.curve[peak].allocated;
+      d.peak_time_us = ev[peak].time_us - t0;
+      LiveAtPeak(ev, peak, r.has_requested, d, labels, o.top);
+      for (Allocation& a : d.top_allocations) a.time_us -= t0;
+    }
+    for (OomEvent oom : r.ooms) {
+      if (!InWindow(oom.time_us, o, t0)) continue;
+      oom.allocated += d.before_history_allocated;
+      oom.reserved += d.before_history_reserved;
+      oom.time_us -= t0;
+      d.ooms.push_back(oom);
+    }
+    Phases(m, ev, r, o, t0, d);
+    Steps(m, ev, r, o, t0, d, labels);
+    Pools(m, d);
+    for (StepMemory& s : d.steps) s.start_us -= t0, s.end_us -= t0;
+    d.curve.erase(d.curve.begin() + static_cast<std::ptrdiff_t>(hi), d.curve.end());
+    d.curve.erase(d.curve.begin(), d.curve.begin() + static_cast<std::ptrdiff_t>(lo));
+    for (CurvePoint& p : d.curve) p.time_us -= t0;
+  }
+  return out;
+}
+
+}  // namespace trainprof::snapshot

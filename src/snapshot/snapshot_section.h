@@ -1,0 +1,40 @@
+// A snapshot's analysis as report sections, and the diff of two snapshots.
+//
+//   report::Report r;
+//   AddSnapshotSections(model, AnalyzeSnapshot(model, o), o, r);
+//   AddSnapshotDiffSections(a_name, a, b_name, b, 10, r);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/format.h"
+#include "report/report.h"
+#include "snapshot/snapshot_analysis.h"
+
+namespace trainprof::snapshot {
+
+void AddSnapshotSections(const SnapshotModel& m, const std::vector<DeviceMemory>& devices,
+                         const SnapshotOptions& o, report::Report& r);
+
+// The peak's change per device (matched by device index) and the stacks whose live-at-peak
+// bytes changed most, `top` of them.
+void AddSnapshotDiffSections(const std::string& a_name, const std::vector<DeviceMemory>& a,
+                             const std::string& b_name, const std::vector<DeviceMemory>& b,
+                             size_t top, report::Report& r);
+
+// The sections' parts (snapshot_section.cc, snapshot_sections2.cc).
+void AddStepSections(report::Section& s, const std::vector<DeviceMemory>& ds, size_t top);
+void AddOomSection(report::Section& s, const std::vector<DeviceMemory>& ds);
+void AddAllocatorSection(report::Section& s, const std::vector<DeviceMemory>& ds);
+
+namespace detail {
+inline std::string Dev(int64_t device) { return "cuda:" + std::to_string(device); }
+inline double Sec(int64_t us) { return static_cast<double>(us) / 1e6; }
+inline double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+inline std::string Bytes(int64_t b) { return report::FormatHuman(b, report::Unit::kBytes); }
+}  // namespace detail
+
+}  // namespace trainprof::snapshot
