@@ -2,9 +2,11 @@
 into a fresh virtualenv that sees no system packages (so no numpy, torch or pandas), used from
 another folder, and uninstalled.
 
-TRAINPROF_WHEEL names a wheel that is already built (scripts/test.sh builds it once); without
-it the wheel is built here from a copy of the tracked and untracked-but-not-ignored files, with
-TRAINPROF_CMAKE_BUILD_DIR passed on when set (a CMake build to reuse: minutes saved).
+TRAINPROF_WHEEL names a wheel that is already built. Without it the wheel is built here from a
+copy of the tracked and untracked-but-not-ignored files, reusing the CMake build that
+TRAINPROF_CMAKE_BUILD_DIR names (scripts/test.sh passes build/release), else the one the
+TRAINPROF_CLI under test was built in; with neither, setup.py builds the core from scratch in
+the copy (minutes on two cores).
 """
 
 from __future__ import annotations
@@ -68,8 +70,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("source")
     clean_copy(src)
     dist = tmp_path_factory.mktemp("dist")
+    env = dict(os.environ)
+    cli = os.environ.get("TRAINPROF_CLI")
+    cli_build = Path(cli).resolve().parents[2:3] if cli else []  # <build>/src/cli/trainprof
+    if "TRAINPROF_CMAKE_BUILD_DIR" not in env and cli_build and \
+            (cli_build[0] / "CMakeCache.txt").is_file():
+        env["TRAINPROF_CMAKE_BUILD_DIR"] = str(cli_build[0])
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-index", "--no-deps",
-         "-w", dist, src])
+         "-w", dist, src], env=env)
     (built,) = dist.glob("trainprof-*.whl")
     return built
 
