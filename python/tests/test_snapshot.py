@@ -1,0 +1,190 @@
+"""`trainprof analyze` / `diff` on PyTorch memory snapshots written with Python's pickle.
+
+The snapshots come from bench/make_snapshot.py, whose generated histories carry their answers
+(peak, what was live at it, bytes per annotation, a leak per step, an OOM with fragmentation),
+computed by its own bookkeeping while it writes the events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from conftest import ROOT, cli, table
+
+sys.path.insert(0, str(ROOT / "bench"))
+import make_snapshot  # noqa: E402
+
+MIB = 1 << 20
+
+
+def write(path: Path, protocol: int = 4, **kw: Any) -> Dict[str, Any]:
+    args = dict(steps=4, layers=3, act=4 * MIB, grad=2 * MIB, tmp=MIB, leak=512 * 1024)
+    args.update(kw)
+    snap, answers = make_snapshot.generate(**args)
+    with open(path, "wb") as f:
+        pickle.dump(snap, f, protocol=protocol)
+    return answers
+
+
+def analyze(path: Path, *args: str) -> Dict[str, Any]:
+    out = subprocess.run([cli(), "analyze", str(path), "--db", "off", "-o", "runs", "--format",
+                          "json", *args], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def error(path: Path) -> str:
+    out = subprocess.run([cli(), "analyze", str(path), "--db", "off", "-o", "runs"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def rows(report: Dict[str, Any], sid: str, tid: str, device: str = "cuda:0") -> List[Dict[str, Any]]:
+    return [r for r in table(report, sid, tid)["rows"] if r["device"] == device]
+
+
+def fn(stack: str) -> str:
+    return stack.split(" (")[0]
+
+
+def test_known_answers(tmp_path: Path) -> None:
+    a = write(tmp_path / "s.pickle")
+    r = analyze(tmp_path / "s.pickle")
+    dev = rows(r, "snapshot", "snapshot_devices")[0]
+    assert dev["peak_allocated_bytes"] == a["peak_allocated"]
+    assert dev["peak_time_s"] == pytest.approx(a["peak_time_s"])
+    assert dev["end_allocated_bytes"] == a["end_allocated"]
+    assert dev["end_reserved_bytes"] == a["end_reserved"]
+    assert dev["events"] == a["events_device0"]
+    live = {fn(x["stack"]): x["bytes"] for x in rows(r, "snapshot_peak", "snapshot_peak_stacks")}
+    assert live == a["live_at_peak"]
+    # Python frames first, the C++ frames folded.
+    top = rows(r, "snapshot_peak", "snapshot_peak_stacks")[0]["stack"]
+    assert top.startswith("forward_layer (model.py:12) <- train_step (train.py:50)")
+    assert top.endswith("[+2 C++ frames]")
+    phases = {x["annotation"]: x["allocated_bytes"]
+              for x in rows(r, "snapshot_annotations", "snapshot_annotations")}
+    for name, b in a["phase_allocated_bytes"].items():
+        assert phases[name] == b, name
+    growth = rows(r, "snapshot_steps", "snapshot_growth")
+    assert len(growth) == 1 and fn(growth[0]["stack"]) == "leaky_cache"
+    assert growth[0]["bytes"] == a["leak_bytes"] and growth[0]["steps"] == a["leak_steps"]
+
+
+def test_oom_with_fragmentation(tmp_path: Path) -> None:
+    a = write(tmp_path / "s.pickle")
+    r = analyze(tmp_path / "s.pickle")
+    (oom,) = rows(r, "snapshot_oom", "snapshot_ooms", "cuda:1")
+    assert oom["requested_bytes"] == a["oom_requested"]
+    assert oom["allocated_bytes"] == a["oom_allocated"]
+    assert oom["reserved_bytes"] == a["oom_reserved"]
+    assert oom["largest_free_bytes"] == a["oom_largest_free"]
+    assert oom["device_free_bytes"] == a["oom_device_free"]
+    assert fn(oom["stack"]) == "grow"
+    findings = [f["text"] for s in r["sections"] if s["id"] == "snapshot_oom" for f in s["findings"]]
+    assert any("fragmentation" in t for t in findings), findings
+    (pool,) = rows(r, "snapshot_allocator", "snapshot_pools", "cuda:1")
+    assert pool["inactive_split_blocks"] == a["oom_inactive_split_blocks"]
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_every_protocol_reads_the_same(tmp_path: Path, protocol: int) -> None:
+    a = write(tmp_path / f"p{protocol}.pickle", protocol=protocol)
+    r = analyze(tmp_path / f"p{protocol}.pickle")
+    assert rows(r, "snapshot", "snapshot_devices")[0]["peak_allocated_bytes"] == a["peak_allocated"]
+
+
+def test_a_history_that_lost_its_beginning(tmp_path: Path) -> None:
+    a = write(tmp_path / "late.pickle", steps=6, drop_first=100)
+    r = analyze(tmp_path / "late.pickle")
+    dev = rows(r, "snapshot", "snapshot_devices")[0]
+    assert dev["peak_allocated_bytes"] == a["peak_allocated"]
+    texts = [f["text"] for s in r["sections"] if s["id"] == "snapshot" for f in s["findings"]]
+    assert any("starts late" in t for t in texts), texts
+
+
+def test_from_to_window(tmp_path: Path) -> None:
+    a = write(tmp_path / "s.pickle")
+    r = analyze(tmp_path / "s.pickle", "--to", str(a["first_step_end_s"]))
+    assert rows(r, "snapshot", "snapshot_devices")[0]["peak_allocated_bytes"] == a["first_step_peak"]
+
+
+def test_diff(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.pickle")
+    b = write(tmp_path / "b.pickle", act=6 * MIB)
+    out = subprocess.run([cli(), "diff", str(tmp_path / "a.pickle"), str(tmp_path / "b.pickle"),
+                          "--db", "off", "-o", "runs", "--format", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    peak = rows(r, "snapshot_diff", "snapshot_diff_peak")[0]
+    assert peak["change_bytes"] == b["peak_allocated"] - a["peak_allocated"]
+    top = rows(r, "snapshot_diff", "snapshot_diff_stacks")[0]
+    assert fn(top["stack"]) == "forward_layer"
+    assert top["change_bytes"] == (b["live_at_peak"]["forward_layer"]
+                                   - a["live_at_peak"]["forward_layer"])
+
+
+class Evil:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_a_hostile_pickle_is_refused_and_nothing_runs(tmp_path: Path, protocol: int) -> None:
+    marker = tmp_path / "ran"
+    path = tmp_path / "evil.pickle"
+    path.write_bytes(pickle.dumps({"segments": [Evil(marker)]}, protocol=protocol))
+    line = error(path)
+    assert "evil.pickle: byte " in line and "refused" in line
+    assert ("GLOBAL" if protocol == 2 else "STACK_GLOBAL") in line
+    assert not marker.exists()
+
+
+def test_a_1_gib_string_claim(tmp_path: Path) -> None:
+    path = tmp_path / "claim.pickle"
+    path.write_bytes(b"\x80\x04X" + (1 << 30).to_bytes(4, "little") + b"abc.")
+    line = error(path)
+    assert "1073741824" in line and "byte 2" in line
+
+
+def test_a_truncated_pickle(tmp_path: Path) -> None:
+    write(tmp_path / "s.pickle")
+    data = (tmp_path / "s.pickle").read_bytes()
+    (tmp_path / "cut.pickle").write_bytes(data[: len(data) // 2])
+    assert "cut short" in error(tmp_path / "cut.pickle")
+
+
+def test_deep_nesting(tmp_path: Path) -> None:
+    deep: List[Any] = []
+    for _ in range(400):
+        deep = [deep]
+    (tmp_path / "deep.pickle").write_bytes(pickle.dumps({"segments": deep}, protocol=4))
+    assert "deeper than" in error(tmp_path / "deep.pickle")
+
+
+def test_a_folder_of_traces_and_snapshots(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    write(folder / "memory_snapshot.pickle")
+    (folder / "rank0.json").write_bytes((ROOT / "tests/data/traces/small_gpu/rank0.json").read_bytes())
+    out = subprocess.run([cli(), "analyze", str(folder), "--db", "off", "-o", "runs"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    kinds = sorted(json.loads((p / "report.json").read_text())["kind"]
+                   for p in Path("runs").iterdir() if (p / "report.json").exists())
+    assert kinds == ["analyze", "snapshot"]
