@@ -163,7 +163,8 @@ class Analysis:
         """The table `id` ("temporal_breakdown", or "hta/temporal_breakdown") as a pandas
         DataFrame: report.json's column keys, values in report.json's base units (seconds,
         bytes, percent 0-100), counts as int64 (Int64 where a cell is empty), text as str.
-        `df.attrs` holds the title, the section and each column's unit. KeyError when there is
+        `df.attrs` holds the title, the section, each column's unit, the notes and the footer
+        rows (a table's Total, as dicts). KeyError when there is
         no such table; ImportError when pandas is not installed."""
         pd = _pandas()
         import numpy as np
@@ -175,8 +176,10 @@ class Analysis:
             units[key] = unit
             cols[key] = _column(pd, np, unit, values)
         df = pd.DataFrame(cols, columns=list(units))
+        keys = list(units)
         df.attrs.update({"title": t["title"], "section": t["section"], "units": units,
-                         "notes": list(t["notes"])})
+                         "notes": list(t["notes"]),
+                         "footer": [dict(zip(keys, row)) for row in t["footer"]]})
         return df
 
     @property
