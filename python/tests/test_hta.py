@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import warnings
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
 

@@ -11,7 +11,7 @@ import difflib
 import html
 import json
 import os
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Sequence, Tuple, Union
 
 from trainprof import _core
 
