@@ -9,9 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "analysis/analyze.h"
 #include "trace/byte_source.h"
+#include "trace/json_structural.h"
 #include "trace/kineto_reader.h"
 
 namespace {
@@ -88,6 +92,66 @@ BENCHMARK(BM_Reader_Parse)
     ->Args({0, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The JSON of the trace, held in memory once.
+const std::string& PlainBytes() {
+  static const std::string bytes = [] {
+    std::ifstream f(PlainCopy(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }();
+  return bytes;
+}
+
+// Structural scanning alone (json_structural.h) over the trace's bytes in memory, on each path:
+// range(0) 0 scalar, 1 SSE4.2, 2 AVX2 (skipped where the CPU lacks it). "Index" writes every
+// structural character's and string's offset (simdjson's stage 1); "UnitEnds" walks the event
+// list one event at a time as the reader skips values it does not keep.
+void BM_Scanner_Index(benchmark::State& state) {
+  const auto level = static_cast<trace::json::SimdLevel>(state.range(0));
+  if (level > trace::json::BestSimdLevel()) {
+    state.SkipWithError("this CPU lacks the instructions");
+    return;
+  }
+  trace::json::SetSimdLevel(level);
+  const std::string& b = PlainBytes();
+  std::vector<uint32_t> out(b.size() + 64);
+  size_t found = 0;
+  for (auto _ : state) {
+    trace::json::BlockCarry carry;
+    found = trace::json::IndexStructurals(b.data(), b.size(), &carry, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(trace::json::SimdLevelName(level));
+  state.counters["structurals"] = static_cast<double>(found);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * b.size()));
+  trace::json::SetSimdLevel(trace::json::SimdLevel::kAvx2);
+}
+BENCHMARK(BM_Scanner_Index)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Scanner_UnitEnds(benchmark::State& state) {
+  const auto level = static_cast<trace::json::SimdLevel>(state.range(0));
+  if (level > trace::json::BestSimdLevel()) {
+    state.SkipWithError("this CPU lacks the instructions");
+    return;
+  }
+  trace::json::SetSimdLevel(level);
+  const std::string& b = PlainBytes();
+  const char* first = b.data() + b.find('{', b.find("\"traceEvents\""));
+  int64_t units = 0;
+  for (auto _ : state) {
+    units = 0;
+    for (const char* p = first; p < b.data() + b.size(); ++units) {
+      int64_t depth = 0;
+      trace::json::BlockCarry carry;
+      p = trace::json::FindUnitEnd(p, b.data() + b.size(), &depth, &carry) + 1;
+    }
+  }
+  state.SetLabel(trace::json::SimdLevelName(level));
+  state.counters["units"] = static_cast<double>(units);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (b.data() + b.size() - first)));
+  trace::json::SetSimdLevel(trace::json::SimdLevel::kAvx2);
+}
+BENCHMARK(BM_Scanner_UnitEnds)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Analyze_OneRank(benchmark::State& state) {
   auto m = trace::ReadTraceFile(PlainCopy(), {});

@@ -16,6 +16,7 @@
 #endif
 
 #include "base/text.h"
+#include "trace/json_structural.h"
 
 namespace trainprof::trace::json {
 namespace {
@@ -107,14 +108,6 @@ const char* FindStringSpecial(const char* p, const char* e) {
   return p;
 }
 
-// First '"' or '\\' in [p, e), or e.
-const char* FindQuoteOrBackslash(const char* p, const char* e) {
-  const void* q = std::memchr(p, '"', static_cast<size_t>(e - p));
-  const char* stop = q ? static_cast<const char*>(q) : e;
-  const void* b = std::memchr(p, '\\', static_cast<size_t>(stop - p));
-  return b ? static_cast<const char*>(b) : stop;
-}
-
 void AppendUtf8(std::string* out, uint32_t cp) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
@@ -170,7 +163,7 @@ int HexDigit(char c) {
 Window::Window(ByteSource* src, size_t chunk_bytes, size_t max_unit_bytes)
     : src_(src),
       max_unit_(std::max(max_unit_bytes, chunk_bytes)),
-      buf_(std::max<size_t>(chunk_bytes, 4096)) {}
+      buf_(std::max<size_t>(chunk_bytes, kMinWindowBytes)) {}
 
 void Window::Discard() {
   if (pos_ == 0) return;
@@ -221,43 +214,17 @@ std::string Window::Where(int64_t offset) const {
   return fmt::format("byte {} (line {}, column {})", offset, lines_ + nl + 1, col + 1);
 }
 
+// 64 bytes at a time (json_structural.h): only the brackets, commas and string bounds matter.
 StatusOr<bool> Window::SkipUnit() {
-  int depth = 0;
-  bool in_string = false, escape = false;
+  int64_t depth = 0;
+  BlockCarry carry;
   for (;;) {
-    const char* p = cur();
-    const char* e = end();
-    while (p < e) {
-      if (in_string) {
-        if (escape) {
-          escape = false;
-          ++p;
-          continue;
-        }
-        p = FindQuoteOrBackslash(p, e);
-        if (p == e) break;
-        if (*p == '\\')
-          escape = true;
-        else
-          in_string = false;
-        ++p;
-        continue;
-      }
-      char c = *p;
-      if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++depth;
-      } else if (c == '}' || c == ']' || c == ',') {
-        if (depth == 0) {
-          Consume(p);
-          return true;
-        }
-        if (c != ',') --depth;
-      }
-      ++p;
+    const char* stop = FindUnitEnd(cur(), end(), &depth, &carry);
+    if (stop != end()) {
+      Consume(stop);
+      return true;
     }
-    Consume(e);
+    Consume(end());
     if (eof_) return false;
     bool unused = false;
     TRAINPROF_RETURN_IF_ERROR(Refill(&unused));

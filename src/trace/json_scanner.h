@@ -62,6 +62,9 @@ struct Scalar {
   std::string_view text;
 };
 
+// The smallest window: room for the scanner's look-ahead (33 bytes for a short string).
+inline constexpr size_t kMinWindowBytes = 4096;
+
 class Window {
  public:
   // `chunk_bytes`: the window's first size; it doubles for a unit that does not fit, up to

@@ -40,9 +40,17 @@ StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& o
 }
 
 StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name) {
-  std::unique_ptr<ByteSource> src = MemoryTraceBytes(json, name);
   ReadOptions o;
   o.chunk_bytes = std::min(o.chunk_bytes, json.size() + 1);  // small inputs, small window
+  return ParseTrace(json, name, o);
+}
+
+StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name,
+                                const ReadOptions& options) {
+  std::unique_ptr<ByteSource> src = MemoryTraceBytes(json, name);
+  ReadOptions o;
+  o.chunk_bytes = options.chunk_bytes;
+  o.max_unit_bytes = options.max_unit_bytes;
   return ParseFrom(src.get(), name, o);
 }
 

@@ -49,6 +49,10 @@ StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& o
 
 // Parses JSON text already in memory (tests, the fuzzer). `name` stands for the file in messages.
 StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name);
+// The same with the window's sizes of `options` (chunk_bytes at least 4 KiB; threads and
+// progress are not used): the fuzzer reads with a small window so units are skipped unread.
+StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name,
+                                const ReadOptions& options);
 
 // "rank-3.Jul_15.pt.trace.json" -> 3, "sampled_rank-1.json.gz" -> 1, "rank0.json" -> 0,
 // "worker7.json" -> -1 (no "rank" followed by digits).

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
 #include "trace/json_scanner.h"
+#include "trace/json_structural.h"
 #include "trace/trace_files.h"
 #include "util/golden.h"
 #include "util/gzip.h"
@@ -550,8 +552,11 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b) {
   ASSERT_EQ(a.op_inputs.size(), b.op_inputs.size());
   for (size_t i = 0; i < a.op_inputs.size(); ++i) {
     ASSERT_EQ(a.op_inputs[i].event, b.op_inputs[i].event);
-    ASSERT_EQ(a.names[a.op_inputs[i].dims], b.names[b.op_inputs[i].dims]);
-    ASSERT_EQ(a.names[a.op_inputs[i].types], b.names[b.op_inputs[i].types]);
+    auto text = [](const TraceModel& m, uint32_t id) {
+      return id == kNoName ? std::string("(none)") : std::string(m.names[id]);
+    };
+    for (auto field : {&OpInputs::dims, &OpInputs::types, &OpInputs::stack, &OpInputs::concrete})
+      ASSERT_EQ(text(a, a.op_inputs[i].*field), text(b, b.op_inputs[i].*field));
   }
   for (size_t i = 0; i < a.size(); ++i) {
     SCOPED_TRACE(i);
@@ -699,6 +704,95 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
     auto bad_early_one = ReadGzipWith(early, 1), bad_early = ReadGzipWith(early, 2);
     ASSERT_FALSE(bad_early.ok());
     EXPECT_EQ(bad_early.status().message(), bad_early_one.status().message());
+  }
+}
+
+// --- The scalar and SIMD scanning paths --------------------------------------------------------
+
+// Reads `path` once per scanning path; every model must be the scalar path's.
+void ExpectSameModelOnEveryPath(const std::string& path, const ReadOptions& o) {
+  json::SetSimdLevel(json::SimdLevel::kScalar);
+  auto scalar = ReadTraceFile(path, o);
+  for (json::SimdLevel level : {json::SimdLevel::kSse42, json::SimdLevel::kAvx2}) {
+    SCOPED_TRACE(json::SimdLevelName(json::SetSimdLevel(level)));
+    auto simd = ReadTraceFile(path, o);
+    ASSERT_EQ(scalar.ok(), simd.ok()) << path;
+    if (!scalar.ok()) {
+      EXPECT_EQ(scalar.status().message(), simd.status().message());
+      continue;
+    }
+    ExpectSameModel(*scalar, *simd);
+    EXPECT_EQ(scalar->json_bytes, simd->json_bytes);
+  }
+  json::SetSimdLevel(json::SimdLevel::kAvx2);
+}
+
+// Strings with escapes, \u surrogates and brackets, across 64-byte blocks and window ends, in
+// values large enough to be skipped unread (the path that scans 64 bytes at a time).
+std::string EscapeHeavyTrace(int events) {
+  std::string t = "{\"traceEvents\": [\n";
+  for (int i = 0; i < events; ++i) {
+    std::string odd(static_cast<size_t>(i % 130), '\\');
+    if (i % 2 == 1) odd += "\\";  // always an even run: a backslash escaped
+    t += fmt::format(
+        "  {{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op{}\\\"{}\\ud83d\\ude00]}}\", "
+        "\"pid\": 1, \"tid\": 1, \"ts\": {}, \"dur\": 1, \"args\": {{\"big\": \"{}{}\", "
+        "\"nest\": [[[{{\"a\": \"],\\\\\"}}]]]}}}},\n",
+        i, odd, i * 10, std::string(static_cast<size_t>(2000 + 211 * (i % 50)), '{'), odd);
+  }
+  t += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"last\", \"pid\": 1, \"tid\": 1, "
+       "\"ts\": 1, \"dur\": 1}\n]}\n";
+  return t;
+}
+
+TEST(KinetoReader, ScalarAndSimdPathsGiveTheSameModelOnGeneratedTraces) {
+  std::string dir = testutil::FreshTempDir();
+  ReadOptions tight;
+  tight.chunk_bytes = 4096;
+  tight.max_unit_bytes = 8192;  // the big args are skipped unread, in pieces
+  const std::string escapes = EscapeHeavyTrace(300);
+  for (const std::string& text : {ManyEvents(2000), SegmentTrace(3000, true), escapes}) {
+    const std::string path = WriteFile(dir, "gen.json", text);
+    ExpectSameModelOnEveryPath(path, {});
+    ExpectSameModelOnEveryPath(path, tight);
+  }
+  auto m = ReadTraceFile(WriteFile(dir, "esc.json", escapes), tight);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->name_of(m->size() - 1), "last");
+  ASSERT_NE(FindDiag(*m, "oversized_value"), nullptr);
+}
+
+TEST(KinetoReader, ScalarAndSimdPathsGiveTheSameModelOnSharedTraces) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  int read = 0;
+  const auto root = std::filesystem::path(testutil::SourceDir()) / ".." / "shared/data/traces";
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string p = e.path().string();
+    if (!e.is_regular_file() || p.find("/expected/") != std::string::npos ||
+        (!p.ends_with(".json.gz") && !p.ends_with(".json")) || e.file_size() > (40u << 20))
+      continue;
+    SCOPED_TRACE(p);
+    ExpectSameModelOnEveryPath(p, {});
+    ++read;
+  }
+  EXPECT_GT(read, 5);
+}
+
+// Every cut of a trace whose events are skipped unread keeps the events before the cut, and the
+// same ones on every path.
+TEST(KinetoReader, EveryCutIsTheSameOnEveryPath) {
+  std::string dir = testutil::FreshTempDir();
+  const std::string text = EscapeHeavyTrace(3);
+  ReadOptions tight;
+  tight.chunk_bytes = 512;
+  tight.max_unit_bytes = 1024;
+  for (size_t cut = text.find("}},") + 3; cut < text.size() - 3; cut += 29) {
+    SCOPED_TRACE(cut);
+    const std::string path = WriteFile(dir, "cut.json", text.substr(0, cut));
+    ExpectSameModelOnEveryPath(path, tight);
+    auto m = ReadTraceFile(path, tight);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_GE(m->size(), 1u);
   }
 }
 
