@@ -17,6 +17,11 @@ namespace {
 
 constexpr int kMaxFrames = 4096;  // frames kept per stack; deeper ones are cut
 
+// Sizes beyond 1 TiB and times beyond 2^52 µs are no allocator's: they read as 0, so that
+// sums over a history cannot overflow.
+int64_t Size(int64_t v) { return v >= 0 && v <= (int64_t{1} << 40) ? v : 0; }
+int64_t Time(int64_t v) { return v >= -(int64_t{1} << 52) && v <= (int64_t{1} << 52) ? v : 0; }
+
 bool IsPythonFile(std::string_view f) {
   return (f.size() >= 3 && f.substr(f.size() - 3) == ".py") || (!f.empty() && f[0] == '<');
 }
@@ -92,9 +97,9 @@ Status Builder::TraceItem(uint32_t device, const PickleValue& item) {
     } else if (k == "addr") {
       if (e.action != Action::kOom) e.addr = static_cast<uint64_t>(r_.Int(&v));
     } else if (k == "size") {
-      e.size = r_.Int(&v);
+      e.size = Size(r_.Int(&v));
     } else if (k == "time_us") {
-      e.time_us = r_.Int(&v);
+      e.time_us = Time(r_.Int(&v));
       m_.has_times = true;
     } else if (k == "frames") {
       e.stack = StackOf(&v);
@@ -112,7 +117,7 @@ Status Builder::TraceItem(uint32_t device, const PickleValue& item) {
 Status Builder::AnnotationItem(const PickleValue& item) {
   Annotation a;
   a.device = r_.Int(r_.Find(item, "device"), -1);
-  a.time_us = r_.Int(r_.Find(item, "time_us"));
+  a.time_us = Time(r_.Int(r_.Find(item, "time_us")));
   a.name = m_.strings.Intern(Text(r_.Find(item, "name")));
   a.start = Text(r_.Find(item, "stage")) != "END";
   m_.annotations.push_back(a);
@@ -123,8 +128,8 @@ Status Builder::AnnotationItem(const PickleValue& item) {
 void Builder::Block(const PickleValue& b, Segment& seg) {
   SegmentBlock blk;
   blk.address = static_cast<uint64_t>(r_.Int(r_.Find(b, "address")));
-  blk.size = r_.Int(r_.Find(b, "size"));
-  blk.requested_size = r_.Int(r_.Find(b, "requested_size"), blk.size);
+  blk.size = Size(r_.Int(r_.Find(b, "size")));
+  blk.requested_size = Size(r_.Int(r_.Find(b, "requested_size"), blk.size));
   blk.state = m_.strings.Intern(Text(r_.Find(b, "state")));
   blk.stack = StackOf(r_.Find(b, "frames"));
   seg.blocks.push_back(blk);
@@ -135,9 +140,9 @@ void Builder::Segments(const PickleValue& list) {
     Segment seg;
     seg.device = r_.Int(r_.Find(s, "device"));
     seg.address = static_cast<uint64_t>(r_.Int(r_.Find(s, "address")));
-    seg.total_size = r_.Int(r_.Find(s, "total_size"));
-    seg.allocated_size = r_.Int(r_.Find(s, "allocated_size"));
-    seg.active_size = r_.Int(r_.Find(s, "active_size"));
+    seg.total_size = Size(r_.Int(r_.Find(s, "total_size")));
+    seg.allocated_size = Size(r_.Int(r_.Find(s, "allocated_size")));
+    seg.active_size = Size(r_.Int(r_.Find(s, "active_size")));
     seg.segment_type = m_.strings.Intern(Text(r_.Find(s, "segment_type")));
     seg.expandable = r_.Int(r_.Find(s, "is_expandable")) != 0;
     if (const PickleValue* pool = r_.Find(s, "segment_pool_id"))
