@@ -151,6 +151,20 @@ def test_bad_input_raises_the_clis_line(tmp_path: Path, kind: str) -> None:
         assert "byte" in str(e.value)
 
 
+def test_a_folder_of_several_runs_names_them(tmp_path: Path) -> None:
+    for run in ("a", "b"):
+        (tmp_path / "logs" / run).mkdir(parents=True)
+        (tmp_path / "logs" / run / "rank0.json").write_bytes((SMALL / "rank0.json").read_bytes())
+    with pytest.raises(trainprof.TraceError, match="holds the traces of 2 runs") as e:
+        trainprof.analyze(tmp_path / "logs")
+    assert str(tmp_path / "logs" / "a") in str(e.value)
+    # Either run alone, or both files as the ranks of one run, is analysed.
+    assert trainprof.analyze(tmp_path / "logs" / "b").ranks == [0]
+    both = trainprof.analyze([tmp_path / "logs" / "a", tmp_path / "logs" / "b"])
+    assert len(both.files) == 2
+    assert [d["name"] for d in both.diagnostics].count("duplicate_rank") == 2
+
+
 def test_a_cut_trace_can_be_kept(tmp_path: Path) -> None:
     a = trainprof.analyze(bad_inputs(tmp_path)["cut"], allow_data_errors=True)
     names = [d["name"] for d in a.diagnostics]
@@ -280,3 +294,4 @@ def test_hta_tables_hold_htas_answers(name: str) -> None:
     for rank, w in want["launch_stats"].items():
         for key in ("launches", "short_kernels", "runtime_outliers", "launch_delay_outliers"):
             assert launches.loc[rank, key] == w[key], (rank, key)
+
