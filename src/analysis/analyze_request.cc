@@ -38,6 +38,7 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(
   trace::ReadManyOptions ro;
   ro.threads = r.threads;
   ro.progress = progress;
+  ro.capture_traces = r.capture_traces;
   trace::ForEachTraceFile(files, ro, [&](size_t i, StatusOr<trace::TraceModel> m) {
     if (!m.ok()) {
       results[i].emplace(m.status());

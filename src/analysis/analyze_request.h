@@ -33,6 +33,7 @@ struct AnalyzeRequest {
   double peak_tflops = 0;                        // --peak-tflops; 0: the table's, by GPU name
   double peak_tbps = 0;                          // --peak-tbps; 0: the table's
   int threads = 0;                               // files read in parallel; 0: one per core
+  std::vector<std::string> capture_traces;       // --capture-trace: graph capture traces
   std::string critical_path;                     // --critical-path's value
   bool critical_path_given = false;
 };

@@ -196,9 +196,20 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.headline = "{fig} of the launched GPU time runs in CUDA/HIP graphs";
     c.detail = fmt::format("{} graph launch{}, {} kernels", h.launch.graph_launches,
                            h.launch.graph_launches == 1 ? "" : "es", h.launch.graph_kernels);
+    const auto mapped = static_cast<int64_t>(m.captured_launcher.size());
     c.advice =
-        "Their kernels are attributed to the graph launch, not to the operators that captured "
-        "them.";
+        mapped >= h.launch.graph_kernels
+            ? "Each graph kernel is credited to the operator that launched it in the graph's "
+              "capture trace, so the operator, category and roofline views cover graphed time."
+        : mapped > 0
+            ? fmt::format(
+                  "{} of the {} graph kernels are credited to the operators of their "
+                  "capture trace; the rest form one \"graph replay\" operator row per "
+                  "graph launch.",
+                  mapped, h.launch.graph_kernels)
+            : "Each graph's kernels form one \"graph replay\" operator row: pass the trace "
+              "taken while the graphs were captured (--capture-trace, or a capture_traces/ "
+              "folder beside the trace) to credit them to their operators.";
     out->push_back(std::move(c));
   }
   if (h.launch.launches == 0) return;

@@ -102,9 +102,12 @@ void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
   tc.assign(m.names.size(), -1);
   t.device_self_ns.assign(t.nodes.size(), 0);
   if (m.launcher.empty()) return;
+  const bool captured = !m.captured_launcher.empty();
   for (size_t i = 0; i < m.size(); ++i) {
-    if (!trace::IsGpuKind(m.kind[i]) || m.launcher[i] < 0) continue;
-    const int32_t owner = IsRuntimeKind(m.kind[m.launcher[i]]) ? t.owner[m.launcher[i]] : -1;
+    if (!trace::IsGpuKind(m.kind[i])) continue;
+    const int32_t l = captured ? m.OwnLauncherOf(i) : m.launcher[i];
+    if (l < 0) continue;
+    const int32_t owner = IsRuntimeKind(m.kind[l]) ? t.owner[l] : -1;
     if (owner < 0) continue;
     t.owner[i] = owner;
     t.device_self_ns.Add(owner, m.dur_ns[i]);

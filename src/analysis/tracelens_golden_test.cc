@@ -4,6 +4,7 @@
 // tools define the category alike, and each GEMM shape's TFLOP/s within 3 %.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -175,6 +176,45 @@ TEST(TraceLensGolden, InferenceUtilizationIsTraceLensBusyTime) {
     if (busy_pct > 90) {
       for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "low_utilization") << dir;
     }
+  }
+}
+
+// Under HIP graphs every GEMM kernel is launched by hipGraphLaunch; with the capture traces
+// beside the runs (capture_traces/), each is credited to the aten::mm / aten::addmm that launched
+// it during capture, so each shape's calls and TFLOP/s are TraceLens's (its GEMM.csv, made in its
+// inference mode from the same capture traces) within 3 %.
+TEST(TraceLensGolden, GraphedGemmsMatchTraceLensThroughTheCaptureTrace) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  for (const char* run : {"sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+                          "vllm_prefilldecode_piecewise/graph_execution.json.gz"}) {
+    const std::string dir = std::string(run).substr(0, std::string(run).find('/'));
+    std::ifstream in(kModern + "inference/" + dir + "/perf_csvs/GEMM.csv");
+    ASSERT_TRUE(in.good()) << dir;
+    std::string line;
+    std::getline(in, line);
+    const std::vector<std::string> header = Fields(line);
+    auto col = [&](const char* name) {
+      return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    const RankAnalysis a = Analyse(std::string("inference/") + run);
+    int compared = 0;
+    while (std::getline(in, line)) {
+      const std::vector<std::string> f = Fields(line);
+      const std::string& name = f[col("name")];
+      if (!name.starts_with("aten::")) continue;  // the same kernels under vLLM's / aiter's op
+      const std::string& dims = f[col("Input Dims_first")];
+      const ShapeRow* ours = nullptr;
+      for (const ShapeRow& s : a.flops.shapes)
+        if (s.name == name && s.dims == dims) ours = &s;
+      ASSERT_NE(ours, nullptr) << dir << " " << name << " " << dims;
+      const double calls = std::stod(f[col("name_count")]);
+      const double tflops = std::stod(f[col("GFLOPS_first")]) * calls /
+                            std::stod(f[col("Kernel Time (µs)_sum")]) * 1e3;
+      EXPECT_EQ(ours->calls, static_cast<int64_t>(calls)) << dir << " " << dims;
+      EXPECT_NEAR(ours->tflops_per_s(), tflops, 0.03 * tflops) << dir << " " << dims;
+      ++compared;
+    }
+    EXPECT_GE(compared, 4) << dir;
   }
 }
 

@@ -71,6 +71,8 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "memory.")                                                                                    \
   X(kDuplicateRank, "duplicate_rank", kInfo,                                                      \
     "Two files name the same rank; each is analysed and labelled with its file.")                 \
+  X(kFilesOfOneProcess, "files_of_one_process", kInfo,                                           \
+    "Several files of one process (one per profiling cycle) were read as one rank.")             \
   X(kMemoryFromDeltas, "memory_from_deltas", kInfo,                                               \
     "The memory peak was rebuilt from allocation changes; memory allocated before profiling "     \
     "began is not in it.")                                                                        \
@@ -144,6 +146,11 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "torch is built without Kineto: operators are CPU only, with no kernels or GPU sections.")     \
   X(kTorchTraceWithoutGpu, "torch_trace_without_gpu", kInfo,                                      \
     "The torch.profiler trace holds no GPU activity, so there are no GPU sections.")              \
+  X(kGraphKernelsMapped, "graph_kernels_mapped", kInfo,                                          \
+    "Graph kernels are credited to the operators that launched them in the capture trace.")      \
+  X(kGraphKernelsUnmapped, "graph_kernels_unmapped", kInfo,                                      \
+    "Some graph launches matched no capture window, kernel for kernel; their kernels stay on a "  \
+    "row per graph launch.")                                                                      \
   /* Reports read back. */                                                                        \
   X(kUnrecognized, "unrecognized_diagnostic", kDataLoss,                                          \
     "A report read back named a diagnostic this trainprof does not know; its message starts "     \

@@ -58,6 +58,7 @@ StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const Analy
   trace::ReadManyOptions ro;
   ro.threads = f.threads;
   ro.skipped = skipped;
+  ro.capture_traces = f.capture_traces;
   StatusOr<std::vector<trace::TraceModel>> models = std::vector<trace::TraceModel>{};
   {
     ReadProgress progress(f, l.files.size());
@@ -171,11 +172,11 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
 
 }  // namespace
 
-int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
 int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& out) {
   return Emit(r, f, /*record=*/false, nullptr, &out);
 }
 
+int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
                   const std::vector<std::string>& files, const std::vector<std::string>& skipped,
                   const Options::Output& out, std::string* json) {
   const std::string what =
@@ -213,9 +214,9 @@ namespace {
 // error. The exit code is the worst run's. With --summary-only, each run's rank summaries are
 // written to -o DIR (DIR/runK/ when the input holds several runs) instead of its report.
 int RunAnalyze(const AnalyzeFlags& f) {
-  auto listing = trace::ListTraceRuns(f.path);
   int snapshots = kExitOk;  // memory snapshot pickles: one report each (snapshot_command.cc)
   if (AnalyzeSnapshotInputs(f, &snapshots)) return snapshots;
+  auto listing = trace::ListTraceRuns(f.path);
   if (!listing.ok()) {
     fmt::print(stderr, "trainprof: {}\n", listing.status().message());
     return kExitBadInput;
@@ -230,8 +231,8 @@ int RunAnalyze(const AnalyzeFlags& f) {
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
-  ReturnFreedMemory(1);  // each side is held whole, as one big trace is
   if (int code = 0; DiffSnapshotInputs(f, b_path, &code)) return code;
+  ReturnFreedMemory(1);  // each side is held whole, as one big trace is
   std::optional<Loaded> a = LoadAndAnalyze(f.path, f);
   if (!a) return kExitBadInput;
   std::optional<Loaded> b = LoadAndAnalyze(b_path, f);
@@ -268,8 +269,8 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
-  AddRunFolderOptions(sub, &f->out);
   AddSnapshotOptions(sub, f);
+  AddRunFolderOptions(sub, &f->out);
   sub->add_flag("--allow-data-errors", f->allow_data_errors,
                 "Exit 0 even when a diagnostic of error severity fired (a trace cut short); "
                 "without it the command exits 4, after writing its reports");
@@ -333,6 +334,11 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                   "The GPU's peak TFLOP/s for MFU and the roofline, in every number format, "
                   "instead of the table's for its name")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--capture-trace", f->capture_traces,
+                  "The trace taken while CUDA/HIP graphs were captured (a file or folder; "
+                  "repeatable): each graph kernel is credited to the operator that launched it "
+                  "there. Default: capture_traces/ beside the trace, as vLLM and SGLang write it")
+      ->check(CLI::ExistingPath);
   sub->add_option("--peak-tbps", f->peak_tbps,
                   "The GPU's memory bandwidth in TB/s for the roofline, instead of the table's")
       ->check(CLI::PositiveNumber);

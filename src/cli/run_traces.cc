@@ -9,6 +9,7 @@
 #include "analysis/analyze.h"
 #include "analysis/collectives.h"
 #include "analysis/distributed.h"
+#include "trace/process_merge.h"
 #include "trace/trace_files.h"
 #include "trace/trace_merge.h"
 
@@ -92,6 +93,8 @@ std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const st
         fmt::format("the traces in {} could not be analysed: {}", dir, models.status().message()));
     return {};
   }
+  // tensorboard_trace_handler writes a file per profiling cycle: one process's are one rank.
+  *models = trace::MergeFilesOfOneProcess(std::move(*models));
   const analysis::AnalyzeOptions ao;
   report::Report a =
       analysis::BuildAnalyzeReport(*models, analysis::AnalyzeAll(*models, ao), ao, dir);

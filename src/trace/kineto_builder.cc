@@ -71,6 +71,7 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
     case 6:
       return json::KeyIs(key, "stream")   ? &ev->stream
              : json::KeyIs(key, "device") ? &ev->device
+             : json::KeyIs(key, "kernel") ? &ev->launch_kernel
                                           : nullptr;
     case 8:
       return json::KeyIs(key, "inDevice")   ? &ev->in_device
@@ -234,6 +235,11 @@ void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
   const auto index = static_cast<uint32_t>(i);
   if (k == EventKind::kMemcpy && ev.memcpy_bytes.type == Scalar::kNumber) {
     if (auto b = ToInt(ev.memcpy_bytes.text)) m_.memcpy_bytes.emplace_back(index, *b);
+    return;
+  }
+  if ((k == EventKind::kRuntime || k == EventKind::kDriver) &&
+      ev.launch_kernel.type == Scalar::kString) {
+    m_.launch_kernels.emplace_back(index, m_.names.Intern(ev.launch_kernel.text));
     return;
   }
   if (k != EventKind::kCpuOp) return;

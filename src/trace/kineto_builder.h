@@ -30,6 +30,7 @@ struct RawEvent {
   Scalar concrete_inputs;          // cpu_op "Concrete Inputs" (PyTorch 2.x: scalars as strings)
   Scalar call_stack;               // cpu_op "Call stack" (";"-separated frames)
   Scalar memcpy_bytes;             // gpu_memcpy "bytes"
+  Scalar launch_kernel;            // a ROCm launch call's "kernel" (the kernel's name)
   // Collectives (CollectiveArgs).
   Scalar coll_name, pg_name, comms_id, dtype, seq, in_nelems, out_nelems, group_size;
   Scalar wait_on_stream, wait_on_record;  // cuda_sync (SyncWait)

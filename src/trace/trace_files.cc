@@ -12,6 +12,7 @@
 
 #include "base/atomic_file.h"
 #include "base/parallel.h"
+#include "trace/graph_capture.h"
 #include "trace/kineto_reader.h"
 
 namespace trainprof::trace {
@@ -130,7 +131,9 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
         options.progress(sum, total);
       };
     }
-    fn(i, ReadTraceFile(files[i], ro));
+    StatusOr<TraceModel> m = ReadTraceFile(files[i], ro);
+    if (m.ok()) AttachGraphCaptures(*m, options.capture_traces);
+    fn(i, std::move(m));
   });
 }
 

@@ -43,6 +43,9 @@ struct ReadManyOptions {
   // When set, a file that cannot be read as a trace (a config.json, a corrupt file) is left out
   // and its one-line error appended here; the call fails only when no file can be read.
   std::vector<std::string>* skipped = nullptr;
+  // Graph capture traces for traces with CUDA/HIP graph launches (graph_capture.h); empty: the
+  // ones in capture_traces/ beside each trace, if any.
+  std::vector<std::string> capture_traces;
 };
 
 // Reads every file, in parallel, sorted by rank then file name. The first fatal error (in file

@@ -184,10 +184,15 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   }
   for (auto& b : o.memcpy_bytes) b.first += static_cast<uint32_t>(at);
   for (auto& b : o.host_streams) b.first += static_cast<uint32_t>(at);
+  for (auto& [e, n] : o.launch_kernels) e += static_cast<uint32_t>(at), n = names[n];
+  for (auto& [k, l] : o.captured_launcher)
+    k += static_cast<uint32_t>(at), l += static_cast<uint32_t>(at);
   for (MemoryEvent& e : o.memory_events) e.track = tracks[e.track];
   AppendColumn(op_inputs, std::move(o.op_inputs));
   AppendColumn(memcpy_bytes, std::move(o.memcpy_bytes));
   AppendColumn(host_streams, std::move(o.host_streams));
+  AppendColumn(launch_kernels, std::move(o.launch_kernels));
+  AppendColumn(captured_launcher, std::move(o.captured_launcher));
   AppendColumn(memory_events, std::move(o.memory_events));
   AppendColumn(kernel_stats, std::move(o.kernel_stats));
   AppendColumn(collective_args, std::move(o.collective_args));
@@ -253,6 +258,19 @@ int64_t SparseAt(const std::vector<std::pair<uint32_t, int64_t>>& col, size_t i,
 int64_t TraceModel::MemcpyBytesOf(size_t i) const { return SparseAt(memcpy_bytes, i, kNone); }
 
 int64_t TraceModel::HostStreamOf(size_t i) const { return SparseAt(host_streams, i, -1); }
+
+uint32_t TraceModel::LaunchKernelOf(size_t i) const {
+  auto it = std::lower_bound(launch_kernels.begin(), launch_kernels.end(), i,
+                             [](const auto& c, size_t e) { return c.first < e; });
+  return it != launch_kernels.end() && it->first == i ? it->second : kNoName;
+}
+
+int32_t TraceModel::OwnLauncherOf(size_t i) const {
+  auto it = std::lower_bound(captured_launcher.begin(), captured_launcher.end(), i,
+                             [](const auto& c, size_t e) { return c.first < e; });
+  if (it != captured_launcher.end() && it->first == i) return static_cast<int32_t>(it->second);
+  return launcher.empty() ? -1 : launcher[i];
+}
 
 const DeviceInfo* TraceModel::FindDevice(int64_t id) const {
   for (const DeviceInfo& d : devices)

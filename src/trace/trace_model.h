@@ -273,6 +273,13 @@ struct TraceModel {
   // CPU ops with an integer "stream" kwarg (Inductor's Triton launches), (event, stream), sorted
   // by event: not GPU work, but HTA counts them as kernels on that stream (--hta-compat does too).
   std::vector<std::pair<uint32_t, int64_t>> host_streams;
+  // A launch call's "kernel" arg (ROCm writes it), (event, name id), sorted by event: in a graph
+  // capture trace, where no kernel runs, the only record of what each launch captured.
+  std::vector<std::pair<uint32_t, uint32_t>> launch_kernels;
+  // Graph kernels mapped to a launch call among the operators copied from the graph's capture
+  // trace (graph_capture.h), (kernel, launch call), sorted by kernel: the operator tree credits
+  // the kernel to that call's operator instead of the graph launch.
+  std::vector<std::pair<uint32_t, uint32_t>> captured_launcher;
 
   std::vector<base::Diagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).
@@ -302,6 +309,10 @@ struct TraceModel {
   int64_t MemcpyBytesOf(size_t i) const;
   // The stream kwarg of CPU op i (host_streams), -1 when it has none.
   int64_t HostStreamOf(size_t i) const;
+  // The kernel name id launch call i carries (launch_kernels), kNoName when none.
+  uint32_t LaunchKernelOf(size_t i) const;
+  // The launch call credited with graph kernel i (captured_launcher), else launcher[i].
+  int32_t OwnLauncherOf(size_t i) const;
 
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
   size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, uint32_t where);

@@ -1,0 +1,162 @@
+// Graph kernels credited to their capture's operators (trace/graph_capture.h), on hand-made
+// traces: a replay whose one hipGraphLaunch starts three kernels, and the capture that recorded
+// them under aten::mm, aten::add and aten::mm.
+#include "trace/graph_capture.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/op_tree.h"
+#include "analysis/operator_view.h"
+#include "trace/kineto_reader.h"
+
+namespace trainprof::analysis {
+namespace {
+
+// The replay: graph launch call 100..110 us; kernels a (10 us), b (20 us), a (30 us) on stream 3,
+// all with the call's correlation id 7; and one ordinary aten::relu launch with its kernel.
+trace::TraceModel Replay() {
+  const char* json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "pid": 1, "tid": 1, "ts": 100,
+     "dur": 10, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 3, "ts": 200, "dur": 10,
+     "args": {"correlation": 7, "stream": 3, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "add_b", "pid": 0, "tid": 3, "ts": 210, "dur": 20,
+     "args": {"correlation": 7, "stream": 3, "device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 3, "ts": 230, "dur": 30,
+     "args": {"correlation": 7, "stream": 3, "device": 0}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 300, "dur": 10},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 302,
+     "dur": 5, "args": {"correlation": 8}},
+    {"ph": "X", "cat": "kernel", "name": "relu_c", "pid": 0, "tid": 3, "ts": 320, "dur": 4,
+     "args": {"correlation": 8, "stream": 3, "device": 0}}]})";
+  auto m = trace::ParseTrace(json, "replay.json");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : trace::TraceModel{};
+}
+
+// A capture window 1000..1100 us: aten::mm [1010, 1030] launching `first`, aten::add [1040,
+// 1060] launching `second`, aten::mm [1070, 1090] launching `third` (the "kernel" arg ROCm
+// writes on launch calls; left out when empty).
+trace::TraceModel Capture(const std::string& first, const std::string& second,
+                          const std::string& third) {
+  auto launch = [](int ts, const std::string& kernel) {
+    const std::string arg = kernel.empty() ? "" : fmt::format(R"(, "kernel": "{}")", kernel);
+    return fmt::format(
+        R"(, {{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 5, "tid": 5, )"
+        R"("ts": {}, "dur": 2, "args": {{"correlation": {}{}}}}})",
+        ts, ts, arg);
+  };
+  auto op = [](const char* name, int ts) {
+    return fmt::format(
+        R"(, {{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 5, "tid": 5, "ts": {}, )"
+        R"("dur": 20, "args": {{"Input Dims": [[4, 8], [8, 16]], "Input type": ["float", "float"]}}}})",
+        name, ts);
+  };
+  std::string json =
+      R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "hipStreamBeginCapture", )"
+      R"("pid": 5, "tid": 5, "ts": 990, "dur": 10})";
+  json += op("aten::mm", 1010) + launch(1015, first) + op("aten::add", 1040) +
+          launch(1045, second) + op("aten::mm", 1070) + launch(1075, third);
+  json +=
+      R"(, {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamEndCapture", "pid": 5, "tid": 5, )"
+      R"("ts": 1100, "dur": 10}]})";
+  auto m = trace::ParseTrace(json, "capture.json");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : trace::TraceModel{};
+}
+
+std::map<std::string, int64_t> DeviceSelfByOperator(const trace::TraceModel& m) {
+  std::map<std::string, int64_t> out;
+  for (const OperatorRow& r : OperatorView(m, BuildOpTree(m))) out[r.name] = r.device_self_ns;
+  return out;
+}
+
+bool HasDiagnostic(const trace::TraceModel& m, base::DiagnosticId id) {
+  for (const auto& d : m.diagnostics)
+    if (d.id == id) return true;
+  return false;
+}
+
+TEST(GraphCapture, KernelsGoToTheOperatorsThatLaunchedThemInTheCapture) {
+  trace::TraceModel run = Replay();
+  const trace::TraceModel cap = Capture("gemm_a", "add_b", "gemm_a");
+  const trace::GraphMerge g = trace::MergeGraphCaptures(run, {&cap});
+  EXPECT_EQ(g.graph_launches, 1);
+  EXPECT_EQ(g.mapped_launches, 1);
+  EXPECT_EQ(g.mapped_kernels, 3);
+  EXPECT_EQ(g.mapped_ns, 60'000);
+  const auto ops = DeviceSelfByOperator(run);
+  EXPECT_EQ(ops.at("aten::mm"), 40'000);  // gemm_a twice: 10 + 30 us
+  EXPECT_EQ(ops.at("aten::add"), 20'000);
+  EXPECT_EQ(ops.at("aten::relu"), 4'000);  // launched outside the graph: unchanged
+  EXPECT_TRUE(HasDiagnostic(run, base::DiagnosticId::kGraphKernelsMapped));
+  // The copied operators keep their shapes (FLOPs and the roofline read them).
+  size_t with_dims = 0;
+  for (const trace::OpInputs& in : run.op_inputs)
+    with_dims += run.name_of(in.event) == "aten::mm" && in.dims != trace::kNoName;
+  EXPECT_EQ(with_dims, 2u);
+}
+
+TEST(GraphCapture, CopiedOperatorsLieInsideTheGraphLaunchCall) {
+  trace::TraceModel run = Replay();
+  const trace::TraceModel cap = Capture("gemm_a", "add_b", "gemm_a");
+  const size_t before = run.size();
+  trace::MergeGraphCaptures(run, {&cap});
+  ASSERT_EQ(run.size(), before + 6);  // three operators, three launch calls
+  for (size_t i = before; i < run.size(); ++i) {
+    EXPECT_GE(run.ts_ns[i], 100'000);  // the capture's 100 us window maps onto the 10 us call
+    EXPECT_LE(run.end_ns(i), 110'000);
+  }
+  // aten::mm starts 10 us into the 100 us window (after BeginCapture ends at 1000 us): 1 us into
+  // the 10 us call.
+  EXPECT_EQ(run.ts_ns[before], 101'000);
+}
+
+TEST(GraphCapture, WithoutKernelNamesTheOrderOfWorkDecides) {
+  trace::TraceModel run = Replay();
+  const trace::TraceModel cap = Capture("", "", "");  // CUDA launch calls carry no name
+  EXPECT_EQ(trace::MergeGraphCaptures(run, {&cap}).mapped_launches, 1);
+  EXPECT_EQ(DeviceSelfByOperator(run).at("aten::add"), 20'000);
+}
+
+TEST(GraphCapture, ACaptureOfOtherKernelsIsNotUsed) {
+  trace::TraceModel run = Replay();
+  const trace::TraceModel cap = Capture("gemm_a", "softmax", "gemm_a");
+  const trace::GraphMerge g = trace::MergeGraphCaptures(run, {&cap});
+  EXPECT_EQ(g.mapped_launches, 0);
+  EXPECT_EQ(g.unmapped_ns, 60'000);
+  EXPECT_TRUE(HasDiagnostic(run, base::DiagnosticId::kGraphKernelsUnmapped));
+  // The graph's kernels form one row of their own.
+  EXPECT_EQ(DeviceSelfByOperator(run).at("graph replay (hipGraphLaunch, 3 kernels)"), 60'000);
+}
+
+TEST(GraphCapture, WithoutACaptureTheGraphIsOneOperatorRow) {
+  trace::TraceModel run = Replay();
+  trace::MergeGraphCaptures(run, {});
+  const auto ops = DeviceSelfByOperator(run);
+  EXPECT_EQ(ops.at("graph replay (hipGraphLaunch, 3 kernels)"), 60'000);
+  EXPECT_FALSE(ops.contains("aten::mm"));
+}
+
+TEST(GraphCapture, ATraceWithoutGraphsIsUnchanged) {
+  trace::TraceModel run = trace::TraceModel{};
+  auto m = trace::ParseTrace(
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, )"
+      R"("ts": 0, "dur": 5}]})",
+      "plain.json");
+  ASSERT_TRUE(m.ok());
+  run = std::move(*m);
+  const trace::TraceModel cap = Capture("gemm_a", "add_b", "gemm_a");
+  const size_t diagnostics = run.diagnostics.size();
+  EXPECT_EQ(trace::MergeGraphCaptures(run, {&cap}).graph_launches, 0);
+  EXPECT_EQ(run.size(), 1u);
+  EXPECT_EQ(run.diagnostics.size(), diagnostics);
+}
+
+}  // namespace
+}  // namespace trainprof::analysis

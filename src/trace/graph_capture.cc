@@ -1,0 +1,243 @@
+// Graph kernels credited to the operators of their capture (graph_capture.h).
+#include "trace/graph_capture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <system_error>
+
+#include "trace/kineto_reader.h"
+#include "trace/trace_files.h"
+
+namespace trainprof::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsCall(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
+bool IsHostRange(EventKind k) {
+  return k == EventKind::kCpuOp || k == EventKind::kUserAnnotation ||
+         k == EventKind::kPythonFunction;
+}
+bool Has(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
+bool IsGraphLaunch(std::string_view call) { return Has(call, "GraphLaunch"); }
+
+// The GPU work a call enqueues while its stream captures (what the graph will run), if any.
+std::optional<EventKind> CapturedWork(std::string_view call) {
+  if (IsGraphLaunch(call) || Has(call, "HostFunc")) return std::nullopt;
+  if (Has(call, "Memcpy")) return EventKind::kMemcpy;  // cudaMemcpyAsync, hipMemcpyAsync
+  if (Has(call, "Memset")) return EventKind::kMemset;
+  if (Has(call, "Launch")) return EventKind::kKernel;  // cudaLaunchKernel, hipExtModuleLaunch...
+  return std::nullopt;
+}
+
+// One capture: the launch calls on one thread between its Begin- and EndCapture calls.
+struct Window {
+  const TraceModel* m = nullptr;
+  uint32_t track = 0;
+  int64_t begin = 0, end = 0;  // the end of BeginCapture, the start of EndCapture
+  std::vector<uint32_t> calls;
+};
+
+std::vector<Window> WindowsOf(const TraceModel& m) {
+  std::vector<Window> out;
+  std::map<uint32_t, size_t> open;         // track -> its window being filled
+  for (size_t i = 0; i < m.size(); ++i) {  // calls in file order, which is time order per thread
+    if (!IsCall(m.kind[i])) continue;
+    const std::string& n = m.name_of(i);
+    const uint32_t track = m.track[i];
+    if (Has(n, "StreamBeginCapture")) {
+      open[track] = out.size();
+      out.push_back({&m, track, m.end_ns(i), m.end_ns(i), {}});
+    } else if (auto it = open.find(track); it != open.end()) {
+      Window& w = out[it->second];
+      if (Has(n, "StreamEndCapture")) {
+        w.end = m.ts_ns[i];
+        open.erase(it);
+      } else if (CapturedWork(n)) {
+        w.calls.push_back(static_cast<uint32_t>(i));
+      }
+    }
+  }
+  std::erase_if(out, [](const Window& w) { return w.calls.empty() || w.end < w.begin; });
+  return out;
+}
+
+// The captured calls match the graph's GPU work one for one: same kinds in the same order, and
+// the same kernel names where the capture names them.
+bool Matches(const Window& w, const TraceModel& run, const std::vector<uint32_t>& work) {
+  if (w.calls.size() != work.size()) return false;
+  for (size_t j = 0; j < work.size(); ++j) {
+    const uint32_t c = w.calls[j];
+    if (CapturedWork(w.m->name_of(c)) != run.kind[work[j]]) return false;
+    const uint32_t name = w.m->LaunchKernelOf(c);
+    if (name != kNoName && w.m->names[name] != run.name_of(work[j])) return false;
+  }
+  return true;
+}
+
+// Each graph launch call with its GPU work in start order, launches in start order.
+std::vector<std::pair<uint32_t, std::vector<uint32_t>>> GraphLaunches(const TraceModel& m) {
+  std::map<uint32_t, std::vector<uint32_t>> by_call;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const int32_t l = m.launcher[i];
+    if (IsGpuKind(m.kind[i]) && l >= 0 && IsGraphLaunch(m.name_of(static_cast<size_t>(l))))
+      by_call[static_cast<uint32_t>(l)].push_back(static_cast<uint32_t>(i));
+  }
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> out(by_call.begin(), by_call.end());
+  for (auto& [call, work] : out)
+    std::ranges::sort(work, [&](uint32_t a, uint32_t b) {
+      return m.ts_ns[a] != m.ts_ns[b] ? m.ts_ns[a] < m.ts_ns[b] : a < b;
+    });
+  std::ranges::sort(
+      out, [&](const auto& a, const auto& b) { return m.ts_ns[a.first] < m.ts_ns[b.first]; });
+  return out;
+}
+
+uint32_t TrackIn(TraceModel& m, const Track& t) {
+  auto it = std::ranges::find(m.tracks, t);
+  if (it != m.tracks.end()) return static_cast<uint32_t>(it - m.tracks.begin());
+  m.tracks.push_back(t);
+  return static_cast<uint32_t>(m.tracks.size() - 1);
+}
+
+int64_t GpuNs(const TraceModel& m, const std::vector<uint32_t>& work) {
+  int64_t ns = 0;
+  for (uint32_t k : work) ns += m.dur_ns[k];
+  return ns;
+}
+
+// Copies window w's ranges and calls into `run` on `track`, their times mapped into graph launch
+// call `call`, and credits the graph's GPU work to the copied calls.
+void CopyWindow(TraceModel& run, const Window& w, uint32_t call, const std::vector<uint32_t>& work,
+                uint32_t track) {
+  const TraceModel& cap = *w.m;
+  const double scale =
+      w.end > w.begin ? static_cast<double>(run.dur_ns[call]) / static_cast<double>(w.end - w.begin)
+                      : 0.0;
+  auto at = [&](int64_t t) {
+    return run.ts_ns[call] + static_cast<int64_t>(static_cast<double>(t - w.begin) * scale);
+  };
+  auto intern = [&](uint32_t id) {
+    return id == kNoName ? kNoName : run.names.Intern(cap.names[id]);
+  };
+  size_t next_call = 0;
+  for (size_t i = 0; i < cap.size(); ++i) {
+    const bool is_call = next_call < w.calls.size() && i == w.calls[next_call];
+    const bool range = IsHostRange(cap.kind[i]) && cap.track[i] == w.track &&
+                       cap.ts_ns[i] >= w.begin && cap.end_ns(i) <= w.end;
+    if (!is_call && !range) continue;
+    const int64_t ts = at(cap.ts_ns[i]);
+    const size_t e = run.Add(cap.kind[i], cap.name_of(i), ts, at(cap.end_ns(i)) - ts, track);
+    if (is_call) run.captured_launcher.emplace_back(work[next_call++], static_cast<uint32_t>(e));
+    if (const OpInputs* in = cap.InputsOf(i))
+      run.op_inputs.push_back({static_cast<uint32_t>(e), intern(in->dims), intern(in->types),
+                               intern(in->stack), intern(in->concrete)});
+  }
+}
+
+// A range around an unmatched graph launch call: its GPU work becomes one operator row.
+void AddGraphRow(TraceModel& run, uint32_t call, size_t kernels) {
+  run.Add(EventKind::kCpuOp,
+          fmt::format("{} ({}, {} kernels)", kGraphRowPrefix, run.name_of(call), kernels),
+          run.ts_ns[call], run.dur_ns[call], run.track[call]);
+}
+
+}  // namespace
+
+GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceModel*>& captures) {
+  GraphMerge g;
+  if (run.launcher.empty()) return g;
+  const auto launches = GraphLaunches(run);
+  if (launches.empty()) return g;
+  std::vector<Window> windows;
+  for (const TraceModel* c : captures)
+    std::ranges::move(WindowsOf(*c), std::back_inserter(windows));
+  std::map<size_t, size_t> uses;       // first matching window -> graph launches given one so far
+  std::map<int64_t, uint32_t> tracks;  // pid -> the "captured operators" track
+  for (const auto& [call, work] : launches) {
+    ++g.graph_launches;
+    std::vector<size_t> fits;
+    for (size_t w = 0; w < windows.size(); ++w)
+      if (Matches(windows[w], run, work)) fits.push_back(w);
+    if (fits.empty()) {
+      g.unmapped_ns += GpuNs(run, work);
+      AddGraphRow(run, call, work.size());
+      continue;
+    }
+    // Identical captures (one per layer, or one replayed many times) are used in turn.
+    const Window& w = windows[fits[uses[fits.front()]++ % fits.size()]];
+    const int64_t pid = run.pid_of(call);
+    auto [it, fresh] = tracks.try_emplace(pid, 0);
+    if (fresh)
+      it->second =
+          TrackIn(run, {pid, TraceModel::kStringIdBase + run.names.Intern(kCapturedTrack)});
+    CopyWindow(run, w, call, work, it->second);
+    ++g.mapped_launches;
+    g.mapped_kernels += static_cast<int64_t>(work.size());
+    g.mapped_ns += GpuNs(run, work);
+  }
+  run.launcher.resize(run.size(), -1);
+  std::ranges::sort(run.captured_launcher);
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  if (g.mapped_launches > 0)
+    run.AddDiagnostic(base::DiagnosticId::kGraphKernelsMapped, g.mapped_kernels,
+                      fmt::format("{}: {} of {} graph launches ({:.3f} ms of GPU time) credited to "
+                                  "the operators of their capture trace",
+                                  run.path, g.mapped_launches, g.graph_launches, ms(g.mapped_ns)));
+  if (g.mapped_launches < g.graph_launches)
+    run.AddDiagnostic(
+        base::DiagnosticId::kGraphKernelsUnmapped, g.graph_launches - g.mapped_launches,
+        fmt::format("{}: {} graph launches ({:.3f} ms of GPU time) matched no capture window{}; "
+                    "each is one \"{}\" operator row",
+                    run.path, g.graph_launches - g.mapped_launches, ms(g.unmapped_ns),
+                    captures.empty() ? " (no capture trace: pass --capture-trace)" : "",
+                    kGraphRowPrefix));
+  return g;
+}
+
+namespace {
+// The trace files of a capture folder (without vLLM's execution_details.json), or the file.
+std::vector<std::string> CaptureFilesIn(const std::string& path) {
+  auto files = ListTraceFiles(path);
+  if (!files.ok()) return {};
+  std::erase_if(*files, [](const std::string& f) {
+    return fs::path(f).filename() == "execution_details.json";
+  });
+  return *files;
+}
+}  // namespace
+
+std::vector<std::string> CaptureTracesBeside(const std::string& trace_path) {
+  std::error_code ec;
+  const fs::path dir = fs::path(trace_path).parent_path() / "capture_traces";
+  return fs::is_directory(dir, ec) ? CaptureFilesIn(dir.string()) : std::vector<std::string>{};
+}
+
+void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures) {
+  bool graphs = false;
+  for (uint32_t id = 0; id < m.names.size() && !graphs; ++id) graphs = IsGraphLaunch(m.names[id]);
+  if (!graphs) return;
+  std::vector<std::string> paths;
+  for (const std::string& c : captures)
+    std::ranges::move(CaptureFilesIn(c), std::back_inserter(paths));
+  if (captures.empty()) paths = CaptureTracesBeside(m.path);
+  std::vector<TraceModel> read;
+  for (const std::string& p : paths) {
+    StatusOr<TraceModel> c = ReadTraceFile(p, ReadOptions{});
+    if (c.ok())
+      read.push_back(std::move(*c));
+    else
+      m.AddDiagnostic(base::DiagnosticId::kInputSkipped, 1,
+                      fmt::format("capture trace left out: {}", c.status().message()));
+  }
+  std::vector<const TraceModel*> ptrs;
+  for (const TraceModel& c : read) ptrs.push_back(&c);
+  MergeGraphCaptures(m, ptrs);
+}
+
+}  // namespace trainprof::trace

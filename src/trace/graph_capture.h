@@ -1,0 +1,55 @@
+// CUDA / HIP graphs in a trace: a graph launch call (cudaGraphLaunch, hipGraphLaunch) starts
+// every kernel of the graph under its one correlation id, so the kernels sit under no operator.
+// The trace taken while the graph was captured (vLLM's and SGLang's capture_traces/) still has
+// the operators: between cudaStreamBeginCapture and cudaStreamEndCapture each launch call sits
+// under the operator that made it, though no kernel runs. MergeGraphCaptures pairs each graph
+// launch with the capture window whose launches match its GPU work one for one (kernel names
+// where the capture has them, as ROCm's "kernel" arg; else kernel / memcpy / memset in order),
+// and copies that window's ranges and launch calls into the run model, on one track per process
+// ("captured operators"), their times mapped linearly into the graph launch call; each graph
+// kernel is then credited to its copied launch call (TraceModel::captured_launcher), so the
+// operator tree, categories, FLOPs and the roofline cover graphed time. A graph launch that no
+// window matches gets a range of its own around its launch call ("hipGraphLaunch: graph of 544
+// kernels"), so its kernels form one operator row under whatever ran the launch.
+//
+//   std::vector<const TraceModel*> caps = {&capture};
+//   GraphMerge g = MergeGraphCaptures(run, caps);  // g.mapped_launches of g.graph_launches
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/trace_model.h"
+
+namespace trainprof::trace {
+
+// Names of what the merge adds: the track of copied operators, and the row of a graph launch
+// that matched no capture ("graph replay (hipGraphLaunch, 544 kernels)").
+inline constexpr std::string_view kCapturedTrack = "captured operators";
+inline constexpr std::string_view kGraphRowPrefix = "graph replay";
+inline bool IsGraphRow(std::string_view op_name) {
+  return op_name.starts_with(kGraphRowPrefix) && op_name.ends_with(" kernels)");
+}
+
+struct GraphMerge {
+  int64_t graph_launches = 0;              // graph launch calls with GPU work
+  int64_t mapped_launches = 0;             // of them, matched to a capture window
+  int64_t mapped_kernels = 0;              // GPU events credited to a captured operator
+  int64_t mapped_ns = 0, unmapped_ns = 0;  // GPU time of matched / unmatched graph launches
+};
+
+// Never fails: what matches nothing stays as it was (with its own range) and is counted in a
+// diagnostic on `run`. Without graph launches `run` is unchanged.
+GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceModel*>& captures);
+
+// When `m` has graph launches: reads `captures` (none given: CaptureTracesBeside(m.path)) and
+// merges them. A capture that cannot be read is left out with an "input_skipped" diagnostic.
+void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures);
+
+// The capture traces beside a trace file: every trace file in "capture_traces/" in the trace's
+// folder (vLLM's and SGLang's layout; their execution_details.json is not one), or none.
+std::vector<std::string> CaptureTracesBeside(const std::string& trace_path);
+
+}  // namespace trainprof::trace

@@ -1,0 +1,112 @@
+// Files of one process read as one rank (process_merge.h).
+#include "trace/process_merge.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace trainprof::trace {
+namespace {
+
+// The process of the host side: the pid of the first operator or annotation, else of any event.
+int64_t HostPid(const TraceModel& m) {
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.kind[i] == EventKind::kCpuOp || m.kind[i] == EventKind::kUserAnnotation)
+      return m.pid_of(i);
+  return m.size() > 0 ? m.pid_of(0) : 0;
+}
+
+std::pair<int64_t, int64_t> Span(const TraceModel& m) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < m.size(); ++i)
+    lo = std::min(lo, m.ts_ns[i]), hi = std::max(hi, m.end_ns(i));
+  return {lo, hi};
+}
+
+int64_t MaxId(const Int64Column& c, size_t n) {
+  int64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v = std::max(v, c[i]);
+  return v;
+}
+
+// Moves every id of `c` (but kNone) up by `by`.
+void ShiftIds(Int64Column& c, size_t n, int64_t by) {
+  for (size_t i = 0; i < n; ++i)
+    if (c[i] != kNone) c.Set(i, c[i] + by);
+}
+
+}  // namespace
+
+void AppendModel(TraceModel& into, TraceModel&& later) {
+  const size_t n = later.size();
+  ShiftIds(later.correlation, n, MaxId(into.correlation, into.size()) + 1);
+  ShiftIds(later.external_id, n, MaxId(into.external_id, into.size()) + 1);
+  std::vector<uint32_t> names(later.names.size());
+  for (uint32_t id = 0; id < names.size(); ++id) names[id] = into.names.Intern(later.names[id]);
+  auto id = [&](int64_t v) {  // string pids and tids are name ids
+    const int64_t base = TraceModel::kStringIdBase;
+    return v >= base ? base + names[static_cast<size_t>(v - base)] : v;
+  };
+  std::vector<uint32_t> tracks(later.tracks.size());
+  for (size_t t = 0; t < tracks.size(); ++t) {
+    Track tr = later.tracks[t];
+    tr.pid = id(tr.pid), tr.tid = id(tr.tid);
+    auto it = std::ranges::find(into.tracks, tr);
+    tracks[t] = static_cast<uint32_t>(it - into.tracks.begin());
+    if (it == into.tracks.end()) into.tracks.push_back(tr);
+  }
+  for (const DeviceInfo& d : later.devices)
+    if (into.FindDevice(d.id) == nullptr) into.devices.push_back(d);
+  for (base::Diagnostic& d : later.diagnostics) into.diagnostics.push_back(std::move(d));
+  later.diagnostics.clear();
+  into.Absorb(std::move(later), names, tracks);
+  into.LinkLaunches();
+}
+
+std::vector<TraceModel> MergeFilesOfOneProcess(std::vector<TraceModel> models) {
+  using Key = std::tuple<std::string, int64_t, int64_t>;  // host, rank, pid
+  std::vector<Key> keys;
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const TraceModel& m : models) {
+    keys.emplace_back(m.host_name, m.rank, HostPid(m));
+    spans.push_back(Span(m));
+  }
+  std::vector<size_t> order(models.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::ranges::stable_sort(order, [&](size_t a, size_t b) {
+    return std::tie(keys[a], spans[a].first) < std::tie(keys[b], spans[b].first);
+  });
+  std::vector<bool> gone(models.size(), false);
+  std::vector<int64_t> files(models.size(), 1);
+  for (size_t k = 0, head = 0; k < order.size(); ++k) {
+    const size_t i = order[k];
+    const size_t h = order[head];
+    if (k == head || keys[i] != keys[h] || spans[i].first < spans[h].second) {
+      head = k;  // another process, or a span that overlaps: a file of its own
+      continue;
+    }
+    spans[h].second = std::max(spans[h].second, spans[i].second);
+    AppendModel(models[h], std::move(models[i]));
+    gone[i] = true;
+    ++files[h];
+  }
+  std::vector<TraceModel> out;
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (gone[i]) continue;
+    if (files[i] > 1)
+      models[i].AddDiagnostic(
+          base::DiagnosticId::kFilesOfOneProcess, files[i],
+          fmt::format("{}: {} files of process {} (rank {}), one per profiling cycle, read as one "
+                      "rank",
+                      models[i].path, files[i], std::get<2>(keys[i]), models[i].rank));
+    out.push_back(std::move(models[i]));
+  }
+  return out;
+}
+
+}  // namespace trainprof::trace
