@@ -14,6 +14,8 @@ using detail::Dev;
 using detail::Sec;
 using report::Unit;
 
+constexpr size_t kTerminalSteps = 30;  // more steps go to the files only
+
 void AddStepSections(report::Section& s, const std::vector<DeviceMemory>& ds, size_t top) {
   report::Table& t = s.AddTable("snapshot_steps", "Memory per step",
                                 {{"device", "Device", Unit::kText},
@@ -47,6 +49,11 @@ void AddStepSections(report::Section& s, const std::vector<DeviceMemory>& ds, si
                          Dev(d.device), b.steps, judged, Bytes(b.bytes / b.steps), b.stack)});
       }
     }
+  }
+  if (t.rows.size() > kTerminalSteps) {
+    t.kind = report::TableKind::kDetail;
+    t.notes.push_back(
+        fmt::format("{} steps: in snapshot_steps.csv, report.json and report.html", t.rows.size()));
   }
   if (t.rows.empty())
     t.notes.push_back(

@@ -71,6 +71,14 @@ Span Measure(const DeviceMemory& d, const Replay& r, int64_t start, int64_t end)
   return s;
 }
 
+// Steps are one row of the annotation table ("ProfilerStep#*"); their own table has each.
+std::string PhaseName(std::string_view name) {
+  if (!IsStepName(name)) return std::string(name);
+  while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back())))
+    name.remove_suffix(1);
+  return fmt::format("{}*", name);
+}
+
 }  // namespace
 
 void Phases(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Replay& r,
@@ -80,8 +88,9 @@ void Phases(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Rep
   for (const Interval& iv : Intervals(m, d.device, last)) {
     if (!InWindow(iv.start, o, t0)) continue;
     const Span s = Measure(d, r, iv.start, iv.end);
-    PhaseMemory& p = by[std::string(m.Str(iv.name))];
-    p.name = m.Str(iv.name);
+    const std::string name = PhaseName(m.Str(iv.name));
+    PhaseMemory& p = by[name];
+    p.name = name;
     ++p.instances;
     p.allocated_bytes += s.allocated;
     p.net_bytes += s.end - s.before;
