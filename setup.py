@@ -183,7 +183,7 @@ class BuildWithCMake(build_ext):
 
     def _bundle_one(self, resolved: Path, soname: str, libs_dir: Path) -> str:
         data = resolved.read_bytes()
-        stem, dot, version = soname.partition(".so")
+        stem, _, version = soname.partition(".so")
         name = f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}.so{version}"
         dst = libs_dir / name
         libs_dir.mkdir(parents=True, exist_ok=True)
