@@ -349,14 +349,12 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
   return result;
 }
 
-std::unique_ptr<Analysis> AnalyzeBinding(const std::vector<std::string>& paths,
-                                         const std::string& steps, bool hta_compat,
-                                         double kernel_wait_us, double runtime_cutoff_us,
-                                         double launch_delay_cutoff_us, int top_kernels,
-                                         const std::vector<std::string>& dataloader_patterns,
-                                         double peak_tflops, double peak_tbps, int threads,
-                                         const std::optional<std::string>& critical_path,
-                                         bool launches, bool allow_data_errors) {
+std::unique_ptr<Analysis> AnalyzeBinding(
+    const std::vector<std::string>& paths, const std::string& steps, bool hta_compat,
+    double kernel_wait_us, double runtime_cutoff_us, double launch_delay_cutoff_us, int top_kernels,
+    const std::vector<std::string>& dataloader_patterns, double peak_tflops, double peak_tbps,
+    int threads, const std::vector<std::string>& capture_traces,
+    const std::optional<std::string>& critical_path, bool launches, bool allow_data_errors) {
   Request req;
   req.analyze.steps = steps;
   req.analyze.hta_compat = hta_compat;
@@ -368,6 +366,7 @@ std::unique_ptr<Analysis> AnalyzeBinding(const std::vector<std::string>& paths,
   req.analyze.peak_tflops = peak_tflops;
   req.analyze.peak_tbps = peak_tbps;
   req.analyze.threads = threads;
+  req.analyze.capture_traces = capture_traces;
   req.analyze.critical_path_given = critical_path.has_value();
   req.analyze.critical_path = critical_path.value_or("");
   req.launches = launches;
@@ -405,6 +404,7 @@ void AddAnalysisBinding(py::module_& m) {
         py::arg("runtime_cutoff_us") = 50.0, py::arg("launch_delay_cutoff_us") = 100.0,
         py::arg("top_kernels") = 10, py::arg("dataloader_patterns") = std::vector<std::string>{},
         py::arg("peak_tflops") = 0.0, py::arg("peak_tbps") = 0.0, py::arg("threads") = 0,
+        py::arg("capture_traces") = std::vector<std::string>{},
         py::arg("critical_path") = py::none(), py::arg("launches") = false,
         py::arg("allow_data_errors") = false,
         "Reads and analyses one run's traces as `trainprof analyze` does; the GIL is released "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -126,6 +127,11 @@ def test_an_unknown_keyword_is_a_type_error_naming_it() -> None:
         trainprof.analyze(SMALL, steps="some")
     with pytest.raises(ValueError, match="top_kernels=0"):
         trainprof.analyze(SMALL, top_kernels=0)
+    with pytest.raises(ValueError, match="capture_trace=.*does not exist"):
+        trainprof.analyze(SMALL, capture_trace="no/such/capture_traces")
+    # A capture trace without graphs changes nothing: the same report as without one.
+    same = trainprof.analyze(SMALL, capture_trace=SMALL / "rank0.json")
+    assert same.to_dict()["sections"] == trainprof.analyze(SMALL).to_dict()["sections"]
     assert set(trainprof.analyze_options()) >= {"hta_compat", "critical_path", "peak_tflops"}
 
 
@@ -295,3 +301,18 @@ def test_hta_tables_hold_htas_answers(name: str) -> None:
         for key in ("launches", "short_kernels", "runtime_outliers", "launch_delay_outliers"):
             assert launches.loc[rank, key] == w[key], (rank, key)
 
+
+
+# `trainprof analyze` options that are not analysis options: output, history, terminal, MPI,
+# and the memory snapshots' time window (snapshots are not traces).
+CLI_ONLY = {"format", "progress", "db", "mpi", "summary-only", "output-dir", "run-dir",
+            "overwrite", "mlflow", "mlflow-experiment", "tensorboard", "from", "to", "help"}
+
+
+def test_every_analysis_option_of_the_cli_is_a_keyword() -> None:
+    out = subprocess.run([cli(), "analyze", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    flags = set(re.findall(r"^\s+(?:-\w,\s*)?--([a-z][a-z-]*)", out, re.MULTILINE))
+    assert {"hta-compat", "critical-path", "peak-tflops"} <= flags  # the help was read
+    keywords = {k.replace("_", "-") for k in trainprof.analyze_options()}
+    assert flags - CLI_ONLY == keywords

@@ -29,6 +29,8 @@ _OPTIONS: Dict[str, str] = {
     "peak_tflops": "float > 0: the GPU's peak TFLOP/s for MFU and the roofline",
     "peak_tbps": "float > 0: the GPU's memory bandwidth in TB/s for the roofline",
     "threads": "int 0..1024: files read in parallel (0: one per core)",
+    "capture_trace": "path or list of paths: the traces taken while CUDA/HIP graphs were "
+                     "captured (default: capture_traces/ beside the trace)",
     "critical_path": 'True (each analysed step) or "ANNOTATION[:INSTANCE]"',
     "allow_data_errors": "bool: return the analysis of a trace cut short instead of raising",
 }
@@ -95,6 +97,14 @@ def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
         if not all(isinstance(x, str) and x for x in patterns):
             raise ValueError(f"dataloader_pattern={p!r}: expected {_OPTIONS['dataloader_pattern']}")
         kw["dataloader_patterns"] = patterns
+    if "capture_trace" in options:
+        c = options["capture_trace"]
+        paths = [c] if isinstance(c, (str, os.PathLike)) else list(c)
+        for x in paths:
+            if not isinstance(x, (str, os.PathLike)) or not os.path.exists(x):
+                raise ValueError(f"capture_trace={c!r}: {x!r} does not exist "
+                                 f"(expected {_OPTIONS['capture_trace']})")
+        kw["capture_traces"] = [os.fspath(x) for x in paths]
     cp = options.get("critical_path")
     if cp is True:
         kw["critical_path"] = ""

@@ -87,5 +87,6 @@ def analyze(paths: Sequence[str], *, steps: str = ..., hta_compat: bool = ...,
             kernel_wait_us: float = ..., runtime_cutoff_us: float = ...,
             launch_delay_cutoff_us: float = ..., top_kernels: int = ...,
             dataloader_patterns: Sequence[str] = ..., peak_tflops: float = ...,
-            peak_tbps: float = ..., threads: int = ..., critical_path: Optional[str] = ...,
+            peak_tbps: float = ..., threads: int = ..., capture_traces: Sequence[str] = ...,
+            critical_path: Optional[str] = ...,
             launches: bool = ..., allow_data_errors: bool = ...) -> Analysis: ...
