@@ -146,6 +146,9 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "torch is built without Kineto: operators are CPU only, with no kernels or GPU sections.")     \
   X(kTorchTraceWithoutGpu, "torch_trace_without_gpu", kInfo,                                      \
     "The torch.profiler trace holds no GPU activity, so there are no GPU sections.")              \
+  X(kKernelsOverlapOnStream, "kernels_overlap_on_stream", kInfo,                                \
+    "GPU work on one stream overlaps in time (ROCm's durations, or programmatic dependent "      \
+    "launch); busy time counts each instant once.")                                               \
   X(kGraphKernelsMapped, "graph_kernels_mapped", kInfo,                                          \
     "Graph kernels are credited to the operators that launched them in the capture trace.")      \
   X(kGraphKernelsUnmapped, "graph_kernels_unmapped", kInfo,                                      \

@@ -14,6 +14,7 @@
 #include "base/parallel.h"
 #include "trace/graph_capture.h"
 #include "trace/kineto_reader.h"
+#include "trace/stream_overlap.h"
 
 namespace trainprof::trace {
 namespace fs = std::filesystem;
@@ -132,7 +133,10 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
       };
     }
     StatusOr<TraceModel> m = ReadTraceFile(files[i], ro);
-    if (m.ok()) AttachGraphCaptures(*m, options.capture_traces);
+    if (m.ok()) {
+      AttachGraphCaptures(*m, options.capture_traces);
+      NoteStreamOverlaps(*m);
+    }
     fn(i, std::move(m));
   });
 }
