@@ -38,3 +38,34 @@ def test_example_under_trainprof_run(tmp_path: Path) -> None:
     listed = subprocess.run([cli(), "runs", "list", "--format", "json"],
                             capture_output=True, text=True, check=True).stdout
     assert listed.count('"kind": "run"') == 1 and '"kind": "profile"' not in listed, listed
+
+
+PROFILING_CYCLES = """
+import sys, torch
+from torch.profiler import profile, schedule, tensorboard_trace_handler
+m, x = torch.nn.Linear(64, 64), torch.randn(32, 64)
+with profile(schedule=schedule(wait=0, warmup=0, active=2, repeat=3),
+             on_trace_ready=tensorboard_trace_handler(sys.argv[1]), record_shapes=True) as p:
+    for _ in range(6):
+        m(x).sum().backward()
+        p.step()
+"""
+
+
+def test_profiling_cycles_of_one_process_are_one_rank(tmp_path: Path) -> None:
+    """tensorboard_trace_handler writes a file per profiling cycle: three files, one rank."""
+    script = tmp_path / "cycles.py"
+    script.write_text(PROFILING_CYCLES)
+    done = subprocess.run(
+        [cli(), "run", "-o", "runs", "--traces", "tb", "--", PYTHON, str(script), "tb"],
+        capture_output=True, text=True, env=python_env(), timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "tb").glob("*.pt.trace.json"))) == 3
+    [run_dir] = list((tmp_path / "runs").glob("*-python3*"))
+    report = load_report(str(run_dir))
+    steps = table(report, "overview", "step_breakdown")["rows"]
+    assert len({r["rank"] for r in steps}) == 1, steps
+    assert len(steps) == 6  # two steps per cycle, in one rank
+    names = [d["message"] for d in report["diagnostics"]]
+    assert any("3 files of process" in n for n in names), names
+    assert not any("also comes from" in n for n in names), names

@@ -87,8 +87,9 @@ void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
   for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
   if (!shapes) {
     s.notes.push_back(
-        "No Input Dims in the trace (record_shapes was off): no FLOPs, TFLOP/s or MFU. Record "
-        "with torch.profiler.profile(record_shapes=True).");
+        "No Input Dims in the trace (recorded without record_shapes, or by torch's legacy "
+        "profiler, whose export has none): no FLOPs, TFLOP/s or MFU. Record with "
+        "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.");
     return;
   }
   AddOperators(s, in);

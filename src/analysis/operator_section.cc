@@ -119,8 +119,9 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
                   &OperatorRow::input_dims});
   if (shapes.rows.empty())
     s.notes.push_back(
-        "No Input Dims (record_shapes was off): no grouping by input shape. Record with "
-        "torch.profiler.profile(record_shapes=True).");
+        "No Input Dims (recorded without record_shapes, or by torch's legacy profiler, whose "
+        "export has none): no grouping by input shape. Record with "
+        "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.");
   const bool stacks = std::ranges::any_of(
       in.analyses, [](const RankAnalysis& a) { return !a.operators_by_stack.empty(); });
   if (stacks)

@@ -13,12 +13,49 @@
 namespace trainprof::trace {
 namespace {
 
-// The process of the host side: the pid of the first operator or annotation, else of any event.
-int64_t HostPid(const TraceModel& m) {
-  for (size_t i = 0; i < m.size(); ++i)
-    if (m.kind[i] == EventKind::kCpuOp || m.kind[i] == EventKind::kUserAnnotation)
-      return m.pid_of(i);
-  return m.size() > 0 ? m.pid_of(0) : 0;
+// The process of the host side: the pid of the first operator or annotation, else of any event
+// (a name such as the legacy export's "CPU functions" as itself, not its per-file id).
+std::string HostPid(const TraceModel& m) {
+  size_t i = 0;
+  while (i < m.size() && m.kind[i] != EventKind::kCpuOp && m.kind[i] != EventKind::kUserAnnotation)
+    ++i;
+  if (i == m.size()) i = 0;
+  if (m.size() == 0) return "";
+  const int64_t pid = m.pid_of(i);
+  if (pid >= TraceModel::kStringIdBase)
+    return m.names[static_cast<uint32_t>(pid - TraceModel::kStringIdBase)];
+  return std::to_string(pid);
+}
+
+// The export stamp in "<worker>.<stamp>.pt.trace.json" (ms since the epoch), else -1.
+int64_t Stamp(const std::string& path) {
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  const size_t dot = file.find('.'), end = file.find(".pt.trace.json");
+  if (dot == std::string::npos || end == std::string::npos || end <= dot + 1) return -1;
+  int64_t v = 0;
+  for (char c : file.substr(dot + 1, end - dot - 1)) {
+    if (c < '0' || c > '9' || v > (int64_t{1} << 58)) return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// Moves every time of `m` by `d`.
+void Shift(TraceModel& m, int64_t d) {
+  m.ts_ns.Shift(d);
+  for (MemoryEvent& e : m.memory_events) e.ts_ns += d;
+}
+
+// tensorboard_trace_handler's worker name, "<host>_<pid>" in "<worker>.<ns>.pt.trace.json(.gz)",
+// else "" (the pid alone then tells the process).
+std::string Worker(const std::string& path) {
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  const size_t dot = file.find('.');
+  const size_t end = file.find(".pt.trace.json");
+  if (dot == std::string::npos || end == std::string::npos || end <= dot + 1) return "";
+  const std::string ns = file.substr(dot + 1, end - dot - 1);
+  if (!std::ranges::all_of(ns, [](char c) { return c >= '0' && c <= '9'; })) return "";
+  return file.substr(0, dot);
 }
 
 std::pair<int64_t, int64_t> Span(const TraceModel& m) {
@@ -69,26 +106,43 @@ void AppendModel(TraceModel& into, TraceModel&& later) {
 }
 
 std::vector<TraceModel> MergeFilesOfOneProcess(std::vector<TraceModel> models) {
-  using Key = std::tuple<std::string, int64_t, int64_t>;  // host, rank, pid
+  using Key =
+      std::tuple<std::string, int64_t, std::string, std::string>;  // host, rank, worker, pid
   std::vector<Key> keys;
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (const TraceModel& m : models) {
-    keys.emplace_back(m.host_name, m.rank, HostPid(m));
+    keys.emplace_back(m.host_name, m.rank, Worker(m.path), HostPid(m));
     spans.push_back(Span(m));
   }
   std::vector<size_t> order(models.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<int64_t> stamps;
+  for (const TraceModel& m : models) stamps.push_back(Stamp(m.path));
   std::ranges::stable_sort(order, [&](size_t a, size_t b) {
-    return std::tie(keys[a], spans[a].first) < std::tie(keys[b], spans[b].first);
+    return std::tie(keys[a], stamps[a], spans[a].first) <
+           std::tie(keys[b], stamps[b], spans[b].first);
   });
   std::vector<bool> gone(models.size(), false);
   std::vector<int64_t> files(models.size(), 1);
+  std::vector<bool> relative(models.size(), false);
   for (size_t k = 0, head = 0; k < order.size(); ++k) {
     const size_t i = order[k];
     const size_t h = order[head];
-    if (k == head || keys[i] != keys[h] || spans[i].first < spans[h].second) {
-      head = k;  // another process, or a span that overlaps: a file of its own
+    if (k == head || keys[i] != keys[h]) {
+      head = k;  // another process
       continue;
+    }
+    if (spans[i].first < spans[h].second) {
+      // The legacy profiler's times start at 0 in each file: a named worker's cycles follow
+      // one another (the gap between them is unknown); anything else is a file of its own.
+      if (std::get<2>(keys[i]).empty()) {
+        head = k;
+        continue;
+      }
+      const int64_t by = spans[h].second - spans[i].first;
+      Shift(models[i], by);
+      spans[i].first += by, spans[i].second += by;
+      relative[h] = true;
     }
     spans[h].second = std::max(spans[h].second, spans[i].second);
     AppendModel(models[h], std::move(models[i]));
@@ -98,12 +152,22 @@ std::vector<TraceModel> MergeFilesOfOneProcess(std::vector<TraceModel> models) {
   std::vector<TraceModel> out;
   for (size_t i = 0; i < models.size(); ++i) {
     if (gone[i]) continue;
-    if (files[i] > 1)
+    if (files[i] > 1) {
+      // One rank now: "each file is analysed as its own span" no longer holds.
+      std::erase_if(models[i].diagnostics, [](const base::Diagnostic& d) {
+        return d.id == base::DiagnosticId::kDuplicateRank;
+      });
+      const Key& k = keys[i];
       models[i].AddDiagnostic(
           base::DiagnosticId::kFilesOfOneProcess, files[i],
           fmt::format("{}: {} files of process {} (rank {}), one per profiling cycle, read as one "
-                      "rank",
-                      models[i].path, files[i], std::get<2>(keys[i]), models[i].rank));
+                      "rank{}",
+                      models[i].path, files[i],
+                      std::get<2>(k).empty() ? std::get<3>(k) : std::get<2>(k), models[i].rank,
+                      relative[i] ? "; their clocks start at 0 in each file (the legacy "
+                                    "profiler), so the cycles are placed one after another"
+                                  : ""));
+    }
     out.push_back(std::move(models[i]));
   }
   return out;

@@ -2,7 +2,8 @@
 // tensorboard_trace_handler writes a file per profiling cycle
 // (worker.<time>.pt.trace.json), so a run of 13 cycles leaves 13 files of one rank, each
 // with a few steps. Files of the same host, rank and process whose time spans do not overlap
-// are merged, in time order, into the earliest; each merged model gets a
+// are merged, in time order, into the earliest (a named worker's files whose clocks start at 0,
+// as the legacy profiler writes them, are placed one after another); each merged model gets a
 // "files_of_one_process" diagnostic naming how many files it holds.
 //
 //   models = trace::MergeFilesOfOneProcess(std::move(models));  // 13 files -> 1 rank

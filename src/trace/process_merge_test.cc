@@ -15,7 +15,7 @@ namespace {
 
 // One profiling cycle of process `pid`: ProfilerStep#step from `at` us (100 us long), a launch
 // at at + 10 and its kernel at at + 50, both with correlation 1.
-TraceModel Cycle(int pid, int step, int at) {
+TraceModel Cycle(int pid, int step, int at, std::string file = "") {
   const std::string json = fmt::format(
       R"({{"traceEvents": [)"
       R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{1}", "pid": {0}, )"
@@ -25,7 +25,8 @@ TraceModel Cycle(int pid, int step, int at) {
       R"({{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {4}, "dur": 20, )"
       R"("args": {{"correlation": 1, "stream": 7, "device": 0}}}}]}})",
       pid, step, at, at + 10, at + 50);
-  auto m = ParseTrace(json, fmt::format("worker.{}.pt.trace.json", at));
+  if (file.empty()) file = fmt::format("worker.{}.pt.trace.json", at);
+  auto m = ParseTrace(json, file);
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? std::move(*m) : TraceModel{};
 }
@@ -61,10 +62,26 @@ TEST(FilesOfOneProcess, CyclesOfOneProcessAreOneRankWithTheirOwnLaunches) {
 
 TEST(FilesOfOneProcess, OtherProcessesAndOverlappingFilesStayApart) {
   std::vector<TraceModel> in;
-  in.push_back(Cycle(42, 1, 0));
-  in.push_back(Cycle(43, 1, 1000));  // another process
-  in.push_back(Cycle(42, 1, 50));    // overlaps the first file's span
+  in.push_back(Cycle(42, 1, 0, "a.json"));
+  in.push_back(Cycle(43, 1, 1000, "b.json"));  // another process
+  in.push_back(Cycle(42, 1, 50, "c.json"));    // overlaps the first file's span, no worker name
   EXPECT_EQ(MergeFilesOfOneProcess(std::move(in)).size(), 3u);
+}
+
+// The legacy profiler's export starts each file's clock at 0: a worker's cycles, in the order
+// of their export stamps, are placed one after another.
+TEST(FilesOfOneProcess, CyclesWhoseClocksStartAtZeroFollowOneAnother) {
+  std::vector<TraceModel> in;
+  in.push_back(Cycle(42, 2, 0, "host_42.1700000000200.pt.trace.json"));
+  in.push_back(Cycle(42, 1, 0, "host_42.1700000000100.pt.trace.json"));
+  const std::vector<TraceModel> out = MergeFilesOfOneProcess(std::move(in));
+  ASSERT_EQ(out.size(), 1u);
+  const TraceModel& m = out.front();
+  std::vector<int64_t> step_starts;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.name_of(i).starts_with("ProfilerStep#")) step_starts.push_back(m.ts_ns[i]);
+  // Step 1's file first (100 us long, its kernel ending at 70 us), then step 2's from its end.
+  EXPECT_EQ(step_starts, (std::vector<int64_t>{0, 100'000}));
 }
 
 }  // namespace
