@@ -218,6 +218,27 @@ TEST(TraceLensGolden, GraphedGemmsMatchTraceLensThroughTheCaptureTrace) {
   }
 }
 
+// No training advice without a training loop: on the inference traces no data-loader, batch-size
+// or activation-checkpointing advice, and on vLLM's 99.8 % busy GPU no launch-delay or
+// utilization finding (a long queue there is a well-fed GPU).
+TEST(TraceLensGolden, NoTrainingAdviceOnInferenceTraces) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  for (const char* run : {"sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+                          "sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
+                          "vllm_prefilldecode_piecewise/graph_execution.json.gz"}) {
+    const RankAnalysis a = Analyse(std::string("inference/") + run);
+    for (const Candidate& c : a.candidates) {
+      EXPECT_NE(c.key, "dataloader") << run;
+      for (const char* word : {"batch size", "checkpointing", "DataLoader"})
+        EXPECT_EQ(c.advice.find(word), std::string::npos) << run << ": " << c.advice;
+      if (std::string(run).starts_with("vllm")) {
+        EXPECT_NE(c.key, "launch_delay") << run;
+        EXPECT_NE(c.key, "low_utilization") << run;
+      }
+    }
+  }
+}
+
 // A ROCm trace with GPU events only is analysed over its GPU's busy span, not refused.
 TEST(TraceLensGolden, GpuOnlyTraceIsAnalysed) {
   TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
