@@ -188,3 +188,30 @@ def test_a_folder_of_traces_and_snapshots(tmp_path: Path) -> None:
     kinds = sorted(json.loads((p / "report.json").read_text())["kind"]
                    for p in Path("runs").iterdir() if (p / "report.json").exists())
     assert kinds == ["analyze", "snapshot"]
+
+
+def test_objects_shared_between_entries(tmp_path: Path) -> None:
+    # One empty frames list and one metadata dict shared by every entry: the pickle refers back
+    # to them after the first entry was read and given back.
+    empty: List[Any] = []
+    meta = {"note": "shared"}
+    events = [{"action": a, "addr": 0x1000, "size": 512, "stream": 0, "time_us": t,
+               "frames": empty, "user_metadata": meta}
+              for t, a in enumerate(["alloc", "free_requested", "free_completed", "alloc"])]
+    snap = {"segments": [], "device_traces": [events]}
+    (tmp_path / "shared.pickle").write_bytes(pickle.dumps(snap, protocol=4))
+    r = analyze(tmp_path / "shared.pickle")
+    dev = rows(r, "snapshot", "snapshot_devices")[0]
+    assert dev["events"] == 4 and dev["peak_allocated_bytes"] == 512
+
+
+@pytest.mark.parametrize("devices", [[1], [5], [0, 3], [1, 0, 2]])
+def test_device_lists_of_any_length(tmp_path: Path, devices: List[int]) -> None:
+    # One entry is pickled as the item then APPEND, an empty list as EMPTY_LIST alone: the
+    # reader must still tell each device's list apart.
+    traces = [[{"action": "alloc", "addr": 0x1000 + i, "size": 256, "stream": 0, "time_us": i,
+                "frames": []} for i in range(n)] for n in devices]
+    (tmp_path / "d.pickle").write_bytes(pickle.dumps({"segments": [], "device_traces": traces}))
+    r = analyze(tmp_path / "d.pickle")
+    got = {x["device"]: x["events"] for x in table(r, "snapshot", "snapshot_devices")["rows"]}
+    assert got == {f"cuda:{i}": n for i, n in enumerate(devices) if n > 0}

@@ -77,7 +77,7 @@ class PickleReader::Machine {
   Status PushLong(std::string_view le);
   StatusOr<int64_t> LengthField(PickleInput& in, size_t width);
   Status Tuple(size_t from);
-  int32_t ChildPath() const;
+  int32_t ChildPath(PickleKind kind) const;
   int32_t PathId(int32_t parent, std::string_view key) const;
   const Sink* SinkFor(int32_t path) const;
   Status Fail(std::string_view what) const { return InvalidArgument(std::string(what)); }

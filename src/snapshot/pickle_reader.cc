@@ -53,23 +53,31 @@ int32_t PickleReader::Machine::PathId(int32_t parent, std::string_view key) cons
   return -1;
 }
 
-// The path of a container about to be pushed: the top object, a dict's value under the key on
-// top of the stack, or a list's item.
-int32_t PickleReader::Machine::ChildPath() const {
+// The path of a container about to be pushed: the top object; the item of a list on top (one
+// item is pickled as the item then APPEND) or the value under a key on top of a dict; else an
+// item of the group the latest MARK opened. "A list then a container" is also how a list's
+// empty item is followed by its sibling, so the first reading is taken only when it names a
+// path of interest (sinks' paths are dict keys, then lists, never lists of lists of them), or
+// when the new container is no list (a list's items, as a snapshot's, are all of one kind).
+int32_t PickleReader::Machine::ChildPath(PickleKind kind) const {
   if (stack_.empty()) return 0;
-  const size_t m = marks_.empty() ? 0 : marks_.back();
-  const bool in_group = !marks_.empty() && m >= 1;
-  const PickleValue& owner = in_group ? stack_[m - 1] : stack_.back();
-  if (owner.IsContainer() && !in_group && owner.kind == PickleKind::kList)
-    return PathId(containers_[owner.ref].path, "*");
-  if (in_group && owner.kind == PickleKind::kList) return PathId(containers_[owner.ref].path, "*");
-  const size_t n = stack_.size() - m;
   const PickleValue& top = stack_.back();
-  if (top.kind != PickleKind::kStr) return -1;
-  if (in_group && owner.kind == PickleKind::kDict && n % 2 == 1)
-    return PathId(containers_[owner.ref].path, strings_.Get(top.ref));
-  if (!in_group && stack_.size() >= 2 && stack_[stack_.size() - 2].kind == PickleKind::kDict)
-    return PathId(containers_[stack_[stack_.size() - 2].ref].path, strings_.Get(top.ref));
+  const auto path_of = [this](const PickleValue& c) { return containers_[c.ref].path; };
+  if (top.kind == PickleKind::kList) {
+    const int32_t p = PathId(path_of(top), "*");
+    if (p >= 0 || kind != PickleKind::kList) return p;  // a sibling would be a list too
+  }
+  const size_t n_all = stack_.size();
+  if (top.kind == PickleKind::kStr && n_all >= 2 && stack_[n_all - 2].kind == PickleKind::kDict) {
+    const int32_t p = PathId(path_of(stack_[n_all - 2]), strings_.Get(top.ref));
+    if (p >= 0) return p;
+  }
+  if (marks_.empty() || marks_.back() == 0) return -1;
+  const size_t m = marks_.back();
+  const PickleValue& owner = stack_[m - 1];
+  if (owner.kind == PickleKind::kList) return PathId(path_of(owner), "*");
+  if (owner.kind == PickleKind::kDict && (n_all - m) % 2 == 1 && top.kind == PickleKind::kStr)
+    return PathId(path_of(owner), strings_.Get(top.ref));
   return -1;
 }
 
@@ -86,7 +94,7 @@ StatusOr<PickleValue> PickleReader::Machine::NewContainer(PickleKind k) {
   Container& c = containers_[id];
   c.kind = k;
   c.free = false;
-  c.path = k == PickleKind::kTuple ? -1 : ChildPath();
+  c.path = k == PickleKind::kTuple ? -1 : ChildPath(k);
   if (c.path >= 0) {
     if (path_count_.size() <= static_cast<size_t>(c.path)) path_count_.resize(c.path + 1);
     c.ordinal = path_count_[c.path]++;
@@ -177,9 +185,9 @@ Status PickleReader::Machine::Get(int64_t slot) {
     v = &it->second;
   }
   if (v == nullptr) return Fail(fmt::format("memo GET of index {}, which was never stored", slot));
-  if (v->kind == PickleKind::kToken && v->ref == kGoneToken)
-    return Fail(
-        fmt::format("memo GET of index {}: a streamed entry already read and let go", slot));
+  // A container given back (Release) and referred to again: only a part of a streamed entry that
+  // its consumer did not keep can be; it reads as None.
+  if (v->kind == PickleKind::kToken && v->ref == kGoneToken) return Push(Scalar(PickleKind::kNone));
   if (v->IsContainer()) containers_[v->ref].shared = true;
   return Push(*v);
 }

@@ -100,7 +100,7 @@ class PickleReader {
   int64_t Int(const PickleValue* v, int64_t fallback = 0) const;
 
   // Gives back the containers of `v` that nothing else refers to (no memo GET, no DUP) and
-  // forgets their memo slots; a later GET of one of them is an error.
+  // forgets their memo slots; a later GET of one of them reads as None.
   void Release(const PickleValue& v);
   // A memoised container's memo slot now holds `token` instead (kToken, ref = token).
   void Replace(const PickleValue& container, uint32_t token);

@@ -67,7 +67,10 @@ uint32_t Builder::StackOf(const PickleValue* frames) {
   if (frames == nullptr) return 0;
   if (frames->kind == PickleKind::kToken && frames->ref % 2 == 1) return frames->ref / 2;
   const std::vector<PickleValue>& items = r_.Items(*frames);
-  if (items.empty()) return 0;
+  if (items.empty()) {  // one empty list may stand for many entries' missing stacks
+    r_.Replace(*frames, 1);
+    return 0;
+  }
   std::string key;
   key.reserve(4 * items.size());
   for (size_t i = 0; i < items.size() && i < kMaxFrames; ++i) {
