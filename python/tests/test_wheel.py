@@ -208,7 +208,7 @@ def test_the_trainprof_command_analyses_a_trace(venv: Path, tmp_path: Path,
     assert "pip package does not have it" in profile.stderr
 
 
-def test_pip_show_and_uninstall(wheel: Path, tmp_path: Path) -> None:
+def test_pip_show_and_uninstall(wheel: Path, tmp_path: Path, elsewhere: Dict[str, str]) -> None:
     python = make_venv(tmp_path / "env")
     pip_install(python, wheel)
     shown = run([python, "-m", "pip", "show", "trainprof"]).stdout
@@ -219,5 +219,6 @@ def test_pip_show_and_uninstall(wheel: Path, tmp_path: Path) -> None:
     left = [p.name for p in site.iterdir() if p.name.startswith("trainprof")]
     assert left == []
     assert not (python.parent / "trainprof").exists()
-    gone = subprocess.run([python, "-c", "import trainprof"], cwd=tmp_path, capture_output=True)
+    gone = subprocess.run([python, "-c", "import trainprof"], cwd=tmp_path, env=elsewhere,
+                          capture_output=True)
     assert gone.returncode != 0
