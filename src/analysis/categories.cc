@@ -6,6 +6,7 @@
 
 #include "analysis/kernel_class.h"
 #include "base/text.h"
+#include "trace/graph_capture.h"
 
 namespace trainprof::analysis {
 
@@ -134,9 +135,15 @@ struct CategoryCache {
   }
 };
 
-// The innermost cpu_op above tree node n (Python frames and annotations skipped), else -1.
+// The innermost cpu_op above tree node n, else -1. Python frames and annotations are skipped, and
+// a graph's own row (trace/graph_capture.h), so that a graph replayed by torch.compile's
+// CompiledFunction takes that operator's category.
 int32_t CpuOpOf(const trace::TraceModel& m, const OpTree& t, int32_t n) {
-  while (n >= 0 && m.kind[t.nodes[n].event] != trace::EventKind::kCpuOp) n = t.nodes[n].parent;
+  auto skipped = [&](int32_t k) {
+    const size_t e = t.nodes[k].event;
+    return m.kind[e] != trace::EventKind::kCpuOp || trace::IsGraphRow(m.name_of(e));
+  };
+  while (n >= 0 && skipped(n)) n = t.nodes[n].parent;
   return n;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/categories.h"
 #include "analysis/op_tree.h"
 #include "analysis/operator_view.h"
 #include "trace/kineto_reader.h"
@@ -141,6 +142,25 @@ TEST(GraphCapture, WithoutACaptureTheGraphIsOneOperatorRow) {
   const auto ops = DeviceSelfByOperator(run);
   EXPECT_EQ(ops.at("graph replay (hipGraphLaunch, 3 kernels)"), 60'000);
   EXPECT_FALSE(ops.contains("aten::mm"));
+}
+
+// torch.compile's mode="reduce-overhead" replays CUDA graphs inside CompiledFunction: the
+// graph's row sits under it, and its kernels (elementwise by name) take the compiled category.
+TEST(GraphCapture, AGraphReplayedByCompiledFunctionIsCompiledWork) {
+  auto m = trace::ParseTrace(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "CompiledFunction", "pid": 1, "tid": 1, "ts": 90,
+     "dur": 30},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 100,
+     "dur": 10, "args": {"correlation": 7}},
+    {"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel", "pid": 0, "tid": 3, "ts": 200,
+     "dur": 10, "args": {"correlation": 7, "stream": 3, "device": 0}}]})",
+                             "compiled.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  trace::MergeGraphCaptures(*m, {});
+  const OpTree tree = BuildOpTree(*m);
+  EXPECT_EQ(DeviceSelfByOperator(*m).at("graph replay (cudaGraphLaunch, 1 kernels)"), 10'000);
+  const CategoryResult c = ComputeCategories(*m, tree);
+  EXPECT_EQ(c.by[static_cast<size_t>(OpCategory::kCompiled)].ns, 10'000);
 }
 
 TEST(GraphCapture, ATraceWithoutGraphsIsUnchanged) {
