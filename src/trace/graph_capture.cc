@@ -98,13 +98,6 @@ std::vector<std::pair<uint32_t, std::vector<uint32_t>>> GraphLaunches(const Trac
   return out;
 }
 
-uint32_t TrackIn(TraceModel& m, const Track& t) {
-  auto it = std::ranges::find(m.tracks, t);
-  if (it != m.tracks.end()) return static_cast<uint32_t>(it - m.tracks.begin());
-  m.tracks.push_back(t);
-  return static_cast<uint32_t>(m.tracks.size() - 1);
-}
-
 int64_t GpuNs(const TraceModel& m, const std::vector<uint32_t>& work) {
   int64_t ns = 0;
   for (uint32_t k : work) ns += m.dur_ns[k];
@@ -175,7 +168,7 @@ GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceMode
     auto [it, fresh] = tracks.try_emplace(pid, 0);
     if (fresh)
       it->second =
-          TrackIn(run, {pid, TraceModel::kStringIdBase + run.names.Intern(kCapturedTrack)});
+          run.FindOrAddTrack({pid, TraceModel::kStringIdBase + run.names.Intern(kCapturedTrack)});
     CopyWindow(run, w, call, work, it->second);
     ++g.mapped_launches;
     g.mapped_kernels += static_cast<int64_t>(work.size());

@@ -127,17 +127,9 @@ void EventBuilder::Count(base::DiagnosticId id, std::string example, std::string
 void EventBuilder::Absorb(EventBuilder&& o) {
   std::vector<uint32_t> names(o.m_.names.size());
   for (uint32_t i = 0; i < names.size(); ++i) names[i] = m_.names.Intern(o.m_.names[i]);
-  auto id = [&](int64_t v) {  // string pids and tids are name ids
-    const int64_t base = TraceModel::kStringIdBase;
-    return v >= base ? base + names[static_cast<size_t>(v - base)] : v;
-  };
   std::vector<uint32_t> tracks(o.m_.tracks.size());
-  for (size_t i = 0; i < tracks.size(); ++i) {
-    Track t = o.m_.tracks[i];
-    t.pid = id(t.pid);
-    t.tid = id(t.tid);
-    tracks[i] = TrackOf(t);
-  }
+  for (size_t i = 0; i < tracks.size(); ++i)
+    tracks[i] = TrackOf(TraceModel::MapTrackNames(o.m_.tracks[i], names));
   m_.Absorb(std::move(o.m_), names, tracks);
   events_seen_ += o.events_seen_;
   for (auto& [diag, c] : o.counts_) {

@@ -27,35 +27,30 @@ std::string HostPid(const TraceModel& m) {
   return std::to_string(pid);
 }
 
-// The export stamp in "<worker>.<stamp>.pt.trace.json" (ms since the epoch), else -1.
-int64_t Stamp(const std::string& path) {
+// tensorboard_trace_handler's file name "<worker>.<stamp>.pt.trace.json(.gz)": the worker
+// ("<host>_<pid>") and the export stamp (ms since the epoch); {"", -1} for any other name (the
+// pid alone then tells the process).
+struct ExportName {
+  std::string worker;
+  int64_t stamp = -1;
+};
+
+ExportName ExportNameOf(const std::string& path) {
   const std::string file = path.substr(path.find_last_of('/') + 1);
   const size_t dot = file.find('.'), end = file.find(".pt.trace.json");
-  if (dot == std::string::npos || end == std::string::npos || end <= dot + 1) return -1;
+  if (dot == std::string::npos || end == std::string::npos || end <= dot + 1) return {};
   int64_t v = 0;
   for (char c : file.substr(dot + 1, end - dot - 1)) {
-    if (c < '0' || c > '9' || v > (int64_t{1} << 58)) return -1;
+    if (c < '0' || c > '9' || v > (int64_t{1} << 58)) return {};
     v = v * 10 + (c - '0');
   }
-  return v;
+  return {file.substr(0, dot), v};
 }
 
 // Moves every time of `m` by `d`.
 void Shift(TraceModel& m, int64_t d) {
   m.ts_ns.Shift(d);
   for (MemoryEvent& e : m.memory_events) e.ts_ns += d;
-}
-
-// tensorboard_trace_handler's worker name, "<host>_<pid>" in "<worker>.<ns>.pt.trace.json(.gz)",
-// else "" (the pid alone then tells the process).
-std::string Worker(const std::string& path) {
-  const std::string file = path.substr(path.find_last_of('/') + 1);
-  const size_t dot = file.find('.');
-  const size_t end = file.find(".pt.trace.json");
-  if (dot == std::string::npos || end == std::string::npos || end <= dot + 1) return "";
-  const std::string ns = file.substr(dot + 1, end - dot - 1);
-  if (!std::ranges::all_of(ns, [](char c) { return c >= '0' && c <= '9'; })) return "";
-  return file.substr(0, dot);
 }
 
 std::pair<int64_t, int64_t> Span(const TraceModel& m) {
@@ -85,18 +80,9 @@ void AppendModel(TraceModel& into, TraceModel&& later) {
   ShiftIds(later.external_id, n, MaxId(into.external_id, into.size()) + 1);
   std::vector<uint32_t> names(later.names.size());
   for (uint32_t id = 0; id < names.size(); ++id) names[id] = into.names.Intern(later.names[id]);
-  auto id = [&](int64_t v) {  // string pids and tids are name ids
-    const int64_t base = TraceModel::kStringIdBase;
-    return v >= base ? base + names[static_cast<size_t>(v - base)] : v;
-  };
   std::vector<uint32_t> tracks(later.tracks.size());
-  for (size_t t = 0; t < tracks.size(); ++t) {
-    Track tr = later.tracks[t];
-    tr.pid = id(tr.pid), tr.tid = id(tr.tid);
-    auto it = std::ranges::find(into.tracks, tr);
-    tracks[t] = static_cast<uint32_t>(it - into.tracks.begin());
-    if (it == into.tracks.end()) into.tracks.push_back(tr);
-  }
+  for (size_t t = 0; t < tracks.size(); ++t)
+    tracks[t] = into.FindOrAddTrack(TraceModel::MapTrackNames(later.tracks[t], names));
   for (const DeviceInfo& d : later.devices)
     if (into.FindDevice(d.id) == nullptr) into.devices.push_back(d);
   for (base::Diagnostic& d : later.diagnostics) into.diagnostics.push_back(std::move(d));
@@ -109,15 +95,16 @@ std::vector<TraceModel> MergeFilesOfOneProcess(std::vector<TraceModel> models) {
   using Key =
       std::tuple<std::string, int64_t, std::string, std::string>;  // host, rank, worker, pid
   std::vector<Key> keys;
+  std::vector<int64_t> stamps;  // export stamps, -1 when the name has none
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (const TraceModel& m : models) {
-    keys.emplace_back(m.host_name, m.rank, Worker(m.path), HostPid(m));
+    const ExportName e = ExportNameOf(m.path);
+    keys.emplace_back(m.host_name, m.rank, e.worker, HostPid(m));
+    stamps.push_back(e.stamp);
     spans.push_back(Span(m));
   }
   std::vector<size_t> order(models.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::vector<int64_t> stamps;
-  for (const TraceModel& m : models) stamps.push_back(Stamp(m.path));
   std::ranges::stable_sort(order, [&](size_t a, size_t b) {
     return std::tie(keys[a], stamps[a], spans[a].first) <
            std::tie(keys[b], stamps[b], spans[b].first);

@@ -15,13 +15,19 @@ namespace {
 using StreamKey = std::pair<int64_t, int64_t>;  // device, stream
 
 // Each stream's GPU events in start order (file order, which is start order per stream in
-// Kineto's traces, sorted only where it is not).
-std::map<StreamKey, std::vector<uint32_t>> ByStream(const TraceModel& m) {
-  std::map<StreamKey, std::vector<uint32_t>> out;
+// Kineto's traces, sorted only where it is not). Streams are looked up per track, not per
+// event: a trace has a few dozen tracks and may have millions of kernels.
+std::vector<std::vector<uint32_t>> ByStream(const TraceModel& m) {
+  std::map<StreamKey, size_t> stream_of;
+  std::vector<size_t> group(m.tracks.size());
+  for (size_t t = 0; t < m.tracks.size(); ++t)
+    group[t] = stream_of.try_emplace({m.tracks[t].device, m.tracks[t].stream}, stream_of.size())
+                   .first->second;
+  std::vector<std::vector<uint32_t>> out(stream_of.size());
   for (size_t i = 0; i < m.size(); ++i)
     if (IsGpuKind(m.kind[i]) && m.stream_of(i) >= 0)
-      out[{m.device_of(i), m.stream_of(i)}].push_back(static_cast<uint32_t>(i));
-  for (auto& [key, ev] : out) {
+      out[group[m.track[i]]].push_back(static_cast<uint32_t>(i));
+  for (std::vector<uint32_t>& ev : out) {
     auto before = [&](uint32_t a, uint32_t b) { return m.ts_ns[a] < m.ts_ns[b]; };
     if (!std::ranges::is_sorted(ev, before)) std::ranges::stable_sort(ev, before);
   }
@@ -32,7 +38,7 @@ std::map<StreamKey, std::vector<uint32_t>> ByStream(const TraceModel& m) {
 
 StreamOverlap NoteStreamOverlaps(TraceModel& m) {
   StreamOverlap o;
-  for (const auto& [key, ev] : ByStream(m)) {
+  for (const std::vector<uint32_t>& ev : ByStream(m)) {
     int64_t end = std::numeric_limits<int64_t>::min();
     for (uint32_t i : ev) {
       if (m.ts_ns[i] < end) {

@@ -248,7 +248,8 @@ const OpInputs* TraceModel::InputsOf(size_t i) const {
 
 namespace {
 // The value of event i in a sparse (event, value) column sorted by event, else `none`.
-int64_t SparseAt(const std::vector<std::pair<uint32_t, int64_t>>& col, size_t i, int64_t none) {
+template <class V>
+V SparseAt(const std::vector<std::pair<uint32_t, V>>& col, size_t i, V none) {
   auto it = std::lower_bound(col.begin(), col.end(), i,
                              [](const auto& c, size_t e) { return c.first < e; });
   return it != col.end() && it->first == i ? it->second : none;
@@ -257,19 +258,30 @@ int64_t SparseAt(const std::vector<std::pair<uint32_t, int64_t>>& col, size_t i,
 
 int64_t TraceModel::MemcpyBytesOf(size_t i) const { return SparseAt(memcpy_bytes, i, kNone); }
 
-int64_t TraceModel::HostStreamOf(size_t i) const { return SparseAt(host_streams, i, -1); }
+int64_t TraceModel::HostStreamOf(size_t i) const { return SparseAt(host_streams, i, int64_t{-1}); }
 
-uint32_t TraceModel::LaunchKernelOf(size_t i) const {
-  auto it = std::lower_bound(launch_kernels.begin(), launch_kernels.end(), i,
-                             [](const auto& c, size_t e) { return c.first < e; });
-  return it != launch_kernels.end() && it->first == i ? it->second : kNoName;
-}
+uint32_t TraceModel::LaunchKernelOf(size_t i) const { return SparseAt(launch_kernels, i, kNoName); }
 
 int32_t TraceModel::OwnLauncherOf(size_t i) const {
-  auto it = std::lower_bound(captured_launcher.begin(), captured_launcher.end(), i,
-                             [](const auto& c, size_t e) { return c.first < e; });
-  if (it != captured_launcher.end() && it->first == i) return static_cast<int32_t>(it->second);
+  constexpr uint32_t kNotCaptured = UINT32_MAX;
+  const uint32_t captured = SparseAt(captured_launcher, i, kNotCaptured);
+  if (captured != kNotCaptured) return static_cast<int32_t>(captured);
   return launcher.empty() ? -1 : launcher[i];
+}
+
+uint32_t TraceModel::FindOrAddTrack(const Track& t) {
+  auto it = std::find(tracks.begin(), tracks.end(), t);
+  if (it != tracks.end()) return static_cast<uint32_t>(it - tracks.begin());
+  tracks.push_back(t);
+  return static_cast<uint32_t>(tracks.size() - 1);
+}
+
+Track TraceModel::MapTrackNames(Track t, const std::vector<uint32_t>& names) {
+  auto id = [&](int64_t v) {  // string pids and tids are name ids
+    return v >= kStringIdBase ? kStringIdBase + names[static_cast<size_t>(v - kStringIdBase)] : v;
+  };
+  t.pid = id(t.pid), t.tid = id(t.tid);
+  return t;
 }
 
 const DeviceInfo* TraceModel::FindDevice(int64_t id) const {

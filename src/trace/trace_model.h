@@ -314,6 +314,12 @@ struct TraceModel {
   // The launch call credited with graph kernel i (captured_launcher), else launcher[i].
   int32_t OwnLauncherOf(size_t i) const;
 
+  // The index of `t` in `tracks`, added when absent (a linear search: tracks are few).
+  uint32_t FindOrAddTrack(const Track& t);
+  // `t` (a track of another model) with its string pid and tid moved to this model's name ids;
+  // `names` maps the other model's name ids to this one's.
+  static Track MapTrackNames(Track t, const std::vector<uint32_t>& names);
+
   // Appends an event with no args that ran on tracks[where]; the reader uses it. Returns its index.
   size_t Add(EventKind k, std::string_view event_name, int64_t ts, int64_t dur, uint32_t where);
   // Appends `o`'s events (read from a later part of the same file) and empties it, one column at
