@@ -174,14 +174,61 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<RankInfo>& models,
 
 }  // namespace
 
-std::string AnalyzeInput::RankLabel(size_t i) const {
-  const RankInfo& m = ranks[i];
-  int same = 0;
-  for (const auto& o : ranks) same += o.rank == m.rank;
-  if (same <= 1) return fmt::format("{}", m.rank);
-  size_t slash = m.path.find_last_of('/');
-  return fmt::format("{} ({})", m.rank,
-                     slash == std::string::npos ? m.path : m.path.substr(slash + 1));
+namespace {
+
+// "3", or "3 (file.json)" when two models share a rank; one pass over the ranks.
+std::shared_ptr<const std::vector<std::string>> RankLabels(const std::vector<RankInfo>& ranks) {
+  std::map<int64_t, int> same;
+  for (const RankInfo& m : ranks) ++same[m.rank];
+  auto out = std::make_shared<std::vector<std::string>>();
+  out->reserve(ranks.size());
+  for (const RankInfo& m : ranks) {
+    if (same[m.rank] <= 1) {
+      out->push_back(fmt::format("{}", m.rank));
+      continue;
+    }
+    const size_t slash = m.path.find_last_of('/');
+    out->push_back(fmt::format("{} ({})", m.rank,
+                               slash == std::string::npos ? m.path : m.path.substr(slash + 1)));
+  }
+  return out;
+}
+
+// A csv_only table's rows, made a rank at a time from the analyses when the CSV is written.
+class RankRows : public report::RowSource {
+ public:
+  RankRows(const std::vector<RankAnalysis>& analyses,
+           std::shared_ptr<const std::vector<std::string>> labels, RankRowsFn rows_of)
+      : analyses_(analyses), labels_(std::move(labels)), rows_of_(std::move(rows_of)) {}
+  size_t parts() const override { return analyses_.size(); }
+  void AppendRows(size_t part, std::vector<std::vector<report::Value>>& rows) const override {
+    rows_of_(analyses_[part], (*labels_)[part], rows);
+  }
+
+ private:
+  const std::vector<RankAnalysis>& analyses_;
+  std::shared_ptr<const std::vector<std::string>> labels_;
+  RankRowsFn rows_of_;
+};
+
+}  // namespace
+
+bool AnalyzeInput::ManyRanks() const { return ranks.size() > kInlineRanks; }
+
+report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                            std::string title, std::vector<report::Column> cols,
+                            report::TableKind kind, RankRowsFn rows_of) {
+  report::Table& t = s.AddTable(std::move(id), std::move(title), std::move(cols), kind);
+  if (in.ManyRanks()) {
+    t.csv_only = true;
+    if (t.kind == report::TableKind::kTable) t.kind = report::TableKind::kDetail;
+    if (in.stream_rank_tables) {
+      t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of));
+      return t;
+    }
+  }
+  for (size_t i = 0; i < in.analyses.size(); ++i) rows_of(in.analyses[i], in.RankLabel(i), t.rows);
+  return t;
 }
 
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
@@ -192,7 +239,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
 
 report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
                                   const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
-                                  const std::string& input) {
+                                  const std::string& input, bool stream_rank_tables) {
   report::Report r;
   r.kind = "analyze";
   r.title = fmt::format("trainprof analyze: {}", input);
@@ -206,7 +253,7 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   AddAnalyzeConfig(r, models, o);
 
   const CollectivesResult collectives = MatchCollectives(models, an);
-  const AnalyzeInput in{models, an, o, collectives};
+  const AnalyzeInput in{models, an, o, collectives, RankLabels(models), stream_rank_tables};
   for (AddViewFn add : kViews) add(in, r);
 
   for (const auto& m : models)

@@ -91,8 +91,9 @@ std::string NothingToAnalyse(const Summaries& s, const std::string& what,
 }
 
 report::Report BuildRunReport(const Summaries& s, const std::vector<std::string>& files,
-                              const std::vector<std::string>& skipped) {
-  report::Report r = BuildAnalyzeReport(s.ranks, s.analyses, s.options, s.input);
+                              const std::vector<std::string>& skipped, bool stream_rank_tables) {
+  report::Report r =
+      BuildAnalyzeReport(s.ranks, s.analyses, s.options, s.input, stream_rank_tables);
   for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
   for (const std::string& why : skipped)
     r.diagnostics.push_back({report::DiagnosticId::kInputSkipped, 1, why});

@@ -65,9 +65,11 @@ std::string NothingToAnalyse(const Summaries& s, const std::string& what,
 
 // The run's report: every section, the files read (meta files.N), the entries skipped
 // (input_skipped diagnostics) and the data-quality section. The caller adds the run's own meta
-// (version, creation time, run folder) as it writes it.
+// (version, creation time, run folder) as it writes it. `stream_rank_tables`: with many ranks,
+// per-rank tables read `s` as their CSVs are written (BuildAnalyzeReport): keep `s` till then.
 report::Report BuildRunReport(const Summaries& s, const std::vector<std::string>& files,
-                              const std::vector<std::string>& skipped);
+                              const std::vector<std::string>& skipped,
+                              bool stream_rank_tables = false);
 
 // critical_path.trace.json in `dir`: the paths of --critical-path for Perfetto, the ranks on
 // one clock. `s` must outlive the returned writer.

@@ -21,7 +21,32 @@ std::string DeviceName(int64_t device) {
 
 std::string OpName(const MemoryResult& r, uint32_t op) { return r.NameOf(op); }
 
-// The curve, thinned to kCurvePoints by keeping the highest point of each stretch.
+// The curve, thinned to kCurvePoints by keeping the highest point of each stretch: each point
+// appended to `rows` after `prefix` (the rank and device columns of the many-rank table).
+void AppendCurve(const DeviceMemory& d, int64_t t0, const std::vector<report::Value>& prefix,
+                 std::vector<std::vector<report::Value>>& rows) {
+  const size_t stride = (d.curve.size() + kCurvePoints - 1) / kCurvePoints;
+  for (size_t a = 0; a < d.curve.size(); a += stride) {
+    const size_t end = std::min(d.curve.size(), a + stride);
+    size_t top = a;
+    for (size_t j = a; j < end; ++j)
+      if (d.curve[j].allocated > d.curve[top].allocated) top = j;
+    const MemoryPoint& p = d.curve[top];
+    std::vector<report::Value> row = prefix;
+    row.insert(row.end(),
+               {Seconds(p.ts_ns - t0), p.allocated,
+                p.reserved == trace::kNone ? report::Value{} : report::Value{p.reserved}});
+    rows.push_back(std::move(row));
+  }
+}
+
+std::vector<report::Column> CurveColumns() {
+  return {{"time_s", "Time", Unit::kSeconds},
+          {"allocated_bytes", "Allocated", Unit::kBytes},
+          {"reserved_bytes", "Reserved", Unit::kBytes}};
+}
+
+// One table (and CSV) per rank and device, with its chart.
 void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const DeviceMemory& d,
               int64_t t0) {
   // One CSV per curve: two files of one rank are told apart by their place in the input.
@@ -32,23 +57,25 @@ void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const Device
       d.device < 0 ? std::string("cpu") : fmt::format("gpu{}", d.device));
   report::Table& t =
       s.AddTable(id, fmt::format("Memory of {}, rank {}", DeviceName(d.device), in.RankLabel(i)),
-                 {{"time_s", "Time", Unit::kSeconds},
-                  {"allocated_bytes", "Allocated", Unit::kBytes},
-                  {"reserved_bytes", "Reserved", Unit::kBytes}},
-                 report::TableKind::kSeries);
-  const size_t stride = (d.curve.size() + kCurvePoints - 1) / kCurvePoints;
-  for (size_t a = 0; a < d.curve.size(); a += stride) {
-    const size_t end = std::min(d.curve.size(), a + stride);
-    size_t top = a;
-    for (size_t j = a; j < end; ++j)
-      if (d.curve[j].allocated > d.curve[top].allocated) top = j;
-    const MemoryPoint& p = d.curve[top];
-    t.rows.push_back({Seconds(p.ts_ns - t0), p.allocated,
-                      p.reserved == trace::kNone ? report::Value{} : report::Value{p.reserved}});
-  }
+                 CurveColumns(), report::TableKind::kSeries);
+  AppendCurve(d, t0, {}, t.rows);
   t.charts.push_back({.kind = report::ChartKind::kLines,
                       .label = "time_s",
                       .values = {"allocated_bytes", "reserved_bytes"}});
+}
+
+// Many ranks: every rank's and device's curve in one CSV (memory_curves.csv), not a file each.
+void AddCurves(report::Section& s, const AnalyzeInput& in) {
+  std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
+                                      {"device", "Device", Unit::kText}};
+  for (report::Column& c : CurveColumns()) cols.push_back(std::move(c));
+  AddRankTable(s, in, "memory_curves", "Memory over time per rank and device", std::move(cols),
+               report::TableKind::kSeries,
+               [](const RankAnalysis& a, const std::string& rank,
+                  std::vector<std::vector<report::Value>>& rows) {
+                 for (const DeviceMemory& d : a.memory.devices)
+                   AppendCurve(d, a.memory.t0_ns, {rank, DeviceName(d.device)}, rows);
+               });
 }
 
 void AddPeaks(report::Section& s, const AnalyzeInput& in) {
@@ -70,64 +97,75 @@ void AddPeaks(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = s.AddTable("memory_live_at_peak", "Live at the peak, by operator",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"device", "Device", Unit::kText},
-                                 {.key = "operator", .title = "Operator", .terminal_width = 80},
-                                 {"bytes", "Bytes", Unit::kBytes}});
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const DeviceMemory& d : in.analyses[i].memory.devices) {
-      for (const LiveBytes& l : d.live_at_peak)
-        t.rows.push_back(
-            {in.RankLabel(i), DeviceName(d.device), OpName(in.analyses[i].memory, l.op), l.bytes});
-      if (d.live_unknown > 0)
-        t.rows.push_back({in.RankLabel(i), DeviceName(d.device),
-                          std::string("(allocated before the trace)"), d.live_unknown});
-    }
-  MarkLong(t);
+  report::Table& t = AddRankTable(
+      s, in, "memory_live_at_peak", "Live at the peak, by operator",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {.key = "operator", .title = "Operator", .terminal_width = 80},
+       {"bytes", "Bytes", Unit::kBytes}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (const DeviceMemory& d : a.memory.devices) {
+          for (const LiveBytes& l : d.live_at_peak)
+            rows.push_back({rank, DeviceName(d.device), OpName(a.memory, l.op), l.bytes});
+          if (d.live_unknown > 0)
+            rows.push_back({rank, DeviceName(d.device), std::string("(allocated before the trace)"),
+                            d.live_unknown});
+        }
+      });
+  if (!in.ManyRanks()) MarkLong(t);
   t.charts.push_back({.kind = report::ChartKind::kBars, .label = "operator", .values = {"bytes"}});
 }
 
 void AddAllocations(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = s.AddTable("memory_allocations", "Allocations",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"device", "Device", Unit::kText},
-                                 {.key = "operator", .title = "Operator", .terminal_width = 80},
-                                 {"bytes", "Size", Unit::kBytes},
-                                 {"alloc_s", "Allocated at", Unit::kSeconds},
-                                 {"release_s", "Released at", Unit::kSeconds},
-                                 {"lifetime_s", "Lifetime", Unit::kSeconds}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const int64_t t0 = in.analyses[i].memory.t0_ns;
-    for (const Allocation& a : in.analyses[i].memory.allocations) {
-      const bool freed = a.free_ns != trace::kNone;
-      t.rows.push_back({in.RankLabel(i), DeviceName(a.device), OpName(in.analyses[i].memory, a.op),
-                        a.bytes, Seconds(a.alloc_ns - t0),
-                        freed ? report::Value{Seconds(a.free_ns - t0)} : report::Value{},
-                        freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}});
-    }
-  }
-  MarkLong(t);
+  report::Table& t = AddRankTable(
+      s, in, "memory_allocations", "Allocations",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {.key = "operator", .title = "Operator", .terminal_width = 80},
+       {"bytes", "Size", Unit::kBytes},
+       {"alloc_s", "Allocated at", Unit::kSeconds},
+       {"release_s", "Released at", Unit::kSeconds},
+       {"lifetime_s", "Lifetime", Unit::kSeconds}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& an, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        const int64_t t0 = an.memory.t0_ns;
+        for (const Allocation& a : an.memory.allocations) {
+          const bool freed = a.free_ns != trace::kNone;
+          rows.push_back(
+              {rank, DeviceName(a.device), OpName(an.memory, a.op), a.bytes,
+               Seconds(a.alloc_ns - t0),
+               freed ? report::Value{Seconds(a.free_ns - t0)} : report::Value{},
+               freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}});
+        }
+      });
+  if (!in.ManyRanks()) MarkLong(t);
 }
 
 void AddOperators(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = s.AddTable("memory_operators", "Memory per operator",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"device", "Device", Unit::kText},
-                                 {.key = "operator", .title = "Operator", .terminal_width = 80},
-                                 {"calls", "Calls", Unit::kCount},
-                                 {"self_allocations", "Allocations", Unit::kCount},
-                                 {"self_alloc_bytes", "Allocated", Unit::kBytes},
-                                 {"self_increase_bytes", "Self increase", Unit::kBytes},
-                                 {"allocations", "Total allocations", Unit::kCount},
-                                 {"alloc_bytes", "Total allocated", Unit::kBytes},
-                                 {"increase_bytes", "Total increase", Unit::kBytes}});
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const OperatorMemory& o : in.analyses[i].memory.operators)
-      t.rows.push_back({in.RankLabel(i), DeviceName(o.device), OpName(in.analyses[i].memory, o.op),
-                        o.calls, o.self_count, o.self_bytes, o.self_increase, o.total_count,
-                        o.total_bytes, o.total_increase});
-  MarkLong(t);
+  report::Table& t =
+      AddRankTable(s, in, "memory_operators", "Memory per operator",
+                   {{"rank", "Rank", Unit::kText},
+                    {"device", "Device", Unit::kText},
+                    {.key = "operator", .title = "Operator", .terminal_width = 80},
+                    {"calls", "Calls", Unit::kCount},
+                    {"self_allocations", "Allocations", Unit::kCount},
+                    {"self_alloc_bytes", "Allocated", Unit::kBytes},
+                    {"self_increase_bytes", "Self increase", Unit::kBytes},
+                    {"allocations", "Total allocations", Unit::kCount},
+                    {"alloc_bytes", "Total allocated", Unit::kBytes},
+                    {"increase_bytes", "Total increase", Unit::kBytes}},
+                   report::TableKind::kTable,
+                   [](const RankAnalysis& a, const std::string& rank,
+                      std::vector<std::vector<report::Value>>& rows) {
+                     for (const OperatorMemory& o : a.memory.operators)
+                       rows.push_back({rank, DeviceName(o.device), OpName(a.memory, o.op), o.calls,
+                                       o.self_count, o.self_bytes, o.self_increase, o.total_count,
+                                       o.total_bytes, o.total_increase});
+                   });
+  if (!in.ManyRanks()) MarkLong(t);
 }
 
 }  // namespace
@@ -146,9 +184,13 @@ void AddMemorySection(const AnalyzeInput& in, report::Report& r) {
     return;
   }
   AddPeaks(s, in);
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const int64_t t0 = in.analyses[i].memory.t0_ns;
-    for (const DeviceMemory& d : in.analyses[i].memory.devices) AddCurve(s, in, i, d, t0);
+  if (in.ManyRanks()) {
+    AddCurves(s, in);
+  } else {
+    for (size_t i = 0; i < in.ranks.size(); ++i) {
+      const int64_t t0 = in.analyses[i].memory.t0_ns;
+      for (const DeviceMemory& d : in.analyses[i].memory.devices) AddCurve(s, in, i, d, t0);
+    }
   }
   AddLiveAtPeak(s, in);
   AddOperators(s, in);

@@ -88,15 +88,20 @@ struct Grouping {
 report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grouping& g) {
   std::vector<report::Column> cols = OperatorColumns();
   cols.insert(cols.begin() + 2, g.column);
-  report::Table& t = s.AddTable(g.id, g.title, cols, report::TableKind::kDetail);
+  report::Table& t =
+      AddRankTable(s, in, g.id, g.title, cols, report::TableKind::kDetail,
+                   [rows_of = g.rows, text = g.text](const RankAnalysis& a, const std::string& rank,
+                                                     std::vector<std::vector<Value>>& out) {
+                     const std::vector<OperatorRow>& rows = a.*rows_of;
+                     for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
+                       std::vector<Value> v = OperatorCells(rank, rows[k]);
+                       v.insert(v.begin() + 2, rows[k].*text);
+                       out.push_back(std::move(v));
+                     }
+                   });
   size_t left_out = 0;
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const std::vector<OperatorRow>& rows = in.analyses[i].*g.rows;
-    for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
-      std::vector<Value> v = OperatorCells(in.RankLabel(i), rows[k]);
-      v.insert(v.begin() + 2, rows[k].*g.text);
-      t.rows.push_back(std::move(v));
-    }
+  for (const RankAnalysis& a : in.analyses) {
+    const std::vector<OperatorRow>& rows = a.*g.rows;
     left_out += rows.size() - std::min(rows.size(), kMaxShapeRows);
   }
   if (left_out > 0)
@@ -109,15 +114,16 @@ report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grou
 
 // By input shape where the trace has shapes (record_shapes), by call stack where it has stacks.
 void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
-  const report::Table& shapes =
-      AddGrouped(s, in,
-                 {"operator_view_by_shape",
-                  "Operators by input shape",
-                  {"input_dims", "Input dims", Unit::kText, true, false, 120},
-                  "shape",
-                  &RankAnalysis::operators_by_shape,
-                  &OperatorRow::input_dims});
-  if (shapes.rows.empty())
+  AddGrouped(s, in,
+             {"operator_view_by_shape",
+              "Operators by input shape",
+              {"input_dims", "Input dims", Unit::kText, true, false, 120},
+              "shape",
+              &RankAnalysis::operators_by_shape,
+              &OperatorRow::input_dims});
+  const bool shapes = std::ranges::any_of(
+      in.analyses, [](const RankAnalysis& a) { return !a.operators_by_shape.empty(); });
+  if (!shapes)
     s.notes.push_back(
         "No Input Dims (recorded without record_shapes, or by torch's legacy profiler, whose "
         "export has none): no grouping by input shape. Record with "
@@ -146,24 +152,22 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
                         .label = "name",
                         .values = {"device_self_s"},
                         .limit = kTopRows});
-  report::Table& all = s.AddTable("operator_view", "Operators", OperatorColumns());
-  std::vector<std::pair<const OperatorRow*, std::string>> ranked;
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const std::string rank = in.RankLabel(i);
-    for (const OperatorRow& o : in.analyses[i].operators) {
-      all.rows.push_back(OperatorCells(rank, o));
-      ranked.emplace_back(&o, rank);
-    }
-  }
+  AddRankTable(
+      s, in, "operator_view", "Operators", OperatorColumns(), report::TableKind::kDetail,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
+        for (const OperatorRow& o : a.operators) out.push_back(OperatorCells(rank, o));
+      });
+  std::vector<std::pair<const OperatorRow*, size_t>> ranked;  // row, rank index
+  for (size_t i = 0; i < in.ranks.size(); ++i)
+    for (const OperatorRow& o : in.analyses[i].operators) ranked.emplace_back(&o, i);
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first->device_self_ns != b.first->device_self_ns
                ? a.first->device_self_ns > b.first->device_self_ns
                : a.first->host_self_ns > b.first->host_self_ns;
   });
   for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
-    top.rows.push_back(OperatorCells(ranked[k].second, *ranked[k].first));
-  all.kind = report::TableKind::kDetail;
-  if (all.rows.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
+    top.rows.push_back(OperatorCells(in.RankLabel(ranked[k].second), *ranked[k].first));
+  if (ranked.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
   AddByShapeAndStack(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "
@@ -181,33 +185,36 @@ void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
                         .label = "name",
                         .values = {"total_s"},
                         .limit = kTopRows});
-  report::Table& k = s.AddTable("kernel_view", "Kernels", KernelColumns(false));
-  report::Table& ok =
-      s.AddTable("operator_kernel_view", "Kernels per operator", KernelColumns(true));
+  report::Table& k = AddRankTable(
+      s, in, "kernel_view", "Kernels", KernelColumns(false), report::TableKind::kDetail,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
+        for (const KernelRow& row : a.kernels) out.push_back(KernelCells(rank, row, false));
+      });
+  report::Table& ok = AddRankTable(
+      s, in, "operator_kernel_view", "Kernels per operator", KernelColumns(true),
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
+        for (const KernelRow& row : a.operator_kernels) out.push_back(KernelCells(rank, row, true));
+      });
   double tc_ns = 0, all_ns = 0;
+  std::vector<std::pair<const KernelRow*, size_t>> ranked;  // row, rank index
   for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const std::string rank = in.RankLabel(i);
     for (const KernelRow& row : in.analyses[i].kernels) {
-      k.rows.push_back(KernelCells(rank, row, false));
+      ranked.emplace_back(&row, i);
       all_ns += static_cast<double>(row.total_ns);
       if (row.tensor_cores) tc_ns += static_cast<double>(row.total_ns);
     }
-    for (const KernelRow& row : in.analyses[i].operator_kernels)
-      ok.rows.push_back(KernelCells(rank, row, true));
   }
-  std::vector<size_t> order(k.rows.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const int total = k.ColumnIndex("total_s");
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return report::AsNumber(k.rows[a][total]) > report::AsNumber(k.rows[b][total]);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return Seconds(a.first->total_ns) > Seconds(b.first->total_ns);
   });
-  for (size_t i = 0; i < order.size() && i < kTopRows; ++i) top.rows.push_back(k.rows[order[i]]);
-  k.kind = report::TableKind::kDetail;
-  MarkLong(ok);
+  for (size_t i = 0; i < ranked.size() && i < kTopRows; ++i)
+    top.rows.push_back(KernelCells(in.RankLabel(ranked[i].second), *ranked[i].first, false));
+  if (!in.ManyRanks()) MarkLong(ok);
   if (all_ns > 0)
     s.AddMetric("tensor_core_kernel_pct", "Kernel time on Tensor Cores", 100 * tc_ns / all_ns,
                 Unit::kPercent);
-  if (k.rows.empty()) s.notes.push_back("No kernels in the trace.");
+  if (ranked.empty()) s.notes.push_back("No kernels in the trace.");
   k.notes.push_back(
       "Mean blocks/SM and est. achieved occupancy are weighted by duration; an instance without "
       "the figure counts as 0 (the plugin's rule); empty when no instance has it.");

@@ -2,7 +2,9 @@
 // FLOPs and bytes, the rates it reached, and where that sits under the device's roofline.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/views.h"
@@ -72,6 +74,66 @@ std::string PeakNote(const std::string& rank, const FlopsResult& f) {
       f.device_name, tflops > 0 ? "--peak-tbps" : "--peak-tflops (and --peak-tbps)");
 }
 
+constexpr const char* kNoShapeRows =
+    "No GEMM, convolution, attention, elementwise, normalization or reduction call with "
+    "Input Dims launched GPU work.";
+constexpr const char* kHowNote =
+    "FLOPs of GEMMs, convolutions and attention from their inputs; bytes: inputs and output "
+    "once (flops.h). Each call counted once, at its innermost operator with a formula "
+    "(aten::addmm, not aten::linear). Of roofline: the time the roofline allows, "
+    "max(FLOPs / peak, bytes / bandwidth), over the time taken.";
+
+constexpr const char* kWho = "\x01";  // where a note names its rank(s)
+
+// Many ranks: every rank's rows in roofline.csv only; report.json keeps the kTopRows shapes
+// with the most device time over all ranks, and each distinct roofline note once.
+void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
+  AddRankTable(
+      s, in, "roofline", "Roofline per operator, shape and dtype", Columns(),
+      report::TableKind::kDetail,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        for (const ShapeRow& r : a.flops.shapes) rows.push_back(Row(rank, r, a.flops.peak));
+      });
+  std::vector<std::pair<const ShapeRow*, size_t>> ranked;          // row, rank index
+  std::vector<std::pair<std::string, std::vector<size_t>>> notes;  // note, its ranks
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    const FlopsResult& f = in.analyses[i].flops;
+    for (const ShapeRow& r : f.shapes) ranked.emplace_back(&r, i);
+    if (!f.has_shapes) continue;
+    std::string note = PeakNote(kWho, f);
+    auto it =
+        std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == note; });
+    if (it == notes.end())
+      notes.push_back({std::move(note), {i}});
+    else
+      it->second.push_back(i);
+  }
+  for (const auto& [note, ranks] : notes) {
+    const std::string who =
+        ranks.size() == 1
+            ? in.RankLabel(ranks[0])
+            : fmt::format("{} and {} other ranks", in.RankLabel(ranks[0]), ranks.size() - 1);
+    std::string text = note;
+    text.replace(text.find(kWho), std::string_view(kWho).size(), who);
+    s.notes.push_back(std::move(text));
+  }
+  if (ranked.empty()) {
+    s.tables.back().notes.push_back(kNoShapeRows);
+    return;
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first->device_ns > b.first->device_ns;
+  });
+  report::Table& top = s.AddTable(
+      "roofline_top",
+      fmt::format("Roofline: the {} shapes with the most device time, over all ranks", kTopRows),
+      Columns());
+  for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
+    top.rows.push_back(Row(in.RankLabel(ranked[k].second), *ranked[k].first,
+                           in.analyses[ranked[k].second].flops.peak));
+  s.notes.push_back(kHowNote);
+}
+
 }  // namespace
 
 void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
@@ -85,6 +147,7 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
         "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.");
     return;
   }
+  if (in.ManyRanks()) return AddManyRanks(s, in);
   report::Table& t = s.AddTable("roofline", "Roofline per operator, shape and dtype", Columns());
   report::Table top = t;
   top.id = "roofline_top";
@@ -98,18 +161,12 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
     if (f.has_shapes) s.notes.push_back(PeakNote(in.RankLabel(i), f));
   }
   if (t.rows.empty()) {
-    t.notes.push_back(
-        "No GEMM, convolution, attention, elementwise, normalization or reduction call with "
-        "Input Dims launched GPU work.");
+    t.notes.push_back(kNoShapeRows);
     return;
   }
   MarkLong(t);
   if (t.kind == report::TableKind::kDetail) s.tables.push_back(std::move(top));
-  s.notes.push_back(
-      "FLOPs of GEMMs, convolutions and attention from their inputs; bytes: inputs and output "
-      "once (flops.h). Each call counted once, at its innermost operator with a formula "
-      "(aten::addmm, not aten::linear). Of roofline: the time the roofline allows, "
-      "max(FLOPs / peak, bytes / bandwidth), over the time taken.");
+  s.notes.push_back(kHowNote);
 }
 
 }  // namespace trainprof::analysis

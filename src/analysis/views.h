@@ -9,6 +9,8 @@
 //   }
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,10 +29,33 @@ struct AnalyzeInput {
   const std::vector<RankAnalysis>& analyses;
   const AnalyzeOptions& options;
   const CollectivesResult& collectives;
+  // Each rank's label (RankLabel), made once: a section asks for it per row.
+  std::shared_ptr<const std::vector<std::string>> labels;
+  // With more than kInlineRanks ranks: whether per-rank tables read `analyses` only when their
+  // CSV is written (BuildAnalyzeReport's `stream_rank_tables`).
+  bool stream_rank_tables = false;
 
   // "3", or "3 (file.json)" when two models share a rank.
-  std::string RankLabel(size_t i) const;
+  const std::string& RankLabel(size_t i) const { return (*labels)[i]; }
+  // More ranks than report.json holds per-rank detail for (AddRankTable).
+  bool ManyRanks() const;
 };
+
+// Up to this many ranks (a node's GPUs), report.json holds every per-rank table whole; with
+// more, per-rank detail is in CSV files only and report.json keeps the cross-rank summary.
+inline constexpr size_t kInlineRanks = 8;
+
+// A rank's rows of a per-rank table, appended to `rows` (`rank`: its label).
+using RankRowsFn = std::function<void(const RankAnalysis& a, const std::string& rank,
+                                      std::vector<std::vector<report::Value>>& rows)>;
+
+// A table of `rows_of` each rank, in rank order. With up to kInlineRanks ranks its rows are in
+// `rows` as any table's; with more it is a report::Table::csv_only table of kind kDetail (or
+// kSeries), whose rows are made now, or, with in.stream_rank_tables, one rank at a time when its
+// CSV is written (reading in.analyses then). `rows_of` must not hold references to `in`.
+report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                            std::string title, std::vector<report::Column> cols,
+                            report::TableKind kind, RankRowsFn rows_of);
 
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 

@@ -185,7 +185,8 @@ int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
     fmt::print(stderr, "trainprof: {}\n", why);
     return kExitBadInput;
   }
-  report::Report r = analysis::BuildRunReport(l, files, skipped);
+  // `l` outlives the report's writing (Emit), so many ranks' tables are written from it.
+  report::Report r = analysis::BuildRunReport(l, files, skipped, /*stream_rank_tables=*/true);
   // critical_path.trace.json goes where Emit creates the run folder (its meta run_dir).
   std::vector<report::ExtraFile> extra;
   if (l.options.critical_path) {

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include "base/atomic_file.h"
 #include "report/format.h"
@@ -10,42 +13,84 @@
 namespace trainprof::report {
 namespace {
 
-void Field(std::ostream& out, const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) {
-    out << s;
+void Field(std::string& out, std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out += s;
     return;
   }
-  out << '"';
+  out += '"';
   for (char c : s) {
-    if (c == '"') out << '"';
-    out << c;
+    if (c == '"') out += '"';
+    out += c;
   }
-  out << '"';
+  out += '"';
 }
 
 void Row(std::ostream& out, const std::vector<std::string>& fields) {
+  std::string line;
   for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out << ',';
-    Field(out, fields[i]);
+    if (i > 0) line += ',';
+    Field(line, fields[i]);
   }
-  out << '\n';
+  line += '\n';
+  out << line;
+}
+
+// A value as FormatMachine writes it, appended without a string of its own.
+void AppendMachine(std::string& out, const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return Field(out, *s);
+  if (const auto* d = std::get_if<double>(&v)) {
+    if (std::isfinite(*d)) fmt::format_to(std::back_inserter(out), "{}", *d);
+    return;
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    out += fmt::format_int(*i).str();
+    return;
+  }
+  if (const auto* b = std::get_if<bool>(&v)) out += *b ? "true" : "false";
+}
+
+void AppendRows(std::string& out, const Table& t, const std::vector<std::vector<Value>>& rows) {
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      if (i > 0) out += ',';
+      if (i < r.size()) AppendMachine(out, r[i]);
+    }
+    out += '\n';
+  }
+}
+
+// The table's CSV, handed to `sink` a block at a time (the header, then each block of rows).
+template <typename Sink>
+void RenderCsv(const Table& t, Sink&& sink) {
+  std::string text;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i > 0) text += ',';
+    Field(text, t.columns[i].key);
+  }
+  text += '\n';
+  t.ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
+    AppendRows(text, t, rows);
+    if (text.size() >= (size_t{1} << 16)) {
+      sink(std::string_view(text));
+      text.clear();
+    }
+  });
+  AppendRows(text, t, t.footer);
+  sink(std::string_view(text));
+}
+
+Status WriteCsvTable(const Table& t, const std::string& path) {
+  base::AtomicFile f;
+  TRAINPROF_RETURN_IF_ERROR(f.Open(path));
+  RenderCsv(t, [&](std::string_view text) { f.Write(text); });
+  return f.Commit();
 }
 
 }  // namespace
 
 void RenderCsvTable(const Table& t, std::ostream& out) {
-  std::vector<std::string> f;
-  for (const Column& c : t.columns) f.push_back(c.key);
-  Row(out, f);
-  auto rows = [&](const std::vector<std::vector<Value>>& rs) {
-    for (const auto& r : rs) {
-      f.assign(t.columns.size(), "");
-      for (size_t i = 0; i < f.size() && i < r.size(); ++i) f[i] = FormatMachine(r[i]);
-      Row(out, f);
-    }
-  };
-  rows(t.rows);
-  rows(t.footer);
+  RenderCsv(t, [&](std::string_view text) { out << text; });
 }
 
 void RenderCsvMetrics(const Section& s, std::ostream& out) {
@@ -72,9 +117,15 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
       write(s.id + "_metrics.csv", text.str());
     }
     for (const Table& t : s.tables) {
-      std::ostringstream text;
-      RenderCsvTable(t, text);
-      write(t.id + ".csv", text.str());
+      // Read back from a report.json: its rows are in the CSV written with the report.
+      if (t.csv_only && t.source == nullptr && t.rows.empty()) continue;
+      const std::string name = t.id + ".csv";
+      Status w = WriteCsvTable(t, fmt::format("{}/{}", dir, name));
+      if (!w.ok()) {
+        if (first.ok()) first = w;
+        continue;
+      }
+      if (written != nullptr) written->push_back(name);
     }
   }
   return first;

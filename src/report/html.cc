@@ -132,7 +132,25 @@ void TableRows(std::string& out, const Table& t, const std::vector<std::vector<V
   }
 }
 
+// A table whose rows are in its CSV only: its title, where the rows are, and its notes.
+void RenderCsvOnlyTable(std::string& out, const Table& t) {
+  out += "<details><summary>";
+  AppendEscaped(out, t.title);
+  fmt::format_to(std::back_inserter(out), " (rows in {}.csv)</summary>", Escaped(t.id));
+  fmt::format_to(std::back_inserter(out),
+                 "<p class=\"note\">One or more rows per rank: too many for this page and "
+                 "report.json, so they are in {}.csv only.</p>",
+                 Escaped(t.id));
+  for (const std::string& n : t.notes) {
+    out += "<p class=\"note\">";
+    AppendEscaped(out, n);
+    out += "</p>";
+  }
+  out += "</details>";
+}
+
 void RenderTable(std::string& out, const Table& t) {
+  if (t.csv_only) return RenderCsvOnlyTable(out, t);
   const size_t shown = std::min(kHtmlRowLimit, t.rows.size());
   if (t.kind != TableKind::kTable) {
     out += "<details><summary>";

@@ -194,6 +194,7 @@ std::vector<Chart> SectionCharts(const Section& s) {
   std::vector<std::variant<svg::LineChart, svg::BarChart>> charts;
   std::map<std::string, size_t> line_charts;  // chart id -> index in `charts`
   for (const Table& t : s.tables) {
+    if (t.csv_only) continue;  // its rows are in its CSV only
     for (const ChartHint& h : t.charts) {
       std::string id = h.id.empty() ? t.id : h.id;
       std::string title = h.title.empty() ? t.title : h.title;

@@ -136,7 +136,7 @@ void AppendTableTail(std::string& out, const Table& t, int level) {
   out += ",\n";
   Indent(out, level + 1);
   out += "\"rows\": ";
-  AppendRows(out, t, t.rows, level + 1);
+  AppendRows(out, t, t.csv_only ? std::vector<std::vector<Value>>{} : t.rows, level + 1);
   out += ",\n";
   Indent(out, level + 1);
   out += "\"footer\": ";
@@ -191,13 +191,15 @@ void AppendTable(std::string& out, const Table& t, int level) {
     cols.push_back(std::move(col));
   }
   head["columns"] = std::move(cols);
-  if (!t.charts.empty()) {  // report.html's charts, kept for reports rendered from this file
+  if (!t.charts.empty() &&
+      !t.csv_only) {  // report.html's charts, kept for reports rendered from this file
     Json charts = Json::array();
     for (const ChartHint& h : t.charts) charts.push_back(ChartJson(h));
     head["charts"] = std::move(charts);
   }
+  if (t.csv_only) head["rows_in"] = t.id + ".csv";  // the rows are in that file only
   if (!UniqueKeys(t)) {  // a row object keeps one member per key, as nlohmann's does
-    head["rows"] = RowsJson(t, t.rows);
+    head["rows"] = RowsJson(t, t.csv_only ? std::vector<std::vector<Value>>{} : t.rows);
     head["footer"] = RowsJson(t, t.footer);
     head["notes"] = t.notes;
     AppendIndented(out, head.dump(1, ' ', false, Json::error_handler_t::replace), level);

@@ -126,6 +126,7 @@ Status ReadTable(const Json& j, Section& s) {
                         : kind == "detail" ? TableKind::kDetail
                                            : TableKind::kTable);
   if (j.contains("rows")) t.rows = Rows(j["rows"], t.columns);
+  t.csv_only = j.contains("rows_in");  // its rows are in its CSV, not here
   if (j.contains("footer")) t.footer = Rows(j["footer"], t.columns);
   t.notes = Strings(j, "notes");
   t.charts = Charts(j);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -106,6 +107,17 @@ struct ChartHint {
   Value highlight_value;
 };
 
+// Rows made when a table is written, one part at a time (one part per rank), instead of held in
+// Table::rows: a per-rank table of many ranks goes to its CSV without all its rows in memory at
+// once. A source reads what its report was built from, so that must outlive the writing.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  virtual size_t parts() const = 0;
+  // Appends part `part`'s rows (each columns.size() values) to `rows`.
+  virtual void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const = 0;
+};
+
 struct Table {
   std::string id;     // file name stem of its CSV ("time_report" -> time_report.csv)
   std::string title;  // heading in the terminal
@@ -118,6 +130,25 @@ struct Table {
   // should also carry the unit as a text column so CSV and JSON readers see it.
   std::vector<Unit> row_units;
   std::vector<ChartHint> charts;  // report.html's charts of this table; none by default
+  // Rows only in the table's CSV (<id>.csv): report.json lists the table's columns and names
+  // the file ("rows_in"), report.html names it too, neither holds a row or draws a chart. For
+  // per-rank detail of many ranks, so report.json stays a cross-rank summary a person can open.
+  bool csv_only = false;
+  // Where the rows come from when they are not held in `rows` (csv_only tables only; null:
+  // `rows`). The CSV writer asks it part by part; ForEachRowBlock reads either.
+  std::shared_ptr<const RowSource> source;
+
+  // Calls `f` with blocks of rows, in order: `rows` at once, or each part of `source`.
+  template <typename F>
+  void ForEachRowBlock(F&& f) const {
+    if (source == nullptr) return f(rows);
+    std::vector<std::vector<Value>> block;
+    for (size_t p = 0; p < source->parts(); ++p) {
+      block.clear();
+      source->AppendRows(p, block);
+      f(static_cast<const std::vector<std::vector<Value>>&>(block));
+    }
+  }
 
   // The index of the column `key`, or -1.
   int ColumnIndex(std::string_view key) const;

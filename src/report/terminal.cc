@@ -47,6 +47,10 @@ void RenderMetrics(const Section& s, std::ostream& out) {
 
 void RenderTableText(const Table& t, std::ostream& out) {
   out << "  " << t.title << '\n';
+  if (t.csv_only) {  // its rows may not be in memory: they are counted nowhere but the file
+    out << fmt::format("    rows in {}.csv\n", t.id);
+    return;
+  }
   if (t.kind == TableKind::kSeries) {
     out << fmt::format("    {} points, in {}.csv and report.json\n", t.rows.size(), t.id);
     return;
