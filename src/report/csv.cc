@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/atomic_file.h"
+#include "base/parallel.h"
 #include "report/format.h"
 
 namespace trainprof::report {
@@ -101,32 +102,40 @@ void RenderCsvMetrics(const Section& s, std::ostream& out) {
 }
 
 Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::string>* written) {
-  Status first = Status::Ok();
-  auto write = [&](const std::string& name, const std::string& text) {
-    Status s = base::WriteFileAtomically(fmt::format("{}/{}", dir, name), text);
-    if (!s.ok()) {
-      if (first.ok()) first = s;
-      return;
-    }
-    if (written != nullptr) written->push_back(name);
+  struct File {
+    std::string name;
+    const Section* metrics = nullptr;  // <section>_metrics.csv
+    const Table* table = nullptr;      // <table>.csv
   };
+  std::vector<File> files;
   for (const Section& s : r.sections) {
-    if (!s.metrics.empty()) {
-      std::ostringstream text;
-      RenderCsvMetrics(s, text);
-      write(s.id + "_metrics.csv", text.str());
-    }
+    if (!s.metrics.empty()) files.push_back({s.id + "_metrics.csv", &s, nullptr});
     for (const Table& t : s.tables) {
       // Read back from a report.json: its rows are in the CSV written with the report.
       if (t.csv_only && t.source == nullptr && t.rows.empty()) continue;
-      const std::string name = t.id + ".csv";
-      Status w = WriteCsvTable(t, fmt::format("{}/{}", dir, name));
-      if (!w.ok()) {
-        if (first.ok()) first = w;
-        continue;
-      }
-      if (written != nullptr) written->push_back(name);
+      files.push_back({t.id + ".csv", nullptr, &t});
     }
+  }
+  // Two threads: many ranks' tables are tens of MB of text, formatted value by value.
+  std::vector<Status> results(files.size(), Status::Ok());
+  base::ParallelFor(files.size(), 2, [&](size_t i) {
+    const File& f = files[i];
+    const std::string path = fmt::format("{}/{}", dir, f.name);
+    if (f.table != nullptr) {
+      results[i] = WriteCsvTable(*f.table, path);
+      return;
+    }
+    std::ostringstream text;
+    RenderCsvMetrics(*f.metrics, text);
+    results[i] = base::WriteFileAtomically(path, text.str());
+  });
+  Status first = Status::Ok();
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!results[i].ok()) {
+      if (first.ok()) first = results[i];
+      continue;
+    }
+    if (written != nullptr) written->push_back(files[i].name);
   }
   return first;
 }

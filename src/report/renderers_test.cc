@@ -1,13 +1,16 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "report/csv.h"
 #include "report/format.h"
 #include "report/json.h"
+#include "report/json_reader.h"
 #include "report/terminal.h"
 #include "util/golden.h"
 
@@ -236,6 +239,49 @@ TEST(CsvRenderer, UnwritableFolderIsNamed) {
   Status s = WriteCsvFiles(SampleReport(), "/nonexistent-trainprof-dir", nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("/nonexistent-trainprof-dir/time_metrics.csv"), std::string::npos);
+}
+
+// Rows made a part at a time: part p holds p + 1 rows.
+class Parts : public RowSource {
+ public:
+  size_t parts() const override { return 3; }
+  void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const override {
+    for (size_t i = 0; i <= part; ++i)
+      rows.push_back({static_cast<int64_t>(part), fmt::format("row {}", i)});
+  }
+};
+
+TEST(CsvOnlyTable, RowsGoToTheCsvAndReportJsonNamesIt) {
+  Report r;
+  Section& s = r.AddSection("ranks", "Ranks");
+  Table& t = s.AddTable("per_rank", "Per rank",
+                        {{"rank", "Rank", Unit::kCount}, {"what", "What", Unit::kText}},
+                        TableKind::kDetail);
+  t.csv_only = true;
+  t.source = std::make_shared<Parts>();
+  t.notes.push_back("one note");
+  std::ostringstream csv;
+  RenderCsvTable(t, csv);
+  EXPECT_EQ(csv.str(), "rank,what\n0,row 0\n1,row 0\n1,row 1\n2,row 0\n2,row 1\n2,row 2\n");
+
+  const std::string json = RenderJsonString(r);
+  EXPECT_NE(json.find("\"rows_in\": \"per_rank.csv\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("row 0"), std::string::npos) << json;
+  auto back = ParseReportJson(json, "report.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  const Table* read = back->sections[0].FindTable("per_rank");
+  ASSERT_NE(read, nullptr);
+  EXPECT_TRUE(read->csv_only);
+  EXPECT_TRUE(read->rows.empty());
+  // Written again from the report.json read back, the CSV is left as it was.
+  const std::string dir = testutil::FreshTempDir();
+  std::vector<std::string> written;
+  ASSERT_TRUE(WriteCsvFiles(*back, dir, &written).ok());
+  EXPECT_TRUE(written.empty());
+
+  std::ostringstream text;
+  RenderTableText(t, text);
+  EXPECT_EQ(text.str(), "  Per rank\n    rows in per_rank.csv\n");
 }
 
 }  // namespace

@@ -1,0 +1,146 @@
+// Many ranks (more than kInlineRanks): per-rank detail tables are in their CSV only, made rank by
+// rank when streamed, with the same text as when held; report.json keeps the cross-rank summary.
+// A few ranks keep every table whole (the goldens hold their layout).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "analysis/views.h"
+#include "report/csv.h"
+#include "report/html.h"
+#include "report/json.h"
+
+namespace trainprof::analysis {
+namespace {
+
+RankAnalysis Rank(int64_t r) {
+  RankAnalysis a;
+  for (int k = 0; k < 3; ++k) {
+    a.operators.push_back({.name = "aten::mm" + std::to_string(k),
+                           .calls = 2 + k,
+                           .device_self_ns = 1000 * (r + 1) + k});
+    a.kernels.push_back({.name = "gemm" + std::to_string(k), .calls = 1, .total_ns = 500 * r + k});
+    a.operator_kernels.push_back(a.kernels.back());
+    a.modules.push_back({.name = "Linear_" + std::to_string(k), .path = "Net", .depth = 1});
+  }
+  a.operators_by_shape = a.operators;
+  a.operators_by_shape[0].input_dims = "[[2, 3]]";
+  DeviceMemory d;
+  d.device = 0;
+  d.curve = {{.ts_ns = 10, .allocated = 100}, {.ts_ns = 20, .allocated = 300 + r}};
+  d.peak_allocated = 300 + r;
+  d.live_at_peak = {{.op = trace::kNoName, .bytes = 64}};
+  a.memory.devices.push_back(d);
+  a.memory.allocations.push_back({.device = 0, .bytes = 64, .alloc_ns = 15});
+  a.memory.operators.push_back({.device = 0, .calls = 1});
+  a.memory.events = 2;
+  return a;
+}
+
+struct Ranks {
+  std::vector<RankInfo> infos;
+  std::vector<RankAnalysis> analyses;
+  AnalyzeOptions options;
+};
+
+Ranks MakeRanks(size_t n) {
+  Ranks out;
+  for (size_t i = 0; i < n; ++i) {
+    out.infos.push_back({.path = "r" + std::to_string(i) + ".json", .rank = int64_t(i)});
+    out.analyses.push_back(Rank(int64_t(i)));
+  }
+  return out;
+}
+
+std::string Csv(const report::Table& t) {
+  std::ostringstream s;
+  report::RenderCsvTable(t, s);
+  return s.str();
+}
+
+const report::Table* Find(const report::Report& r, std::string_view id) {
+  for (const report::Section& s : r.sections)
+    if (const report::Table* t = s.FindTable(id)) return t;
+  return nullptr;
+}
+
+constexpr const char* kPerRankTables[] = {
+    "operator_view",      "operator_view_by_shape", "kernel_view",         "operator_kernel_view",
+    "module_view",        "memory_curves",          "memory_live_at_peak", "memory_operators",
+    "memory_allocations",
+};
+
+TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
+  const size_t n = kInlineRanks + 4;
+  const Ranks in = MakeRanks(n);
+  const report::Report held = BuildAnalyzeReport(in.infos, in.analyses, in.options, "x");
+  const report::Report streamed =
+      BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", /*stream_rank_tables=*/true);
+  for (const char* id : kPerRankTables) {
+    const report::Table* h = Find(held, id);
+    const report::Table* s = Find(streamed, id);
+    ASSERT_NE(h, nullptr) << id;
+    ASSERT_NE(s, nullptr) << id;
+    EXPECT_TRUE(h->csv_only && s->csv_only) << id;
+    EXPECT_NE(h->kind, report::TableKind::kTable) << id;  // never printed in the terminal
+    EXPECT_FALSE(h->rows.empty()) << id;                  // held: the rows are there
+    EXPECT_TRUE(s->rows.empty()) << id;                   // streamed: made when written
+    EXPECT_EQ(Csv(*h), Csv(*s)) << id;
+  }
+  // Every rank's rows, in rank order.
+  const std::string ops = Csv(*Find(streamed, "operator_view"));
+  EXPECT_NE(ops.find(fmt::format("\n{},aten::mm2,", n - 1)), std::string::npos) << ops;
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), '\n'), static_cast<long>(1 + 3 * n));
+  // One curve table for every rank and device, not one each.
+  EXPECT_EQ(Find(streamed, "memory_curve_r0_gpu0"), nullptr);
+
+  // report.json: the same for both, the per-rank tables named with their file and no rows.
+  const std::string json = report::RenderJsonString(streamed);
+  EXPECT_EQ(json, report::RenderJsonString(held));
+  EXPECT_NE(json.find("\"rows_in\": \"operator_view.csv\""), std::string::npos);
+  EXPECT_EQ(json.find("Linear_1"), std::string::npos) << "module_view's rows are not in it";
+  // The cross-rank summaries stay: the top operators and the memory peak of every rank.
+  const report::Table* top = Find(streamed, "operator_view_top");
+  ASSERT_NE(top, nullptr);
+  EXPECT_FALSE(top->csv_only);
+  EXPECT_EQ(std::get<std::string>(top->rows[0][0]), std::to_string(n - 1));
+  EXPECT_EQ(Find(streamed, "memory_peaks")->rows.size(), n);
+
+  std::ostringstream html;
+  report::HtmlRenderer().Render(streamed, html);
+  EXPECT_NE(html.str().find("(rows in operator_view.csv)"), std::string::npos);
+}
+
+TEST(ManyRanks, AFewRanksKeepEveryTableWhole) {
+  const Ranks in = MakeRanks(kInlineRanks);
+  const report::Report r =
+      BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", /*stream_rank_tables=*/true);
+  for (const char* id : {"operator_view", "module_view", "memory_allocations"}) {
+    const report::Table* t = Find(r, id);
+    ASSERT_NE(t, nullptr) << id;
+    EXPECT_FALSE(t->csv_only) << id;
+    EXPECT_EQ(t->source, nullptr) << id;
+    EXPECT_FALSE(t->rows.empty()) << id;
+  }
+  EXPECT_NE(Find(r, "memory_curve_r0_gpu0"), nullptr);
+  EXPECT_EQ(Find(r, "memory_curves"), nullptr);
+}
+
+TEST(ManyRanks, RankLabelsNameTheFileWhenTwoShareARank) {
+  Ranks in = MakeRanks(kInlineRanks + 1);
+  in.infos[1].rank = 0;
+  in.infos[1].path = "dir/again.json";
+  const report::Report r =
+      BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", /*stream_rank_tables=*/true);
+  const std::string ops = Csv(*Find(r, "operator_view"));
+  EXPECT_NE(ops.find("\n0 (again.json),aten::mm0,"), std::string::npos) << ops;
+  EXPECT_NE(ops.find("\n0 (r0.json),aten::mm0,"), std::string::npos) << ops;
+}
+
+}  // namespace
+}  // namespace trainprof::analysis
