@@ -382,6 +382,10 @@ int64_t GzipStatedSize(const std::string& path) {
   return static_cast<int64_t>(b[0] | b[1] << 8 | b[2] << 16 | static_cast<uint32_t>(b[3]) << 24);
 }
 
+std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner) {
+  return std::make_unique<ReadAheadSource>(std::move(inner));
+}
+
 std::unique_ptr<ByteSource> PrefixBytes(std::string prefix, std::unique_ptr<ByteSource> rest) {
   return std::make_unique<PrefixedSource>(std::move(prefix), std::move(rest));
 }

@@ -55,6 +55,9 @@ class ByteSource {
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path,
                                                      bool inflate_ahead = true);
 
+// `inner` read ahead on a second thread, a few MiB deep (what OpenTraceBytes does for gzip).
+std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner);
+
 // The bytes of a file from `offset`, as they are (never gunzipped), to its end or for `length`
 // bytes at most (-1: to the end): one part of a big plain trace read on its own thread.
 // raw_bytes_done() counts from `offset`.

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -93,11 +94,23 @@ class Window {
   // the window is kept. False when the data ends first. Errors: the source's.
   StatusOr<bool> SkipUnit();
 
+  // Takes `buf` as the window, holding the `n` bytes of a whole part of the document (n below
+  // buf.size()): nothing more is read from the source (a part cut from a gzip stream by the
+  // thread that inflates it, kineto_gzip_parts.cc).
+  void Adopt(RawBuffer buf, size_t n) {
+    buf_ = std::move(buf);
+    pos_ = 0, end_ = n;
+    eof_ = true;
+  }
+
   // Frees the bytes once the document is read. Read what is needed first: the offsets and
   // Where() no longer describe the document after it.
-  void Release() {
+  // Returns the buffer (to be used again).
+  RawBuffer Release() {
+    RawBuffer b = std::move(buf_);
     buf_ = RawBuffer(0);
     pos_ = end_ = 0;
+    return b;
   }
 
  private:

@@ -281,10 +281,6 @@ Status KinetoParser::Drive() {
     ScanResult r = Step();
     if (r == ScanResult::kErr) return Error(s_.err_at() ? s_.err_at() : w_.cur(), s_.err());
     if (r == ScanResult::kOk) {
-      if (shared_stop_ != nullptr && stop_at_ < 0) {
-        stop_at_ = shared_stop_->load(std::memory_order_acquire);
-        if (stop_at_ >= 0) shared_stop_ = nullptr;  // taken once
-      }
       if (stop_at_ < 0 || w_.cur_offset() < stop_at_) continue;
       if (w_.cur_offset() == stop_at_ && state_ == State::kEvent) {
         paused_ = true;

@@ -12,7 +12,6 @@
 //   StatusOr<TraceModel> m = p.Run();  // errors: "<file>: byte B (line L, column C): <what>"
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -41,9 +40,13 @@ class KinetoParser {
   void StartInEvents(bool bare_array, int64_t stop_at);
   // The first segment pauses at the event boundary `stop_at`; -1: none.
   void set_stop(int64_t stop_at) { stop_at_ = stop_at; }
-  // The same, with the boundary set by another thread while this one parses (-1 until then).
-  void set_shared_stop(const std::atomic<int64_t>* stop_at) { shared_stop_ = stop_at; }
   Status Start();
+  // Start() over a part already in memory (`n` bytes of `buf`, n below buf.size()) instead of
+  // the source.
+  Status StartInMemory(RawBuffer buf, size_t n) {
+    w_.Adopt(std::move(buf), n);
+    return Start();
+  }
   // Steps until the document ends, or until paused at the stop. A segment that cannot end
   // cleanly there fails, so that the first parser reads its bytes instead.
   Status Drive();
@@ -51,10 +54,11 @@ class KinetoParser {
   void set_read_segments(int n) { b_.model().read_segments = n; }
   TraceModel& model() { return b_.model(); }
   bool ended() const { return state_ == State::kEnd; }
-  // A part done reading frees its window at once, keeping where the window ended.
-  void ReleaseWindow() {
+  // A part done reading frees its window at once, keeping where the window ended; returns the
+  // window's buffer (to be used again).
+  RawBuffer ReleaseWindow() {
     window_end_ = w_.end_offset();
-    w_.Release();
+    return w_.Release();
   }
   // Takes in a later part that started at decoded offset `at`, ended where it should and
   // released its window.
@@ -109,7 +113,6 @@ class KinetoParser {
   int64_t oversized_at_ = 0;
   int64_t first_control_at_ = 0, first_malformed_at_ = 0;
   int64_t stop_at_ = -1;
-  const std::atomic<int64_t>* shared_stop_ = nullptr;
   bool paused_ = false;
   bool segment_ = false;
   int64_t absorbed_end_ = 0;  // decoded end of the last part taken in

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -92,75 +90,6 @@ struct Part {
   }
 };
 
-// --- A gzip file in two parts ---------------------------------------------------------------
-//
-// A gzip stream cannot be entered in the middle, but ISA-L inflates several times faster than
-// the JSON parses, so a second thread inflates the file from its start on its own, drops the
-// first half (by the size the gzip trailer states), and parses from the first event boundary
-// after it to the end; the first parser learns its stop while it runs. Nothing is held in memory
-// but the usual windows. The same checks as ReadInParts keep the result the sequential
-// reader's: a boundary inside a string, a cut or corrupt second half, or a wrong stated size
-// make the first parser read on alone.
-class GzipTail {
- public:
-  GzipTail(const std::string& path, const ReadOptions& opt) : path_(path), opt_(opt) {}
-
-  void Run() {
-    const bool split = Split();
-    decided_.set_value();
-    if (!split) return;
-    status_ = parser_->Start();
-    if (status_.ok()) status_ = parser_->Drive();
-    parser_->ReleaseWindow();
-  }
-  // Blocks until Run() has set the stop or given up (ReadOptions::gzip_split_first).
-  void WaitDecided() { decided_.get_future().wait(); }
-  const std::atomic<int64_t>* stop() const { return &stop_; }
-  // After Run(): whether the tail parsed to the document's end, and where it started.
-  bool ended() const { return parser_ && status_.ok() && parser_->ended(); }
-  KinetoParser& parser() { return *parser_; }
-  int64_t at() const { return at_; }
-
- private:
-  // Inflates up to the middle, finds the boundary, makes the tail's parser and publishes the
-  // head's stop; false: no split.
-  bool Split() {
-    const int64_t stated = GzipStatedSize(path_);
-    if (stated < 2 * opt_.min_segment_bytes) return false;
-    auto src = OpenTraceBytes(path_, /*inflate_ahead=*/false);  // three threads, not four
-    if (!src.ok()) return false;
-    std::string first;
-    const int64_t mid = stated / 2;
-    auto skipped = SkipBytes(src->get(), mid, &first);
-    if (!skipped.ok() || *skipped < mid) return false;
-    const size_t lead = first.find_first_not_of(" \t\r\n");
-    if (lead == std::string::npos || (first[lead] != '{' && first[lead] != '[')) return false;
-    std::string look(size_t{1} << 20, '\0');
-    auto got = (*src)->Read(look.data(), look.size());
-    if (!got.ok()) return false;
-    look.resize(*got);
-    const size_t at = EventBoundaryIn(look);
-    if (at == std::string_view::npos) return false;
-    at_ = mid + static_cast<int64_t>(at);
-    bytes_ = PrefixBytes(look.substr(at), std::move(*src));
-    ReadOptions o = opt_;
-    o.progress = nullptr;
-    parser_ = std::make_unique<KinetoParser>(bytes_.get(), path_, o);
-    parser_->StartInEvents(first[lead] == '[', -1);
-    stop_.store(at_, std::memory_order_release);
-    return true;
-  }
-
-  const std::string& path_;
-  const ReadOptions& opt_;
-  std::atomic<int64_t> stop_{-1};
-  std::promise<void> decided_;
-  int64_t at_ = -1;
-  std::unique_ptr<ByteSource> bytes_;
-  std::unique_ptr<KinetoParser> parser_;
-  Status status_ = Status::Ok();
-};
-
 }  // namespace
 
 // The offset in `b` just after a ',' that sits between "}" and "{", or npos.
@@ -228,21 +157,6 @@ StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const st
     joined.emplace_back(p.parser.get(), p.at);
   }
   return JoinParts(first, ended, joined);
-}
-
-StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
-                                     const ReadOptions& opt) {
-  KinetoParser head(src.get(), path, opt);
-  GzipTail tail(path, opt);
-  head.set_shared_stop(tail.stop());
-  std::thread t([&] { tail.Run(); });
-  if (opt.gzip_split_first) tail.WaitDecided();
-  Status st = head.Start();
-  if (st.ok()) st = head.Drive();
-  t.join();
-  TRAINPROF_RETURN_IF_ERROR(st);
-  if (!tail.ended()) return JoinParts(head, false, {});
-  return JoinParts(head, true, {{&tail.parser(), tail.at()}});
 }
 
 }  // namespace trainprof::trace

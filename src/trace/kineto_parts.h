@@ -1,6 +1,6 @@
 // Reading one big trace file on several threads (ReadOptions::threads > 1). A plain file is cut
 // at guessed event boundaries and its parts parsed on their own threads; a gzip file (ISA-L only)
-// is inflated a second time on another thread, which parses its second half. Either way the
+// is inflated once on its own thread, which cuts the decoded bytes into parts. Either way the
 // result, and any error with its line and column, is the sequential reader's: a guess that falls
 // inside a string, or a part that does not end where it should, makes the first parser read on
 // alone.
@@ -31,7 +31,10 @@ std::vector<int64_t> GuessPartStarts(const std::string& path, int64_t size, cons
 StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const std::string& path,
                                  const ReadOptions& opt, const std::vector<int64_t>& starts);
 
-// A gzip file in two parts; `src` inflates it from its start.
+// A gzip file (ISA-L) inflated once on its own thread, its decoded stream cut into parts at
+// event boundaries and parsed on `opt.threads` threads (kineto_gzip_parts.cc); a file under
+// twice opt.min_segment_bytes is parsed by one thread beside the inflating one. `src` inflates
+// it from its start, in the caller's Read().
 StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
                                      const ReadOptions& opt);
 

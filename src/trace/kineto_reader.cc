@@ -20,11 +20,14 @@ namespace trainprof::trace {
 
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options) {
   const bool parts = options.threads > 1;
-  TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, OpenTraceBytes(path));
-  // Only ISA-L inflates fast enough for the second part to reach the middle long before the
-  // first parser does; zlib inflates at about half the parser's speed.
-  if (parts && std::string_view(src->decoder()) != "plain" && InflatesWithIsal())
-    return ReadGzipInParts(std::move(src), path, options);
+  TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src,
+                             OpenTraceBytes(path, /*inflate_ahead=*/false));
+  if (std::string_view(src->decoder()) != "plain") {
+    // Only ISA-L inflates fast enough to feed two parsers; zlib inflates at about half the
+    // parser's speed, so it only runs beside one.
+    if (parts && InflatesWithIsal()) return ReadGzipInParts(std::move(src), path, options);
+    src = ReadAhead(std::move(src));
+  }
   std::error_code ec;
   const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   if (parts && !ec && size >= 2 * options.min_segment_bytes) {

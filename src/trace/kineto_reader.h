@@ -34,13 +34,10 @@ struct ReadOptions {
   size_t max_unit_bytes = size_t{64} << 20;
   // A plain (not gzipped) file of at least twice min_segment_bytes is cut into up to this many
   // parts of at least that size, one a thread; the result is the same as one thread's. A gzip
-  // file with threads > 1 is read in two parts: a second thread inflates it on its own and
-  // parses its second half.
+  // file as large, with threads > 1, is inflated once on its own thread and cut into parts of
+  // half min_segment_bytes, which this many threads parse in turn.
   int threads = 1;
   int64_t min_segment_bytes = int64_t{8} << 20;
-  // Tests: the first part waits until the split is decided, so where the parts meet does not
-  // depend on how far the first got while the file was inflating.
-  bool gzip_split_first = false;
 };
 
 // Reads one trace file; gzip is recognised by its magic bytes, not the name. The rank is taken

@@ -115,7 +115,6 @@ void Int64Column::SetWide(size_t i, int64_t v) {
 
 void Int64Column::Absorb(Int64Column&& o) {
   const size_t at = narrow_.size();
-  narrow_.reserve(at + o.narrow_.size());
   narrow_.insert(narrow_.end(), o.narrow_.begin(), o.narrow_.end());
   for (const auto& [i, v] : o.wide_) wide_[at + i] = v;
   o = Int64Column{};
@@ -142,17 +141,17 @@ void TimeColumn::Shift(int64_t d) {
 }
 
 void TimeColumn::Absorb(TimeColumn&& o) {
-  reserve(size() + o.size());
   for (size_t i = 0; i < o.size(); ++i) push_back(o[i]);
   o = TimeColumn{};
 }
 
 namespace {
 
-// Moves `from` onto the end of `to`, in a buffer of the final size, and frees `from`.
+// Moves `from` onto the end of `to` and frees `from`. Room for both when ReserveFor made it;
+// else the buffer at least doubles, so taking in many parts one after another (a gzip file's)
+// copies each event a few times, not once per part.
 template <class T>
 void AppendColumn(std::vector<T>& to, std::vector<T>&& from) {
-  to.reserve(to.size() + from.size());
   to.insert(to.end(), from.begin(), from.end());
   std::vector<T>().swap(from);
 }
