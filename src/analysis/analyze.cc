@@ -213,6 +213,32 @@ class RankRows : public report::RowSource {
 
 }  // namespace
 
+void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
+                  const std::function<std::string(size_t)>& note) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> distinct;  // note, its ranks
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    std::string n = note(i);
+    if (n.empty()) continue;
+    auto same = std::find_if(distinct.begin(), distinct.end(),
+                             [&](const auto& d) { return in.ManyRanks() && d.first == n; });
+    if (same != distinct.end()) {
+      same->second.push_back(i);
+      continue;
+    }
+    distinct.push_back({std::move(n), {i}});
+  }
+  for (auto& [text, ranks] : distinct) {
+    const std::string who =
+        ranks.size() == 1
+            ? in.RankLabel(ranks[0])
+            : fmt::format("{} and {} other ranks", in.RankLabel(ranks[0]), ranks.size() - 1);
+    for (size_t at = text.find(kRankMark); at != std::string::npos;
+         at = text.find(kRankMark, at + who.size()))
+      text.replace(at, kRankMark.size(), who);
+    notes.push_back(std::move(text));
+  }
+}
+
 bool AnalyzeInput::ManyRanks() const { return ranks.size() > kInlineRanks; }
 
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,

@@ -142,5 +142,26 @@ TEST(ManyRanks, RankLabelsNameTheFileWhenTwoShareARank) {
   EXPECT_NE(ops.find("\n0 (r0.json),aten::mm0,"), std::string::npos) << ops;
 }
 
+TEST(ManyRanks, EachDistinctRankNoteOnceNamingHowManyShareIt) {
+  auto notes_of = [](size_t n) {
+    const Ranks r = MakeRanks(n);
+    const CollectivesResult none;
+    auto labels = std::make_shared<std::vector<std::string>>();
+    for (size_t i = 0; i < n; ++i) labels->push_back(std::to_string(i));
+    const AnalyzeInput labelled{r.infos, r.analyses, r.options, none, labels, false};
+    std::vector<std::string> notes;
+    AddRankNotes(notes, labelled, [](size_t i) {
+      if (i == 5) return std::string();
+      return fmt::format("Rank {}: peak {}.", kRankMark, i == 3 ? "B" : "A");
+    });
+    return notes;
+  };
+  EXPECT_EQ(notes_of(kInlineRanks + 4),
+            (std::vector<std::string>{"Rank 0 and 9 other ranks: peak A.", "Rank 3: peak B."}));
+  const std::vector<std::string> few = notes_of(4);
+  EXPECT_EQ(few, (std::vector<std::string>{"Rank 0: peak A.", "Rank 1: peak A.", "Rank 2: peak A.",
+                                           "Rank 3: peak B."}));
+}
+
 }  // namespace
 }  // namespace trainprof::analysis

@@ -66,17 +66,17 @@ void AddSteps(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddPeaks(report::Section& s, const AnalyzeInput& in) {
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
+  AddRankNotes(s.notes, in, [&](size_t i) {
     const FlopsResult& f = in.analyses[i].flops;
     const double peak = f.peak.For(f.main_precision);
-    s.notes.push_back(
-        peak > 0 ? fmt::format("Rank {}: MFU against {} {} peak {:.1f} TFLOP/s ({}).",
-                               in.RankLabel(i), f.peak.gpu, PrecisionName(f.main_precision), peak,
-                               f.device_name.empty() ? "no device name" : f.device_name)
-                 : fmt::format("Rank {}: no peak for \"{}\" in the table: pass --peak-tflops for "
-                               "MFU.",
-                               in.RankLabel(i), f.device_name));
-  }
+    return peak > 0 ? fmt::format("Rank {}: MFU against {} {} peak {:.1f} TFLOP/s ({}).", kRankMark,
+                                  f.peak.gpu, PrecisionName(f.main_precision), peak,
+                                  f.device_name.empty() ? "no device name" : f.device_name)
+                    : fmt::format(
+                          "Rank {}: no peak for \"{}\" in the table: pass --peak-tflops "
+                          "for MFU.",
+                          kRankMark, f.device_name);
+  });
 }
 
 }  // namespace

@@ -83,7 +83,13 @@ constexpr const char* kHowNote =
     "(aten::addmm, not aten::linear). Of roofline: the time the roofline allows, "
     "max(FLOPs / peak, bytes / bandwidth), over the time taken.";
 
-constexpr const char* kWho = "\x01";  // where a note names its rank(s)
+// Each rank's roofline note (AddRankNotes: each distinct one once with many ranks).
+void AddPeakNotes(report::Section& s, const AnalyzeInput& in) {
+  AddRankNotes(s.notes, in, [&](size_t i) {
+    const FlopsResult& f = in.analyses[i].flops;
+    return f.has_shapes ? PeakNote(std::string(kRankMark), f) : std::string();
+  });
+}
 
 // Many ranks: every rank's rows in roofline.csv only; report.json keeps the kTopRows shapes
 // with the most device time over all ranks, and each distinct roofline note once.
@@ -94,29 +100,10 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
         for (const ShapeRow& r : a.flops.shapes) rows.push_back(Row(rank, r, a.flops.peak));
       });
-  std::vector<std::pair<const ShapeRow*, size_t>> ranked;          // row, rank index
-  std::vector<std::pair<std::string, std::vector<size_t>>> notes;  // note, its ranks
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const FlopsResult& f = in.analyses[i].flops;
-    for (const ShapeRow& r : f.shapes) ranked.emplace_back(&r, i);
-    if (!f.has_shapes) continue;
-    std::string note = PeakNote(kWho, f);
-    auto it =
-        std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == note; });
-    if (it == notes.end())
-      notes.push_back({std::move(note), {i}});
-    else
-      it->second.push_back(i);
-  }
-  for (const auto& [note, ranks] : notes) {
-    const std::string who =
-        ranks.size() == 1
-            ? in.RankLabel(ranks[0])
-            : fmt::format("{} and {} other ranks", in.RankLabel(ranks[0]), ranks.size() - 1);
-    std::string text = note;
-    text.replace(text.find(kWho), std::string_view(kWho).size(), who);
-    s.notes.push_back(std::move(text));
-  }
+  std::vector<std::pair<const ShapeRow*, size_t>> ranked;  // row, rank index
+  for (size_t i = 0; i < in.ranks.size(); ++i)
+    for (const ShapeRow& r : in.analyses[i].flops.shapes) ranked.emplace_back(&r, i);
+  AddPeakNotes(s, in);
   if (ranked.empty()) {
     s.tables.back().notes.push_back(kNoShapeRows);
     return;
@@ -158,8 +145,8 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
       t.rows.push_back(Row(in.RankLabel(i), f.shapes[k], f.peak));
       if (k < kTopRows) top.rows.push_back(t.rows.back());
     }
-    if (f.has_shapes) s.notes.push_back(PeakNote(in.RankLabel(i), f));
   }
+  AddPeakNotes(s, in);
   if (t.rows.empty()) {
     t.notes.push_back(kNoShapeRows);
     return;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/collectives.h"
@@ -68,6 +69,16 @@ inline constexpr size_t kMaxTerminalRows = 30;
 inline void MarkLong(report::Table& t) {
   if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
 }
+
+// Where a per-rank note names its rank (AddRankNotes).
+inline constexpr std::string_view kRankMark = "\x01";
+
+// Per-rank notes: `note(i)` is rank i's note, with kRankMark where its rank goes, or "" for none.
+// Up to kInlineRanks ranks, each rank's note in rank order; with more, each distinct note once,
+// in order of first appearance, naming its first rank and how many others share it ("Rank 0
+// and 999 other ranks: ...").
+void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
+                  const std::function<std::string(size_t)>& note);
 
 void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_section.cc
 void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_section.cc
