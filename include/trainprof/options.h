@@ -50,6 +50,9 @@ struct Options {
     bool enabled = false;
     int64_t steps = 4;
     int64_t warmup = 0;
+    std::string stacks = "python";  // "python" or "all" (C++ frames too: slow to dump)
+    int64_t max_entries = 0;        // the history's ring buffer; 0 = sized from a measured step
+    bool oom = true;                // a snapshot written when the allocator runs out of memory
   } snapshot;
   Schedule schedule;
   struct Output {

@@ -17,10 +17,10 @@
 #include "operators/module_table.h"
 #include "operators/op_tree.h"
 #include "operators/operator_report.h"
-#include "operators/snapshot_digest.h"
 #include "operators/step_memory_report.h"
 #include "python/src/bindings.h"
 #include "session/extension.h"
+#include "snapshot/run_snapshot.h"
 #include "trace/kineto_reader.h"
 
 namespace py = pybind11;
@@ -35,10 +35,6 @@ using OpTuple = std::tuple<std::string, std::string, int64_t, int64_t, int64_t, 
 // trainable, param_bytes
 using ModuleTuple = std::tuple<std::string, std::string, int, int, bool, bool, std::vector<int64_t>,
                                std::vector<int64_t>, int64_t, int64_t, int64_t, int64_t>;
-
-// device, segment address, segment size, segment type, block size, state, frames
-using SnapshotBlockTuple =
-    std::tuple<int64_t, uint64_t, int64_t, std::string, int64_t, std::string, std::string>;
 
 // The sections of `trainprof analyze` for the torch.profiler trace, when it holds GPU work.
 Status AddTraceSections(const std::string& path, report::Report& r) {
@@ -120,12 +116,13 @@ class TorchCollector : public session::Extension {
     std::lock_guard<std::mutex> lock(mu_);
     lines_.push_back({*id, 1, text});
   }
-  void SetSnapshot(std::vector<torchlib::SnapshotBlock> blocks,
-                   std::vector<torchlib::SnapshotOom> ooms, const std::string& file) {
+  void SetSnapshotFile(const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
-    snapshot_blocks_ = std::move(blocks);
-    snapshot_ooms_ = std::move(ooms);
-    snapshot_file_ = file;
+    snapshots_.history_file = path;
+  }
+  void SetOom(const snapshot::OomNotice& oom) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!snapshots_.oom) snapshots_.oom = oom;  // the first one: later ones follow from it
   }
   void SetTrace(const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -140,9 +137,7 @@ class TorchCollector : public session::Extension {
     if (st.ok() && !trace_.empty()) st = AddTraceSections(trace_, r);
     torchlib::AddCudaMemorySection(cuda_, r);
     torchlib::AddActivationSection(activations_, r);
-    if (!snapshot_file_.empty()) {
-      torchlib::AddSnapshotDigest(snapshot_blocks_, snapshot_ooms_, snapshot_file_, r);
-    }
+    snapshot::AddRunSnapshots(snapshots_, r);
     if (summary_) {
       Status s = torchlib::AddModelSummary(*summary_, options_.model_summary.depth, ctx.run_dir, r);
       if (st.ok()) st = s;
@@ -179,9 +174,7 @@ class TorchCollector : public session::Extension {
   std::optional<torchlib::ModelSummary> summary_;
   std::vector<report::Diagnostic> lines_;
   std::string trace_;
-  std::vector<torchlib::SnapshotBlock> snapshot_blocks_;
-  std::vector<torchlib::SnapshotOom> snapshot_ooms_;
-  std::string snapshot_file_;
+  snapshot::RunSnapshots snapshots_;
 };
 
 }  // namespace
@@ -215,20 +208,17 @@ void AddTorchBinding(py::module_& m) {
       .def("set_model_summary", &TorchCollector::SetModelSummary, py::arg("model_type"),
            py::arg("modules"), py::arg("input_bytes"), py::arg("notes"))
       .def("add_line", &TorchCollector::AddLine, py::arg("name"), py::arg("text"))
+      .def("add_snapshot_file", &TorchCollector::SetSnapshotFile, py::arg("path"),
+           "The snapshot dumped after the recorded steps, analysed into the report.")
       .def(
-          "add_snapshot",
-          [](TorchCollector& c, const std::vector<SnapshotBlockTuple>& blocks,
-             const std::vector<std::tuple<int64_t, int64_t, std::string>>& ooms,
-             const std::string& file) {
-            std::vector<torchlib::SnapshotBlock> b;
-            for (const auto& [dev, addr, seg, type, size, state, frames] : blocks) {
-              b.push_back({dev, addr, seg, type, size, state, frames});
-            }
-            std::vector<torchlib::SnapshotOom> o;
-            for (const auto& [dev, size, frames] : ooms) o.push_back({dev, size, frames});
-            c.SetSnapshot(std::move(b), std::move(o), file);
+          "add_oom",
+          [](TorchCollector& c, int64_t device, int64_t requested, int64_t device_allocated,
+             int64_t device_free, const std::string& file) {
+            c.SetOom({device, requested, device_allocated, device_free, file});
           },
-          py::arg("blocks"), py::arg("ooms"), py::arg("file"))
+          py::arg("device"), py::arg("requested"), py::arg("device_allocated"),
+          py::arg("device_free"), py::arg("file"),
+          "An out-of-memory error and the snapshot written then, analysed into the report.")
       .def("set_trace", &TorchCollector::SetTrace, py::arg("path"));
   m.def(
       "torch_options",
@@ -245,6 +235,9 @@ void AddTorchBinding(py::module_& m) {
         d["snapshot.enabled"] = o.snapshot.enabled;
         d["snapshot.warmup"] = o.snapshot.warmup;
         d["snapshot.steps"] = o.snapshot.steps;
+        d["snapshot.stacks"] = o.snapshot.stacks;
+        d["snapshot.max_entries"] = o.snapshot.max_entries;
+        d["snapshot.oom"] = o.snapshot.oom;
         return d;
       },
       py::arg("session"), "The memory.*, model_summary.* and snapshot.* keys of a Session.");

@@ -470,3 +470,14 @@ def test_configure_callbacks_before_setup_is_named(tmp_path: Path) -> None:
     early = [n for n in notes if n.startswith("Lightning ran before the profiler was set up")]
     assert len(early) == 1, notes
     assert "[LightningModule]CallbacksModule.configure_callbacks (" in early[0]
+
+
+def test_memory_keys_attach_pytorchs_operators_to_the_fit(tmp_path: Path) -> None:
+    """memory.enabled in a Lightning run gives the operator table, as in a plain loop."""
+    profiler = TrainprofProfiler(output_dir=str(tmp_path), overrides={
+        "output.print": False, "memory.enabled": True, "memory.warmup": 1, "memory.steps": 2})
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    report = _report_json(profiler)
+    ops = {r["name"] for r in table(report, "operators", "operators")["rows"]}
+    assert "aten::linear" in ops or "aten::addmm" in ops, ops
+    assert "report_not_available" not in {d["name"] for d in report["diagnostics"]}

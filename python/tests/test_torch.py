@@ -189,10 +189,10 @@ def test_what_a_cpu_only_torch_lacks_is_one_line_each() -> None:
     report = load_report(s.report.run_dir)
     lines = diagnostics(report)
     assert "torch.cuda.is_available() is False" in lines["cuda_memory_without_cuda"]
-    assert "no memory_snapshot.pickle was written" in lines["snapshot_needs_cuda"]
+    assert "no memory snapshot was written" in lines["snapshot_needs_cuda"]
     if not torch.autograd.kineto_available():
         assert "legacy autograd profiler" in lines["torch_profiler_legacy"]
-    for sid in ("cuda_memory", "memory_snapshot"):
+    for sid in ("cuda_memory", "snapshot"):
         assert sid not in {x["id"] for x in report["sections"]}
     assert not os.path.exists(os.path.join(s.report.run_dir, "memory_snapshot.pickle"))
     # Training went on: the operator table is there.
@@ -210,28 +210,6 @@ def test_summary_without_a_model_and_a_late_attach_say_so() -> None:
     lines = diagnostics(load_report(s.report.run_dir))
     assert "was given no model" in lines["model_summary_not_taken"]
     assert "after the operator window" in lines["memory_schedule_passed"]
-
-
-def test_snapshot_digest_input_from_a_snapshot_dict() -> None:
-    from trainprof._torch_memory import _snapshot_digest_input
-
-    frames = [{"filename": "/src/model.py", "line": 12, "name": "forward"},
-              {"filename": "/src/train.py", "line": 40, "name": "step"}]
-    snap = {
-        "segments": [{"device": 0, "address": 4096, "total_size": 2 << 20,
-                      "segment_type": "large",
-                      "blocks": [{"size": 1 << 20, "state": "active_allocated", "frames": frames},
-                                 {"size": 1 << 20, "state": "inactive"}]}],
-        "device_traces": [[{"action": "alloc", "size": 8},
-                           {"action": "oom", "size": 3 << 30, "frames": frames}]],
-    }
-    blocks, ooms = _snapshot_digest_input(snap)
-    assert blocks == [
-        (0, 4096, 2 << 20, "large", 1 << 20, "active_allocated",
-         "forward (model.py:12) <- step (train.py:40)"),
-        (0, 4096, 2 << 20, "large", 1 << 20, "inactive", ""),
-    ]
-    assert ooms == [(0, 3 << 30, "forward (model.py:12) <- step (train.py:40)")]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda)")
@@ -255,9 +233,36 @@ def test_on_a_gpu_kernel_times_cuda_memory_and_the_snapshot() -> None:
     assert any(r.get("self_cuda_s", 0) > 0 for r in ops.values())
     assert table(report, "cuda_memory", "cuda_memory")["rows"]
     assert section(report, "gpu")
-    digest = section(report, "memory_snapshot")["metrics"]
-    assert digest["allocated_bytes"]["value"] > 0
+    devices = table(report, "snapshot", "snapshot_devices")["rows"]
+    assert devices[0]["device"] == "cuda:0" and devices[0]["peak_allocated_bytes"] > 0
     assert os.path.exists(os.path.join(s.report.run_dir, "memory_snapshot.pickle"))
+    # The history covers steps 1 and 2, each marked by its record_function (torch >= 2.4 keeps
+    # them as annotations), and the stacks live at the peak are Python stacks.
+    steps = [r["step"] for r in table(report, "snapshot_steps", "snapshot_steps")["rows"]]
+    if tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 4):
+        assert steps == ["ProfilerStep#1", "ProfilerStep#2"]
+    peak = table(report, "snapshot_peak", "snapshot_peak_stacks")["rows"]
+    assert any(".py:" in r["stack"] for r in peak), peak
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda)")
+def test_on_a_gpu_an_out_of_memory_error_leaves_its_snapshot_in_the_report() -> None:
+    free, _ = torch.cuda.mem_get_info()
+    with trainprof.Session(run_dir="run", db="off", overrides={
+            **QUIET, "snapshot.enabled": True, "snapshot.warmup": 0, "snapshot.steps": 3}) as s:
+        trainprof.torch.attach(s)
+        keep = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(4)]
+        s.step()
+        with pytest.raises(torch.cuda.OutOfMemoryError):
+            torch.empty(free * 2, dtype=torch.uint8, device="cuda")
+        s.step()
+        del keep
+    report = load_report(s.report.run_dir)
+    assert os.path.exists(os.path.join(s.report.run_dir, "memory_snapshot_oom.pickle"))
+    first = section(report, "snapshot")["findings"][0]
+    assert first["severity"] == "error" and "ran out of memory asking for" in first["text"]
+    ooms = table(report, "snapshot_oom", "snapshot_ooms")["rows"]
+    assert ooms and ooms[0]["requested_bytes"] >= free * 2
 
 
 def test_a_cuda_trace_adds_analyzes_sections_and_a_cpu_trace_says_why_not() -> None:

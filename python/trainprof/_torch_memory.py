@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, Optional, Set, Tuple
 
 import torch
@@ -115,84 +114,3 @@ class CudaMemoryStats:
             g("active_bytes.all.current"), g("active_bytes.all.peak"),
             g("num_alloc_retries"), g("num_ooms"))
         torch.cuda.reset_peak_memory_stats()
-
-
-SNAPSHOT_NAME = "memory_snapshot.pickle"
-
-
-class SnapshotRecorder:
-    """torch.cuda.memory._record_memory_history from step ``warmup`` for ``steps`` steps, then
-    ``_dump_snapshot`` into the run folder and the digest into the report."""
-
-    def __init__(self, core: Any, run_dir: str, warmup: int, steps: int) -> None:
-        self._core = core
-        self._path = os.path.join(run_dir, SNAPSHOT_NAME)
-        self._window = (warmup, warmup + steps)
-        self._recording = False
-        self._ok = self._available()
-        if self._ok and warmup == 0:
-            self._begin()
-
-    def _available(self) -> bool:
-        mem = getattr(torch.cuda, "memory", None)
-        if not torch.cuda.is_available():
-            self._core.add_line(
-                "snapshot_needs_cuda",
-                "snapshot.enabled is true, but torch.cuda.is_available() is False (CPU-only torch "
-                "or no GPU): no memory_snapshot.pickle was written")
-            return False
-        if mem is None or not hasattr(mem, "_record_memory_history") or not hasattr(
-                mem, "_dump_snapshot"):
-            self._core.add_line(
-                "snapshot_needs_torch_2_1",
-                f"snapshot.enabled is true, but torch {torch.__version__} has no "
-                "torch.cuda.memory._dump_snapshot (PyTorch 2.1 or later): no "
-                "memory_snapshot.pickle was written")
-            return False
-        return True
-
-    def _begin(self) -> None:
-        torch.cuda.memory._record_memory_history(max_entries=200000)
-        self._recording = True
-
-    def step_began(self, step: int) -> None:
-        if not self._ok:
-            return
-        if not self._recording and step == self._window[0]:
-            self._begin()
-        elif self._recording and step >= self._window[1]:
-            self.finish()
-
-    def finish(self) -> None:
-        if not self._recording:
-            return
-        self._recording = False
-        snapshot = torch.cuda.memory._snapshot()
-        torch.cuda.memory._dump_snapshot(self._path)
-        torch.cuda.memory._record_memory_history(enabled=None)
-        self._core.add_snapshot(*_snapshot_digest_input(snapshot), SNAPSHOT_NAME)
-
-
-def _frames_text(frames: Any, depth: int = 3) -> str:
-    out = []
-    for f in (frames or [])[:depth]:
-        out.append(f"{f.get('name', '?')} ({os.path.basename(str(f.get('filename', '?')))}:"
-                   f"{f.get('line', '?')})")
-    return " <- ".join(out)
-
-
-def _snapshot_digest_input(snapshot: Dict[str, Any]) -> Tuple[Any, Any]:
-    """The snapshot's segments and blocks, and its OOM events, as plain tuples."""
-    blocks = []
-    for seg in snapshot.get("segments", []):
-        addr = int(seg.get("address", 0))
-        for b in seg.get("blocks", []):
-            blocks.append((int(seg.get("device", 0)), addr, int(seg.get("total_size", 0)),
-                           str(seg.get("segment_type", "")), int(b.get("size", 0)),
-                           str(b.get("state", "")), _frames_text(b.get("frames"))))
-    ooms = []
-    for dev, trace in enumerate(snapshot.get("device_traces", [])):
-        for e in trace:
-            if e.get("action") == "oom":
-                ooms.append((dev, int(e.get("size", 0)), _frames_text(e.get("frames"), 6)))
-    return blocks, ooms

@@ -441,6 +441,7 @@ class TrainprofProfiler(Profiler):
         session.set_meta("lightning", f"{package.__name__} {package.__version__}")
         if trainer is not None and trainer.lightning_module is not None:
             session.set_meta("model", type(trainer.lightning_module).__name__)
+        _attach_torch(session, trainer)
         if fn == "test":
             session.add_note(
                 "trainer.test(): the test batches are reported as the validation stage"
@@ -601,6 +602,20 @@ for _hook in [h for h in vars(Callback) if h.startswith("on_") or h == "teardown
     if _hook not in ("on_exception", "on_save_checkpoint", "on_load_checkpoint"):
         setattr(_TrainprofExceptionCallback, _hook, None)
 del _hook
+
+
+def _attach_torch(session: trainprof.Session, trainer: Optional[Trainer]) -> None:
+    """The memory.*, model_summary.* and snapshot.* keys: trainprof.torch on the LightningModule,
+    as they would be in a plain PyTorch loop."""
+    from trainprof import _core
+
+    opts = _core.torch_options(session._core)
+    if not any(opts[k] for k in ("memory.enabled", "model_summary.enabled", "snapshot.enabled")):
+        return
+    import trainprof.torch
+
+    model = trainer.lightning_module if trainer is not None else None
+    trainprof.torch.attach(session, model)
 
 
 def _results_of(trainer: Trainer) -> Any:

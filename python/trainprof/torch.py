@@ -22,8 +22,11 @@ What it adds to the run folder, each as a section of the one report:
 * ``model_summary.enabled``: torchinfo's table from forward hooks on the first forward pass
   after ``attach`` (the hooks are removed right after it), in ``model_summary.txt`` too.
 * ``snapshot.enabled``: the CUDA allocator's history from step ``snapshot.warmup`` for
-  ``snapshot.steps`` steps, dumped to ``memory_snapshot.pickle`` (open it at
-  pytorch.org/memory_viz), with a digest in the report.
+  ``snapshot.steps`` steps (``snapshot.stacks``: python or all; ``snapshot.max_entries``, 0 to
+  keep whole steps), dumped to ``memory_snapshot.pickle`` (``memory_snapshot_rank{N}.pickle``
+  with several ranks) and analysed in the report as ``trainprof analyze`` would; with
+  ``snapshot.oom``, ``memory_snapshot_oom.pickle`` is written when the allocator runs out of
+  memory. Each file also opens at pytorch.org/memory_viz.
 
 The numbers are computed by trainprof's C++ core; this module only collects. What cannot be
 measured here (no CUDA, no Kineto, no snapshot API) is one plain line in the report.
@@ -45,7 +48,8 @@ except ImportError as _torch_error:
 from trainprof import _core
 from trainprof._session import Session
 from trainprof._torch_summary import ModelSummaryHooks
-from trainprof._torch_memory import ActivationCounter, CudaMemoryStats, SnapshotRecorder
+from trainprof._torch_memory import ActivationCounter, CudaMemoryStats
+from trainprof._torch_snapshot import SnapshotRecorder
 
 TRACE_NAME = "torch_trace.pt.trace.json.gz"
 _PLAIN_TRACE = "torch_trace.pt.trace.json"  # until finish() compresses it
@@ -103,9 +107,7 @@ class TorchProfiler:
         if o["model_summary.enabled"]:
             self._start_summary(model)
         if o["snapshot.enabled"]:
-            self._snapshot = SnapshotRecorder(
-                self._core, session.run_dir, o["snapshot.warmup"], o["snapshot.steps"]
-            )
+            self._snapshot = SnapshotRecorder(self._core, session.run_dir, o)
         session._add_listener(self)
 
     # ---- memory.* ------------------------------------------------------------------------------
@@ -204,12 +206,12 @@ class TorchProfiler:
             self._cuda.step_ended(ended)
         if self._activations is not None:
             self._activations.step_ended(ended, self._activation_window)
+        if self._snapshot is not None:  # first: its dump must not catch the profiler's next step
+            self._snapshot.step_began(step)
         if self._prof is not None:
             self._prof.step()
             if step >= self._window[1]:
                 self._stop_profiler()
-        if self._snapshot is not None:
-            self._snapshot.step_began(step)
 
     def _stop_profiler(self) -> None:
         if self._prof is not None:
@@ -226,7 +228,7 @@ class TorchProfiler:
         if self._activations is not None:
             self._activations.close()
         if self._snapshot is not None:
-            self._snapshot.finish()
+            self._snapshot.close()
 
     def __repr__(self) -> str:
         return f"trainprof.torch.TorchProfiler(run_dir={self._session.run_dir!r})"

@@ -142,6 +142,15 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "The memory snapshot needs a CUDA build of torch and a GPU; none was written.")               \
   X(kSnapshotNeedsTorch21, "snapshot_needs_torch_2_1", kInfo,                                     \
     "The memory snapshot needs PyTorch 2.1 or later; none was written.")                          \
+  X(kSnapshotHistory, "snapshot_history", kInfo,                                                  \
+    "Which steps the allocator history recorded, with which stacks and ring-buffer size.")        \
+  X(kSnapshotOomUnavailable, "snapshot_oom_unavailable", kInfo,                                   \
+    "This torch has no out-of-memory observer, so no snapshot is written at an OOM.")             \
+  X(kSnapshotOomNotWritten, "snapshot_oom_not_written", kDataLoss,                                \
+    "The allocator ran out of memory, but the snapshot of that moment could not be written.")     \
+  X(kSnapshotUnreadable, "snapshot_unreadable", kDataLoss,                                        \
+    "A memory snapshot the run wrote could not be read back, so the report has no analysis of "   \
+    "it.")                                                                                        \
   X(kTorchProfilerLegacy, "torch_profiler_legacy", kInfo,                                         \
     "torch is built without Kineto: operators are CPU only, with no kernels or GPU sections.")     \
   X(kTorchTraceWithoutGpu, "torch_trace_without_gpu", kInfo,                                      \

@@ -69,17 +69,6 @@ void WriteTraceEntry(const MemTraceEntry& e, PickleWriter& p) {
   p.End();
 }
 
-// "name (file.py:12) <- ..." of the innermost `depth` frames, as the Python path writes them.
-std::string FramesText(const std::vector<MemFrame>& frames, size_t depth) {
-  std::string out;
-  for (size_t i = 0; i < frames.size() && i < depth; ++i) {
-    if (!out.empty()) out += " <- ";
-    out += frames[i].name + " (" + std::filesystem::path(frames[i].filename).filename().string() +
-           ":" + std::to_string(frames[i].line) + ")";
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string SnapshotPickle(const MemSnapshot& s) {
@@ -106,29 +95,6 @@ Status WriteSnapshotPickle(const MemSnapshot& s, const std::string& path) {
   TRAINPROF_RETURN_IF_ERROR(f.Open(path));
   f.Write(SnapshotPickle(s));
   return f.Commit();
-}
-
-std::vector<SnapshotBlock> DigestBlocks(const MemSnapshot& s) {
-  std::vector<SnapshotBlock> out;
-  for (const MemSegment& seg : s.segments) {
-    for (const MemBlock& b : seg.blocks) {
-      out.push_back({seg.device, seg.address, seg.total_size, seg.segment_type, b.size, b.state,
-                     FramesText(b.frames, 3)});
-    }
-  }
-  return out;
-}
-
-std::vector<SnapshotOom> DigestOoms(const MemSnapshot& s) {
-  std::vector<SnapshotOom> out;
-  for (size_t dev = 0; dev < s.device_traces.size(); ++dev) {
-    for (const MemTraceEntry& e : s.device_traces[dev]) {
-      if (e.action == "oom") {
-        out.push_back({static_cast<int64_t>(dev), e.size, FramesText(e.frames, 6)});
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace trainprof::torchlib

@@ -1,19 +1,17 @@
 // The CUDA caching allocator's snapshot in the structure torch.cuda.memory._snapshot() returns
 // (the format pytorch.org/memory_viz reads: segments with their blocks, and the allocator's
-// action trace per device), written as memory_snapshot.pickle by trainprof's own pickle writer,
-// and reduced to the rows of the snapshot digest that the Python path reports too.
+// action trace per device), written as memory_snapshot.pickle by trainprof's own pickle writer;
+// snapshot/ reads it back like PyTorch's own.
 //
 //   torchlib::MemSnapshot s = ...;                      // from the CUDA allocator
 //   TRAINPROF_RETURN_IF_ERROR(torchlib::WriteSnapshotPickle(s, run_dir +
-//   "/memory_snapshot.pickle")); torchlib::AddSnapshotDigest(torchlib::DigestBlocks(s),
-//   torchlib::DigestOoms(s), ...);
+//   "/memory_snapshot.pickle"));
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "operators/snapshot_digest.h"
 #include "trainprof/status.h"
 
 namespace trainprof::torchlib {
@@ -61,9 +59,5 @@ struct MemSnapshot {
 std::string SnapshotPickle(const MemSnapshot& s);
 // Errors name the file.
 Status WriteSnapshotPickle(const MemSnapshot& s, const std::string& path);
-
-// The digest's inputs, as the Python path builds them from the same structure.
-std::vector<SnapshotBlock> DigestBlocks(const MemSnapshot& s);
-std::vector<SnapshotOom> DigestOoms(const MemSnapshot& s);
 
 }  // namespace trainprof::torchlib

@@ -155,20 +155,6 @@ print("ok")
   EXPECT_EQ(RunPython(SnapshotPickle(TwoSegmentsAndAnOom()), script), "ok\n");
 }
 
-TEST(MemorySnapshot, DigestInputsMatchThePythonPath) {
-  const MemSnapshot s = TwoSegmentsAndAnOom();
-  std::vector<SnapshotBlock> blocks = DigestBlocks(s);
-  ASSERT_EQ(blocks.size(), 4u);
-  EXPECT_EQ(blocks[0].segment_size, 20 << 20);
-  EXPECT_EQ(blocks[0].state, "active_allocated");
-  EXPECT_EQ(blocks[0].frames, "forward (model.py:42) <- train_step (train.py:7)");
-  EXPECT_EQ(blocks[1].frames, "");
-  std::vector<SnapshotOom> ooms = DigestOoms(s);
-  ASSERT_EQ(ooms.size(), 1u);
-  EXPECT_EQ(ooms[0].size, 40 << 20);
-  EXPECT_EQ(ooms[0].frames, "forward (model.py:42) <- train_step (train.py:7)");
-}
-
 TEST(MemorySnapshot, WriteNamesTheFileItCannotWrite) {
   Status st = WriteSnapshotPickle({}, "/nonexistent-dir/memory_snapshot.pickle");
   ASSERT_FALSE(st.ok());

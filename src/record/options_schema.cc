@@ -62,11 +62,23 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddInt("model_summary.depth", &o.model_summary.depth, 1, 100,
            "Module levels shown in the model summary (torchinfo's depth).");
   s.AddBool("snapshot.enabled", &o.snapshot.enabled,
-            "CUDA memory snapshot (memory_snapshot.pickle for pytorch.org/memory_viz); needs "
-            "trainprof built against a CUDA LibTorch and a GPU.");
+            "CUDA memory snapshot (memory_snapshot.pickle, memory_snapshot_rank{N}.pickle with "
+            "several ranks), analysed in the report and readable by pytorch.org/memory_viz; the "
+            "Python Session with a CUDA torch >= 2.1 (the C++ Session needs a CUDA LibTorch).");
   s.AddInt("snapshot.steps", &o.snapshot.steps, 1, kBig, "Steps of allocator history recorded.");
   s.AddInt("snapshot.warmup", &o.snapshot.warmup, 0, kBig,
            "Steps before the allocator history starts.");
+  s.AddString("snapshot.stacks", &o.snapshot.stacks,
+              "Call stacks kept per allocation: python (fast to dump) or all (C++ frames too: a "
+              "dump can take minutes).",
+              {"python", "all"});
+  s.AddInt("snapshot.max_entries", &o.snapshot.max_entries, 0, kBig,
+           "Events the allocator history keeps (a ring buffer). 0: sized from the allocations of "
+           "the step before recording starts, so whole steps are kept (1,000,000 when recording "
+           "starts at step 0).");
+  s.AddBool("snapshot.oom", &o.snapshot.oom,
+            "Write memory_snapshot_oom.pickle (per rank: _rank{N}) when the allocator runs out of "
+            "memory, and analyse it in the report.");
   s.AddInt("schedule.skip_first", &o.schedule.skip_first, 0, kBig,
            "Steps skipped before the first cycle (torch.profiler.schedule's skip_first).");
   s.AddInt("schedule.wait", &o.schedule.wait, 0, kBig, "Idle steps at the start of each cycle.");

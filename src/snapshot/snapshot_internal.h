@@ -1,6 +1,7 @@
 // What the snapshot analysis's files share (internal to src/snapshot/).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -23,18 +24,28 @@ class Labels {
   explicit Labels(const SnapshotModel& m) : m_(m), labels_(m.stacks()) {}
   const std::string& Of(uint32_t stack) {
     if (stack >= labels_.size()) stack = 0;
-    if (labels_[stack].empty()) labels_[stack] = StackLabel(m_, stack);
+    if (labels_[stack].empty()) labels_[stack] = stack == 0 ? NoStack() : StackLabel(m_, stack);
     return labels_[stack];
   }
 
  private:
+  // With Python stacks recorded elsewhere, a block without one was allocated where no Python
+  // frame runs: autograd's backward thread, NCCL, cuBLAS workspaces.
+  std::string NoStack() const {
+    const bool python =
+        std::any_of(m_.frames.begin(), m_.frames.end(), [](const Frame& f) { return f.python; });
+    return python ? "(no Python stack: allocated by C++ code, e.g. autograd's backward)"
+                  : "(no stack recorded)";
+  }
+
   const SnapshotModel& m_;
   std::vector<std::string> labels_;
 };
 
 // One pass over a device's history: the curve (in d.curve), unmatched frees, retries, OOMs.
 struct Replay {
-  void Run(const std::vector<TraceEvent>& ev, DeviceMemory& d, Labels& labels);
+  void Run(const SnapshotModel& m, const std::vector<TraceEvent>& ev, DeviceMemory& d,
+           Labels& labels);
   bool has_requested = false;         // frees are free_requested + free_completed
   std::vector<int64_t> alloc_prefix;  // bytes allocated by events [0, i)
   std::unordered_map<uint64_t, LiveBlock> live;

@@ -67,6 +67,27 @@ void AddStepSections(report::Section& s, const std::vector<DeviceMemory>& ds, si
                       .horizontal = false});
 }
 
+namespace {
+
+// Why the request failed, when the figures say: fragmentation, or a request larger than all the
+// device had free (often a wrong size).
+std::string OomCause(const OomEvent& o) {
+  const int64_t cached = o.reserved - o.allocated;
+  if (cached >= o.requested && o.largest_free < o.requested)
+    return fmt::format(
+        ": fragmentation: {} free in cached segments, but the largest free block "
+        "is {} (try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)",
+        Bytes(cached), Bytes(o.largest_free));
+  if (o.device_free > 0 && o.requested > o.device_free + cached)
+    return fmt::format(
+        ": the request is larger than all the device had free ({} on the device, "
+        "{} cached), so no setting helps: check the tensor's size",
+        Bytes(o.device_free), Bytes(cached));
+  return "";
+}
+
+}  // namespace
+
 void AddOomSection(report::Section& s, const std::vector<DeviceMemory>& ds) {
   report::Table& t = s.AddTable("snapshot_ooms", "Out-of-memory events",
                                 {{"device", "Device", Unit::kText},
@@ -83,19 +104,12 @@ void AddOomSection(report::Section& s, const std::vector<DeviceMemory>& ds) {
       const int64_t cached = o.reserved - o.allocated;
       t.rows.push_back({Dev(d.device), Sec(o.time_us), o.requested, o.allocated, o.reserved, cached,
                         o.largest_free, o.device_free, o.stack});
-      const bool fragmented = cached >= o.requested && o.largest_free < o.requested;
       s.findings.push_back(
           {report::Severity::kError,
            fmt::format("{}: out of memory at {:.3f} s asking for {} with {} allocated of {} "
                        "reserved{}, from {}",
                        Dev(d.device), Sec(o.time_us), Bytes(o.requested), Bytes(o.allocated),
-                       Bytes(o.reserved),
-                       fragmented ? fmt::format(": fragmentation: {} free in cached segments, "
-                                                "but the largest free block is {} (try "
-                                                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)",
-                                                Bytes(cached), Bytes(o.largest_free))
-                                  : "",
-                       o.stack)});
+                       Bytes(o.reserved), OomCause(o), o.stack)});
     }
     if (d.retries > 0)
       s.notes.push_back(

@@ -18,6 +18,23 @@ struct Interval {
   uint32_t name = 0;
 };
 
+// Overlapping intervals of one name are one: two markers of the same step (torch.profiler's
+// ProfilerStep#N and trainprof's own around it) must not make it two steps. `sorted` by start.
+std::vector<Interval> MergeSameName(std::vector<Interval> sorted) {
+  std::vector<Interval> out;
+  std::unordered_map<uint32_t, size_t> last;  // name -> its latest interval in `out`
+  for (const Interval& iv : sorted) {
+    auto it = last.find(iv.name);
+    if (it != last.end() && iv.start <= out[it->second].end) {
+      out[it->second].end = std::max(out[it->second].end, iv.end);
+      continue;
+    }
+    last[iv.name] = out.size();
+    out.push_back(iv);
+  }
+  return out;
+}
+
 // START / END pairs of one device's annotations (and of those without a device); an annotation
 // never ended runs to `last_us`.
 std::vector<Interval> Intervals(const SnapshotModel& m, int64_t device, int64_t last_us) {
@@ -42,7 +59,7 @@ std::vector<Interval> Intervals(const SnapshotModel& m, int64_t device, int64_t 
   std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) {
     return a.start != b.start ? a.start < b.start : a.name < b.name;
   });
-  return out;
+  return MergeSameName(std::move(out));
 }
 
 bool InWindow(int64_t t, const SnapshotOptions& o, int64_t t0) {
@@ -240,7 +257,7 @@ std::vector<DeviceMemory> AnalyzeSnapshot(const SnapshotModel& m, const Snapshot
     d.device = dev;
     Labels labels(m);
     Replay r;
-    r.Run(ev, d, labels);
+    r.Run(m, ev, d, labels);
     MatchEnd(m, d, r);
     size_t lo = 0, hi = ev.size(), peak = ev.size();
     while (lo < hi && ev[lo].time_us - t0 < o.from_us) ++lo;

@@ -19,7 +19,10 @@ constexpr int kMaxFrames = 4096;  // frames kept per stack; deeper ones are cut
 
 // Sizes beyond 1 TiB and times beyond 2^52 µs are no allocator's: they read as 0, so that
 // sums over a history cannot overflow.
+// Sizes are summed over millions of events, so a block claiming more than 1 TiB counts as 0; an
+// out-of-memory request may be absurd (that is often the bug), so it is kept up to 2^56.
 int64_t Size(int64_t v) { return v >= 0 && v <= (int64_t{1} << 40) ? v : 0; }
+int64_t RequestSize(int64_t v) { return v >= 0 && v <= (int64_t{1} << 56) ? v : 0; }
 int64_t Time(int64_t v) { return v >= -(int64_t{1} << 52) && v <= (int64_t{1} << 52) ? v : 0; }
 
 bool IsPythonFile(std::string_view f) {
@@ -110,8 +113,10 @@ Status Builder::TraceItem(uint32_t device, const PickleValue& item) {
       e.addr = static_cast<uint64_t>(r_.Int(&v));
     }
   }
-  if (e.action == Action::kOom)
+  if (e.action == Action::kOom) {
     e.addr = static_cast<uint64_t>(r_.Int(r_.Find(item, "device_free")));
+    e.size = RequestSize(r_.Int(r_.Find(item, "size")));
+  }
   m_.traces[device].push_back(e);
   r_.Release(item);
   return Status::Ok();

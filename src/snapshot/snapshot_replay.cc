@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "snapshot/snapshot_analysis.h"
 #include "snapshot/snapshot_internal.h"
@@ -15,11 +16,17 @@ bool DecrementsAllocated(Action a, bool has_requested) {
   return has_requested ? a == Action::kFreeRequested : a == Action::kFreeCompleted;
 }
 
-// The largest gap between live blocks inside the known segments.
-int64_t LargestFree(const std::map<uint64_t, int64_t>& segments,
-                    const std::unordered_map<uint64_t, LiveBlock>& live) {
-  std::vector<std::pair<uint64_t, int64_t>> blocks;
-  blocks.reserve(live.size());
+using Blocks = std::unordered_map<uint64_t, int64_t>;  // address -> size
+using Segments = std::map<uint64_t, int64_t>;
+
+// The largest gap between live blocks (made in the history, or before it) inside the segments
+// known then (likewise).
+int64_t LargestFree(const Segments& made, const Segments& before,
+                    const std::unordered_map<uint64_t, LiveBlock>& live, const Blocks& earlier) {
+  Segments segments = before;
+  for (const auto& [addr, size] : made) segments[addr] = size;
+  std::vector<std::pair<uint64_t, int64_t>> blocks(earlier.begin(), earlier.end());
+  blocks.reserve(live.size() + earlier.size());
   for (const auto& [addr, b] : live) blocks.emplace_back(addr, b.size);
   std::sort(blocks.begin(), blocks.end());
   int64_t best = 0;
@@ -38,14 +45,46 @@ int64_t LargestFree(const std::map<uint64_t, int64_t>& segments,
   return best;
 }
 
+bool IsSegmentMade(Action a) { return a == Action::kSegmentAlloc || a == Action::kSegmentMap; }
+bool IsSegmentGone(Action a) { return a == Action::kSegmentFree || a == Action::kSegmentUnmap; }
+
+// What existed before the history began (recording started mid-run, or the ring buffer dropped
+// the oldest events): what the history frees without having made it, and the end state's
+// segments and live blocks that no event of the history made.
+void SeedBeforeHistory(const SnapshotModel& m, int64_t device, const std::vector<TraceEvent>& ev,
+                       bool has_requested, Segments& segments, Blocks& blocks) {
+  std::unordered_set<uint64_t> made_segments, made_blocks;
+  for (const TraceEvent& e : ev) {
+    if (IsSegmentMade(e.action)) {
+      made_segments.insert(e.addr);
+    } else if (IsSegmentGone(e.action) && made_segments.count(e.addr) == 0) {
+      segments.emplace(e.addr, e.size);
+    } else if (e.action == Action::kAlloc) {
+      made_blocks.insert(e.addr);
+    } else if (DecrementsAllocated(e.action, has_requested) && made_blocks.count(e.addr) == 0) {
+      blocks.emplace(e.addr, e.size);
+    }
+  }
+  for (const Segment& s : m.segments) {
+    if (s.device != device || made_segments.count(s.address) != 0) continue;
+    segments.emplace(s.address, s.total_size);
+    for (const SegmentBlock& b : s.blocks)
+      if (m.Str(b.state).rfind("active", 0) == 0 && made_blocks.count(b.address) == 0)
+        blocks.emplace(b.address, b.size);
+  }
+}
+
 }  // namespace
 
-void Replay::Run(const std::vector<TraceEvent>& ev, DeviceMemory& d, Labels& labels) {
+void Replay::Run(const SnapshotModel& m, const std::vector<TraceEvent>& ev, DeviceMemory& d,
+                 Labels& labels) {
   has_requested = std::any_of(
       ev.begin(), ev.end(), [](const TraceEvent& e) { return e.action == Action::kFreeRequested; });
   alloc_prefix.assign(ev.size() + 1, 0);
   d.curve.resize(ev.size());
-  std::map<uint64_t, int64_t> segments;
+  Segments segments, segments_before;
+  Blocks blocks_before;
+  SeedBeforeHistory(m, d.device, ev, has_requested, segments_before, blocks_before);
   int64_t allocated = 0, reserved = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
     const TraceEvent& e = ev[i];
@@ -55,20 +94,26 @@ void Replay::Run(const std::vector<TraceEvent>& ev, DeviceMemory& d, Labels& lab
       live[e.addr] = {e.size, e.stack, e.time_us};
     } else if (DecrementsAllocated(e.action, has_requested)) {
       allocated -= e.size;
-      if (live.erase(e.addr) == 0) ++d.unmatched_frees;
-    } else if (e.action == Action::kSegmentAlloc || e.action == Action::kSegmentMap) {
+      if (live.erase(e.addr) == 0) {
+        ++d.unmatched_frees;
+        blocks_before.erase(e.addr);
+      }
+    } else if (IsSegmentMade(e.action)) {
       reserved += e.size;
       segments[e.addr] += e.size;
-    } else if (e.action == Action::kSegmentFree || e.action == Action::kSegmentUnmap) {
+    } else if (IsSegmentGone(e.action)) {
       reserved -= e.size;
-      if (segments.erase(e.addr) == 0) ++d.unmatched_frees;
+      if (segments.erase(e.addr) == 0) {
+        ++d.unmatched_frees;
+        segments_before.erase(e.addr);
+      }
       if (i + 1 < ev.size() && ev[i + 1].action == Action::kSegmentAlloc) ++d.retries;
     } else if (e.action == Action::kOom) {
       OomEvent o{e.time_us,
                  e.size,
                  allocated,
                  reserved,
-                 LargestFree(segments, live),
+                 LargestFree(segments, segments_before, live, blocks_before),
                  static_cast<int64_t>(e.addr),
                  labels.Of(e.stack)};
       ooms.push_back(o);

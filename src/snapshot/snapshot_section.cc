@@ -39,8 +39,9 @@ void AddOverview(report::Section& s, const SnapshotModel& m, const std::vector<D
     if (d.starts_late) {
       s.findings.push_back(
           {report::Severity::kWarning,
-           fmt::format("{}: the history starts late (PyTorch keeps the last max_entries events): "
-                       "{} frees of blocks allocated before it; the segments say {} allocated "
+           fmt::format("{}: the history starts late (recording began mid-run, or PyTorch's ring "
+                       "buffer of max_entries events dropped the oldest): {} frees of blocks "
+                       "allocated before it; the segments say {} allocated "
                        "and {} reserved at the end, so the curve is raised by {} allocated, "
                        "{} reserved",
                        Dev(d.device), d.unmatched_frees, Bytes(d.end_allocated),
