@@ -711,6 +711,20 @@ TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
   }
 }
 
+// Kineto writes "deviceProperties" (an array of objects, so full of "}, {") before the events: a
+// gzip file's first cut is made after "traceEvents" starts, not among them.
+TEST(KinetoReader, GzipPartsAreCutInTheEventsOnly) {
+  std::string devices;
+  for (int i = 0; i < 300; ++i)
+    devices += fmt::format("{}{{\"id\": {}, \"name\": \"GPU {}\"}}", i ? ", " : "", i, i);
+  std::string text = SegmentTrace(2000, false);
+  text.replace(0, 1, "{\"schemaVersion\": 1, \"deviceProperties\": [" + devices + "],\n");
+  auto one = ReadGzipWith(text, 1), two = ReadGzipWith(text, 2);
+  ASSERT_TRUE(one.ok() && two.ok()) << two.status().message();
+  ExpectSameModel(*one, *two);
+  EXPECT_GT(two->read_segments, 50);
+}
+
 // --- The scalar and SIMD scanning paths --------------------------------------------------------
 
 // Reads `path` once per scanning path; every model must be the scalar path's.
