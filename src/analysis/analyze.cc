@@ -239,6 +239,54 @@ void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
   }
 }
 
+void AcrossRanks::Close(Acc& a) {
+  Row& r = a.row;
+  if (r.ranks == 0 || a.value < r.min) r.min = a.value;
+  if (r.ranks == 0 || a.value > r.max) r.max = a.value, r.max_rank = a.rank;
+  ++r.ranks;
+  a.sum += a.value;
+}
+
+void AcrossRanks::Add(const std::string& key, size_t rank, double value) {
+  auto [it, added] = index_.try_emplace(key, keys_.size());
+  if (added) {
+    keys_.push_back({.row = {.key = key}, .rank = rank, .value = value});
+    return;
+  }
+  Acc& a = keys_[it->second];
+  if (a.rank == rank) {
+    a.value += value;
+    return;
+  }
+  Close(a);
+  a.rank = rank;
+  a.value = value;
+}
+
+std::vector<AcrossRanks::Row> AcrossRanks::Rows() const {
+  std::vector<Row> out;
+  out.reserve(keys_.size());
+  for (Acc a : keys_) {
+    Close(a);
+    a.row.mean = a.sum / static_cast<double>(a.row.ranks);
+    out.push_back(std::move(a.row));
+  }
+  return out;
+}
+
+std::vector<report::Column> AcrossRanks::Columns(const std::string& what) {
+  return {{"ranks", "Ranks", report::Unit::kCount},
+          {"mean_s", fmt::format("Mean {} per rank", what), report::Unit::kSeconds},
+          {"min_s", "Min", report::Unit::kSeconds},
+          {"max_s", "Max", report::Unit::kSeconds},
+          {"max_rank", "Rank of max", report::Unit::kText}};
+}
+
+std::vector<report::Value> AcrossRanks::Cells(const Row& row, const AnalyzeInput& in) {
+  return {row.ranks, Seconds(row.mean), Seconds(row.min), Seconds(row.max),
+          in.RankLabel(row.max_rank)};
+}
+
 bool AnalyzeInput::ManyRanks() const { return ranks.size() > kInlineRanks; }
 
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,

@@ -110,6 +110,18 @@ TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
   EXPECT_FALSE(top->csv_only);
   EXPECT_EQ(std::get<std::string>(top->rows[0][0]), std::to_string(n - 1));
   EXPECT_EQ(Find(streamed, "memory_peaks")->rows.size(), n);
+  // Per operator and module over all ranks: ranks 0..n-1 have 1000 (r + 1) + k ns of aten::mmk.
+  const report::Table* across = Find(streamed, "operator_view_across_ranks");
+  ASSERT_NE(across, nullptr);
+  ASSERT_EQ(across->rows.size(), 3u);
+  EXPECT_EQ(across->rows[0],
+            (std::vector<report::Value>{std::string("aten::mm2"), int64_t(n),
+                                        (1000 * (n + 1) / 2.0 + 2) / 1e9, 1002 / 1e9,
+                                        (1000.0 * n + 2) / 1e9, std::to_string(n - 1)}));
+  const report::Table* modules = Find(streamed, "module_view_across_ranks");
+  ASSERT_NE(modules, nullptr);
+  ASSERT_EQ(modules->rows.size(), 1u);  // one path, "Net", three rows a rank
+  EXPECT_EQ(modules->rows[0][modules->ColumnIndex("ranks")], report::Value(int64_t(n)));
 
   std::ostringstream html;
   report::HtmlRenderer().Render(streamed, html);
@@ -129,6 +141,8 @@ TEST(ManyRanks, AFewRanksKeepEveryTableWhole) {
   }
   EXPECT_NE(Find(r, "memory_curve_r0_gpu0"), nullptr);
   EXPECT_EQ(Find(r, "memory_curves"), nullptr);
+  EXPECT_EQ(Find(r, "operator_view_across_ranks"), nullptr);
+  EXPECT_EQ(Find(r, "module_view_across_ranks"), nullptr);
 }
 
 TEST(ManyRanks, RankLabelsNameTheFileWhenTwoShareARank) {

@@ -1,12 +1,43 @@
 // The Module view section (module_view.h): the nn.Module tree with host and device time.
 #include <algorithm>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "analysis/views.h"
 
 namespace trainprof::analysis {
 
 using report::Unit;
+
+namespace {
+
+// Many ranks: per module (its path), its device time over the ranks, in the first rank's order.
+void AddAcrossRanks(report::Section& s, const AnalyzeInput& in) {
+  AcrossRanks across;
+  std::unordered_map<std::string, const ModuleRow*> first;  // path -> its first row
+  for (size_t i = 0; i < in.analyses.size(); ++i)
+    for (const ModuleRow& m : in.analyses[i].modules) {
+      first.try_emplace(m.path, &m);
+      across.Add(m.path, i, static_cast<double>(m.device_ns));
+    }
+  std::vector<report::Column> cols = {{.key = "module", .title = "Module", .terminal_width = 80},
+                                      {"path", "Path", Unit::kText, false},
+                                      {"depth", "Depth", Unit::kCount, false}};
+  for (report::Column& c : AcrossRanks::Columns("device time")) cols.push_back(std::move(c));
+  report::Table& t =
+      s.AddTable("module_view_across_ranks", "Device time per nn.Module across ranks", cols);
+  for (const AcrossRanks::Row& row : across.Rows()) {
+    const ModuleRow& m = *first.at(row.key);
+    std::vector<report::Value> v = {std::string(2 * static_cast<size_t>(m.depth), ' ') + m.name,
+                                    m.path, static_cast<int64_t>(m.depth)};
+    for (report::Value& c : AcrossRanks::Cells(row, in)) v.push_back(std::move(c));
+    t.rows.push_back(std::move(v));
+  }
+  MarkLong(t);
+}
+
+}  // namespace
 
 void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("module_view", "Module view");
@@ -29,6 +60,7 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
                           Seconds(m.device_ns), Seconds(m.self_device_ns)});
       });
   if (!in.ManyRanks()) MarkLong(t);
+  if (in.ManyRanks()) AddAcrossRanks(s, in);
   const bool any =
       std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return !a.modules.empty(); });
   if (!any)

@@ -140,6 +140,27 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
                 &OperatorRow::call_stack});
 }
 
+// Many ranks: per operator, its device self time over the ranks, the most first.
+void AddAcrossRanks(report::Section& s, const AnalyzeInput& in) {
+  AcrossRanks across;
+  for (size_t i = 0; i < in.analyses.size(); ++i)
+    for (const OperatorRow& o : in.analyses[i].operators)
+      across.Add(o.name, i, static_cast<double>(o.device_self_ns));
+  std::vector<AcrossRanks::Row> rows = across.Rows();
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.mean > b.mean; });
+  std::vector<report::Column> cols = {{"name", "Operator", Unit::kText, true, false, 90}};
+  for (report::Column& c : AcrossRanks::Columns("device self")) cols.push_back(std::move(c));
+  report::Table& t =
+      s.AddTable("operator_view_across_ranks", "Device self time per operator across ranks", cols);
+  for (const AcrossRanks::Row& row : rows) {
+    std::vector<Value> v = {row.key};
+    for (Value& c : AcrossRanks::Cells(row, in)) v.push_back(std::move(c));
+    t.rows.push_back(std::move(v));
+  }
+  MarkLong(t);
+}
+
 }  // namespace
 
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
@@ -167,6 +188,7 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   });
   for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
     top.rows.push_back(OperatorCells(in.RankLabel(ranked[k].second), *ranked[k].first));
+  if (in.ManyRanks()) AddAcrossRanks(s, in);
   if (ranked.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
   AddByShapeAndStack(s, in);
   s.notes.push_back(

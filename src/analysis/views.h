@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/collectives.h"
@@ -69,6 +70,41 @@ inline constexpr size_t kMaxTerminalRows = 30;
 inline void MarkLong(report::Table& t) {
   if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
 }
+
+// The cross-rank summary of a per-rank figure: each rank's value of each key (summed when a
+// rank has a key twice), then per key, in order of first appearance, how many ranks have it,
+// its mean over them, its least and greatest value and the rank of the greatest (the first such).
+//
+//   AcrossRanks a;
+//   for (size_t i = 0; i < n; ++i) for (const auto& m : modules[i]) a.Add(m.path, i, m.device_s);
+//   for (const AcrossRanks::Row& row : a.Rows()) ...
+class AcrossRanks {
+ public:
+  struct Row {
+    std::string key;
+    int64_t ranks = 0;
+    double mean = 0, min = 0, max = 0;
+    size_t max_rank = 0;  // index into the ranks
+  };
+  // Ranks come in ascending order (a key's values of one rank are added together).
+  void Add(const std::string& key, size_t rank, double value);
+  std::vector<Row> Rows() const;
+  // The table's figure columns, after its key columns: ranks, mean_s, min_s, max_s, max_rank.
+  static std::vector<report::Column> Columns(const std::string& what);
+  // A row's figure cells (seconds from ns), in Columns' order.
+  static std::vector<report::Value> Cells(const Row& row, const AnalyzeInput& in);
+
+ private:
+  struct Acc {
+    Row row;
+    size_t rank = 0;  // the rank whose value is being added up
+    double value = 0;
+    double sum = 0;
+  };
+  static void Close(Acc& a);
+  std::vector<Acc> keys_;
+  std::unordered_map<std::string, size_t> index_;
+};
 
 // Where a per-rank note names its rank (AddRankNotes).
 inline constexpr std::string_view kRankMark = "\x01";
