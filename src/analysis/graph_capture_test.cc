@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,14 +16,15 @@
 #include "analysis/op_tree.h"
 #include "analysis/operator_view.h"
 #include "trace/kineto_reader.h"
+#include "trace/trace_files.h"
 
 namespace trainprof::analysis {
 namespace {
 
 // The replay: graph launch call 100..110 us; kernels a (10 us), b (20 us), a (30 us) on stream 3,
 // all with the call's correlation id 7; and one ordinary aten::relu launch with its kernel.
-trace::TraceModel Replay() {
-  const char* json = R"({"traceEvents": [
+std::string ReplayJson() {
+  return R"({"traceEvents": [
     {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "pid": 1, "tid": 1, "ts": 100,
      "dur": 10, "args": {"correlation": 7}},
     {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 3, "ts": 200, "dur": 10,
@@ -35,7 +38,10 @@ trace::TraceModel Replay() {
      "dur": 5, "args": {"correlation": 8}},
     {"ph": "X", "cat": "kernel", "name": "relu_c", "pid": 0, "tid": 3, "ts": 320, "dur": 4,
      "args": {"correlation": 8, "stream": 3, "device": 0}}]})";
-  auto m = trace::ParseTrace(json, "replay.json");
+}
+
+trace::TraceModel Replay() {
+  auto m = trace::ParseTrace(ReplayJson(), "replay.json");
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? std::move(*m) : trace::TraceModel{};
 }
@@ -43,8 +49,8 @@ trace::TraceModel Replay() {
 // A capture window 1000..1100 us: aten::mm [1010, 1030] launching `first`, aten::add [1040,
 // 1060] launching `second`, aten::mm [1070, 1090] launching `third` (the "kernel" arg ROCm
 // writes on launch calls; left out when empty).
-trace::TraceModel Capture(const std::string& first, const std::string& second,
-                          const std::string& third) {
+std::string CaptureJson(const std::string& first, const std::string& second,
+                        const std::string& third) {
   auto launch = [](int ts, const std::string& kernel) {
     const std::string arg = kernel.empty() ? "" : fmt::format(R"(, "kernel": "{}")", kernel);
     return fmt::format(
@@ -66,7 +72,12 @@ trace::TraceModel Capture(const std::string& first, const std::string& second,
   json +=
       R"(, {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamEndCapture", "pid": 5, "tid": 5, )"
       R"("ts": 1100, "dur": 10}]})";
-  auto m = trace::ParseTrace(json, "capture.json");
+  return json;
+}
+
+trace::TraceModel Capture(const std::string& first, const std::string& second,
+                          const std::string& third) {
+  auto m = trace::ParseTrace(CaptureJson(first, second, third), "capture.json");
   EXPECT_TRUE(m.ok()) << m.status().message();
   return m.ok() ? std::move(*m) : trace::TraceModel{};
 }
@@ -101,6 +112,29 @@ TEST(GraphCapture, KernelsGoToTheOperatorsThatLaunchedThemInTheCapture) {
   for (const trace::OpInputs& in : run.op_inputs)
     with_dims += run.name_of(in.event) == "aten::mm" && in.dims != trace::kNoName;
   EXPECT_EQ(with_dims, 2u);
+}
+
+TEST(GraphCapture, RanksOfOneFolderShareItsCaptureTraces) {
+  // Three rank files beside one capture_traces/: the capture is read once (CaptureCache) and
+  // every rank is mapped from it, unchanged by the ranks mapped before.
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "graph_capture_ranks";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "capture_traces");
+  std::ofstream(dir / "capture_traces" / "capture.json")
+      << CaptureJson("gemm_a", "add_b", "gemm_a");
+  std::vector<std::string> files;
+  for (int rank = 0; rank < 3; ++rank) {
+    files.push_back((dir / fmt::format("rank{}.json", rank)).string());
+    std::ofstream(files.back()) << ReplayJson();
+  }
+  auto runs = trace::ReadTraceFiles(files, {.threads = 3});
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  for (const trace::TraceModel& run : *runs) {
+    const auto ops = DeviceSelfByOperator(run);
+    EXPECT_EQ(ops.at("aten::mm"), 40'000) << run.path;
+    EXPECT_EQ(ops.at("aten::add"), 20'000) << run.path;
+  }
 }
 
 TEST(GraphCapture, CopiedOperatorsLieInsideTheGraphLaunchCall) {

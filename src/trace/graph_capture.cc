@@ -211,7 +211,20 @@ std::vector<std::string> CaptureTracesBeside(const std::string& trace_path) {
   return fs::is_directory(dir, ec) ? CaptureFilesIn(dir.string()) : std::vector<std::string>{};
 }
 
-void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures) {
+const StatusOr<TraceModel>& CaptureCache::Get(const std::string& path) {
+  Entry* e = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<Entry>& slot = entries_[path];
+    if (!slot) slot = std::make_unique<Entry>();
+    e = slot.get();
+  }
+  std::call_once(e->once, [&] { e->model.emplace(ReadTraceFile(path, ReadOptions{})); });
+  return *e->model;
+}
+
+void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures,
+                         CaptureCache* cache) {
   bool graphs = false;
   for (uint32_t id = 0; id < m.names.size() && !graphs; ++id) graphs = IsGraphLaunch(m.names[id]);
   if (!graphs) return;
@@ -219,17 +232,16 @@ void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures
   for (const std::string& c : captures)
     std::ranges::move(CaptureFilesIn(c), std::back_inserter(paths));
   if (captures.empty()) paths = CaptureTracesBeside(m.path);
-  std::vector<TraceModel> read;
+  CaptureCache own;  // without a shared cache: read here, for this trace alone
+  std::vector<const TraceModel*> ptrs;
   for (const std::string& p : paths) {
-    StatusOr<TraceModel> c = ReadTraceFile(p, ReadOptions{});
+    const StatusOr<TraceModel>& c = (cache != nullptr ? *cache : own).Get(p);
     if (c.ok())
-      read.push_back(std::move(*c));
+      ptrs.push_back(&*c);
     else
       m.AddDiagnostic(base::DiagnosticId::kInputSkipped, 1,
                       fmt::format("capture trace left out: {}", c.status().message()));
   }
-  std::vector<const TraceModel*> ptrs;
-  for (const TraceModel& c : read) ptrs.push_back(&c);
   MergeGraphCaptures(m, ptrs);
 }
 

@@ -17,11 +17,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "trace/trace_model.h"
+#include "trainprof/status.h"
 
 namespace trainprof::trace {
 
@@ -44,9 +49,26 @@ struct GraphMerge {
 // diagnostic on `run`. Without graph launches `run` is unchanged.
 GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceModel*>& captures);
 
+// Capture traces read once and shared by every rank file of one read (thread-safe): the ranks of
+// one folder all look in the same capture_traces/.
+class CaptureCache {
+ public:
+  const StatusOr<TraceModel>& Get(const std::string& path);
+
+ private:
+  struct Entry {
+    std::once_flag once;
+    std::optional<StatusOr<TraceModel>> model;
+  };
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;
+};
+
 // When `m` has graph launches: reads `captures` (none given: CaptureTracesBeside(m.path)) and
 // merges them. A capture that cannot be read is left out with an "input_skipped" diagnostic.
-void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures);
+// With a cache, each capture file is read once for all the traces that use it.
+void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures,
+                         CaptureCache* cache = nullptr);
 
 // The capture traces beside a trace file: every trace file in "capture_traces/" in the trace's
 // folder (vLLM's and SGLang's layout; their execution_details.json is not one), or none.

@@ -115,6 +115,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
     total += sizes[i];
   }
   std::mutex progress_mu;
+  CaptureCache captures;
   // Cores left over when there are fewer files than cores read parts of one big file.
   const int cores = options.threads > 0
                         ? options.threads
@@ -134,7 +135,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
     }
     StatusOr<TraceModel> m = ReadTraceFile(files[i], ro);
     if (m.ok()) {
-      AttachGraphCaptures(*m, options.capture_traces);
+      AttachGraphCaptures(*m, options.capture_traces, &captures);
       NoteStreamOverlaps(*m);
     }
     fn(i, std::move(m));
