@@ -99,6 +99,26 @@ def test_two_markers_of_one_step_are_one_step(tmp_path: Path) -> None:
     assert growth[0]["bytes"] == a["leak_bytes"] and growth[0]["steps"] == a["leak_steps"]
 
 
+def test_compile_context_names_the_compiled_region_in_the_stacks(tmp_path: Path) -> None:
+    """record_memory_history(compile_context=True): entries made inside a torch.compile region
+    carry it; "N/A" (the default) and None mean none."""
+    snap, a = make_snapshot.generate(steps=4, layers=3, act=4 * MIB, grad=2 * MIB, tmp=MIB,
+                                     leak=512 * 1024)
+    for e in snap["device_traces"][0]:
+        names = [f["name"] for f in e.get("frames", [])]
+        e["compile_context"] = ("0/0" if "forward_layer" in names
+                                else None if "leaky_cache" in names else "N/A")
+    with open(tmp_path / "s.pickle", "wb") as f:
+        pickle.dump(snap, f, protocol=4)
+    r = analyze(tmp_path / "s.pickle")
+    live = {x["stack"].split(" (")[0]: x["bytes"]
+            for x in rows(r, "snapshot_peak", "snapshot_peak_stacks")}
+    assert live["[compiled: 0/0] <- forward_layer"] == a["live_at_peak"]["forward_layer"]
+    assert live["backward_grad"] == a["live_at_peak"]["backward_grad"]
+    growth = rows(r, "snapshot_steps", "snapshot_growth")
+    assert fn(growth[0]["stack"]) == "leaky_cache" and growth[0]["bytes"] == a["leak_bytes"]
+
+
 def test_oom_with_fragmentation(tmp_path: Path) -> None:
     a = write(tmp_path / "s.pickle")
     r = analyze(tmp_path / "s.pickle")

@@ -232,7 +232,7 @@ std::string StackLabel(const SnapshotModel& m, uint32_t stack, size_t max_frames
     if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
       file.remove_prefix(slash + 1);
     out += fmt::format("{}{}", shown ? " <- " : "", m.Str(fr.name));
-    if (fr.python) out += fmt::format(" ({}:{})", file, fr.line);
+    if (fr.python && !file.empty()) out += fmt::format(" ({}:{})", file, fr.line);
     ++shown;
   }
   const size_t hidden = (python > 0 ? python : cpp) - shown;

@@ -41,6 +41,8 @@ class Builder {
  private:
   uint32_t StackOf(const PickleValue* frames);
   uint32_t FrameOf(const PickleValue& v);
+  uint32_t InternStack(const std::string& key);
+  uint32_t WithCompileContext(uint32_t stack, std::string_view context);
   std::string_view Text(const PickleValue* v) const { return v == nullptr ? "" : r_.Str(*v); }
   void Block(const PickleValue& b, Segment& seg);
 
@@ -48,6 +50,7 @@ class Builder {
   SnapshotModel& m_;
   std::unordered_map<std::string, uint32_t> stack_ids_;
   std::unordered_map<std::string, uint32_t> frame_ids_;
+  std::unordered_map<std::string, uint32_t> context_frames_;
   std::string key_;
 };
 
@@ -80,19 +83,46 @@ uint32_t Builder::StackOf(const PickleValue* frames) {
     const uint32_t f = FrameOf(items[i]);
     key.append(reinterpret_cast<const char*>(&f), 4);
   }
+  const uint32_t id = InternStack(key);
+  r_.Replace(*frames, id * 2 + 1);
+  return id;
+}
+
+// `key`: the stack's frame ids, 4 bytes each, innermost first.
+uint32_t Builder::InternStack(const std::string& key) {
   auto [it, added] = stack_ids_.emplace(key, static_cast<uint32_t>(m_.stacks()));
   if (added) {
     const auto* ids = reinterpret_cast<const uint32_t*>(key.data());
     m_.stack_frames.insert(m_.stack_frames.end(), ids, ids + key.size() / 4);
     m_.stack_begin.push_back(static_cast<uint32_t>(m_.stack_frames.size()));
   }
-  r_.Replace(*frames, it->second * 2 + 1);
   return it->second;
+}
+
+// An entry made inside a torch.compile region (record_memory_history(compile_context=True)):
+// the region becomes the stack's innermost frame, "[compiled: <context>]", so live-at-peak and
+// growth tell compiled regions apart. "N/A" (the default) and "" mean no region.
+uint32_t Builder::WithCompileContext(uint32_t stack, std::string_view context) {
+  if (context.empty() || context == "N/A") return stack;
+  auto [fit, added] = context_frames_.emplace(std::string(context), 0);
+  if (added) {
+    Frame f;
+    f.name = m_.strings.Intern(fmt::format("[compiled: {}]", context));
+    f.filename = m_.strings.Intern("");
+    f.python = true;
+    fit->second = static_cast<uint32_t>(m_.frames.size());
+    m_.frames.push_back(f);
+  }
+  std::string key(reinterpret_cast<const char*>(&fit->second), 4);
+  for (const uint32_t* f = m_.StackBegin(stack); f != m_.StackEnd(stack); ++f)
+    key.append(reinterpret_cast<const char*>(f), 4);
+  return InternStack(key);
 }
 
 Status Builder::TraceItem(uint32_t device, const PickleValue& item) {
   TraceEvent e;
   e.time_us = -1;
+  std::string_view context;
   const std::vector<PickleValue>& kv = r_.Items(item);
   for (size_t i = 0; i + 1 < kv.size(); i += 2) {
     const std::string_view k = r_.Str(kv[i]);
@@ -111,8 +141,11 @@ Status Builder::TraceItem(uint32_t device, const PickleValue& item) {
       e.stack = StackOf(&v);
     } else if (k == "device_free") {
       e.addr = static_cast<uint64_t>(r_.Int(&v));
+    } else if (k == "compile_context") {
+      context = r_.Str(v);
     }
   }
+  e.stack = WithCompileContext(e.stack, context);
   if (e.action == Action::kOom) {
     e.addr = static_cast<uint64_t>(r_.Int(r_.Find(item, "device_free")));
     e.size = RequestSize(r_.Int(r_.Find(item, "size")));
