@@ -106,14 +106,14 @@ def test_compile_context_names_the_compiled_region_in_the_stacks(tmp_path: Path)
                                      leak=512 * 1024)
     for e in snap["device_traces"][0]:
         names = [f["name"] for f in e.get("frames", [])]
-        e["compile_context"] = ("0/0" if "forward_layer" in names
+        e["compile_context"] = ("Torch-Compiled Region: 0/0" if "forward_layer" in names
                                 else None if "leaky_cache" in names else "N/A")
     with open(tmp_path / "s.pickle", "wb") as f:
         pickle.dump(snap, f, protocol=4)
     r = analyze(tmp_path / "s.pickle")
     live = {x["stack"].split(" (")[0]: x["bytes"]
             for x in rows(r, "snapshot_peak", "snapshot_peak_stacks")}
-    assert live["[compiled: 0/0] <- forward_layer"] == a["live_at_peak"]["forward_layer"]
+    assert live["[torch.compile region 0/0] <- forward_layer"] == a["live_at_peak"]["forward_layer"]
     assert live["backward_grad"] == a["live_at_peak"]["backward_grad"]
     growth = rows(r, "snapshot_steps", "snapshot_growth")
     assert fn(growth[0]["stack"]) == "leaky_cache" and growth[0]["bytes"] == a["leak_bytes"]
@@ -286,3 +286,22 @@ def test_a_real_torch_2_11_snapshot_against_torchs_own_figures(tmp_path: Path) -
     assert "larger than all the device had free" in finding
     top = rows(r, "snapshot_peak", "snapshot_peak_stacks")[0]["stack"]
     assert top.startswith("dropout (functional.py:")
+
+
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead"])
+def test_real_torch_compile_snapshots(tmp_path: Path, mode: str) -> None:
+    """torch.compile'd training on an H200 with torch 2.11 (make_compiled_snapshots.py beside the
+    files), history with compile_context=True: the end state is torch's, and reduce-overhead's
+    CUDA graphs keep their segments in private pools, counted as torch's segment_pool_id says."""
+    data = ROOT / "tests" / "data" / "snapshots"
+    facts = json.loads((data / "torch2.11_h200_compiled.facts.json").read_text())[mode]
+    r = analyze(data / f"torch2.11_h200_compiled_{mode}.pickle")
+    dev = rows(r, "snapshot", "snapshot_devices")[0]
+    assert dev["end_allocated_bytes"] == facts["allocated"]
+    assert dev["end_reserved_bytes"] == facts["reserved"]
+    pools = {x["pool"]: x["segments"] for x in rows(r, "snapshot_allocator", "snapshot_pools")}
+    by_id = dict(facts["pools"])
+    private = sum(n for p, n in pools.items() if p.startswith("private"))
+    assert private == sum(n for pid, n in by_id.items() if pid != "(0, 0)")
+    assert sum(pools.values()) == sum(by_id.values())
+    assert (private > 0) == (mode == "reduce-overhead")

@@ -99,15 +99,19 @@ uint32_t Builder::InternStack(const std::string& key) {
   return it->second;
 }
 
-// An entry made inside a torch.compile region (record_memory_history(compile_context=True)):
-// the region becomes the stack's innermost frame, "[compiled: <context>]", so live-at-peak and
-// growth tell compiled regions apart. "N/A" (the default) and "" mean no region.
+// An entry made inside a torch.compile region (record_memory_history(compile_context=True);
+// torch 2.11 writes "Torch-Compiled Region: 0/0"): the region becomes the stack's innermost
+// frame, "[torch.compile region 0/0]", so live-at-peak and growth tell compiled regions apart.
+// "N/A" (the default) and "" mean no region.
+constexpr std::string_view kRegionPrefix = "Torch-Compiled Region: ";
 uint32_t Builder::WithCompileContext(uint32_t stack, std::string_view context) {
   if (context.empty() || context == "N/A") return stack;
   auto [fit, added] = context_frames_.emplace(std::string(context), 0);
   if (added) {
     Frame f;
-    f.name = m_.strings.Intern(fmt::format("[compiled: {}]", context));
+    std::string_view region = context;
+    if (region.starts_with(kRegionPrefix)) region.remove_prefix(kRegionPrefix.size());
+    f.name = m_.strings.Intern(fmt::format("[torch.compile region {}]", region));
     f.filename = m_.strings.Intern("");
     f.python = true;
     fit->second = static_cast<uint32_t>(m_.frames.size());
