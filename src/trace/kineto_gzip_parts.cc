@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -174,12 +175,14 @@ class PartCutter {
         Part p{std::move(buf), n, at, src_->raw_bytes_done(), true};
         return Finish(!Publish(std::move(p)));
       }
-      RawBuffer next = Buffer(n - cut + step_ + 1);
-      std::memcpy(next.data(), buf.data() + cut, n - cut);
+      // The bytes after the cut (a few KiB) wait aside, so that the next part's buffer can be
+      // one that a parser gave back meanwhile.
+      std::string rest(buf.data() + cut, n - cut);
       Part p{std::move(buf), cut, at, src_->raw_bytes_done(), false};
       if (!Publish(std::move(p))) return Finish(true);
-      buf = std::move(next);
-      n -= cut;
+      buf = Buffer(rest.size() + step_ + 1);
+      std::memcpy(buf.data(), rest.data(), rest.size());
+      n = rest.size();
       at += static_cast<int64_t>(cut);
       first = false;
     }
@@ -219,7 +222,8 @@ class PartReader {
       Status st = parser->StartInMemory(std::move(p.bytes), p.size);
       if (st.ok()) st = parser->Drive();
       const bool right = st.ok() && (p.last ? parser->ended() : parser->paused());
-      if (k > 0) cutter_->GiveBack(parser->ReleaseWindow());
+      // The first part's parser keeps its window only when it is the whole file.
+      if (k > 0 || (right && !p.last)) cutter_->GiveBack(parser->ReleaseWindow());
       if (!right) {
         Fail();
         return;
@@ -292,7 +296,7 @@ StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std:
   }
   {
     PartCutter cutter(std::move(src), static_cast<size_t>(std::max<int64_t>(
-                                          opt.min_segment_bytes / 2, json::kMinWindowBytes)));
+                                          opt.min_segment_bytes / 4, json::kMinWindowBytes)));
     PartReader reader(path, opt, &cutter);
     std::vector<std::thread> threads;
     for (int t = 1; t < opt.threads; ++t) threads.emplace_back([&] { reader.Work(); });
