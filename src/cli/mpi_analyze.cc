@@ -98,8 +98,15 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& 
   std::vector<size_t> index;
   for (size_t i = static_cast<size_t>(rank); i < run.files.size(); i += static_cast<size_t>(size))
     mine.push_back(run.files[i]), index.push_back(i);
-  std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
-  const std::string all = GatherAtRoot(Pack(index, results), rank, size);
+  std::string packed;
+  {
+    // Only the bytes travel: the summaries are let go before the gather, so that process 0
+    // does not hold its share three times (summaries, their bytes, and all the bytes).
+    std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
+    packed = Pack(index, results);
+  }
+  std::string all = GatherAtRoot(packed, rank, size);
+  std::string().swap(packed);
   if (rank != 0) return {};
   return Unpack(all, run.files.size());
 }
