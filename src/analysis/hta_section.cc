@@ -131,22 +131,24 @@ void KernelTypeBreakdownTable(const AnalyzeInput& in, report::Section& s) {
 }
 
 void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& top = s.AddTable("top_kernels", "Top kernels per type",
-                                  {{"rank", "Rank", Unit::kText},
-                                   {"kernel_type", "Type", Unit::kText},
-                                   {"name", "Kernel", Unit::kText, true, false, 90},
-                                   {"count", "Count", Unit::kCount},
-                                   {"sum_s", "Total", Unit::kSeconds},
-                                   {"mean_s", "Mean", Unit::kSeconds},
-                                   {"min_s", "Min", Unit::kSeconds},
-                                   {"max_s", "Max", Unit::kSeconds},
-                                   {"std_s", "Std dev", Unit::kSeconds}});
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const KernelStats& k : in.analyses[i].hta.top_kernels) {
-      top.rows.push_back({in.RankLabel(i), std::string(KernelTypeName(k.type)), k.name, k.count,
+  report::Table& top = AddRankTable(
+      s, in, "top_kernels", "Top kernels per type",
+      {{"rank", "Rank", Unit::kText},
+       {"kernel_type", "Type", Unit::kText},
+       {"name", "Kernel", Unit::kText, true, false, 90},
+       {"count", "Count", Unit::kCount},
+       {"sum_s", "Total", Unit::kSeconds},
+       {"mean_s", "Mean", Unit::kSeconds},
+       {"min_s", "Min", Unit::kSeconds},
+       {"max_s", "Max", Unit::kSeconds},
+       {"std_s", "Std dev", Unit::kSeconds}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        for (const KernelStats& k : a.hta.top_kernels)
+          rows.push_back({rank, std::string(KernelTypeName(k.type)), k.name, k.count,
                           Seconds(k.sum_ns), Seconds(k.mean_ns), Seconds(k.min_ns),
                           Seconds(k.max_ns), Seconds(k.std_ns)});
-    }
+      });
   if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
 }
 

@@ -29,6 +29,7 @@ RankAnalysis Rank(int64_t r) {
     a.modules.push_back({.name = "Linear_" + std::to_string(k), .path = "Net", .depth = 1});
   }
   a.operators_by_shape = a.operators;
+  a.hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
   a.operators_by_shape[0].input_dims = "[[2, 3]]";
   DeviceMemory d;
   d.device = 0;
@@ -70,9 +71,11 @@ const report::Table* Find(const report::Report& r, std::string_view id) {
 }
 
 constexpr const char* kPerRankTables[] = {
-    "operator_view",      "operator_view_by_shape", "kernel_view",         "operator_kernel_view",
-    "module_view",        "memory_curves",          "memory_live_at_peak", "memory_operators",
-    "memory_allocations",
+    "operator_view",       "operator_view_by_shape",
+    "kernel_view",         "operator_kernel_view",
+    "module_view",         "memory_curves",
+    "memory_live_at_peak", "memory_operators",
+    "memory_allocations",  "top_kernels",
 };
 
 TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
