@@ -204,8 +204,13 @@ class PartCutter {
 // order.
 class PartReader {
  public:
-  PartReader(const std::string& path, const ReadOptions& opt, PartCutter* cutter)
-      : path_(path), opt_(opt), cutter_(cutter), empty_(MemoryTraceBytes({}, path)) {
+  // `stated`: the decoded size the gzip trailer states (a hint).
+  PartReader(const std::string& path, const ReadOptions& opt, PartCutter* cutter, int64_t stated)
+      : path_(path),
+        opt_(opt),
+        stated_(stated),
+        cutter_(cutter),
+        empty_(MemoryTraceBytes({}, path)) {
     quiet_ = opt;
     quiet_.progress = nullptr;
     quiet_.chunk_bytes = json::kMinWindowBytes;  // the window is the part's own buffer
@@ -217,6 +222,8 @@ class PartReader {
     size_t k = 0;
     while (!failed() && cutter_->Next(&p, &k)) {
       auto parser = std::make_unique<KinetoParser>(empty_.get(), path_, quiet_);
+      // The first part's columns take in all the others: room for the whole file.
+      parser->ReserveForBytes(k == 0 ? stated_ : static_cast<int64_t>(p.size));
       if (k > 0) parser->StartInEvents(cutter_->bare_array(), p.last ? -1 : p.size);
       if (k == 0 && !p.last) parser->set_stop(static_cast<int64_t>(p.size));
       Status st = parser->StartInMemory(std::move(p.bytes), p.size);
@@ -275,6 +282,7 @@ class PartReader {
 
   const std::string& path_;
   const ReadOptions& opt_;
+  const int64_t stated_;
   ReadOptions quiet_;
   PartCutter* cutter_;
   std::unique_ptr<ByteSource> empty_;  // the parsers' source, never read
@@ -297,7 +305,7 @@ StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std:
   {
     PartCutter cutter(std::move(src), static_cast<size_t>(std::max<int64_t>(
                                           opt.min_segment_bytes / 4, json::kMinWindowBytes)));
-    PartReader reader(path, opt, &cutter);
+    PartReader reader(path, opt, &cutter, stated);
     std::vector<std::thread> threads;
     for (int t = 1; t < opt.threads; ++t) threads.emplace_back([&] { reader.Work(); });
     reader.Work();

@@ -35,6 +35,12 @@ class KinetoParser {
 
   StatusOr<TraceModel> Run();
 
+  // Room for the events of `json_bytes` of JSON (TraceModel::ReserveEvents), at Kineto's
+  // fewest bytes an event: its events take 300-450 bytes, a terse writer's 100 and more.
+  void ReserveForBytes(int64_t json_bytes) {
+    if (json_bytes > 0) b_.model().ReserveEvents(static_cast<size_t>(json_bytes / 128));
+  }
+
   // Reading in parts (ReadInParts): this parser starts at an event boundary inside the event
   // list, and must end at `stop_at` (relative to its start) or, for the last, at the end.
   void StartInEvents(bool bare_array, int64_t stop_at);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -72,7 +73,8 @@ struct Part {
   std::unique_ptr<KinetoParser> parser;
   Status status = Status::Ok();
 
-  void Read(const std::string& path, ReadOptions opt, bool bare_array) {
+  // `size`: the file's, in bytes.
+  void Read(const std::string& path, ReadOptions opt, bool bare_array, int64_t size) {
     auto opened = OpenFileAt(path, at, stop);
     if (!opened.ok()) {
       status = opened.status();
@@ -80,6 +82,7 @@ struct Part {
     }
     src = std::move(*opened);
     parser = std::make_unique<KinetoParser>(src.get(), path, opt);
+    parser->ReserveForBytes(stop >= 0 ? stop : size - at);
     parser->StartInEvents(bare_array, stop);
     status = parser->Start();
     if (status.ok()) status = parser->Drive();
@@ -120,6 +123,8 @@ std::vector<int64_t> GuessPartStarts(const std::string& path, int64_t size,
 
 StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const std::string& path,
                                  const ReadOptions& opt, const std::vector<int64_t>& starts) {
+  std::error_code ec;
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   std::string head = ReadAt(path, 0, 4096);
   size_t lead = head.find_first_not_of(" \t\r\n");
   const bool bare = lead != std::string::npos && head[lead] == '[';
@@ -142,9 +147,10 @@ StatusOr<TraceModel> ReadInParts(std::unique_ptr<ByteSource> first_src, const st
   std::vector<std::thread> threads;
   for (size_t k = 0; k < n; ++k) {
     parts[k].at = starts[k], parts[k].stop = k + 1 < n ? starts[k + 1] - starts[k] : -1;
-    threads.emplace_back([&, k] { parts[k].Read(path, options_of(k + 1), bare); });
+    threads.emplace_back([&, k] { parts[k].Read(path, options_of(k + 1), bare, size); });
   }
   KinetoParser first(first_src.get(), path, options_of(0));
+  if (!ec) first.ReserveForBytes(size);  // the whole file: the parts are appended in its columns
   first.set_stop(starts[0]);
   Status st = first.Start();
   if (st.ok()) st = first.Drive();

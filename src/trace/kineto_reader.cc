@@ -39,7 +39,9 @@ StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& o
   ReadOptions o = options;
   if (!ec && std::string_view(src->decoder()) == "plain")
     o.chunk_bytes = std::min(o.chunk_bytes, static_cast<size_t>(size) + 1);
-  return ParseFrom(src.get(), path, o);
+  KinetoParser parser(src.get(), path, o);
+  if (!ec && std::string_view(src->decoder()) == "plain") parser.ReserveForBytes(size);
+  return parser.Run();
 }
 
 StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name) {

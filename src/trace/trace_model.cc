@@ -221,6 +221,11 @@ void TraceModel::ReserveFor(const std::vector<const TraceModel*>& parts) {
   room(&TraceModel::collective_args), room(&TraceModel::sync_waits);
 }
 
+void TraceModel::ReserveEvents(size_t n) {
+  ts_ns.reserve(n), dur_ns.reserve(n), name.reserve(n), kind.reserve(n), track.reserve(n);
+  correlation.reserve(n), external_id.reserve(n);
+}
+
 KernelStats TraceModel::StatsOf(size_t i) const {
   auto it = std::lower_bound(kernel_stats.begin(), kernel_stats.end(), i,
                              [](const KernelStats& k, size_t e) { return k.event < e; });

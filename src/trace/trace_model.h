@@ -329,6 +329,10 @@ struct TraceModel {
   // Before absorbing `parts` one after another: room in every column for all of them, so that
   // no column is copied again for each part (quadratic in the number of parts).
   void ReserveFor(const std::vector<const TraceModel*>& parts);
+  // Room for `n` events in the event columns before reading: the columns are not copied as
+  // they grow, nor their pages faulted twice. Room not used is never touched, so it costs
+  // address space, not memory.
+  void ReserveEvents(size_t n);
   // Fills `launcher` from correlation ids. Called once after the last Add.
   void LinkLaunches();
   // Name and severity are the registry's (base/diagnostics.h).
