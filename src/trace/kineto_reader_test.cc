@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -628,9 +629,16 @@ StatusOr<TraceModel> ReadWith(const std::string& path, int threads) {
   return ReadTraceFile(path, o);
 }
 
+// A file of the running test's own: ctest -j runs tests in parallel processes, so two tests
+// writing one fixed name in TempDir() race.
+std::string OwnFile(const std::string& name) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return fmt::format("{}/trainprof_{}_{}_{}", ::testing::TempDir(), getpid(), info->name(), name);
+}
+
 // The same text gzipped, inflated once and cut into parts of 2 KiB by the inflating thread.
 StatusOr<TraceModel> ReadGzipWith(const std::string& text, int threads) {
-  std::string path = ::testing::TempDir() + "/segments.json.gz";
+  std::string path = OwnFile("segments.json.gz");
   std::ofstream(path, std::ios::binary) << testutil::GzipText(text);
   ReadOptions o;
   o.threads = threads;
@@ -643,7 +651,7 @@ StatusOr<TraceModel> ReadGzipWith(const std::string& text, int threads) {
 TEST(KinetoReader, SegmentsGiveTheSequentialModel) {
   for (bool trap : {false, true}) {
     SCOPED_TRACE(trap ? "a boundary guessed inside a string" : "clean boundaries");
-    std::string path = ::testing::TempDir() + "/segments.json";
+    std::string path = OwnFile("segments.json");
     std::string text = SegmentTrace(3000, trap);
     std::ofstream(path, std::ios::binary) << text;
     auto one = ReadWith(path, 1);
