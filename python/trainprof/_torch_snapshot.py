@@ -18,18 +18,25 @@ MIN_MAX_ENTRIES = 10_000
 EVENTS_PER_ALLOCATION = 3 * 1.25
 
 
+def _launcher_int(names: Tuple[str, ...], default: int) -> int:
+    for name in names:
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return default
+
+
+def launcher_rank() -> int:
+    """The rank torchrun or SLURM gave this process (RANK, SLURM_PROCID), else 0."""
+    return _launcher_int(("RANK", "SLURM_PROCID"), 0)
+
+
 def world() -> Tuple[int, int]:
     """(rank, world size): torch.distributed's when it is initialised, else the launcher's."""
     dist = getattr(torch, "distributed", None)
     if dist is not None and dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
-    def env(names: Tuple[str, ...], default: int) -> int:
-        for name in names:
-            value = os.environ.get(name, "")
-            if value.isdigit():
-                return int(value)
-        return default
-    return env(("RANK", "SLURM_PROCID"), 0), env(("WORLD_SIZE", "SLURM_NTASKS"), 1)
+    return launcher_rank(), _launcher_int(("WORLD_SIZE", "SLURM_NTASKS"), 1)
 
 
 def file_name(rank: int, world_size: int, oom: bool = False) -> str:

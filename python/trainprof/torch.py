@@ -49,20 +49,12 @@ from trainprof import _core
 from trainprof._session import Session
 from trainprof._torch_summary import ModelSummaryHooks
 from trainprof._torch_memory import ActivationCounter, CudaMemoryStats
-from trainprof._torch_snapshot import SnapshotRecorder
+from trainprof._torch_snapshot import SnapshotRecorder, launcher_rank
 
 TRACE_NAME = "torch_trace.pt.trace.json.gz"
 _PLAIN_TRACE = "torch_trace.pt.trace.json"  # until finish() compresses it
 
 __all__ = ["TorchProfiler", "attach", "TRACE_NAME"]
-
-
-def _rank() -> int:
-    for var in ("RANK", "SLURM_PROCID"):
-        value = os.environ.get(var, "")
-        if value.isdigit():
-            return int(value)
-    return 0
 
 
 def _kineto() -> bool:
@@ -113,10 +105,10 @@ class TorchProfiler:
     # ---- memory.* ------------------------------------------------------------------------------
 
     def _start_memory(self, model: Optional[torch.nn.Module]) -> None:
-        if self._opts["memory.trace_rank0_only"] and _rank() != 0:
+        if self._opts["memory.trace_rank0_only"] and launcher_rank() != 0:
             self._core.add_line(
                 "operators_not_on_this_rank",
-                f"memory.trace_rank0_only is true and this is rank {_rank()}: torch.profiler "
+                f"memory.trace_rank0_only is true and this is rank {launcher_rank()}: torch.profiler "
                 "did not run here")
             return
         if torch.cuda.is_available():

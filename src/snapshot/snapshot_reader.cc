@@ -18,9 +18,8 @@ namespace {
 constexpr int kMaxFrames = 4096;  // frames kept per stack; deeper ones are cut
 
 // Sizes beyond 1 TiB and times beyond 2^52 µs are no allocator's: they read as 0, so that
-// sums over a history cannot overflow.
-// Sizes are summed over millions of events, so a block claiming more than 1 TiB counts as 0; an
-// out-of-memory request may be absurd (that is often the bug), so it is kept up to 2^56.
+// sums over a history cannot overflow. An out-of-memory request is never summed and may be
+// absurd (that is often the bug), so it is kept up to 2^56.
 int64_t Size(int64_t v) { return v >= 0 && v <= (int64_t{1} << 40) ? v : 0; }
 int64_t RequestSize(int64_t v) { return v >= 0 && v <= (int64_t{1} << 56) ? v : 0; }
 int64_t Time(int64_t v) { return v >= -(int64_t{1} << 52) && v <= (int64_t{1} << 52) ? v : 0; }
