@@ -354,7 +354,7 @@ RooflinePoint Roofline(const ShapeRow& r, const PeakTflops& peak) {
 FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const StepsResult& steps,
                          const FlopsOptions& o) {
   FlopsResult r;
-  if (std::ranges::none_of(m.op_inputs,
+  if (std::ranges::none_of(m.input_sets,
                            [](const trace::OpInputs& in) { return in.dims != trace::kNoName; }))
     return r;
   r.device_name = DeviceName(m);

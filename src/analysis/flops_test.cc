@@ -120,8 +120,8 @@ trace::TraceModel Model() {
   m.devices = {{.id = 0, .name = "NVIDIA A100-SXM4-40GB"}};
   const auto op = [&](const char* name, int64_t ts, int64_t dur, const char* dims) {
     const size_t i = m.Add(EventKind::kCpuOp, name, ts, dur, 0);
-    m.op_inputs.push_back({static_cast<uint32_t>(i), m.names.Intern(dims),
-                           m.names.Intern("[\"float\", \"float\", \"float\"]")});
+    m.AddInputs(static_cast<uint32_t>(i),
+                {m.names.Intern(dims), m.names.Intern("[\"float\", \"float\", \"float\"]")});
   };
   int64_t corr = 0;
   const auto launch = [&](const char* kernel, int64_t ts, int64_t gpu_ts, int64_t dur) {
@@ -171,7 +171,7 @@ TEST(OperatorViewByShape, OneRowPerShape) {
   // A second aten::mm of another shape, without GPU work, and one of the first shape.
   for (const char* dims : {"[[1, 2], [2, 3]]", "[[10, 100], [100, 1000]]"}) {
     const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 1500, 10, 0);
-    m.op_inputs.push_back({static_cast<uint32_t>(i), m.names.Intern(dims)});
+    m.AddInputs(static_cast<uint32_t>(i), {m.names.Intern(dims)});
   }
   m.LinkLaunches();  // over the events added
   const std::vector<OperatorRow> rows = OperatorViewByShape(m, BuildOpTree(m));
@@ -193,7 +193,7 @@ TEST(OperatorViewByStack, OneRowPerStack) {
   trace::TraceModel m = Model();
   for (const char* stack : {"a.py(1): f", "b.py(2): g", "a.py(1): f"}) {
     const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 1500, 10, 0);
-    m.op_inputs.push_back({.event = static_cast<uint32_t>(i), .stack = m.names.Intern(stack)});
+    m.AddInputs(static_cast<uint32_t>(i), {.stack = m.names.Intern(stack)});
   }
   m.LinkLaunches();
   const OpTree tree = BuildOpTree(m);
@@ -256,9 +256,10 @@ TEST(Flops, RealTracesAgreeWithTheirInputDims) {
     for (const trace::TraceModel& m : *models) {
       ASSERT_FALSE(m.op_inputs.empty());
       double mm = 0;
-      for (const trace::OpInputs& in : m.op_inputs) {
-        ASSERT_EQ(m.kind[in.event], EventKind::kCpuOp);
-        if (m.name_of(in.event) != "aten::mm" || in.dims == trace::kNoName) continue;
+      for (const auto& [e, set] : m.op_inputs) {
+        const trace::OpInputs& in = m.input_sets[set];
+        ASSERT_EQ(m.kind[e], EventKind::kCpuOp);
+        if (m.name_of(e) != "aten::mm" || in.dims == trace::kNoName) continue;
         const nlohmann::json d = nlohmann::json::parse(m.names[in.dims]);
         mm += 2.0 * d[0][0].get<double>() * d[0][1].get<double>() * d[1][1].get<double>();
       }

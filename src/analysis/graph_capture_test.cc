@@ -109,8 +109,8 @@ TEST(GraphCapture, KernelsGoToTheOperatorsThatLaunchedThemInTheCapture) {
   EXPECT_TRUE(HasDiagnostic(run, base::DiagnosticId::kGraphKernelsMapped));
   // The copied operators keep their shapes (FLOPs and the roofline read them).
   size_t with_dims = 0;
-  for (const trace::OpInputs& in : run.op_inputs)
-    with_dims += run.name_of(in.event) == "aten::mm" && in.dims != trace::kNoName;
+  for (const auto& [e, set] : run.op_inputs)
+    with_dims += run.name_of(e) == "aten::mm" && run.input_sets[set].dims != trace::kNoName;
   EXPECT_EQ(with_dims, 2u);
 }
 

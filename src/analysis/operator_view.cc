@@ -50,24 +50,25 @@ void SortRows(std::vector<OperatorRow>& out) {
 // thread's operators in time order, which is nearly file order, so most searches are short.
 class InputsCursor {
  public:
-  explicit InputsCursor(const std::vector<trace::OpInputs>& v) : v_(v) {}
+  explicit InputsCursor(const trace::TraceModel& m) : m_(m), v_(m.op_inputs) {}
   const trace::OpInputs* Find(uint32_t e) {
     size_t lo = 0, hi = v_.size();
-    if (at_ < v_.size() && v_[at_].event <= e) {  // gallop forward from the last answer
+    if (at_ < v_.size() && v_[at_].first <= e) {  // gallop forward from the last answer
       lo = at_;
       size_t step = 1;
-      while (lo + step < v_.size() && v_[lo + step].event <= e) lo += step, step *= 2;
+      while (lo + step < v_.size() && v_[lo + step].first <= e) lo += step, step *= 2;
       hi = std::min(v_.size(), lo + step + 1);
     }
     auto it = std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(lo),
                                v_.begin() + static_cast<std::ptrdiff_t>(hi), e,
-                               [](const trace::OpInputs& in, uint32_t x) { return in.event < x; });
+                               [](const auto& in, uint32_t x) { return in.first < x; });
     at_ = static_cast<size_t>(it - v_.begin());
-    return it != v_.end() && it->event == e ? &*it : nullptr;
+    return it != v_.end() && it->first == e ? &m_.input_sets[it->second] : nullptr;
   }
 
  private:
-  const std::vector<trace::OpInputs>& v_;
+  const trace::TraceModel& m_;
+  const std::vector<std::pair<uint32_t, uint32_t>>& v_;
   size_t at_ = 0;
 };
 
@@ -99,28 +100,30 @@ namespace {
 // have it; `text` receives the key's text in each row.
 std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
                                    uint32_t trace::OpInputs::*key, std::string OperatorRow::*text) {
-  std::unordered_map<uint64_t, OperatorRow> by_key;  // name id << 32 | text id
   if (m.op_inputs.empty()) return {};
-  InputsCursor inputs(m.op_inputs);
-  constexpr uint64_t kNone = ~uint64_t{0};
-  std::vector<uint64_t> keys(t.nodes.size(), kNone);  // each node's row
+  InputsCursor inputs(m);
+  // Each node's row as a 4-byte index (a million nodes on 1 GB): rows are found by their key,
+  // name id << 32 | text id.
+  std::unordered_map<uint64_t, uint32_t> row_of;
+  std::vector<OperatorRow> out;
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> rows(t.nodes.size(), kNone);
   for (size_t k = 0; k < t.nodes.size(); ++k) {
     const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     const trace::OpInputs* in = inputs.Find(n.event);
     if (in == nullptr || in->*key == trace::kNoName) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    keys[k] = uint64_t{m.name[n.event]} << 32 | in->*key;
+    auto [it, fresh] = row_of.try_emplace(uint64_t{m.name[n.event]} << 32 | in->*key,
+                                          static_cast<uint32_t>(out.size()));
+    if (fresh) {
+      out.emplace_back().name = m.name_of(n.event);
+      out.back().*text = m.names[in->*key];
+    }
+    rows[k] = it->second;
   }
   for (size_t k = 0; k < t.nodes.size(); ++k)
-    if (keys[k] != kNone) Accumulate(m, t, k, !InsideItsOwnRow(t, keys, k), by_key[keys[k]]);
-  std::vector<OperatorRow> out;
-  out.reserve(by_key.size());
-  for (auto& [k, r] : by_key) {
-    r.name = m.names[static_cast<uint32_t>(k >> 32)];
-    r.*text = m.names[static_cast<uint32_t>(k)];
-    out.push_back(std::move(r));
-  }
+    if (rows[k] != kNone) Accumulate(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]]);
   SortRows(out);
   return out;
 }

@@ -128,8 +128,8 @@ void CopyWindow(TraceModel& run, const Window& w, uint32_t call, const std::vect
     const size_t e = run.Add(cap.kind[i], cap.name_of(i), ts, at(cap.end_ns(i)) - ts, track);
     if (is_call) run.captured_launcher.emplace_back(work[next_call++], static_cast<uint32_t>(e));
     if (const OpInputs* in = cap.InputsOf(i))
-      run.op_inputs.push_back({static_cast<uint32_t>(e), intern(in->dims), intern(in->types),
-                               intern(in->stack), intern(in->concrete)});
+      run.AddInputs(static_cast<uint32_t>(e),
+                    {intern(in->dims), intern(in->types), intern(in->stack), intern(in->concrete)});
   }
 }
 

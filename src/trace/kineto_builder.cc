@@ -238,7 +238,7 @@ void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
   const bool dims = ev.input_dims.type == Scalar::kOtherValue;
   const bool stack = ev.call_stack.type == Scalar::kString && !ev.call_stack.text.empty();
   if (!dims && !stack) return;
-  OpInputs in{index};
+  OpInputs in;
   if (dims) in.dims = m_.names.Intern(ev.input_dims.text);
   if (dims && ev.input_types.type == Scalar::kOtherValue)
     in.types = m_.names.Intern(ev.input_types.text);
@@ -248,7 +248,7 @@ void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
   if (dims && ev.concrete_inputs.type == Scalar::kOtherValue &&
       ev.name.text.find("conv") != std::string_view::npos)
     in.concrete = m_.names.Intern(ev.concrete_inputs.text);
-  m_.op_inputs.push_back(in);
+  m_.AddInputs(index, in);
 }
 
 void EventBuilder::AddComplete(const RawEvent& ev) {

@@ -552,12 +552,13 @@ void ExpectSameModel(const TraceModel& a, const TraceModel& b) {
   }
   ASSERT_EQ(a.op_inputs.size(), b.op_inputs.size());
   for (size_t i = 0; i < a.op_inputs.size(); ++i) {
-    ASSERT_EQ(a.op_inputs[i].event, b.op_inputs[i].event);
+    const uint32_t e = a.op_inputs[i].first;
+    ASSERT_EQ(e, b.op_inputs[i].first);
     auto text = [](const TraceModel& m, uint32_t id) {
       return id == kNoName ? std::string("(none)") : std::string(m.names[id]);
     };
     for (auto field : {&OpInputs::dims, &OpInputs::types, &OpInputs::stack, &OpInputs::concrete})
-      ASSERT_EQ(text(a, a.op_inputs[i].*field), text(b, b.op_inputs[i].*field));
+      ASSERT_EQ(text(a, a.InputsOf(e)->*field), text(b, b.InputsOf(e)->*field));
   }
   for (size_t i = 0; i < a.size(); ++i) {
     SCOPED_TRACE(i);

@@ -85,6 +85,36 @@ uint64_t NameTable::Hash(std::string_view s) {
   return h ^ (h >> 33);
 }
 
+uint32_t InputSets::Intern(const OpInputs& in) {
+  if (2 * (sets_.size() + 1) > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Hash(in) & mask;
+  for (; slots_[i] != 0; i = (i + 1) & mask)
+    if (sets_[slots_[i] - 1] == in) return slots_[i] - 1;
+  sets_.push_back(in);
+  slots_[i] = static_cast<uint32_t>(sets_.size());
+  return slots_[i] - 1;
+}
+
+void InputSets::Grow() {
+  std::vector<uint32_t> old =
+      std::exchange(slots_, std::vector<uint32_t>(std::max<size_t>(64, slots_.size() * 2)));
+  const size_t mask = slots_.size() - 1;
+  for (uint32_t id : old) {
+    if (id == 0) continue;
+    size_t i = Hash(sets_[id - 1]) & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = id;
+  }
+}
+
+uint64_t InputSets::Hash(const OpInputs& in) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  uint64_t h = (uint64_t{in.dims} << 32 | in.types) * kMul;
+  h = (h ^ (uint64_t{in.stack} << 32 | in.concrete)) * kMul;
+  return h ^ (h >> 32);
+}
+
 uint32_t NameTable::Intern(std::string_view s) {
   if (2 * (names_.size() + 1) > slots_.size()) Grow();
   const uint64_t h = Hash(s);
@@ -176,11 +206,14 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   AppendColumn(track, std::move(o.track));
   correlation.Absorb(std::move(o.correlation));
   external_id.Absorb(std::move(o.external_id));
-  for (OpInputs& in : o.op_inputs) {
-    in.event += static_cast<uint32_t>(at);
+  std::vector<uint32_t> sets(o.input_sets.size());  // o's set ids to this model's
+  for (size_t k = 0; k < sets.size(); ++k) {
+    OpInputs in = o.input_sets[static_cast<uint32_t>(k)];
     for (uint32_t* id : {&in.dims, &in.types, &in.stack, &in.concrete})
       if (*id != kNoName) *id = names[*id];
+    sets[k] = input_sets.Intern(in);
   }
+  for (auto& [e, set] : o.op_inputs) e += static_cast<uint32_t>(at), set = sets[set];
   for (auto& b : o.memcpy_bytes) b.first += static_cast<uint32_t>(at);
   for (auto& b : o.host_streams) b.first += static_cast<uint32_t>(at);
   for (auto& [e, n] : o.launch_kernels) e += static_cast<uint32_t>(at), n = names[n];
@@ -246,8 +279,8 @@ const SyncWait* TraceModel::SyncWaitOf(size_t i) const {
 
 const OpInputs* TraceModel::InputsOf(size_t i) const {
   auto it = std::lower_bound(op_inputs.begin(), op_inputs.end(), i,
-                             [](const OpInputs& c, size_t e) { return c.event < e; });
-  return it != op_inputs.end() && it->event == i ? &*it : nullptr;
+                             [](const auto& c, size_t e) { return c.first < e; });
+  return it != op_inputs.end() && it->first == i ? &input_sets[it->second] : nullptr;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace trainprof::trace {
@@ -62,6 +63,44 @@ TEST(TimeColumn, AbsorbedPartsEqualOneColumn) {
     EXPECT_EQ(Values(head), v) << "cut at " << cut;
     EXPECT_TRUE(head == Of(v)) << "cut at " << cut;
   }
+}
+
+// Input sets are kept once each: the same texts give one id, any field that differs another,
+// and 200 interned sets (past several growths of the index) all read back.
+TEST(InputSets, KeepsEachDistinctSetOnce) {
+  InputSets sets;
+  std::vector<uint32_t> ids;
+  for (uint32_t k = 0; k < 200; ++k) ids.push_back(sets.Intern({.dims = k / 4, .types = k % 4}));
+  for (uint32_t k = 0; k < 200; ++k) {
+    EXPECT_EQ(sets.Intern({.dims = k / 4, .types = k % 4}), ids[k]);
+    EXPECT_EQ(sets[ids[k]], (OpInputs{.dims = k / 4, .types = k % 4}));
+  }
+  EXPECT_EQ(sets.size(), 200u);
+  EXPECT_NE(sets.Intern({.dims = 1, .stack = 2}), sets.Intern({.dims = 1, .concrete = 2}));
+  EXPECT_EQ(sets.size(), 202u);
+}
+
+// A part's inputs keep their texts when the part is absorbed: its name ids and set ids are
+// another model's, and two of its three sets are already the head's.
+TEST(TraceModel, AbsorbedInputsKeepTheirTexts) {
+  auto model = [](const std::vector<std::string>& dims) {
+    TraceModel m;
+    m.names.Intern("padding " + std::to_string(dims.size()));  // the parts' ids differ
+    for (const std::string& d : dims) {
+      const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 0, 1, 0);
+      m.AddInputs(static_cast<uint32_t>(i), {.dims = m.names.Intern(d)});
+    }
+    return m;
+  };
+  TraceModel head = model({"[[1]]", "[[2]]"});
+  TraceModel tail = model({"[[2]]", "[[3]]", "[[1]]"});
+  std::vector<uint32_t> names(tail.names.size());
+  for (uint32_t id = 0; id < names.size(); ++id) names[id] = head.names.Intern(tail.names[id]);
+  head.Absorb(std::move(tail), names, {0});
+  std::vector<std::string> dims;
+  for (size_t i = 0; i < head.size(); ++i) dims.push_back(head.names[head.InputsOf(i)->dims]);
+  EXPECT_EQ(dims, (std::vector<std::string>{"[[1]]", "[[2]]", "[[2]]", "[[3]]", "[[1]]"}));
+  EXPECT_EQ(head.input_sets.size(), 3u);
 }
 
 }  // namespace
