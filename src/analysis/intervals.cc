@@ -30,8 +30,13 @@ int64_t Length(const Intervals& disjoint) {
   return n;
 }
 
+// Each step of Intersect and Subtract moves past an interval of `a` or of `b` and adds at most one,
+// so room for a.size() + b.size() is made once: the room not used costs address space, never
+// pages, where growing by doubling faulted in and copied the result twice over (the overview of
+// a 1 GB trace subtracts and intersects 300,000 intervals a category).
 Intervals Intersect(const Intervals& a, const Intervals& b) {
   Intervals out;
+  out.reserve(a.size() + b.size());
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
     int64_t lo = std::max(a[i].begin, b[j].begin);
@@ -47,6 +52,7 @@ Intervals Intersect(const Intervals& a, const Intervals& b) {
 
 Intervals Subtract(const Intervals& a, const Intervals& b) {
   Intervals out;
+  out.reserve(a.size() + b.size());
   size_t j = 0;
   for (Interval cur : a) {
     while (j < b.size() && b[j].end <= cur.begin) ++j;

@@ -1,6 +1,7 @@
 #include "analysis/overview.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
 #include "analysis/intervals.h"
@@ -92,8 +93,12 @@ Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps,
   Overview ov;
   std::vector<int8_t> role = RolesOf(m, dataloader_patterns);
   ov.any_communication = std::find(role.begin(), role.end(), kCommunication) != role.end();
+  std::array<size_t, kNumCategories> events{};  // per category: room for its intervals, made once
+  for (int8_t r : role)
+    if (r >= 0) ++events[static_cast<size_t>(r)];
   auto intervals_of = [&](int c) {
     Intervals v;
+    v.reserve(events[static_cast<size_t>(c)]);
     for (size_t i = 0; i < m.size(); ++i)
       if (role[i] == c) AppendForUnion(v, {m.ts_ns[i], m.end_ns(i)});
     return v;

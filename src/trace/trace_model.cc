@@ -346,10 +346,13 @@ void TraceModel::LinkLaunches() {
     int64_t corr;
     int32_t event;
   };
-  std::vector<Call> calls;
+  const auto is_call = [](EventKind k) {
+    return k == EventKind::kRuntime || k == EventKind::kDriver;
+  };
+  std::vector<Call> calls;  // room made once: doubling faulted and copied them twice over
+  calls.reserve(static_cast<size_t>(std::ranges::count_if(kind, is_call)));
   for (size_t i = 0; i < size(); ++i)
-    if ((kind[i] == EventKind::kRuntime || kind[i] == EventKind::kDriver) &&
-        correlation[i] != kNone)
+    if (is_call(kind[i]) && correlation[i] != kNone)
       calls.push_back({correlation[i], static_cast<int32_t>(i)});
   // Of calls sharing an id, the first in the file launched the work: a stable sort keeps them
   // in event order.
