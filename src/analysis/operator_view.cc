@@ -124,6 +124,7 @@ std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
   }
   for (size_t k = 0; k < t.nodes.size(); ++k)
     if (rows[k] != kNone) Accumulate(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]]);
+  out.shrink_to_fit();  // a summary keeps the rows: with 1,000 ranks the slack was 10 MB
   SortRows(out);
   return out;
 }
