@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/collectives.h"  // DtypeBytes
 
@@ -220,19 +221,31 @@ OpFlops FlopsOf(std::string_view op, std::string_view dims, std::string_view typ
 
 namespace {
 
+// What NodeFlops found, per name id and input set (name id << 32 | set id): a training loop calls
+// an operator with the same shapes every step, and parsing them again at every call was most
+// of this view's time.
+using FlopsMemo = std::unordered_map<uint64_t, OpFlops>;
+
 // The FLOPs of tree node n (0: none), Tensor Core work making fp32 into tf32. `candidate` caches,
 // per name id, whether the operator has a formula (-1: not yet known).
 OpFlops NodeFlops(const trace::TraceModel& m, const OpTree& tree, size_t n,
-                  std::vector<int8_t>& candidate) {
+                  std::vector<int8_t>& candidate, FlopsMemo& memo) {
   const uint32_t e = tree.nodes[n].event;
   if (m.kind[e] != trace::EventKind::kCpuOp) return {};
   int8_t& c = candidate[m.name[e]];
   if (c < 0) c = HasFlopsFormula(m.name_of(e));
   if (c == 0) return {};
-  const trace::OpInputs* in = m.InputsOf(e);
-  if (in == nullptr || in->dims == trace::kNoName) return {};
-  auto text = [&](uint32_t id) { return id == trace::kNoName ? std::string_view() : m.names[id]; };
-  OpFlops f = FlopsOf(m.name_of(e), m.names[in->dims], text(in->types), text(in->concrete));
+  const uint32_t set = m.InputSetOf(e);
+  if (set == trace::kNoName || m.input_sets[set].dims == trace::kNoName) return {};
+  auto [it, fresh] = memo.try_emplace(uint64_t{m.name[e]} << 32 | set);
+  if (fresh) {
+    const trace::OpInputs& in = m.input_sets[set];
+    auto text = [&](uint32_t id) {
+      return id == trace::kNoName ? std::string_view() : m.names[id];
+    };
+    it->second = FlopsOf(m.name_of(e), m.names[in.dims], text(in.types), text(in.concrete));
+  }
+  OpFlops f = it->second;
   if (f.precision == Precision::kFp32 && tree.tc_total(n) > 0) f.precision = Precision::kTf32;
   return f;
 }
@@ -264,13 +277,35 @@ OpFlops MemoryBoundFlops(OpCategory c, std::string_view dims, std::string_view t
   }
 }
 
-// The step whose host range holds `ts`, or -1.
-int StepOf(const StepsResult& steps, int64_t ts) {
-  for (size_t i = 0; i < steps.steps.size(); ++i)
-    if (ts >= steps.steps[i].host_begin_ns && ts < steps.steps[i].host_end_ns)
-      return static_cast<int>(i);
-  return -1;
-}
+// The first step whose host range holds a time, or -1: by binary search where the ranges are in
+// order and disjoint, as a trace's ProfilerStep#N are (a scan of 200 steps per counted call was
+// a third of this view's time on 1 GB), else by a scan.
+class StepFinder {
+ public:
+  explicit StepFinder(const StepsResult& s) : steps_(s.steps) {
+    for (size_t i = 0; i < steps_.size(); ++i)
+      ordered_ = ordered_ && steps_[i].host_begin_ns <= steps_[i].host_end_ns &&
+                 (i == 0 || steps_[i - 1].host_end_ns <= steps_[i].host_begin_ns);
+  }
+  int operator()(int64_t ts) const {
+    if (!ordered_) {
+      for (size_t i = 0; i < steps_.size(); ++i)
+        if (Holds(i, ts)) return static_cast<int>(i);
+      return -1;
+    }
+    auto it = std::upper_bound(steps_.begin(), steps_.end(), ts,
+                               [](int64_t t, const Step& s) { return t < s.host_begin_ns; });
+    const size_t i = static_cast<size_t>(it - steps_.begin());
+    return i > 0 && Holds(i - 1, ts) ? static_cast<int>(i - 1) : -1;
+  }
+
+ private:
+  bool Holds(size_t i, int64_t ts) const {
+    return ts >= steps_[i].host_begin_ns && ts < steps_[i].host_end_ns;
+  }
+  const std::vector<Step>& steps_;
+  bool ordered_ = true;
+};
 
 // Input Dims as one line, whatever the trace's layout: "[[512], [141, 512], []]".
 std::string OneLine(std::string_view dims) {
@@ -288,13 +323,13 @@ using ShapeKey = std::tuple<uint32_t, uint32_t, uint32_t>;
 
 void AddToShape(std::map<ShapeKey, ShapeRow>& rows, const trace::TraceModel& m, uint32_t e,
                 OpCategory c, const OpFlops& f, int64_t device_ns) {
-  const trace::OpInputs* in = m.InputsOf(e);
-  ShapeRow& row = rows[{m.name[e], in->dims, in->types}];
+  const trace::OpInputs& in = *m.InputsOf(e);
+  ShapeRow& row = rows[{m.name[e], in.dims, in.types}];
   if (row.calls++ == 0) {
     row.name = m.name_of(e);
-    row.dims = OneLine(m.names[in->dims]);
+    row.dims = OneLine(m.names[in.dims]);
     const std::vector<std::string_view> t =
-        ParseTypes(in->types == trace::kNoName ? std::string_view() : m.names[in->types]);
+        ParseTypes(in.types == trace::kNoName ? std::string_view() : m.names[in.types]);
     row.dtype = t.empty() ? "" : std::string(t[0]);
     row.category = c;
     row.precision = f.precision;
@@ -322,16 +357,18 @@ std::vector<ShapeRow> ShapeRows(const trace::TraceModel& m, const OpTree& tree,
     if (!below[n])
       AddToShape(rows, m, tree.nodes[n].event, category(tree.nodes[n].event), f,
                  tree.device_total_ns[n]);
-  std::map<ShapeKey, OpFlops> per_call;  // a shape's text parsed once, not at every call
+  FlopsMemo per_call;  // a shape's text parsed once, not at every call
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
     const uint32_t e = tree.nodes[n].event;
     if (is_counted[n] || tree.device_self_ns[n] <= 0 || m.kind[e] != trace::EventKind::kCpuOp)
       continue;
-    const trace::OpInputs* in = m.InputsOf(e);
-    if (in == nullptr || in->dims == trace::kNoName || in->types == trace::kNoName) continue;
+    const uint32_t set = m.InputSetOf(e);
+    if (set == trace::kNoName) continue;
+    const trace::OpInputs& in = m.input_sets[set];
+    if (in.dims == trace::kNoName || in.types == trace::kNoName) continue;
     const OpCategory c = category(e);
-    auto [it, fresh] = per_call.try_emplace({m.name[e], in->dims, in->types});
-    if (fresh) it->second = MemoryBoundFlops(c, m.names[in->dims], m.names[in->types]);
+    auto [it, fresh] = per_call.try_emplace(uint64_t{m.name[e]} << 32 | set);
+    if (fresh) it->second = MemoryBoundFlops(c, m.names[in.dims], m.names[in.types]);
     if (it->second.bytes > 0) AddToShape(rows, m, e, c, it->second, tree.device_self_ns[n]);
   }
   std::vector<ShapeRow> out;
@@ -369,13 +406,15 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
   enum : uint8_t { kCounted = 1, kInside = 2 };
   std::vector<uint8_t> state(tree.nodes.size(), 0);
   std::vector<int8_t> candidate(m.names.size(), -1);
+  FlopsMemo memo;
+  const StepFinder step_of(steps);
   std::map<Precision, double> by_precision;
   std::vector<std::pair<uint32_t, OpFlops>> counted;
   for (const Step& s : steps.steps) r.steps.push_back({s.name, 0, s.dur_ns()});
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
     const OpNode& node = tree.nodes[n];
     if (node.parent >= 0 && state[node.parent] != 0) state[n] = kInside;
-    const OpFlops f = NodeFlops(m, tree, n, candidate);
+    const OpFlops f = NodeFlops(m, tree, n, candidate, memo);
     if (f.flops <= 0) continue;
     state[n] |= kCounted;
     counted.emplace_back(static_cast<uint32_t>(n), f);
@@ -386,8 +425,7 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
     row.device_ns += tree.device_total_ns[n];
     if (state[n] & kInside) continue;
     by_precision[f.precision] += f.flops;
-    if (const int step = StepOf(steps, m.ts_ns[node.event]); step >= 0)
-      r.steps[step].flops += f.flops;
+    if (const int step = step_of(m.ts_ns[node.event]); step >= 0) r.steps[step].flops += f.flops;
   }
   for (auto& [key, row] : rows) {
     row.name = m.names[key.first];

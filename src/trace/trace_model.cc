@@ -278,9 +278,8 @@ const SyncWait* TraceModel::SyncWaitOf(size_t i) const {
 }
 
 const OpInputs* TraceModel::InputsOf(size_t i) const {
-  auto it = std::lower_bound(op_inputs.begin(), op_inputs.end(), i,
-                             [](const auto& c, size_t e) { return c.first < e; });
-  return it != op_inputs.end() && it->first == i ? &input_sets[it->second] : nullptr;
+  const uint32_t set = InputSetOf(i);
+  return set == kNoName ? nullptr : &input_sets[set];
 }
 
 namespace {
@@ -292,6 +291,8 @@ V SparseAt(const std::vector<std::pair<uint32_t, V>>& col, size_t i, V none) {
   return it != col.end() && it->first == i ? it->second : none;
 }
 }  // namespace
+
+uint32_t TraceModel::InputSetOf(size_t i) const { return SparseAt(op_inputs, i, kNoName); }
 
 int64_t TraceModel::MemcpyBytesOf(size_t i) const { return SparseAt(memcpy_bytes, i, kNone); }
 

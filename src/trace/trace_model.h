@@ -327,6 +327,8 @@ struct TraceModel {
   const DeviceInfo* FindDevice(int64_t id) const;
   // nullptr when event i has no input shapes.
   const OpInputs* InputsOf(size_t i) const;
+  // Event i's id in input_sets, kNoName when it has none.
+  uint32_t InputSetOf(size_t i) const;
   // Appends event i's inputs to op_inputs (events in increasing order).
   void AddInputs(uint32_t i, const OpInputs& in) {
     op_inputs.emplace_back(i, input_sets.Intern(in));
