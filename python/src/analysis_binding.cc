@@ -73,13 +73,16 @@ class Analysis {
   py::dict Table(const std::string& id) const {
     const auto [section, table] = Find(id);
     py::list columns, data;
-    for (size_t c = 0; c < table->columns.size(); ++c) {
-      const report::Column& col = table->columns[c];
+    std::vector<py::list> values(table->columns.size());
+    for (const report::Column& col : table->columns)
       columns.append(py::make_tuple(col.key, col.title, report::UnitName(col.unit)));
-      py::list values(table->rows.size());
-      for (size_t r = 0; r < table->rows.size(); ++r) values[r] = ToPython(table->rows[r][c]);
-      data.append(std::move(values));
-    }
+    // Rank by rank for a many-rank table whose rows only its CSV holds: made from the
+    // summaries now, so only the table asked for is ever in memory.
+    table->ForEachRowBlock([&](const std::vector<std::vector<report::Value>>& rows) {
+      for (const auto& row : rows)
+        for (size_t c = 0; c < values.size(); ++c) values[c].append(ToPython(row[c]));
+    });
+    for (py::list& v : values) data.append(std::move(v));
     py::list footer;
     for (const auto& row : table->footer) {
       py::list values;
@@ -334,7 +337,10 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
       error = all.status().message();
     } else if (error = analysis::NothingToAnalyse(*all, what, req.analyze.steps); error.empty()) {
       result->summaries = std::move(*all);
-      result->report = analysis::BuildRunReport(result->summaries, files, skipped);
+      // With more than 8 ranks the per-rank tables are made from the summaries when asked for
+      // (Table, write), as the CLI's CSVs are: `result` is not moved, so they outlive them.
+      result->report =
+          analysis::BuildRunReport(result->summaries, files, skipped, /*stream_rank_tables=*/true);
       result->report.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
       result->report.AddMeta("created_utc", base::UtcIso8601(WallNs()));
       result->files = files;

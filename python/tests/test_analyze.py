@@ -198,6 +198,32 @@ def test_write_is_the_clis_run_folder(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "mine.txt").exists()
 
 
+def test_many_ranks_tables_come_from_the_summaries(tmp_path: Path) -> None:
+    # Ten ranks: above eight the per-rank tables are in their CSV only (report.json names the
+    # file), and table() makes their rows from the summaries when asked: the same rows, rank
+    # by rank, as the CSV the CLI and write() stream.
+    trace = json.loads((SMALL / "rank0.json").read_text())
+    runs = tmp_path / "ranks"
+    runs.mkdir()
+    for k in range(10):
+        trace["distributedInfo"].update({"rank": k, "world_size": 10})
+        (runs / f"rank{k}.json").write_text(json.dumps(trace))
+    a = trainprof.analyze(runs)
+    assert a.ranks == list(range(10))
+    theirs = cli_report(runs)
+    assert a.to_dict()["sections"] == theirs["sections"]
+    heads = {t["id"]: t for s in theirs["sections"] for t in s.get("tables", [])}
+    assert heads["operator_view"]["rows_in"] == "operator_view.csv"
+    df = a.table("operator_view")
+    assert len(df) > 0
+    assert sorted(set(df["rank"].astype(int))) == list(range(10))
+    a.write(tmp_path / "run")
+    with open(tmp_path / "run" / "operator_view.csv") as f:
+        assert sum(1 for _ in f) == len(df) + 1  # the header, then one line a row
+    again = a.table("operator_view")  # made again, the same
+    assert again.equals(df)
+
+
 def test_write_leaves_nothing_when_it_fails(tmp_path: Path) -> None:
     a = trainprof.analyze(SMALL)
     blocker = tmp_path / "file"
