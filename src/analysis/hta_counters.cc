@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analysis/kernel_class.h"
+#include "base/radix_sort.h"
 
 namespace trainprof::analysis {
 
@@ -16,9 +17,10 @@ struct StreamTimes {
 };
 
 StreamQueue Sweep(int64_t stream, StreamTimes& t, int64_t full) {
-  // Both are usually in order already (launches on a thread, starts on a stream).
+  // Both are usually in order already (launches on a thread, starts on a stream); when not, a
+  // radix sort (std::sort of a 1 GB trace's million launch times was 25 ms).
   for (std::vector<int64_t>* v : {&t.launches, &t.starts})
-    if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+    if (!std::is_sorted(v->begin(), v->end())) base::RadixSortBy(*v, [](int64_t x) { return x; });
   const std::vector<int64_t>&l = t.launches, &s = t.starts;
   StreamQueue q;
   q.stream = stream;

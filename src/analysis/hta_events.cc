@@ -101,7 +101,10 @@ Intervals HtaMerge(Intervals v) {
 }
 
 Intervals UnionOf(const std::vector<HtaEv>& ev, int type, bool all, bool compat) {
-  Intervals v;
+  Intervals v;  // room made once, as in the overview (intervals.h)
+  v.reserve(all ? ev.size() : static_cast<size_t>(std::ranges::count_if(ev, [&](const HtaEv& e) {
+    return e.type == type;
+  })));
   for (const HtaEv& e : ev) {
     if (!all && e.type != type) continue;
     if (compat)
