@@ -40,6 +40,25 @@ const char* EventKindName(EventKind k) {
   return "other";
 }
 
+namespace {
+
+// An open-addressing table of ids (id + 1 a slot, 0 for empty) made twice as big, at least
+// `least` slots, each id placed again by `hash_of(id)`: NameTable's and InputSets' growth.
+template <class HashOf>
+void GrowSlots(std::vector<uint32_t>& slots, size_t least, HashOf hash_of) {
+  std::vector<uint32_t> old =
+      std::exchange(slots, std::vector<uint32_t>(std::max(least, slots.size() * 2)));
+  const size_t mask = slots.size() - 1;
+  for (uint32_t id : old) {
+    if (id == 0) continue;
+    size_t i = hash_of(id - 1) & mask;
+    while (slots[i] != 0) i = (i + 1) & mask;
+    slots[i] = id;
+  }
+}
+
+}  // namespace
+
 size_t NameTable::SlotOf(std::string_view s, uint64_t h) const {
   const size_t mask = slots_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -49,15 +68,7 @@ size_t NameTable::SlotOf(std::string_view s, uint64_t h) const {
 }
 
 void NameTable::Grow() {
-  std::vector<uint32_t> old =
-      std::exchange(slots_, std::vector<uint32_t>(std::max<size_t>(1024, slots_.size() * 2)));
-  const size_t mask = slots_.size() - 1;
-  for (uint32_t id : old) {
-    if (id == 0) continue;
-    size_t i = hashes_[id - 1] & mask;
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = id;
-  }
+  GrowSlots(slots_, 1024, [&](uint32_t id) { return hashes_[id]; });
 }
 
 // Eight bytes a step, then a final mix so that the low bits (the slot) depend on every byte:
@@ -97,15 +108,7 @@ uint32_t InputSets::Intern(const OpInputs& in) {
 }
 
 void InputSets::Grow() {
-  std::vector<uint32_t> old =
-      std::exchange(slots_, std::vector<uint32_t>(std::max<size_t>(64, slots_.size() * 2)));
-  const size_t mask = slots_.size() - 1;
-  for (uint32_t id : old) {
-    if (id == 0) continue;
-    size_t i = Hash(sets_[id - 1]) & mask;
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = id;
-  }
+  GrowSlots(slots_, 64, [&](uint32_t id) { return Hash(sets_[id]); });
 }
 
 uint64_t InputSets::Hash(const OpInputs& in) {
