@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -127,6 +128,12 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
       files.push_back({t.id + ".csv", nullptr, &t});
     }
   }
+  // One file a name: two tables (or sections) of one name would write it from both threads at
+  // once and race on its temporary file. The last one wins, as when the files were written one
+  // after another (a run whose operators section was added twice).
+  std::set<std::string> later;
+  for (size_t i = files.size(); i-- > 0;)
+    if (!later.insert(files[i].name).second) files.erase(files.begin() + static_cast<long>(i));
   // Two threads: many ranks' tables are tens of MB of text, formatted value by value.
   std::vector<Status> results(files.size(), Status::Ok());
   base::ParallelFor(files.size(), 2, [&](size_t i) {

@@ -241,6 +241,25 @@ TEST(CsvRenderer, UnwritableFolderIsNamed) {
   EXPECT_NE(s.message().find("/nonexistent-trainprof-dir/time_metrics.csv"), std::string::npos);
 }
 
+// Two sections with a table of one id (a run whose operators section was added twice): one
+// file, the later table's, however the two writing threads take them; never a race on its
+// temporary file (it failed one run in five).
+TEST(CsvRenderer, TablesOfOneIdWriteOneFileTheLaterOne) {
+  Report r;
+  for (const char* which : {"first", "second"}) {
+    Section& s = r.AddSection(which, which);
+    s.AddTable("same", "Same", {{"what", "What", Unit::kText}}).rows.push_back({which});
+    s.AddTable(std::string(which) + "_own", "Own", {{"n", "N", Unit::kCount}});
+  }
+  for (int run = 0; run < 50; ++run) {
+    const std::string dir = testutil::FreshTempDir();
+    std::vector<std::string> written;
+    ASSERT_TRUE(WriteCsvFiles(r, dir, &written).ok()) << "run " << run;
+    EXPECT_EQ(written, (std::vector<std::string>{"first_own.csv", "same.csv", "second_own.csv"}));
+    EXPECT_EQ(testutil::ReadText(dir + "/same.csv"), "what\nsecond\n");
+  }
+}
+
 // Rows made a part at a time: part p holds p + 1 rows.
 class Parts : public RowSource {
  public:

@@ -175,7 +175,8 @@ TEST(TorchProfiler, SecondObserverIsRefusedWhileTheFirstIsAttached) {
   first.reset();  // once the first is gone, another may attach
   auto third = TorchProfiler::Attach(*s);
   EXPECT_TRUE(third.ok()) << third.status().ToString();
-  ASSERT_TRUE(s->Finish().ok());
+  const Status finished = s->Finish();
+  ASSERT_TRUE(finished.ok()) << finished.ToString();
 }
 
 TEST(TorchProfiler, ScheduleLongerThanTheRunSaysHowManyStepsAreNeeded) {
