@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -32,7 +33,10 @@ AtomicFile::~AtomicFile() { Discard(); }
 Status AtomicFile::Open(const std::string& path) {
   Discard();
   path_ = path;
-  tmp_path_ = fmt::format("{}.tmp.{}", path, getpid());
+  // The pid keeps processes apart, the count the writers of one process: two threads writing
+  // one path must not share a temporary file (the rename of the second found it gone).
+  static std::atomic<uint64_t> opened{0};
+  tmp_path_ = fmt::format("{}.tmp.{}.{}", path, getpid(), opened++);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) return ErrnoStatus(fmt::format("cannot write {}", path), errno);
   static constexpr size_t kBuf = 1 << 20;

@@ -1,5 +1,6 @@
-// Files written whole or not at all: the data goes to "<path>.tmp.<pid>" and is renamed over
-// <path> on Commit(), so a crash never leaves a half-written report.
+// Files written whole or not at all: the data goes to "<path>.tmp.<pid>.<n>" (n counts the files
+// this process opened) and is renamed over <path> on Commit(), so a crash never leaves a
+// half-written report, and two writers of one path never share a temporary file.
 //
 //   base::AtomicFile f;
 //   TRAINPROF_RETURN_IF_ERROR(f.Open("run/report.json"));

@@ -128,9 +128,9 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
       files.push_back({t.id + ".csv", nullptr, &t});
     }
   }
-  // One file a name: two tables (or sections) of one name would write it from both threads at
-  // once and race on its temporary file. The last one wins, as when the files were written one
-  // after another (a run whose operators section was added twice).
+  // One file a name, the last table's, as when the files were written one after another (a run
+  // whose operators section was added twice): from two threads, which of two writers of one
+  // file renames last would depend on timing.
   std::set<std::string> later;
   for (size_t i = files.size(); i-- > 0;)
     if (!later.insert(files[i].name).second) files.erase(files.begin() + static_cast<long>(i));
