@@ -22,20 +22,20 @@ double StepsOf(const RankAnalysis& a) {
   return std::max<double>(1, static_cast<double>(a.steps.steps.size()));
 }
 
-struct PerStep {
+struct DevicePerStep {
   double ns = 0, flops = 0;
 };
 
 // Per name, what `add` reports of each rank (`add(a, emit)`, emit(name, ns, flops)), per
 // analysed step and averaged over the ranks.
 template <class Add>
-std::map<std::string, PerStep> PerStepOverRanks(const DiffSide& s, Add add) {
-  std::map<std::string, PerStep> out;
+std::map<std::string, DevicePerStep> PerStepOverRanks(const DiffSide& s, Add add) {
+  std::map<std::string, DevicePerStep> out;
   const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
   for (const RankAnalysis& a : *s.analyses) {
     const double n = StepsOf(a) * ranks;
     add(a, [&](const std::string& name, double ns, double flops) {
-      PerStep& p = out[name];
+      DevicePerStep& p = out[name];
       p.ns += ns / n, p.flops += flops / n;
     });
   }
@@ -44,7 +44,7 @@ std::map<std::string, PerStep> PerStepOverRanks(const DiffSide& s, Add add) {
 
 // Per operator name: its direct GPU time (device self), and the FLOPs of its GEMM, convolution
 // and attention shapes (the other kinds' FLOPs are nominal).
-std::map<std::string, PerStep> OperatorGpu(const DiffSide& s) {
+std::map<std::string, DevicePerStep> OperatorGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (const OperatorRow& o : a.operators)
       if (o.device_self_ns > 0) emit(o.name, static_cast<double>(o.device_self_ns), 0);
@@ -55,7 +55,7 @@ std::map<std::string, PerStep> OperatorGpu(const DiffSide& s) {
   });
 }
 
-std::map<std::string, PerStep> CategoryGpu(const DiffSide& s) {
+std::map<std::string, DevicePerStep> CategoryGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (size_t c = 0; c < kNumOpCategories; ++c)
       if (a.categories.by[c].ns > 0)
@@ -64,24 +64,24 @@ std::map<std::string, PerStep> CategoryGpu(const DiffSide& s) {
   });
 }
 
-std::map<std::string, PerStep> FamilyGpu(const DiffSide& s) {
+std::map<std::string, DevicePerStep> FamilyGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (const KernelRow& k : a.kernels)
       emit(KernelFamily(k.name), static_cast<double>(k.total_ns), 0);
   });
 }
 
-Value Rate(const PerStep& p) {
+Value Rate(const DevicePerStep& p) {
   return p.ns > 0 && p.flops > 0 ? Value{p.flops / p.ns / 1e3} : Value{};
 }
 
 // One table of A against B per name, the largest changes first.
 void AddTable(report::Section& s, const std::string& id, const std::string& title,
-              const std::string& what, const std::map<std::string, PerStep>& a,
-              const std::map<std::string, PerStep>& b, size_t top_n, bool rates) {
+              const std::string& what, const std::map<std::string, DevicePerStep>& a,
+              const std::map<std::string, DevicePerStep>& b, size_t top_n, bool rates) {
   struct Row {
     std::string name;
-    PerStep a, b;
+    DevicePerStep a, b;
   };
   std::map<std::string, Row> by_name;
   for (const auto& [n, v] : a) by_name[n].a = v;
@@ -102,7 +102,7 @@ void AddTable(report::Section& s, const std::string& id, const std::string& titl
   }
   report::Table& t = s.AddTable(id, title, cols);
   for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
-    const PerStep &pa = rows[i].a, &pb = rows[i].b;
+    const DevicePerStep &pa = rows[i].a, &pb = rows[i].b;
     std::vector<Value> row = {rows[i].name, pa.ns / 1e9, pb.ns / 1e9, (pb.ns - pa.ns) / 1e9,
                               pa.ns > 0 ? Value{pb.ns / pa.ns} : Value{}};
     if (rates) row.push_back(Rate(pa)), row.push_back(Rate(pb));

@@ -45,7 +45,7 @@ struct Launched {
   uint32_t event;
 };
 
-struct Count {
+struct SequenceCount {
   uint32_t op_name = 0;
   std::vector<uint32_t> kernels;
   int64_t calls = 0, total_ns = 0;
@@ -74,14 +74,14 @@ std::vector<KernelSequence> FrequentKernelSequences(const trace::TraceModel& m, 
     return ta != tb ? ta < tb : a.event < b.event;
   };
   // Key: the operator's name id and the kernels' name ids, as bytes.
-  std::unordered_map<std::string, Count> counts;
+  std::unordered_map<std::string, SequenceCount> counts;
   for (size_t a = 0; a < launched.size();) {
     size_t b = a;
     while (b < launched.size() && launched[b].op == launched[a].op) ++b;
     if (!std::is_sorted(launched.begin() + a, launched.begin() + b, by_start))
       std::sort(launched.begin() + a, launched.begin() + b, by_start);
     if (b - a >= o.min_length) {
-      Count c;
+      SequenceCount c;
       c.op_name = m.name[t.nodes[launched[a].op].event];
       int64_t ns = 0;
       for (size_t k = a; k < b; ++k) {
@@ -91,23 +91,23 @@ std::vector<KernelSequence> FrequentKernelSequences(const trace::TraceModel& m, 
       std::string key(reinterpret_cast<const char*>(&c.op_name), sizeof(uint32_t));
       key.append(reinterpret_cast<const char*>(c.kernels.data()),
                  c.kernels.size() * sizeof(uint32_t));
-      Count& slot = counts.try_emplace(std::move(key), std::move(c)).first->second;
+      SequenceCount& slot = counts.try_emplace(std::move(key), std::move(c)).first->second;
       slot.calls++;
       slot.total_ns += ns;
     }
     a = b;
   }
-  std::vector<const Count*> ranked;
+  std::vector<const SequenceCount*> ranked;
   for (const auto& [key, c] : counts)
     if (c.calls >= o.min_calls) ranked.push_back(&c);
-  std::sort(ranked.begin(), ranked.end(), [&](const Count* x, const Count* y) {
+  std::sort(ranked.begin(), ranked.end(), [&](const SequenceCount* x, const SequenceCount* y) {
     if (x->total_ns != y->total_ns) return x->total_ns > y->total_ns;
     if (x->op_name != y->op_name) return m.names[x->op_name] < m.names[y->op_name];
     return x->kernels < y->kernels;
   });
   if (ranked.size() > o.top) ranked.resize(o.top);
   std::vector<KernelSequence> out;
-  for (const Count* c : ranked) {
+  for (const SequenceCount* c : ranked) {
     KernelSequence s{.op = m.names[c->op_name], .calls = c->calls, .total_ns = c->total_ns};
     for (uint32_t k : c->kernels) s.kernels.push_back(m.names[k]);
     out.push_back(std::move(s));

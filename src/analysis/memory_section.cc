@@ -15,7 +15,7 @@ namespace {
 
 constexpr size_t kCurvePoints = 2000;  // a curve's points in the report, at most
 
-std::string DeviceName(int64_t device) {
+std::string MemoryDeviceName(int64_t device) {
   return device < 0 ? std::string("CPU") : fmt::format("GPU{}", device);
 }
 
@@ -55,9 +55,9 @@ void AddCurve(report::Section& s, const AnalyzeInput& in, size_t i, const Device
   const std::string id = fmt::format(
       "memory_curve_r{}{}_{}", in.ranks[i].rank, same_rank > 1 ? fmt::format("_{}", i) : "",
       d.device < 0 ? std::string("cpu") : fmt::format("gpu{}", d.device));
-  report::Table& t =
-      s.AddTable(id, fmt::format("Memory of {}, rank {}", DeviceName(d.device), in.RankLabel(i)),
-                 CurveColumns(), report::TableKind::kSeries);
+  report::Table& t = s.AddTable(
+      id, fmt::format("Memory of {}, rank {}", MemoryDeviceName(d.device), in.RankLabel(i)),
+      CurveColumns(), report::TableKind::kSeries);
   AppendCurve(d, t0, {}, t.rows);
   t.charts.push_back({.kind = report::ChartKind::kLines,
                       .label = "time_s",
@@ -74,7 +74,7 @@ void AddCurves(report::Section& s, const AnalyzeInput& in) {
                [](const RankAnalysis& a, const std::string& rank,
                   std::vector<std::vector<report::Value>>& rows) {
                  for (const DeviceMemory& d : a.memory.devices)
-                   AppendCurve(d, a.memory.t0_ns, {rank, DeviceName(d.device)}, rows);
+                   AppendCurve(d, a.memory.t0_ns, {rank, MemoryDeviceName(d.device)}, rows);
                });
 }
 
@@ -90,7 +90,8 @@ void AddPeaks(report::Section& s, const AnalyzeInput& in) {
     const int64_t t0 = in.analyses[i].memory.t0_ns;
     for (const DeviceMemory& d : in.analyses[i].memory.devices)
       t.rows.push_back(
-          {in.RankLabel(i), DeviceName(d.device), d.peak_allocated, Seconds(d.peak_ts_ns - t0),
+          {in.RankLabel(i), MemoryDeviceName(d.device), d.peak_allocated,
+           Seconds(d.peak_ts_ns - t0),
            d.peak_reserved == trace::kNone ? report::Value{} : report::Value{d.peak_reserved},
            static_cast<int64_t>(d.curve.size())});
   }
@@ -108,10 +109,10 @@ void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
          std::vector<std::vector<report::Value>>& rows) {
         for (const DeviceMemory& d : a.memory.devices) {
           for (const LiveBytes& l : d.live_at_peak)
-            rows.push_back({rank, DeviceName(d.device), OpName(a.memory, l.op), l.bytes});
+            rows.push_back({rank, MemoryDeviceName(d.device), OpName(a.memory, l.op), l.bytes});
           if (d.live_unknown > 0)
-            rows.push_back({rank, DeviceName(d.device), std::string("(allocated before the trace)"),
-                            d.live_unknown});
+            rows.push_back({rank, MemoryDeviceName(d.device),
+                            std::string("(allocated before the trace)"), d.live_unknown});
         }
       });
   if (!in.ManyRanks()) MarkLong(t);
@@ -135,7 +136,7 @@ void AddAllocations(report::Section& s, const AnalyzeInput& in) {
         for (const Allocation& a : an.memory.allocations) {
           const bool freed = a.free_ns != trace::kNone;
           rows.push_back(
-              {rank, DeviceName(a.device), OpName(an.memory, a.op), a.bytes,
+              {rank, MemoryDeviceName(a.device), OpName(an.memory, a.op), a.bytes,
                Seconds(a.alloc_ns - t0),
                freed ? report::Value{Seconds(a.free_ns - t0)} : report::Value{},
                freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}});
@@ -161,9 +162,9 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
                    [](const RankAnalysis& a, const std::string& rank,
                       std::vector<std::vector<report::Value>>& rows) {
                      for (const OperatorMemory& o : a.memory.operators)
-                       rows.push_back({rank, DeviceName(o.device), OpName(a.memory, o.op), o.calls,
-                                       o.self_count, o.self_bytes, o.self_increase, o.total_count,
-                                       o.total_bytes, o.total_increase});
+                       rows.push_back({rank, MemoryDeviceName(o.device), OpName(a.memory, o.op),
+                                       o.calls, o.self_count, o.self_bytes, o.self_increase,
+                                       o.total_count, o.total_bytes, o.total_increase});
                    });
   if (!in.ManyRanks()) MarkLong(t);
 }

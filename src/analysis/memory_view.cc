@@ -58,7 +58,7 @@ class OpenOps {
 
 using OpKey = std::pair<int64_t, uint32_t>;  // device, operator name id
 
-void Count(OperatorMemory& o, int64_t bytes, bool self) {
+void CountBytes(OperatorMemory& o, int64_t bytes, bool self) {
   int64_t& count = self ? o.self_count : o.total_count;
   int64_t& allocated = self ? o.self_bytes : o.total_bytes;
   int64_t& increase = self ? o.self_increase : o.total_increase;
@@ -77,8 +77,8 @@ std::vector<uint32_t> Attribute(const TraceModel& m, std::map<OpKey, OperatorMem
     const std::vector<uint32_t>& stack = open.at(e.track).At(e.ts_ns);
     if (stack.empty()) continue;
     owner[k] = stack.back();
-    Count(per_op[{e.device_id, m.name[stack.back()]}], e.bytes, true);
-    for (uint32_t op : stack) Count(per_op[{e.device_id, m.name[op]}], e.bytes, false);
+    CountBytes(per_op[{e.device_id, m.name[stack.back()]}], e.bytes, true);
+    for (uint32_t op : stack) CountBytes(per_op[{e.device_id, m.name[op]}], e.bytes, false);
   }
   return owner;
 }

@@ -35,7 +35,7 @@ trace::MemoryEvent Mem(int64_t ts, int64_t bytes, uint64_t addr, int64_t total,
 //   650 relu     -50  @Z  -> 340   (a free of memory from before the trace)
 //   800 none     -300 @B  ->  40   (inside no op)
 //   900 other thread, inside no op: +10 @D -> 50
-trace::TraceModel Model() {
+trace::TraceModel MemoryModel() {
   trace::TraceModel m;
   m.tracks = {{.pid = 1, .tid = 1}, {.pid = 1, .tid = 2}};
   m.Add(EventKind::kCpuOp, "aten::linear", 100, 500, kMain);
@@ -60,7 +60,7 @@ const OperatorMemory& Op(const MemoryResult& r, const trace::TraceModel& m,
 }
 
 TEST(MemoryView, CurveAndPeakPerDevice) {
-  const trace::TraceModel m = Model();
+  const trace::TraceModel m = MemoryModel();
   const MemoryResult r = MemoryView(m);
   EXPECT_EQ(r.events, 7);
   ASSERT_EQ(r.devices.size(), 1u);
@@ -81,7 +81,7 @@ TEST(MemoryView, CurveAndPeakPerDevice) {
 }
 
 TEST(MemoryView, OperatorsSelfAndTotal) {
-  const trace::TraceModel m = Model();
+  const trace::TraceModel m = MemoryModel();
   const MemoryResult r = MemoryView(m);
   EXPECT_EQ(r.unattributed, 2);  // 800 and 900
   const OperatorMemory& linear = Op(r, m, "aten::linear");
@@ -107,7 +107,7 @@ TEST(MemoryView, OperatorsSelfAndTotal) {
 }
 
 TEST(MemoryView, AllocationsMatchedByAddress) {
-  const trace::TraceModel m = Model();
+  const trace::TraceModel m = MemoryModel();
   const MemoryResult r = MemoryView(m);
   ASSERT_EQ(r.allocations.size(), 4u);
   EXPECT_EQ(m.names[r.allocations[0].op], "aten::linear");

@@ -15,7 +15,7 @@ report::Value Mfu(double tflops, double peak) {
   return peak > 0 ? report::Value{100 * tflops / peak} : report::Value{};
 }
 
-void AddOperators(report::Section& s, const AnalyzeInput& in) {
+void AddMfuOperators(report::Section& s, const AnalyzeInput& in) {
   report::Table& t = s.AddTable("mfu_operators", "FLOPs and MFU per operator",
                                 {{"rank", "Rank", Unit::kText},
                                  {"operator", "Operator", Unit::kText, true, false, 60},
@@ -65,7 +65,7 @@ void AddSteps(report::Section& s, const AnalyzeInput& in) {
   }
 }
 
-void AddPeaks(report::Section& s, const AnalyzeInput& in) {
+void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {
   AddRankNotes(s.notes, in, [&](size_t i) {
     const FlopsResult& f = in.analyses[i].flops;
     const double peak = f.peak.For(f.main_precision);
@@ -92,9 +92,9 @@ void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
         "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.");
     return;
   }
-  AddOperators(s, in);
+  AddMfuOperators(s, in);
   AddSteps(s, in);
-  AddPeaks(s, in);
+  AddMfuPeaks(s, in);
   s.notes.push_back(
       "FLOPs of mm, addmm, bmm, baddbmm, linear, frameworks' *gemm* operators, convolution and "
       "scaled_dot_product_attention from Input Dims (docs/trace-analysis.md); a step counts each "

@@ -13,7 +13,7 @@ using report::Unit;
 namespace {
 
 // Many ranks: per module (its path), its device time over the ranks, in the first rank's order.
-void AddAcrossRanks(report::Section& s, const AnalyzeInput& in) {
+void AddModulesAcrossRanks(report::Section& s, const AnalyzeInput& in) {
   AcrossRanks across;
   std::unordered_map<std::string, const ModuleRow*> first;  // path -> its first row
   for (size_t i = 0; i < in.analyses.size(); ++i)
@@ -60,7 +60,7 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
                           Seconds(m.device_ns), Seconds(m.self_device_ns)});
       });
   if (!in.ManyRanks()) MarkLong(t);
-  if (in.ManyRanks()) AddAcrossRanks(s, in);
+  if (in.ManyRanks()) AddModulesAcrossRanks(s, in);
   const bool any =
       std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return !a.modules.empty(); });
   if (!any)

@@ -24,7 +24,8 @@ bool InsideItsOwnRow(const OpTree& t, const std::vector<Key>& keys, size_t k) {
 
 // Adds node k of `t` to row r. Totals count a call nested in one of its own row once (`outer`
 // false: the outer call's total holds it), so a total never exceeds the operator's time.
-void Accumulate(const trace::TraceModel& m, const OpTree& t, size_t k, bool outer, OperatorRow& r) {
+void AccumulateRow(const trace::TraceModel& m, const OpTree& t, size_t k, bool outer,
+                   OperatorRow& r) {
   r.calls++;
   r.host_self_ns += t.host_self_ns[k];
   r.device_self_ns += t.device_self_ns[k];
@@ -82,7 +83,7 @@ std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& 
     const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    Accumulate(m, t, k, !InsideItsOwnRow(t, keys, k), by_name[keys[k]]);
+    AccumulateRow(m, t, k, !InsideItsOwnRow(t, keys, k), by_name[keys[k]]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_name.size());
@@ -123,7 +124,7 @@ std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
     rows[k] = it->second;
   }
   for (size_t k = 0; k < t.nodes.size(); ++k)
-    if (rows[k] != kNone) Accumulate(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]]);
+    if (rows[k] != kNone) AccumulateRow(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]]);
   out.shrink_to_fit();  // a summary keeps the rows: with 1,000 ranks the slack was 10 MB
   SortRows(out);
   return out;

@@ -16,7 +16,7 @@ using report::Value;
 
 namespace {
 
-constexpr size_t kTopRows = 15;
+constexpr size_t kTopShapes = 15;
 
 std::vector<report::Column> Columns() {
   return {{"rank", "Rank", Unit::kText},
@@ -91,7 +91,7 @@ void AddPeakNotes(report::Section& s, const AnalyzeInput& in) {
   });
 }
 
-// Many ranks: every rank's rows in roofline.csv only; report.json keeps the kTopRows shapes
+// Many ranks: every rank's rows in roofline.csv only; report.json keeps the kTopShapes shapes
 // with the most device time over all ranks, and each distinct roofline note once.
 void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
   AddRankTable(
@@ -113,9 +113,9 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
   });
   report::Table& top = s.AddTable(
       "roofline_top",
-      fmt::format("Roofline: the {} shapes with the most device time, over all ranks", kTopRows),
+      fmt::format("Roofline: the {} shapes with the most device time, over all ranks", kTopShapes),
       Columns());
-  for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
+  for (size_t k = 0; k < ranked.size() && k < kTopShapes; ++k)
     top.rows.push_back(Row(in.RankLabel(ranked[k].second), *ranked[k].first,
                            in.analyses[ranked[k].second].flops.peak));
   s.notes.push_back(kHowNote);
@@ -138,12 +138,12 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   report::Table& t = s.AddTable("roofline", "Roofline per operator, shape and dtype", Columns());
   report::Table top = t;
   top.id = "roofline_top";
-  top.title = fmt::format("Roofline: the {} shapes with the most device time", kTopRows);
+  top.title = fmt::format("Roofline: the {} shapes with the most device time", kTopShapes);
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const FlopsResult& f = in.analyses[i].flops;
     for (size_t k = 0; k < f.shapes.size(); ++k) {
       t.rows.push_back(Row(in.RankLabel(i), f.shapes[k], f.peak));
-      if (k < kTopRows) top.rows.push_back(t.rows.back());
+      if (k < kTopShapes) top.rows.push_back(t.rows.back());
     }
   }
   AddPeakNotes(s, in);

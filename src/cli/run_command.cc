@@ -45,7 +45,7 @@ struct RunFlags {
   bool quiet = false, overwrite = false;
 };
 
-int Fail(int code, const std::string& message) {
+int FailRun(int code, const std::string& message) {
   fmt::print(stderr, "trainprof run: {}\n", message);
   return code;
 }
@@ -149,16 +149,16 @@ void AddSessionSections(const std::string& dir, report::Report& r) {
 
 int RunCommand(const RunFlags& f) {
   Options o;
-  if (Status s = BuildOptions(f, o); !s.ok()) return Fail(kExitBadInput, s.message());
+  if (Status s = BuildOptions(f, o); !s.ok()) return FailRun(kExitBadInput, s.message());
   const base::ClockPair start = base::ClockPair::Now();
   auto dir = report::CreateRunDir(o.output, start.wall_ns);
-  if (!dir.ok()) return Fail(kExitNoOutput, dir.status().message());
+  if (!dir.ok()) return FailRun(kExitNoOutput, dir.status().message());
   std::error_code ec;
   const std::string abs_dir = fs::absolute(*dir, ec).string();
   auto child = base::ChildProcess::Start(f.command, {{"TRAINPROF_RUN_DIR", abs_dir}});
   if (!child.ok()) {
     fs::remove_all(*dir, ec);  // nothing ran: leave no empty run folder behind
-    return Fail(base::ExitCodeForStartError(child.status()), child.status().message());
+    return FailRun(base::ExitCodeForStartError(child.status()), child.status().message());
   }
   base::ChildProcess::ForwardSignals(&*child);
   if (!f.quiet) fmt::print(stderr, "trainprof run: run folder {}\n", *dir);

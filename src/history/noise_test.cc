@@ -61,7 +61,7 @@ TEST(NoiseTest, StudentTQuantiles) {
 }
 
 // Log-normal step times around `median`, as step times are: skewed, with a long right tail.
-std::vector<double> Steps(std::mt19937_64& rng, size_t n, double median, double sigma) {
+std::vector<double> NoisySteps(std::mt19937_64& rng, size_t n, double median, double sigma) {
   std::lognormal_distribution<double> d(std::log(median), sigma);
   std::vector<double> v(n);
   for (double& x : v) x = d(rng);
@@ -70,7 +70,7 @@ std::vector<double> Steps(std::mt19937_64& rng, size_t n, double median, double 
 
 TEST(NoiseTest, AScaledCopyChangesByExactlyTheScale) {
   std::mt19937_64 rng(1);
-  std::vector<double> base = Steps(rng, 201, 0.1, 0.2), cand = base;
+  std::vector<double> base = NoisySteps(rng, 201, 0.1, 0.2), cand = base;
   for (double& x : cand) x *= 1.07;
   RelativeChange c = CompareSteps({base}, {cand}, {});
   ASSERT_TRUE(c.has_interval);
@@ -89,7 +89,7 @@ TEST(NoiseTest, IntervalCoversTheTrueShiftNinetyFivePercentOfTheTime) {
   int covered = 0;
   double width = 0;
   for (int i = 0; i < 400; ++i) {
-    std::vector<double> a = Steps(rng, 60, 0.050, 0.1), b = Steps(rng, 80, 0.052, 0.1);
+    std::vector<double> a = NoisySteps(rng, 60, 0.050, 0.1), b = NoisySteps(rng, 80, 0.052, 0.1);
     RelativeChange c = CompareSteps({a}, {b}, {});
     ASSERT_TRUE(c.has_interval);
     covered += (c.low <= 0.04 && 0.04 <= c.high) ? 1 : 0;
@@ -117,8 +117,8 @@ TEST(NoiseTest, RunToRunSpreadWidensTheInterval) {
   std::mt19937_64 rng(5);
   // Three runs a side whose medians wander by a few percent, as on a shared machine.
   StepGroups a, b;
-  for (double m : {0.100, 0.104, 0.097}) a.push_back(Steps(rng, 300, m, 0.05));
-  for (double m : {0.102, 0.099, 0.105}) b.push_back(Steps(rng, 300, m, 0.05));
+  for (double m : {0.100, 0.104, 0.097}) a.push_back(NoisySteps(rng, 300, m, 0.05));
+  for (double m : {0.102, 0.099, 0.105}) b.push_back(NoisySteps(rng, 300, m, 0.05));
   RelativeChange pooled = CompareSteps(a, b, {});
   ASSERT_TRUE(pooled.has_interval);
   EXPECT_EQ(pooled.base_runs, 3);
@@ -141,8 +141,8 @@ TEST(NoiseTest, RunToRunSpreadWidensTheInterval) {
 
 // A run of `steps` log-normal step times around exp(log_mean) with within-run sd `sigma`, as the
 // history keeps it.
-RunNoise Recorded(std::mt19937_64& rng, double log_mean, double sigma, int64_t steps) {
-  return RunNoiseOf(Steps(rng, static_cast<size_t>(steps), std::exp(log_mean), sigma));
+RunNoise RecordedNoise(std::mt19937_64& rng, double log_mean, double sigma, int64_t steps) {
+  return RunNoiseOf(NoisySteps(rng, static_cast<size_t>(steps), std::exp(log_mean), sigma));
 }
 
 // Histories with a known between-run spread: the variance components give it back.
@@ -151,7 +151,7 @@ TEST(RunSpreadTest, VarianceComponentsRecoverTheBetweenRunSpread) {
   std::normal_distribution<double> between(0, 0.02);
   std::vector<RunNoise> runs;
   for (int i = 0; i < 60; ++i)
-    runs.push_back(Recorded(rng, std::log(0.1) + between(rng), 0.08, 300));
+    runs.push_back(RecordedNoise(rng, std::log(0.1) + between(rng), 0.08, 300));
   const RunSpread s = EstimateRunSpread(runs, "test");
   EXPECT_EQ(s.runs, 60);
   EXPECT_EQ(s.df, 59);
@@ -164,7 +164,7 @@ TEST(RunSpreadTest, VarianceComponentsRecoverTheBetweenRunSpread) {
 TEST(RunSpreadTest, StepNoiseIsNotTakenForRunToRunNoise) {
   std::mt19937_64 rng(22);
   std::vector<RunNoise> runs;
-  for (int i = 0; i < 60; ++i) runs.push_back(Recorded(rng, std::log(0.1), 0.2, 10));
+  for (int i = 0; i < 60; ++i) runs.push_back(RecordedNoise(rng, std::log(0.1), 0.2, 10));
   double mean = 0, ss = 0;
   for (const RunNoise& r : runs) mean += r.log_median / 60;
   for (const RunNoise& r : runs) ss += (r.log_median - mean) * (r.log_median - mean) / 59;
@@ -177,14 +177,15 @@ TEST(RunSpreadTest, StepNoiseIsNotTakenForRunToRunNoise) {
 
 TEST(RunSpreadTest, FewerThanThreeRunsGiveNoSpreadButCountThem) {
   std::mt19937_64 rng(23);
-  std::vector<RunNoise> runs = {Recorded(rng, 0, 0.05, 100), Recorded(rng, 0.01, 0.05, 100)};
+  std::vector<RunNoise> runs = {RecordedNoise(rng, 0, 0.05, 100),
+                                RecordedNoise(rng, 0.01, 0.05, 100)};
   RunSpread s = EstimateRunSpread(runs, "two");
   EXPECT_TRUE(std::isnan(s.sd));
   EXPECT_EQ(s.runs, 2);
   EXPECT_EQ(s.df, 0);
   runs.push_back({kNoValue, kNoValue, 0});  // a run without a median does not count
   EXPECT_EQ(EstimateRunSpread(runs, "").runs, 2);
-  runs.push_back(Recorded(rng, 0.02, 0.05, 100));
+  runs.push_back(RecordedNoise(rng, 0.02, 0.05, 100));
   EXPECT_TRUE(std::isfinite(EstimateRunSpread(runs, "").sd));
 }
 
@@ -231,7 +232,7 @@ TEST(RunSpreadTest, PlansTheRunsABoundNeeds) {
 // The interval widens by exactly the known run-to-run half-width, added in quadrature.
 TEST(RunSpreadTest, AKnownSpreadWidensTheIntervalByItsHalfWidth) {
   std::mt19937_64 rng(24);
-  const StepGroups a = {Steps(rng, 200, 0.100, 0.05)}, b = {Steps(rng, 200, 0.101, 0.05)};
+  const StepGroups a = {NoisySteps(rng, 200, 0.100, 0.05)}, b = {NoisySteps(rng, 200, 0.101, 0.05)};
   const RelativeChange bare = CompareSteps(a, b, {});
   const RelativeChange wide = CompareSteps(a, b, {0.02, 9, "history", 10});
   const double shift = std::log1p(bare.change), h = 2.262 * 0.02 * std::sqrt(2.0);
@@ -245,8 +246,8 @@ TEST(RunSpreadTest, AKnownSpreadWidensTheIntervalByItsHalfWidth) {
 TEST(RunSpreadTest, TheSurerSpreadIsUsed) {
   std::mt19937_64 rng(25);
   StepGroups a, b;
-  for (double m : {0.100, 0.104}) a.push_back(Steps(rng, 100, m, 0.05));
-  for (double m : {0.102, 0.099}) b.push_back(Steps(rng, 100, m, 0.05));
+  for (double m : {0.100, 0.104}) a.push_back(NoisySteps(rng, 100, m, 0.05));
+  for (double m : {0.102, 0.099}) b.push_back(NoisySteps(rng, 100, m, 0.05));
   EXPECT_EQ(CompareSteps(a, b, {0.02, 1, "few", 2}).run_sd_source, "these runs (df 2)");
   EXPECT_EQ(CompareSteps(a, b, {0.02, 9, "many", 10}).run_sd_source, "many");
 }

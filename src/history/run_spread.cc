@@ -62,8 +62,8 @@ struct GroupKey {
   auto operator<=>(const GroupKey&) const = default;
 };
 
-void AddNoiseRow(report::Table& t, const GroupKey& key, const std::vector<const RunRecord*>& rows,
-                 double bound) {
+void AddSpreadRow(report::Table& t, const GroupKey& key, const std::vector<const RunRecord*>& rows,
+                  double bound) {
   std::set<std::string> commits;
   std::vector<double> within, steps, medians;
   for (const RunRecord* r : rows) {
@@ -145,7 +145,7 @@ report::Report NoiseReport(const std::vector<RunRecord>& rows, double bound,
                                  {"half_width_1_pct", "+/- 1 vs 1", Unit::kPercent},
                                  {"half_width_5_pct", "+/- last:5 vs 1", Unit::kPercent},
                                  {"runs_needed", need}});
-  for (const auto& [key, group] : groups) AddNoiseRow(t, key, group, bound);
+  for (const auto& [key, group] : groups) AddSpreadRow(t, key, group, bound);
   if (t.rows.empty()) s.notes.push_back("No runs match.");
   t.notes.push_back(
       "run-to-run sd: between-run standard deviation of the log median step time, less what "

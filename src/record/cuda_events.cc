@@ -16,15 +16,15 @@ std::atomic<bool> g_cuda_events{false};
 namespace record {
 namespace {
 
-using Event = void*;  // cudaEvent_t
-using Err = int;      // cudaError_t; 0 is cudaSuccess
+using CudaEvent = void*;  // cudaEvent_t
+using Err = int;          // cudaError_t; 0 is cudaSuccess
 
 struct Runtime {
-  Err (*create)(Event*, unsigned) = nullptr;
-  Err (*record)(Event, void*) = nullptr;
-  Err (*sync)(Event) = nullptr;
-  Err (*elapsed)(float*, Event, Event) = nullptr;
-  Err (*destroy)(Event) = nullptr;
+  Err (*create)(CudaEvent*, unsigned) = nullptr;
+  Err (*record)(CudaEvent, void*) = nullptr;
+  Err (*sync)(CudaEvent) = nullptr;
+  Err (*elapsed)(float*, CudaEvent, CudaEvent) = nullptr;
+  Err (*destroy)(CudaEvent) = nullptr;
   Err (*device_count)(int*) = nullptr;
   const char* (*error_string)(Err) = nullptr;
 };
@@ -32,7 +32,7 @@ struct Runtime {
 struct Pool {
   std::mutex mu;
   Runtime rt;
-  std::vector<Event> events;  // 2 per pair: begin, end
+  std::vector<CudaEvent> events;  // 2 per pair: begin, end
   std::atomic<uint32_t> next{0};
   std::atomic<uint64_t> exhausted{0};
   bool started = false;
@@ -86,10 +86,10 @@ Status StartCudaEvents(int64_t pairs) {
   if (g_pool.started) return FailedPrecondition("time.cuda_events: already in use");
   TRAINPROF_RETURN_IF_ERROR(LoadRuntime(&g_pool.rt));
   g_pool.events.assign(static_cast<size_t>(2 * pairs), nullptr);
-  for (Event& e : g_pool.events) {
+  for (CudaEvent& e : g_pool.events) {
     if (Err err = g_pool.rt.create(&e, 0); err != 0) {
       const std::string why = g_pool.rt.error_string(err);
-      for (Event made : g_pool.events) {
+      for (CudaEvent made : g_pool.events) {
         if (made != nullptr) g_pool.rt.destroy(made);
       }
       g_pool.events.clear();
@@ -110,7 +110,7 @@ std::vector<int64_t> CudaEventTimes() {
   const size_t used = std::min<size_t>(g_pool.next.load(), g_pool.events.size() / 2);
   std::vector<int64_t> ns(used, -1);
   for (size_t p = 0; p < used; ++p) {
-    Event b = g_pool.events[2 * p], e = g_pool.events[2 * p + 1];
+    CudaEvent b = g_pool.events[2 * p], e = g_pool.events[2 * p + 1];
     float ms = 0;
     if (g_pool.rt.sync(e) == 0 && g_pool.rt.elapsed(&ms, b, e) == 0) {
       ns[p] = static_cast<int64_t>(static_cast<double>(ms) * 1e6);
@@ -124,7 +124,7 @@ uint64_t CudaEventsExhausted() { return g_pool.exhausted.load(); }
 void ReleaseCudaEvents() {
   internal::g_cuda_events.store(false);
   std::lock_guard<std::mutex> lock(g_pool.mu);
-  for (Event e : g_pool.events) g_pool.rt.destroy(e);
+  for (CudaEvent e : g_pool.events) g_pool.rt.destroy(e);
   g_pool.events.clear();
   g_pool.started = false;
 }

@@ -63,7 +63,7 @@ void AppendMachine(std::string& out, const Value& v) {
   if (const auto* b = std::get_if<bool>(&v)) out += *b ? "true" : "false";
 }
 
-void AppendRows(std::string& out, const Table& t, const std::vector<std::vector<Value>>& rows) {
+void AppendCsvRows(std::string& out, const Table& t, const std::vector<std::vector<Value>>& rows) {
   for (const auto& r : rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       if (i > 0) out += ',';
@@ -83,13 +83,13 @@ void RenderCsv(const Table& t, Sink&& sink) {
   }
   text += '\n';
   t.ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
-    AppendRows(text, t, rows);
+    AppendCsvRows(text, t, rows);
     if (text.size() >= (size_t{1} << 16)) {
       sink(std::string_view(text));
       text.clear();
     }
   });
-  AppendRows(text, t, t.footer);
+  AppendCsvRows(text, t, t.footer);
   sink(std::string_view(text));
 }
 

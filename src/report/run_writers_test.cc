@@ -25,14 +25,14 @@ Report Small() {
   return r;
 }
 
-std::vector<std::string> Names() {
+std::vector<std::string> WrittenNames() {
   std::vector<std::string> out;
   for (const RunWriter& w : RunWriters()) out.push_back(w.what);
   return out;
 }
 
 TEST(RunWriters, TheListAndItsSwitches) {
-  EXPECT_EQ(Names(),
+  EXPECT_EQ(WrittenNames(),
             (std::vector<std::string>{"summary.txt", "report.html", "report.json", "CSV files",
                                       "MLflow store", "TensorBoard log dir"}));
   const std::string dir = testutil::FreshTempDir();
@@ -64,7 +64,7 @@ TEST(RunWriters, ANewWriterIsOneEntryAndExportersSeeTheCallersFiles) {
   list.pop_back();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(testutil::ReadText(dir + "/answer.txt"), "trainprof report: writers");
-  EXPECT_EQ(Names().size(), 6u);
+  EXPECT_EQ(WrittenNames().size(), 6u);
 }
 
 // The first failure is returned and the other outputs are still written.

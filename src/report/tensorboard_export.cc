@@ -129,14 +129,14 @@ class EventFile {
 // --- What a report holds, as events. ---
 
 // The cell of `row` in column `c` (-1: none), or an empty value when there is none.
-const Value& At(const std::vector<Value>& row, int c) {
+const Value& CellAt(const std::vector<Value>& row, int c) {
   static const Value kNone;
   return c >= 0 && static_cast<size_t>(c) < row.size() ? row[static_cast<size_t>(c)] : kNone;
 }
 
-double Cell(const std::vector<Value>& row, int c) { return AsNumber(At(row, c)); }
+double NumberAt(const std::vector<Value>& row, int c) { return AsNumber(CellAt(row, c)); }
 
-bool IsNumeric(const Value& v) {
+bool IsNumericValue(const Value& v) {
   return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v);
 }
 
@@ -145,7 +145,8 @@ void AddMetrics(const Report& r, double start, EventFile& file) {
   std::vector<std::string> values;
   for (const Section& s : r.sections) {
     for (const Metric& m : s.metrics) {
-      if (IsNumeric(m.value)) values.push_back(ScalarValue(s.id + "/" + m.key, AsNumber(m.value)));
+      if (IsNumericValue(m.value))
+        values.push_back(ScalarValue(s.id + "/" + m.key, AsNumber(m.value)));
     }
   }
   file.AddSummary(start, 0, values);
@@ -162,13 +163,13 @@ void AddRateCurves(const Report& r, const std::string& stage, double start, Even
             repeat = t->ColumnIndex("repeat");
   for (size_t i = 0; i < t->rows.size(); ++i) {
     const auto& row = t->rows[i];
-    const double n = Cell(row, step), rep = Cell(row, repeat), at = Cell(row, time);
+    const double n = NumberAt(row, step), rep = NumberAt(row, repeat), at = NumberAt(row, time);
     const std::string suffix =
         !std::isfinite(rep) ? "" : fmt::format("/repeat{}", std::llround(rep));
     std::vector<std::string> values;
-    if (const double v = Cell(row, samples); std::isfinite(v))
+    if (const double v = NumberAt(row, samples); std::isfinite(v))
       values.push_back(ScalarValue(stage + "_rate" + suffix, v));
-    if (const double v = Cell(row, batches); v > 0 && std::isfinite(v))
+    if (const double v = NumberAt(row, batches); v > 0 && std::isfinite(v))
       values.push_back(ScalarValue(stage + "_step_time_s" + suffix, 1.0 / v));
     const double wall = std::isfinite(at) ? start + at : start;
     file.AddSummary(wall, std::isfinite(n) ? std::llround(n) : static_cast<int64_t>(i), values);
@@ -177,7 +178,7 @@ void AddRateCurves(const Report& r, const std::string& stage, double start, Even
 
 // The step number of an analyze step name ("ProfilerStep#1009" -> 1009), or `fallback`.
 int64_t StepNumber(const Value& v, int64_t fallback) {
-  if (IsNumeric(v)) return std::isfinite(AsNumber(v)) ? std::llround(AsNumber(v)) : fallback;
+  if (IsNumericValue(v)) return std::isfinite(AsNumber(v)) ? std::llround(AsNumber(v)) : fallback;
   const std::string name = FormatMachine(v);
   const size_t digits = name.find_last_not_of("0123456789");
   const size_t from = digits == std::string::npos ? 0 : digits + 1;
@@ -191,7 +192,7 @@ std::vector<std::string> StepValues(const Table& t, const std::vector<Value>& ro
   std::vector<std::string> values;
   for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
     const std::string& key = t.columns[c].key;
-    if (key == "rank" || key == "step" || !IsNumeric(row[c])) continue;
+    if (key == "rank" || key == "step" || !IsNumericValue(row[c])) continue;
     const std::string tag = key == "step_time_s" ? key : "step_breakdown/" + key;
     values.push_back(ScalarValue(prefix + tag, AsNumber(row[c])));
   }
@@ -206,11 +207,11 @@ void AddStepTimes(const Report& r, double start, EventFile& file) {
   if (t == nullptr) return;
   const int rank = t->ColumnIndex("rank"), step = t->ColumnIndex("step");
   std::map<std::string, int64_t> rows_of_rank;
-  for (const auto& row : t->rows) rows_of_rank[FormatMachine(At(row, rank))] = 0;
+  for (const auto& row : t->rows) rows_of_rank[FormatMachine(CellAt(row, rank))] = 0;
   const bool several = rows_of_rank.size() > 1;
   for (const auto& row : t->rows) {
-    const std::string rk = FormatMachine(At(row, rank));
-    const int64_t n = StepNumber(At(row, step), rows_of_rank[rk]++);
+    const std::string rk = FormatMachine(CellAt(row, rank));
+    const int64_t n = StepNumber(CellAt(row, step), rows_of_rank[rk]++);
     file.AddSummary(start, n, StepValues(*t, row, several ? "rank" + rk + "/" : ""));
   }
 }
@@ -225,10 +226,10 @@ void AddSystemSeries(const Report& r, double start, EventFile& file) {
     const auto& row = t->rows[i];
     std::vector<std::string> values;
     for (size_t c = 0; c < t->columns.size() && c < row.size(); ++c) {
-      if (static_cast<int>(c) == time || !IsNumeric(row[c])) continue;
+      if (static_cast<int>(c) == time || !IsNumericValue(row[c])) continue;
       values.push_back(ScalarValue("system/" + t->columns[c].key, AsNumber(row[c])));
     }
-    const double at = Cell(row, time);
+    const double at = NumberAt(row, time);
     file.AddSummary(std::isfinite(at) ? start + at : start, static_cast<int64_t>(i), values);
   }
 }

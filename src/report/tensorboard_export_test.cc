@@ -198,7 +198,7 @@ std::vector<Point> Scalars(const std::vector<Event>& events, const std::string& 
 
 constexpr double kStart = 1795620994;  // 2026-11-25T15:36:34Z
 
-void AddRates(Section& speed, const std::string& id, int steps, double first_time) {
+void AddRateTable(Section& speed, const std::string& id, int steps, double first_time) {
   Table& t = speed.AddTable(id, id,
                             {{"step", "Step", Unit::kCount},
                              {"epoch", "Epoch", Unit::kCount},
@@ -221,8 +221,8 @@ Report ProfileReport() {
   Section& speed = r.AddSection("speed", "Speed report");
   speed.AddMetric("training_avg_throughput", "Training", 412.25, Unit::kPerSecond);
   speed.AddMetric("device", "Device", std::string("cpu"), Unit::kText);  // not numeric: skipped
-  AddRates(speed, "training_rate", 5, 0.5);
-  AddRates(speed, "validation_rate", 3, 2.0);
+  AddRateTable(speed, "training_rate", 5, 0.5);
+  AddRateTable(speed, "validation_rate", 3, 2.0);
   Table& sys = r.AddSection("system", "System")
                    .AddTable("system_timeseries", "System",
                              {{"time_s", "Time", Unit::kSeconds},
@@ -355,7 +355,7 @@ TEST(TensorBoardExportTest, AnalyzeStepTimesPerStepAndRank) {
 
 TEST(TensorBoardExportTest, PooledRepeatsGetACurveEach) {
   Report r;
-  AddRates(r.AddSection("speed", "Speed"), "training_rate", 2, 0.5);
+  AddRateTable(r.AddSection("speed", "Speed"), "training_rate", 2, 0.5);
   Table& t = r.sections[0].tables[0];
   t.columns.push_back({"repeat", "Repeat", Unit::kCount});
   t.rows[0].push_back(int64_t{1});

@@ -29,7 +29,7 @@ void Pad(std::ostream& out, const std::string& s, size_t width, bool right) {
 
 bool RightAligned(Unit u) { return u != Unit::kText; }
 
-std::string MetaText(const Value& v) { return FormatHuman(v, Unit::kNumber); }
+std::string MetaValueText(const Value& v) { return FormatHuman(v, Unit::kNumber); }
 
 void RenderMetrics(const Section& s, std::ostream& out) {
   size_t width = 0;
@@ -117,7 +117,7 @@ void TerminalRenderer::Render(const Report& r, std::ostream& out) const {
     if (!m.in_terminal) continue;
     out << "  ";
     Pad(out, m.key, width, false);
-    out << "  " << MetaText(m.value) << '\n';
+    out << "  " << MetaValueText(m.value) << '\n';
   }
   for (const Section& s : r.sections) {
     out << '\n' << s.title << '\n' << std::string(DisplayWidth(s.title), '-') << '\n';

@@ -12,7 +12,7 @@ namespace trainprof::system {
 namespace {
 
 template <typename F>
-bool Bind(void* h, const char* symbol, F*& fn, std::string& missing) {
+bool BindRsmi(void* h, const char* symbol, F*& fn, std::string& missing) {
   fn = reinterpret_cast<F*>(dlsym(h, symbol));
   if (fn == nullptr && missing.empty()) missing = symbol;
   return fn != nullptr;
@@ -31,20 +31,20 @@ StatusOr<std::unique_ptr<RocmSmi>> RocmSmi::Load(const std::string& library) {
   smi->handle_ = h;
   RsmiFunctions& f = smi->f;
   std::string missing;
-  Bind(h, "rsmi_init", f.init, missing);
-  Bind(h, "rsmi_shut_down", f.shut_down, missing);
-  Bind(h, "rsmi_status_string", f.status_string, missing);
-  Bind(h, "rsmi_num_monitor_devices", f.num_devices, missing);
-  Bind(h, "rsmi_dev_name_get", f.name, missing);
-  Bind(h, "rsmi_dev_busy_percent_get", f.busy_percent, missing);
-  Bind(h, "rsmi_dev_memory_busy_percent_get", f.memory_busy_percent, missing);
-  Bind(h, "rsmi_dev_memory_total_get", f.memory_total, missing);
-  Bind(h, "rsmi_dev_memory_usage_get", f.memory_usage, missing);
-  Bind(h, "rsmi_dev_power_ave_get", f.power_ave, missing);
-  Bind(h, "rsmi_dev_power_cap_get", f.power_cap, missing);
-  Bind(h, "rsmi_dev_temp_metric_get", f.temperature, missing);
-  Bind(h, "rsmi_dev_energy_count_get", f.energy_count, missing);
-  Bind(h, "rsmi_compute_process_info_get", f.process_info, missing);
+  BindRsmi(h, "rsmi_init", f.init, missing);
+  BindRsmi(h, "rsmi_shut_down", f.shut_down, missing);
+  BindRsmi(h, "rsmi_status_string", f.status_string, missing);
+  BindRsmi(h, "rsmi_num_monitor_devices", f.num_devices, missing);
+  BindRsmi(h, "rsmi_dev_name_get", f.name, missing);
+  BindRsmi(h, "rsmi_dev_busy_percent_get", f.busy_percent, missing);
+  BindRsmi(h, "rsmi_dev_memory_busy_percent_get", f.memory_busy_percent, missing);
+  BindRsmi(h, "rsmi_dev_memory_total_get", f.memory_total, missing);
+  BindRsmi(h, "rsmi_dev_memory_usage_get", f.memory_usage, missing);
+  BindRsmi(h, "rsmi_dev_power_ave_get", f.power_ave, missing);
+  BindRsmi(h, "rsmi_dev_power_cap_get", f.power_cap, missing);
+  BindRsmi(h, "rsmi_dev_temp_metric_get", f.temperature, missing);
+  BindRsmi(h, "rsmi_dev_energy_count_get", f.energy_count, missing);
+  BindRsmi(h, "rsmi_compute_process_info_get", f.process_info, missing);
   if (!missing.empty()) {
     return FailedPrecondition(
         fmt::format("ROCm SMI ({}) lacks {}: too old a ROCm", library, missing));

@@ -30,7 +30,7 @@ namespace {
 
 // One part of the decoded stream: `size` bytes of `bytes` (which has room after them), at
 // decoded offset `at`; `raw_done` is the file's bytes consumed when it was cut (progress).
-struct Part {
+struct InflatedPart {
   RawBuffer bytes{0};
   size_t size = 0;
   int64_t at = 0, raw_done = 0;
@@ -53,7 +53,7 @@ class PartCutter {
     thread_.join();
   }
   // The next part in order; false when there is none (the end, or the cutter failed).
-  bool Next(Part* out, size_t* index) {
+  bool Next(InflatedPart* out, size_t* index) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return !ready_.empty() || ended_ || stop_; });
     if (ready_.empty() || stop_) return false;
@@ -122,7 +122,7 @@ class PartCutter {
     return RawBuffer(std::max(part_ + step_ + 1, n));
   }
 
-  bool Publish(Part p) {
+  bool Publish(InflatedPart p) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return ready_.size() < kAhead || stop_; });
     if (stop_) return false;
@@ -148,7 +148,7 @@ class PartCutter {
       if (!more) {  // the rest is the last part
         if (error_ || src_->cut_short() || n == 0) return Finish(true);
         if (n == buf.size()) buf.Grow(n + 1, n);
-        Part p{std::move(buf), n, at, src_->raw_bytes_done(), true};
+        InflatedPart p{std::move(buf), n, at, src_->raw_bytes_done(), true};
         return Finish(!Publish(std::move(p)));
       }
       size_t from = first ? std::string_view::npos : part_;
@@ -172,13 +172,13 @@ class PartCutter {
       if (cut == std::string_view::npos) {
         if (more || error_ || src_->cut_short()) return Finish(true);  // no boundary in reach
         if (n == buf.size()) buf.Grow(n + 1, n);
-        Part p{std::move(buf), n, at, src_->raw_bytes_done(), true};
+        InflatedPart p{std::move(buf), n, at, src_->raw_bytes_done(), true};
         return Finish(!Publish(std::move(p)));
       }
       // The bytes after the cut (a few KiB) wait aside, so that the next part's buffer can be
       // one that a parser gave back meanwhile.
       std::string rest(buf.data() + cut, n - cut);
-      Part p{std::move(buf), cut, at, src_->raw_bytes_done(), false};
+      InflatedPart p{std::move(buf), cut, at, src_->raw_bytes_done(), false};
       if (!Publish(std::move(p))) return Finish(true);
       buf = Buffer(rest.size() + step_ + 1);
       std::memcpy(buf.data(), rest.data(), rest.size());
@@ -193,7 +193,7 @@ class PartCutter {
   bool bare_ = false, error_ = false;  // set before the first part is published
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Part> ready_;
+  std::deque<InflatedPart> ready_;
   std::vector<RawBuffer> spare_;
   size_t taken_ = 0;
   bool ended_ = false, stop_ = false, failed_ = false;
@@ -218,7 +218,7 @@ class PartReader {
 
   // Parses parts until there are none, or one failed (then the cutter is stopped).
   void Work() {
-    Part p;
+    InflatedPart p;
     size_t k = 0;
     while (!failed() && cutter_->Next(&p, &k)) {
       auto parser = std::make_unique<KinetoParser>(empty_.get(), path_, quiet_);
@@ -264,7 +264,7 @@ class PartReader {
   }
 
   // Takes part k in, with every part before it that is done.
-  void Done(size_t k, std::unique_ptr<KinetoParser> parser, const Part& p) {
+  void Done(size_t k, std::unique_ptr<KinetoParser> parser, const InflatedPart& p) {
     std::lock_guard<std::mutex> lock(mu_);
     pending_[k] = Parsed{std::move(parser), p.at, p.raw_done, p.last};
     for (auto it = pending_.find(absorbed_); it != pending_.end(); it = pending_.find(absorbed_)) {

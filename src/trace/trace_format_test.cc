@@ -17,7 +17,7 @@ namespace {
 
 constexpr size_t kMissing = std::numeric_limits<size_t>::max();
 
-const base::Diagnostic* FindDiag(const TraceModel& m, std::string_view name) {
+const base::Diagnostic* FindDiagnostic(const TraceModel& m, std::string_view name) {
   for (const base::Diagnostic& d : m.diagnostics)
     if (d.name() == name) return &d;
   return nullptr;
@@ -117,8 +117,8 @@ TEST(TraceFormat, ArgsObjectsAndArrays) {
   EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 0.5f);
   EXPECT_FLOAT_EQ(m->occupancy_pct_of(2), 25.0f);
   EXPECT_EQ(m->launcher[2], 1);
-  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, IdsAboveInt64Max) {
@@ -168,8 +168,8 @@ TEST(TraceFormat, IdsAboveInt64Max) {
   EXPECT_EQ(m->correlation[2], m->correlation[1]);
   EXPECT_EQ(m->launcher[2], 1);
   EXPECT_EQ(m->external_id[2], 2099);
-  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
-  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);
 }
 
 TEST(TraceFormat, CudaSync) {
@@ -224,8 +224,8 @@ TEST(TraceFormat, CudaSync) {
   auto m = ParseTrace(t, "cuda_sync.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 6u);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
-  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);
   const size_t k = IndexOf(*m, "void add_kernel<float>(float*, int)");
   const size_t ss = IndexOf(*m, "Stream Sync");
   const size_t cs = IndexOf(*m, "Context Sync");
@@ -307,7 +307,7 @@ TEST(TraceFormat, GpuUserAnnotation) {
   EXPECT_EQ(m->external_id[g], 4);
   EXPECT_EQ(m->launcher[g], -1);
   EXPECT_EQ(m->launcher[2], 1);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, CudaDriverLaunch) {
@@ -345,8 +345,8 @@ TEST(TraceFormat, CudaDriverLaunch) {
   EXPECT_EQ(m->kind[0], EventKind::kDriver);
   EXPECT_EQ(m->launcher[2], 0);  // the Triton kernel: its cuLaunchKernel
   EXPECT_EQ(m->launcher[3], 1);
-  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, CudaGraphLaunch) {
@@ -382,7 +382,7 @@ TEST(TraceFormat, CudaGraphLaunch) {
     EXPECT_TRUE(IsGpuKind(m->kind[i])) << i;
     EXPECT_EQ(m->launcher[i], 0) << i;
   }
-  EXPECT_EQ(FindDiag(*m, "unpaired_flows"), nullptr);  // one start, three ends: all paired
+  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);  // one start, three ends: all paired
 }
 
 TEST(TraceFormat, HardwareCounters) {
@@ -419,8 +419,8 @@ TEST(TraceFormat, HardwareCounters) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 1u);  // counters are not complete events
   EXPECT_EQ(m->kind[0], EventKind::kKernel);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
-  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
 }
 
 TEST(TraceFormat, RocmHip) {
@@ -459,7 +459,7 @@ TEST(TraceFormat, RocmHip) {
   EXPECT_EQ(m->stream_of(3), int64_t{140737353889792});
   EXPECT_EQ(m->device_of(3), 2);
   EXPECT_EQ(m->launcher[3], 2);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, FlowEvents) {
@@ -484,7 +484,7 @@ TEST(TraceFormat, FlowEvents) {
   ASSERT_EQ(m->size(), 6u);
   EXPECT_EQ(m->launcher[1], 0);
   EXPECT_EQ(m->launcher[3], 2);
-  const base::Diagnostic* d = FindDiag(*m, "unpaired_flows");
+  const base::Diagnostic* d = FindDiagnostic(*m, "unpaired_flows");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->count, 1);  // only id 999; fwdbwd flows are not CPU-to-GPU flows
 }
@@ -529,8 +529,8 @@ TEST(TraceFormat, TraceSpanAndStringPids) {
   EXPECT_EQ(m->kind[s], EventKind::kSpan);
   EXPECT_GE(m->pid_of(s), TraceModel::kStringIdBase);
   EXPECT_EQ(m->stream_of(s), -1);
-  EXPECT_EQ(FindDiag(*m, "missing_fields"), nullptr);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, OverheadEvents) {
@@ -550,7 +550,7 @@ TEST(TraceFormat, OverheadEvents) {
   EXPECT_EQ(m->kind[0], EventKind::kOther);
   EXPECT_EQ(m->pid_of(0), -1);
   EXPECT_EQ(m->stream_of(0), -1);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, OtherBackendsLinkLaunches) {
@@ -585,7 +585,7 @@ TEST(TraceFormat, OtherBackendsLinkLaunches) {
   EXPECT_EQ(m->kind[2], EventKind::kRuntime);
   EXPECT_EQ(m->launcher[1], 0);
   EXPECT_EQ(m->launcher[3], 2);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, TodaysCategoriesAreKnown) {
@@ -608,7 +608,7 @@ TEST(TraceFormat, TodaysCategoriesAreKnown) {
   auto m = ParseTrace(t, "categories.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->size(), n);
-  const base::Diagnostic* d = FindDiag(*m, "unknown_category");
+  const base::Diagnostic* d = FindDiagnostic(*m, "unknown_category");
   EXPECT_EQ(d, nullptr) << (d ? d->message : std::string());
 }
 
@@ -679,7 +679,7 @@ TEST(TraceFormat, BaseTimeNanoseconds) {
   auto bad = ParseTrace(R"J({"baseTimeNanoseconds": "soon", )J" + events + "}", "bad.json");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->ts_ns[0], 1500250);
-  EXPECT_NE(FindDiag(*bad, "bad_metadata"), nullptr);
+  EXPECT_NE(FindDiagnostic(*bad, "bad_metadata"), nullptr);
 }
 
 // Names with bytes that are not UTF-8, and raw tabs (Kineto escapes only '\n' and '"').
@@ -702,11 +702,11 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   EXPECT_EQ(m->name_of(2), "k\xc3\xa9rnel \xe2\x82\xac");  // well-formed UTF-8 is kept
   EXPECT_EQ(m->name_of(3), "cut \xef\xbf\xbd\xef\xbf\xbd");
   for (size_t i = 0; i < m->size(); ++i) EXPECT_TRUE(IsValidUtf8(m->name_of(i))) << i;
-  const base::Diagnostic* control = FindDiag(*m, "control_character");
+  const base::Diagnostic* control = FindDiagnostic(*m, "control_character");
   ASSERT_NE(control, nullptr);
   EXPECT_EQ(control->count, 2);  // the name and the call stack
   EXPECT_EQ(control->severity(), base::DataSeverity::kInfo);
-  const base::Diagnostic* utf8 = FindDiag(*m, "invalid_utf8");
+  const base::Diagnostic* utf8 = FindDiagnostic(*m, "invalid_utf8");
   ASSERT_NE(utf8, nullptr);
   EXPECT_EQ(utf8->count, 2);
   // Through a 64-byte window each event is scanned again after a refill: counted once still.
@@ -717,15 +717,15 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   auto again = ReadTraceFile(path, small);
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->name_of(1), m->name_of(1));
-  ASSERT_NE(FindDiag(*again, "control_character"), nullptr);
-  EXPECT_EQ(FindDiag(*again, "control_character")->count, 2);
-  EXPECT_EQ(FindDiag(*again, "invalid_utf8")->count, 2);
+  ASSERT_NE(FindDiagnostic(*again, "control_character"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*again, "control_character")->count, 2);
+  EXPECT_EQ(FindDiagnostic(*again, "invalid_utf8")->count, 2);
   auto clean = ParseTrace(R"J({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a",
     "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})J",
                           "clean.json");
   ASSERT_TRUE(clean.ok());
-  EXPECT_EQ(FindDiag(*clean, "control_character"), nullptr);
-  EXPECT_EQ(FindDiag(*clean, "invalid_utf8"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*clean, "control_character"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*clean, "invalid_utf8"), nullptr);
 }
 
 // Kineto of 2021 printed non-finite doubles bare: "memory bandwidth (GB/s)": inf.
@@ -739,7 +739,7 @@ TEST(TraceFormat, BareNonFiniteNumbers) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 1u);
   EXPECT_EQ(m->name_of(0), "Memcpy DtoD");
-  const base::Diagnostic* bad = FindDiag(*m, "bad_time");
+  const base::Diagnostic* bad = FindDiagnostic(*m, "bad_time");
   ASSERT_NE(bad, nullptr);
   EXPECT_EQ(bad->count, 2);
   EXPECT_FALSE(ParseTrace(R"J({"traceEvents": [], "x": infinite})J", "x.json").ok());
@@ -755,11 +755,11 @@ TEST(TraceFormat, CuptiProfilerRange) {
    "ts": 50, "dur": 50, "args": {"correlation": 6}}]})J",
                       "range.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
-  const base::Diagnostic* d = FindDiag(*m, "profiler_range");
+  const base::Diagnostic* d = FindDiagnostic(*m, "profiler_range");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->count, 2);
   EXPECT_NE(d->message.find("no GPU timeline"), std::string::npos);
-  EXPECT_EQ(FindDiag(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
   size_t r = IndexOf(*m, "ampere_sgemm_128x64_nn");
   ASSERT_NE(r, kMissing);
   EXPECT_EQ(m->kind[r], EventKind::kOther);  // not GPU work: its times are not real

@@ -29,7 +29,7 @@ StatusOr<std::string> ReadMaybeGzip(const std::string& path) {
   return out;
 }
 
-StatusOr<Json> ParseTrace(const std::string& path) {
+StatusOr<Json> ParseJsonTrace(const std::string& path) {
   TRAINPROF_ASSIGN_OR_RETURN(std::string text, ReadMaybeGzip(path));
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("traceEvents") ||
@@ -46,7 +46,7 @@ int64_t BaseNs(const Json& j) {
   return it != j.end() && it->is_number() ? it->get<int64_t>() : 0;
 }
 
-void Shift(Json& events, double shift_us) {
+void ShiftEvents(Json& events, double shift_us) {
   if (shift_us == 0) return;
   for (Json& e : events) {
     auto ts = e.find("ts");
@@ -91,7 +91,7 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
   for (size_t i = 0; i < in.traces.size(); ++i) {
     const std::string& path = in.traces[i];
     const int64_t offset = i < in.clock_offsets_ns.size() ? in.clock_offsets_ns[i] : 0;
-    auto parsed = ParseTrace(path);
+    auto parsed = ParseJsonTrace(path);
     if (!parsed.ok()) {  // a cut or foreign file: the others and the counters still merge
       if (in.skipped == nullptr) return parsed.status();
       in.skipped->push_back(std::string(parsed.status().message()));
@@ -107,7 +107,7 @@ Status WriteMergedTrace(const MergeInput& in, const std::string& path) {
       }
     }
     Json& ev = j["traceEvents"];
-    Shift(ev, static_cast<double>(b - base_ns - offset) * 1e-3);
+    ShiftEvents(ev, static_cast<double>(b - base_ns - offset) * 1e-3);
     if (in.traces.size() > 1) OwnProcesses(ev, i, j);
     for (Json& e : ev) events.push_back(std::move(e));
   }
