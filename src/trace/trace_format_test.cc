@@ -489,6 +489,59 @@ TEST(TraceFormat, FlowEvents) {
   EXPECT_EQ(d->count, 1);  // only id 999; fwdbwd flows are not CPU-to-GPU flows
 }
 
+// Launches and flows are matched by id whether the ids are a small counter or 10^12 apart (past
+// 32 bits): the same links, the first of two calls sharing an id, and the same unpaired flows.
+TEST(TraceFormat, LaunchesAndFlowsPairTheSameWithSmallOrFarApartIds) {
+  auto parse = [](int64_t scale) {
+    auto id = [&](int64_t k) { return std::to_string(k * scale); };
+    const std::string t =
+        R"({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": )" +
+        id(1) + R"(}},
+  {"ph": "s", "id": )" +
+        id(1) + R"(, "pid": 1, "tid": 1, "ts": 1, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"correlation": )" +
+        id(1) + R"(}},
+  {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 3, "dur": 1, "args": {"stream": 7, "correlation": )" +
+        id(1) + R"(}},
+  {"ph": "f", "id": )" +
+        id(1) + R"(, "pid": 0, "tid": 7, "ts": 3, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 1, "args": {"correlation": )" +
+        id(2) + R"(}},
+  {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 7, "dur": 1, "args": {"stream": 7, "correlation": )" +
+        id(2) + R"(}},
+  {"ph": "f", "id": )" +
+        id(2) + R"(, "pid": 0, "tid": 7, "ts": 7, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 9, "dur": 1, "args": {"stream": 7, "correlation": )" +
+        id(3) + R"(}},
+  {"ph": "f", "id": )" +
+        id(4) + R"(, "pid": 0, "tid": 7, "ts": 9, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "s", "id": )" +
+        id(5) + R"(, "pid": 1, "tid": 1, "ts": 9, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "s", "id": )" +
+        id(5) + R"(, "pid": 1, "tid": 1, "ts": 9, "cat": "ac2g", "name": "ac2g"}
+]})";
+    auto m = ParseTrace(t, "ids.json");
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return std::move(*m);
+  };
+  for (int64_t scale : {int64_t{1}, int64_t{1'000'000'000'000}}) {
+    SCOPED_TRACE(scale);
+    const TraceModel m = parse(scale);
+    ASSERT_EQ(m.size(), 6u);
+    EXPECT_EQ(m.launcher[2], 0);   // k1: the first of the two calls with its id
+    EXPECT_EQ(m.launcher[4], 3);   // k2
+    EXPECT_EQ(m.launcher[5], -1);  // k3: no call has its id
+    EXPECT_EQ(m.launcher[0], -1);  // a call is launched by nothing
+    // Id 2's end is excused by k2's correlation; id 4's end and id 5's two starts are not.
+    const base::Diagnostic* d = FindDiagnostic(m, "unpaired_flows");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->count, 3);
+    EXPECT_NE(d->message.find("e.g. id " + std::to_string(4 * scale)), std::string::npos)
+        << d->message;
+  }
+}
+
 TEST(TraceFormat, TraceSpanAndStringPids) {
   // The profiler's own span on pid "Spans", an iteration marker on pid "Traces", the closing
   // "Record Window End" instant with pid and tid "", overhead rows on pid -1.
