@@ -110,7 +110,9 @@ TEST(Cli, ProfilePrintsTheReportsAndWritesTheRunFolder) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json analyzed = json::parse(r.out);
   for (const json& s : analyzed["sections"]) {
-    if (s["id"] == "overview") EXPECT_EQ(s["metrics"]["steps"]["value"], 12);
+    if (s["id"] == "overview") {
+      EXPECT_EQ(s["metrics"]["steps"]["value"], 12);
+    }
   }
 }
 
@@ -508,8 +510,9 @@ TEST(Cli, AKilledRankIsNamedAndTheSurvivorStillWritesItsReports) {
   std::set<std::string> names;
   for (const json& d : merged["diagnostics"]) {
     names.insert(d["name"]);
-    if (d["name"] == "rank_missing")
+    if (d["name"] == "rank_missing") {
       EXPECT_EQ(d["message"].get<std::string>().rfind("rank 1:", 0), 0u);
+    }
   }
   EXPECT_EQ(names, (std::set<std::string>{"rank_failed", "rank_missing"}));
   const json* ranks = Section(merged, "ranks");
