@@ -1,6 +1,8 @@
 // One test per row of docs/trace-format.md: a small trace in the shape today's writers emit it
 // (Kineto's ChromeTraceLogger, PyTorch's op metadata, the ROCm path), and what a correct reader
 // makes of it. Each row of the doc names the writer's source.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trace/kineto_reader.h"
 
@@ -493,37 +496,37 @@ TEST(TraceFormat, FlowEvents) {
 // 32 bits): the same links, the first of two calls sharing an id, and the same unpaired flows.
 TEST(TraceFormat, LaunchesAndFlowsPairTheSameWithSmallOrFarApartIds) {
   auto parse = [](int64_t scale) {
-    auto id = [&](int64_t k) { return std::to_string(k * scale); };
+    // A launch call, a kernel and a flow start ("s") or end ("f"), with id k * scale.
+    auto call = [&](int ts, int64_t k) {
+      return fmt::format(
+          R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", )"
+          R"("pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}})",
+          ts, k * scale);
+    };
+    auto kernel = [&](const char* name, int ts, int64_t k) {
+      return fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": 7, )"
+                         R"("ts": {}, "dur": 1, "args": {{"stream": 7, "correlation": {}}}}})",
+                         name, ts, k * scale);
+    };
+    auto flow = [&](const char* ph, int ts, int64_t k) {
+      return fmt::format(R"({{"ph": "{}", "id": {}, "pid": 1, "tid": 1, "ts": {}, )"
+                         R"("cat": "ac2g", "name": "ac2g", "bp": "e"}})",
+                         ph, k * scale, ts);
+    };
     const std::string t =
-        R"({"traceEvents": [
-  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": )" +
-        id(1) + R"(}},
-  {"ph": "s", "id": )" +
-        id(1) + R"(, "pid": 1, "tid": 1, "ts": 1, "cat": "ac2g", "name": "ac2g"},
-  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"correlation": )" +
-        id(1) + R"(}},
-  {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 3, "dur": 1, "args": {"stream": 7, "correlation": )" +
-        id(1) + R"(}},
-  {"ph": "f", "id": )" +
-        id(1) + R"(, "pid": 0, "tid": 7, "ts": 3, "cat": "ac2g", "name": "ac2g", "bp": "e"},
-  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 1, "args": {"correlation": )" +
-        id(2) + R"(}},
-  {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 7, "dur": 1, "args": {"stream": 7, "correlation": )" +
-        id(2) + R"(}},
-  {"ph": "f", "id": )" +
-        id(2) + R"(, "pid": 0, "tid": 7, "ts": 7, "cat": "ac2g", "name": "ac2g", "bp": "e"},
-  {"ph": "X", "cat": "kernel", "name": "k3", "pid": 0, "tid": 7, "ts": 9, "dur": 1, "args": {"stream": 7, "correlation": )" +
-        id(3) + R"(}},
-  {"ph": "f", "id": )" +
-        id(4) + R"(, "pid": 0, "tid": 7, "ts": 9, "cat": "ac2g", "name": "ac2g", "bp": "e"},
-  {"ph": "s", "id": )" +
-        id(5) + R"(, "pid": 1, "tid": 1, "ts": 9, "cat": "ac2g", "name": "ac2g"},
-  {"ph": "s", "id": )" +
-        id(5) + R"(, "pid": 1, "tid": 1, "ts": 9, "cat": "ac2g", "name": "ac2g"}
-]})";
+        R"({"traceEvents": [)" +
+        fmt::format("{}",
+                    fmt::join(
+                        std::vector<std::string>{
+                            call(1, 1), flow("s", 1, 1), call(2, 1), kernel("k1", 3, 1),
+                            flow("f", 3, 1), call(5, 2), kernel("k2", 7, 2), flow("f", 7, 2),
+                            kernel("k3", 9, 3), flow("f", 9, 4), flow("s", 9, 5), flow("s", 9, 5)},
+                        ",\n")) +
+        "]}";
     auto m = ParseTrace(t, "ids.json");
-    EXPECT_TRUE(m.ok()) << m.status().message();
-    return std::move(*m);
+    if (m.ok()) return std::move(*m);
+    ADD_FAILURE() << m.status().message();
+    return TraceModel{};
   };
   for (int64_t scale : {int64_t{1}, int64_t{1'000'000'000'000}}) {
     SCOPED_TRACE(scale);
