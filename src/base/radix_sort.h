@@ -4,6 +4,8 @@
 // seconds need three or four passes; small inputs use std::stable_sort.
 //
 //   base::RadixSortBy(calls, [](const Call& c) { return c.corr; });  // equal keys keep order
+//
+// And a search over what it sorted, for keys that come nearly in order (GallopLowerBound).
 #pragma once
 
 #include <algorithm>
@@ -43,6 +45,27 @@ void RadixSortBy(std::vector<T>& v, KeyFn key) {
     for (const T& x : v) tmp[count[digit(x)]++] = x;
     v.swap(tmp);
   }
+}
+
+// std::lower_bound(v.begin(), v.end(), value, less) as an index, searched from `from` outwards
+// in steps 1, 2, 4, ... before a binary search: a key near the last one costs a few steps in
+// cache rather than a cache miss per step. `from` may be any index up to v.size().
+template <class T, class V, class Less>
+size_t GallopLowerBound(const std::vector<T>& v, size_t from, const V& value, Less less) {
+  const size_t n = v.size();
+  size_t lo = 0, hi = 0, step = 1;         // the answer lies in [lo, hi]
+  if (from < n && less(v[from], value)) {  // ahead: everything before lo is below value
+    lo = from + 1;
+    for (; lo + step <= n && less(v[lo + step - 1], value); step *= 2) lo += step;
+    hi = std::min(n, lo + step - 1);
+  } else {  // behind (or here): nothing from hi on is below value
+    hi = std::min(from, n);
+    for (; hi >= step && !less(v[hi - step], value); step *= 2) hi -= step;
+    lo = hi >= step ? hi - step + 1 : 0;
+  }
+  const auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                                   v.begin() + static_cast<std::ptrdiff_t>(hi), value, less);
+  return static_cast<size_t>(it - v.begin());
 }
 
 }  // namespace trainprof::base

@@ -38,5 +38,21 @@ TEST(RadixSort, IsAStableSortByTheKey) {
   }
 }
 
+// From every start, for values below, between, equal to (repeated) and above the keys.
+TEST(GallopLowerBound, IsLowerBoundFromAnyStart) {
+  const auto less = [](const Item& a, int64_t v) { return a.key < v; };
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{37}}) {
+    std::vector<Item> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = {static_cast<int64_t>(i / 3 * 2), static_cast<int>(i)};
+    for (int64_t value = -1; value <= static_cast<int64_t>(n) + 1; ++value) {
+      const size_t want =
+          static_cast<size_t>(std::lower_bound(v.begin(), v.end(), value, less) - v.begin());
+      for (size_t from = 0; from <= n; ++from)
+        ASSERT_EQ(GallopLowerBound(v, from, value, less), want)
+            << "n " << n << " value " << value << " from " << from;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainprof::base

@@ -515,13 +515,13 @@ TEST(TraceFormat, LaunchesAndFlowsPairTheSameWithSmallOrFarApartIds) {
     };
     const std::string t =
         R"({"traceEvents": [)" +
-        fmt::format("{}",
-                    fmt::join(
-                        std::vector<std::string>{
-                            call(1, 1), flow("s", 1, 1), call(2, 1), kernel("k1", 3, 1),
-                            flow("f", 3, 1), call(5, 2), kernel("k2", 7, 2), flow("f", 7, 2),
-                            kernel("k3", 9, 3), flow("f", 9, 4), flow("s", 9, 5), flow("s", 9, 5)},
-                        ",\n")) +
+        fmt::format("{}", fmt::join(
+                              std::vector<std::string>{
+                                  call(1, 1), flow("s", 1, 1), call(2, 1), kernel("k1", 3, 1),
+                                  flow("f", 3, 1), call(5, 2), kernel("k2", 7, 2), flow("f", 7, 2),
+                                  kernel("k3", 9, 3), flow("f", 9, 4), flow("s", 9, 5),
+                                  flow("s", 9, 5), kernel("k4", 11, 1), flow("f", 11, 2)},
+                              ",\n")) +
         "]}";
     auto m = ParseTrace(t, "ids.json");
     if (m.ok()) return std::move(*m);
@@ -531,12 +531,14 @@ TEST(TraceFormat, LaunchesAndFlowsPairTheSameWithSmallOrFarApartIds) {
   for (int64_t scale : {int64_t{1}, int64_t{1'000'000'000'000}}) {
     SCOPED_TRACE(scale);
     const TraceModel m = parse(scale);
-    ASSERT_EQ(m.size(), 6u);
+    ASSERT_EQ(m.size(), 7u);
     EXPECT_EQ(m.launcher[2], 0);   // k1: the first of the two calls with its id
     EXPECT_EQ(m.launcher[4], 3);   // k2
     EXPECT_EQ(m.launcher[5], -1);  // k3: no call has its id
+    EXPECT_EQ(m.launcher[6], 0);   // k4: an id met again after a larger one
     EXPECT_EQ(m.launcher[0], -1);  // a call is launched by nothing
-    // Id 2's end is excused by k2's correlation; id 4's end and id 5's two starts are not.
+    // Id 2's two ends are excused by its call's and k2's correlation; id 4's end and id 5's two
+    // starts are not.
     const base::Diagnostic* d = FindDiagnostic(m, "unpaired_flows");
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->count, 3);

@@ -361,12 +361,15 @@ void TraceModel::LinkLaunches() {
   // Of calls sharing an id, the first in the file launched the work: a stable sort keeps them
   // in event order.
   base::RadixSortBy(calls, [](const Call& c) { return c.corr; });
+  // The GPU work's ids come nearly in order through the file, so each search starts where the
+  // last ended (a binary search each was 30 ms of reading a 1 GB trace, one cache miss a step).
+  const auto below = [](const Call& a, int64_t v) { return a.corr < v; };
+  size_t at = 0;
   for (size_t i = 0; i < size(); ++i) {
     if (!IsGpuKind(kind[i]) || correlation[i] == kNone) continue;
-    int64_t c = correlation[i];
-    auto it = std::lower_bound(calls.begin(), calls.end(), c,
-                               [](const Call& a, int64_t v) { return a.corr < v; });
-    if (it != calls.end() && it->corr == c) launcher[i] = it->event;
+    const int64_t c = correlation[i];
+    at = base::GallopLowerBound(calls, at, c, below);
+    if (at != calls.size() && calls[at].corr == c) launcher[i] = calls[at].event;
   }
 }
 
