@@ -20,12 +20,6 @@ double MetricValue(const report::Report& r, std::string_view section, std::strin
   return m != nullptr ? report::AsNumber(m->value) : kNaN;
 }
 
-const report::Table* FindTable(const report::Report& r, std::string_view section,
-                               std::string_view id) {
-  const report::Section* s = r.FindSection(std::string(section));
-  return s != nullptr ? s->FindTable(id) : nullptr;
-}
-
 // The value of `value_key` in the row whose `match_key` column is `match`.
 double RowValue(const report::Table* t, std::string_view match_key, std::string_view match,
                 std::string_view value_key) {
@@ -117,9 +111,8 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
     // Without a single data-loader range in the trace, 0 % says nothing (the report says so).
     const bool unmarked = MetricValue(r, "phase_view", "dataloader_markers") == 0;
     set("dataloader_share",
-        unmarked
-            ? kNaN
-            : ColumnMean(FindTable(r, "overview", "step_breakdown_average"), "dataloader_pct"));
+        unmarked ? kNaN
+                 : ColumnMean(r.FindTable("overview", "step_breakdown_average"), "dataloader_pct"));
     set("peak_memory", MetricValue(r, "gpu", "peak_allocated_bytes"));
     set("gpu_utilization", MetricValue(r, "gpu", "avg_utilization_pct"));
     return k;
@@ -127,13 +120,13 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
   set("training_throughput",
       FirstFinite({MetricValue(r, "ranks", "training_throughput_per_sample"),
                    MetricValue(r, "speed", "training_avg_throughput_per_sample")}));
-  set("step_time", RowValue(FindTable(r, "speed", "speed_report"), "stage", "training", "mean_s"));
+  set("step_time", RowValue(r.FindTable("speed", "speed_report"), "stage", "training", "mean_s"));
   set("step_time_median",
-      RowValue(FindTable(r, "speed", "speed_report"), "stage", "training", "median_s"));
+      RowValue(r.FindTable("speed", "speed_report"), "stage", "training", "median_s"));
   set("dataloader_share", MetricValue(r, "speed", "training_dataloader_wait_pct"));
   set("peak_memory", FirstFinite({PeakCuda(r), MetaValue(r, "peak_rss_bytes")}));
   set("energy_per_sample", MetricValue(r, "system", "energy_per_training_sample_j"));
-  set("gpu_utilization", RowValue(FindTable(r, "system", "system_report"), "key",
+  set("gpu_utilization", RowValue(r.FindTable("system", "system_report"), "key",
                                   "gpu_avg_utilization_percent", "mean"));
   return k;
 }

@@ -18,13 +18,8 @@ double ConfigNumber(const report::Report& r, std::string_view key, double fallba
   return fallback;
 }
 
-const report::Table* FindReportTable(const report::Report& r, const char* section, const char* id) {
-  const report::Section* s = r.FindSection(section);
-  return s != nullptr ? s->FindTable(id) : nullptr;
-}
-
 void ProfileSteps(const report::Report& r, StepSeries& out) {
-  const report::Table* t = FindReportTable(r, "speed", "training_rate");
+  const report::Table* t = r.FindTable("speed", "training_rate");
   if (t == nullptr) return;
   const int step = t->ColumnIndex("step"), rate = t->ColumnIndex("batches_per_s"),
             samples = t->ColumnIndex("samples_per_s"), repeat = t->ColumnIndex("repeat");
@@ -45,7 +40,7 @@ void ProfileSteps(const report::Report& r, StepSeries& out) {
 }
 
 void AnalyzeSteps(const report::Report& r, StepSeries& out) {
-  const report::Table* t = FindReportTable(r, "overview", "step_breakdown");
+  const report::Table* t = r.FindTable("overview", "step_breakdown");
   if (t == nullptr) return;
   const int step = t->ColumnIndex("step"), time = t->ColumnIndex("step_time_s");
   if (step < 0 || time < 0) return;

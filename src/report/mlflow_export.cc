@@ -226,8 +226,7 @@ std::string MetricLine(int64_t timestamp_ms, double value, int64_t step) {
 
 // speed.<stage>_rate's samples/s per step, as metric <stage>_rate.
 Status WriteRateMetric(const Report& r, const std::string& stage, const RunInfo& run) {
-  const Section* s = r.FindSection("speed");
-  const Table* t = s != nullptr ? s->FindTable(stage + "_rate") : nullptr;
+  const Table* t = r.FindTable("speed", stage + "_rate");
   if (t == nullptr) return Status::Ok();
   const int step = t->ColumnIndex("step"), time = t->ColumnIndex("time_s"),
             samples = t->ColumnIndex("samples_per_s");

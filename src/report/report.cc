@@ -126,6 +126,11 @@ const Section* Report::FindSection(const std::string& id) const {
   return nullptr;
 }
 
+const Table* Report::FindTable(const std::string& section_id, std::string_view table_id) const {
+  const Section* s = FindSection(section_id);
+  return s != nullptr ? s->FindTable(table_id) : nullptr;
+}
+
 void Report::AddMeta(std::string key, Value value, bool in_terminal) {
   meta.push_back({std::move(key), std::move(value), in_terminal});
 }

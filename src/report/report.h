@@ -219,6 +219,8 @@ struct Report {
 
   Section& AddSection(std::string id, std::string title);
   const Section* FindSection(const std::string& id) const;
+  // Table `table_id` of section `section_id`; nullptr when either is missing.
+  const Table* FindTable(const std::string& section_id, std::string_view table_id) const;
   void AddMeta(std::string key, Value value, bool in_terminal = true);
   // The value of meta entry `key`, or nullptr.
   const Value* FindMeta(std::string_view key) const;

@@ -155,8 +155,7 @@ void AddMetrics(const Report& r, double start, EventFile& file) {
 // speed.<stage>_rate: <stage>_rate (samples/s) and <stage>_step_time_s per step; a pooled
 // report's `repeat` column makes one curve per repeat (.../repeat<N>), as steps restart.
 void AddRateCurves(const Report& r, const std::string& stage, double start, EventFile& file) {
-  const Section* s = r.FindSection("speed");
-  const Table* t = s != nullptr ? s->FindTable(stage + "_rate") : nullptr;
+  const Table* t = r.FindTable("speed", stage + "_rate");
   if (t == nullptr) return;
   const int step = t->ColumnIndex("step"), time = t->ColumnIndex("time_s"),
             batches = t->ColumnIndex("batches_per_s"), samples = t->ColumnIndex("samples_per_s"),
@@ -202,8 +201,7 @@ std::vector<std::string> StepValues(const Table& t, const std::vector<Value>& ro
 // overview.step_breakdown of an analyze report, per step (the number in "ProfilerStep#1009");
 // with several ranks, each rank's under rank<r>/.
 void AddStepTimes(const Report& r, double start, EventFile& file) {
-  const Section* s = r.FindSection("overview");
-  const Table* t = s != nullptr ? s->FindTable("step_breakdown") : nullptr;
+  const Table* t = r.FindTable("overview", "step_breakdown");
   if (t == nullptr) return;
   const int rank = t->ColumnIndex("rank"), step = t->ColumnIndex("step");
   std::map<std::string, int64_t> rows_of_rank;
@@ -218,8 +216,7 @@ void AddStepTimes(const Report& r, double start, EventFile& file) {
 
 // system.system_timeseries: each numeric column but time_s as system/<column>, step = row.
 void AddSystemSeries(const Report& r, double start, EventFile& file) {
-  const Section* s = r.FindSection("system");
-  const Table* t = s != nullptr ? s->FindTable("system_timeseries") : nullptr;
+  const Table* t = r.FindTable("system", "system_timeseries");
   if (t == nullptr) return;
   const int time = t->ColumnIndex("time_s");
   for (size_t i = 0; i < t->rows.size(); ++i) {

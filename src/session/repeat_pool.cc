@@ -161,8 +161,7 @@ StatusOr<report::Report> PoolRepeats(const std::vector<report::Report>& repeats,
   std::vector<const report::Table*> tables;
   std::vector<Measured> measured;
   for (size_t i = 0; i < repeats.size(); ++i) {
-    const report::Section* speed = repeats[i].FindSection("speed");
-    const report::Table* rate = speed != nullptr ? speed->FindTable("training_rate") : nullptr;
+    const report::Table* rate = repeats[i].FindTable("speed", "training_rate");
     if (rate == nullptr) {
       return InvalidArgument(
           fmt::format("repeat {} has no per-step training times (speed.training_rate)", i + 1));

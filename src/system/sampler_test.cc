@@ -16,6 +16,7 @@
 
 #include "system/source.h"
 #include "system/system_report.h"
+#include "util/diagnostics.h"
 #include "util/golden.h"
 
 namespace trainprof::system {
@@ -89,13 +90,6 @@ double Value(const SystemData& d, const std::string& key, size_t row = 0) {
   const int c = d.Find(key);
   EXPECT_GE(c, 0) << "no column " << key;
   return c < 0 ? std::nan("") : d.At(row, static_cast<size_t>(c));
-}
-
-const report::Diagnostic* FindDiagnostic(const SystemData& d, const std::string& name) {
-  for (const report::Diagnostic& x : d.diagnostics) {
-    if (x.name() == name) return &x;
-  }
-  return nullptr;
 }
 
 // Baseline, then one sample a second later with the counters moved on.
@@ -177,7 +171,7 @@ TEST(SystemSampler, RaplCounterWrapsAround) {
   SystemData d = s->TakeData();
   EXPECT_NEAR(Value(d, "cpu_power_w"), 2.0, 1e-9);
   EXPECT_NEAR(d.energy[0].joules, 1.0, 1e-9);
-  EXPECT_EQ(FindDiagnostic(d, "system_counter_backwards"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(d.diagnostics, "system_counter_backwards"), nullptr);
 }
 
 TEST(SystemSampler, AmdEnergyDriverWhenThereIsNoRapl) {
@@ -245,7 +239,8 @@ TEST(SystemSampler, MissingProcFileIsADiagnosticAndTheRestGoesOn) {
   }
   SystemData d = s->TakeData();
   ASSERT_EQ(d.t_ns.size(), 2u);
-  const report::Diagnostic* diag = FindDiagnostic(d, "system_source_unreadable");
+  const report::Diagnostic* diag =
+      testutil::FindDiagnostic(d.diagnostics, "system_source_unreadable");
   ASSERT_NE(diag, nullptr);
   EXPECT_EQ(diag->count, 1 + 3) << "discovery and every sample";
   EXPECT_EQ(diag->message, "cannot read " + root.dir() +
@@ -267,7 +262,8 @@ TEST(SystemSampler, MalformedProcFileNamesFileAndLine) {
   clock.ns += 1'000'000'000;
   s->SampleOnce();
   SystemData d = s->TakeData();
-  const report::Diagnostic* diag = FindDiagnostic(d, "system_source_malformed");
+  const report::Diagnostic* diag =
+      testutil::FindDiagnostic(d.diagnostics, "system_source_malformed");
   ASSERT_NE(diag, nullptr);
   EXPECT_EQ(diag->message, root.dir() +
                                "/proc/meminfo: line 2: 'many' is not a size in kB; its figures "
@@ -294,7 +290,8 @@ TEST(SystemSampler, CounterGoingBackwardsLeavesThatSampleOut) {
   ASSERT_EQ(d.t_ns.size(), 2u);
   EXPECT_TRUE(std::isnan(Value(d, "cpu_utilization_percent", 0)));
   EXPECT_DOUBLE_EQ(Value(d, "cpu_utilization_percent", 1), 15.0);
-  const report::Diagnostic* diag = FindDiagnostic(d, "system_counter_backwards");
+  const report::Diagnostic* diag =
+      testutil::FindDiagnostic(d.diagnostics, "system_counter_backwards");
   ASSERT_NE(diag, nullptr);
   EXPECT_NE(diag->message.find("/proc/stat cpu went backwards"), std::string::npos)
       << diag->message;
@@ -427,7 +424,8 @@ TEST(SystemSampler, GpuWithoutEnergyCounterIntegratesPower) {
   SystemData d = s->TakeData();
   EXPECT_EQ(d.energy[1].source, "NVML power integrated over time");
   EXPECT_DOUBLE_EQ(d.energy[1].joules, (350.0 + 450.0) / 2 * 2);  // trapezoid over 2 s
-  EXPECT_EQ(FindDiagnostic(d, "nvml_error"), nullptr) << "not supported is not an error";
+  EXPECT_EQ(testutil::FindDiagnostic(d.diagnostics, "nvml_error"), nullptr)
+      << "not supported is not an error";
 }
 
 TEST(SystemSampler, GpuLostMidRunStopsOnlyThatGpu) {
@@ -450,7 +448,7 @@ TEST(SystemSampler, GpuLostMidRunStopsOnlyThatGpu) {
   EXPECT_TRUE(std::isnan(Value(d, "gpu1_utilization_percent", 3)));
   EXPECT_DOUBLE_EQ(Value(d, "gpu0_utilization_percent", 3), 90);
   EXPECT_DOUBLE_EQ(Value(d, "gpu_avg_utilization_percent", 3), 90) << "lost GPU left out";
-  const report::Diagnostic* lost = FindDiagnostic(d, "gpu_lost");
+  const report::Diagnostic* lost = testutil::FindDiagnostic(d.diagnostics, "gpu_lost");
   ASSERT_NE(lost, nullptr);
   EXPECT_EQ(lost->count, 1) << "said once, then the GPU is not asked again";
   EXPECT_EQ(lost->message,
@@ -471,13 +469,14 @@ TEST(SystemSampler, NvmlErrorsAreCountedPerFigure) {
     clock.ns += 1'000'000'000;
   }
   SystemData d = s->TakeData();
-  const report::Diagnostic* err = FindDiagnostic(d, "nvml_error");
+  const report::Diagnostic* err = testutil::FindDiagnostic(d.diagnostics, "nvml_error");
   ASSERT_NE(err, nullptr);
   EXPECT_EQ(err->count, 3);
   EXPECT_EQ(err->severity(), base::DataSeverity::kDataLoss);
   EXPECT_EQ(err->message,
             "GPU 0: NVML failed to read the temperature: Unknown Error; those samples are missing");
-  const report::Diagnostic* unsupported = FindDiagnostic(d, "gpu_figure_not_supported");
+  const report::Diagnostic* unsupported =
+      testutil::FindDiagnostic(d.diagnostics, "gpu_figure_not_supported");
   ASSERT_NE(unsupported, nullptr);
   EXPECT_EQ(unsupported->severity(), base::DataSeverity::kInfo);
   EXPECT_EQ(unsupported->count, 1) << "asked once, then remembered";
@@ -784,10 +783,11 @@ TEST(SystemSamplerRocm, AbsentLibraryIsOneNoteAndUnsupportedPowerIsInfo) {
       TwoSamples(SystemSampler::Create(WithRocm(Options(root, clock))), clock, 1'000'000'000);
   EXPECT_TRUE(std::isnan(Value(d, "gpu0_power_w")));
   EXPECT_DOUBLE_EQ(Value(d, "gpu0_energy_j"), 15.25);  // the counter still works
-  const report::Diagnostic* info = FindDiagnostic(d, "gpu_figure_not_supported");
+  const report::Diagnostic* info =
+      testutil::FindDiagnostic(d.diagnostics, "gpu_figure_not_supported");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->message, "GPU 0 does not report its power (ROCm SMI: not supported)");
-  EXPECT_EQ(FindDiagnostic(d, "rocm_smi_error"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(d.diagnostics, "rocm_smi_error"), nullptr);
 }
 
 // A source of the test's own, added to the list: its column is there, filled every sample, and

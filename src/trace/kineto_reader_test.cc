@@ -15,6 +15,7 @@
 #include "trace/json_scanner.h"
 #include "trace/json_structural.h"
 #include "trace/trace_files.h"
+#include "util/diagnostics.h"
 #include "util/golden.h"
 #include "util/gzip.h"
 
@@ -202,12 +203,6 @@ TEST(KinetoReader, RankFromFileName) {
   EXPECT_EQ(RankFromFileName("ranking_rank_12.json"), 12);
 }
 
-const base::Diagnostic* FindDiag(const TraceModel& m, const std::string& name) {
-  for (const base::Diagnostic& d : m.diagnostics)
-    if (d.name() == name) return &d;
-  return nullptr;
-}
-
 std::string ManyEvents(int n) {
   std::string s = "{\"traceEvents\": [\n";
   for (int i = 0; i < n; ++i) {
@@ -262,7 +257,7 @@ TEST(KinetoReader, EveryCutKeepsTheEventsBeforeIt) {
          p = text.find("}},", p + 1))
       ++complete;
     EXPECT_GE(m->size(), complete) << "cut at " << cut;
-    EXPECT_NE(FindDiag(*m, "truncated"), nullptr) << "cut at " << cut;
+    EXPECT_NE(testutil::FindDiagnostic(m->diagnostics, "truncated"), nullptr) << "cut at " << cut;
   }
 }
 
@@ -275,7 +270,7 @@ TEST(KinetoReader, TruncatedGzipKeepsEvents) {
   EXPECT_GT(m->size(), 100u);
   EXPECT_LT(m->size(), 3000u);
   EXPECT_TRUE(m->truncated);
-  const base::Diagnostic* d = FindDiag(*m, "truncated");
+  const base::Diagnostic* d = testutil::FindDiagnostic(m->diagnostics, "truncated");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->message.find("the compressed stream is cut short"), std::string::npos);
 }
@@ -476,17 +471,17 @@ TEST(KinetoReader, OversizedValuesAreSkippedAndTheRestKept) {
     EXPECT_EQ(m->name_of(0), "before");
     EXPECT_EQ(m->name_of(1), "after");
     EXPECT_EQ(m->rank, 3) << "metadata after the skipped values is read";
-    const base::Diagnostic* d = FindDiag(*m, "oversized_value");
+    const base::Diagnostic* d = testutil::FindDiagnostic(m->diagnostics, "oversized_value");
     ASSERT_NE(d, nullptr) << path;
     EXPECT_EQ(d->count, 2);
     EXPECT_NE(d->message.find("larger than 1 MiB"), std::string::npos) << d->message;
-    EXPECT_EQ(FindDiag(*m, "truncated"), nullptr);
+    EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "truncated"), nullptr);
   }
   // Cut inside the giant value: the events before it are kept, and the cut is said.
   auto cut = ReadTraceFile(WriteFile(dir, "cut.json", text.substr(0, text.size() / 2)), o);
   ASSERT_TRUE(cut.ok()) << cut.status().message();
   EXPECT_EQ(cut->size(), 1u);
-  EXPECT_NE(FindDiag(*cut, "truncated"), nullptr);
+  EXPECT_NE(testutil::FindDiagnostic(cut->diagnostics, "truncated"), nullptr);
 }
 
 TEST(TraceFiles, FolderListingAndDuplicateRanks) {
@@ -786,7 +781,7 @@ TEST(KinetoReader, ScalarAndSimdPathsGiveTheSameModelOnGeneratedTraces) {
   auto m = ReadTraceFile(WriteFile(dir, "esc.json", escapes), tight);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->name_of(m->size() - 1), "last");
-  ASSERT_NE(FindDiag(*m, "oversized_value"), nullptr);
+  ASSERT_NE(testutil::FindDiagnostic(m->diagnostics, "oversized_value"), nullptr);
 }
 
 TEST(KinetoReader, ScalarAndSimdPathsGiveTheSameModelOnSharedTraces) {

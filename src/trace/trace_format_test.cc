@@ -14,17 +14,12 @@
 #include <vector>
 
 #include "trace/kineto_reader.h"
+#include "util/diagnostics.h"
 
 namespace trainprof::trace {
 namespace {
 
 constexpr size_t kMissing = std::numeric_limits<size_t>::max();
-
-const base::Diagnostic* FindDiagnostic(const TraceModel& m, std::string_view name) {
-  for (const base::Diagnostic& d : m.diagnostics)
-    if (d.name() == name) return &d;
-  return nullptr;
-}
 
 // Index of the first event called `name` (of kind `k`, when given), or kMissing.
 size_t IndexOf(const TraceModel& m, std::string_view name) {
@@ -120,8 +115,8 @@ TEST(TraceFormat, ArgsObjectsAndArrays) {
   EXPECT_FLOAT_EQ(m->blocks_per_sm_of(2), 0.5f);
   EXPECT_FLOAT_EQ(m->occupancy_pct_of(2), 25.0f);
   EXPECT_EQ(m->launcher[2], 1);
-  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "missing_fields"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, IdsAboveInt64Max) {
@@ -171,8 +166,8 @@ TEST(TraceFormat, IdsAboveInt64Max) {
   EXPECT_EQ(m->correlation[2], m->correlation[1]);
   EXPECT_EQ(m->launcher[2], 1);
   EXPECT_EQ(m->external_id[2], 2099);
-  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "missing_fields"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unpaired_flows"), nullptr);
 }
 
 TEST(TraceFormat, CudaSync) {
@@ -227,8 +222,8 @@ TEST(TraceFormat, CudaSync) {
   auto m = ParseTrace(t, "cuda_sync.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 6u);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unpaired_flows"), nullptr);
   const size_t k = IndexOf(*m, "void add_kernel<float>(float*, int)");
   const size_t ss = IndexOf(*m, "Stream Sync");
   const size_t cs = IndexOf(*m, "Context Sync");
@@ -310,7 +305,7 @@ TEST(TraceFormat, GpuUserAnnotation) {
   EXPECT_EQ(m->external_id[g], 4);
   EXPECT_EQ(m->launcher[g], -1);
   EXPECT_EQ(m->launcher[2], 1);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, CudaDriverLaunch) {
@@ -348,8 +343,8 @@ TEST(TraceFormat, CudaDriverLaunch) {
   EXPECT_EQ(m->kind[0], EventKind::kDriver);
   EXPECT_EQ(m->launcher[2], 0);  // the Triton kernel: its cuLaunchKernel
   EXPECT_EQ(m->launcher[3], 1);
-  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unpaired_flows"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, CudaGraphLaunch) {
@@ -385,7 +380,8 @@ TEST(TraceFormat, CudaGraphLaunch) {
     EXPECT_TRUE(IsGpuKind(m->kind[i])) << i;
     EXPECT_EQ(m->launcher[i], 0) << i;
   }
-  EXPECT_EQ(FindDiagnostic(*m, "unpaired_flows"), nullptr);  // one start, three ends: all paired
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unpaired_flows"),
+            nullptr);  // one start, three ends: all paired
 }
 
 TEST(TraceFormat, HardwareCounters) {
@@ -422,8 +418,8 @@ TEST(TraceFormat, HardwareCounters) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 1u);  // counters are not complete events
   EXPECT_EQ(m->kind[0], EventKind::kKernel);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "missing_fields"), nullptr);
 }
 
 TEST(TraceFormat, RocmHip) {
@@ -462,7 +458,7 @@ TEST(TraceFormat, RocmHip) {
   EXPECT_EQ(m->stream_of(3), int64_t{140737353889792});
   EXPECT_EQ(m->device_of(3), 2);
   EXPECT_EQ(m->launcher[3], 2);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, FlowEvents) {
@@ -487,7 +483,7 @@ TEST(TraceFormat, FlowEvents) {
   ASSERT_EQ(m->size(), 6u);
   EXPECT_EQ(m->launcher[1], 0);
   EXPECT_EQ(m->launcher[3], 2);
-  const base::Diagnostic* d = FindDiagnostic(*m, "unpaired_flows");
+  const base::Diagnostic* d = testutil::FindDiagnostic(m->diagnostics, "unpaired_flows");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->count, 1);  // only id 999; fwdbwd flows are not CPU-to-GPU flows
 }
@@ -539,7 +535,7 @@ TEST(TraceFormat, LaunchesAndFlowsPairTheSameWithSmallOrFarApartIds) {
     EXPECT_EQ(m.launcher[0], -1);  // a call is launched by nothing
     // Id 2's two ends are excused by its call's and k2's correlation; id 4's end and id 5's two
     // starts are not.
-    const base::Diagnostic* d = FindDiagnostic(m, "unpaired_flows");
+    const base::Diagnostic* d = testutil::FindDiagnostic(m.diagnostics, "unpaired_flows");
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->count, 3);
     EXPECT_NE(d->message.find("e.g. id " + std::to_string(4 * scale)), std::string::npos)
@@ -587,8 +583,8 @@ TEST(TraceFormat, TraceSpanAndStringPids) {
   EXPECT_EQ(m->kind[s], EventKind::kSpan);
   EXPECT_GE(m->pid_of(s), TraceModel::kStringIdBase);
   EXPECT_EQ(m->stream_of(s), -1);
-  EXPECT_EQ(FindDiagnostic(*m, "missing_fields"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "missing_fields"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, OverheadEvents) {
@@ -608,7 +604,7 @@ TEST(TraceFormat, OverheadEvents) {
   EXPECT_EQ(m->kind[0], EventKind::kOther);
   EXPECT_EQ(m->pid_of(0), -1);
   EXPECT_EQ(m->stream_of(0), -1);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, OtherBackendsLinkLaunches) {
@@ -643,7 +639,7 @@ TEST(TraceFormat, OtherBackendsLinkLaunches) {
   EXPECT_EQ(m->kind[2], EventKind::kRuntime);
   EXPECT_EQ(m->launcher[1], 0);
   EXPECT_EQ(m->launcher[3], 2);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
 }
 
 TEST(TraceFormat, TodaysCategoriesAreKnown) {
@@ -666,7 +662,7 @@ TEST(TraceFormat, TodaysCategoriesAreKnown) {
   auto m = ParseTrace(t, "categories.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->size(), n);
-  const base::Diagnostic* d = FindDiagnostic(*m, "unknown_category");
+  const base::Diagnostic* d = testutil::FindDiagnostic(m->diagnostics, "unknown_category");
   EXPECT_EQ(d, nullptr) << (d ? d->message : std::string());
 }
 
@@ -737,7 +733,7 @@ TEST(TraceFormat, BaseTimeNanoseconds) {
   auto bad = ParseTrace(R"J({"baseTimeNanoseconds": "soon", )J" + events + "}", "bad.json");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->ts_ns[0], 1500250);
-  EXPECT_NE(FindDiagnostic(*bad, "bad_metadata"), nullptr);
+  EXPECT_NE(testutil::FindDiagnostic(bad->diagnostics, "bad_metadata"), nullptr);
 }
 
 // Names with bytes that are not UTF-8, and raw tabs (Kineto escapes only '\n' and '"').
@@ -760,11 +756,11 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   EXPECT_EQ(m->name_of(2), "k\xc3\xa9rnel \xe2\x82\xac");  // well-formed UTF-8 is kept
   EXPECT_EQ(m->name_of(3), "cut \xef\xbf\xbd\xef\xbf\xbd");
   for (size_t i = 0; i < m->size(); ++i) EXPECT_TRUE(IsValidUtf8(m->name_of(i))) << i;
-  const base::Diagnostic* control = FindDiagnostic(*m, "control_character");
+  const base::Diagnostic* control = testutil::FindDiagnostic(m->diagnostics, "control_character");
   ASSERT_NE(control, nullptr);
   EXPECT_EQ(control->count, 2);  // the name and the call stack
   EXPECT_EQ(control->severity(), base::DataSeverity::kInfo);
-  const base::Diagnostic* utf8 = FindDiagnostic(*m, "invalid_utf8");
+  const base::Diagnostic* utf8 = testutil::FindDiagnostic(m->diagnostics, "invalid_utf8");
   ASSERT_NE(utf8, nullptr);
   EXPECT_EQ(utf8->count, 2);
   // Through a 64-byte window each event is scanned again after a refill: counted once still.
@@ -775,15 +771,15 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   auto again = ReadTraceFile(path, small);
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->name_of(1), m->name_of(1));
-  ASSERT_NE(FindDiagnostic(*again, "control_character"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*again, "control_character")->count, 2);
-  EXPECT_EQ(FindDiagnostic(*again, "invalid_utf8")->count, 2);
+  ASSERT_NE(testutil::FindDiagnostic(again->diagnostics, "control_character"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(again->diagnostics, "control_character")->count, 2);
+  EXPECT_EQ(testutil::FindDiagnostic(again->diagnostics, "invalid_utf8")->count, 2);
   auto clean = ParseTrace(R"J({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a",
     "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})J",
                           "clean.json");
   ASSERT_TRUE(clean.ok());
-  EXPECT_EQ(FindDiagnostic(*clean, "control_character"), nullptr);
-  EXPECT_EQ(FindDiagnostic(*clean, "invalid_utf8"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(clean->diagnostics, "control_character"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(clean->diagnostics, "invalid_utf8"), nullptr);
 }
 
 // Kineto of 2021 printed non-finite doubles bare: "memory bandwidth (GB/s)": inf.
@@ -797,7 +793,7 @@ TEST(TraceFormat, BareNonFiniteNumbers) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_EQ(m->size(), 1u);
   EXPECT_EQ(m->name_of(0), "Memcpy DtoD");
-  const base::Diagnostic* bad = FindDiagnostic(*m, "bad_time");
+  const base::Diagnostic* bad = testutil::FindDiagnostic(m->diagnostics, "bad_time");
   ASSERT_NE(bad, nullptr);
   EXPECT_EQ(bad->count, 2);
   EXPECT_FALSE(ParseTrace(R"J({"traceEvents": [], "x": infinite})J", "x.json").ok());
@@ -813,11 +809,11 @@ TEST(TraceFormat, CuptiProfilerRange) {
    "ts": 50, "dur": 50, "args": {"correlation": 6}}]})J",
                       "range.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
-  const base::Diagnostic* d = FindDiagnostic(*m, "profiler_range");
+  const base::Diagnostic* d = testutil::FindDiagnostic(m->diagnostics, "profiler_range");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->count, 2);
   EXPECT_NE(d->message.find("no GPU timeline"), std::string::npos);
-  EXPECT_EQ(FindDiagnostic(*m, "unknown_category"), nullptr);
+  EXPECT_EQ(testutil::FindDiagnostic(m->diagnostics, "unknown_category"), nullptr);
   size_t r = IndexOf(*m, "ampere_sgemm_128x64_nn");
   ASSERT_NE(r, kMissing);
   EXPECT_EQ(m->kind[r], EventKind::kOther);  // not GPU work: its times are not real
