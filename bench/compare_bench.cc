@@ -17,6 +17,7 @@
 #include "report/json.h"
 #include "report/json_reader.h"
 #include "report/terminal.h"
+#include "scratch_path.h"
 #include "session/report_builder.h"
 
 namespace {
@@ -56,18 +57,18 @@ report::Report RunReport(const std::vector<double>& steps) {
 
 // Two run folders, written once: A, and B 5 % slower.
 const std::string& RunDir(int which) {
-  static const std::string dirs[2] = {"/tmp/trainprof_compare_bench_a",
-                                      "/tmp/trainprof_compare_bench_b"};
+  static const bench::ScratchPath dirs[2] = {bench::ScratchPath("compare-a"),
+                                             bench::ScratchPath("compare-b")};
   static const bool made = [] {
     for (int i = 0; i < 2; ++i) {
-      std::filesystem::create_directories(dirs[i]);
+      std::filesystem::create_directories(dirs[i].path());
       const report::Report r = RunReport(StepTimes(1 + i, i == 0 ? 0.009 : 0.00945));
-      (void)base::WriteFileAtomically(dirs[i] + "/report.json", report::RenderJsonString(r));
+      (void)base::WriteFileAtomically(dirs[i].path() + "/report.json", report::RenderJsonString(r));
     }
     return true;
   }();
   (void)made;
-  return dirs[which];
+  return dirs[which].path();
 }
 
 void BM_Compare_ReadOneReport(benchmark::State& state) {

@@ -22,6 +22,7 @@ import importlib.util
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from typing import Callable, Dict, Iterator, List
@@ -72,7 +73,7 @@ def per_call_ns(body: Callable[[int], None], inner: int, rounds: int) -> float:
     return statistics.median(samples)
 
 
-def bench_scopes(inner: int, rounds: int) -> Dict[str, float]:
+def bench_scopes(inner: int, rounds: int, out_dir: str) -> Dict[str, float]:
     scope = trainprof.scope
 
     def with_scope(n: int) -> None:
@@ -91,12 +92,12 @@ def bench_scopes(inner: int, rounds: int) -> Dict[str, float]:
     overrides = {"output.print": False, "output.trace": False, "output.csv": False,
                  "buffer.events_per_thread": 1 << 24}
     with trainprof.Session(name="bench-scope", overrides=overrides, db="off",
-                           output_dir=os.environ.get("TMPDIR", "/tmp")):
+                           output_dir=out_dir):
         out["scope_recording_ns"] = per_call_ns(with_scope, inner, rounds)
     # Skipped steps: the schedule waits on every step (wait=1000000, active=1, repeat=1).
     skip = dict(overrides, **{"schedule.skip_first": 1000000})
     with trainprof.Session(name="bench-skip", overrides=skip, db="off",
-                           output_dir=os.environ.get("TMPDIR", "/tmp")):
+                           output_dir=out_dir):
         out["scope_skipped_ns"] = per_call_ns(with_scope, inner, rounds)
     out["simpleprofiler_like_ns"] = per_call_ns(with_peer, inner, rounds)
     out["ratio"] = out["simpleprofiler_like_ns"] / out["scope_recording_ns"]
@@ -111,7 +112,7 @@ def load_example():
     return module
 
 
-def bench_loop(batches: int, trials: int) -> Dict[str, float]:
+def bench_loop(batches: int, trials: int, out_dir: str) -> Dict[str, float]:
     """Seconds per training step with and without a Session, alternated trial by trial."""
     import torch
     from torch.utils.data import DataLoader
@@ -136,7 +137,7 @@ def bench_loop(batches: int, trials: int) -> Dict[str, float]:
     for trial in range(2 * trials):
         profiled = trial % 2 == 0
         session = (trainprof.Session(name="bench-loop", overrides=overrides, db="off",
-                                     output_dir=os.environ.get("TMPDIR", "/tmp"))
+                                     output_dir=out_dir)
                    if profiled else NoSession())
         if profiled:
             session.batch_size = 64
@@ -156,8 +157,14 @@ def main() -> int:
     p.add_argument("--smoke", action="store_true", help="tiny sizes: check that it runs")
     p.add_argument("--skip-loop", action="store_true", help="only the scope benchmark")
     a = p.parse_args()
+    # The Sessions' run folders go into a folder of this run's own, removed at the end.
+    with tempfile.TemporaryDirectory(prefix="trainprof-bench-") as out_dir:
+        return run(a, out_dir)
+
+
+def run(a: argparse.Namespace, out_dir: str) -> int:
     inner, rounds = (1000, 5) if a.smoke else (10000, 101)
-    s = bench_scopes(inner, rounds)
+    s = bench_scopes(inner, rounds, out_dir)
     print(f"with trainprof.scope(...), recording      {s['scope_recording_ns']:8.1f} ns "
           "(median enter + exit)")
     print(f"with trainprof.scope(...), step skipped   {s['scope_skipped_ns']:8.1f} ns")
@@ -165,7 +172,7 @@ def main() -> int:
     print(f"trainprof.scope is {s['ratio']:.1f}x faster")
     if not a.skip_loop:
         batches, trials = (5, 1) if a.smoke else (150, 10)
-        l = bench_loop(batches, trials)
+        l = bench_loop(batches, trials, out_dir)
         print(f"fashion_mnist training step: {l['step_off_ms']:.3f} ms without trainprof, "
               f"{l['step_on_ms']:.3f} ms with a Session (time + speed): "
               f"{l['overhead_pct']:+.2f} % (median of {l['trials']} alternated pairs)")

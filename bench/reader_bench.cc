@@ -4,7 +4,6 @@
 // TRAINPROF_BENCH_TRACE=PATH picks another .json.gz.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "scratch_path.h"
 #include "trace/byte_source.h"
 #include "trace/json_structural.h"
 #include "trace/kineto_reader.h"
@@ -33,23 +33,22 @@ std::string TracePath() {
   return std::string(TRAINPROF_SOURCE_DIR) + "/fuzz/corpus/kineto/kineto_small.json.gz";
 }
 
-// The trace's JSON, inflated once into a temporary file.
+// The trace's JSON, inflated once into a temporary file, removed when the program exits.
 const std::string& PlainCopy() {
-  static const std::string path = [] {
-    std::string out =
-        std::filesystem::temp_directory_path() / fmt::format("trainprof-bench-{}.json", getpid());
+  static const bench::ScratchPath file("plain.json");
+  static const bool written = [] {
     auto src = trace::OpenTraceBytes(TracePath());
-    std::ofstream f(out, std::ios::binary);
+    std::ofstream f(file.path(), std::ios::binary);
     std::string buf(size_t{1} << 20, '\0');
     for (;;) {
       auto n = (*src)->Read(buf.data(), buf.size());
       if (!n.ok() || *n == 0) break;
       f.write(buf.data(), static_cast<std::streamsize>(*n));
     }
-    std::atexit([] { std::filesystem::remove(PlainCopy()); });
-    return out;
+    return true;
   }();
-  return path;
+  (void)written;
+  return file.path();
 }
 
 void BM_Reader_Inflate(benchmark::State& state) {

@@ -14,6 +14,7 @@
 #include "history/run_db.h"
 #include "report/html.h"
 #include "report/terminal.h"
+#include "scratch_path.h"
 #include "trace/trace_files.h"
 
 namespace {
@@ -52,12 +53,12 @@ const report::Report& LargestAnalysis() {
 
 void BM_Html_LargestAnalysis(benchmark::State& state) {
   const report::Report& r = LargestAnalysis();
-  const std::string out = std::filesystem::temp_directory_path() / "trainprof-bench-report.html";
+  static const bench::ScratchPath out("report.html");
   size_t bytes = 0;
   for (auto _ : state) {
     std::string page = report::RenderHtmlString(r);
     bytes = page.size();
-    if (!base::WriteFileAtomically(out, page).ok()) state.SkipWithError("write failed");
+    if (!base::WriteFileAtomically(out.path(), page).ok()) state.SkipWithError("write failed");
   }
   state.counters["page_bytes"] = static_cast<double>(bytes);
 }
@@ -66,11 +67,9 @@ BENCHMARK(BM_Html_LargestAnalysis)->Unit(benchmark::kMillisecond);
 // A database of `n` runs with varied figures, made once per process.
 const std::string& HistoryDb(int n) {
   static const std::string path = [n] {
+    static const bench::ScratchPath scratch("runs.db");
     const char* keep = std::getenv("TRAINPROF_BENCH_KEEP_DB");
-    std::string p = keep != nullptr ? keep
-                                    : (std::filesystem::temp_directory_path() /
-                                       fmt::format("trainprof-bench-{}.db", getpid()))
-                                          .string();
+    std::string p = keep != nullptr ? keep : scratch.path();
     std::filesystem::remove(p);
     auto db = history::RunDb::Open(p, true);
     history::RunRecord rec;

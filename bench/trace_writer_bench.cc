@@ -1,21 +1,23 @@
 // trace.json writing throughput: complete events as the Session writes them, into a file.
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
+#include "scratch_path.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace {
 
 using trainprof::trace::ChromeTraceWriter;
+namespace bench = trainprof::bench;
 
 bool Smoke() { return std::getenv("TRAINPROF_BENCH_SMOKE") != nullptr; }
 
 void BM_TraceWriter_CompleteEventsToFile(benchmark::State& state) {
   const int64_t events = Smoke() ? 10'000 : 2'000'000;
-  const std::string path = "/tmp/trainprof_bench_trace_" + std::to_string(getpid()) + ".json";
+  const bench::ScratchPath file("trace.json");
+  const std::string& path = file.path();
   uint64_t bytes = 0;
   for (auto _ : state) {
     ChromeTraceWriter w;
@@ -40,7 +42,6 @@ void BM_TraceWriter_CompleteEventsToFile(benchmark::State& state) {
     }
     bytes += w.bytes_written();
   }
-  std::remove(path.c_str());
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["events"] = static_cast<double>(events * 3);
 }

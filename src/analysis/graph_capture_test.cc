@@ -17,6 +17,7 @@
 #include "analysis/operator_view.h"
 #include "trace/kineto_reader.h"
 #include "trace/trace_files.h"
+#include "util/golden.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -117,9 +118,7 @@ TEST(GraphCapture, KernelsGoToTheOperatorsThatLaunchedThemInTheCapture) {
 TEST(GraphCapture, RanksOfOneFolderShareItsCaptureTraces) {
   // Three rank files beside one capture_traces/: the capture is read once (CaptureCache) and
   // every rank is mapped from it, unchanged by the ranks mapped before.
-  const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / "graph_capture_ranks";
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = testutil::FreshTempDir();
   std::filesystem::create_directories(dir / "capture_traces");
   std::ofstream(dir / "capture_traces" / "capture.json")
       << CaptureJson("gemm_a", "add_b", "gemm_a");

@@ -629,7 +629,8 @@ StatusOr<TraceModel> ReadWith(const std::string& path, int threads) {
 // writing one fixed name in TempDir() race.
 std::string OwnFile(const std::string& name) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return fmt::format("{}/trainprof_{}_{}_{}", ::testing::TempDir(), getpid(), info->name(), name);
+  return testutil::RemoveAfterTest(
+      fmt::format("{}/trainprof_{}_{}_{}", ::testing::TempDir(), getpid(), info->name(), name));
 }
 
 // The same text gzipped, inflated once and cut into parts of 2 KiB by the inflating thread.

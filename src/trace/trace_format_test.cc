@@ -15,6 +15,7 @@
 
 #include "trace/kineto_reader.h"
 #include "util/diagnostics.h"
+#include "util/golden.h"
 
 namespace trainprof::trace {
 namespace {
@@ -764,7 +765,7 @@ TEST(TraceFormat, InvalidUtf8AndControlCharactersInStrings) {
   ASSERT_NE(utf8, nullptr);
   EXPECT_EQ(utf8->count, 2);
   // Through a 64-byte window each event is scanned again after a refill: counted once still.
-  std::string path = ::testing::TempDir() + "/strings.json";
+  std::string path = testutil::FreshTempDir() + "/strings.json";
   std::ofstream(path, std::ios::binary) << text;
   ReadOptions small;
   small.chunk_bytes = 64;

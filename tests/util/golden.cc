@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 namespace trainprof::testutil {
 namespace {
@@ -103,6 +105,46 @@ bool SharedTracesPresent() {
   return std::filesystem::is_directory(SourceDir() + "/../shared/data/traces", ec);
 }
 
+namespace {
+
+// Removes, when a test ends, the paths it made under the temp dir; a failed test's are kept for
+// a look, and named on stderr. ctest runs hundreds of test processes: without this, every run
+// of the suite would leave its folders (some of 200 MB) behind.
+class TempPathCleaner : public ::testing::EmptyTestEventListener {
+ public:
+  static TempPathCleaner& Get() {
+    // Appended on first use, from a test's body: gtest owns listeners and deletes them at exit.
+    static TempPathCleaner* cleaner = [] {
+      auto* c = new TempPathCleaner;
+      ::testing::UnitTest::GetInstance()->listeners().Append(c);
+      return c;
+    }();
+    return *cleaner;
+  }
+  void Add(const std::string& path) { paths_.push_back(path); }
+
+ private:
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    for (const std::string& path : paths_) {
+      if (info.result()->Failed()) {
+        std::cerr << "kept " << path << " of the failed test\n";
+        continue;
+      }
+      std::error_code ec;  // already gone is fine
+      std::filesystem::remove_all(path, ec);
+    }
+    paths_.clear();
+  }
+  std::vector<std::string> paths_;
+};
+
+}  // namespace
+
+std::string RemoveAfterTest(std::string path) {
+  TempPathCleaner::Get().Add(path);
+  return path;
+}
+
 std::string FreshTempDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   // Parameterized tests have '/' in their names: keep the name one path component.
@@ -114,7 +156,7 @@ std::string FreshTempDir() {
       ::testing::TempDir() + "/trainprof_" + std::to_string(getpid()) + "_" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  return dir;
+  return RemoveAfterTest(dir);
 }
 
 std::string ReadText(const std::string& path) {

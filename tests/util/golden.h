@@ -21,8 +21,11 @@ std::string SourceDir();
 // True when ../shared/data/traces (third-party traces with HTA's answers, for the conformance
 // tests) is beside the checkout; a clone with nothing beside it has none.
 bool SharedTracesPresent();
-// A fresh empty folder under the test temp dir, named after the running test.
+// A fresh empty folder under the test temp dir, named after the running test, removed when the
+// test passes (kept when it fails).
 std::string FreshTempDir();
+// Has `path` (a file or folder) removed when the running test passes; returns it.
+std::string RemoveAfterTest(std::string path);
 std::string ReadText(const std::string& path);
 
 ::testing::AssertionResult MatchesGoldenText(const std::string& name, const std::string& actual);
