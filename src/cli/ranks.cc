@@ -11,7 +11,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
@@ -115,7 +114,9 @@ int LaunchLocalRanks(int64_t n, double grace_s) {
   }
 
   using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> kill_at;
+  // When the ranks still running get killed: a grace period after the first failure.
+  constexpr Clock::time_point kNever = Clock::time_point::max();
+  Clock::time_point kill_at = kNever;
   int64_t running = n;
   while (running > 0) {
     if (g_forward_signal != 0) {
@@ -127,7 +128,7 @@ int LaunchLocalRanks(int64_t n, double grace_s) {
     int st = 0;
     const pid_t done = waitpid(-1, &st, WNOHANG);
     if (done <= 0) {
-      if (kill_at && Clock::now() > *kill_at) {
+      if (Clock::now() > kill_at) {
         for (int64_t r = 0; r < n; ++r) {
           if (pids[static_cast<size_t>(r)] <= 0) continue;
           fmt::print(stderr,
@@ -136,7 +137,7 @@ int LaunchLocalRanks(int64_t n, double grace_s) {
                      r, pids[static_cast<size_t>(r)], grace_s);
           kill(pids[static_cast<size_t>(r)], SIGKILL);
         }
-        kill_at.reset();
+        kill_at = kNever;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
@@ -148,7 +149,7 @@ int LaunchLocalRanks(int64_t n, double grace_s) {
       --running;
       if (ExitCode(st) != 0) {
         fmt::print(stderr, "trainprof profile: rank {} (pid {}) {}\n", r, done, Describe(st));
-        if (!kill_at)
+        if (kill_at == kNever)
           kill_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000));
       }
     }

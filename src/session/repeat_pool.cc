@@ -111,8 +111,8 @@ void PoolRateTable(report::Table& rate, const std::vector<const report::Table*>&
   for (size_t i = 0; i < tables.size(); ++i) {
     for (const auto& row : tables[i]->rows) {
       std::vector<Value> r = row;
-      r.resize(rate.columns.size() - 1);
-      r.push_back(static_cast<int64_t>(i + 1));
+      r.resize(rate.columns.size());
+      r.back() = static_cast<int64_t>(i + 1);
       rate.rows.push_back(std::move(r));
     }
   }
