@@ -24,11 +24,8 @@ const std::string kTraces = std::string(TRAINPROF_SHARED_DIR) + "/data/traces/";
 // TRAINPROF_CHROMIUM, else `chromium` on PATH.
 std::string Chromium() {
   if (const char* env = std::getenv("TRAINPROF_CHROMIUM")) return env;
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path != nullptr ? path : "/usr/bin");
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (fs::exists(d + "/chromium")) return d + "/chromium";
-  return "chromium (not found on PATH)";
+  const std::string found = testutil::FindOnPath("chromium");
+  return found.empty() ? "chromium (not found on PATH)" : found;
 }
 
 struct Page {

@@ -5,7 +5,6 @@
 // computing longer, so the distributed section, the straggler and the critical path are there.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -74,19 +73,6 @@ nlohmann::json Comparable(const std::string& run_dir, bool keep_input = true) {
     r.erase("title");
   }
   return r;
-}
-
-// The program's full path from $PATH, "" when it is not there.
-std::string OnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (size_t at = 0; at <= dirs.size();) {
-    size_t end = std::min(dirs.find(':', at), dirs.size());
-    const std::string p = dirs.substr(at, end - at) + "/" + name;
-    if (end > at && access(p.c_str(), X_OK) == 0) return p;
-    at = end + 1;
-  }
-  return "";
 }
 
 std::vector<std::string> Cli(std::vector<std::string> args) {
@@ -190,7 +176,7 @@ TEST(Mpi, TwoProcessesWriteTheSameReport) {
   EXPECT_NE(no.err.find("without MPI"), std::string::npos) << no.err;
   GTEST_SKIP() << "trainprof was built without MPI";
 #else
-  const std::string mpirun = OnPath("mpirun");
+  const std::string mpirun = testutil::FindOnPath("mpirun");
   if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
   for (const char* n : {"1", "2"}) {
     std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};

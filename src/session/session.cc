@@ -44,13 +44,6 @@ report::Value ToValue(const V& v) {
   return std::visit([](const auto& x) { return report::Value(x); }, v);
 }
 
-struct StepTicks {
-  Stage stage;
-  int64_t epoch, batch_size, index_in_stage, profiler_step;
-  uint64_t begin, end;
-  int64_t tid;
-};
-
 int64_t CurrentTid() { return static_cast<int64_t>(gettid()); }
 
 }  // namespace
@@ -71,6 +64,15 @@ class SessionImpl {
   int64_t profiler_step = 0;
   int64_t stage_index[2] = {0, 0};
   uint64_t step_begin = 0;
+  // A step in clock ticks, turned into nanoseconds when the reports are built. A member type,
+  // not one of this file's anonymous namespace: a unity build makes this file an included one,
+  // where GCC warns about a class with a field of an anonymous-namespace type.
+  struct StepTicks {
+    Stage stage;
+    int64_t epoch, batch_size, index_in_stage, profiler_step;
+    uint64_t begin, end;
+    int64_t tid;
+  };
   std::vector<StepTicks> steps;
   std::vector<std::pair<std::string, std::string>> meta;
   std::vector<std::string> notes;

@@ -121,7 +121,7 @@ EventBuilder::EventBuilder(std::string name) : name_(std::move(name)) { m_.path 
 void EventBuilder::Count(base::DiagnosticId id, std::string example, std::string_view detail) {
   std::string key(base::KindOf(id).name);
   if (id == base::DiagnosticId::kUnknownCategory) key.append(":").append(detail);
-  auto [it, fresh] = counts_.try_emplace(std::move(key), Counted{id});
+  auto [it, fresh] = counts_.try_emplace(std::move(key), Counted{id, 0, {}});
   if (it->second.count++ == 0) it->second.example = std::move(example);
 }
 

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <sstream>
 
 namespace trainprof::testutil {
 namespace {
@@ -104,5 +106,16 @@ ProcessResult Child::Wait() {
 }
 
 ProcessResult RunProcess(const std::vector<std::string>& argv) { return Child(argv).Wait(); }
+
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    const std::string p = dir + "/" + name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
 
 }  // namespace trainprof::testutil

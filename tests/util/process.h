@@ -18,6 +18,9 @@ struct ProcessResult {
 
 ProcessResult RunProcess(const std::vector<std::string>& argv);
 
+// The full path of the executable `name` in a folder of $PATH, "" when there is none.
+std::string FindOnPath(const std::string& name);
+
 // A running child whose stderr can be read line by line (for signal tests).
 class Child {
  public:
