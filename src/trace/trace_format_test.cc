@@ -505,10 +505,13 @@ TEST(TraceFormat, LaunchesAndFlowsPairTheSameWithSmallOrFarApartIds) {
                          R"("ts": {}, "dur": 1, "args": {{"stream": 7, "correlation": {}}}}})",
                          name, ts, k * scale);
     };
+    // As Kineto writes them: the start on the launching thread, the end on the kernel's stream
+    // with "bp": "e".
     auto flow = [&](const char* ph, int ts, int64_t k) {
-      return fmt::format(R"({{"ph": "{}", "id": {}, "pid": 1, "tid": 1, "ts": {}, )"
-                         R"("cat": "ac2g", "name": "ac2g", "bp": "e"}})",
-                         ph, k * scale, ts);
+      const bool end = ph == std::string_view("f");
+      return fmt::format(R"({{"ph": "{}", "id": {}, "pid": {}, "tid": {}, "ts": {}, )"
+                         R"("cat": "ac2g", "name": "ac2g"{}}})",
+                         ph, k * scale, end ? 0 : 1, end ? 7 : 1, ts, end ? R"(, "bp": "e")" : "");
     };
     const std::string t =
         R"({"traceEvents": [)" +
