@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
   libopenmpi-dev openmpi-bin
-  python3-dev pybind11-dev python3-torch python3-numpy python3-pytest
+  python3-dev pybind11-dev python3-torch python3-numpy python3-pandas python3-pytest
   python3-pip python3-setuptools python3-wheel python3-venv patchelf
   clang clang-format
   chromium

@@ -1,5 +1,5 @@
 // trainprof.analyze() for the Python package: `trainprof analyze`'s reading, analysis and
-// report (analysis/analyze_request.h, shared with the CLI), run in-process with the GIL
+// report (analysis/run/driver.h, shared with the CLI), run in-process with the GIL
 // released, and the Report handed to Python table by table, a list per column, for pandas.
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -15,13 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analyze_request.h"
 #include "analysis/hta_launches.h"
+#include "analysis/run/driver.h"
 #include "base/text.h"
 #include "python/src/bindings.h"
 #include "report/data_quality.h"
 #include "report/json.h"
 #include "report/run_folder.h"
+#include "report/run_meta.h"
 #include "report/run_writers.h"
 #include "report/terminal.h"
 #include "trace/trace_files.h"
@@ -49,21 +50,19 @@ int64_t WallNs() {
 // them) and, when asked for, HTA's per-launch rows of each rank.
 class Analysis {
  public:
-  analysis::Summaries summaries;
-  report::Report report;
-  std::vector<std::string> files;
+  std::unique_ptr<analysis::RunResult> run;  // the report and its summaries (driver.h)
   std::map<int64_t, std::vector<analysis::KernelLaunch>> launches;  // by rank
 
   std::vector<std::string> Sections() const {
     std::vector<std::string> out;
-    for (const report::Section& s : report.sections) out.push_back(s.id);
+    for (const report::Section& s : run->report.sections) out.push_back(s.id);
     return out;
   }
 
   // (section, table, title, kind) of every table, in report order.
   std::vector<std::tuple<std::string, std::string, std::string, std::string>> Tables() const {
     std::vector<std::tuple<std::string, std::string, std::string, std::string>> out;
-    for (const report::Section& s : report.sections)
+    for (const report::Section& s : run->report.sections)
       for (const report::Table& t : s.tables) out.emplace_back(s.id, t.id, t.title, KindName(t));
     return out;
   }
@@ -103,7 +102,7 @@ class Analysis {
   // (section, key, title, value, unit, suffix) of every headline figure.
   py::list Metrics() const {
     py::list out;
-    for (const report::Section& s : report.sections)
+    for (const report::Section& s : run->report.sections)
       for (const report::Metric& m : s.metrics)
         out.append(py::make_tuple(s.id, m.key, m.title, ToPython(m.value), report::UnitName(m.unit),
                                   m.suffix));
@@ -113,7 +112,7 @@ class Analysis {
   // (section, severity, text) of every finding.
   std::vector<std::tuple<std::string, std::string, std::string>> Findings() const {
     std::vector<std::tuple<std::string, std::string, std::string>> out;
-    for (const report::Section& s : report.sections)
+    for (const report::Section& s : run->report.sections)
       for (const report::Finding& f : s.findings)
         out.emplace_back(s.id, report::SeverityName(f.severity), f.text);
     return out;
@@ -123,7 +122,7 @@ class Analysis {
   std::vector<std::tuple<std::string, std::string, int64_t, std::string, std::string>> Diagnostics()
       const {
     std::vector<std::tuple<std::string, std::string, int64_t, std::string, std::string>> out;
-    for (const report::Diagnostic& d : report.diagnostics)
+    for (const report::Diagnostic& d : run->report.diagnostics)
       out.emplace_back(std::string(d.name()),
                        report::SeverityName(report::SeverityFor(d.severity())), d.count, d.message,
                        std::string(d.meaning()));
@@ -132,12 +131,12 @@ class Analysis {
 
   std::string Json() const {
     py::gil_scoped_release release;
-    return report::RenderJsonString(report);
+    return report::RenderJsonString(run->report);
   }
 
   std::string Text() const {
     std::ostringstream text;
-    report::TerminalRenderer().Render(report, text);
+    report::TerminalRenderer().Render(run->report, text);
     return text.str();
   }
 
@@ -162,9 +161,9 @@ class Analysis {
   std::vector<std::tuple<int64_t, std::vector<double>, std::vector<bool>>> Idle(
       int64_t rank) const {
     std::vector<std::tuple<int64_t, std::vector<double>, std::vector<bool>>> out;
-    for (size_t i = 0; i < summaries.ranks.size(); ++i) {
-      if (summaries.ranks[i].rank != rank) continue;
-      for (const analysis::StreamIdle& s : summaries.analyses[i].hta.idle) {
+    for (size_t i = 0; i < run->summaries.ranks.size(); ++i) {
+      if (run->summaries.ranks[i].rank != rank) continue;
+      for (const analysis::StreamIdle& s : run->summaries.analyses[i].hta.idle) {
         std::vector<double> us;
         std::vector<bool> present;
         for (int c = 0; c < analysis::kNumIdle; ++c) {
@@ -179,7 +178,7 @@ class Analysis {
 
   std::vector<int64_t> Ranks() const {
     std::vector<int64_t> out;
-    for (const analysis::RankInfo& r : summaries.ranks) out.push_back(r.rank);
+    for (const analysis::RankInfo& r : run->summaries.ranks) out.push_back(r.rank);
     return out;
   }
 
@@ -210,7 +209,7 @@ class Analysis {
     const size_t slash = id.find('/');
     const std::string sid = slash == std::string::npos ? "" : id.substr(0, slash);
     const std::string tid = slash == std::string::npos ? id : id.substr(slash + 1);
-    for (const report::Section& s : report.sections) {
+    for (const report::Section& s : run->report.sections) {
       if (!sid.empty() && s.id != sid) continue;
       if (const report::Table* t = s.FindTable(tid)) return {&s, t};
     }
@@ -244,11 +243,11 @@ std::string Analysis::Write(const std::string& dir, bool overwrite) const {
     out.print = false;
     st = report::CreateRunDir(out, WallNs()).status();
     if (st.ok()) {
-      report::Report r = report;  // the folder's own meta, as the CLI adds it
+      report::Report r = run->report;  // the folder's own meta, as the CLI adds it
       r.AddMeta("run_dir", final_str);
       std::vector<report::ExtraFile> extra;
-      if (summaries.options.critical_path)
-        extra.push_back(analysis::CriticalPathTraceFile(summaries, partial));
+      if (run->summaries.options.critical_path)
+        extra.push_back(analysis::CriticalPathTraceFile(run->summaries, partial));
       std::string summary;
       st = report::WriteReportFiles(r, partial, out, &summary, extra);
     }
@@ -275,53 +274,17 @@ struct Request {
   bool allow_data_errors = false;
 };
 
-// The trace files of the paths: one path is a file or a folder of one run's ranks (a folder
-// that holds several runs is an error naming them); several paths are each a file or such a
-// folder, all of one run. `skipped` gets a folder's entries that are not traces.
-std::vector<std::string> ListFiles(const std::vector<std::string>& paths, std::string* what,
-                                   std::vector<std::string>* skipped, bool* folder) {
-  std::vector<std::string> files;
-  *folder = false;
-  for (const std::string& path : paths) {
-    auto listing = trace::ListTraceRuns(path);
-    if (!listing.ok()) ThrowTraceError(listing.status().message());
-    if (listing->runs.size() > 1) {
-      std::string names;
-      for (const auto& run : listing->runs)
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", run.dir);
-      ThrowTraceError(fmt::format(
-          "{}: holds the traces of {} runs ({}); trainprof.analyze reads one run: name one of "
-          "those folders",
-          path, listing->runs.size(), names));
-    }
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) *folder = true;
-    for (std::string& f : listing->runs[0].files) files.push_back(std::move(f));
-    for (std::string& s : listing->skipped) skipped->push_back(std::move(s));
-  }
-  if (paths.size() == 1)
-    *what = files.size() == 1 ? files[0] : fmt::format("{} ({} files)", paths[0], files.size());
-  else
-    *what = fmt::format("{} files", files.size());
-  return files;
-}
-
 std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const Request& req) {
-  if (paths.empty()) ThrowTraceError("no trace given: name a trace file or a folder of traces");
-  std::string what;
-  std::vector<std::string> skipped;
-  bool folder = false;
-  std::vector<std::string> files = ListFiles(paths, &what, &skipped, &folder);
-  const std::string input = paths.size() == 1 ? paths[0] : what;
-
+  auto in = analysis::InputsOfOneRun(paths, "trainprof.analyze reads one run");
+  if (!in.ok()) ThrowTraceError(in.status().message());
   auto result = std::make_unique<Analysis>();
-  std::string error;
+  StatusOr<std::unique_ptr<analysis::RunResult>> run = InvalidArgument("");
   {
     py::gil_scoped_release release;
     std::mutex mu;
-    analysis::ModelHook hook;
+    analysis::RunHooks hooks;
     if (req.launches) {
-      hook = [&](size_t, const trace::TraceModel& m, const analysis::RankSummary& s) {
+      hooks.model = [&](size_t, const trace::TraceModel& m, const analysis::RankSummary& s) {
         auto rows = analysis::CudaKernelLaunches(m, s.analysis.steps,
                                                  analysis::RankHtaOptions(m, s.options.hta));
         std::lock_guard<std::mutex> lock(mu);
@@ -329,27 +292,14 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
         dst.insert(dst.end(), rows.begin(), rows.end());
       };
     }
-    auto read = analysis::SummariseFiles(files, req.analyze, input, {}, hook);
-    auto kept = analysis::KeepReadSummaries(std::move(read), folder ? &skipped : nullptr);
-    if (!kept.ok()) {
-      error = kept.status().message();
-    } else if (auto all = analysis::CombineSummaries(std::move(*kept), input); !all.ok()) {
-      error = all.status().message();
-    } else if (error = analysis::NothingToAnalyse(*all, what, req.analyze.steps); error.empty()) {
-      result->summaries = std::move(*all);
-      // With more than 8 ranks the per-rank tables are made from the summaries when asked for
-      // (Table, write), as the CLI's CSVs are: `result` is not moved, so they outlive them.
-      result->report =
-          analysis::BuildRunReport(result->summaries, files, skipped, /*stream_rank_tables=*/true);
-      result->report.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
-      result->report.AddMeta("created_utc", base::UtcIso8601(WallNs()));
-      result->files = files;
-    }
+    run = analysis::AnalyzeRun(*in, req.analyze, hooks);
   }
-  if (!error.empty()) ThrowTraceError(error);
-  if (!req.allow_data_errors && report::HasDataError(result->report)) {
+  if (!run.ok()) ThrowTraceError(run.status().message());
+  result->run = std::move(*run);
+  report::StampMeta(result->run->report, WallNs());
+  if (!req.allow_data_errors && report::HasDataError(result->run->report)) {
     // As the CLI, which exits 4: the figures are not to be trusted as they stand.
-    for (const report::Diagnostic& d : result->report.diagnostics)
+    for (const report::Diagnostic& d : result->run->report.diagnostics)
       if (report::IsDataError(d)) ThrowTraceError(d.message);
   }
   return result;
@@ -402,7 +352,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("ranks", &Analysis::Ranks)
       .def("idle", &Analysis::Idle, py::arg("rank"))
-      .def_readonly("files", &Analysis::files)
+      .def_property_readonly("files", [](const Analysis& a) { return a.run->files; })
       .def("write", &Analysis::Write, py::arg("dir"), py::arg("overwrite") = false);
 
   m.def("analyze", &AnalyzeBinding, py::arg("paths"), py::kw_only(), py::arg("steps") = "complete",

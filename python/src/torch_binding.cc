@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "analysis/run/driver.h"
 #include "operators/module_table.h"
 #include "operators/op_tree.h"
 #include "operators/operator_report.h"
@@ -21,7 +22,6 @@
 #include "python/src/bindings.h"
 #include "session/extension.h"
 #include "snapshot/run_snapshot.h"
-#include "trace/kineto_reader.h"
 
 namespace py = pybind11;
 
@@ -38,10 +38,15 @@ using ModuleTuple = std::tuple<std::string, std::string, int, int, bool, bool, s
 
 // The sections of `trainprof analyze` for the torch.profiler trace, when it holds GPU work.
 Status AddTraceSections(const std::string& path, report::Report& r) {
-  TRAINPROF_ASSIGN_OR_RETURN(trace::TraceModel m, trace::ReadTraceFile(path, {}));
-  const bool gpu = std::any_of(m.kind.begin(), m.kind.end(),
-                               [](trace::EventKind k) { return trace::IsGpuKind(k); });
-  if (!gpu) {
+  analysis::RunInputs in;
+  in.files = {path};
+  analysis::AnalyzeRequest req;
+  req.steps = "all";
+  req.threads = 1;
+  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun run, analysis::LoadRun(in, req, {}));
+  const auto& kinds = run.models[0].kind;
+  if (std::none_of(kinds.begin(), kinds.end(),
+                   [](trace::EventKind k) { return trace::IsGpuKind(k); })) {
     r.diagnostics.push_back(
         {report::DiagnosticId::kTorchTraceWithoutGpu, 1,
          fmt::format("{}: no GPU activity in the torch.profiler trace, so no overview, GPU or "
@@ -49,19 +54,12 @@ Status AddTraceSections(const std::string& path, report::Report& r) {
                      path)});
     return Status::Ok();
   }
-  std::vector<trace::TraceModel> models;
-  models.push_back(std::move(m));
-  analysis::AnalyzeOptions o;
-  o.steps = analysis::StepsMode::kAll;
-  o.threads = 1;
-  const auto analyses = analysis::AnalyzeAll(models, o);
-  report::Report a = analysis::BuildAnalyzeReport(models, analyses, o, path);
-  for (report::Section& s : a.sections) {
-    if (s.id == "recommendations" || s.id == "data_quality") continue;
-    if (r.FindSection(s.id) != nullptr) s.id = "trace_" + s.id;
-    s.title = "torch.profiler trace: " + s.title;
-    r.sections.push_back(std::move(s));
-  }
+  report::AdoptSections(
+      r, analysis::BuildAnalyzeReport(run.models, run.analyses, analysis::ToOptions(req), path),
+      {.skip = {"recommendations", "data_quality"},
+       .id_prefix = "trace_",
+       .title_prefix = "torch.profiler trace: ",
+       .diagnostics = false});
   return Status::Ok();
 }
 

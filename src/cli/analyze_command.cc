@@ -16,6 +16,7 @@
 #include "analysis/diff.h"
 #include "analysis/distributed.h"
 #include "analysis/rank_summary.h"
+#include "analysis/run/driver.h"
 #include "base/atomic_file.h"
 #include "base/progress.h"
 #include "base/text.h"
@@ -27,6 +28,7 @@
 #include "report/format.h"
 #include "report/json.h"
 #include "report/run_folder.h"
+#include "report/run_meta.h"
 #include "report/run_writers.h"
 #include "trace/trace_files.h"
 #include "trainprof/version.h"
@@ -40,36 +42,9 @@ int64_t NowNs() {
       .count();
 }
 
-struct Loaded {
-  std::vector<std::string> files;
-  std::vector<trace::TraceModel> models;
-  std::vector<analysis::RankAnalysis> analyses;
-};
-
 }  // namespace
 
 namespace {
-
-// Reads and analyses the files of one run (diff). Errors: no file could be read.
-StatusOr<Loaded> LoadAndAnalyzeFiles(std::vector<std::string> files, const AnalyzeFlags& f,
-                                     std::vector<std::string>* skipped) {
-  Loaded l;
-  l.files = std::move(files);
-  trace::ReadManyOptions ro;
-  ro.threads = f.threads;
-  ro.skipped = skipped;
-  ro.capture_traces = f.capture_traces;
-  StatusOr<std::vector<trace::TraceModel>> models = std::vector<trace::TraceModel>{};
-  {
-    ReadProgress progress(f, l.files.size());
-    ro.progress = progress.Callback();
-    models = trace::ReadTraceFiles(l.files, ro);
-  }
-  if (!models.ok()) return models.status();
-  l.models = std::move(*models);
-  l.analyses = analysis::AnalyzeAll(l.models, analysis::ToOptions(f));
-  return l;
-}
 
 // One run's path (a file, or a flat folder of ranks), as diff takes it.
 // A diff side that is not a file or folder: an analyze run of the history (id, latest~N) or
@@ -96,28 +71,19 @@ StatusOr<std::string> TracesOfRun(const std::string& name, const std::string& db
   return traces;
 }
 
-// One side of a diff: a trace file, or a folder holding one run's traces at any depth (a
-// TensorBoard log dir's plugins/profile/<run>/, trainprof run's traces/), as analyze finds them.
-StatusOr<std::vector<std::string>> DiffSideFiles(const std::string& side, const std::string& db) {
-  TRAINPROF_ASSIGN_OR_RETURN(const std::string path, TracesOfRun(side, db));
-  TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, trace::ListTraceRuns(path));
-  if (listing.runs.size() == 1) return std::move(listing.runs[0].files);
-  std::string names;
-  for (const auto& run : listing.runs)
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", run.dir);
-  return InvalidArgument(
-      fmt::format("{}: holds the traces of {} runs ({}); diff compares one run "
-                  "with another: name one of those folders",
-                  path, listing.runs.size(), names));
-}
-
-std::optional<Loaded> LoadAndAnalyze(const std::string& path, const AnalyzeFlags& f) {
-  auto files = DiffSideFiles(path, f.db);
-  if (!files.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", files.status().message());
-    return std::nullopt;
-  }
-  auto l = LoadAndAnalyzeFiles(std::move(*files), f, nullptr);
+// One side of a diff, read and analysed: a trace file, or a folder holding one run's traces at
+// any depth (a TensorBoard log dir's plugins/profile/<run>/, trainprof run's traces/), as
+// analyze finds them; a file that cannot be read is the error, as for a file given by name.
+std::optional<analysis::LoadedRun> LoadAndAnalyze(const std::string& side, const AnalyzeFlags& f) {
+  StatusOr<analysis::LoadedRun> l = [&]() -> StatusOr<analysis::LoadedRun> {
+    TRAINPROF_ASSIGN_OR_RETURN(const std::string path, TracesOfRun(side, f.db));
+    TRAINPROF_ASSIGN_OR_RETURN(
+        analysis::RunInputs in,
+        analysis::InputsOfOneRun({path}, "diff compares one run with another"));
+    in.skip_unreadable = false;
+    ReadProgress progress(f, in.files.size());
+    return analysis::LoadRun(in, f, {progress.Callback(), {}});
+  }();
   if (!l.ok()) {
     fmt::print(stderr, "trainprof: {}\n", l.status().message());
     return std::nullopt;
@@ -145,8 +111,7 @@ namespace {
 // `json`: where --format json collects the report (several runs print one array), else null.
 int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* json = nullptr,
          const Options::Output* out = nullptr, const std::vector<report::ExtraFile>& extra = {}) {
-  r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
-  r.AddMeta("created_utc", base::UtcIso8601(NowNs()));
+  report::StampMeta(r, NowNs());
   auto dir = report::CreateRunDir(out != nullptr ? *out : f.out, NowNs());
   if (!dir.ok()) {
     fmt::print(stderr, "trainprof: {}\n", dir.status().message());
@@ -176,26 +141,19 @@ int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& 
   return Emit(r, f, /*record=*/false, nullptr, &out);
 }
 
-int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
-                  const std::vector<std::string>& files, const std::vector<std::string>& skipped,
-                  const Options::Output& out, std::string* json) {
-  const std::string what =
-      files.size() == 1 ? files[0] : fmt::format("{} ({} files)", f.path, files.size());
-  if (std::string why = analysis::NothingToAnalyse(l, what, f.steps); !why.empty()) {
-    fmt::print(stderr, "trainprof: {}\n", why);
-    return kExitBadInput;
-  }
-  // `l` outlives the report's writing (Emit), so many ranks' tables are written from it.
-  report::Report r = analysis::BuildRunReport(l, files, skipped, /*stream_rank_tables=*/true);
+int EmitRun(analysis::RunResult& run, const AnalyzeFlags& f, const Options::Output& out,
+            std::string* json) {
+  report::Report& r = run.report;
   // critical_path.trace.json goes where Emit creates the run folder (its meta run_dir).
   std::vector<report::ExtraFile> extra;
-  if (l.options.critical_path) {
+  if (run.summaries.options.critical_path) {
     extra.push_back(
-        {"critical_path.trace.json", [&r, &l]() -> Status {
+        {"critical_path.trace.json", [&r, &run]() -> Status {
            const report::Value* dir = r.FindMeta("run_dir");
            if (dir == nullptr || !std::holds_alternative<std::string>(*dir))
              return InvalidArgument("critical_path.trace.json: the run folder is not known");
-           return analysis::CriticalPathTraceFile(l, std::get<std::string>(*dir)).write();
+           return analysis::CriticalPathTraceFile(run.summaries, std::get<std::string>(*dir))
+               .write();
          }});
   }
   const int code = Emit(r, f, /*record=*/true, json, &out, extra);
@@ -234,16 +192,16 @@ int RunAnalyze(const AnalyzeFlags& f) {
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   if (int code = 0; DiffSnapshotInputs(f, b_path, &code)) return code;
   ReturnFreedMemory(1);  // each side is held whole, as one big trace is
-  std::optional<Loaded> a = LoadAndAnalyze(f.path, f);
+  std::optional<analysis::LoadedRun> a = LoadAndAnalyze(f.path, f);
   if (!a) return kExitBadInput;
-  std::optional<Loaded> b = LoadAndAnalyze(b_path, f);
+  std::optional<analysis::LoadedRun> b = LoadAndAnalyze(b_path, f);
   if (!b) return kExitBadInput;
   report::Report r = analysis::BuildDiffReport({f.path, &a->models, &a->analyses},
                                                {b_path, &b->models, &b->analyses}, f.top_kernels);
   const int code = Emit(r, f, /*record=*/false);
   // As analyze: a side cut short is a data error, exit 4 after the reports are written.
   std::string cut;
-  for (const Loaded* side : {&*a, &*b})
+  for (const analysis::LoadedRun* side : {&*a, &*b})
     for (size_t i = 0; i < side->models.size(); ++i)
       if (side->models[i].truncated) cut += (cut.empty() ? "" : ", ") + side->models[i].path;
   if (code != kExitOk || cut.empty()) return code;

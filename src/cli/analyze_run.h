@@ -1,16 +1,16 @@
 // What `analyze`, `merge` and `analyze --mpi` share: the flags, the rank summaries written to a
-// folder, and one run's report written from summaries (analyze_command.cc).
+// folder, and one run's report (analysis/run/driver.h) written to its folder (analyze_command.cc).
 //
-//   analysis::Summaries all = ...;  // analysis::CombineSummaries
-//   int code = EmitSummaries(all, flags, files, {}, flags.out, nullptr);
+//   auto run = analysis::ReportRun(std::move(read), inputs, flags.steps);  // the driver
+//   int code = EmitRun(**run, flags, flags.out, nullptr);
 #pragma once
 
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "analysis/analyze_request.h"
 #include "analysis/rank_summary.h"
+#include "analysis/run/driver.h"
 #include "base/progress.h"
 #include "cli/commands.h"
 #include "report/run_folder.h"
@@ -40,12 +40,10 @@ void ReturnFreedMemory(size_t trace_files);
 // --format, --steps, --threads, --progress and the output folder options.
 void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f);
 
-// Writes the run folder of the ranks' report and records the run; `files` are listed in its
-// meta, `skipped` as input_skipped diagnostics. `json`: where --format json collects several
-// runs' reports, else null. Returns the exit code (kExitBadInput: nothing to analyse).
-int EmitSummaries(analysis::Summaries& l, const AnalyzeFlags& f,
-                  const std::vector<std::string>& files, const std::vector<std::string>& skipped,
-                  const Options::Output& out, std::string* json);
+// Writes the run folder of the run's report and records the run. `json`: where --format json
+// collects several runs' reports, else null. Returns the exit code.
+int EmitRun(analysis::RunResult& run, const AnalyzeFlags& f, const Options::Output& out,
+            std::string* json);
 
 // A progress bar on stderr while big inputs (32 MiB or more) are read; off with --format json.
 class ReadProgress {
@@ -70,16 +68,13 @@ std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std
                                                            const std::string& input);
 
 // One run from its files' summaries (SummariseEach's results, in file order): its report
-// written (EmitSummaries), or with --summary-only its summaries. `folder_skipped`: the input
-// folder's skipped entries, and a file that failed is skipped too; null when the input is a
-// file, whose failure is the error. Returns the exit code, or kRunUnreadable when no file could
-// be read (said on stderr, as "skipped" when the input holds `many` runs).
+// written (EmitRun), or with --summary-only its summaries. Returns the exit code, or
+// kRunUnreadable when no file could be read (said on stderr, as "skipped" when the input holds
+// `many` runs).
 inline constexpr int kRunUnreadable = -1;
-bool IsFolder(const std::string& path);
-int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
-              std::vector<StatusOr<analysis::RankSummary>> read,
-              const std::vector<std::string>* folder_skipped, const Options::Output& out, bool many,
-              std::string* json);
+int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
+              std::vector<StatusOr<analysis::RankSummary>> read, const Options::Output& out,
+              bool many, std::string* json);
 
 // Every run of the listing, each summarised by `summarise` (in file order) and reported with
 // ReportRun; the exit code is the worst run's (kExitBadInput when none could be read).

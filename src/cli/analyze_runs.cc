@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "analysis/analyze.h"
@@ -45,7 +46,7 @@ std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std
                                                            const AnalyzeFlags& f,
                                                            const std::string& input) {
   ReadProgress progress(f, files.size());
-  return analysis::SummariseFiles(files, f, input, progress.Callback());
+  return analysis::SummariseFiles(files, f, input, {progress.Callback(), {}});
 }
 
 Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {
@@ -61,61 +62,51 @@ Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::
   return Status::Ok();
 }
 
-bool IsFolder(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_directory(path, ec);
-}
-
 namespace {
 
-// The last run's summaries are left for the process's exit to reclaim: freeing 1,000 ranks'
-// summaries one allocation at a time took 70 ms after the reports were written (5 % of the
-// run). An earlier run's are freed when the next run's take their place. Still reachable, so
-// leak checkers say nothing.
-void KeepUntilExit(analysis::Summaries s) {
-  static analysis::Summaries* kept = nullptr;
+// The last run is left for the process's exit to reclaim: freeing 1,000 ranks' summaries one
+// allocation at a time took 70 ms after the reports were written (5 % of the run). An earlier
+// run is freed when the next run takes its place. Still reachable, so leak checkers say nothing.
+void KeepUntilExit(std::unique_ptr<analysis::RunResult> run) {
+  static analysis::RunResult* kept = nullptr;
   delete kept;
-  kept = new analysis::Summaries(std::move(s));
+  kept = run.release();
 }
 
 }  // namespace
 
-int ReportRun(const trace::TraceRun& run, const AnalyzeFlags& f,
-              std::vector<StatusOr<analysis::RankSummary>> read,
-              const std::vector<std::string>* folder_skipped, const Options::Output& out, bool many,
-              std::string* json) {
-  std::vector<std::string> skipped;
-  if (folder_skipped != nullptr) skipped = *folder_skipped;
-  auto summaries =
-      analysis::KeepReadSummaries(std::move(read), folder_skipped != nullptr ? &skipped : nullptr);
-  if (!summaries.ok()) {
-    fmt::print(stderr, "trainprof: {}{}\n", many ? "skipped: " : "", summaries.status().message());
+int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
+              std::vector<StatusOr<analysis::RankSummary>> read, const Options::Output& out,
+              bool many, std::string* json) {
+  auto kept = analysis::KeepRun(in, std::move(read));
+  if (!kept.ok()) {
+    fmt::print(stderr, "trainprof: {}{}\n", many ? "skipped: " : "", kept.status().message());
     return kRunUnreadable;
   }
   if (f.summary_only) {
     const std::string dir = out.run_dir.empty() ? out.dir : out.run_dir;
-    Status w = WriteSummaries(*summaries, dir);
+    const size_t n = kept->summaries.size();
+    Status w = WriteSummaries(kept->summaries, dir);
     if (w.ok()) {
       fmt::print(stderr, "{} rank summar{} written to {}/ (trainprof merge {} builds the report)\n",
-                 summaries->size(), summaries->size() == 1 ? "y" : "ies", dir, dir);
+                 n, n == 1 ? "y" : "ies", dir, dir);
       return kExitOk;
     }
     fmt::print(stderr, "trainprof: {}\n", w.message());
     return kExitNoOutput;
   }
-  auto all = analysis::CombineSummaries(std::move(*summaries), run.dir);
-  if (!all.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", all.status().message());
+  auto run = analysis::ReportRun(std::move(*kept), in, f.steps);
+  if (!run.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;
   }
-  const int code = EmitSummaries(*all, f, run.files, skipped, out, json);
-  KeepUntilExit(std::move(*all));
+  const int code = EmitRun(**run, f, out, json);
+  KeepUntilExit(std::move(*run));
   return code;
 }
 
 int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
                 const SummariseRunFn& summarise) {
-  const bool folder = IsFolder(f.path);
   const size_t n = listing.runs.size();
   // Each run is read, reported and let go before the next (a log dir may hold many big runs).
   int code = kExitOk;
@@ -127,8 +118,8 @@ int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
       out.run_dir = fmt::format("{}/run{}", f.out.run_dir, emitted + 1);
     if (n > 1 && f.summary_only) out.dir = fmt::format("{}/run{}", f.out.dir, emitted + 1);
     const trace::TraceRun& run = listing.runs[i];
-    int c = ReportRun(run, f, summarise(run), folder ? &listing.skipped : nullptr, out, n > 1,
-                      n > 1 ? &json : nullptr);
+    int c = ReportRun(analysis::InputsOfListedRun(listing, i, f.path), f, summarise(run), out,
+                      n > 1, n > 1 ? &json : nullptr);
     if (c == kRunUnreadable) continue;
     code = std::max(code, c);
     ++emitted;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "analysis/rank_summary.h"
+#include "analysis/run/driver.h"
 #include "base/atomic_file.h"
 #include "cli/analyze_run.h"
 #include "cli/commands.h"
@@ -63,18 +64,26 @@ int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs) {
     fmt::print(stderr, "trainprof: {}\n", summaries.status().message());
     return kExitBadInput;
   }
-  std::vector<std::string> traces;
-  for (const analysis::RankSummary& s : *summaries) traces.push_back(s.info.path);
-  std::sort(traces.begin(), traces.end());
-  auto all =
-      analysis::CombineSummaries(std::move(*summaries), fmt::format("{}", fmt::join(dirs, ", ")));
-  if (!all.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", all.status().message());
+  analysis::RunInputs in;
+  for (const analysis::RankSummary& s : *summaries) in.files.push_back(s.info.path);
+  std::sort(in.files.begin(), in.files.end());
+  // The run is named as the summaries name it when they agree, else by the folders given.
+  in.input = fmt::format("{}", fmt::join(dirs, ", "));
+  if (!summaries->empty() && std::ranges::all_of(*summaries, [&](const auto& s) {
+        return s.input == (*summaries)[0].input;
+      }))
+    in.input = (*summaries)[0].input;
+  f.path = in.input;
+  in.what =
+      in.files.size() == 1 ? in.files[0] : fmt::format("{} ({} files)", in.input, in.files.size());
+  if (!summaries->empty())
+    f.steps = (*summaries)[0].options.steps == analysis::StepsMode::kAll ? "all" : "complete";
+  auto run = analysis::ReportRun({std::move(*summaries), {}}, in, f.steps);
+  if (!run.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;
   }
-  f.path = all->input;
-  f.steps = all->options.steps == analysis::StepsMode::kAll ? "all" : "complete";
-  return EmitSummaries(*all, f, traces, {}, f.out, nullptr);
+  return EmitRun(**run, f, f.out, nullptr);
 }
 
 }  // namespace

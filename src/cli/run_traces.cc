@@ -9,7 +9,7 @@
 #include "analysis/analyze.h"
 #include "analysis/collectives.h"
 #include "analysis/distributed.h"
-#include "trace/process_merge.h"
+#include "analysis/run/driver.h"
 #include "trace/trace_files.h"
 #include "trace/trace_merge.h"
 
@@ -80,27 +80,23 @@ std::vector<int64_t> OffsetsByFile(const std::vector<trace::TraceModel>& models,
 // The analysis sections of the traces, added to `r`; returns their clock offsets (OffsetsByFile).
 std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const std::string& dir,
                                  report::Report& r) {
-  std::vector<std::string> skipped;
-  trace::ReadManyOptions ro;
-  ro.skipped = &skipped;
-  auto models = trace::ReadTraceFiles(files, ro);
-  for (const std::string& why : skipped) {
-    Finding(r, report::Severity::kWarning, fmt::format("a trace was left out: {}", why));
-  }
-  if (!models.ok()) {
-    Finding(
-        r, report::Severity::kError,
-        fmt::format("the traces in {} could not be analysed: {}", dir, models.status().message()));
+  analysis::RunInputs in;
+  in.files = files;
+  in.skip_unreadable = true;
+  const analysis::AnalyzeRequest req;  // analyze's defaults
+  auto run = analysis::LoadRun(in, req, {}, /*merge_processes=*/true);
+  if (run.ok()) {
+    for (const std::string& why : run->skipped)
+      Finding(r, report::Severity::kWarning, fmt::format("a trace was left out: {}", why));
+  } else {
+    Finding(r, report::Severity::kError,
+            fmt::format("the traces in {} could not be analysed: {}", dir, run.status().message()));
     return {};
   }
-  // tensorboard_trace_handler writes a file per profiling cycle: one process's are one rank.
-  *models = trace::MergeFilesOfOneProcess(std::move(*models));
-  const analysis::AnalyzeOptions ao;
-  report::Report a =
-      analysis::BuildAnalyzeReport(*models, analysis::AnalyzeAll(*models, ao), ao, dir);
-  for (report::Section& s : a.sections) r.sections.push_back(std::move(s));
-  for (report::Diagnostic& d : a.diagnostics) r.diagnostics.push_back(std::move(d));
-  std::vector<int64_t> offsets = OffsetsByFile(*models, files);
+  report::AdoptSections(
+      r, analysis::BuildAnalyzeReport(run->models, run->analyses, analysis::ToOptions(req), dir),
+      {});
+  std::vector<int64_t> offsets = OffsetsByFile(run->models, files);
   if (std::ranges::any_of(offsets, [](int64_t o) { return o != 0; }))
     Finding(
         r, report::Severity::kInfo,

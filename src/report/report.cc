@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace trainprof::report {
@@ -139,6 +140,17 @@ const Value* Report::FindMeta(std::string_view key) const {
   for (const MetaEntry& m : meta)
     if (m.key == key) return &m.value;
   return nullptr;
+}
+
+void AdoptSections(Report& into, Report from, const AdoptRule& rule) {
+  for (Section& s : from.sections) {
+    if (std::find(rule.skip.begin(), rule.skip.end(), s.id) != rule.skip.end()) continue;
+    if (!rule.id_prefix.empty() && into.FindSection(s.id) != nullptr) s.id = rule.id_prefix + s.id;
+    s.title = rule.title_prefix + s.title;
+    into.sections.push_back(std::move(s));
+  }
+  if (!rule.diagnostics) return;
+  for (Diagnostic& d : from.diagnostics) into.diagnostics.push_back(std::move(d));
 }
 
 }  // namespace trainprof::report

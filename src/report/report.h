@@ -226,4 +226,16 @@ struct Report {
   const Value* FindMeta(std::string_view key) const;
 };
 
+// How another report's sections join a report (AdoptSections): the analysis of traces a run
+// wrote, in `trainprof run`'s report or a torch Session's.
+struct AdoptRule {
+  std::vector<std::string> skip;  // section ids left out
+  std::string id_prefix;          // put before an id the report has already ("trace_")
+  std::string title_prefix;       // put before every title
+  bool diagnostics = true;        // `from`'s diagnostics come too
+};
+
+// Appends `from`'s sections (and diagnostics) to `into`, in order, as `rule` says.
+void AdoptSections(Report& into, Report from, const AdoptRule& rule);
+
 }  // namespace trainprof::report

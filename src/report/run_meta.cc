@@ -60,4 +60,10 @@ void AddRunMeta(const RunMetaInput& in, Report& r) {
   r.AddMeta("discarded_warmup_events", in.warmup_dropped, false);
 }
 
+void StampMeta(Report& r, int64_t unix_ns) {
+  if (r.FindMeta("trainprof_version") == nullptr)
+    r.AddMeta("trainprof_version", std::string(TRAINPROF_VERSION));
+  if (r.FindMeta("created_utc") == nullptr) r.AddMeta("created_utc", base::UtcIso8601(unix_ns));
+}
+
 }  // namespace trainprof::report

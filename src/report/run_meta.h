@@ -23,4 +23,9 @@ struct RunMetaInput {
 
 void AddRunMeta(const RunMetaInput& in, Report& r);
 
+// The meta every report written from traces carries: trainprof_version and created_utc (from
+// `unix_ns`), each added when the report has none yet, so a report stamped when it was analysed
+// keeps that time when it is written later.
+void StampMeta(Report& r, int64_t unix_ns);
+
 }  // namespace trainprof::report

@@ -1,0 +1,187 @@
+#include "analysis/run/driver.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "analysis/analyze.h"
+#include "report/data_quality.h"
+#include "trace/process_merge.h"
+
+namespace trainprof::analysis {
+namespace {
+
+bool IsFolder(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+std::string RunNames(const trace::TraceListing& listing) {
+  std::string names;
+  for (const trace::TraceRun& run : listing.runs)
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", run.dir);
+  return names;
+}
+
+// A trace with no event, or no step with anything in it, has no answer: the one-line error, or
+// "" when there is something to analyse.
+std::string NothingToAnalyse(const Summaries& s, const std::string& what,
+                             const std::string& steps_flag) {
+  size_t events = 0, steps = 0;
+  for (const RankInfo& m : s.ranks) events += m.size();
+  for (const RankAnalysis& a : s.analyses) steps += a.steps.steps.size();
+  if (events == 0) {
+    return fmt::format(
+        "{}: nothing to analyse: the trace holds no events (was the profiler "
+        "stopped before its first active step?)",
+        what);
+  }
+  if (steps == 0) {
+    return fmt::format(
+        "{}: nothing to analyse: no step with events was kept{}", what,
+        steps_flag == "complete" ? " (every step lacks its GPU work; --steps all keeps them)" : "");
+  }
+  return "";
+}
+
+// Every section, the files read (meta files.N), the entries skipped (input_skipped
+// diagnostics) and the data-quality section. Many ranks' tables read `s` as they are written.
+report::Report BuildRunReport(const Summaries& s, const std::vector<std::string>& files,
+                              const std::vector<std::string>& skipped) {
+  report::Report r =
+      BuildAnalyzeReport(s.ranks, s.analyses, s.options, s.input, /*stream_rank_tables=*/true);
+  for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
+  for (const std::string& why : skipped)
+    r.diagnostics.push_back({report::DiagnosticId::kInputSkipped, 1, why});
+  report::AddDataQualitySection(r);
+  return r;
+}
+
+trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& hooks) {
+  trace::ReadManyOptions ro;
+  ro.threads = r.threads;
+  ro.progress = hooks.progress;
+  ro.capture_traces = r.capture_traces;
+  return ro;
+}
+
+}  // namespace
+
+RunInputs InputsOfListedRun(const trace::TraceListing& listing, size_t run,
+                            const std::string& path) {
+  RunInputs in;
+  in.files = listing.runs[run].files;
+  in.skip_unreadable = IsFolder(path);
+  if (in.skip_unreadable) in.skipped = listing.skipped;
+  in.input = listing.runs[run].dir;
+  in.what =
+      in.files.size() == 1 ? in.files[0] : fmt::format("{} ({} files)", path, in.files.size());
+  return in;
+}
+
+StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
+                                   const std::string& one_run_why) {
+  if (paths.empty())
+    return InvalidArgument("no trace given: name a trace file or a folder of traces");
+  RunInputs in;
+  for (const std::string& path : paths) {
+    TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, trace::ListTraceRuns(path));
+    if (listing.runs.size() > 1) {
+      return InvalidArgument(
+          fmt::format("{}: holds the traces of {} runs ({}); {}: name one of "
+                      "those folders",
+                      path, listing.runs.size(), RunNames(listing), one_run_why));
+    }
+    if (IsFolder(path)) in.skip_unreadable = true;
+    for (std::string& f : listing.runs[0].files) in.files.push_back(std::move(f));
+    for (std::string& s : listing.skipped) in.skipped.push_back(std::move(s));
+  }
+  const size_t n = in.files.size();
+  if (paths.size() == 1) {
+    in.what = n == 1 ? in.files[0] : fmt::format("{} ({} files)", paths[0], n);
+    in.input = paths[0];
+  } else {
+    in.what = in.input = fmt::format("{} files", n);
+  }
+  return in;
+}
+
+std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>& files,
+                                                  const AnalyzeRequest& r, const std::string& input,
+                                                  const RunHooks& hooks) {
+  AnalyzeOptions o = ToOptions(r);
+  o.split_lone_rank = LoneRankHasSpareCore(files.size(), r.threads);
+  std::vector<std::optional<StatusOr<RankSummary>>> results(files.size());
+  trace::ForEachTraceFile(files, ReadOptionsOf(r, hooks),
+                          [&](size_t i, StatusOr<trace::TraceModel> m) {
+                            if (!m.ok()) {
+                              results[i].emplace(m.status());
+                              return;
+                            }
+                            RankSummary s = SummariseRank(*m, o, input);
+                            if (hooks.model) hooks.model(i, *m, s);
+                            results[i].emplace(std::move(s));
+                          });
+  std::vector<StatusOr<RankSummary>> out;
+  out.reserve(files.size());
+  for (auto& res : results) out.push_back(std::move(*res));
+  return out;
+}
+
+StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSummary>> results) {
+  ReadRunResult out;
+  out.skipped = in.skipped;
+  Status first = Status::Ok();
+  for (auto& r : results) {
+    if (r.ok()) {
+      out.summaries.push_back(std::move(*r));
+      continue;
+    }
+    if (!in.skip_unreadable) return r.status();
+    if (first.ok()) first = r.status();
+    out.skipped.push_back(fmt::format("{} (file skipped)", r.status().message()));
+  }
+  if (out.summaries.empty() && !first.ok()) return first;
+  return out;
+}
+
+StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
+                                const RunHooks& hooks) {
+  return KeepRun(in, SummariseFiles(in.files, r, in.input, hooks));
+}
+
+StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in,
+                                               const std::string& steps_flag) {
+  TRAINPROF_ASSIGN_OR_RETURN(Summaries all, CombineSummaries(std::move(read.summaries), in.input));
+  if (std::string why = NothingToAnalyse(all, in.what, steps_flag); !why.empty())
+    return InvalidArgument(why);
+  auto out = std::make_unique<RunResult>();
+  out->summaries = std::move(all);
+  // Built in place: with many ranks its tables read out->summaries as they are written.
+  out->report = BuildRunReport(out->summaries, in.files, read.skipped);
+  out->files = in.files;
+  return out;
+}
+
+StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const AnalyzeRequest& r,
+                                                const RunHooks& hooks) {
+  TRAINPROF_ASSIGN_OR_RETURN(ReadRunResult read, ReadRun(in, r, hooks));
+  return ReportRun(std::move(read), in, r.steps);
+}
+
+StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const RunHooks& hooks,
+                            bool merge_processes) {
+  LoadedRun l;
+  l.files = in.files;
+  l.skipped = in.skipped;
+  trace::ReadManyOptions ro = ReadOptionsOf(r, hooks);
+  if (in.skip_unreadable) ro.skipped = &l.skipped;
+  TRAINPROF_ASSIGN_OR_RETURN(l.models, trace::ReadTraceFiles(in.files, ro));
+  // tensorboard_trace_handler writes a file per profiling cycle: one process's are one rank.
+  if (merge_processes) l.models = trace::MergeFilesOfOneProcess(std::move(l.models));
+  l.analyses = AnalyzeAll(l.models, ToOptions(r));
+  return l;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,108 @@
+// The one way from trace files to a report: every front end (`trainprof analyze`, `merge`,
+// `--mpi`, `diff`, `run --traces`, Python's `trainprof.analyze` and `trainprof.hta`, the torch
+// Session) calls these, and keeps only what is its own (terminal, history, DataFrames).
+//
+//   AnalyzeRequest req;                                       // the options (analyze_request.h)
+//   TRAINPROF_ASSIGN_OR_RETURN(RunInputs in, InputsOfOneRun({"traces/"}, "reads one run"));
+//   StatusOr<std::unique_ptr<RunResult>> run = AnalyzeRun(in, req, {});
+//   // (*run)->report: every section, files.N meta, the skipped entries, data quality
+//
+// The steps are public too, for the front ends that stop or start between them:
+// `--summary-only` writes ReadRun's summaries; `merge` and `--mpi`'s rank 0 call ReportRun on
+// summaries read back; `diff` and `run --traces` keep the models (LoadRun).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/rank_summary.h"
+#include "analysis/run/request.h"
+#include "report/report.h"
+#include "trace/trace_files.h"
+#include "trace/trace_model.h"
+#include "trainprof/status.h"
+
+namespace trainprof::analysis {
+
+// One run's inputs: its trace files and how the run is named.
+struct RunInputs {
+  std::vector<std::string> files;
+  std::vector<std::string> skipped;  // the folder's entries that are not traces, one line each
+  // A folder's run: a file that cannot be read is skipped (and said); a file given by name: its
+  // error is the run's.
+  bool skip_unreadable = false;
+  std::string input;  // the run as the report names it (meta input, the summaries' input)
+  std::string what;   // the run as an error names it ("traces/ (8 files)")
+};
+
+// The run `run` of a listing made from `path` (trace::ListTraceRuns): a folder's strays are its
+// skipped entries, and its unreadable files are skipped too.
+RunInputs InputsOfListedRun(const trace::TraceListing& listing, size_t run,
+                            const std::string& path);
+
+// The trace files of `paths` as one run: each path a file or a folder of one run's ranks.
+// Errors: a path that does not exist or holds no trace; a folder that holds several runs (the
+// message names them and ends with `one_run_why`, e.g. "diff compares one run with another").
+StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
+                                   const std::string& one_run_why);
+
+// What a front end adds to the reading: a progress callback (bytes done, bytes in all, from
+// reading threads) and a look at each model before it is dropped.
+struct RunHooks {
+  std::function<void(int64_t, int64_t)> progress;
+  ModelHook model;
+};
+
+// The summaries that were read, in file order, and the run's skipped entries (the inputs' and
+// the unreadable files').
+struct ReadRunResult {
+  std::vector<RankSummary> summaries;
+  std::vector<std::string> skipped;
+};
+
+// Reads and summarises each file (in parallel, r.threads), keeping one model per thread at a
+// time; results in the files' order, a file that cannot be read as its error.
+std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>& files,
+                                                  const AnalyzeRequest& r, const std::string& input,
+                                                  const RunHooks& hooks);
+
+// Reads and summarises every file, in parallel. Errors: no file could be read (the first
+// failure), or with !in.skip_unreadable, the first file that could not be.
+StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
+                                const RunHooks& hooks);
+// The same from summaries made elsewhere (SummariseFiles' results, `--mpi`'s gathered ones).
+StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSummary>> results);
+
+// A run analysed: its report, and the summaries it is built from, which many-rank tables read
+// as they are written (keep the result until the report is written).
+struct RunResult {
+  Summaries summaries;
+  report::Report report;
+  std::vector<std::string> files;  // as read (meta files.N)
+};
+
+// The summaries combined and the report built. `steps_flag` ("complete" or "all") words the
+// nothing-to-analyse error. Errors: summaries of different options; nothing to analyse.
+StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in,
+                                               const std::string& steps_flag);
+
+// ReadRun, then ReportRun.
+StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const AnalyzeRequest& r,
+                                                const RunHooks& hooks);
+
+// A run's models, kept whole, and their analyses (diff, run --traces).
+struct LoadedRun {
+  std::vector<std::string> files;
+  std::vector<std::string> skipped;  // the inputs' and, with skip_unreadable, unreadable files
+  std::vector<trace::TraceModel> models;
+  std::vector<RankAnalysis> analyses;
+};
+
+// Reads every file (in parallel, sorted by rank), and analyses them. `merge_processes`: a
+// process's several files (tensorboard_trace_handler's cycles) are one rank. Errors: as ReadRun.
+StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const RunHooks& hooks,
+                            bool merge_processes = false);
+
+}  // namespace trainprof::analysis

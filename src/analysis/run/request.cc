@@ -1,0 +1,51 @@
+#include "analysis/run/request.h"
+
+#include <fmt/format.h>
+
+#include "analysis/analyze.h"
+#include "analysis/critical_path_report.h"
+#include "analysis/distributed.h"
+#include "trace/chrome_trace_writer.h"
+
+namespace trainprof::analysis {
+
+AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
+  AnalyzeOptions o;
+  o.steps = r.steps == "all" ? StepsMode::kAll : StepsMode::kComplete;
+  o.hta.hta_compat = r.hta_compat;
+  o.hta.consecutive_kernel_delay_ns = static_cast<int64_t>(r.kernel_wait_us * 1000);
+  o.hta.runtime_cutoff_ns = static_cast<int64_t>(r.runtime_cutoff_us * 1000);
+  o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(r.launch_delay_cutoff_us * 1000);
+  o.hta.top_kernels = r.top_kernels;
+  o.dataloader_patterns = r.dataloader_patterns;
+  o.flops.peak_tflops = r.peak_tflops;
+  o.flops.peak_tbps = r.peak_tbps;
+  o.threads = r.threads;
+  if (r.critical_path_given) o.critical_path = r.critical_path;
+  return o;
+}
+
+namespace {
+
+// The clock offsets estimated from collective ends, one per rank, when they can be trusted
+// (distributed.h's MatchDoubtful); else none.
+std::vector<int64_t> AlignedOffsets(const Summaries& s) {
+  const CollectivesResult c = MatchCollectives(s.ranks, s.analyses);
+  std::vector<int64_t> out;
+  if (c.collectives.empty() || MatchDoubtful(c)) return out;
+  for (const ClockOffset& o : c.offsets) out.push_back(o.offset_ns);
+  return out;
+}
+
+}  // namespace
+
+report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& dir) {
+  return {"critical_path.trace.json", [&s, dir]() -> Status {
+            trace::ChromeTraceWriter w;
+            TRAINPROF_RETURN_IF_ERROR(w.Open(dir + "/critical_path.trace.json"));
+            WriteCriticalPathTrace(s.ranks, s.analyses, AlignedOffsets(s), w);
+            return w.Close();
+          }};
+}
+
+}  // namespace trainprof::analysis

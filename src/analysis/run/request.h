@@ -1,0 +1,45 @@
+// The analysis options of `trainprof analyze` as a user gives them (flags, Python keywords), and
+// the analyses' own options made from them. The driver (driver.h) takes a request.
+//
+//   AnalyzeRequest req;                                   // --hta-compat, --critical-path, ...
+//   req.hta_compat = true;
+//   AnalyzeOptions o = ToOptions(req);
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/rank_summary.h"
+#include "report/run_writers.h"
+#include "trace/trace_model.h"
+
+namespace trainprof::analysis {
+
+// The analysis options of `trainprof analyze`, as the flags spell them (units as given).
+struct AnalyzeRequest {
+  std::string steps = "complete";  // --steps: "complete" or "all"
+  bool hta_compat = false;         // --hta-compat
+  double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
+  int top_kernels = 10;
+  std::vector<std::string> dataloader_patterns;  // --dataloader-pattern, repeatable
+  double peak_tflops = 0;                        // --peak-tflops; 0: the table's, by GPU name
+  double peak_tbps = 0;                          // --peak-tbps; 0: the table's
+  int threads = 0;                               // files read in parallel; 0: one per core
+  std::vector<std::string> capture_traces;       // --capture-trace: graph capture traces
+  std::string critical_path;                     // --critical-path's value
+  bool critical_path_given = false;
+};
+
+// The analyses' options. Errors: none; values were checked where they were given.
+AnalyzeOptions ToOptions(const AnalyzeRequest& r);
+
+// Called on the reading thread with each file's model and its summary, before the model is
+// dropped (concurrently for different files): what a caller computes beyond the summary.
+using ModelHook = std::function<void(size_t file, const trace::TraceModel&, const RankSummary&)>;
+
+// critical_path.trace.json in `dir`: the paths of --critical-path for Perfetto, the ranks on
+// one clock. `s` must outlive the returned writer.
+report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& dir);
+
+}  // namespace trainprof::analysis
