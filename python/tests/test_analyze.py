@@ -55,6 +55,50 @@ def test_the_report_is_the_clis(tmp_path: Path) -> None:
     assert ours["meta"]["trainprof_version"] == trainprof.__version__
 
 
+def _inputs(tmp_path: Path, kind: str) -> Path:
+    """One input of each shape a user gives: a folder, a file, a trace under another name
+    (told by its bytes), gzip'd and renamed, and a folder of several ranks with a stray."""
+    if kind == "folder":
+        return SMALL
+    if kind == "file":
+        return SMALL / "rank0.json"
+    if kind == "renamed":
+        out = tmp_path / "trace_saved_as.txt"
+        out.write_bytes((SMALL / "rank0.json").read_bytes())
+        return out
+    if kind == "gzip_renamed":
+        import gzip
+        out = tmp_path / "rank0.trace.bin"
+        out.write_bytes(gzip.compress((SMALL / "rank0.json").read_bytes()))
+        return out
+    trace = json.loads((SMALL / "rank0.json").read_text())
+    runs = tmp_path / "ranks"
+    runs.mkdir()
+    for k in range(3):
+        trace["distributedInfo"].update({"rank": k, "world_size": 3})
+        (runs / f"worker{k}.trace").write_text(json.dumps(trace))
+    (runs / "config.json").write_text('{"lr": 0.1}')  # a stray: skipped, and said
+    return runs
+
+
+@pytest.mark.parametrize("kind", ["folder", "file", "renamed", "gzip_renamed", "ranks"])
+def test_the_cli_and_python_give_one_report(tmp_path: Path, kind: str) -> None:
+    # Both go through the one driver: the same report.json but for the meta of the writing
+    # (time, run folder).
+    path = _inputs(tmp_path, kind)
+    ours = trainprof.analyze(path).to_dict()
+    theirs = cli_report(path)
+    for key in ("config", "sections", "diagnostics", "title", "kind"):
+        assert ours[key] == theirs[key], key
+    drop = {"created_utc", "run_dir"}
+    assert {k: v for k, v in ours["meta"].items() if k not in drop} == \
+        {k: v for k, v in theirs["meta"].items() if k not in drop}
+    if kind == "ranks":
+        again = trainprof.analyze(path)
+        assert again.ranks == [0, 1, 2]
+        assert any("config.json" in d["message"] for d in again.diagnostics)
+
+
 def test_tables_are_typed_frames_in_seconds() -> None:
     a = trainprof.analyze(SMALL, hta_compat=True)
     report = a.to_dict()

@@ -9,27 +9,29 @@
 #include <limits>
 
 #include "snapshot/snapshot_section.h"
+#include "trace/input_kind.h"
 
 namespace trainprof::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
+// A snapshot by its first bytes (input_kind.h), whatever its name.
 bool IsSnapshotFile(const std::string& path) {
   std::error_code ec;
-  return fs::is_regular_file(path, ec) && snapshot::LooksLikePickle(path);
+  return fs::is_regular_file(path, ec) &&
+         trace::SniffInput(path) == trace::InputKind::kMemorySnapshot;
 }
 
-// The snapshot pickles below a folder, sorted; symlinked folders are not followed.
+// The snapshot pickles below a folder, told by their bytes, sorted; symlinked folders are not
+// followed.
 std::vector<std::string> SnapshotsIn(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
-    const std::string ext = it->path().extension().string();
-    if ((ext == ".pickle" || ext == ".pkl") && IsSnapshotFile(it->path().string()))
-      out.push_back(it->path().string());
+    if (IsSnapshotFile(it->path().string())) out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
   return out;

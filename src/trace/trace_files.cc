@@ -13,7 +13,7 @@
 #include "base/atomic_file.h"
 #include "base/parallel.h"
 #include "trace/graph_capture.h"
-#include "trace/kineto_reader.h"
+#include "trace/input_kind.h"
 #include "trace/stream_overlap.h"
 
 namespace trainprof::trace {
@@ -36,8 +36,22 @@ Status Unreachable(const std::string& path, const std::error_code& ec) {
 
 bool IsTraceName(const std::string& n) {
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.ends_with(s); };
-  return (ends(".json") || ends(".json.gz")) && n != "report.json";
+  return ends(".json") || ends(".json.gz");
 }
+
+// A trace by its bytes (a timeline kind of input_kind.h, whatever its name), or by a trace's
+// name (*.json, *.json.gz) when its bytes are no kind (an empty or broken file, whose read error
+// is then said). trainprof's own report.json is left out.
+bool IsTraceInput(const fs::path& p) {
+  const std::string name = p.filename().string();
+  if (name == "report.json") return false;
+  const InputKind kind = SniffInput(p.string());
+  if (kind == InputKind::kUnknown) return IsTraceName(name);
+  return FindInputFormat(kind)->read != nullptr;
+}
+
+constexpr std::string_view kLookedFor =
+    "looked for PyTorch profiler traces by their contents: JSON, plain or gzip";
 }  // namespace
 
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
@@ -48,13 +62,11 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(path, ec)) {
     if (!e.is_regular_file(ec)) continue;
-    if (IsTraceName(e.path().filename().string())) out.push_back(e.path().string());
+    if (IsTraceInput(e.path())) out.push_back(e.path().string());
   }
   if (ec) return InvalidArgument(fmt::format("{}: cannot list: {}", path, ec.message()));
   if (out.empty())
-    return InvalidArgument(fmt::format(
-        "{}: no trace files in this folder (looked for *.json, *.json.gz, *.pt.trace.json.gz)",
-        path));
+    return InvalidArgument(fmt::format("{}: no trace files in this folder ({})", path, kLookedFor));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -87,7 +99,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
                                         p.string(), p.parent_path().string()));
       continue;
     }
-    if (!fs::is_regular_file(s) || !IsTraceName(p.filename().string())) continue;
+    if (!fs::is_regular_file(s) || !IsTraceInput(p)) continue;
     by_dir[p.parent_path().string()].push_back(p.string());
   }
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
@@ -97,9 +109,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   }
   if (out.runs.empty()) {
     return InvalidArgument(
-        fmt::format("{}: no trace files in this folder or below it (looked for *.json, "
-                    "*.json.gz, *.pt.trace.json.gz)",
-                    path));
+        fmt::format("{}: no trace files in this folder or below it ({})", path, kLookedFor));
   }
   return out;
 }
@@ -133,7 +143,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
         options.progress(sum, total);
       };
     }
-    StatusOr<TraceModel> m = ReadTraceFile(files[i], ro);
+    StatusOr<TraceModel> m = ReadInput(files[i], ro);
     if (m.ok()) {
       AttachGraphCaptures(*m, options.capture_traces, &captures);
       NoteStreamOverlaps(*m);

@@ -14,12 +14,15 @@
 
 namespace trainprof::trace {
 
-// A file is returned as is. A folder gives its `*.json`, `*.json.gz` files (which covers
-// `*.pt.trace.json(.gz)`), sorted, not recursing, leaving out trainprof's own report.json.
+// A file is returned as is. A folder gives its traces, sorted, not recursing: the files whose
+// first bytes are a timeline's (input_kind.h: a Kineto trace under any name, plain or gzip), and
+// the `*.json`, `*.json.gz` files whose bytes are no kind (so their read error is said), leaving
+// out trainprof's own report.json.
 // Errors: the path does not exist, or a folder holds no trace file (the message names it).
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path);
 
-// The traces below a path as runs: a file is one run; a folder is searched recursively (the
+// The traces below a path as runs (traces told as ListTraceFiles tells them): a file is one run;
+// a folder is searched recursively (the
 // TensorBoard log-dir layout puts runs in subfolders, under plugins/profile/<time>/), and each
 // folder that holds trace files is one run, its files that run's ranks. Symlinked folders are
 // not followed, nor the subfolders of a trainprof run folder (one with a report.json: its
@@ -48,7 +51,8 @@ struct ReadManyOptions {
   std::vector<std::string> capture_traces;
 };
 
-// Reads every file, in parallel, sorted by rank then file name. The first fatal error (in file
+// Reads every file (each by its kind's reader, input_kind.h's ReadInput), in parallel, sorted by
+// rank then file name. The first fatal error (in file
 // order) is returned. Two files of one rank are both kept; each gets a "duplicate_rank"
 // diagnostic naming the other.
 StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>& files,

@@ -1,0 +1,90 @@
+#include "trace/input_kind.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <array>
+#include <fstream>
+
+#include "trace/kineto_reader.h"
+
+namespace trainprof::trace {
+namespace {
+
+// Up to kSniffBytes inflated from the start of gzip data (`raw` holds its first bytes); what
+// inflated before an error when the stream is corrupt.
+std::string InflateHead(const std::string& raw) {
+  std::string out(kSniffBytes, '\0');
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  z.avail_in = static_cast<uInt>(raw.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  inflate(&z, Z_SYNC_FLUSH);
+  out.resize(out.size() - z.avail_out);
+  inflateEnd(&z);
+  return out;
+}
+
+// The first decoded bytes of the file: gunzipped when it starts with gzip's magic.
+std::string ReadHead(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string raw(512, '\0');  // enough for every sniff; gzip'd JSON inflates to a few KiB
+  in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
+  raw.resize(static_cast<size_t>(in.gcount()));
+  const bool gzip = raw.size() >= 2 && static_cast<uint8_t>(raw[0]) == 0x1f &&
+                    static_cast<uint8_t>(raw[1]) == 0x8b;
+  if (gzip) return InflateHead(raw);
+  return raw;
+}
+
+// JSON whose top value is an object or an array (Kineto writes an object; the legacy
+// profiler's Chrome traces, an array), after an optional UTF-8 byte-order mark.
+bool SniffJson(std::string_view head) {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+  const size_t at = head.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && (head[at] == '{' || head[at] == '[');
+}
+
+// A pickle of protocol 2 to 5: the PROTO opcode (0x80) and its version byte.
+bool SniffPickle(std::string_view head) {
+  return head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x80 &&
+         static_cast<uint8_t>(head[1]) >= 2 && static_cast<uint8_t>(head[1]) <= 5;
+}
+
+constexpr std::array kFormats{
+    InputFormat{InputKind::kKinetoJson, "PyTorch profiler trace", SniffJson, ReadTraceFile},
+    InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr},
+};
+
+}  // namespace
+
+std::span<const InputFormat> InputFormats() { return kFormats; }
+
+const InputFormat* FindInputFormat(InputKind kind) {
+  for (const InputFormat& f : kFormats)
+    if (f.kind == kind) return &f;
+  return nullptr;
+}
+
+InputKind SniffInput(const std::string& path) {
+  const std::string head = ReadHead(path);
+  for (const InputFormat& f : kFormats)
+    if (f.sniff(head)) return f.kind;
+  return InputKind::kUnknown;
+}
+
+StatusOr<TraceModel> ReadInput(const std::string& path, const ReadOptions& options) {
+  const InputKind kind = SniffInput(path);
+  const InputFormat* f =
+      FindInputFormat(kind == InputKind::kUnknown ? InputKind::kKinetoJson : kind);
+  if (f->read == nullptr) {
+    return InvalidArgument(fmt::format(
+        "{}: a {}, not a trace (trainprof analyze reads it on its own)", path, f->name));
+  }
+  return f->read(path, options);
+}
+
+}  // namespace trainprof::trace

@@ -1,0 +1,54 @@
+// What a file holds, told by its first bytes and never by its name: the list of the input kinds
+// trainprof reads, one entry each (a name, a sniff of the first decoded bytes, and, for a
+// timeline, the reader that makes a TraceModel of it). A new format is one entry here and one
+// folder that reads it.
+//
+//   InputKind k = SniffInput("renamed_trace.txt");   // kKinetoJson
+//   StatusOr<TraceModel> m = ReadInput("rank0.pt.trace.json.gz", {});
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "trace/read_options.h"
+#include "trace/trace_model.h"
+#include "trainprof/status.h"
+
+namespace trainprof::trace {
+
+enum class InputKind {
+  kUnknown,
+  kKinetoJson,      // a PyTorch profiler (Kineto) trace, Chrome trace JSON, plain or gzip
+  kMemorySnapshot,  // a PyTorch CUDA allocator snapshot pickle (torch.cuda.memory._snapshot)
+};
+
+struct InputFormat {
+  InputKind kind;
+  std::string_view name;  // as messages say it ("PyTorch profiler trace")
+  // Whether the first decoded bytes of a file (at least 512 unless the file is shorter; up to
+  // kSniffBytes when gunzipped) are this kind's.
+  bool (*sniff)(std::string_view head);
+  // The file read into a TraceModel; null for a kind that is not a timeline (snapshots have
+  // their own model, snapshot/). Errors: as the kind's reader says (one line naming the file).
+  StatusOr<TraceModel> (*read)(const std::string& path, const ReadOptions& options);
+};
+
+inline constexpr size_t kSniffBytes = 4096;
+
+// Every kind, in the order they are tried.
+std::span<const InputFormat> InputFormats();
+
+// The entry of `kind`; nullptr for kUnknown.
+const InputFormat* FindInputFormat(InputKind kind);
+
+// The kind of the file at `path`: the first entry whose sniff takes its first bytes; kUnknown
+// when none does, or the file cannot be opened.
+InputKind SniffInput(const std::string& path);
+
+// The file read by its kind's reader. A timeline of no kind the list knows (a file that cannot
+// be opened, an empty one, text that is not JSON) goes to the Kineto reader, whose error names
+// the file and the byte. Errors: that reader's; a kind that is not a timeline (naming it).
+StatusOr<TraceModel> ReadInput(const std::string& path, const ReadOptions& options);
+
+}  // namespace trainprof::trace

@@ -1,0 +1,93 @@
+// Input kinds are told by their first bytes, never by the file's name.
+#include "trace/input_kind.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "trace/trace_files.h"
+#include "util/golden.h"
+#include "util/gzip.h"
+
+namespace trainprof::trace {
+namespace {
+
+constexpr std::string_view kTrace =
+    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, "
+    "\"tid\": 2, \"ts\": 10, \"dur\": 5}], \"distributedInfo\": {\"rank\": 3}}";
+
+std::string Write(const std::string& dir, const std::string& name, std::string_view data) {
+  const std::string p = dir + "/" + name;
+  std::ofstream(p, std::ios::binary) << data;
+  return p;
+}
+
+// A pickle's first bytes as torch.save and pickle.dump (protocol 2 to 5) write them.
+std::string Pickle(char protocol) { return std::string("\x80") + protocol + "}q\x00."; }
+
+TEST(InputKind, ToldByTheBytesNotTheName) {
+  const std::string dir = testutil::FreshTempDir();
+  EXPECT_EQ(SniffInput(Write(dir, "trace.txt", kTrace)), InputKind::kKinetoJson);
+  EXPECT_EQ(SniffInput(Write(dir, "x.bin", testutil::GzipText(std::string(kTrace)))),
+            InputKind::kKinetoJson);
+  EXPECT_EQ(SniffInput(Write(dir, "bom.json", "\xEF\xBB\xBF \n[{\"ph\": \"X\"}]")),
+            InputKind::kKinetoJson);
+  EXPECT_EQ(SniffInput(Write(dir, "snap.json", Pickle('\x04'))), InputKind::kMemorySnapshot);
+  EXPECT_EQ(SniffInput(Write(dir, "snap.pickle", Pickle('\x02'))), InputKind::kMemorySnapshot);
+  // Neither kind: text, an empty file, a pickle byte with no protocol after it, no file.
+  EXPECT_EQ(SniffInput(Write(dir, "notes.json", "hello")), InputKind::kUnknown);
+  EXPECT_EQ(SniffInput(Write(dir, "empty.json", "")), InputKind::kUnknown);
+  EXPECT_EQ(SniffInput(Write(dir, "short.pkl", "\x80")), InputKind::kUnknown);
+  EXPECT_EQ(SniffInput(dir + "/missing"), InputKind::kUnknown);
+}
+
+TEST(InputKind, EveryKindHasANameAndOnlyTimelinesARead) {
+  ASSERT_GE(InputFormats().size(), 2u);
+  for (const InputFormat& f : InputFormats()) {
+    EXPECT_FALSE(f.name.empty());
+    EXPECT_EQ(FindInputFormat(f.kind), &f);
+  }
+  EXPECT_NE(FindInputFormat(InputKind::kKinetoJson)->read, nullptr);
+  EXPECT_EQ(FindInputFormat(InputKind::kMemorySnapshot)->read, nullptr);
+  EXPECT_EQ(FindInputFormat(InputKind::kUnknown), nullptr);
+}
+
+TEST(InputKind, ReadInputReadsARenamedTraceAndRefusesASnapshot) {
+  const std::string dir = testutil::FreshTempDir();
+  auto m = ReadInput(Write(dir, "rank0.trace.bin", testutil::GzipText(std::string(kTrace))), {});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->size(), 1u);
+  EXPECT_EQ(m->rank, 3);
+  const std::string snap = Write(dir, "a.json", Pickle('\x04'));
+  auto s = ReadInput(snap, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(
+      s.status().message(),
+      snap + ": a PyTorch memory snapshot, not a trace (trainprof analyze reads it on its own)");
+  // No kind at all: the Kineto reader's error, naming the file and the byte.
+  auto bad = ReadInput(Write(dir, "bad.json", "hello"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(dir + "/bad.json: byte 0"), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(InputKind, AFolderListsTracesByTheirBytes) {
+  const std::string dir = testutil::FreshTempDir();
+  const std::string txt = Write(dir, "a_trace.txt", kTrace);
+  const std::string gz = Write(dir, "b_renamed.bin", testutil::GzipText(std::string(kTrace)));
+  const std::string broken = Write(dir, "c_broken.json", "not json");  // named: its error is said
+  Write(dir, "d_snapshot.json", Pickle('\x04'));                       // a snapshot, not a trace
+  Write(dir, "notes.txt", "just notes");
+  Write(dir, "report.json", "{}");  // trainprof's own report
+  auto files = ListTraceFiles(dir);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(*files, (std::vector<std::string>{txt, gz, broken}));
+  auto runs = ListTraceRuns(dir);
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->runs.size(), 1u);
+  EXPECT_EQ(runs->runs[0].files, *files);
+}
+
+}  // namespace
+}  // namespace trainprof::trace
