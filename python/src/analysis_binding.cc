@@ -2,6 +2,7 @@
 // report (analysis/run/driver.h, shared with the CLI), run in-process with the GIL
 // released, and the Report handed to Python table by table, a list per column, for pandas.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/stl.h>
 #include <unistd.h>
 
@@ -13,10 +14,12 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/hta_launches.h"
 #include "analysis/run/driver.h"
+#include "analysis/run/options.h"
 #include "base/text.h"
 #include "python/src/bindings.h"
 #include "report/data_quality.h"
@@ -271,8 +274,86 @@ std::string Analysis::Write(const std::string& dir, bool overwrite) const {
 struct Request {
   analysis::AnalyzeRequest analyze;
   bool launches = false;
-  bool allow_data_errors = false;
 };
+
+// A str, or for paths an os.PathLike too; nothing for another type.
+std::optional<std::string> TextOf(py::handle v, bool paths) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (paths && py::hasattr(v, "__fspath__")) {
+    py::object p = py::module_::import("os").attr("fspath")(v);
+    if (py::isinstance<py::str>(p)) return p.cast<std::string>();
+  }
+  return std::nullopt;
+}
+
+// A keyword's value as the option's kind takes it (options.h's OptionValue), or nothing when it
+// is of a type the kind cannot take.
+std::optional<analysis::OptionValue> ToOptionValue(const analysis::AnalyzeOption& o, py::handle v) {
+  using K = analysis::OptionKind;
+  const bool is_bool = py::isinstance<py::bool_>(v);
+  switch (o.kind) {
+    case K::kFlag:
+      return analysis::OptionValue{PyObject_IsTrue(v.ptr()) == 1};
+    case K::kInt:
+    case K::kPositive: {
+      if (is_bool) return std::nullopt;
+      if (o.kind == K::kPositive && py::isinstance<py::float_>(v))
+        return analysis::OptionValue{v.cast<double>()};
+      if (!py::isinstance<py::int_>(v)) return std::nullopt;
+      int overflow = 0;
+      const long long i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+      if (overflow != 0) return std::nullopt;
+      return analysis::OptionValue{static_cast<int64_t>(i)};
+    }
+    case K::kTexts:
+    case K::kPaths: {
+      const bool paths = o.kind == K::kPaths;
+      if (auto t = TextOf(v, paths)) return analysis::OptionValue{*t};
+      if (!py::isinstance<py::iterable>(v)) return std::nullopt;
+      std::vector<std::string> out;
+      for (py::handle x : v) {
+        auto t = TextOf(x, paths);
+        if (!t) return std::nullopt;
+        out.push_back(*t);
+      }
+      return analysis::OptionValue{std::move(out)};
+    }
+    case K::kOptionalText:
+      if (v.is_none()) return analysis::OptionValue{false};
+      if (is_bool) return analysis::OptionValue{v.cast<bool>()};
+      break;
+    case K::kChoice:
+      break;
+  }
+  if (auto t = TextOf(v, false)) return analysis::OptionValue{*t};
+  return std::nullopt;
+}
+
+// The keywords of trainprof.analyze() set in a request, each checked as its flag is. Raises
+// TypeError for an unknown keyword (with the nearest), ValueError for a value the CLI refuses.
+analysis::AnalyzeRequest RequestOf(const py::dict& options) {
+  analysis::AnalyzeRequest r;
+  for (auto [k, v] : options) {
+    const std::string key = py::str(k);
+    const analysis::AnalyzeOption* o = analysis::FindAnalyzeOption(key);
+    if (o == nullptr) {
+      std::vector<std::string> names;
+      for (const analysis::AnalyzeOption& x : analysis::AnalyzeOptionList())
+        names.emplace_back(x.keyword);
+      const std::string near = analysis::NearestOption(key);
+      throw py::type_error(fmt::format(
+          "trainprof.analyze() got an unexpected keyword argument '{}'{} (it takes: {})", key,
+          near.empty() ? "" : fmt::format("; did you mean '{}'?", near), fmt::join(names, ", ")));
+    }
+    const auto value = ToOptionValue(*o, v);
+    const Status s = value ? analysis::SetOption(*o, *value, r)
+                           : InvalidArgument(fmt::format("expected {}", o->expects));
+    if (!s.ok())
+      throw py::value_error(
+          fmt::format("{}={}: {}", key, py::repr(v).cast<std::string>(), s.message()));
+  }
+  return r;
+}
 
 std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const Request& req) {
   auto in = analysis::InputsOfOneRun(paths, "trainprof.analyze reads one run");
@@ -297,7 +378,7 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
   if (!run.ok()) ThrowTraceError(run.status().message());
   result->run = std::move(*run);
   report::StampMeta(result->run->report, WallNs());
-  if (!req.allow_data_errors && report::HasDataError(result->run->report)) {
+  if (!req.analyze.allow_data_errors && report::HasDataError(result->run->report)) {
     // As the CLI, which exits 4: the figures are not to be trusted as they stand.
     for (const report::Diagnostic& d : result->run->report.diagnostics)
       if (report::IsDataError(d)) ThrowTraceError(d.message);
@@ -305,29 +386,20 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
   return result;
 }
 
-std::unique_ptr<Analysis> AnalyzeBinding(
-    const std::vector<std::string>& paths, const std::string& steps, bool hta_compat,
-    double kernel_wait_us, double runtime_cutoff_us, double launch_delay_cutoff_us, int top_kernels,
-    const std::vector<std::string>& dataloader_patterns, double peak_tflops, double peak_tbps,
-    int threads, const std::vector<std::string>& capture_traces,
-    const std::optional<std::string>& critical_path, bool launches, bool allow_data_errors) {
+std::unique_ptr<Analysis> AnalyzeBinding(const std::vector<std::string>& paths,
+                                         const py::dict& options, bool launches) {
   Request req;
-  req.analyze.steps = steps;
-  req.analyze.hta_compat = hta_compat;
-  req.analyze.kernel_wait_us = kernel_wait_us;
-  req.analyze.runtime_cutoff_us = runtime_cutoff_us;
-  req.analyze.launch_delay_cutoff_us = launch_delay_cutoff_us;
-  req.analyze.top_kernels = top_kernels;
-  req.analyze.dataloader_patterns = dataloader_patterns;
-  req.analyze.peak_tflops = peak_tflops;
-  req.analyze.peak_tbps = peak_tbps;
-  req.analyze.threads = threads;
-  req.analyze.capture_traces = capture_traces;
-  req.analyze.critical_path_given = critical_path.has_value();
-  req.analyze.critical_path = critical_path.value_or("");
+  req.analyze = RequestOf(options);
   req.launches = launches;
-  req.allow_data_errors = allow_data_errors;
   return Analyze(paths, req);
+}
+
+// (keyword, what it expects, help) of every option, in the CLI's order.
+std::vector<std::tuple<std::string, std::string, std::string>> AnalyzeOptionsBinding() {
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const analysis::AnalyzeOption& o : analysis::AnalyzeOptionList())
+    out.emplace_back(std::string(o.keyword), std::string(o.expects), std::string(o.help));
+  return out;
 }
 
 }  // namespace
@@ -355,16 +427,14 @@ void AddAnalysisBinding(py::module_& m) {
       .def_property_readonly("files", [](const Analysis& a) { return a.run->files; })
       .def("write", &Analysis::Write, py::arg("dir"), py::arg("overwrite") = false);
 
-  m.def("analyze", &AnalyzeBinding, py::arg("paths"), py::kw_only(), py::arg("steps") = "complete",
-        py::arg("hta_compat") = false, py::arg("kernel_wait_us") = 30.0,
-        py::arg("runtime_cutoff_us") = 50.0, py::arg("launch_delay_cutoff_us") = 100.0,
-        py::arg("top_kernels") = 10, py::arg("dataloader_patterns") = std::vector<std::string>{},
-        py::arg("peak_tflops") = 0.0, py::arg("peak_tbps") = 0.0, py::arg("threads") = 0,
-        py::arg("capture_traces") = std::vector<std::string>{},
-        py::arg("critical_path") = py::none(), py::arg("launches") = false,
-        py::arg("allow_data_errors") = false,
-        "Reads and analyses one run's traces as `trainprof analyze` does; the GIL is released "
-        "while it runs. Raises TraceError with the CLI's one-line error.");
+  m.def("analyze", &AnalyzeBinding, py::arg("paths"), py::arg("options") = py::dict(),
+        py::arg("launches") = false,
+        "Reads and analyses one run's traces as `trainprof analyze` does, with `options` "
+        "keyed by analyze_options()' keywords; the GIL is released while it runs. Raises "
+        "TypeError for an unknown keyword, ValueError for a bad value, TraceError with the "
+        "CLI's one-line error.");
+  m.def("analyze_options", &AnalyzeOptionsBinding,
+        "(keyword, what it expects, help) of every option of analyze, in the CLI's order.");
 }
 
 }  // namespace trainprof::python

@@ -7,7 +7,6 @@ which is imported only when a table is asked for.
 
 from __future__ import annotations
 
-import difflib
 import html
 import json
 import os
@@ -17,23 +16,9 @@ from trainprof import _core
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The keywords and what each takes, in the CLI's order (`trainprof analyze --help`).
-_OPTIONS: Dict[str, str] = {
-    "steps": '"complete" (drop trailing steps whose GPU work was not captured) or "all"',
-    "hta_compat": "bool: HTA 0.6.1's event selection and rounding (--hta-compat)",
-    "kernel_wait_us": "float > 0: idle gaps shorter than this are kernel wait",
-    "runtime_cutoff_us": "float > 0: launch calls longer than this are runtime outliers",
-    "launch_delay_cutoff_us": "float > 0: launch delays longer than this are outliers",
-    "top_kernels": "int 1..10000: kernels listed per kernel type",
-    "dataloader_pattern": "str or list of str: names that mark the data loader too",
-    "peak_tflops": "float > 0: the GPU's peak TFLOP/s for MFU and the roofline",
-    "peak_tbps": "float > 0: the GPU's memory bandwidth in TB/s for the roofline",
-    "threads": "int 0..1024: files read in parallel (0: one per core)",
-    "capture_trace": "path or list of paths: the traces taken while CUDA/HIP graphs were "
-                     "captured (default: capture_traces/ beside the trace)",
-    "critical_path": 'True (each analysed step) or "ANNOTATION[:INSTANCE]"',
-    "allow_data_errors": "bool: return the analysis of a trace cut short instead of raising",
-}
+# The keywords and what each takes, in the CLI's order (`trainprof analyze --help`): the C++
+# core's one list of analyze options, which also checks them (analysis/run/options.h).
+_OPTIONS: Dict[str, str] = {k: f"{expects}: {help}" for k, expects, help in _core.analyze_options()}
 
 # Table columns by report.json unit: whole numbers and flags become int and bool columns,
 # everything else measured becomes float (seconds, bytes/s, percent, ...), text stays text.
@@ -50,69 +35,6 @@ def _pandas() -> Any:
             "installed (pip install pandas)"
         ) from e
     return pandas
-
-
-def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
-    """The keywords as _core.analyze takes them; TypeError for an unknown one (naming it),
-    ValueError for a value the CLI would refuse."""
-    for name in options:
-        if name not in _OPTIONS:
-            close = difflib.get_close_matches(name, list(_OPTIONS), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(
-                f"trainprof.analyze() got an unexpected keyword argument {name!r}{hint} "
-                f"(it takes: {', '.join(_OPTIONS)})"
-            )
-    kw: Dict[str, Any] = {}
-
-    def positive(name: str) -> None:
-        if name in options:
-            v = options[name]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                raise ValueError(f"{name}={v!r}: expected {_OPTIONS[name]}")
-            kw[name] = float(v)
-
-    def int_in(name: str, lo: int, hi: int) -> None:
-        if name in options:
-            v = options[name]
-            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name}={v!r}: expected {_OPTIONS[name]}")
-            kw[name] = v
-
-    if "steps" in options:
-        if options["steps"] not in ("complete", "all"):
-            raise ValueError(f"steps={options['steps']!r}: expected {_OPTIONS['steps']}")
-        kw["steps"] = options["steps"]
-    for name in ("hta_compat", "allow_data_errors"):
-        if name in options:
-            kw[name] = bool(options[name])
-    for name in ("kernel_wait_us", "runtime_cutoff_us", "launch_delay_cutoff_us", "peak_tflops",
-                 "peak_tbps"):
-        positive(name)
-    int_in("top_kernels", 1, 10000)
-    int_in("threads", 0, 1024)
-    if "dataloader_pattern" in options:
-        p = options["dataloader_pattern"]
-        patterns = [p] if isinstance(p, str) else list(p)
-        if not all(isinstance(x, str) and x for x in patterns):
-            raise ValueError(f"dataloader_pattern={p!r}: expected {_OPTIONS['dataloader_pattern']}")
-        kw["dataloader_patterns"] = patterns
-    if "capture_trace" in options:
-        c = options["capture_trace"]
-        paths = [c] if isinstance(c, (str, os.PathLike)) else list(c)
-        for x in paths:
-            if not isinstance(x, (str, os.PathLike)) or not os.path.exists(x):
-                raise ValueError(f"capture_trace={c!r}: {x!r} does not exist "
-                                 f"(expected {_OPTIONS['capture_trace']})")
-        kw["capture_traces"] = [os.fspath(x) for x in paths]
-    cp = options.get("critical_path")
-    if cp is True:
-        kw["critical_path"] = ""
-    elif isinstance(cp, str):
-        kw["critical_path"] = cp
-    elif cp not in (None, False):
-        raise ValueError(f"critical_path={cp!r}: expected {_OPTIONS['critical_path']}")
-    return kw
 
 
 def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
@@ -135,7 +57,7 @@ def analyze(paths: Union[PathLike, Iterable[PathLike]], **options: Any) -> "Anal
     exist or holds no trace, a file is not a trace (its byte, line and column), nothing to
     analyse, or a trace cut short (unless `allow_data_errors=True`).
     """
-    return Analysis(_core.analyze(_paths(paths), **_check_options(options)))
+    return Analysis(_core.analyze(_paths(paths), options))
 
 
 def analyze_options() -> Dict[str, str]:

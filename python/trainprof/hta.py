@@ -18,7 +18,7 @@ import warnings
 from typing import Any, Dict, List, NoReturn, Optional, Tuple, Union
 
 from trainprof import _core
-from trainprof._analysis import Analysis, _check_options, _pandas
+from trainprof._analysis import Analysis, _pandas
 
 DEFAULT_TRACE_DIR = "/tmp/trace"  # HTA's default (hta.configs.default_values)
 
@@ -92,8 +92,8 @@ class TraceAnalysis:
         """The --hta-compat analysis with these options, computed once."""
         key = (launches,) + tuple(sorted(options.items()))
         if key not in self._runs:
-            kw = _check_options(dict(options, hta_compat=True))
-            self._runs[key] = Analysis(_core.analyze(self._paths, launches=launches, **kw))
+            kw = dict(options, hta_compat=True)
+            self._runs[key] = Analysis(_core.analyze(self._paths, kw, launches))
         return self._runs[key]
 
     def _ranks(self, ranks: Optional[List[int]]) -> List[int]:

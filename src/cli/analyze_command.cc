@@ -217,22 +217,11 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
                   "on stdout for scripts")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
-  sub->add_option("--steps", f->steps,
-                  "complete: drop trailing steps whose GPU work was not captured (as the "
-                  "TensorBoard plugin does); all: keep every ProfilerStep")
-      ->check(CLI::IsMember({"complete", "all"}))
-      ->default_val("complete");
-  sub->add_option("--threads", f->threads, "Files read in parallel (0: one per core)")
-      ->check(CLI::Range(0, 1024))
-      ->default_val(0);
   sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
   AddSnapshotOptions(sub, f);
   AddRunFolderOptions(sub, &f->out);
-  sub->add_flag("--allow-data-errors", f->allow_data_errors,
-                "Exit 0 even when a diagnostic of error severity fired (a trace cut short); "
-                "without it the command exits 4, after writing its reports");
 }
 
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
@@ -243,9 +232,10 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "Analyse PyTorch profiler (Kineto) traces: the TensorBoard plugin's overview and GPU "
       "summary, HTA's temporal / idle / kernel / overlap / launch breakdowns, recommendations");
   sub->footer(
-      "PATH is a trace file (*.json, *.json.gz, *.pt.trace.json.gz) or a folder of them, one per "
-      "rank (the rank comes from distributedInfo, else the file name). trainprof's own run "
-      "folders work too.\nExamples:\n"
+      "PATH is a PyTorch profiler trace (JSON, plain or gzip: told by its bytes, whatever its "
+      "name), a memory snapshot pickle, or a folder of them, one trace per rank (the rank comes "
+      "from distributedInfo, else the file name). trainprof's own run folders work too.\n"
+      "Examples:\n"
       "  trainprof analyze traces/                  # every rank in the folder\n"
       "  trainprof analyze rank0.pt.trace.json.gz --format json | jq .sections\n"
       "  trainprof analyze traces/ --hta-compat     # HTA 0.6.1's event selection and rounding\n"
@@ -261,54 +251,16 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                       "written (--allow-data-errors: exit 0)"}}));
   sub->add_option("path", f->path, "Trace file or folder")->required();
   AddCommonOptions(sub, f.get());
+  std::function<void()> finish = AddAnalyzeOptions(sub, f.get(), /*diff=*/false);
   AddDbOption(sub, &f->db, /*records=*/true);
-  sub->add_flag("--hta-compat", f->hta_compat,
-                "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
-                "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules");
-  sub->add_option("--kernel-wait-us", f->kernel_wait_us,
-                  "Idle gaps shorter than this are kernel wait (HTA's consecutive_kernel_delay)")
-      ->check(CLI::PositiveNumber)
-      ->default_val(30);
-  sub->add_option("--runtime-cutoff-us", f->runtime_cutoff_us,
-                  "Launch calls longer than this are runtime outliers")
-      ->check(CLI::PositiveNumber)
-      ->default_val(50);
-  sub->add_option("--launch-delay-cutoff-us", f->launch_delay_cutoff_us,
-                  "Launch delays longer than this are delay outliers")
-      ->check(CLI::PositiveNumber)
-      ->default_val(100);
-  sub->add_option("--top-kernels", f->top_kernels, "Kernels listed per kernel type")
-      ->check(CLI::Range(1, 10000))
-      ->default_val(10);
-  sub->add_option("--dataloader-pattern", f->dataloader_patterns,
-                  "Ranges whose name contains this mark the data loader too (repeatable), "
-                  "e.g. --dataloader-pattern load_batch");
   sub->add_flag("--summary-only", f->summary_only,
                 "Write each rank's summary (<trace file>.tpsum) into -o DIR instead of the "
                 "report; `trainprof merge DIR...` builds the report from them");
   sub->add_flag("--mpi", f->mpi,
                 "Under mpirun: spread the rank files over the MPI processes; rank 0 gathers "
                 "their summaries and writes the report");
-  sub->add_option("--peak-tflops", f->peak_tflops,
-                  "The GPU's peak TFLOP/s for MFU and the roofline, in every number format, "
-                  "instead of the table's for its name")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--capture-trace", f->capture_traces,
-                  "The trace taken while CUDA/HIP graphs were captured (a file or folder; "
-                  "repeatable): each graph kernel is credited to the operator that launched it "
-                  "there. Default: capture_traces/ beside the trace, as vLLM and SGLang write it")
-      ->check(CLI::ExistingPath);
-  sub->add_option("--peak-tbps", f->peak_tbps,
-                  "The GPU's memory bandwidth in TB/s for the roofline, instead of the table's")
-      ->check(CLI::PositiveNumber);
-  CLI::Option* cp =
-      sub->add_option("--critical-path", f->critical_path,
-                      "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
-                      "range whose name contains ANNOTATION (put it after PATH)")
-          ->expected(0, 1)
-          ->type_name("[ANNOTATION[:INSTANCE]]");
-  sub->callback([f, run, cp] {
-    f->critical_path_given = cp->count() > 0;
+  sub->callback([f, run, finish] {
+    finish();
     *run = [f] { return RunAnalyze(*f); };
   });
 
@@ -337,10 +289,14 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       ->check(CLI::Range(1, 10000))
       ->default_val(10);
   AddCommonOptions(diff, d.get());
+  std::function<void()> diff_finish = AddAnalyzeOptions(diff, d.get(), /*diff=*/true);
   diff->add_option("--db", d->db,
                    "Run history that runs named as A or B (id, latest~N) are found in (default: "
                    "$TRAINPROF_DB, else runs/trainprof.db); a diff itself is not recorded");
-  diff->callback([d, b_path, run] { *run = [d, b_path] { return RunDiff(*d, *b_path); }; });
+  diff->callback([d, b_path, run, diff_finish] {
+    diff_finish();
+    *run = [d, b_path] { return RunDiff(*d, *b_path); };
+  });
 }
 
 }  // namespace trainprof::cli

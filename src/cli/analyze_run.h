@@ -26,8 +26,7 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
   std::string format = "text";
   std::string progress = "auto";
   Options::Output out;
-  std::string db;  // run history (--db)
-  bool allow_data_errors = false;
+  std::string db;             // run history (--db)
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
   double from_s = std::numeric_limits<double>::quiet_NaN();  // --from (snapshots); NaN: none
@@ -37,8 +36,13 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).
 void ReturnFreedMemory(size_t trace_files);
 
-// --format, --steps, --threads, --progress and the output folder options.
+// --format, --progress, the snapshot and output folder options, and the analysis options that
+// diff takes too (analysis/run/options.h).
 void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f);
+
+// The options of analysis/run/options.h as flags bound to `r` (analyze_options.cc); `diff`: only
+// those `trainprof diff` takes. Call the returned function once the command line is parsed.
+std::function<void()> AddAnalyzeOptions(CLI::App* sub, analysis::AnalyzeRequest* r, bool diff);
 
 // Writes the run folder of the run's report and records the run. `json`: where --format json
 // collects several runs' reports, else null. Returns the exit code.

@@ -21,7 +21,7 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
   o.flops.peak_tflops = r.peak_tflops;
   o.flops.peak_tbps = r.peak_tbps;
   o.threads = r.threads;
-  if (r.critical_path_given) o.critical_path = r.critical_path;
+  o.critical_path = r.critical_path;
   return o;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,8 @@
 
 namespace trainprof::analysis {
 
-// The analysis options of `trainprof analyze`, as the flags spell them (units as given).
+// The analysis options of `trainprof analyze`, as the flags spell them (units as given). Their
+// flags, keywords, checks and help are defined once, in options.h.
 struct AnalyzeRequest {
   std::string steps = "complete";  // --steps: "complete" or "all"
   bool hta_compat = false;         // --hta-compat
@@ -27,8 +29,8 @@ struct AnalyzeRequest {
   double peak_tbps = 0;                          // --peak-tbps; 0: the table's
   int threads = 0;                               // files read in parallel; 0: one per core
   std::vector<std::string> capture_traces;       // --capture-trace: graph capture traces
-  std::string critical_path;                     // --critical-path's value
-  bool critical_path_given = false;
+  std::optional<std::string> critical_path;      // --critical-path's value; absent: not asked
+  bool allow_data_errors = false;  // a data error is not a failure (the front end's to judge)
 };
 
 // The analyses' options. Errors: none; values were checked where they were given.

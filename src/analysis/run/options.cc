@@ -1,0 +1,215 @@
+#include "analysis/run/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/text.h"
+
+namespace trainprof::analysis {
+namespace {
+
+using R = AnalyzeRequest;
+
+const std::vector<AnalyzeOption>& List() {
+  static const std::vector<AnalyzeOption> kList = {
+      {.keyword = "steps",
+       .kind = OptionKind::kChoice,
+       .field = &R::steps,
+       .help = "complete: drop trailing steps whose GPU work was not captured (as the "
+               "TensorBoard plugin does); all: keep every ProfilerStep",
+       .expects = "\"complete\" or \"all\"",
+       .choices = {"complete", "all"},
+       .diff = true},
+      {.keyword = "threads",
+       .kind = OptionKind::kInt,
+       .field = &R::threads,
+       .help = "Files read in parallel (0: one per core)",
+       .expects = "an int from 0 to 1024",
+       .min = 0,
+       .max = 1024,
+       .diff = true},
+      {.keyword = "allow_data_errors",
+       .kind = OptionKind::kFlag,
+       .field = &R::allow_data_errors,
+       .help = "A data error (a trace cut short) is not a failure: the command exits 0, not 4, "
+               "after writing its reports; trainprof.analyze returns the analysis, not raising",
+       .expects = "a bool",
+       .diff = true},
+      {.keyword = "hta_compat",
+       .kind = OptionKind::kFlag,
+       .field = &R::hta_compat,
+       .help = "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
+               "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules",
+       .expects = "a bool"},
+      {.keyword = "kernel_wait_us",
+       .kind = OptionKind::kPositive,
+       .field = &R::kernel_wait_us,
+       .help = "Idle gaps shorter than this are kernel wait (HTA's consecutive_kernel_delay)",
+       .expects = "a number > 0"},
+      {.keyword = "runtime_cutoff_us",
+       .kind = OptionKind::kPositive,
+       .field = &R::runtime_cutoff_us,
+       .help = "Launch calls longer than this are runtime outliers",
+       .expects = "a number > 0"},
+      {.keyword = "launch_delay_cutoff_us",
+       .kind = OptionKind::kPositive,
+       .field = &R::launch_delay_cutoff_us,
+       .help = "Launch delays longer than this are delay outliers",
+       .expects = "a number > 0"},
+      {.keyword = "top_kernels",
+       .kind = OptionKind::kInt,
+       .field = &R::top_kernels,
+       .help = "Kernels listed per kernel type",
+       .expects = "an int from 1 to 10000",
+       .min = 1,
+       .max = 10000},
+      {.keyword = "dataloader_pattern",
+       .kind = OptionKind::kTexts,
+       .field = &R::dataloader_patterns,
+       .help = "Ranges whose name contains this mark the data loader too (repeatable), "
+               "e.g. --dataloader-pattern load_batch",
+       .expects = "a non-empty str or a list of them"},
+      {.keyword = "peak_tflops",
+       .kind = OptionKind::kPositive,
+       .field = &R::peak_tflops,
+       .help = "The GPU's peak TFLOP/s for MFU and the roofline, in every number format, "
+               "instead of the table's for its name",
+       .expects = "a number > 0"},
+      {.keyword = "peak_tbps",
+       .kind = OptionKind::kPositive,
+       .field = &R::peak_tbps,
+       .help = "The GPU's memory bandwidth in TB/s for the roofline, instead of the table's",
+       .expects = "a number > 0"},
+      {.keyword = "capture_trace",
+       .kind = OptionKind::kPaths,
+       .field = &R::capture_traces,
+       .help = "The trace taken while CUDA/HIP graphs were captured (a file or folder; "
+               "repeatable): each graph kernel is credited to the operator that launched it "
+               "there. Default: capture_traces/ beside the trace, as vLLM and SGLang write it",
+       .expects = "a path or a list of paths that exist"},
+      {.keyword = "critical_path",
+       .kind = OptionKind::kOptionalText,
+       .field = &R::critical_path,
+       .help = "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
+               "range whose name contains ANNOTATION (put it after PATH)",
+       .expects = "True (each analysed step) or \"ANNOTATION[:INSTANCE]\"",
+       .metavar = "[ANNOTATION[:INSTANCE]]"},
+  };
+  return kList;
+}
+
+Status Wrong(const AnalyzeOption& o) {
+  return InvalidArgument(fmt::format("expected {}", o.expects));
+}
+
+// The value as texts: one text, or a list of them.
+StatusOr<std::vector<std::string>> Texts(const AnalyzeOption& o, const OptionValue& v) {
+  std::vector<std::string> out;
+  if (const auto* s = std::get_if<std::string>(&v))
+    out.push_back(*s);
+  else if (const auto* l = std::get_if<std::vector<std::string>>(&v))
+    out = *l;
+  else
+    return Wrong(o);
+  for (const std::string& t : out) {
+    if (t.empty()) return Wrong(o);
+    std::error_code ec;
+    if (o.kind == OptionKind::kPaths && !std::filesystem::exists(t, ec))
+      return InvalidArgument(fmt::format("{} does not exist (expected {})", t, o.expects));
+  }
+  return out;
+}
+
+// The value checked against the option's kind, as the field's type takes it.
+StatusOr<OptionValue> Checked(const AnalyzeOption& o, const OptionValue& v) {
+  switch (o.kind) {
+    case OptionKind::kFlag:
+      if (!std::holds_alternative<bool>(v)) return Wrong(o);
+      return v;
+    case OptionKind::kChoice: {
+      const auto* s = std::get_if<std::string>(&v);
+      if (s == nullptr || std::find(o.choices.begin(), o.choices.end(), *s) == o.choices.end())
+        return Wrong(o);
+      return v;
+    }
+    case OptionKind::kInt: {
+      const auto* i = std::get_if<int64_t>(&v);
+      if (i == nullptr || *i < o.min || *i > o.max) return Wrong(o);
+      return v;
+    }
+    case OptionKind::kPositive: {
+      double d = 0;
+      if (const auto* i = std::get_if<int64_t>(&v))
+        d = static_cast<double>(*i);
+      else if (const auto* x = std::get_if<double>(&v))
+        d = *x;
+      else
+        return Wrong(o);
+      if (!(d > 0)) return Wrong(o);
+      return OptionValue{d};
+    }
+    case OptionKind::kTexts:
+    case OptionKind::kPaths: {
+      TRAINPROF_ASSIGN_OR_RETURN(std::vector<std::string> t, Texts(o, v));
+      return OptionValue{std::move(t)};
+    }
+    case OptionKind::kOptionalText:
+      if (std::holds_alternative<std::string>(v) || std::holds_alternative<std::monostate>(v))
+        return v;
+      if (const auto* b = std::get_if<bool>(&v))
+        return *b ? OptionValue{std::string()} : OptionValue{};
+      return Wrong(o);
+  }
+  return Wrong(o);
+}
+
+// Sets the checked value in its field.
+struct Assign {
+  const OptionValue& v;
+  R& r;
+  void operator()(bool R::*f) const { r.*f = std::get<bool>(v); }
+  void operator()(std::string R::*f) const { r.*f = std::get<std::string>(v); }
+  void operator()(int R::*f) const { r.*f = static_cast<int>(std::get<int64_t>(v)); }
+  void operator()(double R::*f) const { r.*f = std::get<double>(v); }
+  void operator()(std::vector<std::string> R::*f) const {
+    r.*f = std::get<std::vector<std::string>>(v);
+  }
+  void operator()(std::optional<std::string> R::*f) const {
+    if (const auto* s = std::get_if<std::string>(&v))
+      r.*f = *s;
+    else
+      (r.*f).reset();
+  }
+};
+
+}  // namespace
+
+std::span<const AnalyzeOption> AnalyzeOptionList() { return List(); }
+
+const AnalyzeOption* FindAnalyzeOption(std::string_view keyword) {
+  for (const AnalyzeOption& o : List())
+    if (o.keyword == keyword) return &o;
+  return nullptr;
+}
+
+std::string FlagOf(const AnalyzeOption& o) {
+  std::string flag = "--" + std::string(o.keyword);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+Status SetOption(const AnalyzeOption& o, const OptionValue& v, AnalyzeRequest& r) {
+  TRAINPROF_ASSIGN_OR_RETURN(OptionValue checked, Checked(o, v));
+  std::visit(Assign{checked, r}, o.field);
+  return Status::Ok();
+}
+
+std::string NearestOption(std::string_view keyword) {
+  std::vector<std::string> names;
+  for (const AnalyzeOption& o : List()) names.emplace_back(o.keyword);
+  return base::NearestWord(keyword, names);
+}
+
+}  // namespace trainprof::analysis
