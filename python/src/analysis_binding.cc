@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pybind11/stl.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -220,55 +218,27 @@ class Analysis {
   }
 };
 
-// Writes the run folder as `trainprof analyze` does, into `<dir>.partial-<pid>-<n>` first and
-// renamed to `dir` when every file is written, so a failure leaves nothing at `dir`. A `dir` that
-// holds files is refused unless `overwrite` (then replaced whole).
+// Writes the run folder as `trainprof analyze` does (report::WriteRunFolder: written beside
+// `dir` and put in place when every file is written, so a failure leaves `dir` as it was). A
+// `dir` that holds an earlier run is refused unless `overwrite` (then that run's files go).
 std::string Analysis::Write(const std::string& dir, bool overwrite) const {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path final_dir = fs::absolute(fs::path(dir).lexically_normal(), ec);
-  const std::string final_str = final_dir.string();
-  const bool exists = fs::exists(final_dir, ec);
-  if (exists && !fs::is_directory(final_dir, ec))
-    ThrowIfError(InvalidArgument(fmt::format("{}: exists and is not a folder", final_str)), false);
-  if (exists && !fs::is_empty(final_dir, ec) && !overwrite)
-    ThrowIfError(FailedPrecondition(fmt::format(
-                     "{}: holds files already (overwrite=True replaces the folder)", final_str)),
-                 false);
-  static std::atomic<int> writes{0};  // each write its own name: a claimed folder stays claimed
-  const std::string partial = fmt::format("{}.partial-{}-{}", final_str, getpid(), ++writes);
-  Status st;
+  Options::Output out;
+  out.run_dir = std::filesystem::absolute(std::filesystem::path(dir), ec).string();
+  out.overwrite = overwrite;
+  out.print = false;
+  StatusOr<std::string> written = InvalidArgument("");
+  Status exported;
   {
     py::gil_scoped_release release;
-    fs::remove_all(partial, ec);
-    Options::Output out;
-    out.run_dir = partial;
-    out.print = false;
-    st = report::CreateRunDir(out, WallNs()).status();
-    if (st.ok()) {
-      report::Report r = run->report;  // the folder's own meta, as the CLI adds it
-      r.AddMeta("run_dir", final_str);
-      std::vector<report::ExtraFile> extra;
-      if (run->summaries.options.critical_path)
-        extra.push_back(analysis::CriticalPathTraceFile(run->summaries, partial));
-      std::string summary;
-      st = report::WriteReportFiles(r, partial, out, &summary, extra);
-    }
-    if (st.ok() && exists) {
-      fs::remove_all(final_dir, ec);
-      if (ec) st = InternalError(fmt::format("{}: cannot replace: {}", final_str, ec.message()));
-    }
-    if (st.ok()) {
-      fs::create_directories(final_dir.parent_path(), ec);
-      fs::rename(partial, final_dir, ec);
-      if (ec)
-        st = InternalError(
-            fmt::format("{}: cannot rename {} to it: {}", final_str, partial, ec.message()));
-    }
-    if (!st.ok()) fs::remove_all(partial, ec);
+    report::Report r = run->report;  // the folder's own meta, as the CLI adds it
+    std::string summary;
+    written = report::WriteRunFolder(r, out, WallNs(), &summary,
+                                     analysis::RunExtras(run->summaries), &exported);
   }
-  ThrowIfError(st, false);
-  return final_str;
+  ThrowIfError(written.status(), false);
+  ThrowIfError(exported, false);  // the folder stands; a copy of it elsewhere failed
+  return *written;
 }
 
 struct Request {

@@ -234,7 +234,7 @@ def test_write_is_the_clis_run_folder(tmp_path: Path) -> None:
             "critical_path.trace.json"} <= names
     assert [p for p in os.listdir(tmp_path) if "partial" in p] == []
     # A folder that holds a run is refused, and left as it was; overwrite replaces it.
-    with pytest.raises(trainprof.TrainprofError, match="holds files"):
+    with pytest.raises(trainprof.TrainprofError, match="holds an earlier run"):
         a.write(tmp_path / "run")
     assert set(os.listdir(out)) == names
     (tmp_path / "run" / "mine.txt").write_text("x")

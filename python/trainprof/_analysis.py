@@ -147,9 +147,10 @@ class Analysis:
     def write(self, dir: PathLike, overwrite: bool = False) -> str:
         """Writes the run folder as `trainprof analyze` does (report.json, report.html,
         summary.txt, one CSV per table, critical_path.trace.json with critical_path) into
-        `dir`, and returns its absolute path. The files are written beside it first and the
-        folder renamed into place when all are written, so a failure leaves nothing at `dir`.
-        A `dir` holding files is refused (trainprof.TrainprofError) unless `overwrite`."""
+        `dir`, and returns its absolute path, with the CLI's writer: the files are written
+        beside it first and put in place when all are written, so a failure leaves `dir` as it
+        was. A `dir` holding an earlier run is refused (trainprof.TrainprofError) unless
+        `overwrite`, which replaces that run's files (other files stay, as with the CLI)."""
         return str(self._core.write(os.fspath(dir), overwrite))
 
     def __repr__(self) -> str:

@@ -110,16 +110,15 @@ namespace {
 // `record`: add the run to the run history (analyze; a diff is not a run).
 // `json`: where --format json collects the report (several runs print one array), else null.
 int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* json = nullptr,
-         const Options::Output* out = nullptr, const std::vector<report::ExtraFile>& extra = {}) {
-  report::StampMeta(r, NowNs());
-  auto dir = report::CreateRunDir(out != nullptr ? *out : f.out, NowNs());
+         const Options::Output* out = nullptr, const report::ExtrasFor& extras = {}) {
+  std::string summary;
+  Status exported;
+  auto dir = report::WriteRunFolder(r, out != nullptr ? *out : f.out, NowNs(), &summary, extras,
+                                    &exported);
   if (!dir.ok()) {
     fmt::print(stderr, "trainprof: {}\n", dir.status().message());
     return kExitNoOutput;
   }
-  r.AddMeta("run_dir", *dir);
-  std::string summary;
-  Status w = report::WriteReportFiles(r, *dir, out != nullptr ? *out : f.out, &summary, extra);
   if (f.format == "json" && json != nullptr) {
     *json += (json->empty() ? "" : ",\n") + report::RenderJsonString(r);
   } else if (f.format == "json") {
@@ -128,8 +127,8 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
     fmt::print("{}", summary);
     fmt::print("\nReports written to {}/ (report.html, summary.txt, report.json, *.csv)\n", *dir);
   }
-  if (!w.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", w.message());
+  if (!exported.ok()) {  // the run folder stands; a copy of it elsewhere failed
+    fmt::print(stderr, "trainprof: {}\n", exported.message());
     return kExitNoOutput;
   }
   return record ? RecordRun(r, *dir, f.db, f.format == "json") : kExitOk;
@@ -144,19 +143,7 @@ int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& 
 int EmitRun(analysis::RunResult& run, const AnalyzeFlags& f, const Options::Output& out,
             std::string* json) {
   report::Report& r = run.report;
-  // critical_path.trace.json goes where Emit creates the run folder (its meta run_dir).
-  std::vector<report::ExtraFile> extra;
-  if (run.summaries.options.critical_path) {
-    extra.push_back(
-        {"critical_path.trace.json", [&r, &run]() -> Status {
-           const report::Value* dir = r.FindMeta("run_dir");
-           if (dir == nullptr || !std::holds_alternative<std::string>(*dir))
-             return InvalidArgument("critical_path.trace.json: the run folder is not known");
-           return analysis::CriticalPathTraceFile(run.summaries, std::get<std::string>(*dir))
-               .write();
-         }});
-  }
-  const int code = Emit(r, f, /*record=*/true, json, &out, extra);
+  const int code = Emit(r, f, /*record=*/true, json, &out, analysis::RunExtras(run.summaries));
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)

@@ -132,4 +132,20 @@ Status ClaimRunDir(const std::string& dir, bool overwrite, bool fresh) {
   return RemoveRunFiles(dir, /*keep_lock=*/true);
 }
 
+bool HoldsEarlierRun(const std::string& dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir) / ".trainprof.lock", ec) || HoldsRun(dir);
+}
+
+void ReleaseRunDir(const std::string& dir) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(dir, ec);
+  const std::string key = ec ? dir : canonical.string();
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = HeldLocks().find(key);
+  if (it == HeldLocks().end()) return;
+  close(it->second);
+  HeldLocks().erase(it);
+}
+
 }  // namespace trainprof::report

@@ -20,4 +20,12 @@ namespace trainprof::report {
 // pid; it holds an earlier run and `overwrite` is off; a file could not be removed or created.
 Status ClaimRunDir(const std::string& dir, bool overwrite, bool fresh);
 
+// Lets go of `dir`'s lock, held by this process through ClaimRunDir (a folder not held: nothing),
+// once its run is complete: its lock file stays and marks the folder as holding a run.
+void ReleaseRunDir(const std::string& dir);
+
+// Whether `dir` holds an earlier run (its lock file, report.json, summary.txt or trace.json):
+// what ClaimRunDir refuses without `overwrite`.
+bool HoldsEarlierRun(const std::string& dir);
+
 }  // namespace trainprof::report

@@ -54,7 +54,7 @@ std::vector<RunWriter>& RunWriters() {
   return kRunWriters;
 }
 
-Status WriteReportFiles(const Report& r, const std::string& dir, const Options::Output& output,
+Status WriteFolderFiles(const Report& r, const std::string& dir, const Options::Output& output,
                         std::string* summary, const std::vector<ExtraFile>& extra) {
   std::ostringstream text;
   TerminalRenderer().Render(r, text);
@@ -69,8 +69,21 @@ Status WriteReportFiles(const Report& r, const std::string& dir, const Options::
     Status s = e.write();
     if (!s.ok() && first.ok()) first = std::move(s);
   }
-  RunPhase(WritePhase::kExport, files, first);
   return first;
+}
+
+Status RunExporters(const Report& r, const std::string& dir, const Options::Output& output,
+                    const std::string& summary) {
+  Status first = Status::Ok();
+  RunPhase(WritePhase::kExport, RunFiles{r, dir, output, summary}, first);
+  return first;
+}
+
+Status WriteReportFiles(const Report& r, const std::string& dir, const Options::Output& output,
+                        std::string* summary, const std::vector<ExtraFile>& extra) {
+  Status first = WriteFolderFiles(r, dir, output, summary, extra);
+  Status exported = RunExporters(r, dir, output, *summary);
+  return first.ok() ? exported : first;
 }
 
 Status ExportRun(const Report& r, const std::string& dir, const Options::Output& output,

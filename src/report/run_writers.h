@@ -57,6 +57,31 @@ struct ExtraFile {
 Status WriteReportFiles(const Report& r, const std::string& dir, const Options::Output& output,
                         std::string* summary, const std::vector<ExtraFile>& extra = {});
 
+// The files only the caller can write, for the folder `dir` they are written into.
+using ExtrasFor = std::function<std::vector<ExtraFile>(const std::string& dir)>;
+
+// The run folder of `r`, written whole or not at all (run_folder_writer.cc): every file goes
+// into a folder beside the final one (<final>.partial-<pid>-<n>), which takes the final name
+// once all are written. The final folder is output.run_dir, else a new
+// <dir>/<UTC time>-<name>[-N]. A run_dir holding an earlier run is refused before anything is
+// written unless output.overwrite; then that run's files are replaced by the new ones (other
+// files stay). `r` gets its meta stamped (StampMeta) and run_dir, the final folder; *summary
+// the terminal text. The exporters (an MLflow store, a TensorBoard log dir) run on the folder
+// once it is in place; their first error goes to *exported (which may be null), and the folder
+// stays. Returns the final folder. Errors name the folder; after one, the final folder is as it
+// was and no partial folder is left.
+StatusOr<std::string> WriteRunFolder(Report& r, const Options::Output& out, int64_t unix_ns,
+                                     std::string* summary, const ExtrasFor& extras = {},
+                                     Status* exported = nullptr);
+
+// The two halves of WriteReportFiles: the folder's own files (the main and side writers, then
+// `extra`), and the exporters, which copy a written folder elsewhere. Errors: as
+// WriteReportFiles'.
+Status WriteFolderFiles(const Report& r, const std::string& dir, const Options::Output& output,
+                        std::string* summary, const std::vector<ExtraFile>& extra);
+Status RunExporters(const Report& r, const std::string& dir, const Options::Output& output,
+                    const std::string& summary);
+
 // `trainprof export`: the exporters alone (those enabled in `output`) on a finished run folder
 // whose report is `r` (its summary.txt is read when present). Errors: the first exporter that
 // failed; none enabled (InvalidArgument).

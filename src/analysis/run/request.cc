@@ -48,4 +48,12 @@ report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& d
           }};
 }
 
+report::ExtrasFor RunExtras(const Summaries& s) {
+  return [&s](const std::string& dir) {
+    std::vector<report::ExtraFile> extra;
+    if (s.options.critical_path) extra.push_back(CriticalPathTraceFile(s, dir));
+    return extra;
+  };
+}
+
 }  // namespace trainprof::analysis

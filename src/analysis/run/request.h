@@ -44,4 +44,8 @@ using ModelHook = std::function<void(size_t file, const trace::TraceModel&, cons
 // one clock. `s` must outlive the returned writer.
 report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& dir);
 
+// The files a run folder of `s` gets beyond the report's own (critical_path.trace.json with
+// --critical-path), for report::WriteRunFolder. `s` must outlive the writing.
+report::ExtrasFor RunExtras(const Summaries& s);
+
 }  // namespace trainprof::analysis
