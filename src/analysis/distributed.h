@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "analysis/collectives.h"
-#include "analysis/findings.h"
 #include "analysis/rank_analysis.h"
+#include "analysis/rank_parts.h"
 #include "report/report.h"
 
 namespace trainprof::analysis {

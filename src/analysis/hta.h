@@ -23,17 +23,6 @@
 
 namespace trainprof::analysis {
 
-struct HtaOptions {
-  bool hta_compat = false;
-  // HTA drops the last step only when the traces hold at least two distinct ProfilerStep names
-  // (counted over all ranks); the caller counts them.
-  bool compat_drop_last_step = true;
-  int64_t consecutive_kernel_delay_ns = 30'000;  // idle gaps shorter than this: kernel wait
-  int64_t runtime_cutoff_ns = 50'000;            // launches longer: runtime outliers
-  int64_t launch_delay_cutoff_ns = 100'000;      // launch delays longer: delay outliers
-  int top_kernels = 10;                          // kernels listed per type, the rest "others"
-};
-
 struct Temporal {
   int64_t idle_ns = 0, compute_ns = 0, non_compute_ns = 0, span_ns = 0;  // HTA's "kernel_time"
   double pct(int64_t v) const { return span_ns > 0 ? 100.0 * v / span_ns : 0; }
@@ -98,9 +87,5 @@ std::vector<KernelStats> GpuKernelBreakdown(const HtaEvents& e, const HtaOptions
 // Percent of communication time overlapped by computation; nullopt without communication.
 std::optional<double> CommCompOverlap(const HtaEvents& e);
 LaunchStats CudaKernelLaunchStats(const HtaEvents& e, const HtaOptions& o);
-
-// HTA 0.6.1's kernel-type rule on names (anchored regexes; "OTHER" for names containing Sync).
-// Returns -1 for OTHER.
-int HtaKernelType(std::string_view name);
 
 }  // namespace trainprof::analysis

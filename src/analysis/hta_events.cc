@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "analysis/hta.h"
 #include "analysis/kernel_class.h"
 
 namespace trainprof::analysis {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "analysis/intervals.h"
@@ -17,10 +18,23 @@
 
 namespace trainprof::analysis {
 
-struct HtaOptions;
+// The options of HTA's breakdowns (hta.h), here where the event selections read them.
+struct HtaOptions {
+  bool hta_compat = false;
+  // HTA drops the last step only when the traces hold at least two distinct ProfilerStep names
+  // (counted over all ranks); the caller counts them.
+  bool compat_drop_last_step = true;
+  int64_t consecutive_kernel_delay_ns = 30'000;  // idle gaps shorter than this: kernel wait
+  int64_t runtime_cutoff_ns = 50'000;            // launches longer: runtime outliers
+  int64_t launch_delay_cutoff_ns = 100'000;      // launch delays longer: delay outliers
+  int top_kernels = 10;                          // kernels listed per type, the rest "others"
+};
 
 inline constexpr int64_t kNoLaunch = std::numeric_limits<int64_t>::min();
 inline constexpr int kHtaOtherType = -1;  // HTA's OTHER: neither analysed nor counted as compute
+// HTA 0.6.1's kernel-type rule on names (anchored regexes; "OTHER" for names containing Sync),
+// the compat selection's (hta.cc). Returns kHtaOtherType for OTHER.
+int HtaKernelType(std::string_view name);
 
 // Event times as a selection sees them: exact, or (--hta-compat) rounded to whole µs as HTA
 // does, start up and end down, when any timestamp has a fraction. HTA holds times as float64 µs:

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "trace/kineto_reader.h"
+#include "trace/input_kind.h"
 #include "trace/trace_files.h"
 
 namespace trainprof::trace {
@@ -219,7 +219,7 @@ const StatusOr<TraceModel>& CaptureCache::Get(const std::string& path) {
     if (!slot) slot = std::make_unique<Entry>();
     e = slot.get();
   }
-  std::call_once(e->once, [&] { e->model.emplace(ReadTraceFile(path, ReadOptions{})); });
+  std::call_once(e->once, [&] { e->model.emplace(ReadInput(path, ReadOptions{})); });
   return *e->model;
 }
 

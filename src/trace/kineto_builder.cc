@@ -10,7 +10,7 @@
 #include "base/radix_sort.h"
 #include "base/text.h"
 #include "trace/devices.h"
-#include "trace/kineto_reader.h"
+#include "trace/read_options.h"
 
 namespace trainprof::trace {
 

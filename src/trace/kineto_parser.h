@@ -18,7 +18,9 @@
 #include "trace/byte_source.h"
 #include "trace/json_scanner.h"
 #include "trace/kineto_builder.h"
-#include "trace/kineto_reader.h"
+#include "trace/read_options.h"
+#include "trace/trace_model.h"
+#include "trainprof/status.h"
 
 namespace trainprof::trace {
 

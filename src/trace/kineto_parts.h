@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "trace/byte_source.h"
-#include "trace/kineto_reader.h"
+#include "trace/read_options.h"
+#include "trace/trace_model.h"
+#include "trainprof/status.h"
 
 namespace trainprof::trace {
 
