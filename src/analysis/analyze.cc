@@ -13,7 +13,7 @@
 #include "analysis/critical_path_report.h"
 #include "analysis/distributed.h"
 #include "analysis/findings.h"
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 #include "base/parallel.h"
 #include "base/text.h"
 

@@ -28,9 +28,10 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
 
 // The report from the ranks' infos and analyses (same order): all it needs once the models are
 // gone, so `trainprof merge` builds it from summaries (rank_summary.h). With more than
-// kInlineRanks ranks (views.h) per-rank detail tables are csv_only; `stream_rank_tables` has
-// their rows made rank by rank as their CSVs are written, from `analyses`, which must then
-// outlive every writing of the report (peak memory independent of the number of ranks).
+// kInlineRanks ranks (sections/sections.h) per-rank detail tables are csv_only;
+// `stream_rank_tables` has their rows made rank by rank as their CSVs are written, from `analyses`,
+// which must then outlive every writing of the report (peak memory independent of the number of
+// ranks).
 report::Report BuildAnalyzeReport(const std::vector<RankInfo>& ranks,
                                   const std::vector<RankAnalysis>& analyses,
                                   const AnalyzeOptions& o, const std::string& input,

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "analysis/critical_path.h"
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

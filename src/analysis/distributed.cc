@@ -6,7 +6,7 @@
 #include <map>
 
 #include "analysis/intervals.h"
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 #include "base/stats.h"
 
 namespace trainprof::analysis {

@@ -9,7 +9,7 @@
 
 #include "analysis/distributed.h"
 #include "analysis/op_tree.h"
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 #include "report/format.h"
 
 namespace trainprof::analysis {

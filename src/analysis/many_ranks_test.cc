@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/analyze.h"
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 #include "report/csv.h"
 #include "report/html.h"
 #include "report/json.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

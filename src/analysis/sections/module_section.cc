@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

@@ -1,7 +1,7 @@
 // The sections of `trainprof analyze`'s report: one function per section, each in a
-// `*_section.cc` file beside the analysis it shows (or in the analysis's own file where it is a
-// few lines), all called in order from the list in analyze.cc. A new view is a new
-// file with one `AddXxxSection` and one line in that list (docs/architecture.md).
+// `*_section.cc` file of this folder (the distributed view, critical path and recommendations
+// keep theirs in their analysis's file), all called in order from the list in analyze.cc. A new
+// view is a new file with one `AddXxxSection` and one line in that list (docs/architecture.md).
 //
 //   void AddThingSection(const AnalyzeInput& in, report::Report& r) {
 //     report::Section& s = r.AddSection("thing", "Thing view");
@@ -129,7 +129,7 @@ void AddMemorySection(const AnalyzeInput& in, report::Report& r);    // memory_s
 void AddCategorySection(const AnalyzeInput& in, report::Report& r);  // category_section.cc
 void AddMfuSection(const AnalyzeInput& in, report::Report& r);       // mfu_section.cc
 void AddRooflineSection(const AnalyzeInput& in, report::Report& r);  // roofline_section.cc
-void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r);  // memcpy_bandwidth.cc
+void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r);  // memcpy_section.cc
 void AddDistributedView(const AnalyzeInput& in, report::Report& r);         // distributed.cc
 void AddCriticalPathView(const AnalyzeInput& in, report::Report& r);  // critical_path_report.cc
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);  // findings.cc

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 #include "base/text.h"
 
 namespace trainprof::analysis {

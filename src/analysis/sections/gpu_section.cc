@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

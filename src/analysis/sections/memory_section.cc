@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "analysis/findings.h"
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

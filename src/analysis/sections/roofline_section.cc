@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 

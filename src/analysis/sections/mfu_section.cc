@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "analysis/views.h"
+#include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 
