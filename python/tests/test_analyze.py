@@ -99,6 +99,20 @@ def test_the_cli_and_python_give_one_report(tmp_path: Path, kind: str) -> None:
         assert any("config.json" in d["message"] for d in again.diagnostics)
 
 
+def test_a_memory_snapshot_is_analysed_as_the_cli_does(tmp_path: Path) -> None:
+    # Told by its bytes: a torch.cuda.memory._snapshot() pickle under any name is read through
+    # the same driver, and gives the CLI's report.
+    snap = tmp_path / "memory.bin"
+    snap.write_bytes((ROOT / "tests/data/snapshots/torch2.11_h200_transformer.pickle").read_bytes())
+    a = trainprof.analyze(snap)
+    ours = a.to_dict()
+    theirs = cli_report(snap)
+    assert ours["kind"] == theirs["kind"] == "snapshot"
+    assert ours["sections"] == theirs["sections"]
+    assert a.ranks == [] and a.files == [str(snap)]
+    assert len(a.tables) > 0 and len(a.table(a.tables[0][1])) > 0
+
+
 def test_tables_are_typed_frames_in_seconds() -> None:
     a = trainprof.analyze(SMALL, hta_compat=True)
     report = a.to_dict()

@@ -29,8 +29,6 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
   std::string db;             // run history (--db)
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
-  double from_s = std::numeric_limits<double>::quiet_NaN();  // --from (snapshots); NaN: none
-  double to_s = std::numeric_limits<double>::quiet_NaN();    // --to
 };
 
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).

@@ -59,19 +59,12 @@ StatusOr<std::vector<snapshot::DeviceMemory>> Analyse(const std::string& path,
 }
 
 int AnalyzeOne(const std::string& path, const AnalyzeFlags& f, const Options::Output& out) {
-  const snapshot::SnapshotOptions o = ToSnapshotOptions(f);
-  snapshot::SnapshotModel m;
-  auto devices = Analyse(path, o, &m);
-  if (!devices.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", devices.status().message());
+  StatusOr<report::Report> r = analysis::SnapshotReport(path, f);
+  if (!r.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", r.status().message());
     return kExitBadInput;
   }
-  report::Report r;
-  r.kind = "snapshot";
-  r.title = fmt::format("trainprof analyze: {}", path);
-  r.AddMeta("input", path);
-  snapshot::AddSnapshotSections(m, *devices, o, r);
-  return EmitReport(r, f, out);
+  return EmitReport(*r, f, out);
 }
 
 }  // namespace

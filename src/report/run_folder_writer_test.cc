@@ -19,7 +19,7 @@ Report Tiny() {
   return r;
 }
 
-std::vector<std::string> Names(const std::string& dir) {
+std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
@@ -43,7 +43,7 @@ TEST(WriteRunFolder, ANewFolderGetsEveryFileAndTheMeta) {
   EXPECT_EQ(*dir, root + "/19700101T000000Z-analyze");
   EXPECT_TRUE(fs::exists(*dir + "/report.json"));
   EXPECT_TRUE(fs::exists(*dir + "/extra.txt"));  // written into the folder being written
-  EXPECT_EQ(Names(root), std::vector<std::string>{"19700101T000000Z-analyze"});  // no partial
+  EXPECT_EQ(Entries(root), std::vector<std::string>{"19700101T000000Z-analyze"});  // no partial
   EXPECT_NE(r.FindMeta("trainprof_version"), nullptr);
   EXPECT_EQ(std::get<std::string>(*r.FindMeta("run_dir")), *dir);
   EXPECT_NE(summary.find("Overview"), std::string::npos);
@@ -60,7 +60,7 @@ TEST(WriteRunFolder, AFailureLeavesNothingBehind) {
   });
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.status().message(), "disk full");
-  EXPECT_TRUE(Names(root).empty());
+  EXPECT_TRUE(Entries(root).empty());
 }
 
 TEST(WriteRunFolder, AnEarlierRunIsKeptUnlessReplacedAndOtherFilesStay) {
@@ -91,7 +91,7 @@ TEST(WriteRunFolder, AnEarlierRunIsKeptUnlessReplacedAndOtherFilesStay) {
   EXPECT_FALSE(fs::exists(run + "/stale.csv"));  // the earlier run's files went
   EXPECT_TRUE(fs::exists(run + "/notes.md"));    // what is not a run's file stays
   EXPECT_TRUE(fs::exists(run + "/report.json"));
-  for (const std::string& n : Names(fs::path(run).parent_path().string()))
+  for (const std::string& n : Entries(fs::path(run).parent_path().string()))
     EXPECT_EQ(n.find("partial"), std::string::npos) << n;
 }
 

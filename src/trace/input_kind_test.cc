@@ -17,7 +17,7 @@ constexpr std::string_view kTrace =
     "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, "
     "\"tid\": 2, \"ts\": 10, \"dur\": 5}], \"distributedInfo\": {\"rank\": 3}}";
 
-std::string Write(const std::string& dir, const std::string& name, std::string_view data) {
+std::string WriteInput(const std::string& dir, const std::string& name, std::string_view data) {
   const std::string p = dir + "/" + name;
   std::ofstream(p, std::ios::binary) << data;
   return p;
@@ -28,17 +28,17 @@ std::string Pickle(char protocol) { return std::string("\x80") + protocol + "}q\
 
 TEST(InputKind, ToldByTheBytesNotTheName) {
   const std::string dir = testutil::FreshTempDir();
-  EXPECT_EQ(SniffInput(Write(dir, "trace.txt", kTrace)), InputKind::kKinetoJson);
-  EXPECT_EQ(SniffInput(Write(dir, "x.bin", testutil::GzipText(std::string(kTrace)))),
+  EXPECT_EQ(SniffInput(WriteInput(dir, "trace.txt", kTrace)), InputKind::kKinetoJson);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "x.bin", testutil::GzipText(std::string(kTrace)))),
             InputKind::kKinetoJson);
-  EXPECT_EQ(SniffInput(Write(dir, "bom.json", "\xEF\xBB\xBF \n[{\"ph\": \"X\"}]")),
+  EXPECT_EQ(SniffInput(WriteInput(dir, "bom.json", "\xEF\xBB\xBF \n[{\"ph\": \"X\"}]")),
             InputKind::kKinetoJson);
-  EXPECT_EQ(SniffInput(Write(dir, "snap.json", Pickle('\x04'))), InputKind::kMemorySnapshot);
-  EXPECT_EQ(SniffInput(Write(dir, "snap.pickle", Pickle('\x02'))), InputKind::kMemorySnapshot);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "snap.json", Pickle('\x04'))), InputKind::kMemorySnapshot);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "snap.pickle", Pickle('\x02'))), InputKind::kMemorySnapshot);
   // Neither kind: text, an empty file, a pickle byte with no protocol after it, no file.
-  EXPECT_EQ(SniffInput(Write(dir, "notes.json", "hello")), InputKind::kUnknown);
-  EXPECT_EQ(SniffInput(Write(dir, "empty.json", "")), InputKind::kUnknown);
-  EXPECT_EQ(SniffInput(Write(dir, "short.pkl", "\x80")), InputKind::kUnknown);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "notes.json", "hello")), InputKind::kUnknown);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "empty.json", "")), InputKind::kUnknown);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "short.pkl", "\x80")), InputKind::kUnknown);
   EXPECT_EQ(SniffInput(dir + "/missing"), InputKind::kUnknown);
 }
 
@@ -55,18 +55,19 @@ TEST(InputKind, EveryKindHasANameAndOnlyTimelinesARead) {
 
 TEST(InputKind, ReadInputReadsARenamedTraceAndRefusesASnapshot) {
   const std::string dir = testutil::FreshTempDir();
-  auto m = ReadInput(Write(dir, "rank0.trace.bin", testutil::GzipText(std::string(kTrace))), {});
+  auto m =
+      ReadInput(WriteInput(dir, "rank0.trace.bin", testutil::GzipText(std::string(kTrace))), {});
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->size(), 1u);
   EXPECT_EQ(m->rank, 3);
-  const std::string snap = Write(dir, "a.json", Pickle('\x04'));
+  const std::string snap = WriteInput(dir, "a.json", Pickle('\x04'));
   auto s = ReadInput(snap, {});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(
       s.status().message(),
       snap + ": a PyTorch memory snapshot, not a trace (trainprof analyze reads it on its own)");
   // No kind at all: the Kineto reader's error, naming the file and the byte.
-  auto bad = ReadInput(Write(dir, "bad.json", "hello"), {});
+  auto bad = ReadInput(WriteInput(dir, "bad.json", "hello"), {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(dir + "/bad.json: byte 0"), std::string::npos)
       << bad.status().message();
@@ -74,12 +75,13 @@ TEST(InputKind, ReadInputReadsARenamedTraceAndRefusesASnapshot) {
 
 TEST(InputKind, AFolderListsTracesByTheirBytes) {
   const std::string dir = testutil::FreshTempDir();
-  const std::string txt = Write(dir, "a_trace.txt", kTrace);
-  const std::string gz = Write(dir, "b_renamed.bin", testutil::GzipText(std::string(kTrace)));
-  const std::string broken = Write(dir, "c_broken.json", "not json");  // named: its error is said
-  Write(dir, "d_snapshot.json", Pickle('\x04'));                       // a snapshot, not a trace
-  Write(dir, "notes.txt", "just notes");
-  Write(dir, "report.json", "{}");  // trainprof's own report
+  const std::string txt = WriteInput(dir, "a_trace.txt", kTrace);
+  const std::string gz = WriteInput(dir, "b_renamed.bin", testutil::GzipText(std::string(kTrace)));
+  const std::string broken =
+      WriteInput(dir, "c_broken.json", "not json");    // named: its error is said
+  WriteInput(dir, "d_snapshot.json", Pickle('\x04'));  // a snapshot, not a trace
+  WriteInput(dir, "notes.txt", "just notes");
+  WriteInput(dir, "report.json", "{}");  // trainprof's own report
   auto files = ListTraceFiles(dir);
   ASSERT_TRUE(files.ok()) << files.status().message();
   EXPECT_EQ(*files, (std::vector<std::string>{txt, gz, broken}));

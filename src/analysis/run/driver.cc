@@ -85,6 +85,14 @@ StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
   if (paths.empty())
     return InvalidArgument("no trace given: name a trace file or a folder of traces");
   RunInputs in;
+  std::error_code ec;
+  if (paths.size() == 1 && std::filesystem::is_regular_file(paths[0], ec) &&
+      trace::SniffInput(paths[0]) == trace::InputKind::kMemorySnapshot) {
+    in.kind = trace::InputKind::kMemorySnapshot;
+    in.files = paths;
+    in.input = in.what = paths[0];
+    return in;
+  }
   for (const std::string& path : paths) {
     TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, trace::ListTraceRuns(path));
     if (listing.runs.size() > 1) {
@@ -166,6 +174,12 @@ StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInpu
 
 StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const AnalyzeRequest& r,
                                                 const RunHooks& hooks) {
+  if (in.kind == trace::InputKind::kMemorySnapshot) {
+    auto out = std::make_unique<RunResult>();
+    TRAINPROF_ASSIGN_OR_RETURN(out->report, SnapshotReport(in.files.at(0), r));
+    out->files = in.files;
+    return out;
+  }
   TRAINPROF_ASSIGN_OR_RETURN(ReadRunResult read, ReadRun(in, r, hooks));
   return ReportRun(std::move(read), in, r.steps);
 }

@@ -20,6 +20,7 @@
 #include "analysis/rank_summary.h"
 #include "analysis/run/request.h"
 #include "report/report.h"
+#include "trace/input_kind.h"
 #include "trace/trace_files.h"
 #include "trace/trace_model.h"
 #include "trainprof/status.h"
@@ -35,6 +36,8 @@ struct RunInputs {
   bool skip_unreadable = false;
   std::string input;  // the run as the report names it (meta input, the summaries' input)
   std::string what;   // the run as an error names it ("traces/ (8 files)")
+  // What the files are (trace/input_kind.h): timelines, or one memory snapshot.
+  trace::InputKind kind = trace::InputKind::kKinetoJson;
 };
 
 // The run `run` of a listing made from `path` (trace::ListTraceRuns): a folder's strays are its
@@ -42,7 +45,8 @@ struct RunInputs {
 RunInputs InputsOfListedRun(const trace::TraceListing& listing, size_t run,
                             const std::string& path);
 
-// The trace files of `paths` as one run: each path a file or a folder of one run's ranks.
+// The trace files of `paths` as one run: each path a file or a folder of one run's ranks; or
+// one memory snapshot pickle, told by its bytes (kind kMemorySnapshot).
 // Errors: a path that does not exist or holds no trace; a folder that holds several runs (the
 // message names them and ends with `one_run_why`, e.g. "diff compares one run with another").
 StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
@@ -88,9 +92,15 @@ struct RunResult {
 StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in,
                                                const std::string& steps_flag);
 
-// ReadRun, then ReportRun.
+// ReadRun, then ReportRun; for a memory snapshot, its report (SnapshotReport), with no
+// summaries.
 StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const AnalyzeRequest& r,
                                                 const RunHooks& hooks);
+
+// The report of a PyTorch memory snapshot pickle, as `trainprof analyze x.pickle` writes it:
+// its memory sections (r.top_kernels rows per table, the window r.from_s..r.to_s). Errors: the
+// snapshot reader's one line, naming the file.
+StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRequest& r);
 
 // A run's models, kept whole, and their analyses (diff, run --traces).
 struct LoadedRun {

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 std::string Small() { return testutil::SourceDir() + "/tests/data/traces/small_gpu"; }
 
 // `n` copies of the small trace as the ranks of one run, and a stray config.json beside them.
-std::string Ranks(int n) {
+std::string RankFolder(int n) {
   const std::string dir = testutil::FreshTempDir();
   for (int k = 0; k < n; ++k)
     fs::copy_file(Small() + "/rank0.json", fmt::format("{}/rank{}.json", dir, k));
@@ -32,7 +32,7 @@ std::string MetaOf(const report::Report& r, const std::string& key) {
 }
 
 TEST(Driver, AnalyzeRunGivesTheReportWithItsFilesAndSkippedEntries) {
-  const std::string dir = Ranks(2);
+  const std::string dir = RankFolder(2);
   auto in = InputsOfOneRun({dir}, "reads one run");
   ASSERT_TRUE(in.ok()) << in.status().message();
   EXPECT_TRUE(in->skip_unreadable);
@@ -81,7 +81,7 @@ TEST(Driver, AFolderOfSeveralRunsIsRefusedNamingThem) {
 
 TEST(Driver, TheStepsMeetWhereTheFrontEndsStopAndStart) {
   // --summary-only stops after ReadRun; merge starts at ReportRun: the same report as one call.
-  const std::string dir = Ranks(2);
+  const std::string dir = RankFolder(2);
   auto in = InputsOfOneRun({dir}, "reads one run");
   ASSERT_TRUE(in.ok());
   auto read = ReadRun(*in, {}, {});

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct AnalyzeRequest {
   std::vector<std::string> capture_traces;       // --capture-trace: graph capture traces
   std::optional<std::string> critical_path;      // --critical-path's value; absent: not asked
   bool allow_data_errors = false;  // a data error is not a failure (the front end's to judge)
+  // Memory snapshots: the window, in seconds after the history's first event (--from, --to;
+  // NaN: none). CLI flags only: `from` is a word Python keeps for itself.
+  double from_s = std::numeric_limits<double>::quiet_NaN();
+  double to_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The analyses' options. Errors: none; values were checked where they were given.
