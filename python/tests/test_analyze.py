@@ -55,6 +55,16 @@ def test_the_report_is_the_clis(tmp_path: Path) -> None:
     assert ours["meta"]["trainprof_version"] == trainprof.__version__
 
 
+def _rank_copies(runs: Path, n: int, name: str) -> Path:
+    """`n` copies of the small trace in `runs`, as ranks 0..n-1 of one job, named name.format(k)."""
+    trace = json.loads((SMALL / "rank0.json").read_text())
+    runs.mkdir()
+    for k in range(n):
+        trace["distributedInfo"].update({"rank": k, "world_size": n})
+        (runs / name.format(k)).write_text(json.dumps(trace))
+    return runs
+
+
 def _inputs(tmp_path: Path, kind: str) -> Path:
     """One input of each shape a user gives: a folder, a file, a trace under another name
     (told by its bytes), gzip'd and renamed, and a folder of several ranks with a stray."""
@@ -71,12 +81,7 @@ def _inputs(tmp_path: Path, kind: str) -> Path:
         out = tmp_path / "rank0.trace.bin"
         out.write_bytes(gzip.compress((SMALL / "rank0.json").read_bytes()))
         return out
-    trace = json.loads((SMALL / "rank0.json").read_text())
-    runs = tmp_path / "ranks"
-    runs.mkdir()
-    for k in range(3):
-        trace["distributedInfo"].update({"rank": k, "world_size": 3})
-        (runs / f"worker{k}.trace").write_text(json.dumps(trace))
+    runs = _rank_copies(tmp_path / "ranks", 3, "worker{}.trace")
     (runs / "config.json").write_text('{"lr": 0.1}')  # a stray: skipped, and said
     return runs
 
@@ -260,12 +265,7 @@ def test_many_ranks_tables_come_from_the_summaries(tmp_path: Path) -> None:
     # Ten ranks: above eight the per-rank tables are in their CSV only (report.json names the
     # file), and table() makes their rows from the summaries when asked: the same rows, rank
     # by rank, as the CSV the CLI and write() stream.
-    trace = json.loads((SMALL / "rank0.json").read_text())
-    runs = tmp_path / "ranks"
-    runs.mkdir()
-    for k in range(10):
-        trace["distributedInfo"].update({"rank": k, "world_size": 10})
-        (runs / f"rank{k}.json").write_text(json.dumps(trace))
+    runs = _rank_copies(tmp_path / "ranks", 10, "rank{}.json")
     a = trainprof.analyze(runs)
     assert a.ranks == list(range(10))
     theirs = cli_report(runs)
