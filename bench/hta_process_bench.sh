@@ -5,7 +5,7 @@
 # kernels, comm/comp overlap, kernel launch stats; visualize off). HTA and each trainprof
 # binary in turn, REPEATS times; medians of wall time (nanosecond clock) and of peak RSS (from
 # /usr/bin/time), and HTA's time over each binary's. HTA's import (pandas, plotly) is part of
-# its process, as trainprof's start is of ours. docs/performance.md (issue 39) holds figures.
+# its process, as trainprof's start is of ours. docs/perf-log/reader-and-analyze.md (issue 39) holds figures.
 #   bench/hta_process_bench.sh HTA_PYTHONPATH REPEATS "TRAINPROF_BIN..." TRACE_DIR...
 set -euo pipefail
 HTA_PATH=$1 N=$2

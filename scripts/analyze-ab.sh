@@ -1,7 +1,7 @@
 #!/bin/bash
 # Usage: [AB_ARGS="--threads 1"] scripts/analyze-ab.sh BASE_BINARY NEW_BINARY TRACE [RUNS]
 # Times `trainprof analyze TRACE` of two builds, interleaved so that the machine's load falls on
-# both alike (docs/performance.md: the cost of analyze's views).
+# both alike (docs/perf-log/analyze-views.md: the cost of analyze's views).
 # Alternates two trainprof binaries N times on one trace (fresh run folder each time); prints, per binary,
 # the median and minimum of wall time and of CPU time (task-clock), in ms.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times `trainprof analyze` (whole process) of two builds on the same inputs, interleaved, and
 # prints the median wall time, JSON rate and peak RSS of each; then checks that both wrote the
-# same report.json (without its "meta" member). docs/performance.md (issue 39) holds the figures.
+# same report.json (without its "meta" member). docs/perf-log/reader-and-analyze.md (issue 39) holds the figures.
 #   scripts/reader-ab.sh BASE_BIN NEW_BIN REPEATS INPUT...
 set -euo pipefail
 BASE=$1 NEW=$2 N=$3
