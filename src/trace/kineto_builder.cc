@@ -10,6 +10,7 @@
 #include "base/radix_sort.h"
 #include "base/text.h"
 #include "trace/devices.h"
+#include "trace/model_finish.h"
 #include "trace/read_options.h"
 
 namespace trainprof::trace {
@@ -416,15 +417,11 @@ TraceModel EventBuilder::Finish() {
   if (!distributed_info_.empty()) ReadTopValue("distributedInfo", distributed_info_);
   if (!device_properties_.empty()) ReadTopValue("deviceProperties", device_properties_);
   if (!host_name_.empty()) m_.host_name = host_name_;
-  ResolveRank();
+  NameRank(m_, name_);
   ApplyBaseTime();
-  std::stable_sort(m_.memory_events.begin(), m_.memory_events.end(),
-                   [](const MemoryEvent& a, const MemoryEvent& b) { return a.ts_ns < b.ts_ns; });
   ReportCounts();
   CheckFlows();
-  PeaksFromDeltas();
-  ResolveDevices(m_, name_);
-  m_.LinkLaunches();
+  FinishModel(m_, name_, std::move(memory_deltas_));
   return std::move(m_);
 }
 
@@ -444,22 +441,6 @@ void EventBuilder::ApplyBaseTime() {
   m_.ts_ns.Shift(*base);
   for (MemoryDelta& d : memory_deltas_) d.ts_ns += *base;
   for (MemoryEvent& e : m_.memory_events) e.ts_ns += *base;
-}
-
-void EventBuilder::ResolveRank() {
-  if (!m_.rank_source.empty()) return;
-  size_t slash = name_.find_last_of('/');
-  int64_t r = RankFromFileName(slash == std::string::npos ? name_ : name_.substr(slash + 1));
-  if (r >= 0) {
-    m_.rank = r;
-    m_.rank_source = "file name";
-    return;
-  }
-  m_.rank = 0;
-  m_.rank_source = "default";
-  m_.AddDiagnostic(
-      base::DiagnosticId::kRankUnknown, 1,
-      fmt::format("{}: no rank in distributedInfo or the file name; taken as rank 0", name_));
 }
 
 void EventBuilder::ReportCounts() {
@@ -541,28 +522,5 @@ void EventBuilder::CheckFlows() {
 // Devices whose [memory] events carry only Bytes deltas: the allocated curve is their running
 // sum in time order, from 0 at the trace's start, and its peak is the device's peak. Devices
 // with Total Allocated keep that.
-void EventBuilder::PeaksFromDeltas() {
-  std::stable_sort(memory_deltas_.begin(), memory_deltas_.end(),
-                   [](const MemoryDelta& a, const MemoryDelta& b) { return a.ts_ns < b.ts_ns; });
-  std::map<int64_t, std::pair<int64_t, int64_t>> curve;  // device -> (now, peak)
-  for (const MemoryDelta& d : memory_deltas_) {
-    auto& [now, peak] = curve[d.device];
-    now += d.bytes;
-    peak = std::max(peak, now);
-  }
-  auto& peaks = m_.peak_allocated_bytes;
-  for (const auto& entry : curve) {
-    const int64_t dev = entry.first;
-    if (std::any_of(peaks.begin(), peaks.end(), [dev](const auto& p) { return p.first == dev; }))
-      continue;
-    peaks.emplace_back(dev, entry.second.second);
-    m_.AddDiagnostic(
-        base::DiagnosticId::kMemoryFromDeltas, 1,
-        fmt::format("{}: the {} memory peak was rebuilt from the [memory] events' Bytes changes "
-                    "(the trace has no Total Allocated): it counts from the trace's start, so "
-                    "memory allocated before profiling began is not in it",
-                    name_, dev < 0 ? std::string("CPU") : fmt::format("GPU {}", dev)));
-  }
-}
 
 }  // namespace trainprof::trace

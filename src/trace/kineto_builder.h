@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "trace/json_scanner.h"
+#include "trace/model_finish.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::trace {
@@ -70,10 +71,8 @@ class EventBuilder {
   uint32_t TrackOf(const Track& t);
   void ReadTopValue(std::string_view key, std::string_view text);
   void ApplyBaseTime();
-  void ResolveRank();
   void ReportCounts();
   void CheckFlows();
-  void PeaksFromDeltas();
 
   std::string name_;
   TraceModel m_;
@@ -87,9 +86,6 @@ class EventBuilder {
   // By "name:detail", so the diagnostics come out in the order of their names.
   std::map<std::string, Counted> counts_;
   std::vector<int64_t> flow_starts_, flow_ends_;
-  struct MemoryDelta {
-    int64_t device, ts_ns, bytes;
-  };
   std::vector<MemoryDelta> memory_deltas_;  // [memory] events with Bytes but no Total Allocated
   struct TrackHash {
     size_t operator()(const Track& t) const {
