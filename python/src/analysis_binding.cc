@@ -307,13 +307,11 @@ analysis::AnalyzeRequest RequestOf(const py::dict& options) {
     const std::string key = py::str(k);
     const analysis::AnalyzeOption* o = analysis::FindAnalyzeOption(key);
     if (o == nullptr) {
-      std::vector<std::string> names;
-      for (const analysis::AnalyzeOption& x : analysis::AnalyzeOptionList())
-        names.emplace_back(x.keyword);
       const std::string near = analysis::NearestOption(key);
       throw py::type_error(fmt::format(
           "trainprof.analyze() got an unexpected keyword argument '{}'{} (it takes: {})", key,
-          near.empty() ? "" : fmt::format("; did you mean '{}'?", near), fmt::join(names, ", ")));
+          near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
+          fmt::join(analysis::AnalyzeOptionKeywords(), ", ")));
     }
     const auto value = ToOptionValue(*o, v);
     const Status s = value ? analysis::SetOption(*o, *value, r)

@@ -95,7 +95,7 @@ int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
     fmt::print(stderr, "trainprof: {}\n", w.message());
     return kExitNoOutput;
   }
-  auto run = analysis::ReportRun(std::move(*kept), in, f.steps);
+  auto run = analysis::ReportRun(std::move(*kept), in);
   if (!run.ok()) {
     fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;

@@ -67,18 +67,10 @@ int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs) {
   analysis::RunInputs in;
   for (const analysis::RankSummary& s : *summaries) in.files.push_back(s.info.path);
   std::sort(in.files.begin(), in.files.end());
-  // The run is named as the summaries name it when they agree, else by the folders given.
+  // The summaries' own input when they agree (CombineSummaries), else the folders given; the
+  // error names (in.what) follow from it.
   in.input = fmt::format("{}", fmt::join(dirs, ", "));
-  if (!summaries->empty() && std::ranges::all_of(*summaries, [&](const auto& s) {
-        return s.input == (*summaries)[0].input;
-      }))
-    in.input = (*summaries)[0].input;
-  f.path = in.input;
-  in.what =
-      in.files.size() == 1 ? in.files[0] : fmt::format("{} ({} files)", in.input, in.files.size());
-  if (!summaries->empty())
-    f.steps = (*summaries)[0].options.steps == analysis::StepsMode::kAll ? "all" : "complete";
-  auto run = analysis::ReportRun({std::move(*summaries), {}}, in, f.steps);
+  auto run = analysis::ReportRun({std::move(*summaries), {}}, in);
   if (!run.ok()) {
     fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;

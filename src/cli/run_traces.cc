@@ -84,11 +84,11 @@ std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const st
   in.files = files;
   in.skip_unreadable = true;
   const analysis::AnalyzeRequest req;  // analyze's defaults
-  auto run = analysis::LoadRun(in, req, {}, /*merge_processes=*/true);
-  if (run.ok()) {
-    for (const std::string& why : run->skipped)
-      Finding(r, report::Severity::kWarning, fmt::format("a trace was left out: {}", why));
-  } else {
+  std::vector<std::string> skipped;
+  auto run = analysis::LoadRun(in, req, {}, /*merge_processes=*/true, &skipped);
+  for (const std::string& why : skipped)
+    Finding(r, report::Severity::kWarning, fmt::format("a trace was left out: {}", why));
+  if (!run.ok()) {
     Finding(r, report::Severity::kError,
             fmt::format("the traces in {} could not be analysed: {}", dir, run.status().message()));
     return {};

@@ -4,10 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <limits>
 
+#include "analysis/run/snapshot_run.h"
 #include "snapshot/snapshot_section.h"
 #include "trace/input_kind.h"
 
@@ -15,13 +14,6 @@ namespace trainprof::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A snapshot by its first bytes (input_kind.h), whatever its name.
-bool IsSnapshotFile(const std::string& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) &&
-         trace::SniffInput(path) == trace::InputKind::kMemorySnapshot;
-}
 
 // The snapshot pickles below a folder, told by their bytes, sorted; symlinked folders are not
 // followed.
@@ -31,7 +23,7 @@ std::vector<std::string> SnapshotsIn(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) return out;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
-    if (IsSnapshotFile(it->path().string())) out.push_back(it->path().string());
+    if (trace::IsMemorySnapshot(it->path().string())) out.push_back(it->path().string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -40,14 +32,6 @@ std::vector<std::string> SnapshotsIn(const std::string& dir) {
 bool HasOtherInputs(const std::string& dir) {
   auto listing = trace::ListTraceRuns(dir);
   return listing.ok() && !listing->runs.empty();
-}
-
-snapshot::SnapshotOptions ToSnapshotOptions(const AnalyzeFlags& f) {
-  snapshot::SnapshotOptions o;
-  if (!std::isnan(f.from_s)) o.from_us = static_cast<int64_t>(std::llround(f.from_s * 1e6));
-  if (!std::isnan(f.to_s)) o.to_us = static_cast<int64_t>(std::llround(f.to_s * 1e6));
-  o.top = static_cast<size_t>(f.top_kernels);
-  return o;
 }
 
 // One snapshot read and analysed. Errors: the reader's one line.
@@ -80,7 +64,7 @@ void AddSnapshotOptions(CLI::App* sub, AnalyzeFlags* f) {
 
 bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code) {
   *code = kExitOk;
-  if (IsSnapshotFile(f.path)) {
+  if (trace::IsMemorySnapshot(f.path)) {
     *code = AnalyzeOne(f.path, f, f.out);
     return true;
   }
@@ -96,8 +80,8 @@ bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code) {
 }
 
 bool DiffSnapshotInputs(const AnalyzeFlags& f, const std::string& b_path, int* code) {
-  if (!IsSnapshotFile(f.path) && !IsSnapshotFile(b_path)) return false;
-  const snapshot::SnapshotOptions o = ToSnapshotOptions(f);
+  if (!trace::IsMemorySnapshot(f.path) && !trace::IsMemorySnapshot(b_path)) return false;
+  const snapshot::SnapshotOptions o = analysis::SnapshotOptionsOf(f);
   snapshot::SnapshotModel ma, mb;
   auto a = Analyse(f.path, o, &ma);
   auto b = a.ok() ? Analyse(b_path, o, &mb) : a;

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <array>
+#include <filesystem>
 #include <fstream>
 
 #include "trace/kineto_reader.h"
@@ -74,6 +75,12 @@ InputKind SniffInput(const std::string& path) {
   for (const InputFormat& f : kFormats)
     if (f.sniff(head)) return f.kind;
   return InputKind::kUnknown;
+}
+
+bool IsMemorySnapshot(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) &&
+         SniffInput(path) == InputKind::kMemorySnapshot;
 }
 
 StatusOr<TraceModel> ReadInput(const std::string& path, const ReadOptions& options) {

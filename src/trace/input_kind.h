@@ -46,6 +46,9 @@ const InputFormat* FindInputFormat(InputKind kind);
 // when none does, or the file cannot be opened.
 InputKind SniffInput(const std::string& path);
 
+// Whether `path` is a regular file that sniffs as a memory snapshot.
+bool IsMemorySnapshot(const std::string& path);
+
 // The file read by its kind's reader. A timeline of no kind the list knows (a file that cannot
 // be opened, an empty one, text that is not JSON) goes to the Kineto reader, whose error names
 // the file and the byte. Errors: that reader's; a kind that is not a timeline (naming it).

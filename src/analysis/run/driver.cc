@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/run/snapshot_run.h"
 #include "report/data_quality.h"
 #include "trace/process_merge.h"
 
@@ -26,8 +27,7 @@ std::string RunNames(const trace::TraceListing& listing) {
 
 // A trace with no event, or no step with anything in it, has no answer: the one-line error, or
 // "" when there is something to analyse.
-std::string NothingToAnalyse(const Summaries& s, const std::string& what,
-                             const std::string& steps_flag) {
+std::string NothingToAnalyse(const Summaries& s, const std::string& what) {
   size_t events = 0, steps = 0;
   for (const RankInfo& m : s.ranks) events += m.size();
   for (const RankAnalysis& a : s.analyses) steps += a.steps.steps.size();
@@ -38,9 +38,10 @@ std::string NothingToAnalyse(const Summaries& s, const std::string& what,
         what);
   }
   if (steps == 0) {
-    return fmt::format(
-        "{}: nothing to analyse: no step with events was kept{}", what,
-        steps_flag == "complete" ? " (every step lacks its GPU work; --steps all keeps them)" : "");
+    return fmt::format("{}: nothing to analyse: no step with events was kept{}", what,
+                       s.options.steps == StepsMode::kComplete
+                           ? " (every step lacks its GPU work; --steps all keeps them)"
+                           : "");
   }
   return "";
 }
@@ -85,9 +86,7 @@ StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
   if (paths.empty())
     return InvalidArgument("no trace given: name a trace file or a folder of traces");
   RunInputs in;
-  std::error_code ec;
-  if (paths.size() == 1 && std::filesystem::is_regular_file(paths[0], ec) &&
-      trace::SniffInput(paths[0]) == trace::InputKind::kMemorySnapshot) {
+  if (paths.size() == 1 && trace::IsMemorySnapshot(paths[0])) {
     in.kind = trace::InputKind::kMemorySnapshot;
     in.files = paths;
     in.input = in.what = paths[0];
@@ -159,11 +158,13 @@ StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
   return KeepRun(in, SummariseFiles(in.files, r, in.input, hooks));
 }
 
-StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in,
-                                               const std::string& steps_flag) {
+StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in) {
   TRAINPROF_ASSIGN_OR_RETURN(Summaries all, CombineSummaries(std::move(read.summaries), in.input));
-  if (std::string why = NothingToAnalyse(all, in.what, steps_flag); !why.empty())
-    return InvalidArgument(why);
+  const size_t n = in.files.size();
+  const std::string what = !in.what.empty() ? in.what
+                           : n == 1         ? in.files[0]
+                                            : fmt::format("{} ({} files)", all.input, n);
+  if (std::string why = NothingToAnalyse(all, what); !why.empty()) return InvalidArgument(why);
   auto out = std::make_unique<RunResult>();
   out->summaries = std::move(all);
   // Built in place: with many ranks its tables read out->summaries as they are written.
@@ -181,16 +182,18 @@ StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const Analy
     return out;
   }
   TRAINPROF_ASSIGN_OR_RETURN(ReadRunResult read, ReadRun(in, r, hooks));
-  return ReportRun(std::move(read), in, r.steps);
+  return ReportRun(std::move(read), in);
 }
 
 StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const RunHooks& hooks,
-                            bool merge_processes) {
+                            bool merge_processes, std::vector<std::string>* skipped) {
+  std::vector<std::string> unused;
+  if (skipped == nullptr) skipped = &unused;
+  *skipped = in.skipped;
   LoadedRun l;
   l.files = in.files;
-  l.skipped = in.skipped;
   trace::ReadManyOptions ro = ReadOptionsOf(r, hooks);
-  if (in.skip_unreadable) ro.skipped = &l.skipped;
+  if (in.skip_unreadable) ro.skipped = skipped;
   TRAINPROF_ASSIGN_OR_RETURN(l.models, trace::ReadTraceFiles(in.files, ro));
   // tensorboard_trace_handler writes a file per profiling cycle: one process's are one rank.
   if (merge_processes) l.models = trace::MergeFilesOfOneProcess(std::move(l.models));

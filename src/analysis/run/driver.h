@@ -35,7 +35,9 @@ struct RunInputs {
   // error is the run's.
   bool skip_unreadable = false;
   std::string input;  // the run as the report names it (meta input, the summaries' input)
-  std::string what;   // the run as an error names it ("traces/ (8 files)")
+  // The run as an error names it ("traces/ (8 files)"); "": the file, or the combined
+  // summaries' input with the count (merge, which learns the input only from them).
+  std::string what;
   // What the files are (trace/input_kind.h): timelines, or one memory snapshot.
   trace::InputKind kind = trace::InputKind::kKinetoJson;
 };
@@ -87,32 +89,28 @@ struct RunResult {
   std::vector<std::string> files;  // as read (meta files.N)
 };
 
-// The summaries combined and the report built. `steps_flag` ("complete" or "all") words the
-// nothing-to-analyse error. Errors: summaries of different options; nothing to analyse.
-StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in,
-                                               const std::string& steps_flag);
+// The summaries combined and the report built. Errors: summaries of different options; nothing
+// to analyse (worded for the steps mode the summaries were made with).
+StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in);
 
 // ReadRun, then ReportRun; for a memory snapshot, its report (SnapshotReport), with no
 // summaries.
 StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const AnalyzeRequest& r,
                                                 const RunHooks& hooks);
 
-// The report of a PyTorch memory snapshot pickle, as `trainprof analyze x.pickle` writes it:
-// its memory sections (r.top_kernels rows per table, the window r.from_s..r.to_s). Errors: the
-// snapshot reader's one line, naming the file.
-StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRequest& r);
-
 // A run's models, kept whole, and their analyses (diff, run --traces).
 struct LoadedRun {
   std::vector<std::string> files;
-  std::vector<std::string> skipped;  // the inputs' and, with skip_unreadable, unreadable files
   std::vector<trace::TraceModel> models;
   std::vector<RankAnalysis> analyses;
 };
 
 // Reads every file (in parallel, sorted by rank), and analyses them. `merge_processes`: a
-// process's several files (tensorboard_trace_handler's cycles) are one rank. Errors: as ReadRun.
+// process's several files (tensorboard_trace_handler's cycles) are one rank. `skipped` (may be
+// null) gets the inputs' skipped entries and, with skip_unreadable, each unreadable file's line,
+// whether or not the call succeeds. Errors: as ReadRun.
 StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const RunHooks& hooks,
-                            bool merge_processes = false);
+                            bool merge_processes = false,
+                            std::vector<std::string>* skipped = nullptr);
 
 }  // namespace trainprof::analysis

@@ -88,18 +88,27 @@ TEST(Driver, TheStepsMeetWhereTheFrontEndsStopAndStart) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->summaries.size(), 2u);
   EXPECT_EQ(read->skipped.size(), 1u);  // config.json, read and found no trace
-  auto split = ReportRun(std::move(*read), *in, "complete");
+  auto split = ReportRun(std::move(*read), *in);
   auto whole = AnalyzeRun(*in, {}, {});
   ASSERT_TRUE(split.ok() && whole.ok());
   ASSERT_EQ((*split)->report.sections.size(), (*whole)->report.sections.size());
   for (size_t i = 0; i < (*split)->report.sections.size(); ++i)
     EXPECT_EQ((*split)->report.sections[i].id, (*whole)->report.sections[i].id);
   // LoadRun keeps the models: the same ranks, read in rank order.
-  auto loaded = LoadRun(*in, {}, {});
+  std::vector<std::string> skipped;
+  auto loaded = LoadRun(*in, {}, {}, false, &skipped);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->models.size(), 2u);
   EXPECT_EQ(loaded->analyses.size(), 2u);
-  EXPECT_EQ(loaded->skipped.size(), 1u);
+  EXPECT_EQ(skipped.size(), 1u);
+  // Every file unreadable: the call fails, and each file's line is still given.
+  const std::string bad = testutil::FreshTempDir();
+  std::ofstream(bad + "/a.json") << "{}";
+  std::ofstream(bad + "/b.json") << "not json";
+  auto none = InputsOfOneRun({bad}, "reads one run");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(LoadRun(*none, {}, {}, false, &skipped).ok());
+  EXPECT_EQ(skipped.size(), 2u);
 }
 
 TEST(Driver, NothingToAnalyseIsAnErrorNamingTheRun) {

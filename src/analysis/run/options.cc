@@ -206,10 +206,14 @@ Status SetOption(const AnalyzeOption& o, const OptionValue& v, AnalyzeRequest& r
   return Status::Ok();
 }
 
-std::string NearestOption(std::string_view keyword) {
+std::vector<std::string> AnalyzeOptionKeywords() {
   std::vector<std::string> names;
   for (const AnalyzeOption& o : List()) names.emplace_back(o.keyword);
-  return base::NearestWord(keyword, names);
+  return names;
+}
+
+std::string NearestOption(std::string_view keyword) {
+  return base::NearestWord(keyword, AnalyzeOptionKeywords());
 }
 
 }  // namespace trainprof::analysis

@@ -74,6 +74,9 @@ using OptionValue =
 // its own spelling.
 Status SetOption(const AnalyzeOption& o, const OptionValue& v, AnalyzeRequest& r);
 
+// Every keyword, in the list's order.
+std::vector<std::string> AnalyzeOptionKeywords();
+
 // The keyword nearest to an unknown one ("hta_compat" for "hta_compatible"), or "".
 std::string NearestOption(std::string_view keyword);
 

@@ -1,20 +1,26 @@
 // SnapshotReport (driver.h): a memory snapshot's report, for `trainprof analyze x.pickle` and
 // trainprof.analyze("x.pickle").
+#include "analysis/run/snapshot_run.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "analysis/run/driver.h"
 #include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_section.h"
 
 namespace trainprof::analysis {
 
-StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRequest& r) {
+snapshot::SnapshotOptions SnapshotOptionsOf(const AnalyzeRequest& r) {
   snapshot::SnapshotOptions o;
   if (!std::isnan(r.from_s)) o.from_us = static_cast<int64_t>(std::llround(r.from_s * 1e6));
   if (!std::isnan(r.to_s)) o.to_us = static_cast<int64_t>(std::llround(r.to_s * 1e6));
   o.top = static_cast<size_t>(r.top_kernels);
+  return o;
+}
+
+StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRequest& r) {
+  const snapshot::SnapshotOptions o = SnapshotOptionsOf(r);
   TRAINPROF_ASSIGN_OR_RETURN(snapshot::SnapshotModel m, snapshot::ReadSnapshot(path));
   report::Report rep;
   rep.kind = "snapshot";
