@@ -15,8 +15,8 @@
 #include "analysis/analyze.h"
 #include "scratch_path.h"
 #include "trace/byte_source.h"
-#include "trace/json_structural.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/json_structural.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace {
 

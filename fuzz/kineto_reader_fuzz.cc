@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "trace/json_structural.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/json_structural.h"
+#include "trace/kineto/kineto_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace json = trainprof::trace::json;

@@ -17,7 +17,7 @@
 #include "analysis/analyze.h"
 #include "analysis/collectives.h"
 #include "analysis/distributed.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "util/generated_ranks.h"
 #include "util/golden.h"
 #include "util/trace_gen.h"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "util/golden.h"
 
 namespace trainprof::analysis {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/gpu_metrics.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "util/golden.h"
 
 namespace trainprof::analysis {

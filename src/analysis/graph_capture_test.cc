@@ -15,7 +15,7 @@
 #include "analysis/categories.h"
 #include "analysis/op_tree.h"
 #include "analysis/operator_view.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "trace/trace_files.h"
 #include "util/golden.h"
 

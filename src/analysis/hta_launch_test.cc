@@ -8,7 +8,7 @@
 
 #include "analysis/hta.h"
 #include "analysis/steps.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::analysis {
 namespace {

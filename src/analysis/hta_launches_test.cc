@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/steps.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::analysis {
 namespace {

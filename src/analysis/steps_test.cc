@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::analysis {
 namespace {

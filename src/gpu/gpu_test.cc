@@ -7,7 +7,7 @@
 #include "gpu/activity.h"
 #include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "util/golden.h"
 
 namespace trainprof::gpu {

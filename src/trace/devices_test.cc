@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::trace {
 namespace {

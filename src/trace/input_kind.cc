@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::trace {
 namespace {
@@ -41,14 +41,6 @@ std::string ReadHead(const std::string& path) {
   return raw;
 }
 
-// JSON whose top value is an object or an array (Kineto writes an object; the legacy
-// profiler's Chrome traces, an array), after an optional UTF-8 byte-order mark.
-bool SniffJson(std::string_view head) {
-  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
-  const size_t at = head.find_first_not_of(" \t\r\n");
-  return at != std::string_view::npos && (head[at] == '{' || head[at] == '[');
-}
-
 // A pickle of protocol 2 to 5: the PROTO opcode (0x80) and its version byte.
 bool SniffPickle(std::string_view head) {
   return head.size() >= 2 && static_cast<uint8_t>(head[0]) == 0x80 &&
@@ -56,7 +48,7 @@ bool SniffPickle(std::string_view head) {
 }
 
 constexpr std::array kFormats{
-    InputFormat{InputKind::kKinetoJson, "PyTorch profiler trace", SniffJson, ReadTraceFile},
+    InputFormat{InputKind::kKinetoJson, "PyTorch profiler trace", SniffKinetoJson, ReadTraceFile},
     InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr},
 };
 

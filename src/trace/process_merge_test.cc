@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::trace {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 namespace trainprof::trace {
 namespace {

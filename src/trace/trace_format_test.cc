@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "util/diagnostics.h"
 #include "util/golden.h"
 

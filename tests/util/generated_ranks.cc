@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 #include "util/golden.h"
 #include "util/gzip.h"
 

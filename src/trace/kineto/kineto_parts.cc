@@ -1,4 +1,4 @@
-#include "trace/kineto_parts.h"
+#include "trace/kineto/kineto_parts.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "trace/kineto_parser.h"
+#include "trace/kineto/kineto_parser.h"
 
 namespace trainprof::trace {
 namespace {

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "trace/kineto_parser.h"
-#include "trace/kineto_parts.h"
+#include "trace/kineto/kineto_parser.h"
+#include "trace/kineto/kineto_parts.h"
 
 namespace trainprof::trace {
 namespace {

@@ -1,5 +1,5 @@
 // The parser's steps, its errors and diagnostics, and how a part read on its own joins the first.
-#include "trace/kineto_parser.h"
+#include "trace/kineto/kineto_parser.h"
 
 #include <fmt/format.h>
 

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "trace/byte_source.h"
-#include "trace/json_scanner.h"
-#include "trace/kineto_builder.h"
+#include "trace/kineto/json_scanner.h"
+#include "trace/kineto/kineto_builder.h"
 #include "trace/read_options.h"
 #include "trace/trace_model.h"
 #include "trainprof/status.h"

@@ -1,4 +1,4 @@
-#include "trace/kineto_builder.h"
+#include "trace/kineto/kineto_builder.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "trace/json_scanner.h"
+#include "trace/kineto/json_scanner.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #endif
 
 #include "base/text.h"
-#include "trace/json_structural.h"
+#include "trace/kineto/json_structural.h"
 
 namespace trainprof::trace::json {
 namespace {

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace/json_scanner.h"
+#include "trace/kineto/json_scanner.h"
 #include "trace/model_finish.h"
 #include "trace/trace_model.h"
 

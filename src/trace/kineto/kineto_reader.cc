@@ -4,7 +4,7 @@
 // scanned whole, so a cut file keeps every complete event before the cut. A unit larger than
 // ReadOptions::max_unit_bytes is streamed past and counted, so one giant string cannot take the
 // memory. What the fields mean is kineto_builder.cc's business.
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -12,9 +12,9 @@
 #include <string_view>
 
 #include "trace/byte_source.h"
-#include "trace/json_scanner.h"
-#include "trace/kineto_parser.h"
-#include "trace/kineto_parts.h"
+#include "trace/kineto/json_scanner.h"
+#include "trace/kineto/kineto_parser.h"
+#include "trace/kineto/kineto_parts.h"
 
 namespace trainprof::trace {
 
@@ -69,6 +69,12 @@ int64_t RankFromFileName(std::string_view file_name) {
     if (j > i) return json::ToInt(file_name.substr(i, j - i)).value_or(-1);
   }
   return -1;
+}
+
+bool SniffKinetoJson(std::string_view head) {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+  const size_t at = head.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && (head[at] == '{' || head[at] == '[');
 }
 
 }  // namespace trainprof::trace

@@ -28,6 +28,11 @@ namespace trainprof::trace {
 // from distributedInfo.rank, else from the file name (RankFromFileName), else 0 (diagnostic).
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options);
 
+// Whether the first decoded bytes of a file look like a Kineto trace: JSON whose top value is an
+// object or an array (Kineto writes an object; the legacy profiler's Chrome traces, an array),
+// after an optional UTF-8 byte-order mark. The sniff of input_kind.h's list.
+bool SniffKinetoJson(std::string_view head);
+
 // Parses JSON text already in memory (tests, the fuzzer). `name` stands for the file in messages.
 StatusOr<TraceModel> ParseTrace(std::string_view json, const std::string& name);
 // The same with the window's sizes of `options` (chunk_bytes at least 4 KiB; threads and

@@ -1,4 +1,4 @@
-#include "trace/kineto_reader.h"
+#include "trace/kineto/kineto_reader.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <map>
 #include <string>
 
-#include "trace/json_scanner.h"
-#include "trace/json_structural.h"
+#include "trace/kineto/json_scanner.h"
+#include "trace/kineto/json_structural.h"
 #include "trace/trace_files.h"
 #include "util/diagnostics.h"
 #include "util/golden.h"

@@ -1,4 +1,4 @@
-#include "trace/json_structural.h"
+#include "trace/kineto/json_structural.h"
 
 #include <atomic>
 #include <cstdlib>
