@@ -78,6 +78,11 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "began is not in it.")                                                                        \
   X(kInputSkipped, "input_skipped", kInfo,                                                        \
     "An entry of the input folder is not a trace and was left out.")                              \
+  X(kOpenRange, "open_range", kDataLoss,                                                          \
+    "NVTX ranges without an end (the profile stopped inside them) were left out.")                \
+  X(kNsysNotRecorded, "nsys_not_recorded", kInfo,                                                 \
+    "The Nsight Systems export lacks a table trainprof reads (GPU properties, CUDA API calls); "  \
+    "the views that need it are empty.")                                                          \
   /* The system sampler. */                                                                       \
   X(kSystemSourceUnreadable, "system_source_unreadable", kDataLoss,                               \
     "A /proc or /sys source could not be read; its series are missing.")                          \

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "trace/kineto/kineto_reader.h"
+#include "trace/nsys/nsys_reader.h"
 
 namespace trainprof::trace {
 namespace {
@@ -50,7 +51,14 @@ bool SniffPickle(std::string_view head) {
 constexpr std::array kFormats{
     InputFormat{InputKind::kKinetoJson, "PyTorch profiler trace", SniffKinetoJson, ReadTraceFile},
     InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr},
+    InputFormat{InputKind::kNsysSqlite, "Nsight Systems SQLite export", SniffSqlite, ReadNsysFile,
+                NsysParts},
 };
+
+// Nsight Systems' own report files, which only nsys can read.
+bool IsNsysReport(std::string_view path) {
+  return path.ends_with(".nsys-rep") || path.ends_with(".qdrep");
+}
 
 }  // namespace
 
@@ -63,7 +71,7 @@ const InputFormat* FindInputFormat(InputKind kind) {
 }
 
 InputKind SniffInput(const std::string& path) {
-  const std::string head = ReadHead(path);
+  const std::string head = ReadHead(SplitInputPart(path).first);
   for (const InputFormat& f : kFormats)
     if (f.sniff(head)) return f.kind;
   return InputKind::kUnknown;
@@ -75,15 +83,48 @@ bool IsMemorySnapshot(const std::string& path) {
          SniffInput(path) == InputKind::kMemorySnapshot;
 }
 
-StatusOr<TraceModel> ReadInput(const std::string& path, const ReadOptions& options) {
+std::pair<std::string, std::string> SplitInputPart(const std::string& input) {
+  const size_t hash = input.rfind('#');
+  std::error_code ec;
+  if (hash == std::string::npos || std::filesystem::exists(input, ec)) return {input, ""};
+  return {input.substr(0, hash), input.substr(hash + 1)};
+}
+
+std::vector<std::string> ExpandInputParts(std::vector<std::string> files) {
+  std::vector<std::string> out;
+  out.reserve(files.size());
+  for (std::string& f : files) {
+    const InputFormat* format = FindInputFormat(SniffInput(f));
+    StatusOr<std::vector<std::string>> parts =
+        format && format->parts ? format->parts(f) : std::vector<std::string>{};
+    if (!parts.ok() || parts->empty()) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    for (const std::string& p : *parts) out.push_back(f + "#" + p);
+  }
+  return out;
+}
+
+StatusOr<TraceModel> ReadInput(const std::string& input, const ReadOptions& options) {
+  auto [path, part] = SplitInputPart(input);
   const InputKind kind = SniffInput(path);
+  if (kind == InputKind::kUnknown && IsNsysReport(path)) {
+    return InvalidArgument(fmt::format(
+        "{}: an Nsight Systems report, which only nsys reads; export it to SQLite first: nsys "
+        "export --type sqlite --output {}.sqlite {}",
+        path, path.substr(0, path.rfind('.')), path));
+  }
   const InputFormat* f =
       FindInputFormat(kind == InputKind::kUnknown ? InputKind::kKinetoJson : kind);
   if (f->read == nullptr) {
     return InvalidArgument(fmt::format(
         "{}: a {}, not a trace (trainprof analyze reads it on its own)", path, f->name));
   }
-  return f->read(path, options);
+  if (part.empty()) return f->read(path, options);
+  ReadOptions o = options;
+  o.part = part;
+  return f->read(path, o);
 }
 
 }  // namespace trainprof::trace

@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "trace/read_options.h"
 #include "trace/trace_model.h"
@@ -21,6 +23,7 @@ enum class InputKind {
   kUnknown,
   kKinetoJson,      // a PyTorch profiler (Kineto) trace, Chrome trace JSON, plain or gzip
   kMemorySnapshot,  // a PyTorch CUDA allocator snapshot pickle (torch.cuda.memory._snapshot)
+  kNsysSqlite,      // an Nsight Systems profile exported as SQLite (nsys export --type sqlite)
 };
 
 struct InputFormat {
@@ -32,6 +35,9 @@ struct InputFormat {
   // The file read into a TraceModel; null for a kind that is not a timeline (snapshots have
   // their own model, snapshot/). Errors: as the kind's reader says (one line naming the file).
   StatusOr<TraceModel> (*read)(const std::string& path, const ReadOptions& options);
+  // For a kind whose file can hold several ranks: their parts (ReadOptions::part), empty when
+  // the file is one rank; null when it always is. Errors: the file is not of this kind.
+  StatusOr<std::vector<std::string>> (*parts)(const std::string& path) = nullptr;
 };
 
 inline constexpr size_t kSniffBytes = 4096;
@@ -46,12 +52,23 @@ const InputFormat* FindInputFormat(InputKind kind);
 // when none does, or the file cannot be opened.
 InputKind SniffInput(const std::string& path);
 
+// The inputs of `files`: each file as it is, but one that holds several ranks as one input per
+// rank, "<file>#<part>" (an Nsight Systems export of several processes). A file whose parts
+// cannot be told stays whole, so its error is said when it is read.
+std::vector<std::string> ExpandInputParts(std::vector<std::string> files);
+
+// An input's file and part: "run.sqlite#pid=144" -> {"run.sqlite", "pid=144"} when no file has
+// the whole name; else {input, ""}.
+std::pair<std::string, std::string> SplitInputPart(const std::string& input);
+
 // Whether `path` is a regular file that sniffs as a memory snapshot.
 bool IsMemorySnapshot(const std::string& path);
 
-// The file read by its kind's reader. A timeline of no kind the list knows (a file that cannot
-// be opened, an empty one, text that is not JSON) goes to the Kineto reader, whose error names
-// the file and the byte. Errors: that reader's; a kind that is not a timeline (naming it).
+// The input (a file, or "<file>#<part>") read by its kind's reader. A timeline of no kind the
+// list knows (a file that cannot be opened, an empty one, text that is not JSON) goes to the
+// Kineto reader, whose error names the file and the byte; an Nsight Systems report
+// (.nsys-rep, .qdrep) is refused with how to export it. Errors: that reader's; a kind that is
+// not a timeline (naming it).
 StatusOr<TraceModel> ReadInput(const std::string& path, const ReadOptions& options);
 
 }  // namespace trainprof::trace

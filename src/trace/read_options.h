@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace trainprof::trace {
@@ -27,6 +28,9 @@ struct ReadOptions {
   // half min_segment_bytes, which this many threads parse in turn.
   int threads = 1;
   int64_t min_segment_bytes = int64_t{8} << 20;
+  // One part of a file that holds several ranks (input_kind.h's parts: an Nsight Systems
+  // export's process, "pid=144"); "": the whole file.
+  std::string part;
 };
 
 // "rank-3.Jul_15.pt.trace.json" -> 3, "sampled_rank-1.json.gz" -> 1, "rank0.json" -> 0,

@@ -36,7 +36,7 @@ Status Unreachable(const std::string& path, const std::error_code& ec) {
 
 bool IsTraceName(const std::string& n) {
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.ends_with(s); };
-  return ends(".json") || ends(".json.gz");
+  return ends(".json") || ends(".json.gz") || ends(".nsys-rep") || ends(".qdrep");
 }
 
 // A trace by its bytes (a timeline kind of input_kind.h, whatever its name), or by a trace's
@@ -51,14 +51,15 @@ bool IsTraceInput(const fs::path& p) {
 }
 
 constexpr std::string_view kLookedFor =
-    "looked for PyTorch profiler traces by their contents: JSON, plain or gzip";
+    "looked for PyTorch profiler traces (JSON, plain or gzip) and Nsight Systems SQLite exports "
+    "by their contents";
 }  // namespace
 
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   std::error_code ec;
   auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) return Unreachable(path, ec);
-  if (!fs::is_directory(st)) return std::vector<std::string>{path};
+  if (!fs::is_directory(st)) return ExpandInputParts({path});
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(path, ec)) {
     if (!e.is_regular_file(ec)) continue;
@@ -68,7 +69,7 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   if (out.empty())
     return InvalidArgument(fmt::format("{}: no trace files in this folder ({})", path, kLookedFor));
   std::sort(out.begin(), out.end());
-  return out;
+  return ExpandInputParts(std::move(out));
 }
 
 StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
@@ -77,7 +78,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   if (ec || !fs::exists(st)) return Unreachable(path, ec);
   TraceListing out;
   if (!fs::is_directory(st)) {
-    out.runs.push_back({path, {path}});
+    out.runs.push_back({path, ExpandInputParts({path})});
     return out;
   }
   std::map<std::string, std::vector<std::string>> by_dir;
@@ -105,7 +106,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
   for (auto& [dir, files] : by_dir) {
     std::sort(files.begin(), files.end());
-    out.runs.push_back({dir, std::move(files)});
+    out.runs.push_back({dir, ExpandInputParts(std::move(files))});
   }
   if (out.runs.empty()) {
     return InvalidArgument(
@@ -120,7 +121,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
   int64_t total = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     std::error_code ec;
-    sizes[i] = static_cast<int64_t>(fs::file_size(files[i], ec));
+    sizes[i] = static_cast<int64_t>(fs::file_size(SplitInputPart(files[i]).first, ec));
     if (ec) sizes[i] = 0;
     total += sizes[i];
   }

@@ -489,8 +489,8 @@ TEST(TraceFiles, FolderListingAndDuplicateRanks) {
   EXPECT_FALSE(ListTraceFiles(dir).ok());
   EXPECT_EQ(ListTraceFiles(dir).status().message(),
             dir +
-                ": no trace files in this folder (looked for PyTorch profiler traces by their "
-                "contents: JSON, plain or gzip)");
+                ": no trace files in this folder (looked for PyTorch profiler traces (JSON, plain "
+                "or gzip) and Nsight Systems SQLite exports by their contents)");
   WriteFile(dir, "a_rank1.json", ManyEvents(3));
   WriteFile(dir, "b_rank1.json", ManyEvents(4));
   WriteFile(dir, "c_rank0.pt.trace.json.gz", testutil::GzipText(ManyEvents(5)));
