@@ -81,12 +81,56 @@ def _inputs(tmp_path: Path, kind: str) -> Path:
         out = tmp_path / "rank0.trace.bin"
         out.write_bytes(gzip.compress((SMALL / "rank0.json").read_bytes()))
         return out
+    if kind == "nsys":
+        return _nsys_export(tmp_path / "profile.sqlite")
     runs = _rank_copies(tmp_path / "ranks", 3, "worker{}.trace")
     (runs / "config.json").write_text('{"lr": 0.1}')  # a stray: skipped, and said
     return runs
 
 
-@pytest.mark.parametrize("kind", ["folder", "file", "renamed", "gzip_renamed", "ranks"])
+def _nsys_export(path: Path) -> Path:
+    """An Nsight Systems SQLite export of two processes (pid 144 on GPU 1, 145 on GPU 0), each
+    launching one 3 us kernel from inside an emit_nvtx "aten::mm" range: the tables and columns
+    of export schema 3.x that trainprof reads."""
+    import sqlite3
+    db = sqlite3.connect(path)
+    db.executescript("""
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel');
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+  shortName INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT,
+  globalTid INTEGER, textId INTEGER, domainId INTEGER);
+""")
+    for pid, gpu in ((144, 1), (145, 0)):
+        tid = (pid << 24) + pid
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1100, 1200, 0, ?, 7, 1)", (tid,))
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 5000, ?, 7, 7, ?, 2, 2)",
+                   (gpu, pid << 24))
+        db.execute("INSERT INTO NVTX_EVENTS VALUES (1000, 1250, 59, "
+                   "'aten::mm, seq = 3, op_id = 11', ?, NULL, 0)", (tid,))
+    db.commit()
+    db.close()
+    return path
+
+
+def test_an_nsight_systems_export_is_a_run_of_its_processes(tmp_path: Path) -> None:
+    a = trainprof.analyze(_nsys_export(tmp_path / "profile.sqlite"))
+    assert a.ranks == [0, 1]
+    assert a.files == [f"{tmp_path}/profile.sqlite#pid=145", f"{tmp_path}/profile.sqlite#pid=144"]
+    ops = a.table("operator_view/operator_view")
+    assert list(ops["name"]) == ["aten::mm", "aten::mm"]
+    assert list(ops["device_self_s"]) == [3e-6, 3e-6]
+    with pytest.raises(ValueError, match="only nsys reads; export it to SQLite first"):
+        rep = tmp_path / "profile.nsys-rep"
+        rep.write_bytes(b"\x00binary")
+        trainprof.analyze(rep)
+
+
+@pytest.mark.parametrize("kind", ["folder", "file", "renamed", "gzip_renamed", "ranks", "nsys"])
 def test_the_cli_and_python_give_one_report(tmp_path: Path, kind: str) -> None:
     # Both go through the one driver: the same report.json but for the meta of the writing
     # (time, run folder).

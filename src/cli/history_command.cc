@@ -175,10 +175,10 @@ int Compare(const CompareFlags& f) {
 }  // namespace
 
 void AddDbOption(CLI::App* sub, std::string* db, bool records) {
-  sub->add_option(
-      "--db", *db,
-      fmt::format("Run history {} (default: $TRAINPROF_DB, else runs/trainprof.db{})",
-                  records ? "the run is recorded in" : "database", records ? "; off: none" : ""));
+  sub->add_option("--db", *db,
+                  fmt::format("Run history {} (default: $TRAINPROF_DB, else runs/trainprof.db{})",
+                              records ? "the run is recorded in" : "database",
+                              records ? "; --db off: not recorded" : ""));
 }
 
 int RecordRun(const report::Report& r, const std::string& dir, const std::string& db_flag,
@@ -191,9 +191,10 @@ int RecordRun(const report::Report& r, const std::string& dir, const std::string
     // The default history (runs/trainprof.db below the working folder) was not asked for: a
     // read-only working folder is a warning, the run itself is written.
     const bool asked = !history::IsDefaultDbPath(db_flag);
-    fmt::print(stderr, "trainprof: {}the run was not recorded in the run history: {}{}\n",
-               asked ? "" : "warning: ", rec.status().message(),
-               asked ? "" : " (--db or TRAINPROF_DB names a history elsewhere; --db off: none)");
+    fmt::print(
+        stderr, "trainprof: {}the run was not recorded in the run history: {}{}\n",
+        asked ? "" : "warning: ", rec.status().message(),
+        asked ? "" : " (--db or TRAINPROF_DB names a history elsewhere; --db off records none)");
     return asked ? kExitFailure : kExitOk;
   }
   if (!quiet && !rec->id.empty()) fmt::print(stderr, "Recorded as run {} in {}\n", rec->id, path);

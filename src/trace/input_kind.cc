@@ -90,19 +90,21 @@ std::pair<std::string, std::string> SplitInputPart(const std::string& input) {
   return {input.substr(0, hash), input.substr(hash + 1)};
 }
 
+std::vector<std::string> InputsOfFile(const std::string& file, InputKind kind) {
+  const InputFormat* format = FindInputFormat(kind);
+  if (format == nullptr || format->parts == nullptr) return {file};
+  StatusOr<std::vector<std::string>> parts = format->parts(file);
+  if (!parts.ok() || parts->empty()) return {file};
+  std::vector<std::string> out;
+  for (const std::string& p : *parts) out.push_back(file + "#" + p);
+  return out;
+}
+
 std::vector<std::string> ExpandInputParts(std::vector<std::string> files) {
   std::vector<std::string> out;
   out.reserve(files.size());
-  for (std::string& f : files) {
-    const InputFormat* format = FindInputFormat(SniffInput(f));
-    StatusOr<std::vector<std::string>> parts =
-        format && format->parts ? format->parts(f) : std::vector<std::string>{};
-    if (!parts.ok() || parts->empty()) {
-      out.push_back(std::move(f));
-      continue;
-    }
-    for (const std::string& p : *parts) out.push_back(f + "#" + p);
-  }
+  for (const std::string& f : files)
+    for (std::string& in : InputsOfFile(f, SniffInput(f))) out.push_back(std::move(in));
   return out;
 }
 

@@ -56,6 +56,8 @@ InputKind SniffInput(const std::string& path);
 // rank, "<file>#<part>" (an Nsight Systems export of several processes). A file whose parts
 // cannot be told stays whole, so its error is said when it is read.
 std::vector<std::string> ExpandInputParts(std::vector<std::string> files);
+// The same for one file whose kind is known (sniffed when it was listed).
+std::vector<std::string> InputsOfFile(const std::string& file, InputKind kind);
 
 // An input's file and part: "run.sqlite#pid=144" -> {"run.sqlite", "pid=144"} when no file has
 // the whole name; else {input, ""}.

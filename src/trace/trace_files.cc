@@ -40,14 +40,27 @@ bool IsTraceName(const std::string& n) {
 }
 
 // A trace by its bytes (a timeline kind of input_kind.h, whatever its name), or by a trace's
-// name (*.json, *.json.gz) when its bytes are no kind (an empty or broken file, whose read error
-// is then said). trainprof's own report.json is left out.
-bool IsTraceInput(const fs::path& p) {
+// name (*.json, *.json.gz, an Nsight report) when its bytes are no kind (an empty or broken file,
+// whose read error is then said): its kind, else nullopt. trainprof's own report.json is left
+// out.
+std::optional<InputKind> TraceInputKind(const fs::path& p) {
   const std::string name = p.filename().string();
-  if (name == "report.json") return false;
+  if (name == "report.json") return std::nullopt;
   const InputKind kind = SniffInput(p.string());
-  if (kind == InputKind::kUnknown) return IsTraceName(name);
-  return FindInputFormat(kind)->read != nullptr;
+  if (kind == InputKind::kUnknown) return IsTraceName(name) ? std::optional(kind) : std::nullopt;
+  if (FindInputFormat(kind)->read == nullptr) return std::nullopt;
+  return kind;
+}
+
+// A folder's trace files with their kinds, sorted by path, as inputs (a file of several ranks
+// is one input per rank: input_kind.h's InputsOfFile).
+std::vector<std::string> SortedInputs(std::vector<std::pair<std::string, InputKind>> files) {
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> out;
+  out.reserve(files.size());
+  for (auto& [path, kind] : files)
+    for (std::string& in : InputsOfFile(path, kind)) out.push_back(std::move(in));
+  return out;
 }
 
 constexpr std::string_view kLookedFor =
@@ -60,16 +73,15 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) return Unreachable(path, ec);
   if (!fs::is_directory(st)) return ExpandInputParts({path});
-  std::vector<std::string> out;
+  std::vector<std::pair<std::string, InputKind>> found;
   for (const auto& e : fs::directory_iterator(path, ec)) {
     if (!e.is_regular_file(ec)) continue;
-    if (IsTraceInput(e.path())) out.push_back(e.path().string());
+    if (auto kind = TraceInputKind(e.path())) found.emplace_back(e.path().string(), *kind);
   }
   if (ec) return InvalidArgument(fmt::format("{}: cannot list: {}", path, ec.message()));
-  if (out.empty())
+  if (found.empty())
     return InvalidArgument(fmt::format("{}: no trace files in this folder ({})", path, kLookedFor));
-  std::sort(out.begin(), out.end());
-  return ExpandInputParts(std::move(out));
+  return SortedInputs(std::move(found));
 }
 
 StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
@@ -81,7 +93,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
     out.runs.push_back({path, ExpandInputParts({path})});
     return out;
   }
-  std::map<std::string, std::vector<std::string>> by_dir;
+  std::map<std::string, std::vector<std::pair<std::string, InputKind>>> by_dir;
   auto it =
       fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -100,13 +112,13 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
                                         p.string(), p.parent_path().string()));
       continue;
     }
-    if (!fs::is_regular_file(s) || !IsTraceInput(p)) continue;
-    by_dir[p.parent_path().string()].push_back(p.string());
+    const std::optional<InputKind> kind =
+        fs::is_regular_file(s) ? TraceInputKind(p) : std::optional<InputKind>();
+    if (kind) by_dir[p.parent_path().string()].emplace_back(p.string(), *kind);
   }
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
   for (auto& [dir, files] : by_dir) {
-    std::sort(files.begin(), files.end());
-    out.runs.push_back({dir, ExpandInputParts(std::move(files))});
+    out.runs.push_back({dir, SortedInputs(std::move(files))});
   }
   if (out.runs.empty()) {
     return InvalidArgument(

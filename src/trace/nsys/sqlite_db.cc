@@ -32,8 +32,9 @@ std::string_view SqliteRow::Text(int col) const {
 
 StatusOr<SqliteDb> SqliteDb::Open(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(ImmutableUri(path).c_str(), &raw,
-                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  const int rc =
+      sqlite3_open_v2(ImmutableUri(path).c_str(), &raw,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db;
   db.path_ = path;
   db.db_.reset(raw, sqlite3_close);
