@@ -29,7 +29,7 @@ void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnal
   a.operators_by_stack = OperatorViewByStack(m, tree);
   a.kernels = KernelView(m, tree, false);
   a.operator_kernels = KernelView(m, tree, true);
-  a.phases = ComputePhases(m, tree, o.dataloader_patterns);
+  a.phases = ComputePhases(m, tree, o.dataloader_patterns, o.steps_from);
   a.modules = ModuleView(m, tree);
   a.kernel_sequences = FrequentKernelSequences(m, tree, {});
   a.flops = ComputeFlops(m, tree, a.steps, o.flops);
@@ -50,7 +50,7 @@ void RankViews(const trace::TraceModel& m, const AnalyzeOptions& o, const HtaOpt
       [&] { OperatorViews(m, o, a); },
       [&] { a.hta = ComputeHta(m, a.steps, hta); },
       [&] { a.gpus = ComputeGpuSummaries(m, a.steps); },
-      [&] { a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns); },
+      [&] { a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns, o.steps_from); },
       [&] {
         a.memory = MemoryView(m);
         a.memcpy = MemcpyBandwidthByDirection(m);
@@ -78,7 +78,7 @@ bool LoneRankHasSpareCore(size_t ranks, int threads) {
 RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
                          const HtaOptions& hta) {
   RankAnalysis a;
-  a.steps = FindSteps(m, o.steps);
+  a.steps = FindSteps(m, o.steps, o.steps_from);
   RankViews(m, o, hta, a);
   if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
     a.gpus.clear();

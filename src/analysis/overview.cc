@@ -28,7 +28,8 @@ namespace {
 
 // The category each event's time counts for, or -1 (steps, spans, other events).
 std::vector<int8_t> RolesOf(const trace::TraceModel& m,
-                            const std::vector<std::string>& dataloader_patterns) {
+                            const std::vector<std::string>& dataloader_patterns,
+                            const std::vector<std::string>& steps_from) {
   // Collective CPU ops, and the external ids through which kernels belong to them.
   std::vector<int8_t> comm_op(m.names.size(), -1), comm_kernel(m.names.size(), -1),
       loader(m.names.size(), -1);
@@ -69,7 +70,7 @@ std::vector<int8_t> RolesOf(const trace::TraceModel& m,
       case EventKind::kCpuOp:
       case EventKind::kUserAnnotation:
       case EventKind::kPythonFunction: {
-        if (ProfilerStepNumber(m.name_of(i)) >= 0) break;
+        if (StepNumber(m.name_of(i), steps_from, 0) >= 0) break;
         int8_t& l = loader[nm];
         if (l < 0) l = IsDataLoaderName(m.name_of(i), dataloader_patterns) ? 1 : 0;
         if (l && m.kind[i] != EventKind::kPythonFunction)
@@ -89,9 +90,10 @@ std::vector<int8_t> RolesOf(const trace::TraceModel& m,
 
 // One category at a time, so only one category's intervals are held at once.
 Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps,
-                         const std::vector<std::string>& dataloader_patterns) {
+                         const std::vector<std::string>& dataloader_patterns,
+                         const std::vector<std::string>& steps_from) {
   Overview ov;
-  std::vector<int8_t> role = RolesOf(m, dataloader_patterns);
+  std::vector<int8_t> role = RolesOf(m, dataloader_patterns, steps_from);
   ov.any_communication = std::find(role.begin(), role.end(), kCommunication) != role.end();
   std::array<size_t, kNumCategories> events{};  // per category: room for its intervals, made once
   for (int8_t r : role)

@@ -43,7 +43,9 @@ struct Overview {
 };
 
 // `dataloader_patterns`: names containing one of them are DataLoader too (IsDataLoaderName).
+// `steps_from`: the step ranges beside ProfilerStep's (FindSteps), left out of CPU Exec as they.
 Overview ComputeOverview(const trace::TraceModel& m, const StepsResult& steps,
-                         const std::vector<std::string>& dataloader_patterns = {});
+                         const std::vector<std::string>& dataloader_patterns = {},
+                         const std::vector<std::string>& steps_from = {});
 
 }  // namespace trainprof::analysis

@@ -27,12 +27,13 @@ std::string PhaseOf(std::string_view name, const std::vector<std::string>& patte
 }
 
 PhaseResult ComputePhases(const trace::TraceModel& m, const OpTree& t,
-                          const std::vector<std::string>& dataloader_patterns) {
+                          const std::vector<std::string>& dataloader_patterns,
+                          const std::vector<std::string>& steps_from) {
   PhaseResult r;
   std::unordered_map<uint32_t, PhaseRow> by_name;
   std::vector<int8_t> is_step(m.names.size(), -1), is_loader(m.names.size(), -1);
   auto step = [&](uint32_t nm) {
-    if (is_step[nm] < 0) is_step[nm] = ProfilerStepNumber(m.names[nm]) >= 0 ? 1 : 0;
+    if (is_step[nm] < 0) is_step[nm] = StepNumber(m.names[nm], steps_from, 0) >= 0 ? 1 : 0;
     return is_step[nm] == 1;
   };
   for (size_t node = 0; node < t.nodes.size(); ++node) {

@@ -37,8 +37,9 @@ bool IsDataLoaderName(std::string_view name, const std::vector<std::string>& pat
 // "Optimizer." / "optimizer", "dataloader" per IsDataLoaderName, else "user".
 std::string PhaseOf(std::string_view name, const std::vector<std::string>& patterns);
 
-// ProfilerStep ranges are left out. Never fails.
+// ProfilerStep ranges (and those of `steps_from`: FindSteps) are left out. Never fails.
 PhaseResult ComputePhases(const trace::TraceModel& m, const OpTree& t,
-                          const std::vector<std::string>& dataloader_patterns);
+                          const std::vector<std::string>& dataloader_patterns,
+                          const std::vector<std::string>& steps_from = {});
 
 }  // namespace trainprof::analysis

@@ -32,6 +32,8 @@ struct AnalyzeOptions {
   bool split_lone_rank = false;
   // Names containing one of these mark the data loader too (--dataloader-pattern).
   std::vector<std::string> dataloader_patterns;
+  // Host ranges named one of these (or one and a number) are steps too (--steps-from).
+  std::vector<std::string> steps_from;
   // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
   std::optional<std::string> critical_path;
   FlopsOptions flops;  // --peak-tflops

@@ -26,6 +26,26 @@ int64_t ProfilerStepNumber(std::string_view name) {
   return n;
 }
 
+int64_t StepNumber(std::string_view name, const std::vector<std::string>& steps_from,
+                   int64_t unnumbered) {
+  const int64_t n = ProfilerStepNumber(name);
+  if (n >= 0 || steps_from.empty()) return n;
+  for (const std::string& p : steps_from) {
+    if (!name.starts_with(p)) continue;
+    std::string_view rest = name.substr(p.size());
+    if (rest.empty()) return unnumbered;
+    const size_t digits = rest.find_first_not_of(" #_:-");
+    if (digits == 0 || digits == std::string_view::npos) continue;
+    rest.remove_prefix(digits);
+    if (rest.size() > 15 || rest.find_first_not_of("0123456789") != std::string_view::npos)
+      continue;
+    int64_t v = 0;
+    for (char c : rest) v = v * 10 + (c - '0');
+    return v;
+  }
+  return -1;
+}
+
 namespace {
 
 // A runtime or driver API call (the calls that can launch GPU work).
@@ -60,6 +80,7 @@ Spans SpansOf(const trace::TraceModel& m) {
 // The plugin's steps; without ProfilerStep ranges, one step "all" over every event, and
 // `gpu_span` set when there is GPU work (gpu_window: FindSteps narrows the step to it).
 StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode,
+                              const std::vector<std::string>& steps_from,
                               std::pair<int64_t, int64_t>* gpu_span) {
   StepsResult out;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -73,7 +94,7 @@ StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode,
       cpu_max = std::max(cpu_max, m.end_ns(i));
     }
     if (!host_op) continue;
-    int64_t n = ProfilerStepNumber(m.name_of(i));
+    const int64_t n = StepNumber(m.name_of(i), steps_from, static_cast<int64_t>(out.steps.size()));
     if (n < 0) continue;
     Step s;
     s.name = m.name_of(i);
@@ -211,9 +232,10 @@ StepsResult FindProfilerSteps(const trace::TraceModel& m, StepsMode mode,
 
 }  // namespace
 
-StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode) {
+StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode,
+                      const std::vector<std::string>& steps_from) {
   std::pair<int64_t, int64_t> gpu_span;
-  StepsResult out = FindProfilerSteps(m, mode, &gpu_span);
+  StepsResult out = FindProfilerSteps(m, mode, steps_from, &gpu_span);
   if (out.gpu_window)  // no ProfilerStep: the window is the GPU's busy span
     std::tie(out.steps.front().begin_ns, out.steps.front().end_ns) = gpu_span;
   return out;

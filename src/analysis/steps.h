@@ -43,9 +43,17 @@ struct StepsResult {
   bool gpu_data_cut = false;
 };
 
-StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode);
+// `steps_from`: host ranges named one of these, or one of these and a number ("step 12",
+// "train_step#12": a space, '#', '_', ':' or '-' may come between), are steps too.
+StepsResult FindSteps(const trace::TraceModel& m, StepsMode mode,
+                      const std::vector<std::string>& steps_from = {});
 
 // "ProfilerStep#12" -> 12; -1 when `name` is not a ProfilerStep range.
 int64_t ProfilerStepNumber(std::string_view name);
+
+// The step number of a range named `name`: ProfilerStepNumber's, else, when it is one of
+// `steps_from` followed by a number, that number; one of them alone: `unnumbered`; else -1.
+int64_t StepNumber(std::string_view name, const std::vector<std::string>& steps_from,
+                   int64_t unnumbered);
 
 }  // namespace trainprof::analysis

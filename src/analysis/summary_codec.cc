@@ -23,7 +23,8 @@ template <class A> void Fields(A& a, HtaOptions& o) {
     o.launch_delay_cutoff_ns, o.top_kernels);
 }
 template <class A> void Fields(A& a, AnalyzeOptions& o) {
-  a(o.steps, o.hta, o.dataloader_patterns, o.critical_path, o.flops.peak_tflops, o.flops.peak_tbps);
+  a(o.steps, o.hta, o.dataloader_patterns, o.steps_from, o.critical_path, o.flops.peak_tflops,
+    o.flops.peak_tbps);
 }
 template <class A> void Fields(A& a, trace::DeviceInfo& d) {
   a(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,

@@ -71,6 +71,13 @@ const std::vector<AnalyzeOption>& List() {
        .help = "Ranges whose name contains this mark the data loader too (repeatable), "
                "e.g. --dataloader-pattern load_batch",
        .expects = "a non-empty str or a list of them"},
+      {.keyword = "steps_from",
+       .kind = OptionKind::kTexts,
+       .field = &R::steps_from,
+       .help = "Host ranges named this, or this and a number (\"step 12\", \"train_step#12\"), are "
+               "the steps too (repeatable), for traces without ProfilerStep ranges: an Nsight "
+               "profile's NVTX ranges, your own record_function",
+       .expects = "a non-empty str or a list of them"},
       {.keyword = "peak_tflops",
        .kind = OptionKind::kPositive,
        .field = &R::peak_tflops,

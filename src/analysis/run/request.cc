@@ -18,6 +18,7 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(r.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = r.top_kernels;
   o.dataloader_patterns = r.dataloader_patterns;
+  o.steps_from = r.steps_from;
   o.flops.peak_tflops = r.peak_tflops;
   o.flops.peak_tbps = r.peak_tbps;
   o.threads = r.threads;

@@ -26,6 +26,7 @@ struct AnalyzeRequest {
   double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
   int top_kernels = 10;
   std::vector<std::string> dataloader_patterns;  // --dataloader-pattern, repeatable
+  std::vector<std::string> steps_from;           // --steps-from, repeatable
   double peak_tflops = 0;                        // --peak-tflops; 0: the table's, by GPU name
   double peak_tbps = 0;                          // --peak-tbps; 0: the table's
   int threads = 0;                               // files read in parallel; 0: one per core
