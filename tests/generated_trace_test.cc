@@ -462,7 +462,20 @@ TEST(GeneratedTrace, IdleGpuWithLaunchDelays) {
   }
   EXPECT_EQ(CountFindings(r.report, "GPU 0 is busy only 12.1% of the step time"), 1)
       << AllFindings(r.report);
-  EXPECT_EQ(CountFindings(r.report, "is host wait). The CPU does not launch work fast enough"), 1)
+  // What the host was doing in each step's 420.5 µs of GPU idle time (idle_causes.h), by hand
+  // from LaunchBound(): the synchronize holds 15 + 70 + 1.5; the launch calls 8 + 6 + 10 + 9 × 10
+  // + 12; the operators around them 4 + 4 + 4 + 9 × 4 + 0.5 (aten::cat starts before the last
+  // add's kernel) + 4; nothing 3 + 3 + 16.5 + 9 × 6.5 - 0.5 + 1 + 74 (the step's tail after the
+  // synchronize).
+  const analysis::IdleCauses& idle_causes = r.an[0].idle;
+  EXPECT_EQ(idle_causes.idle_ns, 3 * 420'500);
+  const std::array<int64_t, analysis::kIdleCauses> by_cause = {0, 3 * 86'500, 3 * 126'000,
+                                                               3 * 52'500, 3 * 155'500};
+  EXPECT_EQ(idle_causes.ns, by_cause);
+  EXPECT_EQ(CountFindings(r.report,
+                          "is host wait; 0.5 of 1.3 ms of GPU idle time lie between operators). "
+                          "The host is between operators while the GPU waits"),
+            1)
       << AllFindings(r.report);
   EXPECT_EQ(CountFindings(r.report,
                           "80.0% of kernels run shorter than the call that launched them "

@@ -124,6 +124,11 @@ def test_an_nsight_systems_export_is_a_run_of_its_processes(tmp_path: Path) -> N
     ops = a.table("operator_view/operator_view")
     assert list(ops["name"]) == ["aten::mm", "aten::mm"]
     assert list(ops["device_self_s"]) == [3e-6, 3e-6]
+    # What to record is said in nsys's words, not torch.profiler's.
+    notes = {s["id"]: " ".join(s.get("notes", [])) for s in a.to_dict()["sections"]}
+    assert "emit_nvtx(record_shapes=True)" in notes["operator_view"]
+    assert "profile_memory=True" not in notes["operator_view"]
+    assert "no PyTorch allocator events" in notes["memory"]
     with pytest.raises(ValueError, match="only nsys reads; export it to SQLite first"):
         rep = tmp_path / "profile.nsys-rep"
         rep.write_bytes(b"\x00binary")

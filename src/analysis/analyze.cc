@@ -52,6 +52,7 @@ void RankViews(const trace::TraceModel& m, const AnalyzeOptions& o, const HtaOpt
       [&] { a.gpus = ComputeGpuSummaries(m, a.steps); },
       [&] { a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns, o.steps_from); },
       [&] {
+        a.idle = ComputeIdleCauses(m, a.steps, o.dataloader_patterns, o.steps_from);
         a.memory = MemoryView(m);
         a.memcpy = MemcpyBandwidthByDirection(m);
         a.comm_ops = RankCommOps(m);
@@ -84,6 +85,7 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
     a.gpus.clear();
     a.hta = HtaResult{};
     a.hta.rank = m.rank;
+    a.idle = IdleCauses{};
   }
   a.candidates = RankCandidates(m, a, o);
   if (o.critical_path) a.critical_paths = RankCriticalPaths(m, a, *o.critical_path);
@@ -118,6 +120,7 @@ constexpr AddViewFn kViews[] = {
     AddOverviewSection,
     AddGpuSection,
     AddHtaSection,
+    AddIdleSection,
     AddOperatorSection,
     AddKernelSection,
     AddKernelSequencesSection,
@@ -288,6 +291,11 @@ std::vector<report::Value> AcrossRanks::Cells(const Row& row, const AnalyzeInput
 }
 
 bool AnalyzeInput::ManyRanks() const { return ranks.size() > kInlineRanks; }
+
+bool AnalyzeInput::FromNsys() const {
+  return !ranks.empty() &&
+         std::ranges::all_of(ranks, [](const RankInfo& r) { return r.source == "nsys"; });
+}
 
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
                             std::string title, std::vector<report::Column> cols,

@@ -165,6 +165,71 @@ void MemoryCandidates(const trace::TraceModel& m, bool training, std::vector<Can
   }
 }
 
+// What to do about idle time whose largest cause is `cause` (idle_causes.h).
+std::string IdleCauseAdvice(int cause, const LaunchStats& launch) {
+  switch (cause) {
+    case kIdleDataLoader:
+      return "The GPU waits for the data loader. Prepare batches in parallel and ahead of the "
+             "GPU (DataLoader num_workers, pin_memory=True, persistent_workers=True, "
+             "prefetch_factor), or make each sample cheaper to load.";
+    case kIdleSync:
+      return "The host blocks on synchronisations while the GPU has nothing queued. Move "
+             ".item(), .cpu(), .tolist() and prints out of the step, copy with "
+             "non_blocking=True, and synchronise at most once per step.";
+    case kIdleCpuOps:
+      return "The CPU is busy running operators between launches (framework overhead per "
+             "operator). Launch fewer, larger operators: torch.compile, fused optimizers "
+             "(fused=True / foreach=True), a larger batch, or CUDA graphs.";
+    case kIdleElsewhere:
+      return "The host is between operators while the GPU waits (Python, or a thread the trace "
+             "did not record): the loop is CPU bound. CUDA graphs or torch.compile take Python "
+             "out of the loop; record with with_stack=True to see which Python it is.";
+    default:
+      return GraphShare(launch) > 50
+                 ? "The CPU does not launch work fast enough, though most GPU time already runs "
+                   "in graphs: the gaps are between graph replays (scheduling, sampling, "
+                   "synchronisations). Look at the host work between launches."
+                 : "The CPU does not launch work fast enough (CPU or launch bound). Use CUDA "
+                   "graphs or torch.compile, larger kernels, and keep synchronisations "
+                   "(.item(), .cpu()) out of the loop.";
+  }
+}
+
+// The idle time's cause in figures: "491.2 of 512.0 ms of GPU idle time lie in the data
+// loader", and one gap that is most of it, named with where it starts.
+std::string IdleCauseDetail(const IdleCauses& c) {
+  const int cause = c.Largest();
+  std::string out =
+      fmt::format("{:.1f} of {:.1f} ms of GPU idle time lie {}{}", Ms(c.ns[cause]), Ms(c.idle_ns),
+                  cause == kIdleElsewhere ? "" : "in ", IdleCauseName(cause));
+  if (!c.largest.empty() && c.largest[0].dur_ns() * 2 >= c.idle_ns) {
+    out += fmt::format("; one gap of {:.1f} ms is {:.0f}% of it (the next is {:.2f} ms)",
+                       Ms(c.largest[0].dur_ns()),
+                       100.0 * c.largest[0].dur_ns() / std::max<int64_t>(1, c.idle_ns),
+                       c.largest.size() > 1 ? Ms(c.largest[1].dur_ns()) : 0.0);
+  }
+  return out;
+}
+
+// One gap that is most of the idle time is not a slow loop: a warm-up, a compilation, a
+// checkpoint, a barrier or a wait for requests.
+bool OneLongGap(const IdleCauses& c) {
+  return !c.largest.empty() && c.largest[0].dur_ns() * 2 >= c.idle_ns;
+}
+
+// The advice for one gap that is most of the idle time, naming the host range it lies in.
+std::string LongGapAdvice(const IdleGap& g) {
+  const std::string where = g.host.empty()
+                                ? std::string("in no profiled range")
+                                : fmt::format("in {} ({})", g.host, IdleCauseName(g.cause));
+  return fmt::format(
+      "Most of the idle time is one gap, not a slow loop: the host was {} for it. A first call "
+      "that loads or compiles kernels, a warm-up, a checkpoint, a barrier or a wait for work "
+      "looks like this: profile after warm-up (the schedule's wait and warmup steps), or look "
+      "at what the host does there (the gaps table gives its start).",
+      where);
+}
+
 void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const AnalyzeOptions& o,
                       std::vector<Candidate>* out) {
   const HtaResult& h = a.hta;
@@ -181,13 +246,10 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.root_cause = true;
     c.headline = "The GPU is idle {fig} of its busy span";
     c.detail = fmt::format("{:.1f}% of the idle time is host wait", 100.0 * host / idle);
-    c.advice = GraphShare(h.launch) > 50
-                   ? "The CPU does not launch work fast enough, though most GPU time already "
-                     "runs in graphs: the gaps are between graph replays (scheduling, sampling, "
-                     "synchronisations). Look at the host work between launches."
-                   : "The CPU does not launch work fast enough (CPU or launch bound). Use CUDA "
-                     "graphs or torch.compile, larger kernels, and keep synchronisations "
-                     "(.item(), .cpu()) out of the loop.";
+    if (a.idle.idle_ns > 0) c.detail += "; " + IdleCauseDetail(a.idle);
+    c.advice = OneLongGap(a.idle)
+                   ? LongGapAdvice(a.idle.largest[0])
+                   : IdleCauseAdvice(a.idle.idle_ns > 0 ? a.idle.Largest() : kIdleLaunch, h.launch);
     out->push_back(std::move(c));
   }
   if (h.launch.graph_launches > 0) {

@@ -11,6 +11,7 @@
 #include "analysis/flops.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/hta.h"
+#include "analysis/idle_causes.h"
 #include "analysis/kernel_sequences.h"
 #include "analysis/memcpy_bandwidth.h"
 #include "analysis/memory_view.h"
@@ -44,6 +45,7 @@ struct RankAnalysis {
   Overview overview;
   std::vector<GpuSummary> gpus;
   HtaResult hta;
+  IdleCauses idle;  // what the host was doing while the GPU idled (idle_causes.h)
   std::vector<OperatorRow> operators;                // the Operator view (operator_view.h)
   std::vector<OperatorRow> operators_by_shape;       // ... grouped by input shape
   std::vector<OperatorRow> operators_by_stack;       // ... grouped by call stack

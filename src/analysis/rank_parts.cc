@@ -5,6 +5,7 @@ namespace trainprof::analysis {
 RankInfo InfoOf(const trace::TraceModel& m) {
   RankInfo r;
   r.path = m.path;
+  r.source = m.source;
   r.rank = m.rank;
   r.world_size = m.world_size;
   r.host_name = m.host_name;

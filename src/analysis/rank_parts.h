@@ -19,7 +19,8 @@ namespace trainprof::analysis {
 
 // The fields of a TraceModel that the report reads once the events are gone (same names).
 struct RankInfo {
-  std::string path;  // the file read
+  std::string path;    // the file read
+  std::string source;  // TraceModel::source: "kineto", "nsys"
   int64_t rank = 0;
   int64_t world_size = 0;
   std::string host_name;

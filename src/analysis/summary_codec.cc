@@ -40,7 +40,7 @@ template <class A> void Fields(A& a, base::Diagnostic& d) {
     d = base::DiagnosticFromName(name, d.count, std::move(d.message));
 }
 template <class A> void Fields(A& a, RankInfo& r) {
-  a(r.path, r.rank, r.world_size, r.host_name, r.truncated, r.json_bytes, r.events, r.devices,
+  a(r.path, r.source, r.rank, r.world_size, r.host_name, r.truncated, r.json_bytes, r.events, r.devices,
     r.peak_allocated_bytes, r.diagnostics);
 }
 template <class A> void Fields(A& a, Step& s) {
@@ -148,11 +148,16 @@ template <class A> void Fields(A& a, CategoryResult& c) { a(c.by, c.total_ns, c.
 template <class A> void Fields(A& a, MemcpyBandwidth& m) {
   a(m.direction, m.copies, m.bytes, m.dur_ns, m.max_bytes_per_s);
 }
+template <class A> void Fields(A& a, IdleGap& g) {
+  a(g.device, g.begin_ns, g.end_ns, g.cause, g.host);
+}
+template <class A> void Fields(A& a, IdleCauses& c) { a(c.idle_ns, c.ns, c.largest); }
 template <class A> void Fields(A& a, RankAnalysis& r) {
   a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
     r.modules, r.kernel_sequences, r.comm_ops, r.comm_breakdowns, r.candidates,
     r.critical_paths);
-  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories);
+  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories,
+    r.idle);
 }
 template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
 // clang-format on

@@ -252,7 +252,10 @@ struct Track {
 };
 
 struct TraceModel {
-  std::string path;         // the file read
+  std::string path;  // the file read
+  // The input kind's reader: "kineto" (PyTorch profiler traces, trainprof's own) or "nsys"
+  // (an Nsight Systems export); what a section advises to record depends on it.
+  std::string source = "kineto";
   int64_t rank = 0;         // distributedInfo.rank, else from the file name, else 0
   std::string rank_source;  // "distributedInfo", "file name" or "default"
   int64_t world_size = 0;   // distributedInfo.world_size, 0 when absent

@@ -180,8 +180,12 @@ void AddMemorySection(const AnalyzeInput& in, report::Report& r) {
     orphan_frees += a.memory.frees_without_alloc;
   }
   if (events == 0) {
-    s.notes.push_back(
-        "No [memory] events: record with profile_memory=True to see the Memory view.");
+    s.notes.push_back(in.FromNsys()
+                          ? "No memory view: an Nsight Systems profile has no PyTorch allocator "
+                            "events. Take a torch.profiler trace with profile_memory=True, or a "
+                            "memory snapshot (torch.cuda.memory._record_memory_history), for it."
+                          : "No [memory] events: record with profile_memory=True to see the "
+                            "Memory view.");
     return;
   }
   AddPeaks(s, in);

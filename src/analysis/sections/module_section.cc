@@ -64,8 +64,12 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
   const bool any =
       std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return !a.modules.empty(); });
   if (!any)
-    s.notes.push_back(
-        "No nn.Module ranges: record with with_stack=True (or with_modules=True) to see modules.");
+    s.notes.push_back(in.FromNsys()
+                          ? "No nn.Module ranges: emit_nvtx marks operators, not modules. Wrap "
+                            "modules in torch.cuda.nvtx.range, or take a torch.profiler trace "
+                            "with with_stack=True, to see them."
+                          : "No nn.Module ranges: record with with_stack=True (or "
+                            "with_modules=True) to see modules.");
 }
 
 }  // namespace trainprof::analysis

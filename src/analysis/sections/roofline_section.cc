@@ -128,10 +128,14 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   bool shapes = false;
   for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
   if (!shapes) {
-    s.notes.push_back(
-        "No Input Dims in the trace (recorded without record_shapes, or by torch's legacy "
-        "profiler, whose export has none): no FLOPs or bytes per shape. Record with "
-        "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.");
+    s.notes.push_back(in.FromNsys() ? "No input shapes in the NVTX ranges: no FLOPs or bytes per "
+                                      "shape. " +
+                                          std::string(kNvtxShapesAdvice)
+                                    : "No Input Dims in the trace (recorded without record_shapes, "
+                                      "or by torch's legacy profiler, whose export has none): no "
+                                      "FLOPs or bytes per shape. Record with "
+                                      "torch.profiler.profile(record_shapes=True) on a torch "
+                                      "built with Kineto.");
     return;
   }
   if (in.ManyRanks()) return AddManyRanks(s, in);

@@ -41,7 +41,15 @@ struct AnalyzeInput {
   const std::string& RankLabel(size_t i) const { return (*labels)[i]; }
   // More ranks than report.json holds per-rank detail for (AddRankTable).
   bool ManyRanks() const;
+  // Every rank was read from an Nsight Systems export: what to record is said in nsys's words.
+  bool FromNsys() const;
 };
+
+// How to record input shapes in an Nsight Systems profile, for the notes of the views that
+// need them.
+inline constexpr const char* kNvtxShapesAdvice =
+    "Profile under torch.autograd.profiler.emit_nvtx(record_shapes=True): its NVTX ranges then "
+    "carry the shapes.";
 
 // Up to this many ranks (a node's GPUs), report.json holds every per-rank table whole; with
 // more, per-rank detail is in CSV files only and report.json keeps the cross-rank summary.
@@ -119,6 +127,7 @@ void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
 void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_section.cc
 void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_section.cc
 void AddHtaSection(const AnalyzeInput& in, report::Report& r);       // hta_section.cc
+void AddIdleSection(const AnalyzeInput& in, report::Report& r);      // idle_section.cc
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r);  // operator_section.cc
 void AddKernelSection(const AnalyzeInput& in, report::Report& r);    // operator_section.cc
 void AddKernelSequencesSection(const AnalyzeInput& in,

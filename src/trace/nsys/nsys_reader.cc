@@ -96,6 +96,7 @@ class NsysBuilder {
     std::error_code ec;
     m_.json_bytes = static_cast<int64_t>(std::filesystem::file_size(db_.path(), ec));
     m_.gpu_runtime = "CUDA";
+    m_.source = "nsys";
     FinishModel(m_, m_.path, {});
     return std::move(m_);
   }

@@ -1,0 +1,160 @@
+#include "analysis/idle_causes.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+#include "analysis/intervals.h"
+#include "analysis/phase_view.h"
+
+namespace trainprof::analysis {
+
+using trace::EventKind;
+
+namespace {
+
+// A call that blocks the host until the GPU has caught up.
+bool IsBlockingCall(std::string_view n) {
+  return n.find("Synchronize") != std::string_view::npos ||
+         n.find("MemcpyWithStream") != std::string_view::npos || n == "cudaMemcpy" ||
+         n == "hipMemcpy" || n == "cuMemcpyDtoH" || n == "cuMemcpyDtoH_v2" ||
+         n == "cuCtxSynchronize";
+}
+
+// What the host threads were doing, per cause but the last, each a union of intervals.
+std::array<Intervals, kIdleElsewhere> HostActivity(const trace::TraceModel& m,
+                                                   const std::vector<std::string>& loader,
+                                                   const std::vector<std::string>& steps_from) {
+  std::array<Intervals, kIdleElsewhere> out;
+  std::vector<int8_t> is_loader(m.names.size(), -1);
+  for (size_t i = 0; i < m.size(); ++i) {
+    const EventKind k = m.kind[i];
+    const Interval iv{m.ts_ns[i], m.end_ns(i)};
+    if (k == EventKind::kRuntime || k == EventKind::kDriver) {
+      out[IsBlockingCall(m.name_of(i)) ? kIdleSync : kIdleLaunch].push_back(iv);
+      continue;
+    }
+    if (k != EventKind::kCpuOp && k != EventKind::kUserAnnotation &&
+        k != EventKind::kPythonFunction)
+      continue;
+    int8_t& l = is_loader[m.name[i]];
+    if (l < 0) l = IsDataLoaderName(m.name_of(i), loader) ? 1 : 0;
+    if (l)
+      out[kIdleDataLoader].push_back(iv);
+    else if (k == EventKind::kCpuOp && StepNumber(m.name_of(i), steps_from, 0) < 0)
+      out[kIdleCpuOps].push_back(iv);
+  }
+  for (Intervals& v : out) v = Union(std::move(v));
+  return out;
+}
+
+// Each GPU's busy time (kernels, copies, sets), a union per device.
+std::map<int64_t, Intervals> GpuBusy(const trace::TraceModel& m) {
+  std::map<int64_t, Intervals> out;
+  for (size_t i = 0; i < m.size(); ++i)
+    if (trace::IsGpuKind(m.kind[i])) out[m.device_of(i)].push_back({m.ts_ns[i], m.end_ns(i)});
+  for (auto& [dev, v] : out) v = Union(std::move(v));
+  return out;
+}
+
+// The parts of `disjoint` inside `gap`, found by binary search: a rank has a million host
+// intervals and thousands of gaps.
+Intervals Within(const Intervals& disjoint, const Interval& gap) {
+  Intervals out;
+  auto it = std::partition_point(disjoint.begin(), disjoint.end(),
+                                 [&](const Interval& v) { return v.end <= gap.begin; });
+  for (; it != disjoint.end() && it->begin < gap.end; ++it)
+    out.push_back({std::max(it->begin, gap.begin), std::min(it->end, gap.end)});
+  return out;
+}
+
+// `gap`'s time by cause: each part to the first cause whose host activity holds it.
+std::array<int64_t, kIdleCauses> Blame(const Interval& gap,
+                                       const std::array<Intervals, kIdleElsewhere>& host) {
+  std::array<int64_t, kIdleCauses> ns{};
+  Intervals left{gap};
+  for (int c = 0; c < kIdleElsewhere && !left.empty(); ++c) {
+    const Intervals held = Intersect(left, Within(host[static_cast<size_t>(c)], gap));
+    ns[static_cast<size_t>(c)] = Length(held);
+    left = Subtract(left, held);
+  }
+  ns[kIdleElsewhere] = Length(left);
+  return ns;
+}
+
+// The longest kLargestGaps of `gaps`, longest first (ties: the earlier first).
+void KeepLongest(std::vector<IdleGap>& gaps) {
+  auto longer = [](const IdleGap& a, const IdleGap& b) {
+    return a.dur_ns() != b.dur_ns() ? a.dur_ns() > b.dur_ns() : a.begin_ns < b.begin_ns;
+  };
+  const size_t keep = std::min(gaps.size(), kLargestGaps);
+  std::partial_sort(gaps.begin(), gaps.begin() + static_cast<long>(keep), gaps.end(), longer);
+  gaps.resize(keep);
+}
+
+// The cause of event i, as HostActivity sorts it; -1 for an event of none.
+int CauseOf(const trace::TraceModel& m, size_t i, const std::vector<std::string>& loader) {
+  const EventKind k = m.kind[i];
+  if (k == EventKind::kRuntime || k == EventKind::kDriver)
+    return IsBlockingCall(m.name_of(i)) ? kIdleSync : kIdleLaunch;
+  if (k != EventKind::kCpuOp && k != EventKind::kUserAnnotation && k != EventKind::kPythonFunction)
+    return -1;
+  if (IsDataLoaderName(m.name_of(i), loader)) return kIdleDataLoader;
+  return k == EventKind::kCpuOp ? kIdleCpuOps : -1;
+}
+
+// Each gap's host range: of its cause, the one that overlaps it most. One pass over the events
+// for the few gaps kept.
+void NameHostRanges(const trace::TraceModel& m, std::vector<IdleGap>& gaps,
+                    const std::vector<std::string>& loader) {
+  std::vector<int64_t> best(gaps.size(), 0);
+  for (size_t i = 0; i < m.size() && !gaps.empty(); ++i) {
+    int cause = -2;  // not yet asked: most events overlap no gap
+    for (size_t g = 0; g < gaps.size(); ++g) {
+      const int64_t overlap =
+          std::min(m.end_ns(i), gaps[g].end_ns) - std::max(m.ts_ns[i], gaps[g].begin_ns);
+      if (overlap <= best[g]) continue;
+      if (cause == -2) cause = CauseOf(m, i, loader);
+      if (cause != gaps[g].cause) continue;
+      best[g] = overlap;
+      gaps[g].host = m.name_of(i);
+    }
+  }
+}
+
+}  // namespace
+
+const char* IdleCauseName(int cause) {
+  static constexpr const char* kNames[] = {"data loader", "synchronisation", "launch calls",
+                                           "CPU operators", "between operators"};
+  return kNames[cause];
+}
+
+int IdleCauses::Largest() const {
+  return static_cast<int>(std::max_element(ns.begin(), ns.end()) - ns.begin());
+}
+
+IdleCauses ComputeIdleCauses(const trace::TraceModel& m, const StepsResult& steps,
+                             const std::vector<std::string>& dataloader_patterns,
+                             const std::vector<std::string>& steps_from) {
+  IdleCauses out;
+  Intervals window;
+  for (const Step& s : steps.steps) window.push_back({s.begin_ns, s.end_ns});
+  window = Union(std::move(window));
+  const auto host = HostActivity(m, dataloader_patterns, steps_from);
+  for (const auto& [dev, busy] : GpuBusy(m)) {
+    for (const Interval& gap : Subtract(window, busy)) {
+      const std::array<int64_t, kIdleCauses> ns = Blame(gap, host);
+      for (size_t c = 0; c < ns.size(); ++c) out.ns[c] += ns[c];
+      out.idle_ns += gap.end - gap.begin;
+      const int cause = static_cast<int>(std::max_element(ns.begin(), ns.end()) - ns.begin());
+      out.largest.push_back({dev, gap.begin, gap.end, cause});
+      if (out.largest.size() >= 8 * kLargestGaps) KeepLongest(out.largest);
+    }
+  }
+  KeepLongest(out.largest);
+  NameHostRanges(m, out.largest, dataloader_patterns);
+  return out;
+}
+
+}  // namespace trainprof::analysis
