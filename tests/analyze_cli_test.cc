@@ -202,6 +202,20 @@ TEST(Analyze, AnUnwritableDefaultHistoryIsAWarning) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/out2/report.json"));
 }
 
+// -q as in run and profile: nothing on the terminal, the run folder written and recorded.
+TEST(Analyze, QuietPrintsNothingAndWritesTheFolder) {
+  std::string dir = testutil::FreshTempDir();
+  std::filesystem::create_directories(dir + "/traces");
+  WriteGeneratedRanks(dir + "/traces");
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/traces", "-q", "--run-dir", dir + "/out",
+                       "--db", dir + "/history.db"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/report.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/history.db"));
+}
+
 // diff reads what analyze reads: a TensorBoard log dir's plugins/profile/<run>/ at any depth; a
 // folder of two runs is one line naming them; a side cut short exits 4 unless allowed.
 TEST(Analyze, DiffTakesTheFoldersAnalyzeTakes) {

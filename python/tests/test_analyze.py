@@ -449,3 +449,12 @@ def test_every_analysis_option_of_the_cli_is_a_keyword() -> None:
     assert {"hta-compat", "critical-path", "peak-tflops"} <= flags  # the help was read
     keywords = {k.replace("_", "-") for k in trainprof.analyze_options()}
     assert flags - CLI_ONLY == keywords
+
+
+def test_an_unknown_table_names_the_nearest_ones() -> None:
+    a = trainprof.analyze(SMALL)
+    with pytest.raises(KeyError, match=r"no table 'operator_veiw' in this analysis; did you mean "
+                                       r"'operator_view'.*Analysis.tables lists the \d+ tables"):
+        a.table("operator_veiw")
+    with pytest.raises(KeyError, match=r"no table 'zzz' in this analysis \(Analysis.tables"):
+        a.table("zzz")

@@ -165,6 +165,14 @@ def test_critical_path_matches_hta() -> None:
 # --- the project's own trace: always runs -------------------------------------------------
 
 
+def test_a_critical_path_of_nothing_warns() -> None:
+    a = TraceAnalysis(trace_dir=str(SMALL))
+    with pytest.warns(UserWarning, match="rank 0 has no instance 0 of a range whose name "
+                                         "contains 'no_such_range'"):
+        cp, ok = a.critical_path_analysis(rank=0, annotation="no_such_range", instance_id=0)
+    assert not ok and cp.critical_path_nodes == 0
+
+
 def test_small_trace_answers_as_hta() -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     t = a.get_temporal_breakdown(visualize=False)

@@ -82,6 +82,14 @@ class Analysis:
         """(section id, table id) of every table, in report order."""
         return [(s, t) for s, t, _, _ in self._core.tables()]
 
+    def _no_such_table(self, id: str) -> str:
+        import difflib
+        ids = [t for _, t in self.tables] + [f"{s}/{t}" for s, t in self.tables]
+        near = difflib.get_close_matches(id, ids, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+        return (f"no table {id!r} in this analysis{hint} (Analysis.tables lists the "
+                f"{len(self.tables)} tables)")
+
     @property
     def files(self) -> List[str]:
         """The trace files that were read."""
@@ -96,12 +104,16 @@ class Analysis:
         DataFrame: report.json's column keys, values in report.json's base units (seconds,
         bytes, percent 0-100), counts as int64 (Int64 where a cell is empty), text as str.
         `df.attrs` holds the title, the section, each column's unit, the notes and the footer
-        rows (a table's Total, as dicts). KeyError when there is
-        no such table; ImportError when pandas is not installed."""
+        rows (a table's Total, as dicts). KeyError when there is no such table, naming the
+        nearest ids and where the list is (`tables`); ImportError when pandas is not
+        installed."""
         pd = _pandas()
         import numpy as np
 
-        t = self._core.table(id)
+        try:
+            t = self._core.table(id)
+        except KeyError:
+            raise KeyError(self._no_such_table(id)) from None
         cols: Dict[str, Any] = {}
         units: Dict[str, str] = {}
         for (key, _title, unit), values in zip(t["columns"], t["data"]):

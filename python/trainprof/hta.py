@@ -266,6 +266,9 @@ class TraceAnalysis:
             return None
         row = t[t["rank"] == str(rank)]
         if row.empty:
+            warnings.warn(f"trainprof.hta: critical_path_analysis: rank {rank} has no instance "
+                          f"{instance_id or 0} of a range whose name contains {annotation!r}; "
+                          "nothing was analysed (success is False)", stacklevel=2)
             return CriticalPath(rank, spec, 0.0, 0, {}, None), False
         r = row.iloc[0]
         shares = {c[:-4]: float(r[c]) for c in t.columns if c.endswith("_pct")}

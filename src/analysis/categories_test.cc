@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "analysis/analyze.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -64,6 +67,33 @@ TEST(Categories, ByKernelNameWhenNoOperatorTells) {
   };
   for (const auto& [k, c] : cases)
     EXPECT_EQ(OpCategoryName(CategoryOfKernel(k)), OpCategoryName(c)) << k;
+}
+
+// The note on GPU time with no operator above it is said when it shows as at least 0.1 %.
+TEST(Categories, TheNoOperatorNoteOnlyWhenItShows) {
+  auto note_for = [](int64_t orphan_ns) {
+    trace::TraceModel m;
+    m.tracks = {{.pid = 1, .tid = 1}, {.pid = 0, .tid = 7, .device = 0, .stream = 7}};
+    m.Add(trace::EventKind::kCpuOp, "aten::mm", 0, 100, 0);
+    const size_t call = m.Add(trace::EventKind::kRuntime, "cudaLaunchKernel", 10, 10, 0);
+    m.correlation.Set(call, 1);
+    const size_t k = m.Add(trace::EventKind::kKernel, "gemm", 100, 1'000'000, 1);
+    m.correlation.Set(k, 1);
+    m.Add(trace::EventKind::kKernel, "orphan", 2'000'000, orphan_ns, 1);
+    m.LinkLaunches();
+    std::vector<trace::TraceModel> models;
+    models.push_back(std::move(m));
+    const report::Report r = BuildAnalyzeReport(models, AnalyzeAll(models, {}), {}, "t");
+    for (const report::Section& s : r.sections)
+      if (s.id == "categories")
+        for (const std::string& n : s.notes)
+          if (n.find("has no operator above it") != std::string::npos) return n;
+    return std::string();
+  };
+  EXPECT_EQ(note_for(500), "");  // 0.05 %
+  EXPECT_EQ(note_for(10'000),
+            "Rank 0: 1.0% of the GPU time has no operator above it (a GPU-only trace or graph "
+            "replays): placed by the kernel's name.");
 }
 
 }  // namespace

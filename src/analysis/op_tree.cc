@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "analysis/kernel_class.h"
+#include "analysis/steps.h"
 
 namespace trainprof::analysis {
 
@@ -138,7 +139,10 @@ void Accumulate(const trace::TraceModel& m, OpTree& t) {
     t.device_total_ns.Add(n.parent, t.device_total_ns[k]);
     if (!t.tc_total_ns.empty()) t.tc_total_ns.Add(n.parent, t.tc_total_ns[k]);
     OpNode& p = t.nodes[n.parent];
-    if (n.tc_eligible && m.kind[p.event] == EventKind::kCpuOp) p.tc_eligible = true;
+    // A ProfilerStep#N range (a cpu_op in older traces) is a step, not an operator.
+    if (n.tc_eligible && m.kind[p.event] == EventKind::kCpuOp &&
+        ProfilerStepNumber(m.name_of(p.event)) < 0)
+      p.tc_eligible = true;
   }
 }
 

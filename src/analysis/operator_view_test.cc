@@ -144,6 +144,18 @@ TEST(OperatorView, EligibilityComesUpFromChildOperators) {
   EXPECT_FALSE(IsTensorCoreEligibleOp("aten::custom"));
 }
 
+// A ProfilerStep#N range written as a cpu_op (older traces) is a step around the operators: an
+// eligible child does not make it "TC eligible".
+TEST(OperatorView, AStepIsNotTensorCoreEligible) {
+  ModelBuilder b;
+  b.Add(EventKind::kCpuOp, "ProfilerStep#3", 0, 500, kHost);
+  b.Add(EventKind::kCpuOp, "aten::mm", 10, 50, kHost);
+  const trace::TraceModel m = b.Done();
+  const std::vector<OperatorRow> ops = OperatorView(m, BuildOpTree(m));
+  EXPECT_TRUE(Row(ops, "aten::mm").tc_eligible);
+  EXPECT_FALSE(Row(ops, "ProfilerStep#3").tc_eligible);
+}
+
 // aten::copy_ calling aten::copy_ (a dtype change inside a device copy): both calls count, but
 // the inner one's time is inside the outer's total, so the total is the outer call's time, not
 // more than the trace lasted. Self times are each call's own.

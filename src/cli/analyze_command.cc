@@ -1,6 +1,6 @@
-// `trainprof analyze PATH`: PyTorch profiler (Kineto) traces, one file or a folder of ranks, read
-// in parallel, analysed (overview, GPU summary, HTA breakdowns, recommendations) and written to
-// a run folder like `profile`'s.
+// `trainprof analyze PATH`: PyTorch profiler (Kineto) traces or Nsight Systems exports, one file or
+// a folder of ranks, read in parallel, analysed (overview, GPU summary, HTA breakdowns,
+// recommendations) and written to a run folder like `profile`'s.
 #include <fmt/format.h>
 #include <malloc.h>
 
@@ -123,7 +123,7 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
     *json += (json->empty() ? "" : ",\n") + report::RenderJsonString(r);
   } else if (f.format == "json") {
     std::cout << report::RenderJsonString(r) << "\n";
-  } else {
+  } else if (!f.quiet) {
     fmt::print("{}", summary);
     fmt::print("\nReports written to {}/ (report.html, summary.txt, report.json, *.csv)\n", *dir);
   }
@@ -131,7 +131,7 @@ int Emit(report::Report& r, const AnalyzeFlags& f, bool record, std::string* jso
     fmt::print(stderr, "trainprof: {}\n", exported.message());
     return kExitNoOutput;
   }
-  return record ? RecordRun(r, *dir, f.db, f.format == "json") : kExitOk;
+  return record ? RecordRun(r, *dir, f.db, f.format == "json" || f.quiet) : kExitOk;
 }
 
 }  // namespace
@@ -216,16 +216,19 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   f->out.name = "analyze";
   CLI::App* sub = app.add_subcommand(
       "analyze",
-      "Analyse PyTorch profiler (Kineto) traces: the TensorBoard plugin's overview and GPU "
-      "summary, HTA's temporal / idle / kernel / overlap / launch breakdowns, recommendations");
+      "Analyse PyTorch profiler (Kineto) traces, Nsight Systems SQLite exports and memory "
+      "snapshots: the TensorBoard plugin's overview and GPU summary, HTA's temporal / idle / "
+      "kernel / overlap / launch breakdowns, recommendations");
   sub->footer(
       "PATH is a PyTorch profiler trace (JSON, plain or gzip: told by its bytes, whatever its "
-      "name), a memory snapshot pickle, or a folder of them, one trace per rank (the rank comes "
-      "from distributedInfo, else the file name). trainprof's own run folders work too.\n"
+      "name), an Nsight Systems profile exported to SQLite (nsys export --type sqlite; one rank "
+      "per process), a memory snapshot pickle, or a folder of them, one trace per rank (the rank "
+      "comes from distributedInfo, else the file name). trainprof's own run folders work too.\n"
       "Examples:\n"
       "  trainprof analyze traces/                  # every rank in the folder\n"
       "  trainprof analyze rank0.pt.trace.json.gz --format json | jq .sections\n"
       "  trainprof analyze traces/ --hta-compat     # HTA 0.6.1's event selection and rounding\n"
+      "  trainprof analyze run.sqlite --steps-from step  # nsys, NVTX ranges 'step N' as steps\n"
       "  trainprof analyze traces/ --summary-only -o sums/ && trainprof merge sums/\n"
       "  mpirun -n 4 trainprof analyze traces/ --mpi  # ranks spread over MPI processes\n"
       "Definitions: docs/trace-analysis.md\n" +
@@ -236,10 +239,14 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                      {kExitDataError,
                       "the input has a data error (a trace cut short); reports "
                       "written (--allow-data-errors: exit 0)"}}));
-  sub->add_option("path", f->path, "Trace file or folder")->required();
+  sub->add_option("path", f->path, "Trace, Nsight export, snapshot, or a folder of them")
+      ->required();
   AddCommonOptions(sub, f.get());
   std::function<void()> finish = AddAnalyzeOptions(sub, f.get(), /*diff=*/false);
   AddDbOption(sub, &f->db, /*records=*/true);
+  sub->add_flag("-q,--quiet", f->quiet,
+                "Print no progress and no report (as in run and profile; the run folder is still "
+                "written and recorded)");
   sub->add_flag("--summary-only", f->summary_only,
                 "Write each rank's summary (<trace file>.tpsum) into -o DIR instead of the "
                 "report; `trainprof merge DIR...` builds the report from them");

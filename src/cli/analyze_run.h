@@ -29,6 +29,7 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
   std::string db;             // run history (--db)
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
+  bool quiet = false;         // -q: no progress, no report on the terminal (the folder is written)
 };
 
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).

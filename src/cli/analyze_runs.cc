@@ -17,7 +17,7 @@
 namespace trainprof::cli {
 
 ReadProgress::ReadProgress(const AnalyzeFlags& f, size_t files)
-    : progress_(f.format == "json" ? "off" : f.progress), files_(files) {}
+    : progress_(f.format == "json" || f.quiet ? "off" : f.progress), files_(files) {}
 
 ReadProgress::~ReadProgress() {
   if (began_) progress_.End();

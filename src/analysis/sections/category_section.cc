@@ -59,7 +59,8 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
       t.rows.push_back({in.RankLabel(i), std::string(OpCategoryName(k)), Seconds(sh.ns),
                         c.share_pct(k), sh.kernels, sh.top_op});
     }
-    if (c.by_kernel_ns > 0)
+    // Said when it shows as at least 0.1 %: "0.0 % ... has no operator" is noise.
+    if (c.by_kernel_ns > 0 && 1000 * c.by_kernel_ns >= c.total_ns)
       s.notes.push_back(fmt::format(
           "Rank {}: {:.1f}% of the GPU time has no operator above it (a GPU-only trace or "
           "graph replays): placed by the kernel's name.",
