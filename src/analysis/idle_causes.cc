@@ -21,28 +21,46 @@ bool IsBlockingCall(std::string_view n) {
          n == "cuCtxSynchronize";
 }
 
-// What the host threads were doing, per cause but the last, each a union of intervals.
-std::array<Intervals, kIdleElsewhere> HostActivity(const trace::TraceModel& m,
-                                                   const std::vector<std::string>& loader,
-                                                   const std::vector<std::string>& steps_from) {
-  std::array<Intervals, kIdleElsewhere> out;
-  std::vector<int8_t> is_loader(m.names.size(), -1);
-  for (size_t i = 0; i < m.size(); ++i) {
-    const EventKind k = m.kind[i];
-    const Interval iv{m.ts_ns[i], m.end_ns(i)};
-    if (k == EventKind::kRuntime || k == EventKind::kDriver) {
-      out[IsBlockingCall(m.name_of(i)) ? kIdleSync : kIdleLaunch].push_back(iv);
-      continue;
-    }
-    if (k != EventKind::kCpuOp && k != EventKind::kUserAnnotation &&
+// The cause each host event stands for (-1: none), cached per name: a name's events are all of
+// one kind but for a few (a range written as cpu_op in one trace, user_annotation in another),
+// so the cache is per name and kind group (API call, or range).
+class HostCauses {
+ public:
+  HostCauses(const trace::TraceModel& m, const std::vector<std::string>& loader,
+             const std::vector<std::string>& steps_from)
+      : m_(m), loader_(loader), steps_from_(steps_from), cache_(2 * m.names.size(), kUnknown) {}
+
+  int Of(size_t i) {
+    const EventKind k = m_.kind[i];
+    const bool call = k == EventKind::kRuntime || k == EventKind::kDriver;
+    if (!call && k != EventKind::kCpuOp && k != EventKind::kUserAnnotation &&
         k != EventKind::kPythonFunction)
-      continue;
-    int8_t& l = is_loader[m.name[i]];
-    if (l < 0) l = IsDataLoaderName(m.name_of(i), loader) ? 1 : 0;
-    if (l)
-      out[kIdleDataLoader].push_back(iv);
-    else if (k == EventKind::kCpuOp && StepNumber(m.name_of(i), steps_from, 0) < 0)
-      out[kIdleCpuOps].push_back(iv);
+      return -1;
+    int8_t& c = cache_[2 * m_.name[i] + (k == EventKind::kCpuOp ? 1 : 0)];
+    if (c == kUnknown) c = static_cast<int8_t>(Compute(i, call));
+    return c;
+  }
+
+ private:
+  static constexpr int8_t kUnknown = -2;
+  int Compute(size_t i, bool call) const {
+    const std::string& n = m_.name_of(i);
+    if (call) return IsBlockingCall(n) ? kIdleSync : kIdleLaunch;
+    if (IsDataLoaderName(n, loader_)) return kIdleDataLoader;
+    return m_.kind[i] == EventKind::kCpuOp && StepNumber(n, steps_from_, 0) < 0 ? kIdleCpuOps : -1;
+  }
+  const trace::TraceModel& m_;
+  const std::vector<std::string>& loader_;
+  const std::vector<std::string>& steps_from_;
+  std::vector<int8_t> cache_;
+};
+
+// What the host threads were doing, per cause but the last, each a union of intervals.
+std::array<Intervals, kIdleElsewhere> HostActivity(const trace::TraceModel& m, HostCauses& causes) {
+  std::array<Intervals, kIdleElsewhere> out;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const int c = causes.Of(i);
+    if (c >= 0) AppendForUnion(out[static_cast<size_t>(c)], {m.ts_ns[i], m.end_ns(i)});
   }
   for (Intervals& v : out) v = Union(std::move(v));
   return out;
@@ -52,7 +70,7 @@ std::array<Intervals, kIdleElsewhere> HostActivity(const trace::TraceModel& m,
 std::map<int64_t, Intervals> GpuBusy(const trace::TraceModel& m) {
   std::map<int64_t, Intervals> out;
   for (size_t i = 0; i < m.size(); ++i)
-    if (trace::IsGpuKind(m.kind[i])) out[m.device_of(i)].push_back({m.ts_ns[i], m.end_ns(i)});
+    if (trace::IsGpuKind(m.kind[i])) AppendForUnion(out[m.device_of(i)], {m.ts_ns[i], m.end_ns(i)});
   for (auto& [dev, v] : out) v = Union(std::move(v));
   return out;
 }
@@ -92,30 +110,18 @@ void KeepLongest(std::vector<IdleGap>& gaps) {
   gaps.resize(keep);
 }
 
-// The cause of event i, as HostActivity sorts it; -1 for an event of none.
-int CauseOf(const trace::TraceModel& m, size_t i, const std::vector<std::string>& loader) {
-  const EventKind k = m.kind[i];
-  if (k == EventKind::kRuntime || k == EventKind::kDriver)
-    return IsBlockingCall(m.name_of(i)) ? kIdleSync : kIdleLaunch;
-  if (k != EventKind::kCpuOp && k != EventKind::kUserAnnotation && k != EventKind::kPythonFunction)
-    return -1;
-  if (IsDataLoaderName(m.name_of(i), loader)) return kIdleDataLoader;
-  return k == EventKind::kCpuOp ? kIdleCpuOps : -1;
-}
-
 // Each gap's host range: of its cause, the one that overlaps it most. One pass over the events
 // for the few gaps kept.
-void NameHostRanges(const trace::TraceModel& m, std::vector<IdleGap>& gaps,
-                    const std::vector<std::string>& loader) {
+void NameHostRanges(const trace::TraceModel& m, std::vector<IdleGap>& gaps, HostCauses& causes) {
   std::vector<int64_t> best(gaps.size(), 0);
   for (size_t i = 0; i < m.size() && !gaps.empty(); ++i) {
-    int cause = -2;  // not yet asked: most events overlap no gap
+    const int cause = causes.Of(i);
+    if (cause < 0) continue;
     for (size_t g = 0; g < gaps.size(); ++g) {
+      if (cause != gaps[g].cause) continue;
       const int64_t overlap =
           std::min(m.end_ns(i), gaps[g].end_ns) - std::max(m.ts_ns[i], gaps[g].begin_ns);
       if (overlap <= best[g]) continue;
-      if (cause == -2) cause = CauseOf(m, i, loader);
-      if (cause != gaps[g].cause) continue;
       best[g] = overlap;
       gaps[g].host = m.name_of(i);
     }
@@ -141,7 +147,8 @@ IdleCauses ComputeIdleCauses(const trace::TraceModel& m, const StepsResult& step
   Intervals window;
   for (const Step& s : steps.steps) window.push_back({s.begin_ns, s.end_ns});
   window = Union(std::move(window));
-  const auto host = HostActivity(m, dataloader_patterns, steps_from);
+  HostCauses causes(m, dataloader_patterns, steps_from);
+  const auto host = HostActivity(m, causes);
   for (const auto& [dev, busy] : GpuBusy(m)) {
     for (const Interval& gap : Subtract(window, busy)) {
       const std::array<int64_t, kIdleCauses> ns = Blame(gap, host);
@@ -153,7 +160,7 @@ IdleCauses ComputeIdleCauses(const trace::TraceModel& m, const StepsResult& step
     }
   }
   KeepLongest(out.largest);
-  NameHostRanges(m, out.largest, dataloader_patterns);
+  NameHostRanges(m, out.largest, causes);
   return out;
 }
 
