@@ -39,7 +39,8 @@ bool IsTraceName(const std::string& n) {
   return ends(".json") || ends(".json.gz") || ends(".nsys-rep") || ends(".qdrep");
 }
 
-// A trace by its bytes (a timeline kind of input_kind.h, whatever its name), or by a trace's
+// A trace by its bytes (a timeline kind of input_kind.h, whatever its name, and for an SQLite
+// file one that is an Nsight Systems export), or by a trace's
 // name (*.json, *.json.gz, an Nsight report) when its bytes are no kind (an empty or broken file,
 // whose read error is then said): its kind, else nullopt. trainprof's own report.json is left
 // out.
@@ -48,7 +49,11 @@ std::optional<InputKind> TraceInputKind(const fs::path& p) {
   if (name == "report.json") return std::nullopt;
   const InputKind kind = SniffInput(p.string());
   if (kind == InputKind::kUnknown) return IsTraceName(name) ? std::optional(kind) : std::nullopt;
-  if (FindInputFormat(kind)->read == nullptr) return std::nullopt;
+  const InputFormat* f = FindInputFormat(kind);
+  if (f->read == nullptr) return std::nullopt;
+  // A kind told by a header many files share (SQLite's) is confirmed by its reader: a run
+  // history (runs/trainprof.db) beside the traces is not an input.
+  if (f->parts != nullptr && !f->parts(p.string()).ok()) return std::nullopt;
   return kind;
 }
 

@@ -195,6 +195,22 @@ TEST(NsysReader, SaysWhatIsNotAnExport) {
                 dir + "/profile.sqlite " + rep);
 }
 
+// A folder of traces with trainprof's own run history beside them (an SQLite file that is no
+// export): the history is not listed, so it is neither read nor said as a stray.
+TEST(NsysReader, AFolderListsExportsButNotOtherSqliteFiles) {
+  const std::string dir = testutil::FreshTempDir();
+  const std::string f = MakeExport(dir, "run.sqlite", kSchema);
+  MakeExport(dir, "trainprof.db", "CREATE TABLE runs (id INTEGER);");
+  auto listed = ListTraceFiles(dir);
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  EXPECT_EQ(*listed, (std::vector<std::string>{f + "#pid=145", f + "#pid=144"}));
+  auto runs = ListTraceRuns(dir);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->runs.size(), 1u);
+  EXPECT_EQ(runs->runs[0].files.size(), 2u);
+  EXPECT_TRUE(runs->skipped.empty());
+}
+
 TEST(NsysReader, ATrimmedExportIsOneRankAndSaysWhatItLacks) {
   const std::string f = MakeExport(testutil::FreshTempDir(), "one.sqlite", R"sql(
 CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
