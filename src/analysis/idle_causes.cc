@@ -14,7 +14,7 @@ using trace::EventKind;
 namespace {
 
 // A call that blocks the host until the GPU has caught up.
-bool IsBlockingCall(std::string_view n) {
+bool BlocksHostUntilGpu(std::string_view n) {
   return n.find("Synchronize") != std::string_view::npos ||
          n.find("MemcpyWithStream") != std::string_view::npos || n == "cudaMemcpy" ||
          n == "hipMemcpy" || n == "cuMemcpyDtoH" || n == "cuMemcpyDtoH_v2" ||
@@ -45,7 +45,7 @@ class HostCauses {
   static constexpr int8_t kUnknown = -2;
   int Compute(size_t i, bool call) const {
     const std::string& n = m_.name_of(i);
-    if (call) return IsBlockingCall(n) ? kIdleSync : kIdleLaunch;
+    if (call) return BlocksHostUntilGpu(n) ? kIdleSync : kIdleLaunch;
     if (IsDataLoaderName(n, loader_)) return kIdleDataLoader;
     return m_.kind[i] == EventKind::kCpuOp && StepNumber(n, steps_from_, 0) < 0 ? kIdleCpuOps : -1;
   }

@@ -11,7 +11,7 @@
 namespace trainprof::analysis {
 namespace {
 
-trace::TraceModel Read(const std::string& events) {
+trace::TraceModel ParseEvents(const std::string& events) {
   auto m = trace::ParseTrace(R"({"traceEvents": [)" + events + "]}", "t.json");
   EXPECT_TRUE(m.ok()) << m.status().message();
   return std::move(*m);
@@ -19,14 +19,14 @@ trace::TraceModel Read(const std::string& events) {
 
 // A step of 1,000 µs: kernels at 0-100 and 900-1000 µs, so the GPU idles 800 µs, while the host
 // is in `host` (its events, µs 100-900).
-IdleCauses Idle(const std::string& host) {
-  const trace::TraceModel m = Read(R"(
+IdleCauses IdleOf(const std::string& host) {
+  const trace::TraceModel m = ParseEvents(R"(
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 100,
      "args": {"device": 0, "stream": 7}},
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 900, "dur": 100,
      "args": {"device": 0, "stream": 7}})" +
-                                   host);
+                                          host);
   return ComputeIdleCauses(m, FindSteps(m, StepsMode::kAll), {});
 }
 
@@ -40,11 +40,11 @@ TEST(IdleCauses, GapsGoToTheFirstCauseThatHoldsThem) {
   // 500 µs in the data loader, 200 µs of those also in an operator (the loader wins), 100 µs
   // in cudaStreamSynchronize, 100 µs in an operator, 100 µs in nothing.
   const IdleCauses c =
-      Idle(HostRange("user_annotation",
-                     "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 100, 500) +
-           HostRange("cpu_op", "aten::copy_", 400, 200) +
-           HostRange("cuda_runtime", "cudaStreamSynchronize", 600, 100) +
-           HostRange("cpu_op", "aten::add", 700, 100));
+      IdleOf(HostRange("user_annotation",
+                       "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 100, 500) +
+             HostRange("cpu_op", "aten::copy_", 400, 200) +
+             HostRange("cuda_runtime", "cudaStreamSynchronize", 600, 100) +
+             HostRange("cpu_op", "aten::add", 700, 100));
   EXPECT_EQ(c.idle_ns, 800'000);
   EXPECT_EQ(c.ns[kIdleDataLoader], 500'000);
   EXPECT_EQ(c.ns[kIdleSync], 100'000);
@@ -59,14 +59,14 @@ TEST(IdleCauses, GapsGoToTheFirstCauseThatHoldsThem) {
 }
 
 TEST(IdleCauses, LaunchCallsAndAnIdleHost) {
-  IdleCauses c = Idle(HostRange("cuda_runtime", "cudaLaunchKernel", 100, 600));
+  IdleCauses c = IdleOf(HostRange("cuda_runtime", "cudaLaunchKernel", 100, 600));
   EXPECT_EQ(c.ns[kIdleLaunch], 600'000);
   EXPECT_EQ(c.ns[kIdleElsewhere], 200'000);
   EXPECT_EQ(c.Largest(), kIdleLaunch);
-  c = Idle("");
+  c = IdleOf("");
   EXPECT_EQ(c.ns[kIdleElsewhere], 800'000);
   // --dataloader-pattern names a loader of one's own.
-  const trace::TraceModel m = Read(R"(
+  const trace::TraceModel m = ParseEvents(R"(
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 100,
      "args": {"device": 0, "stream": 7}},
@@ -83,9 +83,9 @@ TEST(IdleCauses, TheLongestGapsLongestFirst) {
                std::to_string(ts) + R"(, "dur": )" + std::to_string(90 - i) +
                R"(, "args": {"device": 0, "stream": 7}})";
   }
-  const trace::TraceModel m = Read(R"(
+  const trace::TraceModel m = ParseEvents(R"(
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 2000, "dur": 3000})" +
-                                   kernels);
+                                          kernels);
   const IdleCauses c = ComputeIdleCauses(m, FindSteps(m, StepsMode::kAll), {});
   ASSERT_EQ(c.largest.size(), kLargestGaps);
   EXPECT_GT(c.largest[0].dur_ns(), c.largest[1].dur_ns());

@@ -28,19 +28,19 @@ const std::string kNsys = std::string(TRAINPROF_SHARED_DIR) + "/data/nsys/";
   GTEST_SKIP() << "skipped: ../shared/data/nsys (the real Nsight Systems exports) is not " \
                   "beside this checkout"
 
-trace::SqliteDb Open(const std::string& file) {
+trace::SqliteDb OpenExport(const std::string& file) {
   auto db = trace::SqliteDb::Open(kNsys + file);
   EXPECT_TRUE(db.ok()) << db.status().message();
   return std::move(*db);
 }
 
-int64_t Count(const trace::SqliteDb& db, const std::string& sql) {
+int64_t SqlCount(const trace::SqliteDb& db, const std::string& sql) {
   int64_t n = -1;
   EXPECT_TRUE(db.Each(sql, [&](const trace::SqliteRow& r) { n = r.Int(0); }).ok()) << sql;
   return n;
 }
 
-std::vector<trace::TraceModel> Read(const std::string& file) {
+std::vector<trace::TraceModel> ReadExport(const std::string& file) {
   auto files = trace::ListTraceFiles(kNsys + file);
   EXPECT_TRUE(files.ok()) << files.status().message();
   auto models = trace::ReadTraceFiles(*files, {});
@@ -91,22 +91,22 @@ TEST(NsysGolden, GpuWorkPerDeviceIsTheTablesOwn) {
        {"mfu_2gpu_before.sqlite", "mfu_2gpu_after.sqlite", "healthy_1pct.sqlite", "mock.sqlite",
         "cloverleaf/perlmutter-cloverleaf-cuda.sqlite"}) {
     SCOPED_TRACE(f);
-    const std::map<int64_t, DeviceWork> want = FromSql(Open(f));
+    const std::map<int64_t, DeviceWork> want = FromSql(OpenExport(f));
     EXPECT_FALSE(want.empty());
-    EXPECT_EQ(FromModels(Read(f)), want);
+    EXPECT_EQ(FromModels(ReadExport(f)), want);
   }
 }
 
 TEST(NsysGolden, TwoProcessesAreTwoRanksAndLaunchesAreLinked) {
   TRAINPROF_SKIP_WITHOUT_SHARED_NSYS();
-  const trace::SqliteDb db = Open("mfu_2gpu_before.sqlite");
-  const std::vector<trace::TraceModel> models = Read("mfu_2gpu_before.sqlite");
+  const trace::SqliteDb db = OpenExport("mfu_2gpu_before.sqlite");
+  const std::vector<trace::TraceModel> models = ReadExport("mfu_2gpu_before.sqlite");
   ASSERT_EQ(models.size(), 2u);
   for (size_t r = 0; r < models.size(); ++r) {
     const trace::TraceModel& m = models[r];
     EXPECT_EQ(m.rank, static_cast<int64_t>(r));
     // Every kernel whose launch the export recorded in the same process is linked to it.
-    const int64_t launched = Count(
+    const int64_t launched = SqlCount(
         db,
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME "
         "r ON r.correlationId = k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24) "
@@ -164,8 +164,8 @@ std::map<std::string, int64_t> DeviceSelfFromSql(const trace::SqliteDb& db, int6
 
 TEST(NsysGolden, OperatorGpuTimeIsItsKernelsByCorrelation) {
   TRAINPROF_SKIP_WITHOUT_SHARED_NSYS();
-  const trace::SqliteDb db = Open("mfu_2gpu_before.sqlite");
-  const std::vector<trace::TraceModel> models = Read("mfu_2gpu_before.sqlite");
+  const trace::SqliteDb db = OpenExport("mfu_2gpu_before.sqlite");
+  const std::vector<trace::TraceModel> models = ReadExport("mfu_2gpu_before.sqlite");
   std::vector<RankAnalysis> a = AnalyzeAll(models, {});
   for (int64_t rank : {0, 1}) {
     const std::map<std::string, int64_t> want = DeviceSelfFromSql(db, rank);
@@ -198,7 +198,7 @@ TEST(NsysGolden, CloverLeafKernelsMatchPipitsReading) {
     if (f[5] == "Leave") kernel_ns += std::stoll(f[6]) - enter;
   }
   const std::map<int64_t, DeviceWork> got =
-      FromModels(Read("cloverleaf/perlmutter-cloverleaf-cuda.sqlite"));
+      FromModels(ReadExport("cloverleaf/perlmutter-cloverleaf-cuda.sqlite"));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got.begin()->second.kernels, kernels);
   EXPECT_EQ(got.begin()->second.kernel_ns, kernel_ns);

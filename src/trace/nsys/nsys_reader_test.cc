@@ -70,13 +70,13 @@ std::string MakeExport(const std::string& dir, const std::string& name, const ch
   return path;
 }
 
-size_t CountKind(const TraceModel& m, EventKind k) {
+size_t CountOfKind(const TraceModel& m, EventKind k) {
   size_t n = 0;
   for (size_t i = 0; i < m.size(); ++i) n += m.kind[i] == k;
   return n;
 }
 
-size_t Find(const TraceModel& m, EventKind k, std::string_view name) {
+size_t FindEvent(const TraceModel& m, EventKind k, std::string_view name) {
   for (size_t i = 0; i < m.size(); ++i)
     if (m.kind[i] == k && m.name_of(i) == name) return i;
   ADD_FAILURE() << "no " << EventKindName(k) << " named " << name;
@@ -127,8 +127,8 @@ TEST(NsysReader, AFileOfTwoProcessesIsTwoRanksInTheOrderOfTheirGpus) {
   ASSERT_TRUE(r1.ok()) << r1.status().message();
   EXPECT_EQ(r1->rank, 1);
   EXPECT_EQ(r1->world_size, 2);
-  EXPECT_EQ(CountKind(*r1, EventKind::kKernel), 1u);
-  EXPECT_EQ(r1->device_of(Find(*r1, EventKind::kKernel, "sm90_gemm_kernel")), 1);
+  EXPECT_EQ(CountOfKind(*r1, EventKind::kKernel), 1u);
+  EXPECT_EQ(r1->device_of(FindEvent(*r1, EventKind::kKernel, "sm90_gemm_kernel")), 1);
   auto bad = ReadInput(f + "#pid=7", {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("no process with GPU work is pid=7"), std::string::npos);
@@ -140,24 +140,24 @@ TEST(NsysReader, ReadsGpuWorkLaunchesOperatorsAndDevices) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->rank, 0);
   EXPECT_EQ(m->base_time_ns, 1000000000000);
-  const size_t k = Find(*m, EventKind::kKernel, "sm90_gemm_kernel");
+  const size_t k = FindEvent(*m, EventKind::kKernel, "sm90_gemm_kernel");
   EXPECT_EQ(m->ts_ns[k], 1000000000000 + 2000);
   EXPECT_EQ(m->dur_ns[k], 1000);
   EXPECT_EQ(m->stream_of(k), 7);
-  const size_t launch = Find(*m, EventKind::kRuntime, "cudaLaunchKernel");
+  const size_t launch = FindEvent(*m, EventKind::kRuntime, "cudaLaunchKernel");
   EXPECT_EQ(m->launcher[k], static_cast<int32_t>(launch));
   // No demangled name: the short one; a driver call launched it.
-  const size_t nccl = Find(*m, EventKind::kKernel, "gemm");
+  const size_t nccl = FindEvent(*m, EventKind::kKernel, "gemm");
   EXPECT_EQ(m->kind[static_cast<size_t>(m->launcher[nccl])], EventKind::kDriver);
-  const size_t copy = Find(*m, EventKind::kMemcpy, "Memcpy HtoD (Pinned -> Device)");
+  const size_t copy = FindEvent(*m, EventKind::kMemcpy, "Memcpy HtoD (Pinned -> Device)");
   EXPECT_EQ(m->MemcpyBytesOf(copy), 4096);
-  const size_t mm = Find(*m, EventKind::kCpuOp, "aten::mm");
+  const size_t mm = FindEvent(*m, EventKind::kCpuOp, "aten::mm");
   ASSERT_NE(m->InputsOf(mm), nullptr);
   EXPECT_EQ(m->names[m->InputsOf(mm)->dims], "[[2, 3], [3, 4]]");
   EXPECT_EQ(m->tid_of(mm), m->tid_of(launch));
-  Find(*m, EventKind::kUserAnnotation, "ProfilerStep#5");
+  FindEvent(*m, EventKind::kUserAnnotation, "ProfilerStep#5");
   // NCCL's own domain, its text through StringIds: on the timeline, not an annotation.
-  Find(*m, EventKind::kOther, "ncclSend");
+  FindEvent(*m, EventKind::kOther, "ncclSend");
   ASSERT_NE(m->FindDevice(0), nullptr);
   EXPECT_EQ(m->FindDevice(0)->name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(m->FindDevice(0)->num_sms, 132);
@@ -224,7 +224,7 @@ INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 0, 7, 1, 1, 1);
   EXPECT_EQ(*listed, std::vector<std::string>{f});
   auto m = ReadInput(f, {});
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_EQ(CountKind(*m, EventKind::kKernel), 1u);
+  EXPECT_EQ(CountOfKind(*m, EventKind::kKernel), 1u);
   std::vector<std::string> said;
   for (const auto& d : m->diagnostics) said.push_back(std::string(d.name()));
   EXPECT_EQ(said, (std::vector<std::string>{"nsys_not_recorded", "nsys_not_recorded"}));
