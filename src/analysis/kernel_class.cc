@@ -27,13 +27,25 @@ bool IsCommunicationKernel(std::string_view name) {
   // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". PyTorch's symmetric-memory
   // collectives ("multimem_all_reduce_kernel", "one_shot_all_reduce_kernel",
   // "two_shot_all_reduce_kernel"), vLLM's and SGLang's custom all-reduce ("cross_device_reduce_*"),
-  // NVSHMEM and DeepEP's expert-parallel kernels ("deep_ep::intranode::dispatch") move data
-  // between GPUs too. Demangled names start with "void ".
+  // NVSHMEM, DeepEP's expert-parallel kernels ("deep_ep::intranode::dispatch", and in
+  // DeepSeek's own traces "dpsk::ep::internode::combine", "notify_dispatch", "cached_notify"),
+  // Perplexity's pplx-kernels ("pplx::") and UCCL's ("uccl") move data between GPUs too
+  // (MSCCL++ is "mscclpp"). Demangled names start with "void ".
   if (name.starts_with("void ")) name.remove_prefix(5);
-  static constexpr std::array<std::string_view, 11> kLibraries = {
-      "nccl",         "rccl",         "hccl",           "msccl",
-      "multimem_all", "one_shot_all", "two_shot_all",   "cross_device_reduce",
-      "nvshmem",      "deep_ep",      "all_to_all_vdev"};
+  static constexpr std::array<std::string_view, 14> kLibraries = {"nccl",
+                                                                  "rccl",
+                                                                  "hccl",
+                                                                  "msccl",
+                                                                  "multimem_all",
+                                                                  "one_shot_all",
+                                                                  "two_shot_all",
+                                                                  "cross_device_reduce",
+                                                                  "nvshmem",
+                                                                  "deep_ep",
+                                                                  "all_to_all_vdev",
+                                                                  "dpsk::ep::",
+                                                                  "pplx::",
+                                                                  "uccl"};
   return base::ContainsAnyNoCase(name, kLibraries);
 }
 

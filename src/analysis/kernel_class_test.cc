@@ -24,10 +24,19 @@ TEST(KernelClass, CommunicationInEveryNaming) {
         "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 8>(x)",
         "void c10d::symmetric_memory::two_shot_all_reduce_kernel<8>(x)",
         "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(x)",
-        "void deep_ep::intranode::dispatch<8, 768>(x)", "nvshmemi_transfer_rma_kernel"})
+        "void deep_ep::intranode::dispatch<8, 768>(x)", "nvshmemi_transfer_rma_kernel",
+        // DeepSeek-V3's training trace: its DeepEP build's namespace.
+        "void dpsk::ep::internode::combine<(int)8, (int)256>(x)",
+        "void dpsk::ep::internode::dispatch<false, 8>(x)",
+        "void dpsk::ep::internode::notify_dispatch<8>(x)",
+        "void dpsk::ep::intranode::cached_notify_combine<8>(x)",
+        "void pplx::a2a_dispatch_kernel<256>(x)", "void uccl::ep::dispatch_kernel(x)",
+        "void mscclpp::allreduce8<float>(x)"})
     EXPECT_TRUE(IsCommunicationKernel(n)) << n;
-  for (const char* n : {"void at::native::vectorized_elementwise_kernel<4>",
-                        "ampere_sgemm_128x64_nn", "Memcpy DtoD (Device -> Device)"})
+  for (const char* n :
+       {"void at::native::vectorized_elementwise_kernel<4>", "ampere_sgemm_128x64_nn",
+        "Memcpy DtoD (Device -> Device)", "void dpsk::attention::flash_fwd<128>(x)",
+        "void moe_dispatch_kernel(x)", "fused_moe_kernel", "void combine_kernel<float>(x)"})
     EXPECT_FALSE(IsCommunicationKernel(n)) << n;
 }
 
