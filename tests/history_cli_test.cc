@@ -68,6 +68,19 @@ TEST_F(HistoryCli, AnalyzeRecordsRunsThatListAndShow) {
   EXPECT_EQ(Json(by_folder.out)["kind"], "analyze");
 }
 
+// `run --name X` is recorded under X (it was "-": run's report carried no name).
+TEST_F(HistoryCli, RunIsRecordedUnderItsName) {
+  auto r =
+      RunProcess({kCli, "run", "--name", "my-model", "--run-dir", dir_ + "/r", "-q", "--", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = RunProcess({kCli, "runs", "list", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto rows = Json(json.out)["sections"][0]["tables"][0]["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["kind"], "run");
+  EXPECT_EQ(rows[0]["name"], "my-model");
+}
+
 TEST_F(HistoryCli, CompareShowsChangesAndWritesAComparePage) {
   TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   ASSERT_EQ(Analyze("trace_diff_control", "control").exit_code, 0);

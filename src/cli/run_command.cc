@@ -178,6 +178,8 @@ int RunCommand(const RunFlags& f) {
   r.AddMeta("exit_status", static_cast<int64_t>(status));
   r.config.emplace_back("system.interval_s", o.system.interval_s);
   r.config.emplace_back("command", CommandLine(f.command));
+  // The run's name in the history (`runs list`); output.* keys stay out of the config hash.
+  r.config.emplace_back("output.name", o.output.name);
   AddRunSection(f, status, child->term_signal(), static_cast<double>(end_ns) * 1e-9, r);
   AddSessionSections(*dir, r);
   system::AddSystemSection(data, 0, r);
