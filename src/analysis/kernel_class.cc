@@ -74,6 +74,9 @@ const std::vector<FamilyRule>& FamilyRules() {
       {"FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)",
        {"e4m3", "e5m2", "e2m1", "mxfp8", "mxfp6", "mxfp4", "mxf8", "mxf4", "nvfp4", "fp8gemm",
         "_fp8_gemm", "f8f6f4"}},
+      // CUTLASS's FP8 grouped GEMMs (MoE experts) name the format and the GEMM apart:
+      // "cutlass::device_kernel<...grouped_gemm...fp8...GemmKernel>".
+      {"FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)", {"fp8"}, "gemm"},
       {"NVIDIA Blackwell (sm_100, tcgen05)",
        {"sm100", "sm_100", "sm101", "sm120", "tcgen05", "umma"}},
       {"NVIDIA cuBLAS nvjet (Hopper, Blackwell)", {"nvjet"}},
@@ -114,8 +117,12 @@ bool IsSimtMatmul(std::string_view low) {
 }  // namespace
 
 std::string_view MatrixCoreFamily(std::string_view name) {
-  const std::string low = base::AsciiLower(name);
+  std::string low = base::AsciiLower(name);
   if (IsSimtMatmul(low)) return {};
+  // MIOpen's SubTensorOp kernels (SubTensorOpWithScalar1d, ...WithCastTensor1d) are elementwise:
+  // their "TensorOp" is no Tensor Core op.
+  for (size_t at = low.find("subtensorop"); at != std::string::npos; at = low.find("subtensorop"))
+    low.replace(at, 11, "sub_tensor_");
   for (const FamilyRule& r : FamilyRules()) {
     if (!r.also.empty() && low.find(r.also) == std::string::npos) continue;
     for (std::string_view n : r.any)

@@ -64,6 +64,15 @@ TEST(KernelClass, TensorCoresAndOps) {
   EXPECT_TRUE(UsesTensorCores("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64"));
   EXPECT_FALSE(UsesTensorCores("ampere_sgemm_128x64_nn"));
   EXPECT_FALSE(UsesTensorCores("void at::native::vectorized_elementwise_kernel<4>"));
+  // Issue 53: an FP8 grouped GEMM runs on Tensor Cores; MIOpen's SubTensorOp kernels do not.
+  EXPECT_TRUE(UsesTensorCores(
+      "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::"
+      "GroupProblemShape<cute::tuple<int, int, int>>, grouped_gemm_fp8_rowwise, "
+      "GemmKernel>>(x)"));
+  EXPECT_FALSE(UsesTensorCores("SubTensorOpWithCastTensor1d"));
+  EXPECT_FALSE(UsesTensorCores("SubTensorOpWithScalar1d"));
+  EXPECT_FALSE(UsesTensorCores("void fp8_quantize_kernel<float>(x)"));  // fp8, but no GEMM
+  EXPECT_TRUE(UsesTensorCores("cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn"));
   EXPECT_TRUE(IsDataLoaderOp("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"));
   EXPECT_TRUE(IsDataLoaderOp("[_TrainingEpochLoop].train_dataloader_next"));
   EXPECT_FALSE(IsDataLoaderOp("aten::mm"));
