@@ -55,14 +55,13 @@ constexpr std::array kFormats{
                 NsysParts},
 };
 
-// Nsight Systems' own report files, which only nsys can read.
-bool IsNsysReport(std::string_view path) {
-  return path.ends_with(".nsys-rep") || path.ends_with(".qdrep");
-}
-
 }  // namespace
 
 std::span<const InputFormat> InputFormats() { return kFormats; }
+
+bool IsNsysReport(std::string_view path) {
+  return path.ends_with(".nsys-rep") || path.ends_with(".qdrep");
+}
 
 const InputFormat* FindInputFormat(InputKind kind) {
   for (const InputFormat& f : kFormats)
@@ -90,21 +89,27 @@ std::pair<std::string, std::string> SplitInputPart(const std::string& input) {
   return {input.substr(0, hash), input.substr(hash + 1)};
 }
 
-std::vector<std::string> InputsOfFile(const std::string& file, InputKind kind) {
+StatusOr<std::vector<std::string>> InputsOfFile(const std::string& file, InputKind kind) {
   const InputFormat* format = FindInputFormat(kind);
-  if (format == nullptr || format->parts == nullptr) return {file};
-  StatusOr<std::vector<std::string>> parts = format->parts(file);
-  if (!parts.ok() || parts->empty()) return {file};
+  if (format == nullptr || format->parts == nullptr) return std::vector<std::string>{file};
+  TRAINPROF_ASSIGN_OR_RETURN(std::vector<std::string> parts, format->parts(file));
+  if (parts.empty()) return std::vector<std::string>{file};
   std::vector<std::string> out;
-  for (const std::string& p : *parts) out.push_back(file + "#" + p);
+  for (const std::string& p : parts) out.push_back(file + "#" + p);
   return out;
 }
 
 std::vector<std::string> ExpandInputParts(std::vector<std::string> files) {
   std::vector<std::string> out;
   out.reserve(files.size());
-  for (const std::string& f : files)
-    for (std::string& in : InputsOfFile(f, SniffInput(f))) out.push_back(std::move(in));
+  for (std::string& f : files) {
+    StatusOr<std::vector<std::string>> inputs = InputsOfFile(f, SniffInput(f));
+    if (!inputs.ok()) {  // kept whole: its error is said when it is read
+      out.push_back(std::move(f));
+      continue;
+    }
+    for (std::string& in : *inputs) out.push_back(std::move(in));
+  }
   return out;
 }
 

@@ -56,8 +56,14 @@ InputKind SniffInput(const std::string& path);
 // rank, "<file>#<part>" (an Nsight Systems export of several processes). A file whose parts
 // cannot be told stays whole, so its error is said when it is read.
 std::vector<std::string> ExpandInputParts(std::vector<std::string> files);
-// The same for one file whose kind is known (sniffed when it was listed).
-std::vector<std::string> InputsOfFile(const std::string& file, InputKind kind);
+// The inputs of one file whose kind is known (sniffed when it was listed). Errors: its kind's
+// `parts` could not tell them (the file is not of that kind after all: an SQLite file that is
+// no Nsight export).
+StatusOr<std::vector<std::string>> InputsOfFile(const std::string& file, InputKind kind);
+
+// Whether `path` is named as Nsight Systems' own report (.nsys-rep, .qdrep), which only nsys
+// reads.
+bool IsNsysReport(std::string_view path);
 
 // An input's file and part: "run.sqlite#pid=144" -> {"run.sqlite", "pid=144"} when no file has
 // the whole name; else {input, ""}.

@@ -36,35 +36,37 @@ Status Unreachable(const std::string& path, const std::error_code& ec) {
 
 bool IsTraceName(const std::string& n) {
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.ends_with(s); };
-  return ends(".json") || ends(".json.gz") || ends(".nsys-rep") || ends(".qdrep");
+  return ends(".json") || ends(".json.gz") || IsNsysReport(n);
 }
 
-// A trace by its bytes (a timeline kind of input_kind.h, whatever its name, and for an SQLite
-// file one that is an Nsight Systems export), or by a trace's
-// name (*.json, *.json.gz, an Nsight report) when its bytes are no kind (an empty or broken file,
-// whose read error is then said): its kind, else nullopt. trainprof's own report.json is left
-// out.
-std::optional<InputKind> TraceInputKind(const fs::path& p) {
+// A folder entry's inputs: a trace by its bytes (a timeline kind of input_kind.h, whatever its
+// name; a file of several ranks, one input per rank), or by a trace's name (*.json, *.json.gz,
+// an Nsight report) when its bytes are no kind (an empty or broken file, whose read error is
+// then said); nullopt for anything else. trainprof's own report.json is left out, and so is a
+// file whose kind's reader cannot tell its parts: the SQLite header is every SQLite file's, and
+// a run history (runs/trainprof.db) beside the traces is not an input.
+std::optional<std::vector<std::string>> ListedInputs(const fs::path& p) {
   const std::string name = p.filename().string();
   if (name == "report.json") return std::nullopt;
   const InputKind kind = SniffInput(p.string());
-  if (kind == InputKind::kUnknown) return IsTraceName(name) ? std::optional(kind) : std::nullopt;
-  const InputFormat* f = FindInputFormat(kind);
-  if (f->read == nullptr) return std::nullopt;
-  // A kind told by a header many files share (SQLite's) is confirmed by its reader: a run
-  // history (runs/trainprof.db) beside the traces is not an input.
-  if (f->parts != nullptr && !f->parts(p.string()).ok()) return std::nullopt;
-  return kind;
+  if (kind == InputKind::kUnknown) {
+    if (!IsTraceName(name)) return std::nullopt;
+    return std::vector<std::string>{p.string()};
+  }
+  if (FindInputFormat(kind)->read == nullptr) return std::nullopt;
+  StatusOr<std::vector<std::string>> inputs = InputsOfFile(p.string(), kind);
+  if (!inputs.ok()) return std::nullopt;
+  return std::move(*inputs);
 }
 
-// A folder's trace files with their kinds, sorted by path, as inputs (a file of several ranks
-// is one input per rank: input_kind.h's InputsOfFile).
-std::vector<std::string> SortedInputs(std::vector<std::pair<std::string, InputKind>> files) {
+// A folder's files (each with its inputs), sorted by path, as one list of inputs.
+using FileInputs = std::pair<std::string, std::vector<std::string>>;
+std::vector<std::string> SortedInputs(std::vector<FileInputs> files) {
   std::sort(files.begin(), files.end());
   std::vector<std::string> out;
   out.reserve(files.size());
-  for (auto& [path, kind] : files)
-    for (std::string& in : InputsOfFile(path, kind)) out.push_back(std::move(in));
+  for (auto& [path, inputs] : files)
+    for (std::string& in : inputs) out.push_back(std::move(in));
   return out;
 }
 
@@ -78,10 +80,10 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   auto st = fs::status(path, ec);
   if (ec || !fs::exists(st)) return Unreachable(path, ec);
   if (!fs::is_directory(st)) return ExpandInputParts({path});
-  std::vector<std::pair<std::string, InputKind>> found;
+  std::vector<FileInputs> found;
   for (const auto& e : fs::directory_iterator(path, ec)) {
     if (!e.is_regular_file(ec)) continue;
-    if (auto kind = TraceInputKind(e.path())) found.emplace_back(e.path().string(), *kind);
+    if (auto inputs = ListedInputs(e.path())) found.emplace_back(e.path().string(), *inputs);
   }
   if (ec) return InvalidArgument(fmt::format("{}: cannot list: {}", path, ec.message()));
   if (found.empty())
@@ -98,7 +100,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
     out.runs.push_back({path, ExpandInputParts({path})});
     return out;
   }
-  std::map<std::string, std::vector<std::pair<std::string, InputKind>>> by_dir;
+  std::map<std::string, std::vector<FileInputs>> by_dir;
   auto it =
       fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -117,9 +119,9 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
                                         p.string(), p.parent_path().string()));
       continue;
     }
-    const std::optional<InputKind> kind =
-        fs::is_regular_file(s) ? TraceInputKind(p) : std::optional<InputKind>();
-    if (kind) by_dir[p.parent_path().string()].emplace_back(p.string(), *kind);
+    std::optional<std::vector<std::string>> inputs;
+    if (fs::is_regular_file(s)) inputs = ListedInputs(p);
+    if (inputs) by_dir[p.parent_path().string()].emplace_back(p.string(), std::move(*inputs));
   }
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
   for (auto& [dir, files] : by_dir) {

@@ -27,6 +27,8 @@ constexpr int64_t kDriverClass = 1;                         // ENUM_NSYS_EVENT_C
 // A global id's process and thread: Nsight packs them as (pid << 24 | tid) above a host id.
 int64_t PidOf(int64_t global) { return (global >> 24) & 0xFFFFFF; }
 int64_t TidOf(int64_t global) { return global & 0xFFFFFF; }
+// A process's input part, as the listing names it ("pid=144").
+std::string PartOf(int64_t global_pid) { return fmt::format("pid={}", PidOf(global_pid)); }
 
 // `c` when the table has that column, else NULL: older exports lack some.
 std::string Col(const std::set<std::string>& cols, std::string_view c) {
@@ -111,14 +113,14 @@ class NsysBuilder {
       if (procs.size() > 1) {
         return InvalidArgument(
             fmt::format("{}: holds {} processes with GPU work; read it as a folder or name one as "
-                        "{}#pid={}",
-                        file_, procs.size(), file_, PidOf(procs[0])));
+                        "{}#{}",
+                        file_, procs.size(), file_, PartOf(procs[0])));
       }
       if (procs.size() == 1) global_pid_ = procs[0];
       return Status::Ok();
     }
     for (size_t i = 0; i < procs.size(); ++i) {
-      if (fmt::format("pid={}", PidOf(procs[i])) != part) continue;
+      if (PartOf(procs[i]) != part) continue;
       global_pid_ = procs[i];
       m_.rank = static_cast<int64_t>(i);
       m_.world_size = static_cast<int64_t>(procs.size());
@@ -161,6 +163,11 @@ class NsysBuilder {
     m_.base_time_ns = base_ns_;
   }
 
+  // The track of a host thread, by its global id.
+  uint32_t HostTrack(int64_t global_tid) {
+    return m_.FindOrAddTrack({PidOf(global_tid), TidOf(global_tid), -1, -1});
+  }
+
   // " WHERE ..." keeping the rows of the chosen process, by `column` (globalPid or globalTid).
   std::string OfProcess(const std::set<std::string>& cols, std::string_view column) const {
     if (global_pid_ < 0 || !cols.count(std::string(column))) return "";
@@ -169,13 +176,15 @@ class NsysBuilder {
 
   Status ReadHostCalls() {
     const auto cols = db_.Columns(kRuntime);
-    if (cols.empty()) return Unrecorded("CUDA API calls (CUPTI_ACTIVITY_KIND_RUNTIME)");
+    if (cols.empty()) {
+      return Unrecorded("CUDA API calls (CUPTI_ACTIVITY_KIND_RUNTIME)",
+                        "the views that need them are empty");
+    }
     const std::string sql =
         fmt::format("SELECT start, end, globalTid, correlationId, nameId, {} FROM {}{}",
                     Col(cols, "eventClass"), kRuntime, OfProcess(cols, "globalTid"));
     return db_.Each(sql, [&](const SqliteRow& r) {
-      const int64_t tid = r.Int(2);
-      const uint32_t where = m_.FindOrAddTrack({PidOf(tid), TidOf(tid), -1, -1});
+      const uint32_t where = HostTrack(r.Int(2));
       const EventKind k = r.Int(5) == kDriverClass ? EventKind::kDriver : EventKind::kRuntime;
       const size_t i =
           m_.Add(k, RuntimeName(Str(r, 4)), base_ns_ + r.Int(0), r.Int(1) - r.Int(0), where);
@@ -226,8 +235,7 @@ class NsysBuilder {
       if (r.Null(1)) return void(++open);
       const std::string_view text = r.Null(3) ? std::string_view(Str(r, 4)) : r.Text(3);
       const NvtxRange range = ParseNvtxRange(text);
-      const int64_t tid = r.Int(2);
-      const uint32_t track = m_.FindOrAddTrack({PidOf(tid), TidOf(tid), -1, -1});
+      const uint32_t track = HostTrack(r.Int(2));
       // A library's own domain (NCCL's ncclGroupEnd) is not the training loop's: kept on the
       // timeline, but no operator or annotation, so its launches stay with the operator that
       // called the library (nccl:all_to_all), as in a Kineto trace.
@@ -250,11 +258,9 @@ class NsysBuilder {
   Status ReadDevices() {
     const auto cols = db_.Columns("TARGET_INFO_GPU");
     if (cols.empty()) {
-      m_.AddDiagnostic(base::DiagnosticId::kNsysNotRecorded, 1,
-                       fmt::format("{}: the export has no TARGET_INFO_GPU table: the GPUs have no "
-                                   "name or properties (give --peak-tflops for the roofline)",
-                                   m_.path));
-      return Status::Ok();
+      return Unrecorded("TARGET_INFO_GPU table",
+                        "the GPUs have no name or properties (give --peak-tflops for the "
+                        "roofline)");
     }
     const std::string sql =
         fmt::format("SELECT {}, name, {}, {}, {}, {} FROM TARGET_INFO_GPU",
@@ -273,10 +279,10 @@ class NsysBuilder {
     });
   }
 
-  Status Unrecorded(std::string_view what) {
-    m_.AddDiagnostic(
-        base::DiagnosticId::kNsysNotRecorded, 1,
-        fmt::format("{}: the export has no {}: the views that need them are empty", m_.path, what));
+  // An nsys_not_recorded diagnostic: "<file>: the export has no <what>: <means>".
+  Status Unrecorded(std::string_view what, std::string_view means) {
+    m_.AddDiagnostic(base::DiagnosticId::kNsysNotRecorded, 1,
+                     fmt::format("{}: the export has no {}: {}", m_.path, what, means));
     return Status::Ok();
   }
 
@@ -299,7 +305,7 @@ StatusOr<std::vector<std::string>> NsysParts(const std::string& path) {
   TRAINPROF_ASSIGN_OR_RETURN(std::vector<int64_t> procs, GpuProcesses(db));
   std::vector<std::string> out;
   if (procs.size() > 1)
-    for (int64_t p : procs) out.push_back(fmt::format("pid={}", PidOf(p)));
+    for (int64_t p : procs) out.push_back(PartOf(p));
   return out;
 }
 
