@@ -195,6 +195,12 @@ std::string IdleCauseAdvice(int cause, const LaunchStats& launch) {
   }
 }
 
+// One gap that is most of the idle time is not a slow loop: a warm-up, a compilation, a
+// checkpoint, a barrier or a wait for requests.
+bool OneLongGap(const IdleCauses& c) {
+  return !c.largest.empty() && c.largest[0].dur_ns() * 2 >= c.idle_ns;
+}
+
 // The idle time's cause in figures: "491.2 of 512.0 ms of GPU idle time lie in the data
 // loader", and one gap that is most of it, named with where it starts.
 std::string IdleCauseDetail(const IdleCauses& c) {
@@ -202,19 +208,13 @@ std::string IdleCauseDetail(const IdleCauses& c) {
   std::string out =
       fmt::format("{:.1f} of {:.1f} ms of GPU idle time lie {}{}", Ms(c.ns[cause]), Ms(c.idle_ns),
                   cause == kIdleElsewhere ? "" : "in ", IdleCauseName(cause));
-  if (!c.largest.empty() && c.largest[0].dur_ns() * 2 >= c.idle_ns) {
+  if (OneLongGap(c)) {
     out += fmt::format("; one gap of {:.1f} ms is {:.0f}% of it (the next is {:.2f} ms)",
                        Ms(c.largest[0].dur_ns()),
                        100.0 * c.largest[0].dur_ns() / std::max<int64_t>(1, c.idle_ns),
                        c.largest.size() > 1 ? Ms(c.largest[1].dur_ns()) : 0.0);
   }
   return out;
-}
-
-// One gap that is most of the idle time is not a slow loop: a warm-up, a compilation, a
-// checkpoint, a barrier or a wait for requests.
-bool OneLongGap(const IdleCauses& c) {
-  return !c.largest.empty() && c.largest[0].dur_ns() * 2 >= c.idle_ns;
 }
 
 // The advice for one gap that is most of the idle time, naming the host range it lies in.

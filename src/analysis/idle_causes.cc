@@ -75,24 +75,15 @@ std::map<int64_t, Intervals> GpuBusy(const trace::TraceModel& m) {
   return out;
 }
 
-// The parts of `disjoint` inside `gap`, found by binary search: a rank has a million host
-// intervals and thousands of gaps.
-Intervals Within(const Intervals& disjoint, const Interval& gap) {
-  Intervals out;
-  auto it = std::partition_point(disjoint.begin(), disjoint.end(),
-                                 [&](const Interval& v) { return v.end <= gap.begin; });
-  for (; it != disjoint.end() && it->begin < gap.end; ++it)
-    out.push_back({std::max(it->begin, gap.begin), std::min(it->end, gap.end)});
-  return out;
-}
-
 // `gap`'s time by cause: each part to the first cause whose host activity holds it.
 std::array<int64_t, kIdleCauses> Blame(const Interval& gap,
                                        const std::array<Intervals, kIdleElsewhere>& host) {
   std::array<int64_t, kIdleCauses> ns{};
   Intervals left{gap};
   for (int c = 0; c < kIdleElsewhere && !left.empty(); ++c) {
-    const Intervals held = Intersect(left, Within(host[static_cast<size_t>(c)], gap));
+    // Within: a rank has a million host intervals and thousands of gaps.
+    const Intervals held =
+        Intersect(left, Within(host[static_cast<size_t>(c)], gap.begin, gap.end));
     ns[static_cast<size_t>(c)] = Length(held);
     left = Subtract(left, held);
   }

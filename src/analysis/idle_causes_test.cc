@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "analysis/analyze.h"
 #include "trace/kineto/kineto_reader.h"
 #include "trace/trace_files.h"
 #include "util/golden.h"
@@ -56,6 +57,27 @@ TEST(IdleCauses, GapsGoToTheFirstCauseThatHoldsThem) {
   EXPECT_EQ(c.largest[0].begin_ns, 100'000);
   EXPECT_EQ(c.largest[0].dur_ns(), 800'000);
   EXPECT_EQ(c.largest[0].cause, kIdleDataLoader);
+}
+
+// The section's bar chart stacks every cause column, each named in snake case.
+TEST(IdleCauses, TheChartStacksEveryCauseColumn) {
+  std::vector<trace::TraceModel> models;
+  models.push_back(ParseEvents(R"(
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 100,
+     "args": {"device": 0, "stream": 7}})"));
+  const report::Report r = BuildAnalyzeReport(models, AnalyzeAll(models, {}), {}, "t");
+  const report::Table* t = nullptr;
+  for (const report::Section& s : r.sections)
+    if (s.id == "idle_causes") t = &s.tables.at(0);
+  ASSERT_NE(t, nullptr);
+  std::vector<std::string> keys;
+  for (const report::Column& c : t->columns)
+    if (c.key.ends_with("_s") && c.key != "idle_s") keys.push_back(c.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"data_loader_s", "synchronisation_s", "launch_calls_s",
+                                            "cpu_operators_s", "between_operators_s"}));
+  ASSERT_EQ(t->charts.size(), 1u);
+  EXPECT_EQ(t->charts[0].values, keys);
 }
 
 TEST(IdleCauses, LaunchCallsAndAnIdleHost) {

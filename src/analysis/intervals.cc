@@ -68,13 +68,28 @@ Intervals Subtract(const Intervals& a, const Intervals& b) {
   return out;
 }
 
+namespace {
+
+// The first interval of `disjoint` that ends after `t`.
+Intervals::const_iterator FirstEndingAfter(const Intervals& disjoint, int64_t t) {
+  return std::lower_bound(disjoint.begin(), disjoint.end(), t,
+                          [](const Interval& i, int64_t x) { return i.end <= x; });
+}
+
+}  // namespace
+
 int64_t LengthWithin(const Intervals& disjoint, int64_t begin, int64_t end) {
-  auto it = std::lower_bound(disjoint.begin(), disjoint.end(), begin,
-                             [](const Interval& i, int64_t t) { return i.end <= t; });
   int64_t n = 0;
-  for (; it != disjoint.end() && it->begin < end; ++it)
+  for (auto it = FirstEndingAfter(disjoint, begin); it != disjoint.end() && it->begin < end; ++it)
     n += std::min(it->end, end) - std::max(it->begin, begin);
   return n;
+}
+
+Intervals Within(const Intervals& disjoint, int64_t begin, int64_t end) {
+  Intervals out;
+  for (auto it = FirstEndingAfter(disjoint, begin); it != disjoint.end() && it->begin < end; ++it)
+    out.push_back({std::max(it->begin, begin), std::min(it->end, end)});
+  return out;
 }
 
 }  // namespace trainprof::analysis

@@ -36,5 +36,7 @@ Intervals Intersect(const Intervals& a, const Intervals& b);
 Intervals Subtract(const Intervals& a, const Intervals& b);
 // Length of the part of `disjoint` inside [begin, end).
 int64_t LengthWithin(const Intervals& disjoint, int64_t begin, int64_t end);
+// The part of `disjoint` inside [begin, end), each interval clipped to it; found by binary search.
+Intervals Within(const Intervals& disjoint, int64_t begin, int64_t end);
 
 }  // namespace trainprof::analysis

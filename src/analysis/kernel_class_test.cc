@@ -171,6 +171,8 @@ TEST(Intervals, UnionIntersectSubtract) {
   EXPECT_EQ(Subtract(u, {{0, 100}}), Intervals{});
   EXPECT_EQ(LengthWithin(u, 20, 35), 10);
   EXPECT_EQ(LengthWithin(u, 100, 200), 0);
+  EXPECT_EQ(Within(u, 20, 35), (Intervals{{20, 25}, {30, 35}}));
+  EXPECT_EQ(Within(u, 100, 200), Intervals{});
 }
 
 // Big inputs are sorted by radix: the union must be the one of a plain sort and sweep, also

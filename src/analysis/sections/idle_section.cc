@@ -14,12 +14,15 @@ namespace {
 void AddCauseTable(report::Section& s, const AnalyzeInput& in) {
   std::vector<report::Column> cols{{"rank", "Rank", Unit::kText},
                                    {"idle_s", "GPU idle", Unit::kSeconds}};
+  std::vector<std::string> cause_keys;  // "data_loader_s", ...: the chart's stacked values
   for (int c = 0; c < kIdleCauses; ++c) {
     std::string name = IdleCauseName(c);
     std::string key = name;
-    for (char& ch : key) ch = ch == ' ' ? '_' : ch;
+    for (char& ch : key)
+      ch = ch == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-    cols.push_back({key + "_s", name, Unit::kSeconds});
+    cause_keys.push_back(key + "_s");
+    cols.push_back({cause_keys.back(), name, Unit::kSeconds});
   }
   cols.push_back({"cause", "Largest cause", Unit::kText});
   report::Table& t = s.AddTable("idle_causes", "GPU idle time by what the host was doing", cols);
@@ -31,10 +34,8 @@ void AddCauseTable(report::Section& s, const AnalyzeInput& in) {
     row.push_back(std::string(IdleCauseName(c.Largest())));
     t.rows.push_back(std::move(row));
   }
-  t.charts.push_back({.kind = report::ChartKind::kBars,
-                      .label = "rank",
-                      .values = {"data_loader_s", "synchronisation_s", "launch_calls_s",
-                                 "cpu_operators_s", "between_operators_s"}});
+  t.charts.push_back(
+      {.kind = report::ChartKind::kBars, .label = "rank", .values = std::move(cause_keys)});
 }
 
 void AddGapTable(report::Section& s, const AnalyzeInput& in) {
