@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "util/golden.h"
 #include "util/html_outline.h"
@@ -49,8 +50,8 @@ TEST_F(HistoryCli, AnalyzeRecordsRunsThatListAndShow) {
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find("trace_diff_control"), std::string::npos);
   EXPECT_LT(list.out.find("trace_diff_test"), list.out.find("trace_diff_control"));  // newest first
-  auto json =
-      RunProcess({kCli, "runs", "list", "--format", "json", "--where", "name = trace_diff_test"});
+  auto json = RunProcess({kCli, "runs", "list", "--format", "json", "--where",
+                          "name = traces/trace_diff_test"});  // named by folder and file
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto rows = Json(json.out)["sections"][0]["tables"][0]["rows"];
   ASSERT_EQ(rows.size(), 1u);
@@ -63,6 +64,10 @@ TEST_F(HistoryCli, AnalyzeRecordsRunsThatListAndShow) {
   EXPECT_NE(show.out.find("folder " + fs::absolute(dir_ + "/control").lexically_normal().string()),
             std::string::npos);
   EXPECT_NE(show.out.find("Overview (step time breakdown)"), std::string::npos);
+  // Figures as people read them, with the number --where compares.
+  EXPECT_TRUE(
+      std::regex_search(show.out, std::regex("\n  step_time +[0-9.]+ ms \\(0\\.[0-9]+\\)\n")))
+      << show.out;
   auto by_folder = RunProcess({kCli, "runs", "show", dir_ + "/test", "--format", "json"});
   ASSERT_EQ(by_folder.exit_code, 0) << by_folder.err;
   EXPECT_EQ(Json(by_folder.out)["kind"], "analyze");
@@ -236,7 +241,7 @@ TEST_F(HistoryCli, AnAnalyzeRunsConfigIsItsTraceAndItsOptions) {
             std::string::npos);
   auto alone = RunProcess({kCli, "compare", "--baseline", "last:3", "latest"});
   EXPECT_EQ(alone.exit_code, 2);
-  EXPECT_NE(alone.err.find("no other analyze run of config " + hash[0]), std::string::npos)
+  EXPECT_NE(alone.err.find("no other run of kind analyze and config " + hash[0]), std::string::npos)
       << alone.err;
   auto bad = RunProcess({kCli, "compare", "--baseline", "last:0", "latest"});
   EXPECT_EQ(bad.exit_code, 2);
@@ -364,14 +369,26 @@ TEST_F(HistoryCli, GateLearnsTheSpreadFromTheHistory) {
   // shift's config has no earlier runs: no baseline, no verdict.
   auto none = RunProcess({kCli, "gate", "--candidate", data + "shift", "--fail-if",
                           "step_time > +3%", "--verdict", verdict});
-  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
-  EXPECT_NE(none.out.find("trainprof gate: UNDECIDED: --baseline last:5: no other profile run"),
+  EXPECT_EQ(none.exit_code, 3) << none.out << none.err;
+  EXPECT_NE(none.out.find("trainprof gate: UNDECIDED: --baseline last:5: no other run of kind "
+                          "profile and config"),
             std::string::npos)
       << none.out;
   EXPECT_EQ(Json(testutil::ReadText(verdict))["verdict"], "undecided");
-  auto bad = RunProcess({kCli, "gate", "--fail-if", "step_tme > +3%"});
+  // The team may let undecided pass in CI; the line still says it was undecided.
+  auto let = RunProcess({kCli, "gate", "--candidate", data + "shift", "--fail-if",
+                         "step_time > +3%", "--on-undecided", "pass"});
+  EXPECT_EQ(let.exit_code, 0) << let.out << let.err;
+  EXPECT_EQ(let.out.rfind("trainprof gate: UNDECIDED: ", 0), 0u) << let.out;
+  // A mistyped bound is an error, never undecided: letting undecided pass must not pass it.
+  auto bad = RunProcess({kCli, "gate", "--fail-if", "step_tme > +3%", "--on-undecided", "pass",
+                         "--verdict", verdict});
   EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("trainprof gate: ERROR: --fail-if 'step_tme > +3%': unknown figure"),
+            std::string::npos)
+      << bad.out;
   EXPECT_NE(bad.out.find("did you mean \"step_time\""), std::string::npos) << bad.out;
+  EXPECT_EQ(Json(testutil::ReadText(verdict))["verdict"], "error");
 }
 
 TEST_F(HistoryCli, RunsNoiseSaysHowManyRunsABoundNeeds) {

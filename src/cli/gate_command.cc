@@ -1,5 +1,5 @@
 // `trainprof gate`: the regression gate for CI (a candidate against the last runs of its config,
-// one line for the log, a JSON verdict, exit 0 / 1 / 2), and `runs noise`: the run-to-run noise
+// one line for the log, a JSON verdict, exit 0 / 1 / 2 / 3), and `runs noise`: the run-to-run noise
 // the history has seen, and how many runs a gate needs on this machine.
 #include <fmt/format.h>
 
@@ -23,17 +23,25 @@ namespace {
 
 using history::RunDb;
 
-// Exit codes of `gate`, and the word of each in the line and the verdict file.
-constexpr int kGatePass = 0, kGateRegression = 1, kGateUndecided = 2;
-constexpr const char* kVerdictWords[] = {"PASS", "REGRESSION", "UNDECIDED"};
+// Exit codes of `gate`, and the word of each in the line and the verdict file. A usage or input
+// error is never undecided: a mistyped --fail-if must not pass where undecided is let through.
+constexpr int kGatePass = 0, kGateRegression = 1, kGateError = kExitBadInput, kGateUndecided = 3;
+constexpr const char* kVerdictWords[] = {"PASS", "REGRESSION", "ERROR", "UNDECIDED"};
 
 struct GateFlags {
   std::string baseline = "last:5";
   std::string candidate = "latest";
   std::vector<std::string> fail_if;
   std::string verdict_file, html, db;
+  std::string on_undecided = "undecided";  // or "pass", "fail": the exit code CI wants for it
   bool verbose = false;
 };
+
+// The exit code of a verdict, after --on-undecided.
+int ExitCode(const GateFlags& f, int code) {
+  if (code != kGateUndecided || f.on_undecided == "undecided") return code;
+  return f.on_undecided == "pass" ? kGatePass : kGateRegression;
+}
 
 std::string RunName(const history::LoadedRun& run) { return run.record ? run.record->id : run.dir; }
 
@@ -71,31 +79,34 @@ int Finish(const GateFlags& f, int code, const std::string& line, const LoadedCo
     const std::string text = VerdictJson(code, line, loaded, cmp).dump(2) + "\n";
     if (Status s = base::WriteFileAtomically(f.verdict_file, text); !s.ok()) {
       PrintError(s);
-      return kGateUndecided;
+      return kGateError;
     }
   }
-  return code;
+  return ExitCode(f, code);
 }
 
-std::string Undecided(const Status& s) {
-  return fmt::format("{}: {}", kVerdictWords[kGateUndecided], s.message());
+// No baseline yet (the first runs of a config) is undecided; anything else is an error.
+int NoVerdict(const GateFlags& f, const Status& s, bool no_baseline_yet) {
+  const int code = no_baseline_yet ? kGateUndecided : kGateError;
+  return Finish(f, code, fmt::format("{}: {}", kVerdictWords[code], s.message()), nullptr, nullptr);
 }
 
 int Gate(const GateFlags& f) {
   std::vector<history::Bound> bounds;
   for (const std::string& text : f.fail_if) {
     auto b = history::ParseBound(text);
-    if (!b.ok()) return Finish(f, kGateUndecided, Undecided(b.status()), nullptr, nullptr);
+    if (!b.ok()) return NoVerdict(f, b.status(), false);
     bounds.push_back(std::move(*b));
   }
   std::unique_ptr<RunDb> db;
-  auto loaded = LoadComparison({f.candidate}, f.baseline, f.db, db);
-  if (!loaded.ok()) {
-    return Finish(f, kGateUndecided, Undecided(loaded.status()), nullptr, nullptr);
-  }
+  bool no_baseline_yet = false;
+  auto loaded = LoadComparison({f.candidate}, f.baseline, f.db, db, "gate", &no_baseline_yet);
+  if (!loaded.ok()) return NoVerdict(f, loaded.status(), no_baseline_yet);
   auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
   if (!cmp.ok()) {
-    return Finish(f, kGateUndecided, Undecided(cmp.status()), &*loaded, nullptr);
+    const std::string line =
+        fmt::format("{}: {}", kVerdictWords[kGateError], cmp.status().message());
+    return Finish(f, kGateError, line, &*loaded, nullptr);
   }
   if (f.verbose) report::TerminalRenderer().Render(cmp->report, std::cout);
   if (!f.html.empty()) {
@@ -103,11 +114,10 @@ int Gate(const GateFlags& f) {
     if (!w.ok()) PrintError(w);
   }
   for (const std::string& w : cmp->warnings) fmt::print(stderr, "trainprof gate: warning: {}\n", w);
-  // A bound whose interval reaches across it passes, as in compare: nothing shows a
-  // regression beyond noise. Only a bound with no interval at all leaves the gate undecided.
-  const int code = cmp->gate_failed()                 ? kGateRegression
-                   : cmp->bounds_without_interval > 0 ? kGateUndecided
-                                                      : kGatePass;
+  // A bound whose interval reaches across it, or that has no interval, is undecided: the gate
+  // passes only what it can tell held.
+  const bool undecided = cmp->bounds_inconclusive > 0 || cmp->bounds_without_interval > 0;
+  const int code = cmp->gate_failed() ? kGateRegression : undecided ? kGateUndecided : kGatePass;
   std::string verdicts;
   for (const std::string& v : cmp->verdicts) verdicts += (verdicts.empty() ? "" : " | ") + v;
   return Finish(f, code, fmt::format("{}: {}", kVerdictWords[code], verdicts), &*loaded, &*cmp);
@@ -159,23 +169,32 @@ void AddGateCommand(CLI::App& app, std::function<int()>* run) {
   g->add_option("--verdict", f->verdict_file,
                 "Write the verdict as JSON here (verdict, exit_code, line, bounds, runs)");
   g->add_option("--html", f->html, "Also write the compare page to this file");
+  g->add_option("--on-undecided", f->on_undecided,
+                "The exit code of an undecided gate: undecided (3), pass (0) or fail (1); the "
+                "line still says UNDECIDED")
+      ->check(CLI::IsMember({"undecided", "pass", "fail"}))
+      ->default_val("undecided");
   g->add_flag("-v,--verbose", f->verbose, "Print the comparison's tables before the verdict");
   AddDbOption(g, &f->db, false);
   g->footer(
-      "Prints one line: PASS, REGRESSION or UNDECIDED, then each bound's median change, its 95 % "
-      "interval and where the run-to-run spread came from. An interval that reaches across its "
-      "bound (inconclusive) passes, as in compare: nothing shows a regression beyond noise. The "
-      "spread is learnt from the run "
+      "Prints one line: PASS, REGRESSION, UNDECIDED or ERROR, then each bound's median change, its "
+      "95 % interval and where the run-to-run spread came from. An interval that reaches across "
+      "its bound (inconclusive) is undecided, with the runs a side that would decide it; so is a "
+      "first run with no baseline yet. The spread is learnt from the run "
       "history (the runs of the baseline's config on this host and device, at least 3); "
       "`trainprof runs noise` shows it and how many runs a bound needs.\nExamples:\n"
       "  trainprof gate --fail-if 'step_time > +3%'\n"
       "  trainprof gate --baseline last:10 --candidate latest --fail-if 'step_time > +3%' "
       "--fail-if 'peak_memory > +1%' --verdict gate.json\nSee docs/ci.md.\n" +
-      ExitCodesHelp({{kGatePass, "pass: every bound held"},
-                     {kGateRegression, "regression: a bound was crossed beyond noise"},
-                     {kGateUndecided,
-                      "undecided: a bound had too few steps for any interval, or no verdict "
-                      "could be made (no baseline run yet, bad input, an unreadable history)"}}));
+      ExitCodesHelp(
+          {{kGatePass, "pass: every bound held beyond noise"},
+           {kGateRegression, "regression: a bound was crossed beyond noise"},
+           {kGateError,
+            "error: a bad option or --fail-if, an unknown run, an unreadable history (never a "
+            "verdict: do not let it pass)"},
+           {kGateUndecided,
+            "undecided: a bound's interval reaches across it or has too few steps, or there is "
+            "no baseline run yet (--on-undecided pass|fail maps it for CI)"}}));
   g->callback([run, f] { *run = [f] { return Gate(*f); }; });
 }
 

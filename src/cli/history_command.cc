@@ -41,13 +41,13 @@ report::Report RunsTable(const std::vector<history::RunRecord>& runs, const std:
   cols.push_back({"run_dir", "Folder", report::Unit::kText, false});
   cols.push_back({"config_hash", "Config", report::Unit::kText, false});
   report::Table& t = s.AddTable("runs", "Runs", std::move(cols));
-  for (const history::RunRecord& run : runs) {
-    std::vector<report::Value> row = {run.id,
-                                      run.created_utc,
-                                      run.kind,
-                                      base::EllipsizeMiddle(run.name, 28),
-                                      Short(run.git_commit),
-                                      run.git_branch};
+  std::vector<std::string> names;
+  for (const history::RunRecord& run : runs) names.push_back(run.name);
+  names = base::EllipsizeApart(names, 36);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const history::RunRecord& run = runs[i];
+    std::vector<report::Value> row = {run.id,   run.created_utc,       run.kind,
+                                      names[i], Short(run.git_commit), run.git_branch};
     for (double v : run.figures.values)
       row.push_back(std::isfinite(v) ? report::Value(v) : report::Value());
     row.push_back(run.run_dir);
@@ -149,7 +149,10 @@ int PrintComparison(const CompareFlags& f, const history::Comparison& cmp, size_
   for (const std::string& v : cmp.verdicts) fmt::print(stderr, "trainprof compare: {}\n", v);
   if (bounds > 0) {
     fmt::print(stderr, "trainprof compare: regression gate {}: {} of {} bounds crossed{}\n",
-               cmp.gate_failed() ? "FAILED" : "passed", cmp.bounds_crossed, bounds,
+               cmp.gate_failed()             ? "FAILED"
+               : cmp.bounds_inconclusive > 0 ? "undecided (exit 0 here; `trainprof gate` exits 3)"
+                                             : "passed",
+               cmp.bounds_crossed, bounds,
                cmp.bounds_inconclusive > 0
                    ? fmt::format(", {} inconclusive", cmp.bounds_inconclusive)
                    : "");
@@ -165,7 +168,7 @@ int Compare(const CompareFlags& f) {
     bounds.push_back(std::move(*b));
   }
   std::unique_ptr<RunDb> db;
-  auto loaded = LoadComparison(f.runs, f.baseline, f.db, db);
+  auto loaded = LoadComparison(f.runs, f.baseline, f.db, db, "compare");
   if (!loaded.ok()) return PrintError(loaded.status()), ExitFor(loaded.status());
   auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
   if (!cmp.ok()) return PrintError(cmp.status()), kExitBadInput;
@@ -300,7 +303,9 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run) {
       "  trainprof compare --baseline last:5 latest --fail-if 'step_time > +3%'\n"
       "  trainprof compare --baseline ancestor latest --fail-if 'training_throughput < -10%' "
       "--fail-if 'peak_memory > +1%'\nSee docs/ci.md.\n" +
-      ExitCodesHelp({{kExitOk, "compared; every bound held, or was inconclusive"},
+      ExitCodesHelp({{kExitOk,
+                      "compared; every bound held, or was inconclusive (`trainprof gate` tells "
+                      "those apart for CI)"},
                      {kExitFailure,
                       "a bound was crossed (beyond noise, or plainly for figures "
                       "without per-step data)"},

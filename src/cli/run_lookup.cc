@@ -102,16 +102,17 @@ StatusOr<int64_t> ParseLastK(const std::string& spec) {
 // anemoi's rule: the newest stored run made from an ancestor of HEAD (or HEAD itself).
 StatusOr<history::LoadedRun> AncestorBaseline(const history::LoadedRun& cand,
                                               const std::string& db_flag,
-                                              std::unique_ptr<RunDb>& db) {
+                                              std::unique_ptr<RunDb>& db, bool* none_yet) {
   TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
   auto commits = history::AncestorCommits("", 100000);
   if (!commits.ok()) return InvalidArgument(std::string(commits.status().message()));
   TRAINPROF_ASSIGN_OR_RETURN(auto found, db->NewestAtCommits(*commits, cand.report.kind,
                                                              cand.record ? cand.record->id : ""));
   if (!found) {
-    return NotFound(
-        fmt::format("--baseline ancestor: no {} run in {} was made from HEAD or an ancestor of it",
-                    cand.report.kind, db->path()));
+    *none_yet = true;
+    return NotFound(fmt::format(
+        "--baseline ancestor: no run of kind {} in {} was made from HEAD or an ancestor of it",
+        cand.report.kind, db->path()));
   }
   TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, LoadRun(found->id, db_flag, db));
   base.given = "ancestor";
@@ -126,7 +127,8 @@ bool SameRun(const history::RunRecord& rec, const history::LoadedRun& run) {
 // The last K runs of the candidate's kind and config hash, other than the candidate: the newest
 // is the baseline, the others are pooled with it.
 StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const history::LoadedRun& cand,
-                                           const std::string& db_flag, std::unique_ptr<RunDb>& db) {
+                                           const std::string& db_flag, std::unique_ptr<RunDb>& db,
+                                           std::string_view command, bool* none_yet) {
   TRAINPROF_ASSIGN_OR_RETURN(const int64_t k, ParseLastK(spec));
   TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
   const std::string hash = history::ConfigHash(cand.report);
@@ -136,11 +138,12 @@ StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const histor
   std::erase_if(rows, [&](const history::RunRecord& r) { return SameRun(r, cand); });
   if (rows.size() > static_cast<size_t>(k)) rows.resize(static_cast<size_t>(k));
   if (rows.empty()) {
-    return NotFound(fmt::format("--baseline {}: no other {} run of config {} in {}", spec,
+    *none_yet = true;
+    return NotFound(fmt::format("--baseline {}: no other run of kind {} and config {} in {}", spec,
                                 cand.report.kind, hash, db->path()));
   }
   if (rows.size() < static_cast<size_t>(k)) {
-    fmt::print(stderr, "trainprof compare: --baseline {}: only {} earlier run{} of config {}\n",
+    fmt::print(stderr, "trainprof {}: --baseline {}: only {} earlier run{} of config {}\n", command,
                spec, rows.size(), rows.size() == 1 ? "" : "s", hash);
   }
   TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, FindRun(rows[0].id, db_flag, db));
@@ -157,10 +160,10 @@ StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const histor
 
 StatusOr<history::LoadedRun> ResolveBaseline(const std::string& spec,
                                              const history::LoadedRun& cand,
-                                             const std::string& db_flag,
-                                             std::unique_ptr<RunDb>& db) {
-  if (spec == "ancestor") return AncestorBaseline(cand, db_flag, db);
-  if (spec.starts_with("last:")) return LastKBaseline(spec, cand, db_flag, db);
+                                             const std::string& db_flag, std::unique_ptr<RunDb>& db,
+                                             std::string_view command, bool* none_yet) {
+  if (spec == "ancestor") return AncestorBaseline(cand, db_flag, db, none_yet);
+  if (spec.starts_with("last:")) return LastKBaseline(spec, cand, db_flag, db, command, none_yet);
   return LoadRun(spec, db_flag, db);
 }
 
@@ -168,9 +171,11 @@ StatusOr<history::LoadedRun> ResolveBaseline(const std::string& spec,
 
 StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names_given,
                                           const std::string& baseline, const std::string& db_flag,
-                                          std::unique_ptr<RunDb>& db) {
+                                          std::unique_ptr<RunDb>& db, std::string_view command,
+                                          bool* no_baseline_yet) {
   if (baseline.empty() && names_given.size() < 2)
-    return InvalidArgument("compare needs two runs (or --baseline REF and a candidate)");
+    return InvalidArgument(
+        fmt::format("{} needs two runs (or --baseline REF and a candidate)", command));
   if (names_given.empty()) return InvalidArgument("no candidate run named");
   LoadedComparison out;
   // A baseline by name is found with the others, so that every report is read at once.
@@ -185,9 +190,13 @@ StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names_
   for (history::LoadedRun& run : out.runs) all.push_back(&run);
   TRAINPROF_RETURN_IF_ERROR(ReadReports(all));
   if (derived) {
-    TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base,
-                               ResolveBaseline(baseline, out.runs.back(), db_flag, db));
-    out.runs.insert(out.runs.begin(), std::move(base));
+    bool none_yet = false;
+    auto base = ResolveBaseline(baseline, out.runs.back(), db_flag, db, command, &none_yet);
+    if (!base.ok()) {
+      if (no_baseline_yet != nullptr) *no_baseline_yet = none_yet;
+      return base.status();
+    }
+    out.runs.insert(out.runs.begin(), std::move(*base));
   }
   if (db || OpenHistory(db_flag, db).ok()) {
     const history::LoadedRun& base = out.runs.front();

@@ -3,13 +3,14 @@
 // run-to-run spread for the comparison.
 //
 //   std::unique_ptr<history::RunDb> db;
-//   auto loaded = LoadComparison({"latest"}, "last:5", "", db);
+//   auto loaded = LoadComparison({"latest"}, "last:5", "", db, "gate");
 //   if (!loaded.ok()) return PrintError(loaded.status()), ExitFor(loaded.status());
 //   auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "history/compare.h"
@@ -41,9 +42,13 @@ struct LoadedComparison {
 // The runs `names` with their reports; `baseline` (empty: the first of `names`) is a run name,
 // `ancestor` (the newest stored run made from HEAD or an ancestor) or `last:K` (the last K
 // stored runs of the candidate's kind and config hash, pooled). Errors: as LoadRun, a bad
-// `last:K`, no baseline of that form, fewer than two runs.
+// `last:K`, no baseline of that form yet (then *no_baseline_yet is set, when given: the first
+// runs of a config), fewer than two runs. `command` ("compare", "gate") names the command in
+// messages.
 StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names,
                                           const std::string& baseline, const std::string& db_flag,
-                                          std::unique_ptr<history::RunDb>& db);
+                                          std::unique_ptr<history::RunDb>& db,
+                                          std::string_view command,
+                                          bool* no_baseline_yet = nullptr);
 
 }  // namespace trainprof::cli

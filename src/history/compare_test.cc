@@ -106,7 +106,7 @@ TEST(CompareGateTest, AWholeIntervalBeyondTheBoundFailsAndNoiseDoesNot) {
       << slow->verdicts[0];
 }
 
-TEST(CompareGateTest, AnIntervalAcrossTheBoundIsInconclusiveAndPasses) {
+TEST(CompareGateTest, AnIntervalAcrossTheBoundIsInconclusiveAndSaysTheRunsThatDecideIt) {
   const std::vector<Bound> bounds = {*ParseBound("step_time > +3%")};
   // Noisy steps exactly 3 % slower: the interval has the bound inside it.
   std::vector<double> slower = Steps(4, 60, 0.010, 0.1);
@@ -116,7 +116,23 @@ TEST(CompareGateTest, AnIntervalAcrossTheBoundIsInconclusiveAndPasses) {
   ASSERT_TRUE(straddle.ok());
   EXPECT_FALSE(straddle->gate_failed());
   EXPECT_EQ(straddle->bounds_inconclusive, 1);
-  EXPECT_EQ(Cell(Gate(*straddle), 0, "verdict"), "inconclusive (120 steps)");
+  EXPECT_EQ(Cell(Gate(*straddle), 0, "verdict"),
+            "inconclusive (120 steps; the change sits too close to the bound for 50 runs a side "
+            "to decide it)");
+  // The further the change from the bound, the fewer runs decide it.
+  auto runs_for = [&](double factor) {
+    std::vector<double> cand = Steps(4, 60, 0.010, 0.1);
+    for (double& s : cand) s *= factor;
+    auto c = BuildCompareReport(
+        {MakeRun("a", WithSteps(Steps(4, 60, 0.010, 0.1))), MakeRun("b", WithSteps(cand))}, bounds);
+    const std::string v = Cell(Gate(*c), 0, "verdict");
+    const size_t at = v.find("; about ");
+    EXPECT_NE(at, std::string::npos) << v;
+    return at == std::string::npos ? -1 : std::stoi(v.substr(at + 8));
+  };
+  const int near = runs_for(1.02), far = runs_for(1.0);
+  EXPECT_GT(near, far);
+  EXPECT_GE(far, 2);
   // Three steps a side: no 95 % interval at all, however large the change.
   auto tiny = BuildCompareReport({MakeRun("a", WithSteps({0.010, 0.011, 0.010})),
                                   MakeRun("b", WithSteps({0.02, 0.021, 0.02}))},

@@ -2,6 +2,7 @@
 // and judged on the 95 % interval of the change where per-step data exists (else on the values).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -108,6 +109,23 @@ std::string InBoundUnit(const Bound& b, double v, Unit unit) {
   return (v > 0 ? "+" : "") + report::FormatHuman(v, unit);
 }
 
+// How many runs would decide an interval that reaches across its bound: the interval's side
+// towards the limit must shrink below the distance from the estimate to the limit. Its variance
+// goes as 1/base_runs + 1/cand_runs (run-to-run spread) or 1/steps (step noise only: more runs
+// bring more steps alike), so R runs a side give 2/R of today's 1/b + 1/c.
+std::string RunsToDecide(const RelativeChange& c, double limit, double est, double lo, double hi) {
+  const double distance = std::abs(limit - est), side = limit > est ? hi - est : est - lo;
+  const double now = 1.0 / static_cast<double>(std::max<int64_t>(c.base_runs, 1)) +
+                     1.0 / static_cast<double>(std::max<int64_t>(c.cand_runs, 1));
+  const double runs = 2 / now * (side / distance) * (side / distance);
+  if (!(distance > 0) || !(runs <= static_cast<double>(kMaxPlanRuns))) {
+    return fmt::format("the change sits too close to the bound for {} runs a side to decide it",
+                       kMaxPlanRuns);
+  }
+  const auto r = std::max<int64_t>(2, static_cast<int64_t>(std::ceil(runs)));
+  return fmt::format("about {} runs a side would decide it: --repeat {} against last:{}", r, r, r);
+}
+
 void JudgeInterval(const Bound& b, const RelativeChange& interval, Judgement& j) {
   j.interval_mode = true;
   j.interval = interval;
@@ -122,9 +140,11 @@ void JudgeInterval(const Bound& b, const RelativeChange& interval, Judgement& j)
   ScaleInterval(b, c, &est, &lo, &hi);
   j.crossed = Beyond(b.op, b.limit, lo, hi);
   j.inconclusive = !j.crossed && !Within(b.op, b.limit, lo, hi);
-  j.verdict = j.crossed        ? "beyond noise"
-              : j.inconclusive ? fmt::format("inconclusive ({} steps)", c.base_steps + c.cand_steps)
-                               : "within noise";
+  j.verdict = j.crossed ? "beyond noise"
+              : j.inconclusive
+                  ? fmt::format("inconclusive ({} steps; {})", c.base_steps + c.cand_steps,
+                                RunsToDecide(c, b.limit, est, lo, hi))
+                  : "within noise";
   j.line = fmt::format(
       "{}: median change {} [{}, {}] (95 % CI, {} + {} steps, {} + {} runs; {}): {}", b.text,
       InBoundUnit(b, est, j.base.unit), InBoundUnit(b, lo, j.base.unit),
@@ -196,7 +216,7 @@ Status CheckBounds(const std::vector<LoadedRun>& runs, const std::vector<Bound>&
       const FigureValue f = Lookup(*run, b.figure);
       if (!f.known) {
         return InvalidArgument(
-            fmt::format("--fail-if '{}': run {} ({} run in {}) has no value for {}", b.text,
+            fmt::format("--fail-if '{}': run {} (kind {}, in {}) has no value for {}", b.text,
                         run->given, run->report.kind, run->dir, b.figure));
       }
       TRAINPROF_RETURN_IF_ERROR(CheckBoundUnit(b, f.unit));

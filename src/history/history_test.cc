@@ -76,6 +76,28 @@ TEST(KeyFiguresTest, AnUnmarkedDataLoaderShareIsUnknown) {
   EXPECT_DOUBLE_EQ(ExtractKeyFigures(r).Get("dataloader_share"), 0.0);
 }
 
+// `run --traces` without a Session inside: no speed section, so its step times are those of the
+// traces it collected, and the gate can decide on it.
+TEST(KeyFiguresTest, ARunWithTracesHasTheTracesStepTime) {
+  report::Report r;
+  r.kind = "run";
+  report::Section& o = r.AddSection("overview", "Overview");
+  o.AddMetric("avg_step_time_s", "Average step", 0.025, Unit::kSeconds);
+  report::Table& t = o.AddTable(
+      "step_breakdown", "Steps",
+      {{"rank", "Rank"}, {"step", "Step", Unit::kCount}, {"step_time_s", "Step", Unit::kSeconds}});
+  for (int64_t step : {1, 2, 3}) {  // two ranks; each step is the mean of its ranks
+    t.rows.push_back({std::string("0"), step, 0.010 * static_cast<double>(step)});
+    t.rows.push_back({std::string("1"), step, 0.010 * static_cast<double>(step) + 0.004});
+  }
+  const KeyFigures k = ExtractKeyFigures(r);
+  EXPECT_DOUBLE_EQ(k.Get("step_time"), 0.025);
+  EXPECT_DOUBLE_EQ(k.Get("step_time_median"), 0.022);
+  const RunRecord rec = RecordFromReport(r, "/tmp/x", {});
+  EXPECT_EQ(rec.steps, 3);
+  EXPECT_TRUE(std::isfinite(rec.step_log_sd));
+}
+
 TEST(KeyFiguresTest, ConfigHashIgnoresOutputKeys) {
   report::Report a = ProfileReport(1, 1), b = ProfileReport(1, 1), c = ProfileReport(1, 1, 32);
   b.config[2].second = std::string("/elsewhere");
@@ -461,7 +483,7 @@ TEST(CompareTest, DifferentKindsCompareWhatTheyShare) {
   auto gated = BuildCompareReport(runs, {*ParseBound("training_throughput < -10%")});
   ASSERT_FALSE(gated.ok());
   EXPECT_EQ(gated.status().message(),
-            "--fail-if 'training_throughput < -10%': run a (analyze run in /runs/a) has no value "
+            "--fail-if 'training_throughput < -10%': run a (kind analyze, in /runs/a) has no value "
             "for training_throughput");
 }
 

@@ -120,9 +120,12 @@ KeyFigures ExtractKeyFigures(const report::Report& r) {
   set("training_throughput",
       FirstFinite({MetricValue(r, "ranks", "training_throughput_per_sample"),
                    MetricValue(r, "speed", "training_avg_throughput_per_sample")}));
-  set("step_time", RowValue(r.FindTable("speed", "speed_report"), "stage", "training", "mean_s"));
+  // A `run --traces` without a Session inside: the step time of the traces it collected.
+  const report::Table* speed = r.FindTable("speed", "speed_report");
+  set("step_time", speed != nullptr ? RowValue(speed, "stage", "training", "mean_s")
+                                    : MetricValue(r, "overview", "avg_step_time_s"));
   set("step_time_median",
-      RowValue(r.FindTable("speed", "speed_report"), "stage", "training", "median_s"));
+      speed != nullptr ? RowValue(speed, "stage", "training", "median_s") : MedianStep(r));
   set("dataloader_share", MetricValue(r, "speed", "training_dataloader_wait_pct"));
   set("peak_memory", FirstFinite({PeakCuda(r), MetaValue(r, "peak_rss_bytes")}));
   set("energy_per_sample", MetricValue(r, "system", "energy_per_training_sample_j"));

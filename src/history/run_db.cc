@@ -182,7 +182,11 @@ std::vector<std::pair<std::string, std::string>> RecordFields(const RunRecord& r
   for (size_t i = 0; i < std::size(kTextFields); ++i) out.emplace_back(kTextFields[i], *text[i]);
   for (size_t i = 0; i < kFigures.size(); ++i) {
     const double v = r.figures.values[i];
-    out.emplace_back(kFigures[i].key, std::isfinite(v) ? fmt::format("{}", v) : "");
+    // "16.1 ms (0.0161234)": the figure as people read it, and the number --where compares.
+    out.emplace_back(kFigures[i].key,
+                     std::isfinite(v)
+                         ? fmt::format("{} ({:.6g})", report::FormatHuman(v, kFigures[i].unit), v)
+                         : "");
   }
   return out;
 }
@@ -198,6 +202,20 @@ std::string DbPath(const std::string& flag) {
   return p == "off" ? "" : p;
 }
 
+namespace {
+
+// analyze: the trace file or folder's name with its parent folder's ("h100/graph.json.gz"): two
+// models' traces often share a file name.
+std::string InputName(std::string input) {
+  while (input.size() > 1 && input.back() == '/') input.pop_back();
+  const std::filesystem::path p(input);
+  const std::string parent = p.parent_path().filename().string();
+  const bool named = !parent.empty() && parent != "." && parent != ".." && parent != "/";
+  return named ? parent + "/" + p.filename().string() : p.filename().string();
+}
+
+}  // namespace
+
 RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir,
                            const GitInfo& git) {
   RunRecord rec;
@@ -210,11 +228,7 @@ RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir,
   rec.title = r.title;
   for (const auto& [k, v] : r.config)
     if (k == "output.name") rec.name = report::FormatHuman(v, report::Unit::kText);
-  if (rec.name.empty()) {  // analyze: the trace file or folder's name
-    std::string input = report::MetaText(r, "input");
-    while (input.size() > 1 && input.back() == '/') input.pop_back();
-    rec.name = std::filesystem::path(input).filename().string();
-  }
+  if (rec.name.empty()) rec.name = InputName(report::MetaText(r, "input"));
   rec.host = report::MetaText(r, "host.name");
   rec.git_commit = git.commit;
   rec.git_branch = git.branch;

@@ -71,11 +71,9 @@ int64_t StepSeries::steps() const {
 
 StepSeries ExtractSteps(const report::Report& r) {
   StepSeries out;
-  if (r.kind == "analyze") {
-    AnalyzeSteps(r, out);
-  } else {
-    ProfileSteps(r, out);
-  }
+  // A `run --traces` report has no speed section of its own: its steps are its traces'.
+  if (r.kind != "analyze") ProfileSteps(r, out);
+  if (out.step_time_s.empty()) AnalyzeSteps(r, out);
   return out;
 }
 
