@@ -48,10 +48,22 @@ TEST_P(AnalyzeShared, PrintsEverySectionAndWritesTheRunFolder) {
   std::string dir = testutil::FreshTempDir();
   auto r = RunProcess({TRAINPROF_CLI, "analyze", kTraces + GetParam(), "--run-dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* heading : {"Overview (step time breakdown)", "GPU summary", "HTA breakdowns",
-                              "Recommendations", "Temporal breakdown", "Kernel launch statistics"})
-    EXPECT_NE(r.out.find(heading), std::string::npos) << GetParam() << ": " << heading;
   nlohmann::json rep = ReadJson(dir + "/report.json");
+  for (const char* heading :
+       {"Overview (step time breakdown)", "GPU summary", "HTA breakdowns", "Recommendations"})
+    EXPECT_NE(r.out.find(heading), std::string::npos) << GetParam() << ": " << heading;
+  // HTA's tables, or, in a trace without GPU work, the one line that says so.
+  const nlohmann::json* hta = Section(rep, "hta");
+  ASSERT_NE(hta, nullptr);
+  if (hta->contains("no_data")) {
+    EXPECT_NE(
+        r.out.find("HTA breakdowns\n--------------\n  " + (*hta)["no_data"].get<std::string>()),
+        std::string::npos)
+        << GetParam();
+  } else {
+    for (const char* heading : {"Temporal breakdown", "Kernel launch statistics"})
+      EXPECT_NE(r.out.find(heading), std::string::npos) << GetParam() << ": " << heading;
+  }
   EXPECT_EQ(rep["kind"], "analyze");
   for (const char* id : {"overview", "gpu", "hta", "recommendations"})
     EXPECT_NE(Section(rep, id), nullptr) << id;
@@ -136,7 +148,9 @@ TEST(Analyze, GeneratedRanksPrintEverySectionAndWriteTheRunFolder) {
     EXPECT_NE(r.out.find(heading), std::string::npos) << heading;
   // One finding for both ranks, led by the rank where it costs the most.
   EXPECT_NE(r.out.find("[warning] Ranks 0–1: 30.0% of the step time is in the DataLoader "
-                       "(threshold 5%) (rank 1: 0.360 ms of 1.200 ms)"),
+                       "(threshold 5%) (rank 1: 0.360 ms of 1.200 ms; every step waits: 0.4 ms at "
+                       "the median, 0.4 ms on average). Loading runs in the training process "
+                       "(num_workers=0): set num_workers"),
             std::string::npos)
       << r.out;
   nlohmann::json rep = ReadJson(dir + "/out/report.json");
@@ -274,6 +288,95 @@ TEST(Analyze, DiffOfTwoRecordedRuns) {
   EXPECT_EQ(unknown.err, "trainprof: nothere: no run of that id in " + db + "\n");
 }
 
+// A CPU-only trace (torch without CUDA): each GPU view is its title and one line, not pages of
+// empty tables; report.json keeps the tables, so scripts find every table they know.
+TEST(Analyze, ACpuOnlyTraceHasOneLinePerGpuView) {
+  const std::string dir = testutil::FreshTempDir();
+  testutil::GenStep s{.host_dur_ns = 1'000'000};
+  s.cpu_ops.push_back({.name = "aten::mm", .start_ns = 100'000, .dur_ns = 700'000});
+  testutil::GenTrace t;
+  t.steps = {s, s, s};
+  auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::ofstream(dir + "/cpu.pt.trace.json") << g->json;
+  auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/cpu.pt.trace.json", "--run-dir",
+                       dir + "/out", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string line =
+      "  No GPU work in the trace: a CPU-only run (torch without CUDA, or a legacy profiler "
+      "trace), so nothing to show here.\n";
+  for (const std::string title : {"GPU summary", "HTA breakdowns", "Kernel view"})
+    EXPECT_NE(r.out.find(title + "\n" + std::string(title.size(), '-') + "\n" + line),
+              std::string::npos)
+        << title << "\n"
+        << r.out;
+  EXPECT_EQ(r.out.find("Temporal breakdown"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Top 15 operators by device self time"), std::string::npos);
+  const nlohmann::json rep = ReadJson(dir + "/out/report.json");
+  EXPECT_NE(Table(*Section(rep, "hta"), "temporal_breakdown"), nullptr);
+  EXPECT_EQ((*Section(rep, "hta"))["no_data"], line.substr(2, line.size() - 3));
+}
+
+// Zero-length operator calls are calls, as the TensorBoard plugin counts them: at a step's start,
+// beside a sibling, twice at one time, and at the step's very end.
+TEST(Analyze, ZeroLengthOperatorCallsAreCounted) {
+  const std::string dir = testutil::FreshTempDir();
+  std::string ev;
+  auto add = [&](const std::string& cat, const std::string& name, int ts, int dur) {
+    ev += fmt::format(R"({}{{"ph":"X","cat":"{}","name":"{}","pid":1,"tid":1,"ts":{},"dur":{}}})",
+                      ev.empty() ? "" : ",\n", cat, name, ts, dur);
+  };
+  for (int s = 0; s < 3; ++s) {
+    const int t = 1000 + s * 1000;
+    add("user_annotation", fmt::format("ProfilerStep#{}", s + 1), t, 900);
+    add("cpu_op", "aten::empty", t, 0);
+    add("cpu_op", "aten::relu", t + 100, 300);
+    add("cpu_op", "aten::view", t + 400, 0);
+    add("cpu_op", "aten::view", t + 400, 0);
+    add("cpu_op", "aten::add", t + 900, 0);
+  }
+  std::ofstream(dir + "/zero.json") << "{\"traceEvents\": [\n" + ev + "\n]}";
+  auto r = RunProcess(
+      {TRAINPROF_CLI, "analyze", dir + "/zero.json", "--run-dir", dir + "/out", "--db", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rep = ReadJson(dir + "/out/report.json");
+  std::map<std::string, int64_t> calls;
+  for (const auto& row : (*Table(*Section(rep, "operator_view"), "operator_view"))["rows"])
+    calls[row["name"]] = row["calls"];
+  EXPECT_EQ(calls,
+            (std::map<std::string, int64_t>{
+                {"aten::add", 3}, {"aten::empty", 3}, {"aten::relu", 3}, {"aten::view", 6}}));
+}
+
+// Two traces of different models: diff says so before it says which is faster.
+TEST(Analyze, DiffOfTwoModelsWarnsThatTheyDiffer) {
+  namespace fs = std::filesystem;
+  const std::string dir = testutil::FreshTempDir();
+  fs::create_directories(dir + "/a");
+  fs::create_directories(dir + "/b");
+  WriteGeneratedRanks(dir + "/a");
+  testutil::GenStep s{.host_dur_ns = 800'000};
+  s.cpu_ops.push_back({.name = "aten::conv2d", .start_ns = 100'000, .dur_ns = 500'000});
+  AddThreeKernels(s);
+  testutil::GenTrace t;
+  t.steps = {s, s, s};
+  auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::ofstream(dir + "/b/rank0.pt.trace.json") << g->json;
+  auto other = RunProcess(
+      {TRAINPROF_CLI, "diff", dir + "/a", dir + "/b", "--run-dir", dir + "/d", "--db", "off"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.out.find("A and B look like different models or workloads: 0 % of A's "
+                           "operator calls and 0 % of B's"),
+            std::string::npos)
+      << other.out;
+  EXPECT_NE(other.out.find("but they run different operators"), std::string::npos) << other.out;
+  auto same = RunProcess(
+      {TRAINPROF_CLI, "diff", dir + "/a", dir + "/a", "--run-dir", dir + "/e", "--db", "off"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.out.find("different models"), std::string::npos) << same.out;
+}
+
 TEST(Analyze, DataLoaderPatternAndTheOperatorAndKernelViews) {
   std::string dir = testutil::FreshTempDir();
   testutil::GenStep s{.host_dur_ns = 1'000'000};
@@ -374,6 +477,22 @@ std::string TailCutTrace() {
     }
   }
   return "{\"traceEvents\": [\n" + ev + "\n]}";
+}
+
+// Two models' traces are often one file name in two folders: the run history names each run by
+// its folder and file, so `runs list` tells them apart.
+TEST(Analyze, TheRunHistoryNamesARunByFolderAndFile) {
+  std::string dir = testutil::FreshTempDir();
+  for (const char* machine : {"h100", "mi300x"}) {
+    std::filesystem::create_directories(dir + "/" + machine);
+    std::ofstream(dir + "/" + machine + "/trace.json") << TailCutTrace();
+    auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/" + machine + "/trace.json", "-q",
+                         "--run-dir", dir + "/out_" + machine, "--db", dir + "/runs.db"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto runs = RunProcess({TRAINPROF_CLI, "runs", "list", "--db", dir + "/runs.db"});
+  EXPECT_NE(runs.out.find("  h100/trace.json  "), std::string::npos) << runs.out;
+  EXPECT_NE(runs.out.find("  mi300x/trace.json  "), std::string::npos) << runs.out;
 }
 
 TEST(Analyze, TrailingStepWithoutGpuWorkIsDroppedUnlessAskedFor) {
@@ -706,6 +825,13 @@ TEST(Analyze, CriticalPathOfEveryStep) {
   ASSERT_NE(cp, nullptr);
   EXPECT_EQ((*Table(*cp, "critical_path"))["rows"].size(), 2u * 3u);
   EXPECT_TRUE((*cp)["metrics"].contains("gpu_kernel_launch_overhead_pct"));
+  // --critical-path before PATH takes the path as its annotation: the error says so.
+  auto before = RunProcess({TRAINPROF_CLI, "analyze", "--critical-path", dir + "/traces"});
+  EXPECT_EQ(before.exit_code, 2);
+  EXPECT_NE(before.err.find("PATH is missing: --critical-path took " + dir +
+                            "/traces as its ANNOTATION. Put --critical-path after PATH"),
+            std::string::npos)
+      << before.err;
   // The paths as a trace for Perfetto: a process per rank and step, edges and marked events.
   nlohmann::json tr = ReadJson(dir + "/a/critical_path.trace.json");
   std::set<std::string> processes;

@@ -281,6 +281,9 @@ def test_a_folder_of_several_runs_names_them(tmp_path: Path) -> None:
     both = trainprof.analyze([tmp_path / "logs" / "a", tmp_path / "logs" / "b"])
     assert len(both.files) == 2
     assert [d["name"] for d in both.diagnostics].count("duplicate_rank") == 2
+    # Two files of one name: each rank's label names its folder too.
+    assert set(both.table("overview/step_breakdown")["rank"]) == {"0 (a/rank0.json)",
+                                                                  "0 (b/rank0.json)"}
 
 
 def test_a_cut_trace_can_be_kept(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ _OPTIONS: Dict[str, str] = {k: f"{expects}: {help}" for k, expects, help in _cor
 
 # Table columns by report.json unit: whole numbers and flags become int and bool columns,
 # everything else measured becomes float (seconds, bytes/s, percent, ...), text stays text.
-_INT_UNITS = frozenset({"count", "bytes"})
+_INT_UNITS = frozenset({"count", "bytes", "id"})
 _TEXT_UNITS = frozenset({"text", "by_row"})
 
 

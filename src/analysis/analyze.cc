@@ -137,6 +137,43 @@ constexpr AddViewFn kViews[] = {
 };
 // clang-format on
 
+// The views that show GPU work only.
+constexpr std::string_view kGpuViews[] = {"gpu",
+                                          "hta",
+                                          "idle_causes",
+                                          "kernel_view",
+                                          "kernel_sequences",
+                                          "categories",
+                                          "memcpy_bandwidth"};
+
+bool AnyGpuWork(const AnalyzeInput& in) {
+  return std::ranges::any_of(in.analyses, [](const RankAnalysis& a) {
+    return !a.kernels.empty() || !a.memcpy.empty() || !a.gpus.empty();
+  });
+}
+
+bool NothingToShow(const report::Section& s) {
+  return !s.notes.empty() && s.metrics.empty() && s.findings.empty() &&
+         std::ranges::all_of(s.tables,
+                             [](const report::Table& t) { return t.rows.empty() && !t.csv_only; });
+}
+
+// A section with nothing to show is one line saying why (the terminal and report.html; report.json
+// keeps its tables): in a trace without GPU work, each GPU view; else a view whose tables are all
+// empty, by its first note.
+void MarkSectionsWithoutData(const AnalyzeInput& in, report::Report& r) {
+  const bool gpu = AnyGpuWork(in);
+  for (report::Section& s : r.sections) {
+    if (!gpu && std::ranges::find(kGpuViews, s.id) != std::end(kGpuViews)) {
+      s.no_data =
+          "No GPU work in the trace: a CPU-only run (torch without CUDA, or a legacy "
+          "profiler trace), so nothing to show here.";
+    } else if (NothingToShow(s)) {
+      s.no_data = s.notes.front();
+    }
+  }
+}
+
 // The run's identity for the run history's config hash: what was read (file names, sizes after
 // gunzip, event counts, ranks, devices) and every option that changes a figure. Where the files
 // sit, and how many threads read them, are left out: the same trace analysed the same way hashes
@@ -179,20 +216,33 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<RankInfo>& models,
 
 namespace {
 
-// "3", or "3 (file.json)" when two models share a rank; one pass over the ranks.
+// The last `k` components of a path ("h100/trace.json" for k = 2).
+std::string PathTail(const std::string& path, int k) {
+  size_t at = path.size();
+  for (int i = 0; i < k && at != std::string::npos && at > 0; ++i) at = path.rfind('/', at - 1);
+  return at == std::string::npos || at == 0 ? path : path.substr(at + 1);
+}
+
+// "3", or "3 (h100/trace.json)" when two models share a rank: as many of the path's last
+// components as tell the files of one rank number apart.
 std::shared_ptr<const std::vector<std::string>> RankLabels(const std::vector<RankInfo>& ranks) {
-  std::map<int64_t, int> same;
-  for (const RankInfo& m : ranks) ++same[m.rank];
-  auto out = std::make_shared<std::vector<std::string>>();
-  out->reserve(ranks.size());
-  for (const RankInfo& m : ranks) {
-    if (same[m.rank] <= 1) {
-      out->push_back(fmt::format("{}", m.rank));
+  std::map<int64_t, std::vector<size_t>> same;
+  for (size_t i = 0; i < ranks.size(); ++i) same[ranks[i].rank].push_back(i);
+  auto out = std::make_shared<std::vector<std::string>>(ranks.size());
+  for (const auto& [rank, members] : same) {
+    if (members.size() == 1) {
+      (*out)[members[0]] = fmt::format("{}", rank);
       continue;
     }
-    const size_t slash = m.path.find_last_of('/');
-    out->push_back(fmt::format("{} ({})", m.rank,
-                               slash == std::string::npos ? m.path : m.path.substr(slash + 1)));
+    for (int k = 1; k <= 8; ++k) {
+      std::set<std::string> seen;
+      for (size_t i : members) seen.insert(PathTail(ranks[i].path, k));
+      if (seen.size() == members.size() || k == 8) {
+        for (size_t i : members)
+          (*out)[i] = fmt::format("{} ({})", rank, PathTail(ranks[i].path, k));
+        break;
+      }
+    }
   }
   return out;
 }
@@ -337,6 +387,7 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   const CollectivesResult collectives = MatchCollectives(models, an);
   const AnalyzeInput in{models, an, o, collectives, RankLabels(models), stream_rank_tables};
   for (AddViewFn add : kViews) add(in, r);
+  MarkSectionsWithoutData(in, r);
 
   for (const auto& m : models)
     r.diagnostics.insert(r.diagnostics.end(), m.diagnostics.begin(), m.diagnostics.end());

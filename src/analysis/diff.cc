@@ -45,6 +45,19 @@ std::map<std::string, Totals> PerStep(const DiffSide& s, bool kernels) {
   return out;
 }
 
+// The share of `x`'s operator calls (per step) whose name `y` also runs.
+double SharedCalls(const std::map<std::string, Totals>& x, const std::map<std::string, Totals>& y) {
+  double all = 0, shared = 0;
+  for (const auto& [name, t] : x) {
+    all += t.count;
+    if (y.contains(name)) shared += t.count;
+  }
+  return all > 0 ? shared / all : 1;
+}
+
+// Below this share of calls in operators both sides run, A and B are not one model.
+constexpr double kSameModelShare = 0.5;
+
 void AddChangeTables(report::Section& sec, const std::string& what, const std::string& id,
                      const std::map<std::string, Totals>& a, const std::map<std::string, Totals>& b,
                      int top_n) {
@@ -153,6 +166,18 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
     t.rows.push_back({name, x / 1e9, y / 1e9, (y - x) / 1e9, pct});
   };
   for (int c = 0; c < kNumCategories; ++c) row(CategoryTitle(c), ca[c], cb[c]);
+  const auto ops_a = PerStep(a, false), ops_b = PerStep(b, false);
+  const double shared_a = SharedCalls(ops_a, ops_b), shared_b = SharedCalls(ops_b, ops_a);
+  const bool other_model = std::min(shared_a, shared_b) < kSameModelShare;
+  if (other_model) {
+    s.findings.push_back(
+        {report::Severity::kWarning,
+         fmt::format("A and B look like different models or workloads: {:.0f} % of A's operator "
+                     "calls and {:.0f} % of B's are of operators the other runs. Their step times "
+                     "are compared below, but a change between them is not a speed-up of one "
+                     "model.",
+                     100 * shared_a, 100 * shared_b)});
+  }
   double sa = ca[kNumCategories], sb = cb[kNumCategories];
   t.footer.push_back({std::string("Step time"), sa / 1e9, sb / 1e9, (sb - sa) / 1e9,
                       sa > 0 ? Value(100 * (sb - sa) / sa) : Value(std::monostate{})});
@@ -160,11 +185,11 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
     s.AddMetric("step_time_ratio", "Step time B / A", sb / sa, Unit::kNumber, "x");
     s.findings.push_back(
         {std::fabs(sb - sa) / sa > 0.05 ? report::Severity::kWarning : report::Severity::kInfo,
-         fmt::format("B's average step is {:.1f}% {} than A's ({:.3f} ms vs {:.3f} ms).",
+         fmt::format("B's average step is {:.1f}% {} than A's ({:.3f} ms vs {:.3f} ms){}.",
                      std::fabs(100 * (sb - sa) / sa), sb > sa ? "slower" : "faster", sb / 1e6,
-                     sa / 1e6)});
+                     sa / 1e6, other_model ? ", but they run different operators (above)" : "")});
   }
-  AddChangeTables(s, "CPU operators", "operator_diff", PerStep(a, false), PerStep(b, false), top_n);
+  AddChangeTables(s, "CPU operators", "operator_diff", ops_a, ops_b, top_n);
   if (!other_device)
     AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);
   AddGpuWorkDiff(s, a, b, top_n, other_device);

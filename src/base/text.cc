@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <numeric>
 
@@ -134,6 +135,67 @@ void AppendJsonEscaped(std::string& out, std::string_view s) {
 std::string Ellipsize(std::string_view s, size_t max) {
   if (s.size() <= max) return std::string(s);
   return std::string(s.substr(0, max - 3)) + "...";
+}
+
+namespace {
+
+size_t CommonPrefix(std::string_view a, std::string_view b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return i;
+}
+
+// For each name, the longest start it shares with any other: that other is its neighbour in
+// sorted order. `reversed` does the same for ends.
+std::vector<size_t> LongestShared(const std::vector<std::string>& names, bool reversed) {
+  std::vector<std::string> keys(names);
+  if (reversed)
+    for (std::string& k : keys) std::reverse(k.begin(), k.end());
+  std::vector<size_t> order(names.size()), shared(names.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const size_t p = CommonPrefix(keys[order[k - 1]], keys[order[k]]);
+    shared[order[k - 1]] = std::max(shared[order[k - 1]], p);
+    shared[order[k]] = std::max(shared[order[k]], p);
+  }
+  return shared;
+}
+
+// `s` (longer than `max`) cut to `max` bytes: its first bytes (up to a quarter of them), "...",
+// the part from `from` on where it differs from the others, "...", its last bytes (a sixth).
+std::string CutAround(std::string_view s, size_t max, size_t from) {
+  const size_t head = std::min(from, max / 4), tail = max / 6;
+  size_t start = from;  // back to the start of the token that differs, 12 bytes at most
+  while (start > head && from - start < 12 &&
+         std::isalnum(static_cast<unsigned char>(s[start - 1])))
+    --start;
+  const size_t room = max - head - tail - 6;
+  if (start + room + 3 + tail >= s.size()) {  // from `start` on, the rest fits
+    return std::string(s.substr(0, head)) + "..." +
+           std::string(s.substr(s.size() - (max - head - 3)));
+  }
+  return std::string(s.substr(0, head)) + "..." + std::string(s.substr(start, room)) + "..." +
+         std::string(s.substr(s.size() - tail));
+}
+
+}  // namespace
+
+std::vector<std::string> EllipsizeApart(const std::vector<std::string>& names, size_t max) {
+  max = std::max<size_t>(max, 16);
+  const std::vector<size_t> starts = LongestShared(names, false), ends = LongestShared(names, true);
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& s = names[i];
+    // EllipsizeMiddle keeps the first two thirds and the last third: enough unless the part
+    // that differs lies between them.
+    const size_t kept_tail = (max - 3) / 3, kept_head = max - 3 - kept_tail;
+    const bool apart = s.size() > max && starts[i] + ends[i] < s.size() && starts[i] >= kept_head &&
+                       ends[i] >= kept_tail;
+    out.push_back(apart ? CutAround(s, max, starts[i]) : EllipsizeMiddle(s, max));
+  }
+  return out;
 }
 
 std::string EllipsizeMiddle(std::string_view s, size_t max) {

@@ -24,6 +24,12 @@ std::string Ellipsize(std::string_view s, size_t max);
 // that differ only at the end (a timestamp, a rank) stay apart.
 std::string EllipsizeMiddle(std::string_view s, size_t max);
 
+// Each of `names` cut to at most `max` bytes (max >= 16) keeping what tells it apart from the
+// others: a name sharing a long start or end with another keeps the part where they differ, with
+// "..." for what was cut (three Cijk_..._MT256x192x64_... kernels that differ only in the middle
+// stay apart); other long names are cut in the middle. Names of at most `max` bytes are as given.
+std::vector<std::string> EllipsizeApart(const std::vector<std::string>& names, size_t max);
+
 // `s` with ASCII capitals made small (other bytes as they are).
 std::string AsciiLower(std::string_view s);
 // Whether `hay` holds `lower_needle` (written in small letters) in any ASCII case.

@@ -97,6 +97,9 @@ std::string FormatHuman(const Value& v, Unit unit) {
       return fmt::format("{} °C", Plain(x));
     case Unit::kMegahertz:
       return fmt::format("{} MHz", Plain(x));
+    case Unit::kId:
+      if (const auto* i = std::get_if<int64_t>(&v)) return fmt::format("{}", *i);
+      return Plain(x);
     case Unit::kCount:
       if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
       if (x == std::round(x) && std::fabs(x) < 9e15) return Thousands(std::llround(x));

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include "report/format.h"
 #include "report/html_views.h"
@@ -13,6 +15,41 @@ namespace {
 
 using svg::AppendEscaped;
 using svg::Escaped;
+
+// A word that is an absolute path ("/home/me/runs/trace.json:"): where it starts and ends,
+// trailing punctuation left out. Found from `from`; npos when there is none.
+std::pair<size_t, size_t> NextPath(std::string_view text, size_t from) {
+  for (size_t i = from; i < text.size(); ++i) {
+    if (text[i] != '/' || (i > 0 && text[i - 1] != ' ' && text[i - 1] != '(')) continue;
+    size_t end = text.find_first_of(" \t\n", i);
+    if (end == std::string_view::npos) end = text.size();
+    while (end > i && std::string_view(":,;)").find(text[end - 1]) != std::string_view::npos) --end;
+    const std::string_view path = text.substr(i, end - i);
+    if (std::count(path.begin(), path.end(), '/') >= 2 && path.back() != '/') return {i, end};
+  }
+  return {std::string_view::npos, std::string_view::npos};
+}
+
+// `text` with each absolute path named by its last part, the whole path in a tooltip: a title
+// or a diagnostic that starts with a long path scrolls sideways otherwise.
+void AppendShortPaths(std::string& out, std::string_view text, bool markup) {
+  size_t at = 0;
+  while (true) {
+    const auto [b, e] = NextPath(text, at);
+    if (b == std::string_view::npos) break;
+    AppendEscaped(out, text.substr(at, b - at));
+    const std::string_view path = text.substr(b, e - b), name = path.substr(path.rfind('/') + 1);
+    if (markup) {
+      out += "<span class=\"path\" title=\"";
+      AppendEscaped(out, path);
+      out += "\">";
+    }
+    AppendEscaped(out, name);
+    if (markup) out += "</span>";
+    at = e;
+  }
+  AppendEscaped(out, text.substr(at));
+}
 
 constexpr const char* kStyle = R"css(
 :root{--fg:#1d1d1f;--muted:#5f6368;--line:#dadce0;--bg2:#f6f7f9;--warn:#b26a00;--err:#c5221f}
@@ -115,7 +152,11 @@ void Cell(std::string& out, const Value& v, Unit unit) {
   } else {
     out += IsNumeric(unit) ? "<td class=\"num\">" : "<td>";
   }
-  AppendEscaped(out, FormatHuman(v, unit));
+  if (const auto* text = std::get_if<std::string>(&v); text != nullptr && unit == Unit::kText) {
+    AppendShortPaths(out, *text, true);
+  } else {
+    AppendEscaped(out, FormatHuman(v, unit));
+  }
   out += "</td>";
 }
 
@@ -258,6 +299,12 @@ void RenderSection(std::string& out, const Section& s, std::ostream& sink) {
                  Escaped(s.id));
   AppendEscaped(out, s.title);
   out += "</h2>";
+  if (!s.no_data.empty()) {
+    out += "<p class=\"note\">";
+    AppendEscaped(out, s.no_data);
+    out += "</p></section>";
+    return;
+  }
   for (const std::string& n : s.notes) {
     out += "<p class=\"note\">";
     AppendEscaped(out, n);
@@ -346,20 +393,20 @@ void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
                  "<head><meta charset=\"utf-8\"><meta name=\"viewport\" "
                  "content=\"width=device-width,initial-scale=1\"><title>",
                  Escaped(r.kind), r.schema_version);
-  AppendEscaped(page, r.title);
+  AppendShortPaths(page, r.title, false);
   page += "</title><style>";
   page += kStyle;
   page += "</style><script>";
   page += kErrorScript;
   page += "</script></head><body><header><h1>";
-  AppendEscaped(page, r.title);
+  AppendShortPaths(page, r.title, true);
   page += "</h1><p class=\"sub\">";
   std::string sub = r.kind;
   for (const char* key : {"created_utc", "host.name", "input", "run_dir"}) {
     std::string v = MetaText(r, key);
     if (!v.empty() && v != "-") sub += " \xc2\xb7 " + v;
   }
-  AppendEscaped(page, sub);
+  AppendShortPaths(page, sub, true);
   page += "</p></header><nav><a href=\"#findings\">Findings</a>";
   for (const Section& s : r.sections) {
     if (OnlyFindings(s)) continue;

@@ -135,6 +135,27 @@ TEST(HtmlTest, EscapesTextAndFetchesNothing) {
   EXPECT_EQ(html.find(" src="), std::string::npos);
 }
 
+// A title, sub-title or diagnostic that starts with an absolute path names the file; the path is
+// its tooltip, so the page does not scroll sideways.
+TEST(HtmlTest, AbsolutePathsAreNamedByTheirFileWithThePathInATooltip) {
+  Report r;
+  r.kind = "analyze";
+  const std::string path = "/home/someone/experiments/2026-11/llama-70b/h100/rank0.pt.trace.json";
+  r.title = "trainprof analyze: " + path;
+  r.AddMeta("input", path);
+  r.diagnostics.push_back({DiagnosticId::kUnknownCategory, 3, path + ": 3 events of category x"});
+  const std::string html = RenderHtmlString(r);
+  EXPECT_NE(html.find("<title>trainprof analyze: rank0.pt.trace.json</title>"), std::string::npos);
+  EXPECT_NE(html.find("<h1>trainprof analyze: <span class=\"path\" title=\"" + path +
+                      "\">rank0.pt.trace.json</span></h1>"),
+            std::string::npos)
+      << html.substr(0, 3000);
+  EXPECT_NE(html.find("<td><span class=\"path\" title=\"" + path +
+                      "\">rank0.pt.trace.json</span>: 3 events"),
+            std::string::npos);
+  EXPECT_EQ(html.find(">" + path), std::string::npos);  // never shown whole
+}
+
 // A 1,000-rank job's per-step table: the page holds its first kHtmlRowLimit rows and says where
 // the rest are; every row stays in the CSV and report.json.
 TEST(HtmlTest, LongTablesOfEveryKindAreCutWithANote) {
@@ -398,7 +419,9 @@ TEST(SvgTest, HorizontalBarLabelsFitTheMargin) {
 }
 
 TEST(JsonReaderTest, RoundTripsEveryField) {
-  const std::string once = RenderJsonString(ViewsReport());
+  Report views = ViewsReport();
+  views.AddSection("empty", "Empty view").no_data = "Nothing recorded: nothing to show.";
+  const std::string once = RenderJsonString(views);
   auto back = ParseReportJson(once, "x.json");
   ASSERT_TRUE(back.ok()) << back.status().message();
   const std::string twice = RenderJsonString(*back);
@@ -410,7 +433,8 @@ TEST(JsonReaderTest, RoundTripsEveryField) {
   const Table& by_row = back->sections[3].tables[1];
   EXPECT_EQ(by_row.row_units, (std::vector<Unit>{Unit::kPercent, Unit::kBytes}));
   // The page of a report read back is the page of the report.
-  EXPECT_TRUE(RenderHtmlString(*back) == RenderHtmlString(ViewsReport()));
+  EXPECT_TRUE(RenderHtmlString(*back) == RenderHtmlString(views));
+  EXPECT_EQ(back->sections.back().no_data, "Nothing recorded: nothing to show.");
 }
 
 // report.html drawn from report.json read back (a pooled report, `trainprof run`) has the

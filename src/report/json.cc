@@ -217,6 +217,7 @@ void AppendSection(std::string& out, const Section& s, int level) {
   j["id"] = s.id;
   j["title"] = s.title;
   j["notes"] = s.notes;
+  if (!s.no_data.empty()) j["no_data"] = s.no_data;
   Json findings = Json::array();
   for (const Finding& f : s.findings) {
     findings.push_back({{"severity", SeverityName(f.severity)}, {"text", f.text}});

@@ -13,11 +13,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keeps the order of meta, config and metrics
 
-constexpr Unit kAllUnits[] = {Unit::kText,      Unit::kCount,  Unit::kNumber,
-                              Unit::kSeconds,   Unit::kBytes,  Unit::kPercent,
-                              Unit::kPerSecond, Unit::kBool,   Unit::kBytesPerSecond,
-                              Unit::kWatts,     Unit::kJoules, Unit::kCelsius,
-                              Unit::kMegahertz, Unit::kByRow,  Unit::kPercentPoints};
+constexpr Unit kAllUnits[] = {
+    Unit::kText,           Unit::kCount,   Unit::kNumber,        Unit::kSeconds,
+    Unit::kBytes,          Unit::kPercent, Unit::kPerSecond,     Unit::kBool,
+    Unit::kBytesPerSecond, Unit::kWatts,   Unit::kJoules,        Unit::kCelsius,
+    Unit::kMegahertz,      Unit::kByRow,   Unit::kPercentPoints, Unit::kId};
 
 Value FromJson(const Json& j) {
   if (j.is_number_integer()) return j.get<int64_t>();
@@ -150,6 +150,7 @@ Status ReadSection(const Json& j, Report& r) {
   if (!j.is_object()) return InvalidArgument("a section that is not an object");
   Section& s = r.AddSection(Str(j, "id"), Str(j, "title"));
   s.notes = Strings(j, "notes");
+  s.no_data = Str(j, "no_data");
   if (auto it = j.find("findings"); it != j.end() && it->is_array()) {
     for (const Json& f : *it) {
       if (f.is_object())

@@ -71,6 +71,7 @@ TEST(Format, HumanUnits) {
   EXPECT_EQ(FormatHuman(7384.0, Unit::kSeconds), "2h 03m");
   EXPECT_EQ(FormatHuman(int64_t{1234567}, Unit::kCount), "1,234,567");
   EXPECT_EQ(FormatHuman(int64_t{-1234}, Unit::kCount), "-1,234");
+  EXPECT_EQ(FormatHuman(int64_t{1234567}, Unit::kId), "1234567");  // a PID names, not counts
   EXPECT_EQ(FormatHuman(2.0, Unit::kCount), "2");
   EXPECT_EQ(FormatHuman(2.5, Unit::kCount), "2.5");
   EXPECT_EQ(FormatHuman(int64_t{1536}, Unit::kBytes), "1.50 KiB");
@@ -120,7 +121,11 @@ TEST(TerminalRenderer, TerminalWidthCutsOnlyTheTerminal) {
   t.rows.push_back({name + "2", int64_t{2}});
   std::ostringstream text;
   TerminalRenderer().Render(r, text);
-  EXPECT_NE(text.str().find(std::string(17, 'x') + "..."), std::string::npos);
+  // Cut to 20 bytes where they differ: at the end, so both ends are kept and the rows differ.
+  EXPECT_NE(text.str().find(std::string(12, 'x') + "..." + std::string(4, 'x') + "1"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("..." + std::string(4, 'x') + "2"), std::string::npos);
   EXPECT_EQ(text.str().find(std::string(21, 'x')), std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(RenderJsonString(r));
   EXPECT_EQ(j["sections"][0]["tables"][0]["rows"][0]["name"], name + "1");

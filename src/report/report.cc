@@ -37,6 +37,8 @@ const char* UnitName(Unit unit) {
       return "by_row";
     case Unit::kPercentPoints:
       return "percent_points";
+    case Unit::kId:
+      return "id";
   }
   return "text";
 }

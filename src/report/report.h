@@ -41,6 +41,7 @@ enum class Unit {
   kMegahertz,
   kByRow,          // a column whose unit differs per row: Table::row_units says which
   kPercentPoints,  // a difference of two percentages, shown signed: "+33.3 pp"
+  kId,             // an integer that names something (a PID): no thousands separators
 };
 const char* UnitName(Unit unit);  // "text", "count", "seconds", ... (used in report.json)
 
@@ -56,7 +57,8 @@ struct Column {
   bool in_terminal = true;  // false: only in CSV and JSON (machine keys, units of kByRow rows)
   // A change of the row's quantity (compare's deltas): a percent row shows percentage points.
   bool change = false;
-  // The terminal cuts longer text to this many bytes ("..." at the end); 0: never. The value
+  // The terminal cuts longer text to this many bytes, keeping the part that tells it apart from
+  // the column's other rows (base::EllipsizeApart); 0: never. The value
   // itself stays whole: report.json, the CSV and report.html have every kernel's full name.
   size_t terminal_width = 0;
 };
@@ -181,6 +183,9 @@ struct Section {
   std::deque<Table> tables;  // deque: references from AddTable() stay valid
   std::vector<Finding> findings;
   std::vector<std::string> notes;
+  // Set when the section has nothing to show (a GPU view of a CPU-only trace): why, in one line.
+  // The terminal and report.html print the title and this line only; report.json keeps it all.
+  std::string no_data;
 
   Table& AddTable(std::string table_id, std::string table_title, std::vector<Column> cols,
                   TableKind kind = TableKind::kTable);

@@ -72,12 +72,19 @@ void RenderTableText(const Table& t, std::ostream& out) {
       const size_t i = shown[k];
       if (i >= row.size()) continue;
       c[k] = FormatHuman(row[i], t.CellUnit(i, r));
-      if (const size_t w = t.columns[i].terminal_width; w > 0) c[k] = base::Ellipsize(c[k], w);
     }
     cells.push_back(std::move(c));
   };
   for (const auto& r : t.rows) add(r);
   for (const auto& r : t.footer) add(r);
+  for (size_t k = 0; k < n; ++k) {  // long names cut where they differ from the others'
+    const size_t w = t.columns[shown[k]].terminal_width;
+    if (w == 0) continue;
+    std::vector<std::string> column;
+    for (const auto& c : cells) column.push_back(c[k]);
+    column = base::EllipsizeApart(column, w);
+    for (size_t r = 0; r < cells.size(); ++r) cells[r][k] = std::move(column[r]);
+  }
   std::vector<size_t> width(n);
   for (size_t k = 0; k < n; ++k) {
     width[k] = DisplayWidth(t.columns[shown[k]].title);
@@ -121,6 +128,10 @@ void TerminalRenderer::Render(const Report& r, std::ostream& out) const {
   }
   for (const Section& s : r.sections) {
     out << '\n' << s.title << '\n' << std::string(DisplayWidth(s.title), '-') << '\n';
+    if (!s.no_data.empty()) {
+      out << "  " << s.no_data << '\n';
+      continue;
+    }
     for (const Finding& f : s.findings) {
       out << "  [" << SeverityName(f.severity) << "] " << f.text << '\n';
     }

@@ -58,7 +58,7 @@ void AddSummaryRow(report::Table& t, const SeriesColumn& c, const Stats& st) {
 // One row per process of the sampled tree (`trainprof run`), the heaviest CPU users first.
 void AddProcessTable(const SystemData& d, report::Section& s) {
   report::Table& t = s.AddTable("processes", "Processes of the tree",
-                                {{"pid", "PID", Unit::kCount},
+                                {{"pid", "PID", Unit::kId},
                                  {"ppid", "Parent", Unit::kCount},
                                  {"started_s", "Started", Unit::kSeconds},
                                  {"last_seen_s", "Last seen", Unit::kSeconds},
