@@ -308,7 +308,7 @@ TEST(GeneratedTrace, DataLoaderBound) {
       << AllFindings(r.report);
   EXPECT_EQ(CountFindings(r.report,
                           "30.0% of the step time is in the DataLoader (threshold 5%) (0.300 ms of "
-                          "1.000 ms)"),
+                          "1.000 ms; every step waits: 0.3 ms at the median, 0.3 ms on average)"),
             1)
       << AllFindings(r.report);
   EXPECT_EQ(CountFindings(r.report, "communication"), 0) << AllFindings(r.report);

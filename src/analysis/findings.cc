@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/dataloader_advice.h"
 #include "analysis/distributed.h"
 #include "analysis/op_tree.h"
 #include "analysis/sections/sections.h"
@@ -78,9 +79,9 @@ void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<
     c.headline = fmt::format("{{fig}} of the step time is in the DataLoader (threshold {}%)",
                              kDataLoaderPct);
     c.detail = fmt::format("{:.3f} ms of {:.3f} ms", Ms(dl_ns), Ms(step));
-    c.advice =
-        "Set num_workers on the DataLoader (and pin_memory), or prepare the data ahead of "
-        "training.";
+    const LoaderWait w = DescribeLoaderWait(ov, FindLoaderWorkers(m));
+    if (!w.detail.empty()) c.detail += "; " + w.detail;
+    c.advice = w.advice;
     out->push_back(std::move(c));
   }
   double comm_ns = ov.avg_ns[kCommunication], comm = 100 * comm_ns / step;
@@ -166,12 +167,12 @@ void MemoryCandidates(const trace::TraceModel& m, bool training, std::vector<Can
 }
 
 // What to do about idle time whose largest cause is `cause` (idle_causes.h).
-std::string IdleCauseAdvice(int cause, const LaunchStats& launch) {
+std::string IdleCauseAdvice(int cause, const LaunchStats& launch, const LoaderWait& loader) {
   switch (cause) {
     case kIdleDataLoader:
-      return "The GPU waits for the data loader. Prepare batches in parallel and ahead of the "
-             "GPU (DataLoader num_workers, pin_memory=True, persistent_workers=True, "
-             "prefetch_factor), or make each sample cheaper to load.";
+      return "The GPU waits for the data loader" +
+             (loader.detail.empty() ? std::string(". ") : " (" + loader.detail + "). ") +
+             loader.advice;
     case kIdleSync:
       return "The host blocks on synchronisations while the GPU has nothing queued. Move "
              ".item(), .cpu(), .tolist() and prints out of the step, copy with "
@@ -249,7 +250,8 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     if (a.idle.idle_ns > 0) c.detail += "; " + IdleCauseDetail(a.idle);
     c.advice = OneLongGap(a.idle)
                    ? LongGapAdvice(a.idle.largest[0])
-                   : IdleCauseAdvice(a.idle.idle_ns > 0 ? a.idle.Largest() : kIdleLaunch, h.launch);
+                   : IdleCauseAdvice(a.idle.idle_ns > 0 ? a.idle.Largest() : kIdleLaunch, h.launch,
+                                     DescribeLoaderWait(a.overview, FindLoaderWorkers(m)));
     out->push_back(std::move(c));
   }
   if (h.launch.graph_launches > 0) {
@@ -263,12 +265,18 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
         mapped >= h.launch.graph_kernels
             ? "Each graph kernel is credited to the operator that launched it in the graph's "
               "capture trace, so the operator, category and roofline views cover graphed time."
-        : mapped > 0
+        : mapped > 0 ? fmt::format(
+                           "{} of the {} graph kernels are credited to the operators of their "
+                           "capture trace; the rest form one \"graph replay\" operator row per "
+                           "graph launch.",
+                           mapped, h.launch.graph_kernels)
+        : m.graph_capture.captures > 0
             ? fmt::format(
-                  "{} of the {} graph kernels are credited to the operators of their "
-                  "capture trace; the rest form one \"graph replay\" operator row per "
-                  "graph launch.",
-                  mapped, h.launch.graph_kernels)
+                  "No graph launch matched the capture trace given ({}), so each "
+                  "graph's kernels form one \"graph replay\" operator row. Capture and "
+                  "profile the same graphs (the same batch sizes, one capture trace per "
+                  "run).",
+                  m.graph_capture.why)
             : "Each graph's kernels form one \"graph replay\" operator row: pass the trace "
               "taken while the graphs were captured (--capture-trace, or a capture_traces/ "
               "folder beside the trace) to credit them to their operators.";

@@ -388,6 +388,31 @@ RooflinePoint Roofline(const ShapeRow& r, const PeakTflops& peak) {
           100 * std::max(compute_ns, memory_ns) / static_cast<double>(r.device_ns)};
 }
 
+namespace {
+
+// FlopsResult's coverage: `counted` marks the nodes with FLOPs; a node inside one is covered.
+void Coverage(const trace::TraceModel& m, const OpTree& tree, const std::vector<uint8_t>& state,
+              uint8_t counted, FlopsResult& r) {
+  for (size_t i = 0; i < m.size(); ++i)
+    if (trace::IsGpuKind(m.kind[i])) r.gpu_ns += m.dur_ns[i];
+  std::map<std::string, int64_t> rest;  // by the operator that launched it
+  int64_t under_ops = 0;
+  for (size_t n = 0; n < tree.nodes.size(); ++n) {
+    const int32_t p = tree.nodes[n].parent;
+    under_ops += tree.device_self_ns[n];
+    if ((state[n] & counted) != 0 && (p < 0 || state[static_cast<size_t>(p)] == 0))
+      r.covered_ns += tree.device_total_ns[n];
+    else if (state[n] == 0 && tree.device_self_ns[n] > 0)
+      rest[m.name_of(tree.nodes[n].event)] += tree.device_self_ns[n];
+  }
+  if (r.gpu_ns > under_ops) rest["no operator"] += r.gpu_ns - under_ops;
+  for (const auto& [name, ns] : rest) r.uncovered.emplace_back(name, ns);
+  std::ranges::sort(r.uncovered, [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (r.uncovered.size() > 3) r.uncovered.resize(3);
+}
+
+}  // namespace
+
 FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const StepsResult& steps,
                          const FlopsOptions& o) {
   FlopsResult r;
@@ -435,6 +460,7 @@ FlopsResult ComputeFlops(const trace::TraceModel& m, const OpTree& tree, const S
   std::ranges::stable_sort(r.operators,
                            [](const FlopsRow& a, const FlopsRow& b) { return a.flops > b.flops; });
   r.shapes = ShapeRows(m, tree, counted);
+  Coverage(m, tree, state, kCounted, r);
   double best = 0;
   for (const auto& [p, f] : by_precision)
     if (f > best) best = f, r.main_precision = p;

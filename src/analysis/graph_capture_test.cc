@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/categories.h"
@@ -167,6 +168,71 @@ TEST(GraphCapture, ACaptureOfOtherKernelsIsNotUsed) {
   EXPECT_TRUE(HasDiagnostic(run, base::DiagnosticId::kGraphKernelsUnmapped));
   // The graph's kernels form one row of their own.
   EXPECT_EQ(DeviceSelfByOperator(run).at("graph replay (hipGraphLaunch, 3 kernels)"), 60'000);
+  // Why, where the user looks: not "pass --capture-trace", which they did.
+  EXPECT_EQ(run.graph_capture.why,
+            "graph launch 1 of 1: kernel 2 of 3 differs: the graph ran add_b, the capture "
+            "launched softmax");
+  EXPECT_EQ(run.graph_capture.captures, 1);
+  for (const auto& d : run.diagnostics)
+    if (d.id == base::DiagnosticId::kGraphKernelsUnmapped)
+      EXPECT_EQ(d.message.find("pass --capture-trace"), std::string::npos) << d.message;
+}
+
+// A replay whose graph launch (correlation 7) ran `work` in this order: (category, name, stream).
+trace::TraceModel ReplayOf(const std::vector<std::tuple<std::string, std::string, int>>& work) {
+  std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "pid": 1, "tid": 1, "ts": 100,
+     "dur": 10, "args": {"correlation": 7}})";
+  int ts = 200;
+  for (const auto& [cat, name, stream] : work) {
+    json += fmt::format(
+        R"(, {{"ph": "X", "cat": "{}", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": 10, )"
+        R"("args": {{"correlation": 7, "stream": {}, "device": 0}}}})",
+        cat, name, stream, ts, stream);
+    ts += 10;
+  }
+  auto m = trace::ParseTrace(json + "]}", "replay.json");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : trace::TraceModel{};
+}
+
+// A graph captured on two streams runs its kernels interleaved, not in the order the host
+// launched them: with the kernels named, each goes to its own launch all the same.
+TEST(GraphCapture, AGraphOfTwoStreamsIsMatchedKernelByKernel) {
+  trace::TraceModel run =
+      ReplayOf({{"kernel", "gemm_a", 3}, {"kernel", "add_b", 4}, {"kernel", "gemm_c", 3}});
+  const trace::TraceModel cap = Capture("gemm_a", "gemm_c", "add_b");
+  const trace::GraphMerge g = trace::MergeGraphCaptures(run, {&cap});
+  EXPECT_EQ(g.mapped_launches, 1);
+  EXPECT_EQ(g.mapped_kernels, 3);
+  const auto ops = DeviceSelfByOperator(run);
+  // The capture launched gemm_a and add_b under aten::mm, gemm_c under aten::add; add_b ran
+  // second in the replay, gemm_c third.
+  EXPECT_EQ(ops.at("aten::mm"), 20'000);
+  EXPECT_EQ(ops.at("aten::add"), 10'000);
+}
+
+// A memset the capture did not launch (or one it launched that the replay lacks) does not keep
+// the kernels from their operators.
+TEST(GraphCapture, KernelsMatchWhenTheMemsetsDiffer) {
+  trace::TraceModel run = ReplayOf({{"gpu_memset", "Memset (Device)", 3},
+                                    {"kernel", "gemm_a", 3},
+                                    {"kernel", "add_b", 3},
+                                    {"kernel", "gemm_a", 3}});
+  const trace::TraceModel cap = Capture("", "", "");  // no names: kernels in order
+  const trace::GraphMerge g = trace::MergeGraphCaptures(run, {&cap});
+  EXPECT_EQ(g.mapped_launches, 1);
+  EXPECT_EQ(g.mapped_kernels, 3);
+  EXPECT_EQ(DeviceSelfByOperator(run).at("aten::add"), 10'000);
+  // Counts of kernels that differ are said as counts.
+  trace::TraceModel more = ReplayOf({{"kernel", "gemm_a", 3},
+                                     {"kernel", "add_b", 3},
+                                     {"kernel", "gemm_a", 3},
+                                     {"kernel", "gemm_a", 3}});
+  trace::MergeGraphCaptures(more, {&cap});
+  EXPECT_EQ(more.graph_capture.why,
+            "graph launch 1 of 1: the graph ran 4 kernels; the nearest of 1 capture windows "
+            "launched 3 kernels");
 }
 
 TEST(GraphCapture, WithoutACaptureTheGraphIsOneOperatorRow) {

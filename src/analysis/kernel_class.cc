@@ -1,6 +1,7 @@
 #include "analysis/kernel_class.h"
 
 #include <array>
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,8 +60,9 @@ KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {
 
 namespace {
 
-// One rule of MatrixCoreFamily: the kernel's lower-cased name holds one of `any` (and `also`,
-// when set). The first rule that matches names the family.
+// One rule of MatrixCoreFamily: the kernel's lower-cased name holds one of `any` starting at a
+// token (StartsToken), and holds `also` anywhere when set. The first rule that matches names
+// the family.
 struct FamilyRule {
   std::string_view family;
   std::vector<std::string_view> any;
@@ -72,15 +74,15 @@ struct FamilyRule {
 const std::vector<FamilyRule>& FamilyRules() {
   static const std::vector<FamilyRule> kRules = {
       {"FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)",
-       {"e4m3", "e5m2", "e2m1", "mxfp8", "mxfp6", "mxfp4", "mxf8", "mxf4", "nvfp4", "fp8gemm",
-        "_fp8_gemm", "f8f6f4"}},
+       {"e4m3", "e5m2", "e2m1", "mxe4m3", "mxe5m2", "mxe2m1", "mxfp8", "mxfp6", "mxfp4", "mxf8",
+        "mxf4", "nvfp4", "fp8gemm", "_fp8_gemm", "f8f6f4"}},
       // CUTLASS's FP8 grouped GEMMs (MoE experts) name the format and the GEMM apart:
       // "cutlass::device_kernel<...grouped_gemm...fp8...GemmKernel>".
       {"FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)", {"fp8"}, "gemm"},
       {"NVIDIA Blackwell (sm_100, tcgen05)",
        {"sm100", "sm_100", "sm101", "sm120", "tcgen05", "umma"}},
       {"NVIDIA cuBLAS nvjet (Hopper, Blackwell)", {"nvjet"}},
-      {"NVIDIA Hopper (sm_90, wgmma)", {"sm90", "sm_90", "gmma"}},
+      {"NVIDIA Hopper (sm_90, wgmma)", {"sm90", "sm_90", "gmma", "wgmma"}},
       {"NVIDIA Ampere / Ada (sm_80, mma.sync)",
        {"sm80", "sm86", "sm89", "cutlass_80", "16816", "16832", "161616", "ampere_fp16",
         "ampere_bf16", "ampere_h", "tf32"}},
@@ -102,13 +104,32 @@ const std::vector<FamilyRule>& FamilyRules() {
        {"flash_fwd", "flash_bwd", "flash::", "pytorch_flash", "fmha", "flashattn", "flash_attn"}},
       {"Triton dot (attention, matmul)",
        {"attn_fwd", "attn_bwd", "unified_attention", "_matmul_ogs", "matmul_kernel",
-        "triton_tem_fused_mm", "triton_tem_fused_bmm", "triton_tem_fused_addmm", "flex_attention"}},
+        "triton_tem_fused_mm", "triton_tem_fused_bmm", "triton_tem_fused_addmm", "flex_attention",
+        "fused_moe_kernel"}},
   };
   return kRules;
 }
 
 // Kernels whose names look like a matrix family but run on CUDA / vector cores: cuBLAS's fp32
 // SIMT GEMMs ("ampere_sgemm_*") and every GEMV.
+// Whether `low[at...]` starts a token: the name's start, after a character that is no letter or
+// digit, where letters turn to digits or back ("s16816gemm" holds "16816" and "gemm"), or after
+// the "x" of a shape ("128x64", "bf16xmxfp4"). "subtensorop" (MIOpen's elementwise SubTensorOp)
+// then holds no "tensorop", "summary" no "umma".
+bool StartsToken(std::string_view low, size_t at) {
+  if (at == 0) return true;
+  const auto c = static_cast<unsigned char>(low[at - 1]), d = static_cast<unsigned char>(low[at]);
+  if (!std::isalnum(c) || !std::isalnum(d)) return true;
+  if (c == 'x' && at >= 2 && std::isdigit(static_cast<unsigned char>(low[at - 2]))) return true;
+  return (std::isdigit(c) != 0) != (std::isdigit(d) != 0);
+}
+
+bool HasToken(std::string_view low, std::string_view part) {
+  for (size_t at = low.find(part); at != std::string_view::npos; at = low.find(part, at + 1))
+    if (StartsToken(low, at)) return true;
+  return false;
+}
+
 bool IsSimtMatmul(std::string_view low) {
   return low.find("gemv") != std::string_view::npos ||
          low.find("_sgemm_") != std::string_view::npos || low.starts_with("sgemm");
@@ -117,16 +138,12 @@ bool IsSimtMatmul(std::string_view low) {
 }  // namespace
 
 std::string_view MatrixCoreFamily(std::string_view name) {
-  std::string low = base::AsciiLower(name);
+  const std::string low = base::AsciiLower(name);
   if (IsSimtMatmul(low)) return {};
-  // MIOpen's SubTensorOp kernels (SubTensorOpWithScalar1d, ...WithCastTensor1d) are elementwise:
-  // their "TensorOp" is no Tensor Core op.
-  for (size_t at = low.find("subtensorop"); at != std::string::npos; at = low.find("subtensorop"))
-    low.replace(at, 11, "sub_tensor_");
   for (const FamilyRule& r : FamilyRules()) {
     if (!r.also.empty() && low.find(r.also) == std::string::npos) continue;
     for (std::string_view n : r.any)
-      if (low.find(n) != std::string::npos) return r.family;
+      if (HasToken(low, n)) return r.family;
   }
   return {};
 }

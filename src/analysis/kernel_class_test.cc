@@ -57,6 +57,47 @@ TEST(KernelClass, HtaRuleMissesDemangledNcclNamesWeCatch) {
   EXPECT_EQ(ClassifyGpuEvent(trace::EventKind::kMemset, "Memset (Device)"), KernelType::kMemory);
 }
 
+// Every matrix-core rule with a name it must match and a near miss it must not: its pattern
+// inside a longer word, or without the rule's second part.
+TEST(KernelClass, EveryMatrixCoreRuleMatchesByToken) {
+  const std::vector<std::pair<const char*, const char*>> yes = {
+      {"sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n", "FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)"},
+      {"void cutlass::device_kernel<grouped_gemm_fp8_rowwise>",
+       "FP8/FP4 (E4M3, E5M2, E2M1, MX, NVFP4)"},
+      {"sm100_xmma_gemm_bf16bf16_bf16f32", "NVIDIA Blackwell (sm_100, tcgen05)"},
+      {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "NVIDIA cuBLAS nvjet (Hopper, Blackwell)"},
+      {"void cutlass::device_kernel<wgmma_gemm_kernel>", "NVIDIA Hopper (sm_90, wgmma)"},
+      {"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nn", "NVIDIA Ampere / Ada (sm_80, mma.sync)"},
+      {"volta_h884gemm_64x64_ldg8_nn", "NVIDIA Volta / Turing (hmma)"},
+      {"void cutlass::Kernel<cutlass_tensorop_h1688gemm>", "NVIDIA Volta / Turing (hmma)"},
+      {"implicit_gemm_tc_fprop", "NVIDIA CUTLASS / cuDNN Tensor Core"},
+      {"Cijk_Alik_Bljk_BBS_BH_MT256x192x64_MI16x16x1_SN", "AMD Tensile / hipBLASLt MFMA"},
+      {"igemm_fwd_gtcx_nhwc_bf16_bx0_ex1", "AMD MIOpen / composable kernel XDLops"},
+      {"ck_tile::kentry<fmha_fwd_kernel>", "AMD composable kernel (ck_tile)"},
+      {"aiter::gemm_a8w8_bpreshuffle", "AMD aiter"},
+      {"kernel_mfma_f32_32x32x8bf16", "AMD MFMA"},
+      {"flash_fwd_splitkv_kernel", "Fused attention (flash, fmha)"},
+      {"_attn_fwd", "Triton dot (attention, matmul)"},
+      {"fused_moe_kernel", "Triton dot (attention, matmul)"},
+  };
+  for (const auto& [name, family] : yes) EXPECT_EQ(MatrixCoreFamily(name), family) << name;
+  for (const char* name : {
+           "void fp8_quantize_kernel<float>(x)",    // fp8, no GEMM
+           "summary_reduce_kernel",                 // "umma" inside a word
+           "xnvjet_copy",                           // "nvjet" inside a word
+           "void at::native::nowgmma_copy<float>",  // "wgmma" inside a word
+           "SubTensorOpWithCastTensor1d",           // "tensorop" inside "SubTensorOp"
+           "SubTensorOpWithScalar1d",
+           "Cijk_Alik_Bljk_SB_MT64x64x8_SN_sgemm_",  // Tensile without matrix instructions
+           "mygtcxs_copy",                           // "gtcx" inside a word
+           "ck_tile::kentry<layernorm_kernel>",      // ck_tile, neither fmha nor GEMM
+           "aiter::rmsnorm_kernel",                  // aiter, neither GEMM, fmha nor MLA
+           "premfma_pack",                           // "mfma" inside a word
+           "nonflash_fwd_copy",                      // "flash_fwd" inside a word
+       })
+    EXPECT_EQ(MatrixCoreFamily(name), "") << name;
+}
+
 TEST(KernelClass, TensorCoresAndOps) {
   EXPECT_TRUE(
       UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>"));

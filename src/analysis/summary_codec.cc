@@ -141,7 +141,8 @@ template <class A> void Fields(A& a, ShapeRow& s) {
   a(s.name, s.dims, s.dtype, s.category, s.precision, s.calls, s.flops, s.bytes, s.device_ns);
 }
 template <class A> void Fields(A& a, FlopsResult& f) {
-  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision, f.shapes);
+  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision, f.shapes, f.gpu_ns,
+    f.covered_ns, f.uncovered);
 }
 template <class A> void Fields(A& a, CategoryShare& s) { a(s.ns, s.kernels, s.top_op, s.top_ns); }
 template <class A> void Fields(A& a, CategoryResult& c) { a(c.by, c.total_ns, c.by_kernel_ns); }

@@ -211,6 +211,24 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   AddRunFolderOptions(sub, &f->out);
 }
 
+namespace {
+
+// No PATH: most often `--critical-path PATH`, whose optional ANNOTATION took the path.
+std::string MissingPath(const AnalyzeFlags& f) {
+  std::error_code ec;
+  if (f.critical_path && !f.critical_path->empty() &&
+      std::filesystem::exists(*f.critical_path, ec)) {
+    return fmt::format(
+        "PATH is missing: --critical-path took {0} as its ANNOTATION. Put --critical-path after "
+        "PATH (trainprof analyze {0} --critical-path), or give the annotation with = "
+        "(--critical-path=forward)",
+        *f.critical_path);
+  }
+  return "PATH is required: a trace, an Nsight export, a snapshot, or a folder of them";
+}
+
+}  // namespace
+
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<AnalyzeFlags>();
   f->out.name = "analyze";
@@ -239,8 +257,7 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                      {kExitDataError,
                       "the input has a data error (a trace cut short); reports "
                       "written (--allow-data-errors: exit 0)"}}));
-  sub->add_option("path", f->path, "Trace, Nsight export, snapshot, or a folder of them")
-      ->required();
+  sub->add_option("path", f->path, "Trace, Nsight export, snapshot, or a folder of them");
   AddCommonOptions(sub, f.get());
   std::function<void()> finish = AddAnalyzeOptions(sub, f.get(), /*diff=*/false);
   AddDbOption(sub, &f->db, /*records=*/true);
@@ -255,6 +272,7 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                 "their summaries and writes the report");
   sub->callback([f, run, finish] {
     finish();
+    if (f->path.empty()) throw CLI::RequiredError(MissingPath(*f));
     *run = [f] { return RunAnalyze(*f); };
   });
 

@@ -155,5 +155,34 @@ TEST(SnapshotAnalysis, SectionsNameThePeakAndMemoryViz) {
   EXPECT_TRUE(timeline->tables.front().charts[0].mark_peak);
 }
 
+// Allocations without the segments that hold them: the allocated peak above the reserved one is
+// impossible, so the section says the history lacks its segments.
+TEST(SnapshotAnalysis, AnAllocatedPeakAboveTheReservedPeakIsFlagged) {
+  History h;
+  h.Segment(kBase, 2 * kMiB);
+  h.Alloc(kBase, 2 * kMiB, "weights");
+  h.Alloc(kBase + 4 * kMiB, 6 * kMiB, "activation");  // in a segment the history never saw
+  auto m = ReadSnapshotBytes(torchlib::SnapshotPickle(h.s), "own.pickle");
+  ASSERT_TRUE(m.ok());
+  report::Report r;
+  AddSnapshotSections(*m, AnalyzeSnapshot(*m, {}), {}, r);
+  const report::Section* s = r.FindSection("snapshot");
+  ASSERT_NE(s, nullptr);
+  ASSERT_FALSE(s->findings.empty());
+  EXPECT_NE(s->findings[0].text.find("the allocated peak (8.00 MiB) is above the reserved peak "
+                                     "(2.00 MiB), which cannot be"),
+            std::string::npos)
+      << s->findings[0].text;
+  // A history whose segments hold its blocks says nothing of the kind.
+  History ok;
+  ok.Segment(kBase, 8 * kMiB);
+  ok.Alloc(kBase, 3 * kMiB, "weights");
+  auto good = ReadSnapshotBytes(torchlib::SnapshotPickle(ok.s), "own.pickle");
+  ASSERT_TRUE(good.ok());
+  report::Report q;
+  AddSnapshotSections(*good, AnalyzeSnapshot(*good, {}), {}, q);
+  EXPECT_TRUE(q.FindSection("snapshot")->findings.empty());
+}
+
 }  // namespace
 }  // namespace trainprof::snapshot

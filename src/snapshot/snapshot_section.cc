@@ -36,6 +36,15 @@ void AddOverview(report::Section& s, const SnapshotModel& m, const std::vector<D
     t.rows.push_back({Dev(d.device), d.events, d.peak_allocated, Sec(d.peak_time_us),
                       d.peak_reserved, d.end_allocated, d.end_reserved,
                       static_cast<int64_t>(d.ooms.size()), d.retries});
+    if (d.peak_allocated > d.peak_reserved) {
+      s.findings.push_back(
+          {report::Severity::kWarning,
+           fmt::format("{}: the allocated peak ({}) is above the reserved peak ({}), which cannot "
+                       "be: blocks lie inside reserved segments. The history lacks segment events "
+                       "(recorded without them, or their start was dropped): the reserved figures "
+                       "are a lower bound",
+                       Dev(d.device), Bytes(d.peak_allocated), Bytes(d.peak_reserved))});
+    }
     if (d.starts_late) {
       s.findings.push_back(
           {report::Severity::kWarning,

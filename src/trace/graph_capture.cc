@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -67,17 +68,121 @@ std::vector<Window> WindowsOf(const TraceModel& m) {
   return out;
 }
 
-// The captured calls match the graph's GPU work one for one: same kinds in the same order, and
-// the same kernel names where the capture names them.
-bool Matches(const Window& w, const TraceModel& run, const std::vector<uint32_t>& work) {
-  if (w.calls.size() != work.size()) return false;
-  for (size_t j = 0; j < work.size(); ++j) {
-    const uint32_t c = w.calls[j];
-    if (CapturedWork(w.m->name_of(c)) != run.kind[work[j]]) return false;
-    const uint32_t name = w.m->LaunchKernelOf(c);
-    if (name != kNoName && w.m->names[name] != run.name_of(work[j])) return false;
+// How a capture window's calls line up with a graph's GPU work: for each piece of work, the
+// index of its call in the window (-1: none); `ok` when every kernel has one.
+struct Fit {
+  bool ok = false;
+  std::vector<int32_t> call_of;
+};
+
+// The kernel name a call captured, or "" when the capture does not say (CUDA's launch calls).
+std::string_view CapturedName(const Window& w, uint32_t c) {
+  const uint32_t name = w.m->LaunchKernelOf(c);
+  return name == kNoName ? std::string_view() : std::string_view(w.m->names[name]);
+}
+
+bool SameWork(const Window& w, size_t j, const TraceModel& run, uint32_t work) {
+  const uint32_t c = w.calls[j];
+  if (CapturedWork(w.m->name_of(c)) != run.kind[work]) return false;
+  const std::string_view name = CapturedName(w, c);
+  return name.empty() || name == run.name_of(work);
+}
+
+// 1. One for one, in order: same kinds, same kernel names where the capture names them.
+// 2. In order of each key: the k-th piece of work of a key (its kind, and its kernel name when
+//    every captured kernel is named) goes to the k-th call of that key: graphs captured on several
+//    streams run their work in another order than it was captured, and copies and memsets may
+//    differ in number. Every kernel must find its call, and every kernel call its kernel.
+Fit Align(const Window& w, const TraceModel& run, const std::vector<uint32_t>& work) {
+  Fit f;
+  f.call_of.assign(work.size(), -1);
+  if (w.calls.size() == work.size()) {
+    bool same = true;
+    for (size_t j = 0; j < work.size() && same; ++j) same = SameWork(w, j, run, work[j]);
+    if (same) {
+      for (size_t j = 0; j < work.size(); ++j) f.call_of[j] = static_cast<int32_t>(j);
+      f.ok = true;
+      return f;
+    }
   }
-  return true;
+  bool named = true;
+  for (size_t j = 0; j < w.calls.size() && named; ++j)
+    named = CapturedWork(w.m->name_of(w.calls[j])) != EventKind::kKernel ||
+            !CapturedName(w, w.calls[j]).empty();
+  auto key = [&](EventKind k, std::string_view name) {
+    return fmt::format("{}:{}", static_cast<int>(k), k == EventKind::kKernel && named ? name : "");
+  };
+  std::map<std::string, std::vector<int32_t>> calls;  // key -> its calls in capture order
+  size_t kernel_calls = 0;
+  for (size_t j = 0; j < w.calls.size(); ++j) {
+    const EventKind k = *CapturedWork(w.m->name_of(w.calls[j]));
+    kernel_calls += k == EventKind::kKernel;
+    calls[key(k, CapturedName(w, w.calls[j]))].push_back(static_cast<int32_t>(j));
+  }
+  std::map<std::string, size_t> used;
+  size_t kernels = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const bool kernel = run.kind[work[i]] == EventKind::kKernel;
+    const std::string k = key(run.kind[work[i]], run.name_of(work[i]));
+    auto it = calls.find(k);
+    size_t& n = used[k];
+    if (it != calls.end() && n < it->second.size()) {
+      f.call_of[i] = it->second[n++];
+      kernels += kernel;
+    } else if (kernel) {
+      return f;  // a kernel the capture did not launch
+    }
+  }
+  f.ok = kernels == kernel_calls;
+  return f;
+}
+
+// "3 kernels, 1 memcpy, 2 memsets".
+std::string WorkCounts(int64_t kernels, int64_t copies, int64_t memsets) {
+  std::string out = fmt::format("{} kernel{}", kernels, kernels == 1 ? "" : "s");
+  if (copies > 0) out += fmt::format(", {} memcpy{}", copies, copies == 1 ? "" : "s");
+  if (memsets > 0) out += fmt::format(", {} memset{}", memsets, memsets == 1 ? "" : "s");
+  return out;
+}
+
+// Why no window fits the graph's work, against the window nearest in size: the counts when they
+// differ, else the first piece of work that differs.
+std::string WhyNoFit(const std::vector<Window>& windows, const TraceModel& run,
+                     const std::vector<uint32_t>& work) {
+  if (windows.empty()) return "the capture traces hold no capture window";
+  auto count = [](auto kind_of, size_t n, EventKind k) {
+    int64_t c = 0;
+    for (size_t i = 0; i < n; ++i) c += kind_of(i) == k;
+    return c;
+  };
+  const Window* near = &windows.front();
+  for (const Window& w : windows)
+    if (std::llabs(static_cast<int64_t>(w.calls.size()) - static_cast<int64_t>(work.size())) <
+        std::llabs(static_cast<int64_t>(near->calls.size()) - static_cast<int64_t>(work.size())))
+      near = &w;
+  auto graph = [&](size_t i) { return run.kind[work[i]]; };
+  auto cap = [&](size_t j) { return *CapturedWork(near->m->name_of(near->calls[j])); };
+  const int64_t gk = count(graph, work.size(), EventKind::kKernel),
+                ck = count(cap, near->calls.size(), EventKind::kKernel);
+  if (gk != ck) {
+    return fmt::format("the graph ran {}; the nearest of {} capture windows launched {}",
+                       WorkCounts(gk, count(graph, work.size(), EventKind::kMemcpy),
+                                  count(graph, work.size(), EventKind::kMemset)),
+                       windows.size(),
+                       WorkCounts(ck, count(cap, near->calls.size(), EventKind::kMemcpy),
+                                  count(cap, near->calls.size(), EventKind::kMemset)));
+  }
+  size_t kj = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (graph(i) != EventKind::kKernel) continue;
+    while (cap(kj) != EventKind::kKernel) ++kj;
+    const std::string_view name = CapturedName(*near, near->calls[kj]);
+    if (!name.empty() && name != run.name_of(work[i]))
+      return fmt::format("kernel {} of {} differs: the graph ran {}, the capture launched {}",
+                         i + 1, work.size(), run.name_of(work[i]), name);
+    ++kj;
+  }
+  return "the kernels' order differs from the capture's, and the capture does not name them";
 }
 
 // Each graph launch call with its GPU work in start order, launches in start order.
@@ -107,7 +212,7 @@ int64_t GpuNs(const TraceModel& m, const std::vector<uint32_t>& work) {
 // Copies window w's ranges and calls into `run` on `track`, their times mapped into graph launch
 // call `call`, and credits the graph's GPU work to the copied calls.
 void CopyWindow(TraceModel& run, const Window& w, uint32_t call, const std::vector<uint32_t>& work,
-                uint32_t track) {
+                const Fit& fit, uint32_t track) {
   const TraceModel& cap = *w.m;
   const double scale =
       w.end > w.begin ? static_cast<double>(run.dur_ns[call]) / static_cast<double>(w.end - w.begin)
@@ -119,6 +224,7 @@ void CopyWindow(TraceModel& run, const Window& w, uint32_t call, const std::vect
     return id == kNoName ? kNoName : run.names.Intern(cap.names[id]);
   };
   size_t next_call = 0;
+  std::vector<uint32_t> copied(w.calls.size());  // each captured call's copy in `run`
   for (size_t i = 0; i < cap.size(); ++i) {
     const bool is_call = next_call < w.calls.size() && i == w.calls[next_call];
     const bool range = IsHostRange(cap.kind[i]) && cap.track[i] == w.track &&
@@ -126,11 +232,14 @@ void CopyWindow(TraceModel& run, const Window& w, uint32_t call, const std::vect
     if (!is_call && !range) continue;
     const int64_t ts = at(cap.ts_ns[i]);
     const size_t e = run.Add(cap.kind[i], cap.name_of(i), ts, at(cap.end_ns(i)) - ts, track);
-    if (is_call) run.captured_launcher.emplace_back(work[next_call++], static_cast<uint32_t>(e));
+    if (is_call) copied[next_call++] = static_cast<uint32_t>(e);
     if (const OpInputs* in = cap.InputsOf(i))
       run.AddInputs(static_cast<uint32_t>(e),
                     {intern(in->dims), intern(in->types), intern(in->stack), intern(in->concrete)});
   }
+  for (size_t j = 0; j < work.size(); ++j)
+    if (fit.call_of[j] >= 0)
+      run.captured_launcher.emplace_back(work[j], copied[static_cast<size_t>(fit.call_of[j])]);
 }
 
 // A range around an unmatched graph launch call: its GPU work becomes one operator row.
@@ -154,24 +263,28 @@ GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceMode
   std::map<int64_t, uint32_t> tracks;  // pid -> the "captured operators" track
   for (const auto& [call, work] : launches) {
     ++g.graph_launches;
-    std::vector<size_t> fits;
+    std::vector<std::pair<size_t, Fit>> fits;
     for (size_t w = 0; w < windows.size(); ++w)
-      if (Matches(windows[w], run, work)) fits.push_back(w);
+      if (Fit f = Align(windows[w], run, work); f.ok) fits.emplace_back(w, std::move(f));
     if (fits.empty()) {
+      if (g.unmapped_ns == 0 && !captures.empty())
+        g.first_miss = fmt::format("graph launch {} of {}: {}", g.graph_launches, launches.size(),
+                                   WhyNoFit(windows, run, work));
       g.unmapped_ns += GpuNs(run, work);
       AddGraphRow(run, call, work.size());
       continue;
     }
     // Identical captures (one per layer, or one replayed many times) are used in turn.
-    const Window& w = windows[fits[uses[fits.front()]++ % fits.size()]];
+    const auto& [wi, fit] = fits[uses[fits.front().first]++ % fits.size()];
+    const Window& w = windows[wi];
     const int64_t pid = run.pid_of(call);
     auto [it, fresh] = tracks.try_emplace(pid, 0);
     if (fresh)
       it->second =
           run.FindOrAddTrack({pid, TraceModel::kStringIdBase + run.names.Intern(kCapturedTrack)});
-    CopyWindow(run, w, call, work, it->second);
+    CopyWindow(run, w, call, work, fit, it->second);
     ++g.mapped_launches;
-    g.mapped_kernels += static_cast<int64_t>(work.size());
+    g.mapped_kernels += std::ranges::count_if(fit.call_of, [](int32_t c) { return c >= 0; });
     g.mapped_ns += GpuNs(run, work);
   }
   run.launcher.resize(run.size(), -1);
@@ -188,8 +301,10 @@ GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceMode
         fmt::format("{}: {} graph launches ({:.3f} ms of GPU time) matched no capture window{}; "
                     "each is one \"{}\" operator row",
                     run.path, g.graph_launches - g.mapped_launches, ms(g.unmapped_ns),
-                    captures.empty() ? " (no capture trace: pass --capture-trace)" : "",
+                    captures.empty() ? " (no capture trace: pass --capture-trace)"
+                                     : " (" + g.first_miss + ")",
                     kGraphRowPrefix));
+  run.graph_capture = {static_cast<int64_t>(captures.size()), g.first_miss};
   return g;
 }
 

@@ -3,8 +3,10 @@
 // The trace taken while the graph was captured (vLLM's and SGLang's capture_traces/) still has
 // the operators: between cudaStreamBeginCapture and cudaStreamEndCapture each launch call sits
 // under the operator that made it, though no kernel runs. MergeGraphCaptures pairs each graph
-// launch with the capture window whose launches match its GPU work one for one (kernel names
-// where the capture has them, as ROCm's "kernel" arg; else kernel / memcpy / memset in order),
+// launch with a capture window whose launches match its GPU work: one for one in order (kernel
+// names where the capture has them, as ROCm's "kernel" arg; else kernel / memcpy / memset), or,
+// for graphs captured on several streams or with other copies and memsets, kernel by kernel in
+// the order of each name (of each kind when the capture names no kernels),
 // and copies that window's ranges and launch calls into the run model, on one track per process
 // ("captured operators"), their times mapped linearly into the graph launch call; each graph
 // kernel is then credited to its copied launch call (TraceModel::captured_launcher), so the
@@ -43,6 +45,8 @@ struct GraphMerge {
   int64_t mapped_launches = 0;             // of them, matched to a capture window
   int64_t mapped_kernels = 0;              // GPU events credited to a captured operator
   int64_t mapped_ns = 0, unmapped_ns = 0;  // GPU time of matched / unmatched graph launches
+  std::string first_miss;  // why the first unmatched launch matched no window ("": none, or no
+                           // capture trace)
 };
 
 // Never fails: what matches nothing stays as it was (with its own range) and is counted in a

@@ -305,6 +305,12 @@ struct TraceModel {
   // trace (graph_capture.h), (kernel, launch call), sorted by kernel: the operator tree credits
   // the kernel to that call's operator instead of the graph launch.
   std::vector<std::pair<uint32_t, uint32_t>> captured_launcher;
+  // The graph capture traces offered (graph_capture.h; -1: none looked for) and why the first
+  // graph launch that matched none of their windows did not ("": every launch matched).
+  struct GraphCaptureMiss {
+    int64_t captures = -1;
+    std::string why;
+  } graph_capture;
 
   std::vector<base::Diagnostic> diagnostics;
   // Peak of "Total Allocated" in the profiler's [memory] instant events, per device id (-1: CPU).

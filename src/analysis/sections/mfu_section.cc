@@ -79,6 +79,27 @@ void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {
   });
 }
 
+// What share of the GPU time the FLOPs cover, and what the rest is: an MFU of the covered part
+// read as the whole would overstate the rest's efficiency or hide it.
+void AddCoverage(report::Section& s, const AnalyzeInput& in) {
+  int64_t gpu = 0, covered = 0;
+  for (const RankAnalysis& a : in.analyses) gpu += a.flops.gpu_ns, covered += a.flops.covered_ns;
+  if (gpu <= 0) return;
+  s.AddMetric("flops_coverage_pct", "GPU time with a FLOP formula", 100.0 * covered / gpu,
+              Unit::kPercent);
+  AddRankNotes(s.notes, in, [&](size_t i) {
+    const FlopsResult& f = in.analyses[i].flops;
+    if (f.gpu_ns <= 0) return std::string();
+    std::string rest;
+    for (const auto& [name, ns] : f.uncovered)
+      rest += fmt::format("{}{} {:.1f} %", rest.empty() ? "" : ", ", name,
+                          100.0 * static_cast<double>(ns) / static_cast<double>(f.gpu_ns));
+    return fmt::format("Rank {}: FLOPs and MFU cover {:.1f} % of the GPU time{}.", kRankMark,
+                       100.0 * static_cast<double>(f.covered_ns) / static_cast<double>(f.gpu_ns),
+                       rest.empty() ? "" : "; the most of the rest is " + rest);
+  });
+}
+
 }  // namespace
 
 void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
@@ -99,6 +120,7 @@ void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
   AddMfuOperators(s, in);
   AddSteps(s, in);
   AddMfuPeaks(s, in);
+  AddCoverage(s, in);
   s.notes.push_back(
       "FLOPs of mm, addmm, bmm, baddbmm, linear, frameworks' *gemm* operators, convolution and "
       "scaled_dot_product_attention from Input Dims (docs/trace-analysis.md); a step counts each "
