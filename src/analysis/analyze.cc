@@ -34,6 +34,8 @@ void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnal
   a.kernel_sequences = FrequentKernelSequences(m, tree, {});
   a.flops = ComputeFlops(m, tree, a.steps, o.flops);
   a.categories = ComputeCategories(m, tree);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (trace::IsGpuKind(m.kind[i])) a.gpu_ns += m.dur_ns[i];
 }
 
 // Above this many events a rank's view groups run one after another even with a core to spare:
@@ -290,6 +292,16 @@ void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
       text.replace(at, kRankMark.size(), who);
     notes.push_back(std::move(text));
   }
+}
+
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& title,
+                       const std::function<int64_t(const RankAnalysis&)>& covered) {
+  int64_t gpu = 0, in_view = 0;
+  for (const RankAnalysis& a : in.analyses) gpu += a.gpu_ns, in_view += covered(a);
+  if (gpu <= 0) return;
+  s.AddMetric("device_coverage_pct", title,
+              100.0 * static_cast<double>(in_view) / static_cast<double>(gpu),
+              report::Unit::kPercent);
 }
 
 void AcrossRanks::Close(Acc& a) {

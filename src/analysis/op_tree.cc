@@ -84,8 +84,14 @@ void Nest(const trace::TraceModel& m, OpTree& t) {
   for (uint32_t e : order) {
     if (m.track[e] != track) stack.clear(), track = m.track[e];
     while (!stack.empty() && m.end_ns(t.nodes[stack.back()].event) < m.end_ns(e)) stack.pop_back();
-    const int32_t parent = stack.empty() ? -1 : stack.back();
-    if (parent >= 0) t.host_self_ns.Add(parent, -m.dur_ns[e]);
+    int32_t parent = stack.empty() ? -1 : stack.back();
+    // Copied from a capture into a graph replay (graph_capture.h): under the range around the
+    // graph launch call, whose own time already left that range's host self.
+    if (parent >= 0) {
+      t.host_self_ns.Add(parent, -m.dur_ns[e]);
+    } else if (const int32_t call = m.CapturedInOf(e); call >= 0) {
+      parent = t.owner[static_cast<size_t>(call)];
+    }
     if (IsRuntimeKind(m.kind[e])) {
       t.owner[e] = parent;
       continue;
@@ -121,11 +127,47 @@ void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
   }
 }
 
-// Totals and Tensor Core eligibility, children first (they follow their parents in `nodes`).
-void Accumulate(const trace::TraceModel& m, OpTree& t) {
-  std::vector<int8_t> eligible(m.names.size(), -1);  // per name id
+// Device and Tensor Core totals, children first (they follow their parents in `nodes`).
+void Totals(OpTree& t) {
   t.device_total_ns = t.device_self_ns;
   t.tc_total_ns = t.tc_self_ns;
+  for (size_t k = t.nodes.size(); k-- > 0;) {
+    const OpNode& n = t.nodes[k];
+    if (n.parent < 0) continue;
+    t.device_total_ns.Add(n.parent, t.device_total_ns[k]);
+    if (!t.tc_total_ns.empty()) t.tc_total_ns.Add(n.parent, t.tc_total_ns[k]);
+  }
+}
+
+// GPU work launched from Python inside an operator (Triton's `<built-in function launch>`, a
+// pybind11 kernel wrapper, with_stack's frames under aten::addmm) is that operator's device self
+// time: the Python frames' own device self moves up through Python frames to the nearest cpu_op.
+// Totals stay as they were, so a module range between the two keeps it in its device total.
+void FoldPythonSelfIntoOperators(const trace::TraceModel& m, OpTree& t) {
+  auto python = [&](int32_t n) {
+    return n >= 0 && m.kind[t.nodes[static_cast<size_t>(n)].event] == EventKind::kPythonFunction;
+  };
+  std::vector<uint8_t> op_above(t.nodes.size(), 0);  // a cpu_op above, through Python frames only
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    const int32_t p = t.nodes[k].parent;
+    if (!python(static_cast<int32_t>(k)) || p < 0) continue;
+    op_above[k] = python(p) ? op_above[static_cast<size_t>(p)]
+                            : m.kind[t.nodes[static_cast<size_t>(p)].event] == EventKind::kCpuOp;
+  }
+  for (size_t k = t.nodes.size(); k-- > 0;) {
+    if (!op_above[k] || (t.device_self_ns[k] == 0 && t.tc_self(k) == 0)) continue;
+    const auto p = static_cast<size_t>(t.nodes[k].parent);
+    t.device_self_ns.Add(p, t.device_self_ns[k]);
+    t.device_self_ns.Set(k, 0);
+    if (t.tc_self_ns.empty()) continue;
+    t.tc_self_ns.Add(p, t.tc_self_ns[k]);
+    t.tc_self_ns.Set(k, 0);
+  }
+}
+
+// Tensor Core eligibility, children first.
+void MarkEligible(const trace::TraceModel& m, OpTree& t) {
+  std::vector<int8_t> eligible(m.names.size(), -1);  // per name id
   for (size_t k = 0; k < t.nodes.size(); ++k) {
     OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
@@ -136,8 +178,6 @@ void Accumulate(const trace::TraceModel& m, OpTree& t) {
   for (size_t k = t.nodes.size(); k-- > 0;) {
     const OpNode& n = t.nodes[k];
     if (n.parent < 0) continue;
-    t.device_total_ns.Add(n.parent, t.device_total_ns[k]);
-    if (!t.tc_total_ns.empty()) t.tc_total_ns.Add(n.parent, t.tc_total_ns[k]);
     OpNode& p = t.nodes[n.parent];
     // A ProfilerStep#N range (a cpu_op in older traces) is a step, not an operator.
     if (n.tc_eligible && m.kind[p.event] == EventKind::kCpuOp &&
@@ -235,7 +275,9 @@ OpTree BuildOpTree(const trace::TraceModel& m) {
   OpTree t;
   Nest(m, t);
   AttributeGpuWork(m, t);
-  Accumulate(m, t);
+  Totals(t);
+  FoldPythonSelfIntoOperators(m, t);
+  MarkEligible(m, t);
   return t;
 }
 

@@ -4,7 +4,9 @@
 // to that range. From the tree, as the plugin defines them:
 //   host total  = the range's duration;
 //   host self   = host total - its child ranges - its own runtime calls;
-//   device self = GPU time (kernels, memcpy, memset) launched by its own runtime calls;
+//   device self = GPU time (kernels, memcpy, memset) launched by its own runtime calls, and, for
+//                 a cpu_op, by those of the Python frames (python_function ranges) inside it
+//                 down to the next cpu_op (Triton's launcher, pybind11 wrappers);
 //   device total = device self + the children's device total;
 //   tc self / total = the same over kernels that use Tensor Cores;
 //   tc eligible = a cpu_op in the plugin's list (aten::mm, aten::conv2d, ...), or one with an

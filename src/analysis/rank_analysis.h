@@ -57,6 +57,7 @@ struct RankAnalysis {
   FlopsResult flops;                             // MFU and roofline
   CategoryResult categories;                     // GPU time per operator category
   std::vector<MemcpyBandwidth> memcpy;           // bandwidth per memcpy direction
+  int64_t gpu_ns = 0;  // every GPU event's time in the trace: what the views' coverage is of
   // For the multi-rank report (rank_parts.h).
   std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue
   std::vector<CommBreakdown> comm_breakdowns;  // one per step of `steps`

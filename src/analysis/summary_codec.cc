@@ -158,7 +158,7 @@ template <class A> void Fields(A& a, RankAnalysis& r) {
     r.modules, r.kernel_sequences, r.comm_ops, r.comm_breakdowns, r.candidates,
     r.critical_paths);
   a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories,
-    r.idle);
+    r.idle, r.gpu_ns);
 }
 template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
 // clang-format on

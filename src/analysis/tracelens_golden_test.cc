@@ -218,6 +218,28 @@ TEST(TraceLensGolden, GraphedGemmsMatchTraceLensThroughTheCaptureTrace) {
   }
 }
 
+// Every GPU microsecond of vLLM's piecewise graphs lies under an operator and a module, once each
+// graph launch matched its capture: Triton's and aiter's kernels, launched from Python frames
+// inside their operators, and the graphs' kernels, under the module around the replay.
+TEST(TraceLensGolden, EveryGraphedMicrosecondIsUnderAnOperatorAndAModule) {
+  TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
+  const std::string trace =
+      kModern + "inference/vllm_prefilldecode_piecewise/graph_execution.json.gz";
+  auto models = trace::ReadTraceFiles({trace}, {});
+  ASSERT_TRUE(models.ok()) << models.status().message();
+  const std::vector<RankAnalysis> an = AnalyzeAll(*models, {});
+  const report::Report r = BuildAnalyzeReport(*models, an, {}, trace);
+  for (const char* view : {"operator_view", "module_view"}) {
+    const report::Metric* m = r.FindSection(view)->FindMetric("device_coverage_pct");
+    ASSERT_NE(m, nullptr) << view;
+    EXPECT_GE(std::get<double>(m->value), 99.0) << view;
+  }
+  int64_t mapped = 0;
+  for (const auto& d : (*models)[0].diagnostics)
+    if (d.id == base::DiagnosticId::kGraphKernelsMapped) mapped = d.count;
+  EXPECT_GT(mapped, 0) << "the capture matched";
+}
+
 // No training advice without a training loop: on the inference traces no data-loader, batch-size
 // or activation-checkpointing advice, and on vLLM's 99.8 % busy GPU no launch-delay or
 // utilization finding (a long queue there is a well-fed GPU).

@@ -233,6 +233,7 @@ void CopyWindow(TraceModel& run, const Window& w, uint32_t call, const std::vect
     const int64_t ts = at(cap.ts_ns[i]);
     const size_t e = run.Add(cap.kind[i], cap.name_of(i), ts, at(cap.end_ns(i)) - ts, track);
     if (is_call) copied[next_call++] = static_cast<uint32_t>(e);
+    run.captured_in.emplace_back(static_cast<uint32_t>(e), call);
     if (const OpInputs* in = cap.InputsOf(i))
       run.AddInputs(static_cast<uint32_t>(e),
                     {intern(in->dims), intern(in->types), intern(in->stack), intern(in->concrete)});
@@ -289,6 +290,7 @@ GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceMode
   }
   run.launcher.resize(run.size(), -1);
   std::ranges::sort(run.captured_launcher);
+  std::ranges::sort(run.captured_in);
   auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
   if (g.mapped_launches > 0)
     run.AddDiagnostic(base::DiagnosticId::kGraphKernelsMapped, g.mapped_kernels,

@@ -222,12 +222,14 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   for (auto& [e, n] : o.launch_kernels) e += static_cast<uint32_t>(at), n = names[n];
   for (auto& [k, l] : o.captured_launcher)
     k += static_cast<uint32_t>(at), l += static_cast<uint32_t>(at);
+  for (auto& [r, c] : o.captured_in) r += static_cast<uint32_t>(at), c += static_cast<uint32_t>(at);
   for (MemoryEvent& e : o.memory_events) e.track = tracks[e.track];
   AppendColumn(op_inputs, std::move(o.op_inputs));
   AppendColumn(memcpy_bytes, std::move(o.memcpy_bytes));
   AppendColumn(host_streams, std::move(o.host_streams));
   AppendColumn(launch_kernels, std::move(o.launch_kernels));
   AppendColumn(captured_launcher, std::move(o.captured_launcher));
+  AppendColumn(captured_in, std::move(o.captured_in));
   AppendColumn(memory_events, std::move(o.memory_events));
   AppendColumn(kernel_stats, std::move(o.kernel_stats));
   AppendColumn(collective_args, std::move(o.collective_args));
@@ -308,6 +310,12 @@ int32_t TraceModel::OwnLauncherOf(size_t i) const {
   const uint32_t captured = SparseAt(captured_launcher, i, kNotCaptured);
   if (captured != kNotCaptured) return static_cast<int32_t>(captured);
   return launcher.empty() ? -1 : launcher[i];
+}
+
+int32_t TraceModel::CapturedInOf(size_t i) const {
+  constexpr uint32_t kNotCopied = UINT32_MAX;
+  const uint32_t call = SparseAt(captured_in, i, kNotCopied);
+  return call == kNotCopied ? -1 : static_cast<int32_t>(call);
 }
 
 uint32_t TraceModel::FindOrAddTrack(const Track& t) {

@@ -305,6 +305,11 @@ struct TraceModel {
   // trace (graph_capture.h), (kernel, launch call), sorted by kernel: the operator tree credits
   // the kernel to that call's operator instead of the graph launch.
   std::vector<std::pair<uint32_t, uint32_t>> captured_launcher;
+  // Each range and launch call copied from a capture trace with the graph launch call it was
+  // copied into, (event, call), sorted by event: the operator tree nests the copy's outermost
+  // events under the range around that call, so a module or operator around a graph replay
+  // covers its work.
+  std::vector<std::pair<uint32_t, uint32_t>> captured_in;
   // The graph capture traces offered (graph_capture.h; -1: none looked for) and why the first
   // graph launch that matched none of their windows did not ("": every launch matched).
   struct GraphCaptureMiss {
@@ -350,6 +355,8 @@ struct TraceModel {
   uint32_t LaunchKernelOf(size_t i) const;
   // The launch call credited with graph kernel i (captured_launcher), else launcher[i].
   int32_t OwnLauncherOf(size_t i) const;
+  // The graph launch call range i was copied into (captured_in), else -1.
+  int32_t CapturedInOf(size_t i) const;
 
   // The index of `t` in `tracks`, added when absent (a linear search: tracks are few).
   uint32_t FindOrAddTrack(const Track& t);

@@ -63,13 +63,20 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
   if (in.ManyRanks()) AddModulesAcrossRanks(s, in);
   const bool any =
       std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return !a.modules.empty(); });
-  if (!any)
+  if (any) {
+    AddCoverageMetric(s, in, "GPU time under a module", [](const RankAnalysis& a) {
+      int64_t ns = 0;
+      for (const ModuleRow& m : a.modules) ns += m.depth == 0 ? m.device_ns : 0;
+      return ns;
+    });
+  } else {
     s.notes.push_back(in.FromNsys()
                           ? "No nn.Module ranges: emit_nvtx marks operators, not modules. Wrap "
                             "modules in torch.cuda.nvtx.range, or take a torch.profiler trace "
                             "with with_stack=True, to see them."
                           : "No nn.Module ranges: record with with_stack=True (or "
                             "with_modules=True) to see modules.");
+  }
 }
 
 }  // namespace trainprof::analysis

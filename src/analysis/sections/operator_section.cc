@@ -194,6 +194,11 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
     top.rows.push_back(OperatorCells(in.RankLabel(ranked[k].second), *ranked[k].first));
   if (in.ManyRanks()) AddAcrossRanks(s, in);
   if (ranked.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
+  AddCoverageMetric(s, in, "GPU time under an operator (device self)", [](const RankAnalysis& a) {
+    int64_t ns = 0;
+    for (const OperatorRow& o : a.operators) ns += o.device_self_ns;
+    return ns;
+  });
   AddByShapeAndStack(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "

@@ -114,6 +114,12 @@ class AcrossRanks {
   std::unordered_map<std::string, size_t> index_;
 };
 
+// The share of the ranks' GPU time (RankAnalysis::gpu_ns) that `covered(a)` holds, as a metric
+// of `s` ("device_coverage_pct"): the part of the GPU work a view puts under its rows. None when
+// the trace has no GPU work.
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& title,
+                       const std::function<int64_t(const RankAnalysis&)>& covered);
+
 // Where a per-rank note names its rank (AddRankNotes).
 inline constexpr std::string_view kRankMark = "\x01";
 
