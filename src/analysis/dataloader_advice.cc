@@ -10,7 +10,7 @@ namespace {
 
 constexpr double kSpikeFactor = 4;  // a step waiting this many times the median's is a spike
 
-double Ms(double ns) { return ns / 1e6; }
+double LoaderMs(double ns) { return ns / 1e6; }
 
 std::string SpikeAdvice(LoaderWorkers w) {
   if (w == LoaderWorkers::kNone) {
@@ -71,13 +71,13 @@ LoaderWait DescribeLoaderWait(const Overview& ov, LoaderWorkers workers) {
     out.detail = fmt::format(
         "the wait comes in spikes: {} of {} steps hold {:.0f} % of it (the largest {:.1f} ms in "
         "{}; the median step waits {:.1f} ms)",
-        spikes, wait.size(), 100 * spike_ns / total, Ms(wait[largest]), ov.steps[largest].step,
-        Ms(median));
+        spikes, wait.size(), 100 * spike_ns / total, LoaderMs(wait[largest]),
+        ov.steps[largest].step, LoaderMs(median));
     out.advice = SpikeAdvice(workers);
   } else if (median >= 0.5 * mean) {
     out.pattern = LoaderWait::Pattern::kSteady;
     out.detail = fmt::format("every step waits: {:.1f} ms at the median, {:.1f} ms on average",
-                             Ms(median), Ms(mean));
+                             LoaderMs(median), LoaderMs(mean));
     out.advice = SteadyAdvice(workers);
   }
   return out;

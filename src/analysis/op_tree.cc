@@ -128,7 +128,7 @@ void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
 }
 
 // Device and Tensor Core totals, children first (they follow their parents in `nodes`).
-void Totals(OpTree& t) {
+void SumTotals(OpTree& t) {
   t.device_total_ns = t.device_self_ns;
   t.tc_total_ns = t.tc_self_ns;
   for (size_t k = t.nodes.size(); k-- > 0;) {
@@ -275,7 +275,7 @@ OpTree BuildOpTree(const trace::TraceModel& m) {
   OpTree t;
   Nest(m, t);
   AttributeGpuWork(m, t);
-  Totals(t);
+  SumTotals(t);
   FoldPythonSelfIntoOperators(m, t);
   MarkEligible(m, t);
   return t;
