@@ -169,8 +169,12 @@ def test_a_critical_path_of_nothing_warns() -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     with pytest.warns(UserWarning, match="rank 0 has no instance 0 of a range whose name "
                                          "contains 'no_such_range'"):
-        cp, ok = a.critical_path_analysis(rank=0, annotation="no_such_range", instance_id=0)
-    assert not ok and cp.critical_path_nodes == 0
+        assert a.critical_path_analysis(rank=0, annotation="no_such_range", instance_id=0) is None
+
+
+def test_profiler_steps_leave_out_the_last_as_hta() -> None:
+    # The small trace's steps 1, 2 and 3: HTA analyses all but the last.
+    assert TraceAnalysis(trace_dir=str(SMALL)).get_profiler_steps() == [1, 2]
 
 
 def test_small_trace_answers_as_hta() -> None:

@@ -242,6 +242,14 @@ class TraceAnalysis:
             out[rank] = df
         return out
 
+    def get_profiler_steps(self) -> List[int]:
+        """The traces' ProfilerStep numbers, ascending, the last left out when there are two or
+        more (HTA's selection)."""
+        t = self._run(steps="all").table("step_breakdown")
+        steps = sorted({int(s.rsplit("#", 1)[1]) for s in t["step"].astype(str)
+                        if "#" in s and s.rsplit("#", 1)[1].isdigit()})
+        return steps[:-1] if len(steps) >= 2 else steps
+
     # --- critical path ------------------------------------------------------------------
 
     def critical_path_analysis(self, rank: int, annotation: str,
@@ -249,7 +257,8 @@ class TraceAnalysis:
                                data_load_events: Optional[List[str]] = None
                                ) -> Optional[Tuple[CriticalPath, bool]]:
         """HTA's critical path of `rank` over the `instance_id`-th (from 0) event whose name
-        contains `annotation`; (CriticalPath, success)."""
+        contains `annotation`; (CriticalPath, success), or None (with a warning) when no event
+        matches, as HTA returns None."""
         if isinstance(instance_id, tuple):
             _not_implemented("critical_path_analysis(instance_id=(start, end))",
                              "trainprof analyses one annotation instance at a time")
@@ -268,8 +277,8 @@ class TraceAnalysis:
         if row.empty:
             warnings.warn(f"trainprof.hta: critical_path_analysis: rank {rank} has no instance "
                           f"{instance_id or 0} of a range whose name contains {annotation!r}; "
-                          "nothing was analysed (success is False)", stacklevel=2)
-            return CriticalPath(rank, spec, 0.0, 0, {}, None), False
+                          "nothing was analysed (None, as HTA)", stacklevel=2)
+            return None
         r = row.iloc[0]
         shares = {c[:-4]: float(r[c]) for c in t.columns if c.endswith("_pct")}
         top = a.table("critical_path_top_events")
@@ -304,8 +313,6 @@ class TraceAnalysis:
                          "trainprof keeps no per-kernel rows; the Phase view sums GPU time per "
                          "annotation: trainprof.analyze(path).table('annotations')")
 
-    def get_profiler_steps(self) -> NoReturn:
-        _not_implemented("get_profiler_steps", "not implemented in trainprof")
 
     def get_potential_stragglers(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("get_potential_stragglers",
