@@ -288,17 +288,22 @@ TEST(Analyze, DiffOfTwoRecordedRuns) {
   EXPECT_EQ(unknown.err, "trainprof: nothere: no run of that id in " + db + "\n");
 }
 
+// Writes a generated rank-0 trace of three `step`s to `path`.
+void WriteThreeSteps(const testutil::GenStep& step, const std::string& path) {
+  testutil::GenTrace t;
+  t.steps = {step, step, step};
+  auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::ofstream(path) << g->json;
+}
+
 // A CPU-only trace (torch without CUDA): each GPU view is its title and one line, not pages of
 // empty tables; report.json keeps the tables, so scripts find every table they know.
 TEST(Analyze, ACpuOnlyTraceHasOneLinePerGpuView) {
   const std::string dir = testutil::FreshTempDir();
   testutil::GenStep s{.host_dur_ns = 1'000'000};
   s.cpu_ops.push_back({.name = "aten::mm", .start_ns = 100'000, .dur_ns = 700'000});
-  testutil::GenTrace t;
-  t.steps = {s, s, s};
-  auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  std::ofstream(dir + "/cpu.pt.trace.json") << g->json;
+  WriteThreeSteps(s, dir + "/cpu.pt.trace.json");
   auto r = RunProcess({TRAINPROF_CLI, "analyze", dir + "/cpu.pt.trace.json", "--run-dir",
                        dir + "/out", "--db", "off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -358,11 +363,7 @@ TEST(Analyze, DiffOfTwoModelsWarnsThatTheyDiffer) {
   testutil::GenStep s{.host_dur_ns = 800'000};
   s.cpu_ops.push_back({.name = "aten::conv2d", .start_ns = 100'000, .dur_ns = 500'000});
   AddThreeKernels(s);
-  testutil::GenTrace t;
-  t.steps = {s, s, s};
-  auto g = testutil::GenerateKinetoTrace(t, {.rank = 0});
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  std::ofstream(dir + "/b/rank0.pt.trace.json") << g->json;
+  WriteThreeSteps(s, dir + "/b/rank0.pt.trace.json");
   auto other = RunProcess(
       {TRAINPROF_CLI, "diff", dir + "/a", dir + "/b", "--run-dir", dir + "/d", "--db", "off"});
   ASSERT_EQ(other.exit_code, 0) << other.err;

@@ -74,9 +74,19 @@ bool IsFrameworkGemm(std::string_view op) {
   return !op.starts_with("aten::") && op.find("gemm") != std::string_view::npos;
 }
 
+// Serving frameworks' fused mixture-of-experts ("vllm::outplace_fused_experts",
+// "sglang::inplace_fused_experts", "vllm::fused_moe"): x [T, H], w1 [E, N, H], w2 [E, H, I],
+// topk_weights [T, k], ...: each token's k experts run x w1^T then (its N/2 or N outputs) w2^T.
+bool IsFusedMoe(std::string_view op) {
+  return op.find("::") != std::string_view::npos &&
+         (op.find("fused_experts") != std::string_view::npos ||
+          op.find("fused_moe") != std::string_view::npos);
+}
+
 bool HasFlopsFormula(std::string_view op) {
-  return IsFrameworkGemm(op) || op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" ||
-         op == "aten::baddbmm" || op == "aten::linear" || IsConvolution(op) || IsAttention(op);
+  return IsFrameworkGemm(op) || IsFusedMoe(op) || op == "aten::mm" || op == "aten::addmm" ||
+         op == "aten::bmm" || op == "aten::baddbmm" || op == "aten::linear" || IsConvolution(op) ||
+         IsAttention(op);
 }
 
 // A convolution's geometry from its "Concrete Inputs" (PyTorch 2.x writes each scalar argument
@@ -183,6 +193,11 @@ std::pair<double, double> Count(std::string_view op, const std::vector<Shape>& i
   }
   if (IsConvolution(op) && in.size() >= 2 && in[0].size() >= 3 && in[1].size() == in[0].size())
     return ConvolutionCount(in[0], in[1], ConvArgsOf(op, concrete));
+  if (IsFusedMoe(op) && dims(0, 2) && dims(1, 3) && dims(2, 3) && dims(3, 2) &&
+      in[1][2] == in[0][1] && in[2][1] == in[0][1] && in[3][0] == in[0][0]) {
+    const double routed = 1.0 * in[0][0] * in[3][1];  // tokens x experts each
+    return {2.0 * routed * in[0][1] * (in[1][1] + in[2][2]), 1.0 * in[0][0] * in[0][1]};
+  }
   if (IsAttention(op) && dims(0, 4) && dims(1, 4) && dims(2, 4)) {
     const Shape &q = in[0], &v = in[2];
     const double scores = 1.0 * q[0] * q[1] * q[2] * in[1][2];

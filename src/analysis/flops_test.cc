@@ -41,6 +41,20 @@ TEST(Flops, MatrixProducts) {
   EXPECT_EQ(FlopsOf("aten::cat", "[[[2, 3], [2, 3]], []]", "").flops, 0);
 }
 
+// A fused MoE from its inputs: 8 tokens, each to 2 of 4 experts of hidden 64, w1 gate and up
+// (2 x 128) and w2 down (128): 2 x 16 routed tokens x 64 x (256 + 128).
+TEST(Flops, FusedMixtureOfExpertsFromItsInputs) {
+  const char* dims = "[[8, 64], [4, 256, 64], [4, 64, 128], [8, 2], [8, 2]]";
+  const OpFlops f =
+      FlopsOf("vllm::outplace_fused_experts", dims,
+              R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "int"])");
+  EXPECT_EQ(f.flops, 2.0 * 16 * 64 * (256 + 128));
+  EXPECT_EQ(f.precision, Precision::kFp16);  // fp16/bf16
+  // Without the experts' weights (vLLM's moe_forward: hidden and router logits) no FLOPs.
+  EXPECT_EQ(FlopsOf("vllm::moe_forward", "[[8192, 3072], [8192, 32], [], []]", "").flops, 0);
+  EXPECT_EQ(FlopsOf("triton_poi_fused_moe_forward_0", dims, "").flops, 0);  // not an operator
+}
+
 TEST(Flops, ConvolutionAndAttention) {
   // x [2, 3, 32, 32], w [16, 3, 3, 3]: out 2*16*32*32 (same size), each 3*3*3 MACs.
   EXPECT_EQ(

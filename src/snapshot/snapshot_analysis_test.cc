@@ -56,6 +56,15 @@ std::vector<DeviceMemory> Analyse(const MemSnapshot& s, SnapshotOptions o = {}) 
   return AnalyzeSnapshot(*m, o);
 }
 
+// The snapshot sections of a history, as `trainprof analyze` writes them.
+report::Report SectionsOf(const History& h) {
+  report::Report r;
+  auto m = ReadSnapshotBytes(torchlib::SnapshotPickle(h.s), "own.pickle");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (m.ok()) AddSnapshotSections(*m, AnalyzeSnapshot(*m, {}), {}, r);
+  return r;
+}
+
 TEST(SnapshotAnalysis, PeakAndLiveStacksOfTheProjectsOwnPickle) {
   History h;
   h.Segment(kBase, 64 * kMiB);
@@ -135,10 +144,7 @@ TEST(SnapshotAnalysis, SectionsNameThePeakAndMemoryViz) {
   History h;
   h.Segment(kBase, 8 * kMiB);
   h.Alloc(kBase, 3 * kMiB, "weights");
-  auto m = ReadSnapshotBytes(torchlib::SnapshotPickle(h.s), "own.pickle");
-  ASSERT_TRUE(m.ok());
-  report::Report r;
-  AddSnapshotSections(*m, AnalyzeSnapshot(*m, {}), {}, r);
+  const report::Report r = SectionsOf(h);
   const report::Section* s = r.FindSection("snapshot");
   ASSERT_NE(s, nullptr);
   const report::Table* t = s->FindTable("snapshot_devices");
@@ -162,10 +168,7 @@ TEST(SnapshotAnalysis, AnAllocatedPeakAboveTheReservedPeakIsFlagged) {
   h.Segment(kBase, 2 * kMiB);
   h.Alloc(kBase, 2 * kMiB, "weights");
   h.Alloc(kBase + 4 * kMiB, 6 * kMiB, "activation");  // in a segment the history never saw
-  auto m = ReadSnapshotBytes(torchlib::SnapshotPickle(h.s), "own.pickle");
-  ASSERT_TRUE(m.ok());
-  report::Report r;
-  AddSnapshotSections(*m, AnalyzeSnapshot(*m, {}), {}, r);
+  const report::Report r = SectionsOf(h);
   const report::Section* s = r.FindSection("snapshot");
   ASSERT_NE(s, nullptr);
   ASSERT_FALSE(s->findings.empty());
@@ -177,11 +180,7 @@ TEST(SnapshotAnalysis, AnAllocatedPeakAboveTheReservedPeakIsFlagged) {
   History ok;
   ok.Segment(kBase, 8 * kMiB);
   ok.Alloc(kBase, 3 * kMiB, "weights");
-  auto good = ReadSnapshotBytes(torchlib::SnapshotPickle(ok.s), "own.pickle");
-  ASSERT_TRUE(good.ok());
-  report::Report q;
-  AddSnapshotSections(*good, AnalyzeSnapshot(*good, {}), {}, q);
-  EXPECT_TRUE(q.FindSection("snapshot")->findings.empty());
+  EXPECT_TRUE(SectionsOf(ok).FindSection("snapshot")->findings.empty());
 }
 
 }  // namespace
