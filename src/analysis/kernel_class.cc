@@ -220,8 +220,9 @@ bool IsDataLoaderOp(std::string_view name) {
 }
 
 bool IsLaunchCallName(std::string_view n, bool compat) {
+  // MTIA's launch call, which HTA 0.6.1 counts with CUDA's.
   if (n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" || n == "cudaMemcpyAsync" ||
-      n == "cudaMemsetAsync")
+      n == "cudaMemsetAsync" || n == "runFunction - job_prep_and_submit_for_execution")
     return true;
   if (compat) return false;
   // The driver API (Triton, CUDA graphs' nodes) and AMD's HIP, which HTA 0.6.1 leaves out.

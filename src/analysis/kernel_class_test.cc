@@ -98,6 +98,17 @@ TEST(KernelClass, EveryMatrixCoreRuleMatchesByToken) {
     EXPECT_EQ(MatrixCoreFamily(name), "") << name;
 }
 
+TEST(KernelClass, LaunchCalls) {
+  for (bool compat : {false, true}) {
+    EXPECT_TRUE(IsLaunchCallName("cudaLaunchKernel", compat));
+    EXPECT_TRUE(IsLaunchCallName("runFunction - job_prep_and_submit_for_execution", compat));
+    EXPECT_FALSE(IsLaunchCallName("runFunction", compat));
+    EXPECT_FALSE(IsLaunchCallName("cudaStreamSynchronize", compat));
+  }
+  EXPECT_TRUE(IsLaunchCallName("hipLaunchKernel", false));
+  EXPECT_FALSE(IsLaunchCallName("hipLaunchKernel", true));  // HTA 0.6.1's launch stats
+}
+
 TEST(KernelClass, TensorCoresAndOps) {
   EXPECT_TRUE(
       UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>"));
