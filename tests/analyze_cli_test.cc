@@ -316,7 +316,7 @@ TEST(Analyze, ACpuOnlyTraceHasOneLinePerGpuView) {
         << title << "\n"
         << r.out;
   EXPECT_EQ(r.out.find("Temporal breakdown"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Top 15 operators by device self time"), std::string::npos);
+  EXPECT_NE(r.out.find("Top 15 operators by host self time"), std::string::npos);
   const nlohmann::json rep = ReadJson(dir + "/out/report.json");
   EXPECT_NE(Table(*Section(rep, "hta"), "temporal_breakdown"), nullptr);
   EXPECT_EQ((*Section(rep, "hta"))["no_data"], line.substr(2, line.size() - 3));

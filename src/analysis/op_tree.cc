@@ -266,9 +266,10 @@ bool KernelUsesTensorCores(std::string_view name) {
 }
 
 bool IsExcludedFromOperatorView(std::string_view name) {
+  // A ProfilerStep#N range is a step (a cpu_op in torch's legacy profiler), not an operator.
   return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
          name.starts_with("Optimizer.") || name == "DataParallel.forward" ||
-         name == "DistributedDataParallel.forward";
+         name == "DistributedDataParallel.forward" || ProfilerStepNumber(name) >= 0;
 }
 
 OpTree BuildOpTree(const trace::TraceModel& m) {

@@ -169,9 +169,14 @@ void AddAcrossRanks(report::Section& s, const AnalyzeInput& in) {
 
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("operator_view", "Operator view");
-  report::Table& top =
-      s.AddTable("operator_view_top", fmt::format("Top {} operators by device self time", kTopRows),
-                 OperatorColumns());
+  report::Table& top = s.AddTable(
+      "operator_view_top",
+      fmt::format(
+          "Top {} operators by {} self time", kTopRows,
+          std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; })
+              ? "device"
+              : "host"),
+      OperatorColumns());
   top.charts.push_back({.kind = report::ChartKind::kBars,
                         .title = "Device self time by operator",
                         .label = "name",
