@@ -187,7 +187,7 @@ void AddGateCommand(CLI::App& app, std::function<int()>* run) {
       "  trainprof gate --baseline last:10 --candidate latest --fail-if 'step_time > +3%' "
       "--fail-if 'peak_memory > +1%' --verdict gate.json\nSee docs/ci.md.\n" +
       ExitCodesHelp(
-          {{kGatePass, "pass: every bound held beyond noise"},
+          {{kGatePass, "pass: every bound held (its whole 95 % interval on the safe side)"},
            {kGateRegression, "regression: a bound was crossed beyond noise"},
            {kGateError,
             "error: a bad option or --fail-if, an unknown run, an unreadable history (never a "
