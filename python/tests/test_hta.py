@@ -175,6 +175,12 @@ def test_a_critical_path_of_nothing_warns() -> None:
 def test_profiler_steps_leave_out_the_last_as_hta() -> None:
     # The small trace's steps 1, 2 and 3: HTA analyses all but the last.
     assert TraceAnalysis(trace_dir=str(SMALL)).get_profiler_steps() == [1, 2]
+    # HTA's include_last_profiler_step=True keeps it, in the steps and in the breakdowns.
+    every = TraceAnalysis(trace_dir=str(SMALL), include_last_profiler_step=True)
+    assert every.get_profiler_steps() == [1, 2, 3]
+    kept = every.get_temporal_breakdown(visualize=False)["kernel_time(us)"].iloc[0]
+    cut = TraceAnalysis(trace_dir=str(SMALL)).get_temporal_breakdown(visualize=False)
+    assert kept > cut["kernel_time(us)"].iloc[0]
 
 
 def test_small_trace_answers_as_hta() -> None:

@@ -79,11 +79,7 @@ class TraceAnalysis:
     def __init__(self, trace_files: Optional[Dict[int, str]] = None,
                  trace_dir: str = DEFAULT_TRACE_DIR,
                  include_last_profiler_step: Optional[bool] = False) -> None:
-        if include_last_profiler_step:
-            _not_implemented("__init__(include_last_profiler_step=True)",
-                             "trainprof's HTA selection always leaves out the last ProfilerStep "
-                             "as HTA does by default (trainprof.analyze(path) keeps every "
-                             "complete step)")
+        self._last_step = bool(include_last_profiler_step)
         self._paths: List[str] = list(trace_files.values()) if trace_files else [trace_dir]
         self._runs: Dict[Tuple[Any, ...], Analysis] = {}
         self._analysis = self._run(launches=True)
@@ -92,7 +88,7 @@ class TraceAnalysis:
         """The --hta-compat analysis with these options, computed once."""
         key = (launches,) + tuple(sorted(options.items()))
         if key not in self._runs:
-            kw = dict(options, hta_compat=True)
+            kw = dict(options, hta_compat=True, hta_last_step=self._last_step)
             self._runs[key] = Analysis(_core.analyze(self._paths, kw, launches))
         return self._runs[key]
 
@@ -244,11 +240,11 @@ class TraceAnalysis:
 
     def get_profiler_steps(self) -> List[int]:
         """The traces' ProfilerStep numbers, ascending, the last left out when there are two or
-        more (HTA's selection)."""
+        more (HTA's selection) unless include_last_profiler_step was given."""
         t = self._run(steps="all").table("step_breakdown")
         steps = sorted({int(s.rsplit("#", 1)[1]) for s in t["step"].astype(str)
                         if "#" in s and s.rsplit("#", 1)[1].isdigit()})
-        return steps[:-1] if len(steps) >= 2 else steps
+        return steps[:-1] if len(steps) >= 2 and not self._last_step else steps
 
     # --- critical path ------------------------------------------------------------------
 

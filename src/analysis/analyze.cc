@@ -104,7 +104,7 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
     for (const auto& m : models)
       for (size_t i = 0; i < m.size() && names.size() < 2; ++i)
         if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
-    hta.compat_drop_last_step = names.size() >= 2;
+    hta.compat_drop_last_step = names.size() >= 2 && !hta.keep_last_step;
   }
   AnalyzeOptions each = o;
   each.split_lone_rank = LoneRankHasSpareCore(models.size(), o.threads);

@@ -24,6 +24,7 @@ struct HtaOptions {
   // HTA drops the last step only when the traces hold at least two distinct ProfilerStep names
   // (counted over all ranks); the caller counts them.
   bool compat_drop_last_step = true;
+  bool keep_last_step = false;  // HTA's include_last_profiler_step=True: never drop it
   int64_t consecutive_kernel_delay_ns = 30'000;  // idle gaps shorter than this: kernel wait
   int64_t runtime_cutoff_ns = 50'000;            // launches longer: runtime outliers
   int64_t launch_delay_cutoff_ns = 100'000;      // launch delays longer: delay outliers

@@ -16,7 +16,7 @@ HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o) {
   std::set<std::string> names;
   for (size_t i = 0; i < m.size() && names.size() < 2; ++i)
     if (ProfilerStepNumber(m.name_of(i)) >= 0) names.insert(m.name_of(i));
-  hta.compat_drop_last_step = names.size() >= 2;
+  hta.compat_drop_last_step = names.size() >= 2 && !hta.keep_last_step;
   return hta;
 }
 

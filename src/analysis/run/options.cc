@@ -43,6 +43,12 @@ const std::vector<AnalyzeOption>& List() {
        .help = "HTA breakdowns on HTA 0.6.1's selection: all work before the last "
                "ProfilerStep, times rounded to whole µs, HTA's kernel-name rules",
        .expects = "a bool"},
+      {.keyword = "hta_last_step",
+       .kind = OptionKind::kFlag,
+       .field = &R::hta_last_step,
+       .help = "With --hta-compat, keep the last ProfilerStep (HTA's "
+               "include_last_profiler_step=True)",
+       .expects = "a bool"},
       {.keyword = "kernel_wait_us",
        .kind = OptionKind::kPositive,
        .field = &R::kernel_wait_us,

@@ -13,6 +13,7 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
   AnalyzeOptions o;
   o.steps = r.steps == "all" ? StepsMode::kAll : StepsMode::kComplete;
   o.hta.hta_compat = r.hta_compat;
+  o.hta.keep_last_step = r.hta_last_step;
   o.hta.consecutive_kernel_delay_ns = static_cast<int64_t>(r.kernel_wait_us * 1000);
   o.hta.runtime_cutoff_ns = static_cast<int64_t>(r.runtime_cutoff_us * 1000);
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(r.launch_delay_cutoff_us * 1000);

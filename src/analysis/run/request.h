@@ -23,6 +23,7 @@ namespace trainprof::analysis {
 struct AnalyzeRequest {
   std::string steps = "complete";  // --steps: "complete" or "all"
   bool hta_compat = false;         // --hta-compat
+  bool hta_last_step = false;      // --hta-last-step: --hta-compat keeps the last ProfilerStep
   double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
   int top_kernels = 10;
   std::vector<std::string> dataloader_patterns;  // --dataloader-pattern, repeatable
