@@ -34,8 +34,7 @@ void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnal
   a.kernel_sequences = FrequentKernelSequences(m, tree, {});
   a.flops = ComputeFlops(m, tree, a.steps, o.flops);
   a.categories = ComputeCategories(m, tree);
-  for (size_t i = 0; i < m.size(); ++i)
-    if (trace::IsGpuKind(m.kind[i])) a.gpu_ns += m.dur_ns[i];
+  a.gpu_ns = tree.gpu_ns;
 }
 
 // Above this many events a rank's view groups run one after another even with a core to spare:
@@ -148,12 +147,6 @@ constexpr std::string_view kGpuViews[] = {"gpu",
                                           "categories",
                                           "memcpy_bandwidth"};
 
-bool AnyGpuWork(const AnalyzeInput& in) {
-  return std::ranges::any_of(in.analyses, [](const RankAnalysis& a) {
-    return !a.kernels.empty() || !a.memcpy.empty() || !a.gpus.empty();
-  });
-}
-
 bool NothingToShow(const report::Section& s) {
   return !s.notes.empty() && s.metrics.empty() && s.findings.empty() &&
          std::ranges::all_of(s.tables,
@@ -164,7 +157,7 @@ bool NothingToShow(const report::Section& s) {
 // keeps its tables): in a trace without GPU work, each GPU view; else a view whose tables are all
 // empty, by its first note.
 void MarkSectionsWithoutData(const AnalyzeInput& in, report::Report& r) {
-  const bool gpu = AnyGpuWork(in);
+  const bool gpu = in.AnyGpuWork();
   for (report::Section& s : r.sections) {
     if (!gpu && std::ranges::find(kGpuViews, s.id) != std::end(kGpuViews)) {
       s.no_data =
@@ -294,13 +287,13 @@ void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
   }
 }
 
-void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& title,
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
+                       const std::string& title,
                        const std::function<int64_t(const RankAnalysis&)>& covered) {
   int64_t gpu = 0, in_view = 0;
   for (const RankAnalysis& a : in.analyses) gpu += a.gpu_ns, in_view += covered(a);
   if (gpu <= 0) return;
-  s.AddMetric("device_coverage_pct", title,
-              100.0 * static_cast<double>(in_view) / static_cast<double>(gpu),
+  s.AddMetric(key, title, 100.0 * static_cast<double>(in_view) / static_cast<double>(gpu),
               report::Unit::kPercent);
 }
 
@@ -357,6 +350,10 @@ bool AnalyzeInput::ManyRanks() const { return ranks.size() > kInlineRanks; }
 bool AnalyzeInput::FromNsys() const {
   return !ranks.empty() &&
          std::ranges::all_of(ranks, [](const RankInfo& r) { return r.source == "nsys"; });
+}
+
+bool AnalyzeInput::AnyGpuWork() const {
+  return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
 }
 
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "analysis/dataloader_advice.h"
@@ -69,7 +70,16 @@ Candidate Make(std::string key, int64_t rank, double saves_ns, double figure) {
   return c;
 }
 
-void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<Candidate>* out) {
+// The data loader's wait pattern (dataloader_advice.h), worked out once per rank and only when a
+// finding asks for it: both the DataLoader and the idle-time findings may.
+const LoaderWait& LoaderWaitOf(const trace::TraceModel& m, const Overview& ov,
+                               std::optional<LoaderWait>& cache) {
+  if (!cache) cache = DescribeLoaderWait(ov, FindLoaderWorkers(m));
+  return *cache;
+}
+
+void StepCandidates(const trace::TraceModel& m, const Overview& ov,
+                    std::optional<LoaderWait>& loader, std::vector<Candidate>* out) {
   double step = ov.avg_total_ns;
   if (step <= 0) return;
   double dl_ns = ov.avg_ns[kDataLoader], dl = 100 * dl_ns / step;
@@ -79,7 +89,7 @@ void StepCandidates(const trace::TraceModel& m, const Overview& ov, std::vector<
     c.headline = fmt::format("{{fig}} of the step time is in the DataLoader (threshold {}%)",
                              kDataLoaderPct);
     c.detail = fmt::format("{:.3f} ms of {:.3f} ms", Ms(dl_ns), Ms(step));
-    const LoaderWait w = DescribeLoaderWait(ov, FindLoaderWorkers(m));
+    const LoaderWait& w = LoaderWaitOf(m, ov, loader);
     if (!w.detail.empty()) c.detail += "; " + w.detail;
     c.advice = w.advice;
     out->push_back(std::move(c));
@@ -232,7 +242,7 @@ std::string LongGapAdvice(const IdleGap& g) {
 }
 
 void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const AnalyzeOptions& o,
-                      std::vector<Candidate>* out) {
+                      std::optional<LoaderWait>& loader, std::vector<Candidate>* out) {
   const HtaResult& h = a.hta;
   int64_t host = 0, idle = 0;
   for (const StreamIdle& s : h.idle) {
@@ -251,7 +261,7 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.advice = OneLongGap(a.idle)
                    ? LongGapAdvice(a.idle.largest[0])
                    : IdleCauseAdvice(a.idle.idle_ns > 0 ? a.idle.Largest() : kIdleLaunch, h.launch,
-                                     DescribeLoaderWait(a.overview, FindLoaderWorkers(m)));
+                                     LoaderWaitOf(m, a.overview, loader));
     out->push_back(std::move(c));
   }
   if (h.launch.graph_launches > 0) {
@@ -415,10 +425,11 @@ std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnal
   // Without a training loop (inference, serving) there is no batch size or activation memory
   // to advise on.
   const bool training = HasTrainingLoop(a);
-  StepCandidates(m, a.overview, &out);
+  std::optional<LoaderWait> loader;
+  StepCandidates(m, a.overview, loader, &out);
   GpuCandidates(m, a, training, &out);
   MemoryCandidates(m, training, &out);
-  LaunchCandidates(m, a, o, &out);
+  LaunchCandidates(m, a, o, loader, &out);
   return out;
 }
 

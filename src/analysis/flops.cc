@@ -408,8 +408,6 @@ namespace {
 // FlopsResult's coverage: `counted` marks the nodes with FLOPs; a node inside one is covered.
 void Coverage(const trace::TraceModel& m, const OpTree& tree, const std::vector<uint8_t>& state,
               uint8_t counted, FlopsResult& r) {
-  for (size_t i = 0; i < m.size(); ++i)
-    if (trace::IsGpuKind(m.kind[i])) r.gpu_ns += m.dur_ns[i];
   std::map<std::string, int64_t> rest;  // by the operator that launched it
   int64_t under_ops = 0;
   for (size_t n = 0; n < tree.nodes.size(); ++n) {
@@ -420,7 +418,7 @@ void Coverage(const trace::TraceModel& m, const OpTree& tree, const std::vector<
     else if (state[n] == 0 && tree.device_self_ns[n] > 0)
       rest[m.name_of(tree.nodes[n].event)] += tree.device_self_ns[n];
   }
-  if (r.gpu_ns > under_ops) rest["no operator"] += r.gpu_ns - under_ops;
+  if (tree.gpu_ns > under_ops) rest["no operator"] += tree.gpu_ns - under_ops;
   for (const auto& [name, ns] : rest) r.uncovered.emplace_back(name, ns);
   std::ranges::sort(r.uncovered, [](const auto& a, const auto& b) { return a.second > b.second; });
   if (r.uncovered.size() > 3) r.uncovered.resize(3);

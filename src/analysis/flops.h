@@ -104,10 +104,11 @@ struct FlopsResult {
   std::vector<StepFlops> steps;
   std::vector<ShapeRow> shapes;                    // the roofline, by device time, largest first
   Precision main_precision = Precision::kUnknown;  // of most FLOPs: the MFU's peak
-  // Coverage: the trace's GPU time, the part under an operator with a FLOP formula (its
-  // outermost counted operator's device total), and the largest rest by the operator that
-  // launched it (name, ns; "no operator" for GPU work none launched), largest first, at most 3.
-  int64_t gpu_ns = 0, covered_ns = 0;
+  // Coverage: the part of the trace's GPU time (OpTree::gpu_ns) under an operator with a FLOP
+  // formula (its outermost counted operator's device total), and the largest rest by the
+  // operator that launched it (name, ns; "no operator" for GPU work none launched), largest
+  // first, at most 3.
+  int64_t covered_ns = 0;
   std::vector<std::pair<std::string, int64_t>> uncovered;
 };
 

@@ -173,9 +173,11 @@ TEST(GraphCapture, ACaptureOfOtherKernelsIsNotUsed) {
             "graph launch 1 of 1: kernel 2 of 3 differs: the graph ran add_b, the capture "
             "launched softmax");
   EXPECT_EQ(run.graph_capture.captures, 1);
-  for (const auto& d : run.diagnostics)
-    if (d.id == base::DiagnosticId::kGraphKernelsUnmapped)
+  for (const auto& d : run.diagnostics) {
+    if (d.id == base::DiagnosticId::kGraphKernelsUnmapped) {
       EXPECT_EQ(d.message.find("pass --capture-trace"), std::string::npos) << d.message;
+    }
+  }
 }
 
 // A replay whose graph launch (correlation 7) ran `work` in this order: (category, name, stream).

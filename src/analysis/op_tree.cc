@@ -108,10 +108,11 @@ void AttributeGpuWork(const trace::TraceModel& m, OpTree& t) {
   std::vector<int8_t>& tc = t.tc_by_name;
   tc.assign(m.names.size(), -1);
   t.device_self_ns.assign(t.nodes.size(), 0);
-  if (m.launcher.empty()) return;
   const bool captured = !m.captured_launcher.empty();
   for (size_t i = 0; i < m.size(); ++i) {
     if (!trace::IsGpuKind(m.kind[i])) continue;
+    t.gpu_ns += m.dur_ns[i];
+    if (m.launcher.empty()) continue;
     const int32_t l = captured ? m.OwnLauncherOf(i) : m.launcher[i];
     if (l < 0) continue;
     const int32_t owner = IsRuntimeKind(m.kind[l]) ? t.owner[l] : -1;

@@ -47,6 +47,8 @@ struct OpTree {
   // Per name id: 1 when a kernel of that name uses Tensor Cores (KernelUsesTensorCores), 0 when
   // not, -1 for names no launched kernel has.
   std::vector<int8_t> tc_by_name;
+  // Every GPU event's time in the trace (kernels, memcpy, memset), launched or not.
+  int64_t gpu_ns = 0;
 
   int64_t tc_self(size_t k) const { return tc_self_ns.empty() ? 0 : tc_self_ns[k]; }
   int64_t tc_total(size_t k) const { return tc_total_ns.empty() ? 0 : tc_total_ns[k]; }

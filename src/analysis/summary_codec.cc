@@ -141,7 +141,7 @@ template <class A> void Fields(A& a, ShapeRow& s) {
   a(s.name, s.dims, s.dtype, s.category, s.precision, s.calls, s.flops, s.bytes, s.device_ns);
 }
 template <class A> void Fields(A& a, FlopsResult& f) {
-  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision, f.shapes, f.gpu_ns,
+  a(f.has_shapes, f.device_name, f.peak, f.operators, f.steps, f.main_precision, f.shapes,
     f.covered_ns, f.uncovered);
 }
 template <class A> void Fields(A& a, CategoryShare& s) { a(s.ns, s.kernels, s.top_op, s.top_ns); }

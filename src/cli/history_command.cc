@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "base/atomic_file.h"
-#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/run_lookup.h"
 #include "history/compare.h"
@@ -33,21 +32,20 @@ report::Report RunsTable(const std::vector<history::RunRecord>& runs, const std:
   r.kind = "runs";
   r.title = fmt::format("Run history: {} ({} shown, newest first)", path, runs.size());
   report::Section& s = r.AddSection("runs", "Runs");
-  std::vector<report::Column> cols = {
-      {"id", "Id"},     {"created_utc", "Created (UTC)"}, {"kind", "Kind"},
-      {"name", "Name"}, {"git_commit", "Commit"},         {"git_branch", "Branch"}};
+  std::vector<report::Column> cols = {{"id", "Id"},
+                                      {"created_utc", "Created (UTC)"},
+                                      {"kind", "Kind"},
+                                      {.key = "name", .title = "Name", .terminal_width = 36},
+                                      {"git_commit", "Commit"},
+                                      {"git_branch", "Branch"}};
   for (const history::FigureInfo& f : history::kFigures)
     cols.push_back({f.key, f.short_title, f.unit});
   cols.push_back({"run_dir", "Folder", report::Unit::kText, false});
   cols.push_back({"config_hash", "Config", report::Unit::kText, false});
   report::Table& t = s.AddTable("runs", "Runs", std::move(cols));
-  std::vector<std::string> names;
-  for (const history::RunRecord& run : runs) names.push_back(run.name);
-  names = base::EllipsizeApart(names, 36);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const history::RunRecord& run = runs[i];
+  for (const history::RunRecord& run : runs) {
     std::vector<report::Value> row = {run.id,   run.created_utc,       run.kind,
-                                      names[i], Short(run.git_commit), run.git_branch};
+                                      run.name, Short(run.git_commit), run.git_branch};
     for (double v : run.figures.values)
       row.push_back(std::isfinite(v) ? report::Value(v) : report::Value());
     row.push_back(run.run_dir);

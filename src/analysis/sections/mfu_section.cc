@@ -82,20 +82,19 @@ void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {
 // What share of the GPU time the FLOPs cover, and what the rest is: an MFU of the covered part
 // read as the whole would overstate the rest's efficiency or hide it.
 void AddCoverage(report::Section& s, const AnalyzeInput& in) {
-  int64_t gpu = 0, covered = 0;
-  for (const RankAnalysis& a : in.analyses) gpu += a.flops.gpu_ns, covered += a.flops.covered_ns;
-  if (gpu <= 0) return;
-  s.AddMetric("flops_coverage_pct", "GPU time with a FLOP formula", 100.0 * covered / gpu,
-              Unit::kPercent);
+  AddCoverageMetric(s, in, "flops_coverage_pct", "GPU time with a FLOP formula",
+                    [](const RankAnalysis& a) { return a.flops.covered_ns; });
   AddRankNotes(s.notes, in, [&](size_t i) {
-    const FlopsResult& f = in.analyses[i].flops;
-    if (f.gpu_ns <= 0) return std::string();
+    const RankAnalysis& a = in.analyses[i];
+    if (a.gpu_ns <= 0) return std::string();
+    const auto pct = [&](int64_t ns) {
+      return 100.0 * static_cast<double>(ns) / static_cast<double>(a.gpu_ns);
+    };
     std::string rest;
-    for (const auto& [name, ns] : f.uncovered)
-      rest += fmt::format("{}{} {:.1f} %", rest.empty() ? "" : ", ", name,
-                          100.0 * static_cast<double>(ns) / static_cast<double>(f.gpu_ns));
+    for (const auto& [name, ns] : a.flops.uncovered)
+      rest += fmt::format("{}{} {:.1f} %", rest.empty() ? "" : ", ", name, pct(ns));
     return fmt::format("Rank {}: FLOPs and MFU cover {:.1f} % of the GPU time{}.", kRankMark,
-                       100.0 * static_cast<double>(f.covered_ns) / static_cast<double>(f.gpu_ns),
+                       pct(a.flops.covered_ns),
                        rest.empty() ? "" : "; the most of the rest is " + rest);
   });
 }

@@ -64,11 +64,12 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
   const bool any =
       std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return !a.modules.empty(); });
   if (any) {
-    AddCoverageMetric(s, in, "GPU time under a module", [](const RankAnalysis& a) {
-      int64_t ns = 0;
-      for (const ModuleRow& m : a.modules) ns += m.depth == 0 ? m.device_ns : 0;
-      return ns;
-    });
+    AddCoverageMetric(s, in, "device_coverage_pct", "GPU time under a module",
+                      [](const RankAnalysis& a) {
+                        int64_t ns = 0;
+                        for (const ModuleRow& m : a.modules) ns += m.depth == 0 ? m.device_ns : 0;
+                        return ns;
+                      });
   } else {
     s.notes.push_back(in.FromNsys()
                           ? "No nn.Module ranges: emit_nvtx marks operators, not modules. Wrap "

@@ -169,14 +169,10 @@ void AddAcrossRanks(report::Section& s, const AnalyzeInput& in) {
 
 void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("operator_view", "Operator view");
-  report::Table& top = s.AddTable(
-      "operator_view_top",
-      fmt::format(
-          "Top {} operators by {} self time", kTopRows,
-          std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; })
-              ? "device"
-              : "host"),
-      OperatorColumns());
+  report::Table& top = s.AddTable("operator_view_top",
+                                  fmt::format("Top {} operators by {} self time", kTopRows,
+                                              in.AnyGpuWork() ? "device" : "host"),
+                                  OperatorColumns());
   top.charts.push_back({.kind = report::ChartKind::kBars,
                         .title = "Device self time by operator",
                         .label = "name",
@@ -199,11 +195,12 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
     top.rows.push_back(OperatorCells(in.RankLabel(ranked[k].second), *ranked[k].first));
   if (in.ManyRanks()) AddAcrossRanks(s, in);
   if (ranked.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
-  AddCoverageMetric(s, in, "GPU time under an operator (device self)", [](const RankAnalysis& a) {
-    int64_t ns = 0;
-    for (const OperatorRow& o : a.operators) ns += o.device_self_ns;
-    return ns;
-  });
+  AddCoverageMetric(s, in, "device_coverage_pct", "GPU time under an operator (device self)",
+                    [](const RankAnalysis& a) {
+                      int64_t ns = 0;
+                      for (const OperatorRow& o : a.operators) ns += o.device_self_ns;
+                      return ns;
+                    });
   AddByShapeAndStack(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "

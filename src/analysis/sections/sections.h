@@ -43,6 +43,8 @@ struct AnalyzeInput {
   bool ManyRanks() const;
   // Every rank was read from an Nsight Systems export: what to record is said in nsys's words.
   bool FromNsys() const;
+  // Some rank has GPU work (RankAnalysis::gpu_ns); else a CPU-only run.
+  bool AnyGpuWork() const;
 };
 
 // How to record input shapes in an Nsight Systems profile, for the notes of the views that
@@ -114,10 +116,11 @@ class AcrossRanks {
   std::unordered_map<std::string, size_t> index_;
 };
 
-// The share of the ranks' GPU time (RankAnalysis::gpu_ns) that `covered(a)` holds, as a metric
-// of `s` ("device_coverage_pct"): the part of the GPU work a view puts under its rows. None when
-// the trace has no GPU work.
-void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& title,
+// The share of the ranks' GPU time (RankAnalysis::gpu_ns) that `covered(a)` holds, as metric
+// `key` of `s`: the part of the GPU work a view puts under its rows. None when the trace has no
+// GPU work.
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
+                       const std::string& title,
                        const std::function<int64_t(const RankAnalysis&)>& covered);
 
 // Where a per-rank note names its rank (AddRankNotes).
