@@ -252,8 +252,12 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
   size_t steps = std::max<size_t>(a.overview.steps.size(), 1);
   if (idle > 0 && h.temporal.span_ns > 0 && h.temporal.idle_ns * 10 > h.temporal.span_ns &&
       100.0 * host / idle > kHostWaitShareOfIdlePct) {
-    Candidate c = Make("host_wait", m.rank, static_cast<double>(host) / static_cast<double>(steps),
-                       h.temporal.pct(h.temporal.idle_ns));
+    // The GPU's idle time (not the streams' summed: they overlap) in the host-wait share,
+    // per step, and never more than a step.
+    const double host_idle_ns = static_cast<double>(h.temporal.idle_ns) * host / idle;
+    double saves = host_idle_ns / static_cast<double>(steps);
+    if (a.overview.avg_total_ns > 0) saves = std::min(saves, a.overview.avg_total_ns);
+    Candidate c = Make("host_wait", m.rank, saves, h.temporal.pct(h.temporal.idle_ns));
     c.root_cause = true;
     c.headline = "The GPU is idle {fig} of its busy span";
     c.detail = fmt::format("{:.1f}% of the idle time is host wait", 100.0 * host / idle);
@@ -380,8 +384,15 @@ report::Finding Merge(const std::vector<const Candidate*>& group, bool many_rank
     who = fmt::format("{} {}: ", ranks.size() > 1 ? "Ranks" : "Rank", RankRanges(ranks));
   std::string detail = worst->detail;
   if (!detail.empty() && group.size() > 1) detail = fmt::format("rank {}: {}", worst->rank, detail);
-  return {worst->severity, fmt::format("{}{}{}. {}", who, headline,
-                                       detail.empty() ? "" : " (" + detail + ")", worst->advice)};
+  report::Finding f{worst->severity,
+                    fmt::format("{}{}{}. {}", who, headline,
+                                detail.empty() ? "" : " (" + detail + ")", worst->advice)};
+  f.rule = worst->key;
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  f.ranks = std::move(ranks);
+  if (worst->saves_ns > 0) f.saves_s = worst->saves_ns / 1e9;
+  return f;
 }
 
 // Drops what the same rank's other candidates contradict, and turns a symptom's generic advice

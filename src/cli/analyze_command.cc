@@ -22,8 +22,8 @@
 #include "base/text.h"
 #include "cli/analyze_run.h"
 #include "cli/commands.h"
-#include "cli/run_lookup.h"
 #include "cli/snapshot_command.h"
+#include "history/run_lookup.h"
 #include "report/data_quality.h"
 #include "report/format.h"
 #include "report/json.h"
@@ -34,6 +34,11 @@
 #include "trainprof/version.h"
 
 namespace trainprof::cli {
+
+using history::LoadComparison;
+using history::LoadedComparison;
+using history::LoadRun;
+using history::OpenHistory;
 namespace {
 
 int64_t NowNs() {
@@ -82,7 +87,7 @@ std::optional<analysis::LoadedRun> LoadAndAnalyze(const std::string& side, const
         analysis::InputsOfOneRun({path}, "diff compares one run with another"));
     in.skip_unreadable = false;
     ReadProgress progress(f, in.files.size());
-    return analysis::LoadRun(in, f, {progress.Callback(), {}});
+    return analysis::LoadRun(in, f, {progress.Callback(), {}, {}});
   }();
   if (!l.ok()) {
     fmt::print(stderr, "trainprof: {}\n", l.status().message());

@@ -46,7 +46,7 @@ std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std
                                                            const AnalyzeFlags& f,
                                                            const std::string& input) {
   ReadProgress progress(f, files.size());
-  return analysis::SummariseFiles(files, f, input, {progress.Callback(), {}});
+  return analysis::SummariseFiles(files, f, input, {progress.Callback(), {}, {}});
 }
 
 Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {

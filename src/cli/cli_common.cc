@@ -52,4 +52,10 @@ int CheckSubcommand(const CLI::App& app, int argc, char** argv) {
   return kExitBadInput;
 }
 
+void PrintError(const Status& s) { fmt::print(stderr, "trainprof: {}\n", s.message()); }
+
+int ExitFor(const Status& s) {
+  return s.code() == StatusCode::kUnavailable ? kExitFailure : kExitBadInput;
+}
+
 }  // namespace trainprof::cli

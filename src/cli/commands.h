@@ -9,6 +9,7 @@
 
 #include "report/report.h"
 #include "trainprof/options.h"
+#include "trainprof/status.h"
 
 namespace trainprof::cli {
 
@@ -42,6 +43,11 @@ CLI::Option* AddOutputDirOption(CLI::App* sub, std::string* dir, const std::stri
 // folder from traces (analyze, merge).
 void AddRunFolderOptions(CLI::App* sub, Options::Output* out);
 
+// "trainprof: MESSAGE" on stderr.
+void PrintError(const Status& s);
+// The exit code of a failed lookup: 1 when the history could not be read (locked, I/O), else 2.
+int ExitFor(const Status& s);
+
 // A first word that is not an option and not a command: one line naming the nearest command,
 // and kExitBadInput; else 0.
 int CheckSubcommand(const CLI::App& app, int argc, char** argv);
@@ -70,6 +76,8 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run);
 // --mlflow, --mlflow-experiment and --tensorboard: the exporters of output.* (analyze, merge,
 // export).
 void AddExportOptions(CLI::App* sub, Options::Output* out);
+// Registers `mcp`: the Model Context Protocol server on stdio.
+void AddMcpCommand(CLI::App& app, std::function<int()>* run);
 // Registers `export RUN_DIR`.
 void AddExportCommand(CLI::App& app, std::function<int()>* run);
 // Registers `gate`: the CI form of compare --fail-if (exit 0 pass, 1 regression, 2 undecided).

@@ -11,14 +11,19 @@
 #include "base/atomic_file.h"
 #include "base/text.h"
 #include "cli/commands.h"
-#include "cli/run_lookup.h"
 #include "history/compare.h"
+#include "history/run_lookup.h"
 #include "history/run_spread.h"
 #include "report/html.h"
 #include "report/json.h"
 #include "report/terminal.h"
 
 namespace trainprof::cli {
+
+using history::LoadComparison;
+using history::LoadedComparison;
+using history::LoadRun;
+using history::OpenHistory;
 namespace {
 
 using history::RunDb;

@@ -10,9 +10,9 @@
 
 #include "base/atomic_file.h"
 #include "cli/commands.h"
-#include "cli/run_lookup.h"
 #include "history/compare.h"
 #include "history/run_db.h"
+#include "history/run_lookup.h"
 #include "report/format.h"
 #include "report/html.h"
 #include "report/json.h"
@@ -20,6 +20,11 @@
 #include "report/terminal.h"
 
 namespace trainprof::cli {
+
+using history::LoadComparison;
+using history::LoadedComparison;
+using history::LoadRun;
+using history::OpenHistory;
 namespace {
 
 namespace fs = std::filesystem;

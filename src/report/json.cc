@@ -220,7 +220,13 @@ void AppendSection(std::string& out, const Section& s, int level) {
   if (!s.no_data.empty()) j["no_data"] = s.no_data;
   Json findings = Json::array();
   for (const Finding& f : s.findings) {
-    findings.push_back({{"severity", SeverityName(f.severity)}, {"text", f.text}});
+    Json fj = {{"severity", SeverityName(f.severity)}, {"text", f.text}};
+    if (!f.rule.empty()) {
+      fj["rule"] = f.rule;
+      fj["ranks"] = f.ranks;
+      fj["saves_s"] = ToJson(Value(f.saves_s));
+    }
+    findings.push_back(std::move(fj));
   }
   j["findings"] = std::move(findings);
   Json metrics = Json::object();

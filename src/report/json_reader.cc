@@ -60,6 +60,19 @@ std::vector<std::string> Strings(const Json& obj, const char* key) {
   return out;
 }
 
+// A finding, with the rule, ranks and saving analyze's rules add (json.h).
+Finding FindingOf(const Json& f) {
+  Finding out{SeverityFromName(Str(f, "severity")), Str(f, "text")};
+  out.rule = Str(f, "rule");
+  if (auto it = f.find("ranks"); it != f.end() && it->is_array()) {
+    for (const Json& r : *it)
+      if (r.is_number_integer()) out.ranks.push_back(r.get<int64_t>());
+  }
+  if (auto it = f.find("saves_s"); it != f.end() && it->is_number())
+    out.saves_s = it->get<double>();
+  return out;
+}
+
 std::vector<std::vector<Value>> Rows(const Json& rows, const std::vector<Column>& cols) {
   std::vector<std::vector<Value>> out;
   if (!rows.is_array()) return out;
@@ -153,8 +166,7 @@ Status ReadSection(const Json& j, Report& r) {
   s.no_data = Str(j, "no_data");
   if (auto it = j.find("findings"); it != j.end() && it->is_array()) {
     for (const Json& f : *it) {
-      if (f.is_object())
-        s.findings.push_back({SeverityFromName(Str(f, "severity")), Str(f, "text")});
+      if (f.is_object()) s.findings.push_back(FindingOf(f));
     }
   }
   if (auto it = j.find("metrics"); it != j.end() && it->is_object()) {

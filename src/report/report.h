@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -174,6 +175,13 @@ const char* SeverityName(Severity s);  // "info", "warning", "error"
 struct Finding {
   Severity severity = Severity::kInfo;
   std::string text;
+  // Set by analyze's rules (analysis/findings.h): the rule that made it ("dataloader"), the ranks
+  // it is about, and the step time it could save, in seconds per step (NaN: no estimate).
+  // report.json writes them when `rule` is set, so a reader (an agent through `trainprof mcp`)
+  // can find the evidence behind the text.
+  std::string rule;
+  std::vector<int64_t> ranks;
+  double saves_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct Section {

@@ -18,6 +18,9 @@ namespace trainprof::trace {
 struct ReadOptions {
   // Called now and then with the bytes of the file (compressed, as on disk) consumed so far.
   std::function<void(int64_t file_bytes_done)> progress;
+  // Asked between chunks: true stops the read with a kCancelled error (an MCP client's
+  // notifications/cancelled). Called from reading threads; must be cheap and thread-safe.
+  std::function<bool()> cancelled;
   size_t chunk_bytes = size_t{4} << 20;  // bytes of JSON decoded per read
   // An event or top-level value larger than this is skipped unread, with an "oversized_value"
   // diagnostic, so one giant string cannot exhaust memory.

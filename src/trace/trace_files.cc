@@ -152,8 +152,13 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = std::max(1, cores / static_cast<int>(std::max<size_t>(1, files.size())));
   base::ParallelFor(files.size(), options.threads, [&](size_t i) {
+    if (options.cancelled && options.cancelled()) {
+      fn(i, Status(StatusCode::kCancelled, files[i] + ": cancelled"));
+      return;
+    }
     ReadOptions ro;
     ro.threads = threads;
+    ro.cancelled = options.cancelled;
     if (options.progress) {
       ro.progress = [&, i](int64_t bytes) {
         std::lock_guard<std::mutex> lock(progress_mu);

@@ -43,6 +43,8 @@ struct ReadManyOptions {
   int threads = 0;  // 0: one per core, at most one per file
   // Called from reading threads (serialised) with bytes done and bytes in all files.
   std::function<void(int64_t done, int64_t total)> progress;
+  // True stops the reading: files not started and the chunks not read fail with kCancelled.
+  std::function<bool()> cancelled;
   // When set, a file that cannot be read as a trace (a config.json, a corrupt file) is left out
   // and its one-line error appended here; the call fails only when no file can be read.
   std::vector<std::string>* skipped = nullptr;

@@ -63,6 +63,7 @@ trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& ho
   trace::ReadManyOptions ro;
   ro.threads = r.threads;
   ro.progress = hooks.progress;
+  ro.cancelled = hooks.cancelled;
   ro.capture_traces = r.capture_traces;
   return ro;
 }

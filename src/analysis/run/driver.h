@@ -55,10 +55,12 @@ StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
                                    const std::string& one_run_why);
 
 // What a front end adds to the reading: a progress callback (bytes done, bytes in all, from
-// reading threads) and a look at each model before it is dropped.
+// reading threads), a look at each model before it is dropped, and a way to stop.
 struct RunHooks {
   std::function<void(int64_t, int64_t)> progress;
   ModelHook model;
+  // True stops the reading (trace/trace_files.h): the call fails with kCancelled.
+  std::function<bool()> cancelled;
 };
 
 // The summaries that were read, in file order, and the run's skipped entries (the inputs' and

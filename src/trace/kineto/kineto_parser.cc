@@ -30,6 +30,8 @@ Status KinetoParser::Error(const char* at, const std::string& what) const {
 Status KinetoParser::Refill() {
   TRAINPROF_RETURN_IF_ERROR(w_.Refill(&too_large_));
   if (opt_.progress) opt_.progress(src_->raw_bytes_done());
+  if (opt_.cancelled && opt_.cancelled())
+    return Status(StatusCode::kCancelled, fmt::format("{}: cancelled", name_));
   return Status::Ok();
 }
 

@@ -2,10 +2,10 @@
 // run folders, with their reports, the baseline forms (`ancestor`, `last:K`) and the history's
 // run-to-run spread for the comparison.
 //
-//   std::unique_ptr<history::RunDb> db;
+//   std::unique_ptr<RunDb> db;
 //   auto loaded = LoadComparison({"latest"}, "last:5", "", db, "gate");
-//   if (!loaded.ok()) return PrintError(loaded.status()), ExitFor(loaded.status());
-//   auto cmp = history::BuildCompareReport(loaded->runs, bounds, loaded->options);
+//   if (!loaded.ok()) return loaded.status();
+//   auto cmp = BuildCompareReport(loaded->runs, bounds, loaded->options);
 #pragma once
 
 #include <memory>
@@ -17,26 +17,21 @@
 #include "history/run_db.h"
 #include "trainprof/status.h"
 
-namespace trainprof::cli {
-
-// "trainprof: MESSAGE" on stderr.
-void PrintError(const Status& s);
-// The exit code of a failed lookup: 1 when the history could not be read (locked, I/O), else 2.
-int ExitFor(const Status& s);
+namespace trainprof::history {
 
 // Opens the existing run history (--db flag, $TRAINPROF_DB, runs/trainprof.db) into `db`, unless
 // it is open already. Errors: the history is off, missing, or not trainprof's.
-Status OpenHistory(const std::string& flag, std::unique_ptr<history::RunDb>& db);
+Status OpenHistory(const std::string& flag, std::unique_ptr<RunDb>& db);
 
 // A run named on the command line: a run folder (or its report.json), else an id, an id prefix,
 // latest or latest~N in the history, with its report. The history is opened only when needed.
 // Errors: no such folder or run; a report.json that is missing or cannot be read.
-StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
-                                     std::unique_ptr<history::RunDb>& db);
+StatusOr<LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
+                            std::unique_ptr<RunDb>& db);
 
 struct LoadedComparison {
-  std::vector<history::LoadedRun> runs;  // the baseline first, the candidate last
-  history::CompareOptions options;       // with the history's run-to-run spread, when known
+  std::vector<LoadedRun> runs;  // the baseline first, the candidate last
+  CompareOptions options;       // with the history's run-to-run spread, when known
 };
 
 // The runs `names` with their reports; `baseline` (empty: the first of `names`) is a run name,
@@ -47,8 +42,7 @@ struct LoadedComparison {
 // messages.
 StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names,
                                           const std::string& baseline, const std::string& db_flag,
-                                          std::unique_ptr<history::RunDb>& db,
-                                          std::string_view command,
+                                          std::unique_ptr<RunDb>& db, std::string_view command,
                                           bool* no_baseline_yet = nullptr);
 
-}  // namespace trainprof::cli
+}  // namespace trainprof::history

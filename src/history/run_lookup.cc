@@ -1,29 +1,21 @@
-#include "cli/run_lookup.h"
+#include "history/run_lookup.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "base/parallel.h"
-#include "cli/commands.h"
 #include "history/git.h"
 #include "history/run_spread.h"
 #include "report/json_reader.h"
 
-namespace trainprof::cli {
+namespace trainprof::history {
 
 namespace fs = std::filesystem;
-using history::RunDb;
-
-void PrintError(const Status& s) { fmt::print(stderr, "trainprof: {}\n", s.message()); }
-
-int ExitFor(const Status& s) {
-  return s.code() == StatusCode::kUnavailable ? kExitFailure : kExitBadInput;
-}
 
 Status OpenHistory(const std::string& flag, std::unique_ptr<RunDb>& db) {
   if (db) return Status::Ok();
-  const std::string path = history::DbPath(flag);
+  const std::string path = DbPath(flag);
   if (path.empty()) return InvalidArgument("the run history is off (--db off or TRAINPROF_DB=off)");
   TRAINPROF_ASSIGN_OR_RETURN(db, RunDb::Open(path, /*create=*/false));
   return Status::Ok();
@@ -32,9 +24,9 @@ Status OpenHistory(const std::string& flag, std::unique_ptr<RunDb>& db) {
 // Finds a run named on the command line (see LoadRun) without reading its report.
 namespace {
 
-StatusOr<history::LoadedRun> FindRun(const std::string& name, const std::string& db_flag,
-                                     std::unique_ptr<RunDb>& db) {
-  history::LoadedRun run;
+StatusOr<LoadedRun> FindRun(const std::string& name, const std::string& db_flag,
+                            std::unique_ptr<RunDb>& db) {
+  LoadedRun run;
   run.given = name;
   std::error_code ec;
   if (fs::is_directory(name, ec)) {
@@ -47,7 +39,7 @@ StatusOr<history::LoadedRun> FindRun(const std::string& name, const std::string&
       return Status(opened.code(),
                     fmt::format("{}: no run folder of that name, and {}", name, opened.message()));
     }
-    TRAINPROF_ASSIGN_OR_RETURN(history::RunRecord rec, db->Find(name));
+    TRAINPROF_ASSIGN_OR_RETURN(RunRecord rec, db->Find(name));
     run.dir = rec.run_dir;
     run.record = std::move(rec);
   }
@@ -56,10 +48,10 @@ StatusOr<history::LoadedRun> FindRun(const std::string& name, const std::string&
 
 // Reads the report.json of every run, in parallel (a 10,000-step run's report takes tens of
 // milliseconds to parse). Errors: the first run's whose report cannot be read.
-Status ReadReports(const std::vector<history::LoadedRun*>& runs) {
+Status ReadReports(const std::vector<LoadedRun*>& runs) {
   std::vector<Status> status(runs.size(), Status::Ok());
   base::ParallelFor(runs.size(), 0, [&](size_t i) {
-    history::LoadedRun& run = *runs[i];
+    LoadedRun& run = *runs[i];
     auto report = report::ReadReportJson((fs::path(run.dir) / "report.json").string());
     if (report.ok()) {
       run.report = std::move(*report);
@@ -78,9 +70,9 @@ Status ReadReports(const std::vector<history::LoadedRun*>& runs) {
 
 }  // namespace
 
-StatusOr<history::LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
-                                     std::unique_ptr<RunDb>& db) {
-  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun run, FindRun(name, db_flag, db));
+StatusOr<LoadedRun> LoadRun(const std::string& name, const std::string& db_flag,
+                            std::unique_ptr<RunDb>& db) {
+  TRAINPROF_ASSIGN_OR_RETURN(LoadedRun run, FindRun(name, db_flag, db));
   TRAINPROF_RETURN_IF_ERROR(ReadReports({&run}));
   return run;
 }
@@ -100,11 +92,10 @@ StatusOr<int64_t> ParseLastK(const std::string& spec) {
 }
 
 // anemoi's rule: the newest stored run made from an ancestor of HEAD (or HEAD itself).
-StatusOr<history::LoadedRun> AncestorBaseline(const history::LoadedRun& cand,
-                                              const std::string& db_flag,
-                                              std::unique_ptr<RunDb>& db, bool* none_yet) {
+StatusOr<LoadedRun> AncestorBaseline(const LoadedRun& cand, const std::string& db_flag,
+                                     std::unique_ptr<RunDb>& db, bool* none_yet) {
   TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
-  auto commits = history::AncestorCommits("", 100000);
+  auto commits = AncestorCommits("", 100000);
   if (!commits.ok()) return InvalidArgument(std::string(commits.status().message()));
   TRAINPROF_ASSIGN_OR_RETURN(auto found, db->NewestAtCommits(*commits, cand.report.kind,
                                                              cand.record ? cand.record->id : ""));
@@ -114,28 +105,28 @@ StatusOr<history::LoadedRun> AncestorBaseline(const history::LoadedRun& cand,
         "--baseline ancestor: no run of kind {} in {} was made from HEAD or an ancestor of it",
         cand.report.kind, db->path()));
   }
-  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, LoadRun(found->id, db_flag, db));
+  TRAINPROF_ASSIGN_OR_RETURN(LoadedRun base, LoadRun(found->id, db_flag, db));
   base.given = "ancestor";
   return base;
 }
 
-bool SameRun(const history::RunRecord& rec, const history::LoadedRun& run) {
+bool SameRun(const RunRecord& rec, const LoadedRun& run) {
   return (run.record && run.record->id == rec.id) ||
          fs::weakly_canonical(rec.run_dir) == fs::weakly_canonical(run.dir);
 }
 
 // The last K runs of the candidate's kind and config hash, other than the candidate: the newest
 // is the baseline, the others are pooled with it.
-StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const history::LoadedRun& cand,
-                                           const std::string& db_flag, std::unique_ptr<RunDb>& db,
-                                           std::string_view command, bool* none_yet) {
+StatusOr<LoadedRun> LastKBaseline(const std::string& spec, const LoadedRun& cand,
+                                  const std::string& db_flag, std::unique_ptr<RunDb>& db,
+                                  std::string_view command, bool* none_yet) {
   TRAINPROF_ASSIGN_OR_RETURN(const int64_t k, ParseLastK(spec));
   TRAINPROF_RETURN_IF_ERROR(OpenHistory(db_flag, db));
-  const std::string hash = history::ConfigHash(cand.report);
+  const std::string hash = ConfigHash(cand.report);
   TRAINPROF_ASSIGN_OR_RETURN(
       auto rows, db->List({.last = static_cast<size_t>(k + 1),
                            .where = {"config_hash = " + hash, "kind = " + cand.report.kind}}));
-  std::erase_if(rows, [&](const history::RunRecord& r) { return SameRun(r, cand); });
+  std::erase_if(rows, [&](const RunRecord& r) { return SameRun(r, cand); });
   if (rows.size() > static_cast<size_t>(k)) rows.resize(static_cast<size_t>(k));
   if (rows.empty()) {
     *none_yet = true;
@@ -146,22 +137,21 @@ StatusOr<history::LoadedRun> LastKBaseline(const std::string& spec, const histor
     fmt::print(stderr, "trainprof {}: --baseline {}: only {} earlier run{} of config {}\n", command,
                spec, rows.size(), rows.size() == 1 ? "" : "s", hash);
   }
-  TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun base, FindRun(rows[0].id, db_flag, db));
+  TRAINPROF_ASSIGN_OR_RETURN(LoadedRun base, FindRun(rows[0].id, db_flag, db));
   base.given = spec;
   for (size_t i = 1; i < rows.size(); ++i) {
-    TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun more, FindRun(rows[i].id, db_flag, db));
+    TRAINPROF_ASSIGN_OR_RETURN(LoadedRun more, FindRun(rows[i].id, db_flag, db));
     base.pooled.push_back(std::move(more));
   }
-  std::vector<history::LoadedRun*> all = {&base};
-  for (history::LoadedRun& p : base.pooled) all.push_back(&p);
+  std::vector<LoadedRun*> all = {&base};
+  for (LoadedRun& p : base.pooled) all.push_back(&p);
   TRAINPROF_RETURN_IF_ERROR(ReadReports(all));
   return base;
 }
 
-StatusOr<history::LoadedRun> ResolveBaseline(const std::string& spec,
-                                             const history::LoadedRun& cand,
-                                             const std::string& db_flag, std::unique_ptr<RunDb>& db,
-                                             std::string_view command, bool* none_yet) {
+StatusOr<LoadedRun> ResolveBaseline(const std::string& spec, const LoadedRun& cand,
+                                    const std::string& db_flag, std::unique_ptr<RunDb>& db,
+                                    std::string_view command, bool* none_yet) {
   if (spec == "ancestor") return AncestorBaseline(cand, db_flag, db, none_yet);
   if (spec.starts_with("last:")) return LastKBaseline(spec, cand, db_flag, db, command, none_yet);
   return LoadRun(spec, db_flag, db);
@@ -183,11 +173,11 @@ StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names_
   std::vector<std::string> names = names_given;
   if (!baseline.empty() && !derived) names.insert(names.begin(), baseline);
   for (const std::string& name : names) {
-    TRAINPROF_ASSIGN_OR_RETURN(history::LoadedRun run, FindRun(name, db_flag, db));
+    TRAINPROF_ASSIGN_OR_RETURN(LoadedRun run, FindRun(name, db_flag, db));
     out.runs.push_back(std::move(run));
   }
-  std::vector<history::LoadedRun*> all;
-  for (history::LoadedRun& run : out.runs) all.push_back(&run);
+  std::vector<LoadedRun*> all;
+  for (LoadedRun& run : out.runs) all.push_back(&run);
   TRAINPROF_RETURN_IF_ERROR(ReadReports(all));
   if (derived) {
     bool none_yet = false;
@@ -199,14 +189,14 @@ StatusOr<LoadedComparison> LoadComparison(const std::vector<std::string>& names_
     out.runs.insert(out.runs.begin(), std::move(*base));
   }
   if (db || OpenHistory(db_flag, db).ok()) {
-    const history::LoadedRun& base = out.runs.front();
+    const LoadedRun& base = out.runs.front();
     std::error_code ec;
     const fs::path cand = fs::weakly_canonical(fs::absolute(out.runs.back().dir, ec), ec);
     out.options.history_spread =
-        history::HistorySpread(*db, base.report, base.record ? base.record->git_commit : "",
-                               ec ? out.runs.back().dir : cand.lexically_normal().string());
+        HistorySpread(*db, base.report, base.record ? base.record->git_commit : "",
+                      ec ? out.runs.back().dir : cand.lexically_normal().string());
   }
   return out;
 }
 
-}  // namespace trainprof::cli
+}  // namespace trainprof::history
