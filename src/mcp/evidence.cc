@@ -1,6 +1,7 @@
 #include "mcp/evidence.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "analysis/finding_rules.h"
@@ -10,9 +11,17 @@ namespace trainprof::mcp {
 
 namespace {
 
+// A rank cell is a number, or a label that starts with one ("3", "3 (b/trace.json)").
 bool RankIn(const report::Value& v, const std::vector<int64_t>& ranks) {
-  const double r = report::AsNumber(v);
-  return std::find(ranks.begin(), ranks.end(), static_cast<int64_t>(r)) != ranks.end();
+  int64_t r = -1;
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    if (std::from_chars(s->data(), s->data() + s->size(), r).ec != std::errc()) return false;
+  } else if (double x = report::AsNumber(v); !std::isnan(x)) {
+    r = static_cast<int64_t>(x);
+  } else {
+    return false;
+  }
+  return std::find(ranks.begin(), ranks.end(), r) != ranks.end();
 }
 
 }  // namespace

@@ -88,6 +88,20 @@ StatusOr<std::unique_ptr<analysis::RunResult>> ReadRunFolder(const std::string& 
   return out;
 }
 
+// A run with a data error (a trace cut short) is an error unless the call allows it, as
+// `trainprof analyze` exits 4 for one: the one line of the first, and how to see the rest.
+Status DataErrors(const report::Report& r, bool allowed) {
+  if (allowed) return Status::Ok();
+  for (const report::Diagnostic& d : r.diagnostics) {
+    if (d.severity() != base::DataSeverity::kError) continue;
+    return DataLoss(
+        fmt::format("{}; the figures of what was read are there with "
+                    "allow_data_errors=true",
+                    d.message));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Json RunProperties() {
@@ -142,6 +156,7 @@ StatusOr<std::shared_ptr<const AnalyzedRun>> RunCache::Get(const Json& args,
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->key != key || it->stamps != stamps) continue;
       entries_.splice(entries_.begin(), entries_, it);
+      TRAINPROF_RETURN_IF_ERROR(DataErrors(it->run->report(), req.allow_data_errors));
       return entries_.front().run;
     }
   }
@@ -161,6 +176,7 @@ StatusOr<std::shared_ptr<const AnalyzedRun>> RunCache::Get(const Json& args,
   std::erase_if(entries_, [&](const Entry& e) { return e.key == key; });
   entries_.push_front({key, std::move(stamps), run});
   if (entries_.size() > capacity_) entries_.pop_back();
+  TRAINPROF_RETURN_IF_ERROR(DataErrors(run->report(), req.allow_data_errors));
   return std::shared_ptr<const AnalyzedRun>(run);
 }
 
