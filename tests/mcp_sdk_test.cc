@@ -32,8 +32,8 @@ std::string InstallSdk() {
   if (fs::exists(kSdkDir + "/node_modules/@modelcontextprotocol/sdk/package.json")) return "";
   const std::string npm = testutil::FindOnPath("npm");
   if (npm.empty()) return "npm is not installed";
-  auto r = RunProcess({testutil::FindOnPath("timeout"), "300", npm, "install", "--prefix", kSdkDir, kSdk, "--no-audit",
-                       "--no-fund", "--loglevel=error"});
+  auto r = RunProcess({testutil::FindOnPath("timeout"), "300", npm, "install", "--prefix", kSdkDir,
+                       kSdk, "--no-audit", "--no-fund", "--loglevel=error"});
   if (r.exit_code != 0) return "npm could not install " + std::string(kSdk) + ": " + r.err;
   return "";
 }
@@ -89,8 +89,8 @@ TEST(McpSdk, TheOfficialClientGetsTheCliAnswersAndTheErrors) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string expected = fmt::format("{}/expected{}.json", root, i);
     CliReport(cases[i].second, expected);
-    cfg["cases"].push_back({{"name", cases[i].first}, {"path", cases[i].second},
-                            {"report", expected}});
+    cfg["cases"].push_back(
+        {{"name", cases[i].first}, {"path", cases[i].second}, {"report", expected}});
   }
   {
     std::ifstream src(root + "/one/rank0.json");
@@ -100,8 +100,8 @@ TEST(McpSdk, TheOfficialClientGetsTheCliAnswersAndTheErrors) {
   // Two analyze runs in a history for `runs`.
   const std::string db = root + "/runs/trainprof.db";
   for (int i = 0; i < 2; ++i) {
-    auto r = RunProcess({kCli, "analyze", root + "/ranks", "-o", root + "/runs", "--db", db,
-                         "--quiet"});
+    auto r =
+        RunProcess({kCli, "analyze", root + "/ranks", "-o", root + "/runs", "--db", db, "--quiet"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   cfg["db"] = db;

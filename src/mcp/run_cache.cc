@@ -147,7 +147,7 @@ StatusOr<std::shared_ptr<const AnalyzedRun>> RunCache::Get(const Json& args,
   }
   nlohmann::json options = nlohmann::json::object();  // sorted keys: one key per question
   for (const auto& [key, value] : args.items())
-    if (key != "path") options[key] = value;
+    if (analysis::FindAnalyzeOption(key) != nullptr) options[key] = value;
   const std::string key = Line(Json{paths, options.dump()});
   std::vector<std::string> stamps;
   for (const std::string& f : in.files) stamps.push_back(Stamp(f));
