@@ -224,7 +224,9 @@ class TraceAnalysis:
         for rank in self._ranks(ranks):
             cols = self._analysis._core.launches(rank)
             corr, cpu, gpu, delay = cols if cols is not None else ([], [], [], [])
-            df = pd.DataFrame({"correlation": np.array(corr, dtype=np.int64),
+            # HTA's parser downcasts its integer columns to the smallest type that holds them.
+            correlation = pd.to_numeric(np.array(corr, dtype=np.int64), downcast="integer")
+            df = pd.DataFrame({"correlation": correlation,
                                "cpu_duration": np.array(cpu, dtype=np.float64),
                                "gpu_duration": np.array(gpu, dtype=np.float64),
                                "launch_delay": np.array(delay, dtype=np.float64)})
