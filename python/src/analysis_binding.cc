@@ -159,9 +159,12 @@ class Analysis {
 
   // HTA's idle time of `rank` per stream in HTA's order (first appearance): (stream, µs per
   // category, whether HTA lists the category); HTA lists one only when a gap fell in it.
-  std::vector<std::tuple<int64_t, std::vector<double>, std::vector<bool>>> Idle(
-      int64_t rank) const {
-    std::vector<std::tuple<int64_t, std::vector<double>, std::vector<bool>>> out;
+  // Per stream: (stream, µs per category, listed per category, the categories' interval
+  // statistics in µs (count as it is), empty without --hta-compat).
+  using StreamIdleRow =
+      std::tuple<int64_t, std::vector<double>, std::vector<bool>, std::vector<double>>;
+  std::vector<StreamIdleRow> Idle(int64_t rank) const {
+    std::vector<StreamIdleRow> out;
     for (size_t i = 0; i < run->summaries.ranks.size(); ++i) {
       if (run->summaries.ranks[i].rank != rank) continue;
       for (const analysis::StreamIdle& s : run->summaries.analyses[i].hta.idle) {
@@ -171,7 +174,10 @@ class Analysis {
           us.push_back(static_cast<double>(s.ns[c]) / 1000.0);
           present.push_back(s.present[c]);
         }
-        out.emplace_back(s.stream, std::move(us), std::move(present));
+        std::vector<double> stats = s.interval_stats;
+        for (size_t k = 0; k < stats.size(); ++k)
+          if (k % analysis::kIntervalStats != analysis::kStatCount) stats[k] /= 1000.0;
+        out.emplace_back(s.stream, std::move(us), std::move(present), std::move(stats));
       }
     }
     return out;

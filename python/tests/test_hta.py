@@ -254,8 +254,23 @@ def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     with pytest.raises(NotImplementedError, match=f"TraceAnalysis.{method}"):
         getattr(a, method)(*args)
-    with pytest.raises(NotImplementedError, match="show_idle_interval_stats"):
-        a.get_idle_time_breakdown(show_idle_interval_stats=True, visualize=False)
+
+
+def test_idle_interval_stats_describe_the_intervals() -> None:
+    a = TraceAnalysis(trace_dir=str(SMALL))
+    idle, intervals = a.get_idle_time_breakdown(show_idle_interval_stats=True, visualize=False)
+    assert list(intervals.columns) == ["rank", "stream", "count", "mean", "std", "min", "25%",
+                                       "50%", "75%", "max"]
+    assert intervals.index.name == "idle_category"
+    # One row per listed category, each interval's mean times their count its idle time.
+    assert intervals.index.tolist() == idle["idle_category"].tolist()
+    for (_, row), (_, stat) in zip(idle.iterrows(), intervals.iterrows()):
+        if stat["count"] > 0:
+            assert stat["mean"] * stat["count"] == pytest.approx(row["idle_time"], abs=0.01)
+            assert stat["min"] <= stat["25%"] <= stat["50%"] <= stat["75%"] <= stat["max"]
+    # Stream 7's kernel waits are the two 10 µs sgemm-to-copy gaps of each of the two steps.
+    wait = intervals[(intervals["stream"] == 7)].loc["kernel_wait"]
+    assert wait[["count", "min", "max"]].tolist() == [2.0, 10.0, 10.0]
 
 
 def test_trace_files_and_bad_input(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from trainprof._analysis import Analysis, _pandas
 DEFAULT_TRACE_DIR = "/tmp/trace"  # HTA's default (hta.configs.default_values)
 
 _IDLE_CATEGORIES = ("host_wait", "kernel_wait", "other")  # HTA's, in the core's order
+_DESCRIBE = ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]  # pandas' describe()
 
 
 def _not_implemented(what: str, why: str) -> NoReturn:
@@ -129,31 +130,37 @@ class TraceAnalysis:
                                 visualize_pctg: bool = True, show_idle_interval_stats: bool = False,
                                 consecutive_kernel_delay: int = 30) -> Tuple[Any, Optional[Any]]:
         """Idle time per rank and stream by category (host_wait, kernel_wait, other), µs and
-        ratio; HTA's tuple, its second frame None."""
-        if show_idle_interval_stats:
-            _not_implemented("get_idle_time_breakdown(show_idle_interval_stats=True)",
-                             "trainprof counts the idle intervals per category but keeps no "
-                             "statistics of their lengths")
+        ratio; with show_idle_interval_stats, HTA's second frame: pandas' describe() of each
+        category's idle intervals per rank and stream (µs, rounded to 0.01), else None."""
         pd = _pandas()
         a = self._analysis if consecutive_kernel_delay == 30 else self._run(
             kernel_wait_us=float(consecutive_kernel_delay))
-        rows = []
+        frames, interval_frames = [], []
         for rank in self._ranks(ranks):
-            for stream, times, present in a._core.idle(rank):
+            rows, stats_rows, categories = [], [], []
+            for stream, times, present, stats in a._core.idle(rank):
                 if streams is not None and stream not in streams:
                     continue
                 total = sum(times)
-                for name, us, listed in zip(_IDLE_CATEGORIES, times, present):
-                    if listed:
-                        rows.append((rank, stream, name, us,
-                                     round(us / total, 2) if total > 0 else float("nan")))
-        df = pd.DataFrame(rows, columns=["rank", "stream", "idle_category", "idle_time",
-                                         "idle_time_ratio"])
+                for c, (name, us, listed) in enumerate(zip(_IDLE_CATEGORIES, times, present)):
+                    if not listed:
+                        continue
+                    rows.append((rank, stream, name, us,
+                                 round(us / total, 2) if total > 0 else float("nan")))
+                    categories.append(name)
+                    stats_rows.append([rank, stream] + list(stats[c * 8:(c + 1) * 8]))
+            # One frame per rank, concatenated: HTA's index restarts at each rank.
+            frames.append(pd.DataFrame(rows, columns=["rank", "stream", "idle_category",
+                                                      "idle_time", "idle_time_ratio"]))
+            interval_frames.append(pd.DataFrame(
+                stats_rows, columns=["rank", "stream"] + _DESCRIBE,
+                index=pd.Index(categories, name="idle_category")).round(2))
+        df = pd.concat(frames)
         if visualize and (px := _plotly("get_idle_time_breakdown")) is not None:
             px.bar(df, x="stream", y="idle_time_ratio" if visualize_pctg else "idle_time",
                    color="idle_category", facet_row="rank",
                    title="Idle time breakdown per stream").show()
-        return df, None
+        return df, pd.concat(interval_frames) if show_idle_interval_stats else None
 
     def get_gpu_kernel_breakdown(self, visualize: bool = True, duration_ratio: float = 0.8,
                                  num_kernels: int = 10, include_memory_kernels: bool = True,

@@ -42,6 +42,39 @@ Temporal TemporalBreakdown(const HtaEvents& e) {
   return t;
 }
 
+namespace {
+
+// pandas' linear quantile of sorted `v`.
+double PandasQuantile(const std::vector<int64_t>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos), hi = std::min(lo + 1, v.size() - 1);
+  return static_cast<double>(v[lo]) +
+         static_cast<double>(v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// pandas' describe() of `v` (sorted here) into out[0..kIntervalStats).
+void PandasDescribe(std::vector<int64_t>& v, double* out) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::fill(out, out + kIntervalStats, nan);
+  out[kStatCount] = static_cast<double>(v.size());
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (int64_t x : v) sum += static_cast<double>(x);
+  const double n = static_cast<double>(v.size()), mean = sum / n;
+  double sq = 0;
+  for (int64_t x : v) sq += (static_cast<double>(x) - mean) * (static_cast<double>(x) - mean);
+  out[kStatMean] = mean;
+  if (v.size() > 1) out[kStatStd] = std::sqrt(sq / (n - 1));
+  out[kStatMin] = static_cast<double>(v.front());
+  out[kStatQ25] = PandasQuantile(v, 0.25);
+  out[kStatQ50] = PandasQuantile(v, 0.5);
+  out[kStatQ75] = PandasQuantile(v, 0.75);
+  out[kStatMax] = static_cast<double>(v.back());
+}
+
+}  // namespace
+
 // Kernels and memory copies / sets of each stream in start order.
 std::vector<StreamIdle> IdleTimeBreakdown(const HtaEvents& e, const HtaOptions& o) {
   const trace::TraceModel& m = e.model();
@@ -64,6 +97,7 @@ std::vector<StreamIdle> IdleTimeBreakdown(const HtaEvents& e, const HtaOptions& 
     StreamIdle si;
     si.stream = s;
     si.present[kIdleOther] = true;
+    std::array<std::vector<int64_t>, kNumIdle> lengths;  // --hta-compat's interval statistics
     int64_t prev_end = k.front()->end;
     for (size_t i = 1; i < k.size(); ++i) {
       const HtaEv& ev = *k[i];
@@ -76,6 +110,11 @@ std::vector<StreamIdle> IdleTimeBreakdown(const HtaEvents& e, const HtaOptions& 
       si.ns[c] += gap;
       si.gaps[c] += 1;
       si.present[c] = true;
+      if (o.hta_compat) lengths[c].push_back(gap);
+    }
+    if (o.hta_compat) {
+      si.interval_stats.resize(static_cast<size_t>(kNumIdle) * kIntervalStats);
+      for (int c = 0; c < kNumIdle; ++c) PandasDescribe(lengths[c], &si.interval_stats[c * kIntervalStats]);
     }
     out.push_back(si);
   }

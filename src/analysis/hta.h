@@ -36,7 +36,14 @@ struct StreamIdle {
   std::array<int64_t, kNumIdle> ns{};
   std::array<int64_t, kNumIdle> gaps{};  // number of idle intervals per category
   std::array<bool, kNumIdle> present{};  // HTA lists a category only when some gap fell in it
+  // --hta-compat: pandas' describe() of each category's idle intervals (HTA's
+  // show_idle_interval_stats), kIntervalStats values per category in IntervalStat's order, ns;
+  // NaN where pandas gives NaN (no interval; std of one). Empty without --hta-compat.
+  std::vector<double> interval_stats;
 };
+
+// The columns of pandas' describe(), in its order.
+enum IntervalStat { kStatCount, kStatMean, kStatStd, kStatMin, kStatQ25, kStatQ50, kStatQ75, kStatMax, kIntervalStats };
 
 struct KernelStats {
   std::string name;  // "others" for the kernels beyond the top ones

@@ -62,7 +62,7 @@ template <class A> void Fields(A& a, GpuSummary& g) {
 template <class A> void Fields(A& a, Temporal& t) {
   a(t.idle_ns, t.compute_ns, t.non_compute_ns, t.span_ns);
 }
-template <class A> void Fields(A& a, StreamIdle& s) { a(s.stream, s.ns, s.gaps, s.present); }
+template <class A> void Fields(A& a, StreamIdle& s) { a(s.stream, s.ns, s.gaps, s.present, s.interval_stats); }
 template <class A> void Fields(A& a, KernelStats& k) {
   a(k.name, k.type, k.count, k.sum_ns, k.min_ns, k.max_ns, k.mean_ns, k.std_ns);
 }
