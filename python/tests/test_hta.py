@@ -256,6 +256,19 @@ def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
         getattr(a, method)(*args)
 
 
+def test_an_empty_frame_says_why(tmp_path: Path) -> None:
+    # A CPU-only trace: HTA's frames are empty too, and trainprof says why.
+    trace = {"schemaVersion": 1, "traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1.0,
+         "dur": 2.0}]}
+    (tmp_path / "rank0.json").write_text(json.dumps(trace))
+    a = TraceAnalysis(trace_dir=str(tmp_path))
+    with pytest.warns(UserWarning, match="rank 0 has no rows: no GPU work"):
+        assert a.get_cuda_kernel_launch_stats(visualize=False)[0].empty
+    with pytest.warns(UserWarning, match="rank 0 has no rows: no GPU stream"):
+        assert a.get_idle_time_breakdown(visualize=False)[0].empty
+
+
 def test_idle_interval_stats_describe_the_intervals() -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     idle, intervals = a.get_idle_time_breakdown(show_idle_interval_stats=True, visualize=False)

@@ -30,6 +30,11 @@ def _not_implemented(what: str, why: str) -> NoReturn:
     raise NotImplementedError(f"trainprof.hta: HTA's TraceAnalysis.{what} is not available: {why}")
 
 
+def _warn_no_rows(method: str, rank: int, what: str) -> None:
+    """An empty frame where HTA's would be empty too, said rather than silent."""
+    warnings.warn(f"trainprof.hta: {method}: rank {rank} has no rows: {what}", stacklevel=3)
+
+
 def _us(seconds: float) -> float:
     # Report times are exact ns as seconds; back to µs at ns resolution.
     return round(seconds * 1e6, 3)
@@ -149,6 +154,10 @@ class TraceAnalysis:
                                  round(us / total, 2) if total > 0 else float("nan")))
                     categories.append(name)
                     stats_rows.append([rank, stream] + list(stats[c * 8:(c + 1) * 8]))
+            if not rows:
+                _warn_no_rows("get_idle_time_breakdown", rank,
+                              "no GPU stream ran kernels, copies or sets in the analysed steps"
+                              + (f" (of streams {streams})" if streams else ""))
             # One frame per rank, concatenated: HTA's index restarts at each rank.
             frames.append(pd.DataFrame(rows, columns=["rank", "stream", "idle_category",
                                                       "idle_time", "idle_time_ratio"]))
@@ -244,6 +253,10 @@ class TraceAnalysis:
                            title=f"Rank {rank}: GPU kernels shorter than their launch").show()
                 px.histogram(df[df["launch_delay"] > launch_delay_cutoff], x="launch_delay",
                              title=f"Rank {rank}: launch delay outliers").show()
+            if df.empty:
+                _warn_no_rows("get_cuda_kernel_launch_stats", rank,
+                              "no GPU work in the analysed steps was matched to the runtime call "
+                              "that launched it (CUDA, HIP or MTIA launches, by correlation id)")
             out[rank] = df
         return out
 

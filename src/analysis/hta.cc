@@ -1,9 +1,9 @@
 #include "analysis/hta.h"
 
 #include <algorithm>
-#include <map>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -114,7 +114,8 @@ std::vector<StreamIdle> IdleTimeBreakdown(const HtaEvents& e, const HtaOptions& 
     }
     if (o.hta_compat) {
       si.interval_stats.resize(static_cast<size_t>(kNumIdle) * kIntervalStats);
-      for (int c = 0; c < kNumIdle; ++c) PandasDescribe(lengths[c], &si.interval_stats[c * kIntervalStats]);
+      for (int c = 0; c < kNumIdle; ++c)
+        PandasDescribe(lengths[c], &si.interval_stats[c * kIntervalStats]);
     }
     out.push_back(si);
   }
@@ -194,9 +195,8 @@ std::vector<std::pair<std::string, int64_t>> KernelTypeBreakdown(const HtaEvents
 // kernel past the top ones, or whose running sum (largest first) is past the 0.8 quantile of the
 // running sums, is "others"; then every row's max, min, mean and std are over the per-name sums
 // it holds, as HTA's second groupby gives them (a kept kernel's max is its sum, its std 0).
-std::vector<KernelStats> HtaFoldedKernels(
-    const std::vector<std::pair<uint32_t, KernelStats>>& rows, size_t top,
-    const trace::TraceModel& m, KernelType type) {
+std::vector<KernelStats> HtaFoldedKernels(const std::vector<std::pair<uint32_t, KernelStats>>& rows,
+                                          size_t top, const trace::TraceModel& m, KernelType type) {
   const size_t n = rows.size();
   std::vector<double> cum(n);
   double run = 0;
@@ -223,7 +223,8 @@ std::vector<KernelStats> HtaFoldedKernels(
     s.mean_ns = static_cast<double>(s.sum_ns) / size;
     double sq = 0;
     for (const KernelStats* k : members)
-      sq += (static_cast<double>(k->sum_ns) - s.mean_ns) * (static_cast<double>(k->sum_ns) - s.mean_ns);
+      sq += (static_cast<double>(k->sum_ns) - s.mean_ns) *
+            (static_cast<double>(k->sum_ns) - s.mean_ns);
     s.std_ns = members.size() > 1 ? std::sqrt(sq / (size - 1)) : 0;
     out.push_back(std::move(s));
   }

@@ -43,7 +43,17 @@ struct StreamIdle {
 };
 
 // The columns of pandas' describe(), in its order.
-enum IntervalStat { kStatCount, kStatMean, kStatStd, kStatMin, kStatQ25, kStatQ50, kStatQ75, kStatMax, kIntervalStats };
+enum IntervalStat {
+  kStatCount,
+  kStatMean,
+  kStatStd,
+  kStatMin,
+  kStatQ25,
+  kStatQ50,
+  kStatQ75,
+  kStatMax,
+  kIntervalStats
+};
 
 struct KernelStats {
   std::string name;  // "others" for the kernels beyond the top ones

@@ -670,6 +670,26 @@ TEST(TraceFormat, TodaysCategoriesAreKnown) {
   EXPECT_EQ(d, nullptr) << (d ? d->message : std::string());
 }
 
+TEST(TraceFormat, MtiaDeviceEventsAreKernelsLaunchedByRunFunction) {
+  // An MTIA trace: its runtime's runFunction launches a kernel of mtia_ccp_events on stream 102
+  // (linked by correlation, as HTA links them); a DMA request with no stream is on no queue.
+  const char* t = R"J({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "mtia_runtime", "name": "runFunction - job_prep_and_submit_for_execution",
+   "pid": 31, "tid": 31, "ts": 10.000, "dur": 5.000, "args": {"correlation": 18}},
+  {"ph": "X", "cat": "mtia_ccp_events", "name": "add-dtype_Float", "pid": 9, "tid": 408,
+   "ts": 20.000, "dur": 3.000, "args": {"correlation": 18, "stream": 102}},
+  {"ph": "X", "cat": "mtia_ccp_events", "name": "dma_request", "pid": 9, "tid": 801,
+   "ts": 30.000, "dur": 1.000, "args": {"direction": "DEVICE_TO_HOST", "size": 16}}
+]})J";
+  auto m = ParseTrace(t, "mtia.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 3u);
+  EXPECT_EQ(m->kind[0], EventKind::kRuntime);
+  EXPECT_EQ(m->kind[1], EventKind::kKernel);
+  EXPECT_EQ(m->launcher[1], 0);
+  EXPECT_EQ(m->kind[2], EventKind::kOther);
+}
+
 TEST(TraceFormat, CpuOpStreamKwarg) {
   // torch/_inductor's CachingAutotuner records each Triton launch with kwargs kernel_file,
   // kernel_hash, kernel_backend, stream (the raw stream handle, 0 = default stream), num_warps...

@@ -31,10 +31,14 @@ EventKind KindOf(std::string_view cat, bool* known) {
   *known = true;
   // Today's Kineto names, then the pre-2021 ones, then AMD's.
   if (json::KeyIs(cat, "cpu_op") || json::KeyIs(cat, "Operator")) return EventKind::kCpuOp;
-  if (json::KeyIs(cat, "kernel") || json::KeyIs(cat, "Kernel")) return EventKind::kKernel;
+  // MTIA's device events (its kernels, and its DMA requests on the same streams) are what HTA
+  // takes as kernels on those streams.
+  if (json::KeyIs(cat, "kernel") || json::KeyIs(cat, "Kernel") ||
+      json::KeyIs(cat, "mtia_ccp_events"))
+    return EventKind::kKernel;
   if (json::KeyIs(cat, "cuda_runtime") || json::KeyIs(cat, "Runtime") ||
       json::KeyIs(cat, "hip_runtime") || json::KeyIs(cat, "xpu_runtime") ||
-      json::KeyIs(cat, "privateuse1_runtime"))
+      json::KeyIs(cat, "privateuse1_runtime") || json::KeyIs(cat, "mtia_runtime"))
     return EventKind::kRuntime;
   if (json::KeyIs(cat, "cuda_driver") || json::KeyIs(cat, "hip_driver") ||
       json::KeyIs(cat, "xpu_driver") || json::KeyIs(cat, "privateuse1_driver"))
@@ -49,7 +53,6 @@ EventKind KindOf(std::string_view cat, bool* known) {
   // Known categories no analysis uses.
   *known = json::KeyIs(cat, "overhead") || json::KeyIs(cat, "cpu_instant_event") ||
            json::KeyIs(cat, "python") || json::KeyIs(cat, "cuda_profiler_range") ||
-           json::KeyIs(cat, "mtia_runtime") || json::KeyIs(cat, "mtia_ccp_events") ||
            json::KeyIs(cat, "cuda_sync") || json::KeyIs(cat, "cuda_event") ||
            json::KeyIs(cat, "mtia_insight") || json::KeyIs(cat, "glow_runtime") ||
            json::KeyIs(cat, "hpu_op") || json::KeyIs(cat, "collective_comm") ||
@@ -285,6 +288,11 @@ void EventBuilder::AddComplete(const RawEvent& ev) {
   } else {
     Count(base::DiagnosticId::kUnknownCategory, base::Ellipsize(ev.name.text, 60));
   }
+  // An MTIA device event without a stream (some DMA requests) is on no queue: HTA leaves it
+  // out of its kernels, and so do we.
+  if (k == EventKind::kKernel && ev.stream.type == Scalar::kNone &&
+      json::KeyIs(ev.cat.text, "mtia_ccp_events"))
+    k = EventKind::kOther;
   if (ev.cat.text == "cuda_profiler_range")
     Count(base::DiagnosticId::kProfilerRange, base::Ellipsize(ev.name.text, 60));
   Track where{IdOf(ev.pid), IdOf(ev.tid)};
