@@ -53,6 +53,7 @@ class Analysis {
  public:
   std::unique_ptr<analysis::RunResult> run;  // the report and its summaries (driver.h)
   std::map<int64_t, std::vector<analysis::KernelLaunch>> launches;  // by rank
+  std::map<int64_t, int64_t> trace_duration_ns;  // by rank: HTA's get_trace_duration
 
   std::vector<std::string> Sections() const {
     std::vector<std::string> out;
@@ -141,20 +142,34 @@ class Analysis {
     return text.str();
   }
 
-  // HTA's per-launch columns of `rank` in µs (correlation, cpu, gpu, delay); None when the
-  // launches were not kept or the rank has none.
+  // HTA's per-launch columns of `rank`, times in µs: (correlation, cpu, gpu, delay, launch ts,
+  // GPU ts, stream, pid, tid); None when the launches were not kept or the rank has none.
   py::object Launches(int64_t rank) const {
     auto it = launches.find(rank);
     if (it == launches.end()) return py::none();
     const auto& rows = it->second;
-    py::list corr(rows.size()), cpu(rows.size()), gpu(rows.size()), delay(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
+    const size_t n = rows.size();
+    py::list corr(n), cpu(n), gpu(n), delay(n), launch_ts(n), gpu_ts(n), stream(n), pid(n), tid(n);
+    auto us = [](int64_t ns) { return py::float_(static_cast<double>(ns) / 1000.0); };
+    for (size_t i = 0; i < n; ++i) {
       corr[i] = py::int_(rows[i].correlation);
-      cpu[i] = py::float_(static_cast<double>(rows[i].cpu_ns) / 1000.0);
-      gpu[i] = py::float_(static_cast<double>(rows[i].gpu_ns) / 1000.0);
-      delay[i] = py::float_(static_cast<double>(rows[i].delay_ns) / 1000.0);
+      cpu[i] = us(rows[i].cpu_ns);
+      gpu[i] = us(rows[i].gpu_ns);
+      delay[i] = us(rows[i].delay_ns);
+      launch_ts[i] = us(rows[i].launch_ts_ns);
+      gpu_ts[i] = us(rows[i].gpu_ts_ns);
+      stream[i] = py::int_(rows[i].stream);
+      pid[i] = py::int_(rows[i].pid);
+      tid[i] = py::int_(rows[i].tid);
     }
-    return py::make_tuple(corr, cpu, gpu, delay);
+    return py::make_tuple(corr, cpu, gpu, delay, launch_ts, gpu_ts, stream, pid, tid);
+  }
+
+  // HTA's get_trace_duration of `rank` in µs (the launches' analysis only); None without it.
+  py::object TraceDuration(int64_t rank) const {
+    auto it = trace_duration_ns.find(rank);
+    if (it == trace_duration_ns.end()) return py::none();
+    return py::float_(static_cast<double>(it->second) / 1000.0);
   }
 
   // HTA's idle time of `rank` per stream in HTA's order (first appearance): (stream, µs per
@@ -340,9 +355,11 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
     analysis::RunHooks hooks;
     if (req.launches) {
       hooks.model = [&](size_t, const trace::TraceModel& m, const analysis::RankSummary& s) {
-        auto rows = analysis::CudaKernelLaunches(m, s.analysis.steps,
-                                                 analysis::RankHtaOptions(m, s.options.hta));
+        int64_t duration = 0;
+        auto rows = analysis::CudaKernelLaunches(
+            m, s.analysis.steps, analysis::RankHtaOptions(m, s.options.hta), &duration);
         std::lock_guard<std::mutex> lock(mu);
+        result->trace_duration_ns[s.info.rank] = duration;
         auto& dst = result->launches[s.info.rank];
         dst.insert(dst.end(), rows.begin(), rows.end());
       };
@@ -396,6 +413,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("to_json", &Analysis::Json)
       .def("text", &Analysis::Text)
       .def("launches", &Analysis::Launches, py::arg("rank"))
+      .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
       .def("ranks", &Analysis::Ranks)
       .def("idle", &Analysis::Idle, py::arg("rank"))
       .def_property_readonly("files", [](const Analysis& a) { return a.run->files; })

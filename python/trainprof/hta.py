@@ -239,7 +239,7 @@ class TraceAnalysis:
         out: Dict[int, Any] = {}
         for rank in self._ranks(ranks):
             cols = self._analysis._core.launches(rank)
-            corr, cpu, gpu, delay = cols if cols is not None else ([], [], [], [])
+            corr, cpu, gpu, delay = cols[:4] if cols is not None else ([], [], [], [])
             # HTA's parser downcasts its integer columns to the smallest type that holds them.
             correlation = pd.to_numeric(np.array(corr, dtype=np.int64), downcast="integer")
             df = pd.DataFrame({"correlation": correlation,
@@ -315,10 +315,68 @@ class TraceAnalysis:
                          "not HTA's sub-patterns of one operator, and writes no overlaid trace: "
                          "see trainprof.analyze(path).table('kernel_sequences')")
 
-    def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> NoReturn:
-        _not_implemented("get_queue_length_summary",
-                         "trainprof keeps the count, mean and max per stream, not the std and "
-                         "quartiles: see trainprof.analyze(path).table('queue_length')")
+    def get_queue_length_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, Any]:
+        """rank -> HTA's queue length per stream as a step function: +1 when a launch call
+        enqueues GPU work, -1 when that work starts; columns ts (µs), pid, tid, stream,
+        queue_length, rows in time order per stream. A rank with no launch is left out, as in
+        HTA. The index counts the rows (HTA's holds its own event numbers)."""
+        pd = _pandas()
+        out: Dict[int, Any] = {}
+        for rank in self._ranks(ranks):
+            cols = self._analysis._core.launches(rank)
+            if not cols or not cols[0]:
+                continue
+            _, _, _, _, launch_ts, gpu_ts, stream, pid, tid = cols
+            n = len(launch_ts)
+            df = pd.DataFrame({"ts": list(launch_ts) + list(gpu_ts),
+                               "pid": list(pid) * 2, "tid": list(tid) * 2,
+                               "stream": list(stream) * 2, "queue": [1] * n + [-1] * n})
+            df = df.sort_values("ts", kind="stable")
+            parts = []
+            for _, part in df.groupby("stream"):
+                part = part.copy()
+                part["queue_length"] = part["queue"].cumsum()
+                parts.append(part)
+            ts = pd.concat(parts)[["ts", "pid", "tid", "stream", "queue_length"]]
+            out[rank] = ts.reset_index(drop=True).rename_axis("index")
+        return out
+
+    def get_queue_length_summary_from_time_series(self, queue_length_dict: Dict[int, Any]
+                                                  ) -> Optional[Any]:
+        """pandas' describe() of the queue length per (rank, stream), from the time series."""
+        pd = _pandas()
+        parts = []
+        for rank, df in queue_length_dict.items():
+            df["rank"] = rank
+            parts.append(df[["rank", "stream", "queue_length"]].groupby(["rank", "stream"])
+                         .describe())
+        return pd.concat(parts) if parts else None
+
+    def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> Optional[Any]:
+        """HTA's queue length statistics per (rank, stream): count, mean, std, quartiles."""
+        return self.get_queue_length_summary_from_time_series(
+            self.get_queue_length_time_series(ranks))
+
+    def get_time_spent_blocked_on_full_queue(self, queue_length_dict: Dict[int, Any],
+                                             max_queue_length: int = 1024) -> Optional[Any]:
+        """Per rank, the time its streams' queue length stood at max_queue_length or more (µs)
+        and its share of the trace's duration; HTA keeps the last stream of a rank that has
+        such time, and so does this."""
+        pd = _pandas()
+        result: Dict[int, List[Any]] = {}
+        for rank, ql in queue_length_dict.items():
+            duration = self._analysis._core.trace_duration(rank)
+            for stream in ql.stream.unique():
+                df = ql.loc[ql.stream == stream].copy()
+                df["dur"] = df.ts.shift(-1) - df.ts
+                df = df.loc[df.queue_length >= max_queue_length]
+                if df.empty:
+                    continue
+                at_max = df.dur.sum()
+                result[rank] = [stream, at_max, at_max / duration if duration else float("nan")]
+        df = pd.DataFrame.from_dict(result, orient="index", columns=[
+            "stream", "duration_at_max_queue_length", "relative_duration_at_max_queue_length"])
+        return df.reset_index(names="rank")
 
     def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> NoReturn:
         _not_implemented("get_memory_bw_summary",
@@ -345,19 +403,6 @@ class TraceAnalysis:
 
     def generate_trace_with_counters(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("generate_trace_with_counters", "trainprof writes no trace copies")
-
-    def get_queue_length_summary_from_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_queue_length_summary_from_time_series",
-                         "trainprof keeps no queue length time series")
-
-    def get_queue_length_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_queue_length_time_series",
-                         "trainprof keeps no queue length time series")
-
-    def get_time_spent_blocked_on_full_queue(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_time_spent_blocked_on_full_queue",
-                         "see the blocked_s column of trainprof.analyze(path).table("
-                         "'queue_length')")
 
     def get_memory_bw_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("get_memory_bw_time_series", "trainprof keeps no bandwidth series")

@@ -23,7 +23,8 @@ HtaLaunch LaunchOf(const HtaTimes& t, const HtaEv& e) {
 
 namespace {
 
-std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, const HtaOptions& o) {
+std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, const HtaOptions& o,
+                                HtaEvents* span) {
   const trace::TraceModel& m = t.m;
   std::vector<HtaEv> out;
   std::vector<int> type_cache(m.names.size(), -2);
@@ -48,14 +49,22 @@ std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, con
       if (any) last_start = ls;
     }
     std::unordered_set<int64_t> kept;
-    for (size_t i = 0; i < m.size(); ++i)
-      if (is_cpu(i) && t.ts(i) < last_start) kept.insert(m.correlation[i]);
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (!is_cpu(i) || t.ts(i) >= last_start) continue;
+      kept.insert(m.correlation[i]);
+      lo = std::min(lo, t.ts(i));
+      hi = std::max(hi, t.ts(i));
+    }
     for (size_t i = 0; i < m.size(); ++i) {
       if (t.stream(i) == -1 || m.kind[i] == EventKind::kSpan) continue;
       if (last_start != std::numeric_limits<int64_t>::max() && !kept.count(m.correlation[i]))
         continue;
       out.push_back(ev(i));
+      lo = std::min(lo, t.ts(i));
+      hi = std::max(hi, t.ts(i));
     }
+    if (lo <= hi) span->first_ts = lo, span->last_ts = hi;
     return out;
   }
   // Ours: the GPU work launched inside the analysed steps, at exact times.
@@ -122,7 +131,7 @@ HtaEvents SelectHtaEvents(const trace::TraceModel& m, const StepsResult& steps,
   constexpr int kComm = static_cast<int>(KernelType::kCommunication);
   constexpr int kMem = static_cast<int>(KernelType::kMemory);
   HtaEvents e{.times = HtaTimes(m, o.hta_compat), .compat = o.hta_compat};
-  e.ev = SelectEvents(e.times, steps, o);
+  e.ev = SelectEvents(e.times, steps, o, &e);
   e.busy = UnionOf(e.ev, 0, true, o.hta_compat);
   e.comp = UnionOf(e.ev, kComp, false, o.hta_compat);
   e.comm = UnionOf(e.ev, kComm, false, o.hta_compat);

@@ -88,6 +88,9 @@ struct HtaEvents {
   bool compat = false;
   std::vector<HtaEv> ev;
   Intervals busy, comp, comm, mem;  // union of all, computation, communication, memory
+  // --hta-compat: the first and last start of every event HTA keeps (its get_trace_duration is
+  // their difference); 0 otherwise.
+  int64_t first_ts = 0, last_ts = 0;
 
   const trace::TraceModel& model() const { return times.m; }
 };

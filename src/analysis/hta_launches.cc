@@ -21,8 +21,9 @@ HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o) {
 }
 
 std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
-                                             const HtaOptions& o) {
+                                             const HtaOptions& o, int64_t* trace_duration_ns) {
   const HtaEvents ev = SelectHtaEvents(m, steps, o);
+  if (trace_duration_ns != nullptr) *trace_duration_ns = ev.last_ts - ev.first_ts;
   std::vector<std::pair<int64_t, KernelLaunch>> rows;  // (the launch call's event, row)
   std::vector<int8_t> is_launch(m.names.size(), -1);
   for (const HtaEv& e : ev.ev) {
@@ -32,9 +33,17 @@ std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const S
     int8_t& il = is_launch[l.name];
     if (il < 0) il = IsLaunchCallName(m.names[l.name], o.hta_compat) ? 1 : 0;
     if (!il) continue;
+    const trace::Track& where = m.tracks[m.track[e.event]];
     rows.push_back({m.launcher[e.event],
-                    {m.correlation[e.event], l.dur, e.end - e.ts,
-                     std::max<int64_t>(0, e.ts - (l.ts + l.dur))}});
+                    {.correlation = m.correlation[e.event],
+                     .cpu_ns = l.dur,
+                     .gpu_ns = e.end - e.ts,
+                     .delay_ns = std::max<int64_t>(0, e.ts - (l.ts + l.dur)),
+                     .launch_ts_ns = m.base_time_ns + l.ts,
+                     .gpu_ts_ns = m.base_time_ns + e.ts,
+                     .stream = ev.times.stream(e.event),
+                     .pid = where.pid,
+                     .tid = where.tid}});
   }
   // HTA's rows follow its launch calls in the file's order (its merge on correlation keeps the
   // CPU side's order, and Kineto writes each thread's calls together).

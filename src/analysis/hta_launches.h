@@ -21,6 +21,10 @@ struct KernelLaunch {
   int64_t cpu_ns = 0;    // the launch call's duration
   int64_t gpu_ns = 0;    // the GPU event's duration
   int64_t delay_ns = 0;  // GPU start - launch call end, 0 when negative (as HTA clips it)
+  // Where and when, for HTA's queue length (+1 at the call, -1 when the GPU work starts): both
+  // starts since the epoch, and the GPU event's stream, pid and tid.
+  int64_t launch_ts_ns = 0, gpu_ts_ns = 0;
+  int64_t stream = -1, pid = 0, tid = 0;
 };
 
 // `o` as one rank is analysed: with --hta-compat HTA drops the last step only when the trace
@@ -31,7 +35,10 @@ HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o);
 // memcpy or memset launch, in the file order of the launch calls (as HTA's merge); a
 // CUDA graph's kernels each get a row (they share the graph launch's correlation id). Never
 // fails.
+// `trace_duration_ns` (may be null) gets HTA's get_trace_duration with --hta-compat: the
+// span of the starts of the events it keeps.
 std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
-                                             const HtaOptions& o);
+                                             const HtaOptions& o,
+                                             int64_t* trace_duration_ns = nullptr);
 
 }  // namespace trainprof::analysis
