@@ -52,3 +52,18 @@ echo "== $( ((real)) && echo 'real HTA' || echo 'trainprof.hta') (logs: $out)"
 sed 's/^tests\/test_//; s/\.py::[A-Za-z]*::/::/' "$HTA_TESTS_TSV" | sort -t$'\t' -k2,2 -k1,1 \
   | awk -F'\t' '{printf "%-8s %-62s %s\n", $2, $1, $3}'
 cut -f2 "$HTA_TESTS_TSV" | sort | uniq -c
+# One count: each of HTA's tests, those whose traces are missing here by their stand-in.
+((real)) || "$py" - "$HTA_TESTS_TSV" <<'PY'
+import sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+stand_in = lambda nodeid: nodeid.startswith("::") or "test_on_present_traces" in nodeid
+present = {r[0].rsplit("::", 1)[1]: r[1] for r in rows if stand_in(r[0])}
+counted = {}
+for nodeid, outcome, *_ in rows:
+    if stand_in(nodeid) or outcome == "skipped":
+        continue
+    name = nodeid.rsplit("::", 1)[1]
+    counted[nodeid] = present.get(name, outcome) if name in present else outcome
+passed = sum(o == "passed" for o in counted.values())
+print(f"== HTA's tests (a missing trace's test by its stand-in): {passed} of {len(counted)} pass")
+PY
