@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """trainprof.hta.TraceAnalysis against Holistic Trace Analysis' own, in one process.
 
-For each trace folder: `TraceAnalysis(trace_dir=...)` and the five breakdown calls HTA users
-make (temporal, idle time, GPU kernels, comm/comp overlap, kernel launch stats; visualize off),
+For each trace folder: `TraceAnalysis(trace_dir=...)` and every breakdown both answer (temporal,
+idle time with interval statistics, GPU kernels, comm/comp overlap, kernel launch stats, profiler
+steps, queue length series, summary and time at a full queue; visualize off),
 timed for HTA and for trainprof, alternating, `--repeat` times; the medians and their ratio.
-Also how much of trainprof's time is building the DataFrames: the five calls on a constructed
+Also how much of trainprof's time is building the DataFrames: every call on a constructed
 TraceAnalysis against the in-process C++ analysis (`_core.analyze`, the constructor's work).
 
 HTA is not a dependency: point --hta at its source (and its imports: pandas, numpy, networkx,
@@ -25,12 +26,18 @@ import time
 from typing import Any, Callable, Dict, List
 
 
-def five_calls(analyzer: Any, ranks: List[int]) -> None:
+def every_call(analyzer: Any, ranks: List[int]) -> None:
+    """Every breakdown both answer: HTA's five, then the profiler steps, the idle intervals'
+    statistics and the queue-length family (issue 55)."""
     analyzer.get_temporal_breakdown(visualize=False)
-    analyzer.get_idle_time_breakdown(ranks=ranks, visualize=False)
+    analyzer.get_idle_time_breakdown(ranks=ranks, visualize=False, show_idle_interval_stats=True)
     analyzer.get_gpu_kernel_breakdown(visualize=False)
     analyzer.get_comm_comp_overlap(visualize=False)
     analyzer.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
+    analyzer.get_profiler_steps()
+    series = analyzer.get_queue_length_time_series(ranks=ranks)
+    analyzer.get_queue_length_summary(ranks=ranks)
+    analyzer.get_time_spent_blocked_on_full_queue(series, max_queue_length=1024)
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -63,14 +70,14 @@ def main() -> int:
         runs: Dict[str, List[float]] = {"hta": [], "ours": [], "core": [], "frames": []}
         ranks = TraceAnalysis(trace_dir=folder)._analysis.ranks
         for _ in range(args.repeat):
-            runs["hta"].append(timed(lambda: five_calls(HtaTraceAnalysis(trace_dir=folder),
+            runs["hta"].append(timed(lambda: every_call(HtaTraceAnalysis(trace_dir=folder),
                                                         ranks)))
-            runs["ours"].append(timed(lambda: five_calls(TraceAnalysis(trace_dir=folder),
+            runs["ours"].append(timed(lambda: every_call(TraceAnalysis(trace_dir=folder),
                                                          ranks)))
-            runs["core"].append(timed(lambda: _core.analyze([folder], hta_compat=True,
-                                                            launches=True)))
+            runs["core"].append(timed(lambda: _core.analyze([folder], {"hta_compat": True},
+                                                            True)))
             ours = TraceAnalysis(trace_dir=folder)
-            runs["frames"].append(timed(lambda: five_calls(ours, ranks)))
+            runs["frames"].append(timed(lambda: every_call(ours, ranks)))
         m = {k: statistics.median(v) for k, v in runs.items()}
         name = folder.rstrip("/").split("/")[-1]
         print(f"{name:28} {m['hta']:8.3f} {m['ours']:10.3f} {m['hta'] / m['ours']:6.1f}x "

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -18,6 +19,7 @@
 #include "analysis/hta_launches.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
+#include "analysis/steps.h"
 #include "base/text.h"
 #include "python/src/bindings.h"
 #include "report/data_quality.h"
@@ -54,6 +56,7 @@ class Analysis {
   std::unique_ptr<analysis::RunResult> run;  // the report and its summaries (driver.h)
   std::map<int64_t, std::vector<analysis::KernelLaunch>> launches;  // by rank
   std::map<int64_t, int64_t> trace_duration_ns;  // by rank: HTA's get_trace_duration
+  std::set<int64_t> profiler_steps;              // every ProfilerStep#N number of every rank
 
   std::vector<std::string> Sections() const {
     std::vector<std::string> out;
@@ -358,8 +361,12 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
         int64_t duration = 0;
         auto rows = analysis::CudaKernelLaunches(
             m, s.analysis.steps, analysis::RankHtaOptions(m, s.options.hta), &duration);
+        std::set<int64_t> steps;
+        for (size_t i = 0; i < m.size(); ++i)
+          if (int64_t n = analysis::ProfilerStepNumber(m.name_of(i)); n >= 0) steps.insert(n);
         std::lock_guard<std::mutex> lock(mu);
         result->trace_duration_ns[s.info.rank] = duration;
+        result->profiler_steps.insert(steps.begin(), steps.end());
         auto& dst = result->launches[s.info.rank];
         dst.insert(dst.end(), rows.begin(), rows.end());
       };
@@ -414,6 +421,11 @@ void AddAnalysisBinding(py::module_& m) {
       .def("text", &Analysis::Text)
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
+      .def_property_readonly("profiler_steps",
+                             [](const Analysis& a) {
+                               return std::vector<int64_t>(a.profiler_steps.begin(),
+                                                           a.profiler_steps.end());
+                             })
       .def("ranks", &Analysis::Ranks)
       .def("idle", &Analysis::Idle, py::arg("rank"))
       .def_property_readonly("files", [](const Analysis& a) { return a.run->files; })

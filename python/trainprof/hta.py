@@ -88,6 +88,7 @@ class TraceAnalysis:
         self._last_step = bool(include_last_profiler_step)
         self._paths: List[str] = list(trace_files.values()) if trace_files else [trace_dir]
         self._runs: Dict[Tuple[Any, ...], Analysis] = {}
+        self._queues: Dict[int, Any] = {}  # rank -> queue length series (None: no launch)
         self._analysis = self._run(launches=True)
 
     def _run(self, launches: bool = False, **options: Any) -> Analysis:
@@ -263,9 +264,7 @@ class TraceAnalysis:
     def get_profiler_steps(self) -> List[int]:
         """The traces' ProfilerStep numbers, ascending, the last left out when there are two or
         more (HTA's selection) unless include_last_profiler_step was given."""
-        t = self._run(steps="all").table("step_breakdown")
-        steps = sorted({int(s.rsplit("#", 1)[1]) for s in t["step"].astype(str)
-                        if "#" in s and s.rsplit("#", 1)[1].isdigit()})
+        steps = list(self._analysis._core.profiler_steps)  # every ProfilerStep#N named
         return steps[:-1] if len(steps) >= 2 and not self._last_step else steps
 
     # --- critical path ------------------------------------------------------------------
@@ -320,37 +319,56 @@ class TraceAnalysis:
         enqueues GPU work, -1 when that work starts; columns ts (µs), pid, tid, stream,
         queue_length, rows in time order per stream. A rank with no launch is left out, as in
         HTA. The index counts the rows (HTA's holds its own event numbers)."""
+        return {rank: df.copy() for rank, df in
+                ((r, self._queue_series(r)) for r in self._ranks(ranks)) if df is not None}
+
+    def _queue_series(self, rank: int) -> Optional[Any]:
+        """One rank's queue length series, built once (numpy: a stable sort by stream then
+        time, and a running sum restarted at each stream)."""
+        if rank in self._queues:
+            return self._queues[rank]
         pd = _pandas()
-        out: Dict[int, Any] = {}
-        for rank in self._ranks(ranks):
-            cols = self._analysis._core.launches(rank)
-            if not cols or not cols[0]:
-                continue
+        import numpy as np
+
+        cols = self._analysis._core.launches(rank)
+        df = None
+        if cols and cols[0]:
             _, _, _, _, launch_ts, gpu_ts, stream, pid, tid = cols
             n = len(launch_ts)
-            df = pd.DataFrame({"ts": list(launch_ts) + list(gpu_ts),
-                               "pid": list(pid) * 2, "tid": list(tid) * 2,
-                               "stream": list(stream) * 2, "queue": [1] * n + [-1] * n})
-            df = df.sort_values("ts", kind="stable")
-            parts = []
-            for _, part in df.groupby("stream"):
-                part = part.copy()
-                part["queue_length"] = part["queue"].cumsum()
-                parts.append(part)
-            ts = pd.concat(parts)[["ts", "pid", "tid", "stream", "queue_length"]]
-            out[rank] = ts.reset_index(drop=True).rename_axis("index")
-        return out
+            ts = np.concatenate([np.asarray(launch_ts, float), np.asarray(gpu_ts, float)])
+            streams = np.tile(np.asarray(stream, np.int64), 2)
+            order = np.lexsort((ts, streams))  # stable: by stream, then time
+            step = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64)])[order]
+            s_sorted = streams[order]
+            total = np.cumsum(step)
+            first = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
+            before = np.maximum.accumulate(np.where(first, np.arange(2 * n), 0))
+            queue = total - (total[before] - step[before])
+            df = pd.DataFrame({"ts": ts[order],
+                               "pid": np.tile(np.asarray(pid, np.int64), 2)[order],
+                               "tid": np.tile(np.asarray(tid, np.int64), 2)[order],
+                               "stream": s_sorted, "queue_length": queue}).rename_axis("index")
+        self._queues[rank] = df
+        return df
 
     def get_queue_length_summary_from_time_series(self, queue_length_dict: Dict[int, Any]
                                                   ) -> Optional[Any]:
         """pandas' describe() of the queue length per (rank, stream), from the time series."""
         pd = _pandas()
-        parts = []
+        import numpy as np
+
+        rows, index = [], []
         for rank, df in queue_length_dict.items():
-            df["rank"] = rank
-            parts.append(df[["rank", "stream", "queue_length"]].groupby(["rank", "stream"])
-                         .describe())
-        return pd.concat(parts) if parts else None
+            df["rank"] = rank  # as HTA, which adds the column to the frames it is given
+            for stream, part in df.groupby("stream", sort=True):
+                q = part["queue_length"].to_numpy(dtype=float)
+                rows.append([float(len(q)), q.mean(), q.std(ddof=1) if len(q) > 1 else np.nan, q.min(),
+                             *np.percentile(q, [25, 50, 75]), q.max()])
+                index.append((rank, stream))
+        if not rows:
+            return None
+        return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["rank", "stream"]),
+                            columns=pd.MultiIndex.from_product([["queue_length"], _DESCRIBE]))
 
     def get_queue_length_summary(self, ranks: Optional[List[int]] = None) -> Optional[Any]:
         """HTA's queue length statistics per (rank, stream): count, mean, std, quartiles."""
