@@ -244,7 +244,6 @@ def test_visualize_without_plotly_says_so() -> None:
 
 @pytest.mark.parametrize("method,args", [
     ("get_frequent_cuda_kernel_sequences", ("aten::mm", "out")),
-    ("get_queue_length_summary", ()),
     ("get_memory_bw_summary", ()),
     ("get_gpu_kernels_with_user_annotations", (0,)),
     ("get_potential_stragglers", ()),
@@ -254,6 +253,26 @@ def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     with pytest.raises(NotImplementedError, match=f"TraceAnalysis.{method}"):
         getattr(a, method)(*args)
+
+
+def test_queue_length_follows_hta_definition() -> None:
+    a = TraceAnalysis(trace_dir=str(SMALL))
+    launches = a.get_cuda_kernel_launch_stats(visualize=False)[0]
+    series = a.get_queue_length_time_series()[0]
+    assert list(series.columns) == ["ts", "pid", "tid", "stream", "queue_length"]
+    # Each launch adds one and its GPU start takes it away: two rows a launch, ending at 0.
+    assert len(series) == 2 * len(launches)
+    for _, part in series.groupby("stream"):
+        assert part["ts"].is_monotonic_increasing
+        assert part["queue_length"].iloc[-1] == 0 and part["queue_length"].min() >= 0
+    summary = a.get_queue_length_summary()
+    assert summary.index.names == ["rank", "stream"]
+    assert summary[("queue_length", "count")].sum() == len(series)
+    blocked = a.get_time_spent_blocked_on_full_queue(a.get_queue_length_time_series(),
+                                                    max_queue_length=1)
+    assert list(blocked.columns) == ["rank", "stream", "duration_at_max_queue_length",
+                                     "relative_duration_at_max_queue_length"]
+    assert (blocked["duration_at_max_queue_length"] > 0).all()
 
 
 def test_an_empty_frame_says_why(tmp_path: Path) -> None:
