@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/hta_launches.h"
+#include "analysis/hta_sequences.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
 #include "analysis/steps.h"
@@ -28,6 +29,7 @@
 #include "report/run_meta.h"
 #include "report/run_writers.h"
 #include "report/terminal.h"
+#include "trace/input_kind.h"
 #include "trace/trace_files.h"
 #include "trainprof/version.h"
 
@@ -166,6 +168,33 @@ class Analysis {
       tid[i] = py::int_(rows[i].tid);
     }
     return py::make_tuple(corr, cpu, gpu, delay, launch_ts, gpu_ts, stream, pid, tid);
+  }
+
+  // HTA's frequent kernel sequences of `rank` (hta_sequences.h): (pattern, count, GPU µs, CPU
+  // µs) rows. The rank's file is read again: the models are not kept. Raises TraceError.
+  std::vector<std::tuple<std::string, int64_t, double, double>> HtaSequences(
+      int64_t rank, const std::string& op, size_t min_length) const {
+    std::string path;
+    for (const analysis::RankInfo& r : run->summaries.ranks)
+      if (r.rank == rank) path = r.path;
+    std::vector<analysis::HtaSequence> found;
+    Status failed = Status::Ok();
+    {
+      py::gil_scoped_release release;
+      StatusOr<trace::TraceModel> m = trace::ReadInput(path, {});
+      if (m.ok()) {
+        found = analysis::HtaKernelSequences(
+            *m, analysis::RankHtaOptions(*m, run->summaries.options.hta), op, min_length);
+      } else {
+        failed = m.status();
+      }
+    }
+    if (!failed.ok()) ThrowTraceError(failed.message());
+    std::vector<std::tuple<std::string, int64_t, double, double>> out;
+    for (const analysis::HtaSequence& s : found)
+      out.emplace_back(s.pattern, s.count, static_cast<double>(s.gpu_ns) / 1000.0,
+                       static_cast<double>(s.cpu_ns) / 1000.0);
+    return out;
   }
 
   // HTA's get_trace_duration of `rank` in µs (the launches' analysis only); None without it.
@@ -421,6 +450,8 @@ void AddAnalysisBinding(py::module_& m) {
       .def("text", &Analysis::Text)
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
+      .def("hta_sequences", &Analysis::HtaSequences, py::arg("rank"), py::arg("operator_name"),
+           py::arg("min_length"))
       .def_property_readonly("profiler_steps",
                              [](const Analysis& a) {
                                return std::vector<int64_t>(a.profiler_steps.begin(),

@@ -243,7 +243,6 @@ def test_visualize_without_plotly_says_so() -> None:
 
 
 @pytest.mark.parametrize("method,args", [
-    ("get_frequent_cuda_kernel_sequences", ("aten::mm", "out")),
     ("get_memory_bw_summary", ()),
     ("get_gpu_kernels_with_user_annotations", (0,)),
     ("get_potential_stragglers", ()),
@@ -273,6 +272,36 @@ def test_queue_length_follows_hta_definition() -> None:
     assert list(blocked.columns) == ["rank", "stream", "duration_at_max_queue_length",
                                      "relative_duration_at_max_queue_length"]
     assert (blocked["duration_at_max_queue_length"] > 0).all()
+
+
+def test_frequent_kernel_sequences_count_calls_of_the_named_operator(tmp_path: Path) -> None:
+    # Three steps, each with one aten::linear launching k1, k2, k3 (10, 20, 30 µs): HTA leaves
+    # out the last step, so the pattern is counted twice, 120 µs of GPU and 2 x 50 µs of CPU.
+    events, corr = [], 0
+    for step in range(3):
+        t0 = 1000 * step
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}",
+                       "pid": 1, "tid": 1, "ts": t0, "dur": 900})
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1,
+                       "ts": t0 + 10, "dur": 50})
+        for k, dur in enumerate([10, 20, 30]):
+            corr += 1
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                           "pid": 1, "tid": 1, "ts": t0 + 12 + 10 * k, "dur": 5,
+                           "args": {"correlation": corr}})
+            events.append({"ph": "X", "cat": "kernel", "name": f"k{k + 1}", "pid": 0, "tid": 7,
+                           "ts": t0 + 100 + 40 * k, "dur": dur,
+                           "args": {"correlation": corr, "stream": 7, "device": 0}})
+    (tmp_path / "rank0.json").write_text(json.dumps({"schemaVersion": 1,
+                                                     "traceEvents": events}))
+    a = TraceAnalysis(trace_dir=str(tmp_path))
+    with pytest.warns(UserWarning, match="writes no overlaid trace"):
+        df = a.get_frequent_cuda_kernel_sequences("aten::linear", str(tmp_path), visualize=False)
+    assert df.values.tolist() == [["aten::linear|k1|k2|k3", 2, 120.0, 100.0]]
+    assert a.get_frequent_cuda_kernel_sequences("aten::linear", str(tmp_path), visualize=False,
+                                                min_pattern_len=4).empty
+    assert a.get_frequent_cuda_kernel_sequences("aten::conv", str(tmp_path),
+                                                visualize=False).empty
 
 
 def test_an_empty_frame_says_why(tmp_path: Path) -> None:

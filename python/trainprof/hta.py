@@ -307,12 +307,31 @@ class TraceAnalysis:
 
     def get_frequent_cuda_kernel_sequences(self, operator_name: str, output_dir: str,
                                            min_pattern_len: int = 3, rank: int = 0,
-                                           top_k: int = 5, visualize: bool = False,
-                                           compress_other_kernels: bool = True) -> NoReturn:
-        _not_implemented("get_frequent_cuda_kernel_sequences",
-                         "trainprof finds whole per-call kernel sequences of every operator, "
-                         "not HTA's sub-patterns of one operator, and writes no overlaid trace: "
-                         "see trainprof.analyze(path).table('kernel_sequences')")
+                                           top_k: int = 5, visualize: bool = True,
+                                           compress_other_kernels: bool = True) -> Any:
+        """HTA's patterns: the calls of the operators whose names contain `operator_name`, at
+        the least depth, that launched at least `min_pattern_len` GPU events; each pattern
+        "op|kernel|..." with its count and GPU and CPU time (µs), most frequent first. An empty
+        frame (no columns) when nothing matches, as HTA. HTA also writes a copy of the trace
+        with the top_k patterns overlaid into output_dir; trainprof does not, and says so."""
+        pd = _pandas()
+        if not operator_name:
+            return pd.DataFrame()
+        self._ranks([rank])
+        rows = self._analysis._core.hta_sequences(rank, operator_name, int(min_pattern_len))
+        if not rows:
+            return pd.DataFrame()
+        df = pd.DataFrame(rows, columns=["pattern", "count", "GPU kernel duration (us)",
+                                         "CPU op duration (us)"])
+        warnings.warn(f"trainprof.hta: get_frequent_cuda_kernel_sequences writes no overlaid "
+                      f"trace into {output_dir} (HTA does); the patterns are returned",
+                      stacklevel=2)
+        if visualize and (px := _plotly("get_frequent_cuda_kernel_sequences")) is not None:
+            top = df[:top_k].copy()
+            top["pattern"] = top["pattern"].str.replace("|", "<br>", regex=False)
+            px.bar(top, x=top.index, y="count", hover_data=["pattern", "count"],
+                   title=f"Top {len(top)} frequent patterns for rank {rank}").show()
+        return df
 
     def get_queue_length_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, Any]:
         """rank -> HTA's queue length per stream as a step function: +1 when a launch call

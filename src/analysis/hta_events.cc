@@ -65,6 +65,7 @@ std::vector<HtaEv> SelectEvents(const HtaTimes& t, const StepsResult& steps, con
       hi = std::max(hi, t.ts(i));
     }
     if (lo <= hi) span->first_ts = lo, span->last_ts = hi;
+    span->cpu_before = last_start;
     return out;
   }
   // Ours: the GPU work launched inside the analysed steps, at exact times.

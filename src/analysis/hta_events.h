@@ -91,6 +91,9 @@ struct HtaEvents {
   // --hta-compat: the first and last start of every event HTA keeps (its get_trace_duration is
   // their difference); 0 otherwise.
   int64_t first_ts = 0, last_ts = 0;
+  // --hta-compat: HTA keeps the CPU events that start before this (the last ProfilerStep's
+  // start when it drops the last step; else the largest time).
+  int64_t cpu_before = std::numeric_limits<int64_t>::max();
 
   const trace::TraceModel& model() const { return times.m; }
 };
