@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/hta_annotations.h"
 #include "analysis/hta_launches.h"
 #include "analysis/hta_sequences.h"
 #include "analysis/run/driver.h"
@@ -57,8 +58,9 @@ class Analysis {
  public:
   std::unique_ptr<analysis::RunResult> run;  // the report and its summaries (driver.h)
   std::map<int64_t, std::vector<analysis::KernelLaunch>> launches;  // by rank
-  std::map<int64_t, int64_t> trace_duration_ns;  // by rank: HTA's get_trace_duration
-  std::set<int64_t> profiler_steps;              // every ProfilerStep#N number of every rank
+  std::map<int64_t, int64_t> trace_duration_ns;             // by rank: HTA's get_trace_duration
+  std::map<int64_t, analysis::HtaAnnotations> annotations;  // by rank
+  std::set<int64_t> profiler_steps;  // every ProfilerStep#N number of every rank
 
   std::vector<std::string> Sections() const {
     std::vector<std::string> out;
@@ -195,6 +197,22 @@ class Analysis {
       out.emplace_back(s.pattern, s.count, static_cast<double>(s.gpu_ns) / 1000.0,
                        static_cast<double>(s.cpu_ns) / 1000.0);
     return out;
+  }
+
+  // HTA's user-annotation statistics of `rank` (hta_annotations.h), the GPU's or the CPU's:
+  // (whether the trace has that category at all, rows of name, count, sum, min, max and std in
+  // µs); (False, []) without the launches' analysis.
+  std::pair<bool, std::vector<std::tuple<std::string, int64_t, double, double, double, double>>>
+  AnnotationStats(int64_t rank, bool gpu) const {
+    std::vector<std::tuple<std::string, int64_t, double, double, double, double>> rows;
+    auto it = annotations.find(rank);
+    if (it == annotations.end()) return {false, rows};
+    auto us = [](double ns) { return ns / 1000.0; };
+    for (const analysis::AnnotationStats& a : gpu ? it->second.gpu : it->second.cpu)
+      rows.emplace_back(a.name, a.count, us(static_cast<double>(a.sum_ns)),
+                        us(static_cast<double>(a.min_ns)), us(static_cast<double>(a.max_ns)),
+                        us(a.std_ns));
+    return {gpu ? it->second.any_gpu : it->second.any_cpu, rows};
   }
 
   // HTA's get_trace_duration of `rank` in µs (the launches' analysis only); None without it.
@@ -390,12 +408,15 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
         int64_t duration = 0;
         auto rows = analysis::CudaKernelLaunches(
             m, s.analysis.steps, analysis::RankHtaOptions(m, s.options.hta), &duration);
+        analysis::HtaAnnotations notes =
+            analysis::HtaAnnotationStats(m, analysis::RankHtaOptions(m, s.options.hta));
         std::set<int64_t> steps;
         for (size_t i = 0; i < m.size(); ++i)
           if (int64_t n = analysis::ProfilerStepNumber(m.name_of(i)); n >= 0) steps.insert(n);
         std::lock_guard<std::mutex> lock(mu);
         result->trace_duration_ns[s.info.rank] = duration;
         result->profiler_steps.insert(steps.begin(), steps.end());
+        result->annotations[s.info.rank] = std::move(notes);
         auto& dst = result->launches[s.info.rank];
         dst.insert(dst.end(), rows.begin(), rows.end());
       };
@@ -450,6 +471,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("text", &Analysis::Text)
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
+      .def("annotation_stats", &Analysis::AnnotationStats, py::arg("rank"), py::arg("gpu"))
       .def("hta_sequences", &Analysis::HtaSequences, py::arg("rank"), py::arg("operator_name"),
            py::arg("min_length"))
       .def_property_readonly("profiler_steps",

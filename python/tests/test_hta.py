@@ -274,9 +274,8 @@ def test_queue_length_follows_hta_definition() -> None:
     assert (blocked["duration_at_max_queue_length"] > 0).all()
 
 
-def test_frequent_kernel_sequences_count_calls_of_the_named_operator(tmp_path: Path) -> None:
-    # Three steps, each with one aten::linear launching k1, k2, k3 (10, 20, 30 µs): HTA leaves
-    # out the last step, so the pattern is counted twice, 120 µs of GPU and 2 x 50 µs of CPU.
+def write_linear_steps(tmp_path: Path) -> None:
+    """Three steps, each with one aten::linear launching k1, k2, k3 (10, 20, 30 µs)."""
     events, corr = [], 0
     for step in range(3):
         t0 = 1000 * step
@@ -294,6 +293,28 @@ def test_frequent_kernel_sequences_count_calls_of_the_named_operator(tmp_path: P
                            "args": {"correlation": corr, "stream": 7, "device": 0}})
     (tmp_path / "rank0.json").write_text(json.dumps({"schemaVersion": 1,
                                                      "traceEvents": events}))
+
+
+def test_user_annotation_breakdown_sums_each_name(tmp_path: Path) -> None:
+    # HTA leaves out the last step: ProfilerStep#0 and #1, 900 µs each; no GPU annotation.
+    write_linear_steps(tmp_path)
+    a = TraceAnalysis(trace_dir=str(tmp_path))
+    cpu = a.get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False)
+    assert list(cpu.columns) == ["name", "sum (us)", "max (us)", "min (us)", "stddev",
+                                 "mean (us)", "rank"]
+    assert cpu[["name", "sum (us)", "stddev", "rank"]].values.tolist() == [
+        ["ProfilerStep#0", 900.0, 0.0, 0], ["ProfilerStep#1", 900.0, 0.0, 0]]
+    folded = a.get_gpu_user_annotation_breakdown(use_gpu_annotation=False, visualize=False,
+                                                 num_kernels=1)
+    assert folded["name"].tolist() == ["ProfilerStep#0", "others"]
+    with pytest.warns(UserWarning, match="no gpu_user_annotation events"):
+        assert a.get_gpu_user_annotation_breakdown(visualize=False) is None
+
+
+def test_frequent_kernel_sequences_count_calls_of_the_named_operator(tmp_path: Path) -> None:
+    # HTA leaves out the last step, so the pattern is counted twice, 120 µs of GPU and 2 x 50
+    # µs of CPU.
+    write_linear_steps(tmp_path)
     a = TraceAnalysis(trace_dir=str(tmp_path))
     with pytest.warns(UserWarning, match="writes no overlaid trace"):
         df = a.get_frequent_cuda_kernel_sequences("aten::linear", str(tmp_path), visualize=False)

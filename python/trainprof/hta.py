@@ -35,6 +35,29 @@ def _warn_no_rows(method: str, rank: int, what: str) -> None:
     warnings.warn(f"trainprof.hta: {method}: rank {rank} has no rows: {what}", stacklevel=3)
 
 
+def _hta_fold(rows: List[Any], duration_ratio: float, num_kernels: int,
+              allowlist_patterns: Optional[List[str]], re: Any) -> Any:
+    """HTA's _aggr_gpu_kernel_time on per-name statistics (name, count, sum, min, max, std):
+    sorted by sum, and past num_kernels names or the duration_ratio quantile of the running sum
+    the names fold into "others", whose statistics (and then every row's) are over the
+    per-name sums."""
+    pd = _pandas()
+    df = pd.DataFrame([(n, s, mx, mn, s / c, sd) for n, c, s, mn, mx, sd in rows],
+                      columns=["name", "sum", "max", "min", "mean", "std"])
+    df = df.astype({c: "float64" for c in ["sum", "max", "min", "mean", "std"]})
+    df = df.sort_values(by=["sum"], ascending=False, ignore_index=True)
+    df = df.fillna({"std": 0})
+    if len(df) <= num_kernels:
+        return df
+    keep = df["name"].str.contains("|".join(re.escape(p) for p in allowlist_patterns)) \
+        if allowlist_patterns else df["sum"] < 0
+    cumsum = df["sum"].cumsum()
+    df.loc[~keep & (cumsum > cumsum.quantile(duration_ratio)), "name"] = "others"
+    df.loc[~keep & (df.index >= num_kernels), "name"] = "others"
+    df = df.groupby(by=["name"])["sum"].agg(["sum", "max", "min", "mean", "std"]).reset_index()
+    return df.fillna({"std": 0})
+
+
 def _us(seconds: float) -> float:
     # Report times are exact ns as seconds; back to µs at ns resolution.
     return round(seconds * 1e6, 3)
@@ -431,9 +454,39 @@ class TraceAnalysis:
         _not_implemented("get_potential_stragglers",
                          "trainprof.analyze names the slowest rank in its findings")
 
-    def get_gpu_user_annotation_breakdown(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_gpu_user_annotation_breakdown",
-                         "see trainprof.analyze(path).table('phase_breakdown')")
+    def get_gpu_user_annotation_breakdown(self, use_gpu_annotation: bool = True,
+                                          visualize: bool = True, duration_ratio: float = 0.8,
+                                          num_kernels: int = 1000,
+                                          allowlist_patterns: Optional[List[str]] = None,
+                                          image_renderer: Optional[str] = None) -> Optional[Any]:
+        """Time per user annotation (gpu_user_annotation, or the CPU's user_annotation with
+        use_gpu_annotation=False) on each rank, µs: sum, max, min, stddev, mean; past
+        num_kernels names or the duration_ratio of the time, the rest is "others" (names that
+        contain an allowlist pattern excepted), as HTA folds them. None, with a warning, when
+        no rank has that kind of annotation."""
+        pd = _pandas()
+        import re
+
+        frames, any_events = [], False
+        for rank in sorted(self._analysis.ranks):
+            has, rows = self._analysis._core.annotation_stats(rank, use_gpu_annotation)
+            any_events = any_events or has
+            df = _hta_fold(rows, duration_ratio, num_kernels, allowlist_patterns, re)
+            df["rank"] = int(rank)
+            frames.append(df)
+        if not any_events:
+            kind = "gpu_user_annotation" if use_gpu_annotation else "user_annotation"
+            warnings.warn(f"trainprof.hta: the traces have no {kind} events", stacklevel=2)
+            return None
+        out = pd.concat(frames, ignore_index=True).sort_values(by=["rank", "name"],
+                                                                ignore_index=True)
+        out = out[["name", "sum", "max", "min", "std", "mean", "rank"]]  # HTA's column order
+        out = out.rename(columns={"sum": "sum (us)", "mean": "mean (us)", "max": "max (us)",
+                                  "min": "min (us)", "std": "stddev"})
+        if visualize and (px := _plotly("get_gpu_user_annotation_breakdown")) is not None:
+            px.bar(out, x="name", y="sum (us)", facet_row="rank",
+                   title="Time per user annotation").show(renderer=image_renderer or None)
+        return out
 
     def get_aten_op_kernels_and_delay(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("get_aten_op_kernels_and_delay", "not implemented in trainprof")

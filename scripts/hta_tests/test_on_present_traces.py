@@ -146,3 +146,13 @@ def test_get_queue_length_stats():
 
 def test_get_cupti_counter_data_with_operators():
     _compare(lambda t: t.get_cupti_counter_data_with_operators(), trace_dir=ONE_RANK)
+
+
+def test_user_annotation_breakdowns_match_hta():
+    """Not a stand-in: HTA's own two breakdown tests read its internals for their sums, so the
+    frames are compared with HTA's on a trace that has both kinds of annotation."""
+    _compare(lambda t: [t.get_gpu_user_annotation_breakdown(visualize=False,
+                                                            use_gpu_annotation=gpu, **kw)
+                        for gpu in (True, False)
+                        for kw in ({}, {"num_kernels": 5, "allowlist_patterns": ["Optimizer"]})],
+             trace_dir=ONE_RANK)
