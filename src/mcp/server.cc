@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -198,8 +199,14 @@ class Server {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;
-        cv_.wait_for(lock, std::chrono::milliseconds(options_.roots_wait_ms),
-                     [&] { return !roots_pending_; });
+        if (!cv_.wait_for(lock, std::chrono::milliseconds(options_.roots_wait_ms),
+                          [&] { return !roots_pending_; })) {
+          roots_pending_ = false;  // the client never answered: its roots stay unknown
+          std::fputs(
+              "trainprof mcp: the client did not answer roots/list; reading under the "
+              "--root folders or the working folder\n",
+              stderr);
+        }
         job = std::move(queue_.front());
         queue_.pop_front();
         running_ = true;

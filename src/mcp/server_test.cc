@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "analysis/run/driver.h"
 #include "report/json.h"
@@ -22,11 +23,13 @@ const std::string kTraceDir = std::string(TRAINPROF_SOURCE_DIR) + "/tests/data/t
 // Serves `lines` (one message each) with `root` as the only root; the replies by id (as dumped
 // text), and the notifications and id-less replies in order under "".
 std::map<std::string, std::vector<Json>> Exchange(const std::vector<Json>& lines,
-                                                  const std::string& root) {
+                                                  const std::string& root,
+                                                  int roots_wait_ms = 5000) {
   std::stringstream in, out;
   for (const Json& m : lines) in << Line(m) << "\n";
   ServerOptions o;
   o.roots = {root};
+  o.roots_wait_ms = roots_wait_ms;
   EXPECT_EQ(Serve(o, in, out), 0);
   std::map<std::string, std::vector<Json>> by_id;
   std::string line;
@@ -174,6 +177,54 @@ TEST(McpServer, BadCallsGetErrorsAndTheServerGoesOn) {
   EXPECT_EQ(r["7"][0]["error"]["code"], kMethodNotFound);
   EXPECT_EQ(r[""][0]["error"]["code"], kInvalidRequest);
   EXPECT_TRUE(r["8"][0]["result"].is_object());
+}
+
+// Input that ends only after a pause, as a client that stays connected without answering.
+class SlowEnd : public std::stringbuf {
+ public:
+  using std::stringbuf::stringbuf;
+
+ protected:
+  int_type underflow() override {
+    const int_type c = std::stringbuf::underflow();
+    if (c == traits_type::eof() && !paused_) {
+      paused_ = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    }
+    return c;
+  }
+
+ private:
+  bool paused_ = false;
+};
+
+TEST(McpServer, AClientThatNeverAnswersRootsListIsServedUnderTheRootFolders) {
+  Json init = Init();
+  init["params"]["capabilities"] = {{"roots", {{"listChanged", true}}}};
+  std::string text;
+  for (const Json& m :
+       {init, Notification("notifications/initialized", Json::object()),
+        Call(1, "analyze", {{"path", "rank0.json"}}), Call(2, "analyze", {{"path", "rank0.json"}})})
+    text += Line(m) + "\n";
+  SlowEnd buf(text);
+  std::istream in(&buf);
+  std::stringstream out;
+  ServerOptions o;
+  o.roots = {kTraceDir};
+  o.roots_wait_ms = 50;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Serve(o, in, out), 0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  // One wait, not one per call: the first call gives up on the client's roots for good.
+  EXPECT_EQ(err,
+            "trainprof mcp: the client did not answer roots/list; reading under the "
+            "--root folders or the working folder\n");
+  std::vector<Json> replies;
+  for (std::string line; std::getline(out, line);) replies.push_back(Json::parse(line));
+  ASSERT_EQ(replies.size(), 4u);  // initialize's result, roots/list, then the two calls
+  EXPECT_EQ(replies[1]["method"], "roots/list");
+  EXPECT_FALSE(replies[2]["result"].value("isError", false));
+  EXPECT_EQ(Line(replies[2]["result"]), Line(replies[3]["result"]));
 }
 
 TEST(McpServer, ResourcesAreTheRunFoldersUnderTheRoots) {
