@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/hta_annotations.h"
+#include "analysis/hta_aten_ops.h"
 #include "analysis/hta_launches.h"
 #include "analysis/hta_sequences.h"
 #include "analysis/run/driver.h"
@@ -176,9 +177,7 @@ class Analysis {
   // µs) rows. The rank's file is read again: the models are not kept. Raises TraceError.
   std::vector<std::tuple<std::string, int64_t, double, double>> HtaSequences(
       int64_t rank, const std::string& op, size_t min_length) const {
-    std::string path;
-    for (const analysis::RankInfo& r : run->summaries.ranks)
-      if (r.rank == rank) path = r.path;
+    const std::string path = PathOfRank(rank);
     std::vector<analysis::HtaSequence> found;
     Status failed = Status::Ok();
     {
@@ -213,6 +212,44 @@ class Analysis {
                         us(static_cast<double>(a.min_ns)), us(static_cast<double>(a.max_ns)),
                         us(a.std_ns));
     return {gpu ? it->second.any_gpu : it->second.any_cpu, rows};
+  }
+
+  // HTA's aten-op launches of `rank` (hta_aten_ops.h): columns (tid, op, op start, launch
+  // start, kernel start, correlation, kernel), times in µs. The rank's file is read again.
+  py::tuple AtenOpLaunches(int64_t rank) const {
+    std::vector<analysis::AtenOpLaunch> rows;
+    Status failed = Status::Ok();
+    {
+      py::gil_scoped_release release;
+      StatusOr<trace::TraceModel> m = trace::ReadInput(PathOfRank(rank), {});
+      if (m.ok()) {
+        rows = analysis::HtaAtenOpLaunches(
+            *m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
+      } else {
+        failed = m.status();
+      }
+    }
+    if (!failed.ok()) ThrowTraceError(failed.message());
+    const size_t n = rows.size();
+    py::list tid(n), op(n), op_ts(n), launch_ts(n), kernel_ts(n), corr(n), kernel(n);
+    auto us = [](int64_t ns) { return py::float_(static_cast<double>(ns) / 1000.0); };
+    for (size_t i = 0; i < n; ++i) {
+      tid[i] = py::int_(rows[i].tid);
+      op[i] = py::str(rows[i].op);
+      op_ts[i] = us(rows[i].op_ts_ns);
+      launch_ts[i] = us(rows[i].launch_ts_ns);
+      kernel_ts[i] = us(rows[i].kernel_ts_ns);
+      corr[i] = py::int_(rows[i].correlation);
+      kernel[i] = py::str(rows[i].kernel);
+    }
+    return py::make_tuple(tid, op, op_ts, launch_ts, kernel_ts, corr, kernel);
+  }
+
+  // The file of `rank`, "" when none.
+  std::string PathOfRank(int64_t rank) const {
+    for (const analysis::RankInfo& r : run->summaries.ranks)
+      if (r.rank == rank) return r.path;
+    return "";
   }
 
   // HTA's get_trace_duration of `rank` in µs (the launches' analysis only); None without it.
@@ -472,6 +509,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
       .def("annotation_stats", &Analysis::AnnotationStats, py::arg("rank"), py::arg("gpu"))
+      .def("aten_op_launches", &Analysis::AtenOpLaunches, py::arg("rank"))
       .def("hta_sequences", &Analysis::HtaSequences, py::arg("rank"), py::arg("operator_name"),
            py::arg("min_length"))
       .def_property_readonly("profiler_steps",

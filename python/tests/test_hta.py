@@ -311,6 +311,16 @@ def test_user_annotation_breakdown_sums_each_name(tmp_path: Path) -> None:
         assert a.get_gpu_user_annotation_breakdown(visualize=False) is None
 
 
+def test_aten_op_kernels_and_delay_group_each_calls_launches(tmp_path: Path) -> None:
+    # aten::linear starts 2 µs before its first launch, whose kernel starts 88 µs later; two
+    # calls (HTA leaves out the last step), each launching k1, k2, k3.
+    write_linear_steps(tmp_path)
+    df = TraceAnalysis(trace_dir=str(tmp_path)).get_aten_op_kernels_and_delay()[0]
+    assert df.values.tolist() == [["aten::linear", "k1 -> k2 -> k3", 2, 2.0, 88.0]]
+    assert list(df.columns) == ["aten_op_name", "kernel_sequence", "occurrence_count",
+                                "avg_aten_op_launch_delay", "avg_runtime_delay"]
+
+
 def test_frequent_kernel_sequences_count_calls_of_the_named_operator(tmp_path: Path) -> None:
     # HTA leaves out the last step, so the pattern is counted twice, 120 µs of GPU and 2 x 50
     # µs of CPU.

@@ -488,8 +488,34 @@ class TraceAnalysis:
                    title="Time per user annotation").show(renderer=image_renderer or None)
         return out
 
-    def get_aten_op_kernels_and_delay(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_aten_op_kernels_and_delay", "not implemented in trainprof")
+    def get_aten_op_kernels_and_delay(self, ranks: Optional[List[int]] = None,
+                                      sort_by: Optional[List[str]] = None) -> Dict[int, Any]:
+        """rank -> per (aten op, its kernel sequence): occurrence_count, the mean delay from the
+        op's start to its first launch call and from that call to its kernel's start (µs), as
+        HTA groups each op call's launches (the innermost aten:: op around each launch call)."""
+        pd = _pandas()
+        out: Dict[int, Any] = {}
+        for rank in self._ranks(ranks):
+            tid, op, op_ts, launch_ts, kernel_ts, corr, kernel = \
+                self._analysis._core.aten_op_launches(rank)
+            stats = pd.DataFrame({"thread_id": tid, "aten_op_name": op, "aten_op_start": op_ts,
+                                  "runtime_start": launch_ts, "device_start": kernel_ts,
+                                  "correlation_id": corr, "kernel_name": kernel})
+            stats["aten_op_delay"] = stats["runtime_start"] - stats["aten_op_start"]
+            stats["runtime_delay"] = stats["device_start"] - stats["runtime_start"]
+            calls = stats.groupby(["thread_id", "aten_op_name", "aten_op_start"]).agg(
+                {"kernel_name": list, "aten_op_delay": "first", "runtime_delay": "first"}
+            ).reset_index()
+            calls["kernel_sequence"] = calls["kernel_name"].apply(" -> ".join)
+            final = calls.groupby(["aten_op_name", "kernel_sequence"]).agg(
+                occurrence_count=("runtime_delay", "count"),
+                avg_aten_op_launch_delay=("aten_op_delay", "mean"),
+                avg_runtime_delay=("runtime_delay", "mean"),
+            ).reset_index().sort_values(sort_by or ["occurrence_count"], ascending=False)
+            final["avg_runtime_delay"] = final["avg_runtime_delay"].round(3)
+            final["avg_aten_op_launch_delay"] = final["avg_aten_op_launch_delay"].round(3)
+            out[rank] = final
+        return out
 
     def generate_trace_with_counters(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("generate_trace_with_counters", "trainprof writes no trace copies")

@@ -156,3 +156,4 @@ def test_user_annotation_breakdowns_match_hta():
                         for gpu in (True, False)
                         for kw in ({}, {"num_kernels": 5, "allowlist_patterns": ["Optimizer"]})],
              trace_dir=ONE_RANK)
+
