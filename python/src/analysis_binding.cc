@@ -18,6 +18,7 @@
 
 #include "analysis/hta_annotations.h"
 #include "analysis/hta_aten_ops.h"
+#include "analysis/hta_kernel_annotations.h"
 #include "analysis/hta_launches.h"
 #include "analysis/hta_sequences.h"
 #include "analysis/run/driver.h"
@@ -243,6 +244,41 @@ class Analysis {
       kernel[i] = py::str(rows[i].kernel);
     }
     return py::make_tuple(tid, op, op_ts, launch_ts, kernel_ts, corr, kernel);
+  }
+
+  // HTA's GPU kernels of `rank` with their GPU user annotation (hta_kernel_annotations.h):
+  // columns (ts, dur, pid, tid, stream, correlation, name, annotation), times in µs; None when
+  // the trace has no GPU user annotation. The rank's file is read again.
+  py::object KernelsWithAnnotations(int64_t rank) const {
+    std::optional<std::vector<analysis::AnnotatedKernel>> rows;
+    Status failed = Status::Ok();
+    {
+      py::gil_scoped_release release;
+      StatusOr<trace::TraceModel> m = trace::ReadInput(PathOfRank(rank), {});
+      if (m.ok()) {
+        rows = analysis::HtaKernelsWithAnnotations(
+            *m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
+      } else {
+        failed = m.status();
+      }
+    }
+    if (!failed.ok()) ThrowTraceError(failed.message());
+    if (!rows) return py::none();
+    const size_t n = rows->size();
+    py::list ts(n), dur(n), pid(n), tid(n), stream(n), corr(n), name(n), note(n);
+    auto us = [](int64_t ns) { return py::float_(static_cast<double>(ns) / 1000.0); };
+    for (size_t i = 0; i < n; ++i) {
+      const analysis::AnnotatedKernel& k = (*rows)[i];
+      ts[i] = us(k.ts_ns);
+      dur[i] = us(k.dur_ns);
+      pid[i] = py::int_(k.pid);
+      tid[i] = py::int_(k.tid);
+      stream[i] = py::int_(k.stream);
+      corr[i] = py::int_(k.correlation);
+      name[i] = py::str(k.name);
+      note[i] = py::str(k.annotation);
+    }
+    return py::make_tuple(ts, dur, pid, tid, stream, corr, name, note);
   }
 
   // The file of `rank`, "" when none.
@@ -510,6 +546,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
       .def("annotation_stats", &Analysis::AnnotationStats, py::arg("rank"), py::arg("gpu"))
       .def("aten_op_launches", &Analysis::AtenOpLaunches, py::arg("rank"))
+      .def("kernels_with_annotations", &Analysis::KernelsWithAnnotations, py::arg("rank"))
       .def("hta_sequences", &Analysis::HtaSequences, py::arg("rank"), py::arg("operator_name"),
            py::arg("min_length"))
       .def_property_readonly("profiler_steps",

@@ -244,7 +244,6 @@ def test_visualize_without_plotly_says_so() -> None:
 
 @pytest.mark.parametrize("method,args", [
     ("get_memory_bw_summary", ()),
-    ("get_gpu_kernels_with_user_annotations", (0,)),
     ("get_potential_stragglers", ()),
     ("overlay_critical_path_analysis", (0, None, "out")),
 ])
@@ -333,6 +332,31 @@ def test_frequent_kernel_sequences_count_calls_of_the_named_operator(tmp_path: P
                                                 min_pattern_len=4).empty
     assert a.get_frequent_cuda_kernel_sequences("aten::conv", str(tmp_path),
                                                 visualize=False).empty
+
+
+def test_kernels_with_user_annotations_take_the_innermost(tmp_path: Path) -> None:
+    from trainprof.hta import _shorten
+    assert _shorten("void at::native::(anonymous namespace)::multi_tensor_apply_kernel"
+                    "<at::native::TensorListMetadata<1>, float>(int, float)") \
+        == "at::native::::multi_tensor_apply_kernel"
+    assert _shorten("Memcpy DtoD (Device -> Device)") == "Memcpy DtoD (Device -> Device)"
+    assert _shorten("volta_sgemm_128x64_nn") == "volta_sgemm_128x64_nn"
+    # k1..k3 at 100, 140, 180 µs of each step on stream 7: "outer" spans all three, "inner"
+    # only k2; k3 of the last step is left out with that step, as HTA leaves it.
+    write_linear_steps(tmp_path)
+    trace = json.loads((tmp_path / "rank0.json").read_text())
+    for step in range(2):
+        for name, ts, dur in (("outer", 90, 130), ("inner", 135, 30)):
+            trace["traceEvents"].append({"ph": "X", "cat": "gpu_user_annotation", "name": name,
+                                         "pid": 0, "tid": 7, "ts": 1000 * step + ts,
+                                         "dur": dur, "args": {"stream": 7, "device": 0}})
+    (tmp_path / "rank0.json").write_text(json.dumps(trace))
+    df = TraceAnalysis(trace_dir=str(tmp_path)).get_gpu_kernels_with_user_annotations(0)
+    assert df[["s_name", "s_user_annotation"]].values.tolist() == [
+        ["k1", "outer"], ["k2", "inner"], ["k3", "outer"]] * 2
+    with pytest.warns(UserWarning, match="no GPU user annotations"):
+        assert TraceAnalysis(trace_dir=str(SMALL)).get_gpu_kernels_with_user_annotations(0) \
+            is None
 
 
 def test_an_empty_frame_says_why(tmp_path: Path) -> None:

@@ -58,6 +58,27 @@ def _hta_fold(rows: List[Any], duration_ratio: float, num_kernels: int,
     return df.fillna({"std": 0})
 
 
+def _shorten(name: str) -> str:
+    """A kernel or operator name without its return type, template and call arguments, as HTA's
+    shorten_name gives it ("void at::native::(anonymous namespace)::f<4>(int)" ->
+    "at::native::::f"); copies and sets, and names with nothing to cut, unchanged. An
+    unmatched closing bracket drops what came before it, as HTA's does."""
+    import re
+    if re.match(r"(hip)?Memcpy|(hip)?Memset|dma", name) or ("<" not in name and "(" not in name):
+        return name
+    kept: List[str] = []
+    for ch in name.replace("->", ""):
+        opener = {">": "<", ")": "("}.get(ch)
+        if opener is None:
+            kept.append(ch)
+            continue
+        cut = len(kept) - 1
+        while cut >= 0 and kept[cut] != opener:
+            cut -= 1
+        del kept[max(cut, 0):]
+    return "".join(kept).split(" ")[-1]
+
+
 def _us(seconds: float) -> float:
     # Report times are exact ns as seconds; back to µs at ns resolution.
     return round(seconds * 1e6, 3)
@@ -444,11 +465,30 @@ class TraceAnalysis:
                          "statistics: see trainprof.analyze(path).table('memcpy_bandwidth')")
 
     def get_gpu_kernels_with_user_annotations(self, rank: int, expand_names: bool = True,
-                                              shorten_names: bool = True) -> NoReturn:
-        _not_implemented("get_gpu_kernels_with_user_annotations",
-                         "trainprof keeps no per-kernel rows; the Phase view sums GPU time per "
-                         "annotation: trainprof.analyze(path).table('annotations')")
-
+                                              shorten_names: bool = True) -> Optional[Any]:
+        """Every GPU kernel, copy and set of `rank` with the GPU user annotation it falls in on
+        its own GPU track (the innermost where they nest): ts, dur, end (µs), pid, tid, stream,
+        correlation, name, user_annotation (a number per annotation name, -1 for none), and with
+        expand_names s_name and s_user_annotation (names shortened as HTA shortens them). None,
+        with a warning, when the trace has no GPU user annotation, as HTA."""
+        pd = _pandas()
+        self._ranks([rank])
+        cols = self._analysis._core.kernels_with_annotations(rank)
+        if cols is None:
+            warnings.warn(f"trainprof.hta: the trace of rank {rank} has no GPU user annotations",
+                          stacklevel=2)
+            return None
+        ts, dur, pid, tid, stream, corr, name, note = cols
+        ids = {n: i for i, n in enumerate(sorted(set(note) - {""}))}
+        df = pd.DataFrame({"ts": ts, "dur": dur, "pid": pid, "tid": tid, "stream": stream,
+                           "correlation": corr, "name": name,
+                           "user_annotation": [ids.get(n, -1) for n in note]})
+        df.insert(2, "end", df["ts"] + df["dur"])
+        if expand_names:
+            short = _shorten if shorten_names else (lambda n: n)
+            df["s_name"] = df["name"].map(short)
+            df["s_user_annotation"] = [short(n) for n in note]
+        return df
 
     def get_potential_stragglers(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("get_potential_stragglers",

@@ -133,6 +133,18 @@ def test_frequent_cuda_kernel_sequences(tmp_path):
 
 
 def test_get_gpu_kernels_with_user_annotations():
+    # HTA's frame holds its internal event table's columns (symbol ids, indices), so the stand-in
+    # asks what HTA's test asks, on ns_resolution_trace (here), with HTA's own answers: the
+    # kernels' count, the annotations, two rows; then the trace without GPU annotations, where
+    # both give None (the test's vision_transformer half).
+    def call(t):
+        df = t.get_gpu_kernels_with_user_annotations(rank=0, expand_names=True,
+                                                     shorten_names=True)
+        row = lambda c: df[df.correlation == c][["s_user_annotation", "s_name"]].values.tolist()
+        return [len(df), int(df.user_annotation.unique().size),
+                int((df.s_user_annotation == "Optimizer.step#SGD.step").sum()),
+                row(135139), row(164926)]
+    _compare(call, trace_dir=ONE_RANK)
     _compare(lambda t: t.get_gpu_kernels_with_user_annotations(rank=0), trace_dir=TRAINING)
 
 
