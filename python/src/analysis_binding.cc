@@ -21,6 +21,7 @@
 #include "analysis/hta_kernel_annotations.h"
 #include "analysis/hta_launches.h"
 #include "analysis/hta_sequences.h"
+#include "analysis/hta_stragglers.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
 #include "analysis/steps.h"
@@ -62,6 +63,7 @@ class Analysis {
   std::map<int64_t, std::vector<analysis::KernelLaunch>> launches;  // by rank
   std::map<int64_t, int64_t> trace_duration_ns;             // by rank: HTA's get_trace_duration
   std::map<int64_t, analysis::HtaAnnotations> annotations;  // by rank
+  std::map<int64_t, analysis::HtaStragglerRows> straggler_rows;  // by rank
   std::set<int64_t> profiler_steps;  // every ProfilerStep#N number of every rank
 
   std::vector<std::string> Sections() const {
@@ -281,6 +283,20 @@ class Analysis {
     return py::make_tuple(ts, dur, pid, tid, stream, corr, name, note);
   }
 
+  // HTA's straggler rows of `rank` (hta_stragglers.h), µs: ([(step, first, last end)],
+  // [(step, ts, dur, stream, name)]).
+  py::tuple StragglerRows(int64_t rank) const {
+    py::list steps, comm;
+    auto us = [](int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+    if (auto it = straggler_rows.find(rank); it != straggler_rows.end()) {
+      for (const analysis::StepSpan& s : it->second.steps)
+        steps.append(py::make_tuple(s.step, us(s.first_ns), us(s.last_end_ns)));
+      for (const analysis::CommKernelRow& c : it->second.comm)
+        comm.append(py::make_tuple(c.step, us(c.ts_ns), us(c.dur_ns), c.stream, c.name));
+    }
+    return py::make_tuple(steps, comm);
+  }
+
   // The file of `rank`, "" when none.
   std::string PathOfRank(int64_t rank) const {
     for (const analysis::RankInfo& r : run->summaries.ranks)
@@ -481,8 +497,11 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
         int64_t duration = 0;
         auto rows = analysis::CudaKernelLaunches(
             m, s.analysis.steps, analysis::RankHtaOptions(m, s.options.hta), &duration);
-        analysis::HtaAnnotations notes =
-            analysis::HtaAnnotationStats(m, analysis::RankHtaOptions(m, s.options.hta));
+        const analysis::HtaOptions hta = analysis::RankHtaOptions(m, s.options.hta);
+        const analysis::HtaEvents selected =
+            analysis::SelectHtaEvents(m, analysis::StepsResult{}, hta);
+        analysis::HtaAnnotations notes = analysis::HtaAnnotationStats(selected);
+        analysis::HtaStragglerRows straggler = analysis::HtaStragglerData(selected);
         std::set<int64_t> steps;
         for (size_t i = 0; i < m.size(); ++i)
           if (int64_t n = analysis::ProfilerStepNumber(m.name_of(i)); n >= 0) steps.insert(n);
@@ -490,6 +509,7 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
         result->trace_duration_ns[s.info.rank] = duration;
         result->profiler_steps.insert(steps.begin(), steps.end());
         result->annotations[s.info.rank] = std::move(notes);
+        result->straggler_rows[s.info.rank] = std::move(straggler);
         auto& dst = result->launches[s.info.rank];
         dst.insert(dst.end(), rows.begin(), rows.end());
       };
@@ -547,6 +567,7 @@ void AddAnalysisBinding(py::module_& m) {
       .def("annotation_stats", &Analysis::AnnotationStats, py::arg("rank"), py::arg("gpu"))
       .def("aten_op_launches", &Analysis::AtenOpLaunches, py::arg("rank"))
       .def("kernels_with_annotations", &Analysis::KernelsWithAnnotations, py::arg("rank"))
+      .def("straggler_rows", &Analysis::StragglerRows, py::arg("rank"))
       .def("hta_sequences", &Analysis::HtaSequences, py::arg("rank"), py::arg("operator_name"),
            py::arg("min_length"))
       .def_property_readonly("profiler_steps",

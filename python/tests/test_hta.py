@@ -244,7 +244,6 @@ def test_visualize_without_plotly_says_so() -> None:
 
 @pytest.mark.parametrize("method,args", [
     ("get_memory_bw_summary", ()),
-    ("get_potential_stragglers", ()),
     ("overlay_critical_path_analysis", (0, None, "out")),
 ])
 def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
@@ -357,6 +356,21 @@ def test_kernels_with_user_annotations_take_the_innermost(tmp_path: Path) -> Non
     with pytest.warns(UserWarning, match="no GPU user annotations"):
         assert TraceAnalysis(trace_dir=str(SMALL)).get_gpu_kernels_with_user_annotations(0) \
             is None
+
+
+def test_potential_stragglers_need_two_ranks() -> None:
+    with pytest.raises(ValueError, match="no communication kernel ran on two ranks"):
+        TraceAnalysis(trace_dir=str(SMALL)).get_potential_stragglers()
+
+
+@pytest.mark.parametrize("name", ["trace_filter"])
+def test_potential_stragglers_as_hta(name: str) -> None:
+    # HTA 0.6.1 on trace_filter (2 ranks, one step): [1] with one candidate, [0, 1] with two
+    # (scripts/hta-tests.sh compares the same calls with HTA itself).
+    expected(name)
+    a = analyzer({}, name)
+    assert a.get_potential_stragglers(num_candidates=1) == [1]
+    assert sorted(a.get_potential_stragglers(num_candidates=2)) == [0, 1]
 
 
 def test_an_empty_frame_says_why(tmp_path: Path) -> None:

@@ -490,9 +490,55 @@ class TraceAnalysis:
             df["s_user_annotation"] = [short(n) for n in note]
         return df
 
-    def get_potential_stragglers(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_potential_stragglers",
-                         "trainprof.analyze names the slowest rank in its findings")
+    def get_potential_stragglers(self, profiler_steps: Optional[List[int]] = None,
+                                 num_candidates: int = 2, visualize: bool = False,
+                                 straggler_identification_impl: Any = None) -> List[int]:
+        """HTA's late-start rule: of the ncclKernels that last at least 1 % of the mean
+        iteration, the (stream, kernel) whose duration varies most across ranks; in each
+        iteration the ranks whose normalized start is among the num_candidates latest are
+        stragglers; the ranks counted most often, most first."""
+        if straggler_identification_impl is not None:
+            _not_implemented("get_potential_stragglers(straggler_identification_impl=...)",
+                             "it takes HTA's own event table")
+        pd = _pandas()
+        num_candidates = max(1, num_candidates)
+        available = self.get_profiler_steps()
+        steps = available if profiler_steps is None else \
+            [i for i in profiler_steps if i in available]
+        if not steps:
+            raise ValueError(f"invalid value for argument: profiler_steps={profiler_steps}; "
+                             f"available profiler steps={available}")
+        spans, comm = [], []
+        for rank in sorted(self._analysis.ranks):
+            rank_spans, rank_comm = self._analysis._core.straggler_rows(rank)
+            spans += [(rank, *row) for row in rank_spans if row[0] in steps]
+            comm += [(rank, *row) for row in rank_comm if row[0] in steps]
+        if not spans or not comm:
+            return []
+        t_min = min(s[2] for s in spans)
+        mean_iter = (max(s[3] for s in spans) - t_min) / len({s[1] for s in spans})
+        df = pd.DataFrame(comm, columns=["rank", "iteration", "ts", "dur", "stream", "name"])
+        df = df[df["dur"] >= mean_iter * 0.01]
+        if df.empty:
+            return []
+        last = df.groupby(["rank", "stream", "iteration", "name"], as_index=False).last()
+        last["normalized_start_time"] = (last["ts"] - t_min) / mean_iter
+        last["duration"] = last["dur"] / mean_iter
+        spread = last.groupby(["stream", "iteration", "name"])["duration"].std()
+        if spread.dropna().empty:  # HTA fails here with a TypeError
+            raise ValueError("trainprof.hta: get_potential_stragglers compares ranks: no "
+                             "communication kernel ran on two ranks or more in these steps")
+        stream, name = spread.groupby(["stream", "name"]).mean().idxmax()
+        metric = last[(last["stream"] == stream) & (last["name"] == name)]
+        metric = metric[["rank", "iteration", "normalized_start_time"]].copy()
+        metric["is_straggler"] = 0
+        for _, group in metric.groupby("iteration"):
+            ordered = group["normalized_start_time"].sort_values(ascending=False).tolist()
+            threshold = ordered[num_candidates - 1]
+            metric.loc[group.index, "is_straggler"] = \
+                (group["normalized_start_time"] >= threshold).astype(int)
+        counts = metric.groupby("rank")["is_straggler"].sum()
+        return counts.sort_values(ascending=False)[:num_candidates].index.tolist()
 
     def get_gpu_user_annotation_breakdown(self, use_gpu_annotation: bool = True,
                                           visualize: bool = True, duration_ratio: float = 0.8,

@@ -33,7 +33,11 @@ std::vector<AnnotationStats> StatsByName(const std::map<std::string, std::vector
 }  // namespace
 
 HtaAnnotations HtaAnnotationStats(const trace::TraceModel& m, const HtaOptions& o) {
-  const HtaEvents ev = SelectHtaEvents(m, StepsResult{}, o);
+  return HtaAnnotationStats(SelectHtaEvents(m, StepsResult{}, o));
+}
+
+HtaAnnotations HtaAnnotationStats(const HtaEvents& ev) {
+  const trace::TraceModel& m = ev.model();
   HtaAnnotations out;
   std::map<std::string, std::vector<int64_t>> cpu, gpu;
   // CPU annotations before the last step's start, as HTA keeps CPU events; the GPU's drawn

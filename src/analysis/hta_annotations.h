@@ -28,5 +28,7 @@ struct HtaAnnotations {
 };
 
 HtaAnnotations HtaAnnotationStats(const trace::TraceModel& m, const HtaOptions& o);
+// The same from a selection made already (SelectHtaEvents with --hta-compat).
+HtaAnnotations HtaAnnotationStats(const HtaEvents& ev);
 
 }  // namespace trainprof::analysis
