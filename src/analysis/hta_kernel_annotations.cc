@@ -9,9 +9,9 @@ namespace trainprof::analysis {
 
 namespace {
 
-using Track = std::pair<int64_t, int64_t>;  // pid, tid
+using TrackKey = std::pair<int64_t, int64_t>;  // pid, tid
 
-struct Span {
+struct NoteSpan {
   int64_t ts, end;
   uint32_t event;
 };
@@ -21,7 +21,7 @@ struct Span {
 std::optional<std::vector<AnnotatedKernel>> HtaKernelsWithAnnotations(const trace::TraceModel& m,
                                                                       const HtaOptions& o) {
   const HtaEvents ev = SelectHtaEvents(m, StepsResult{}, o);
-  std::map<Track, std::vector<Span>> notes;  // the GPU annotations of each track
+  std::map<TrackKey, std::vector<NoteSpan>> notes;  // the GPU annotations of each track
   bool any = false;
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != trace::EventKind::kGpuUserAnnotation) continue;
@@ -32,7 +32,7 @@ std::optional<std::vector<AnnotatedKernel>> HtaKernelsWithAnnotations(const trac
   }
   if (!any) return std::nullopt;
   std::vector<AnnotatedKernel> out;
-  std::map<Track, std::vector<size_t>> by_track;  // rows of `out`, in start order
+  std::map<TrackKey, std::vector<size_t>> by_track;  // rows of `out`, in start order
   std::vector<HtaEv> kernels;
   for (const HtaEv& e : ev.ev)
     if (trace::IsGpuKind(m.kind[e.event]) && m.correlation[e.event] >= 0) kernels.push_back(e);
@@ -51,14 +51,15 @@ std::optional<std::vector<AnnotatedKernel>> HtaKernelsWithAnnotations(const trac
   }
   for (auto& [track, spans] : notes) {
     // Longest first, so that a shorter (inner) annotation overwrites the one around it.
-    std::stable_sort(spans.begin(), spans.end(),
-                     [](const Span& a, const Span& b) { return a.end - a.ts > b.end - b.ts; });
+    std::stable_sort(spans.begin(), spans.end(), [](const NoteSpan& a, const NoteSpan& b) {
+      return a.end - a.ts > b.end - b.ts;
+    });
     auto found = by_track.find(track);
     if (found == by_track.end()) continue;
     const std::vector<size_t>& rows = found->second;
     int64_t longest = 0;
     for (size_t r : rows) longest = std::max(longest, out[r].dur_ns);
-    for (const Span& s : spans) {
+    for (const NoteSpan& s : spans) {
       // The kernels that overlap [ts, end) start after ts - longest and before end.
       auto it = std::lower_bound(rows.begin(), rows.end(), s.ts - longest,
                                  [&](size_t r, int64_t t) { return out[r].ts_ns < t; });
