@@ -379,7 +379,8 @@ class TraceAnalysis:
 
     def get_queue_length_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, Any]:
         """rank -> HTA's queue length per stream as a step function: +1 when a launch call
-        enqueues GPU work, -1 when that work starts; columns ts (µs), pid, tid, stream,
+        enqueues GPU work, -1 when that work starts; columns ts (µs on the traces' clock; HTA
+        counts from its earliest event), pid, tid, stream,
         queue_length, rows in time order per stream. A rank with no launch is left out, as in
         HTA. The index counts the rows (HTA's holds its own event numbers)."""
         return {rank: df.copy() for rank, df in

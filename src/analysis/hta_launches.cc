@@ -39,8 +39,8 @@ std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const S
                      .cpu_ns = l.dur,
                      .gpu_ns = e.end - e.ts,
                      .delay_ns = std::max<int64_t>(0, e.ts - (l.ts + l.dur)),
-                     .launch_ts_ns = m.base_time_ns + l.ts,
-                     .gpu_ts_ns = m.base_time_ns + e.ts,
+                     .launch_ts_ns = l.ts,
+                     .gpu_ts_ns = e.ts,
                      .stream = ev.times.stream(e.event),
                      .pid = where.pid,
                      .tid = where.tid}});

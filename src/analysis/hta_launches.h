@@ -22,7 +22,7 @@ struct KernelLaunch {
   int64_t gpu_ns = 0;    // the GPU event's duration
   int64_t delay_ns = 0;  // GPU start - launch call end, 0 when negative (as HTA clips it)
   // Where and when, for HTA's queue length (+1 at the call, -1 when the GPU work starts): both
-  // starts since the epoch, and the GPU event's stream, pid and tid.
+  // starts on the trace's clock (TraceModel::ts_ns), and the GPU event's stream, pid and tid.
   int64_t launch_ts_ns = 0, gpu_ts_ns = 0;
   int64_t stream = -1, pid = 0, tid = 0;
 };
