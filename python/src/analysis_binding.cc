@@ -24,7 +24,6 @@
 #include "analysis/hta_stragglers.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
-#include "analysis/steps.h"
 #include "base/text.h"
 #include "python/src/bindings.h"
 #include "report/data_quality.h"
@@ -176,24 +175,33 @@ class Analysis {
     return py::make_tuple(corr, cpu, gpu, delay, launch_ts, gpu_ts, stream, pid, tid);
   }
 
-  // HTA's frequent kernel sequences of `rank` (hta_sequences.h): (pattern, count, GPU µs, CPU
-  // µs) rows. The rank's file is read again: the models are not kept. Raises TraceError.
-  std::vector<std::tuple<std::string, int64_t, double, double>> HtaSequences(
-      int64_t rank, const std::string& op, size_t min_length) const {
-    const std::string path = PathOfRank(rank);
-    std::vector<analysis::HtaSequence> found;
+  // f(model, HTA options) on `rank`'s file, read again without the GIL (the models are not
+  // kept); a file that cannot be read raises TraceError.
+  template <typename F>
+  auto OnRankModel(int64_t rank, F f) const {
+    decltype(f(std::declval<const trace::TraceModel&>(),
+               std::declval<const analysis::HtaOptions&>())) out{};
     Status failed = Status::Ok();
     {
       py::gil_scoped_release release;
-      StatusOr<trace::TraceModel> m = trace::ReadInput(path, {});
+      StatusOr<trace::TraceModel> m = trace::ReadInput(PathOfRank(rank), {});
       if (m.ok()) {
-        found = analysis::HtaKernelSequences(
-            *m, analysis::RankHtaOptions(*m, run->summaries.options.hta), op, min_length);
+        out = f(*m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
       } else {
         failed = m.status();
       }
     }
     if (!failed.ok()) ThrowTraceError(failed.message());
+    return out;
+  }
+
+  // HTA's frequent kernel sequences of `rank` (hta_sequences.h): (pattern, count, GPU µs, CPU
+  // µs) rows. The rank's file is read again: the models are not kept. Raises TraceError.
+  std::vector<std::tuple<std::string, int64_t, double, double>> HtaSequences(
+      int64_t rank, const std::string& op, size_t min_length) const {
+    const auto found = OnRankModel(rank, [&](const auto& m, const auto& o) {
+      return analysis::HtaKernelSequences(m, o, op, min_length);
+    });
     std::vector<std::tuple<std::string, int64_t, double, double>> out;
     for (const analysis::HtaSequence& s : found)
       out.emplace_back(s.pattern, s.count, static_cast<double>(s.gpu_ns) / 1000.0,
@@ -220,19 +228,8 @@ class Analysis {
   // HTA's aten-op launches of `rank` (hta_aten_ops.h): columns (tid, op, op start, launch
   // start, kernel start, correlation, kernel), times in µs. The rank's file is read again.
   py::tuple AtenOpLaunches(int64_t rank) const {
-    std::vector<analysis::AtenOpLaunch> rows;
-    Status failed = Status::Ok();
-    {
-      py::gil_scoped_release release;
-      StatusOr<trace::TraceModel> m = trace::ReadInput(PathOfRank(rank), {});
-      if (m.ok()) {
-        rows = analysis::HtaAtenOpLaunches(
-            *m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
-      } else {
-        failed = m.status();
-      }
-    }
-    if (!failed.ok()) ThrowTraceError(failed.message());
+    const auto rows = OnRankModel(
+        rank, [](const auto& m, const auto& o) { return analysis::HtaAtenOpLaunches(m, o); });
     const size_t n = rows.size();
     py::list tid(n), op(n), op_ts(n), launch_ts(n), kernel_ts(n), corr(n), kernel(n);
     auto us = [](int64_t ns) { return py::float_(static_cast<double>(ns) / 1000.0); };
@@ -252,19 +249,9 @@ class Analysis {
   // columns (ts, dur, pid, tid, stream, correlation, name, annotation), times in µs; None when
   // the trace has no GPU user annotation. The rank's file is read again.
   py::object KernelsWithAnnotations(int64_t rank) const {
-    std::optional<std::vector<analysis::AnnotatedKernel>> rows;
-    Status failed = Status::Ok();
-    {
-      py::gil_scoped_release release;
-      StatusOr<trace::TraceModel> m = trace::ReadInput(PathOfRank(rank), {});
-      if (m.ok()) {
-        rows = analysis::HtaKernelsWithAnnotations(
-            *m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
-      } else {
-        failed = m.status();
-      }
-    }
-    if (!failed.ok()) ThrowTraceError(failed.message());
+    const auto rows = OnRankModel(rank, [](const auto& m, const auto& o) {
+      return analysis::HtaKernelsWithAnnotations(m, o);
+    });
     if (!rows) return py::none();
     const size_t n = rows->size();
     py::list ts(n), dur(n), pid(n), tid(n), stream(n), corr(n), name(n), note(n);
@@ -494,20 +481,16 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
     analysis::RunHooks hooks;
     if (req.launches) {
       hooks.model = [&](size_t, const trace::TraceModel& m, const analysis::RankSummary& s) {
+        // One selection for every row HTA's methods read.
+        const analysis::HtaEvents selected = analysis::SelectHtaEvents(
+            m, s.analysis.steps, analysis::RankHtaOptions(m, s.options.hta));
         int64_t duration = 0;
-        auto rows = analysis::CudaKernelLaunches(
-            m, s.analysis.steps, analysis::RankHtaOptions(m, s.options.hta), &duration);
-        const analysis::HtaOptions hta = analysis::RankHtaOptions(m, s.options.hta);
-        const analysis::HtaEvents selected =
-            analysis::SelectHtaEvents(m, analysis::StepsResult{}, hta);
+        auto rows = analysis::CudaKernelLaunches(selected, &duration);
         analysis::HtaAnnotations notes = analysis::HtaAnnotationStats(selected);
         analysis::HtaStragglerRows straggler = analysis::HtaStragglerData(selected);
-        std::set<int64_t> steps;
-        for (size_t i = 0; i < m.size(); ++i)
-          if (int64_t n = analysis::ProfilerStepNumber(m.name_of(i)); n >= 0) steps.insert(n);
         std::lock_guard<std::mutex> lock(mu);
         result->trace_duration_ns[s.info.rank] = duration;
-        result->profiler_steps.insert(steps.begin(), steps.end());
+        result->profiler_steps.insert(straggler.step_numbers.begin(), straggler.step_numbers.end());
         result->annotations[s.info.rank] = std::move(notes);
         result->straggler_rows[s.info.rank] = std::move(straggler);
         auto& dst = result->launches[s.info.rank];

@@ -22,7 +22,11 @@ HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o) {
 
 std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
                                              const HtaOptions& o, int64_t* trace_duration_ns) {
-  const HtaEvents ev = SelectHtaEvents(m, steps, o);
+  return CudaKernelLaunches(SelectHtaEvents(m, steps, o), trace_duration_ns);
+}
+
+std::vector<KernelLaunch> CudaKernelLaunches(const HtaEvents& ev, int64_t* trace_duration_ns) {
+  const trace::TraceModel& m = ev.model();
   if (trace_duration_ns != nullptr) *trace_duration_ns = ev.last_ts - ev.first_ts;
   std::vector<std::pair<int64_t, KernelLaunch>> rows;  // (the launch call's event, row)
   std::vector<int8_t> is_launch(m.names.size(), -1);
@@ -31,7 +35,7 @@ std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const S
     const HtaLaunch l = LaunchOf(ev.times, e);
     if (l.ts == kNoLaunch) continue;
     int8_t& il = is_launch[l.name];
-    if (il < 0) il = IsLaunchCallName(m.names[l.name], o.hta_compat) ? 1 : 0;
+    if (il < 0) il = IsLaunchCallName(m.names[l.name], ev.compat) ? 1 : 0;
     if (!il) continue;
     const trace::Track& where = m.tracks[m.track[e.event]];
     rows.push_back({m.launcher[e.event],

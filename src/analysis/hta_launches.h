@@ -40,5 +40,8 @@ HtaOptions RankHtaOptions(const trace::TraceModel& m, const HtaOptions& o);
 std::vector<KernelLaunch> CudaKernelLaunches(const trace::TraceModel& m, const StepsResult& steps,
                                              const HtaOptions& o,
                                              int64_t* trace_duration_ns = nullptr);
+// The same from a selection made already (SelectHtaEvents).
+std::vector<KernelLaunch> CudaKernelLaunches(const HtaEvents& ev,
+                                             int64_t* trace_duration_ns = nullptr);
 
 }  // namespace trainprof::analysis

@@ -31,9 +31,13 @@ HtaStragglerRows HtaStragglerData(const HtaEvents& ev) {
   const trace::TraceModel& m = ev.model();
   const HtaTimes& t = ev.times;
   std::vector<StepRange> ranges;
-  for (size_t i = 0; i < m.size(); ++i)
-    if (int64_t n = ProfilerStepNumber(m.name_of(i)); n >= 0 && t.stream(i) == -1)
-      ranges.push_back({t.ts(i), t.end(i), n});
+  HtaStragglerRows out;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const int64_t n = ProfilerStepNumber(m.name_of(i));
+    if (n < 0) continue;
+    out.step_numbers.push_back(n);
+    if (t.stream(i) == -1) ranges.push_back({t.ts(i), t.end(i), n});
+  }
   std::vector<int64_t> step_of(m.size(), -1);  // kept CPU events' steps, by event
   std::map<int64_t, StepSpan> spans;
   auto widen = [&](int64_t step, int64_t ts, int64_t end) {
@@ -50,7 +54,6 @@ HtaStragglerRows HtaStragglerData(const HtaEvents& ev) {
     step_of[i] = StepAt(ranges, t.ts(i));
     widen(step_of[i], t.ts(i), t.end(i));
   }
-  HtaStragglerRows out;
   for (const HtaEv& e : ev.ev) {  // GPU work: its launch call's step
     const int32_t call = m.launcher.empty() ? -1 : m.launcher[e.event];
     const int64_t step = call >= 0 ? step_of[call] : -1;
@@ -63,6 +66,9 @@ HtaStragglerRows HtaStragglerData(const HtaEvents& ev) {
       out.comm.begin(), out.comm.end(),
       [](const CommKernelRow& a, const CommKernelRow& b) { return a.ts_ns < b.ts_ns; });
   for (const auto& [step, span] : spans) out.steps.push_back(span);
+  std::sort(out.step_numbers.begin(), out.step_numbers.end());
+  out.step_numbers.erase(std::unique(out.step_numbers.begin(), out.step_numbers.end()),
+                         out.step_numbers.end());
   return out;
 }
 

@@ -26,8 +26,9 @@ struct CommKernelRow {
 };
 
 struct HtaStragglerRows {
-  std::vector<StepSpan> steps;      // by step number
-  std::vector<CommKernelRow> comm;  // in start order
+  std::vector<int64_t> step_numbers;  // every ProfilerStep#N of the trace, ascending
+  std::vector<StepSpan> steps;        // by step number: the steps HTA keeps events of
+  std::vector<CommKernelRow> comm;    // in start order
 };
 
 HtaStragglerRows HtaStragglerData(const trace::TraceModel& m, const HtaOptions& o);
