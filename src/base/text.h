@@ -66,4 +66,12 @@ bool IsValidUtf8(std::string_view s);
 // `s` with each byte that does not start a well-formed UTF-8 sequence replaced by U+FFFD.
 std::string ValidUtf8(std::string_view s);
 
+// The value of a hexadecimal digit (0-9, a-f, A-F), or -1 for any other character.
+inline int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 }  // namespace trainprof::base

@@ -12,20 +12,12 @@ namespace trainprof::mcp {
 using report::Section;
 using report::Table;
 
-Json ValueJson(const report::Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return std::isfinite(*d) ? Json(*d) : Json();
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  if (const auto* b = std::get_if<bool>(&v)) return *b;
-  return nullptr;
-}
-
 Json MetricJson(const Section& s, const report::Metric& m) {
   std::string text = report::FormatHuman(m.value, m.unit);
   if (!m.suffix.empty()) text += " " + m.suffix;
   return {{"id", s.id + "." + m.key},
           {"title", m.title},
-          {"value", ValueJson(m.value)},
+          {"value", report::ValueToJson(m.value)},
           {"unit", report::UnitName(m.unit)},
           {"text", text}};
 }
@@ -37,7 +29,7 @@ Json FindingJson(const Section& s, size_t index, const report::Finding& f) {
   if (!f.rule.empty()) {
     j["rule"] = f.rule;
     j["ranks"] = f.ranks;
-    j["saves_s"] = ValueJson(f.saves_s);
+    j["saves_s"] = report::ValueToJson(f.saves_s);
   }
   return j;
 }
@@ -80,7 +72,7 @@ Json ColumnsJson(const Table& t) {
 Json RowJson(const Table& t, const std::vector<report::Value>& row) {
   Json j = Json::object();
   for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c)
-    j[t.columns[c].key] = ValueJson(row[c]);
+    j[t.columns[c].key] = report::ValueToJson(row[c]);
   return j;
 }
 

@@ -11,11 +11,10 @@
 #include <vector>
 
 #include "mcp/protocol.h"
+#include "report/json_value.h"
 #include "report/report.h"
 
 namespace trainprof::mcp {
-
-Json ValueJson(const report::Value& v);
 
 // {"id": "overview.avg_step_time_s", "title", "value", "unit", "text": "77.5 ms"}.
 Json MetricJson(const report::Section& s, const report::Metric& m);

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <filesystem>
 
+#include "base/text.h"
+
 namespace trainprof::mcp {
 
 namespace fs = std::filesystem;
@@ -16,13 +18,6 @@ bool Under(const std::string& path, const std::string& root) {
   if (path == root) return true;
   const std::string prefix = root.ends_with('/') ? root : root + "/";
   return path.starts_with(prefix);
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 }  // namespace
@@ -93,9 +88,9 @@ std::string PathOfFileUri(const std::string& uri) {
   }
   std::string out;
   for (size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == '%' && i + 2 < rest.size() && HexDigit(rest[i + 1]) >= 0 &&
-        HexDigit(rest[i + 2]) >= 0) {
-      out += static_cast<char>(HexDigit(rest[i + 1]) * 16 + HexDigit(rest[i + 2]));
+    if (rest[i] == '%' && i + 2 < rest.size() && base::HexDigit(rest[i + 1]) >= 0 &&
+        base::HexDigit(rest[i + 2]) >= 0) {
+      out += static_cast<char>(base::HexDigit(rest[i + 1]) * 16 + base::HexDigit(rest[i + 2]));
       i += 2;
     } else {
       out += rest[i];

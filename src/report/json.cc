@@ -9,19 +9,12 @@
 #include <string_view>
 
 #include "base/text.h"
+#include "report/json_value.h"
 
 namespace trainprof::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json ToJson(const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return std::isfinite(*d) ? Json(*d) : Json();
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  if (const auto* b = std::get_if<bool>(&v)) return *b;
-  return nullptr;
-}
 
 // Sets obj["a"]["b"]["c"] for the key "a.b.c".
 void SetDotted(Json& obj, const std::string& key, Json value) {
@@ -41,7 +34,7 @@ Json RowsJson(const Table& t, const std::vector<std::vector<Value>>& rows) {
   for (const auto& row : rows) {
     Json o = Json::object();
     for (size_t i = 0; i < t.columns.size(); ++i) {
-      o[t.columns[i].key] = i < row.size() ? ToJson(row[i]) : Json();
+      o[t.columns[i].key] = i < row.size() ? ValueToJson(row[i]) : Json();
     }
     out.push_back(std::move(o));
   }
@@ -172,7 +165,7 @@ Json ChartJson(const ChartHint& h) {
   if (h.mark_peak) j["mark_peak"] = true;
   text("y_suffix", h.y_suffix);
   if (!h.highlight_key.empty())
-    j["highlight"] = {{"key", h.highlight_key}, {"value", ToJson(h.highlight_value)}};
+    j["highlight"] = {{"key", h.highlight_key}, {"value", ValueToJson(h.highlight_value)}};
   return j;
 }
 
@@ -224,14 +217,14 @@ void AppendSection(std::string& out, const Section& s, int level) {
     if (!f.rule.empty()) {
       fj["rule"] = f.rule;
       fj["ranks"] = f.ranks;
-      fj["saves_s"] = ToJson(Value(f.saves_s));
+      fj["saves_s"] = ValueToJson(Value(f.saves_s));
     }
     findings.push_back(std::move(fj));
   }
   j["findings"] = std::move(findings);
   Json metrics = Json::object();
   for (const Metric& m : s.metrics) {
-    Json mj = {{"title", m.title}, {"value", ToJson(m.value)}, {"unit", UnitName(m.unit)}};
+    Json mj = {{"title", m.title}, {"value", ValueToJson(m.value)}, {"unit", UnitName(m.unit)}};
     if (!m.suffix.empty()) mj["suffix"] = m.suffix;
     metrics[m.key] = std::move(mj);
   }
@@ -261,10 +254,10 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
   j["kind"] = r.kind;
   j["title"] = r.title;
   Json meta = Json::object();
-  for (const MetaEntry& m : r.meta) SetDotted(meta, m.key, ToJson(m.value));
+  for (const MetaEntry& m : r.meta) SetDotted(meta, m.key, ValueToJson(m.value));
   j["meta"] = std::move(meta);
   Json config = Json::object();
-  for (const auto& [k, v] : r.config) SetDotted(config, k, ToJson(v));
+  for (const auto& [k, v] : r.config) SetDotted(config, k, ValueToJson(v));
   j["config"] = std::move(config);
   j["sections"] = Json::array();  // written one by one below: never the whole tree at once
   Json diags = Json::array();
@@ -293,6 +286,14 @@ std::string RenderJsonString(const Report& r) {
   std::ostringstream s;
   JsonRenderer().Render(r, s);
   return s.str();
+}
+
+nlohmann::ordered_json ValueToJson(const Value& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return std::isfinite(*d) ? Json(*d) : Json();
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* b = std::get_if<bool>(&v)) return *b;
+  return nullptr;
 }
 
 }  // namespace trainprof::report

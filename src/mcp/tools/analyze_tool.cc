@@ -83,7 +83,7 @@ StatusOr<Json> Analyze(const Json& args, ToolContext& ctx) {
               {"tables", Tables(r)},
               {"sections_without_data", std::move(no_data)},
               {"diagnostics", DiagnosticsJson(r)}};
-  if (const report::Value* ranks = r.FindMeta("ranks")) out["ranks"] = ValueJson(*ranks);
+  if (const report::Value* ranks = r.FindMeta("ranks")) out["ranks"] = report::ValueToJson(*ranks);
   out["next"] =
       "Ask `table` with a table id for its rows (filtered, sorted, a page at a time), "
       "`findings` for each finding's evidence rows and threshold, `explain` for what a rule, "

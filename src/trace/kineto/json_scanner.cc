@@ -148,13 +148,6 @@ char SimpleEscape(char c) {
   }
 }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -328,7 +321,7 @@ ScanResult Scanner::String(const char*& p, const char* e, std::string_view* out,
       if (e - h < 4) return ScanResult::kMore;
       *v = 0;
       for (int k = 0; k < 4; ++k) {
-        int d = HexDigit(h[k]);
+        int d = base::HexDigit(h[k]);
         if (d < 0) return Fail(h + k, "bad \\u escape in a string");
         *v = *v * 16 + static_cast<uint32_t>(d);
       }
