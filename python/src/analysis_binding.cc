@@ -324,6 +324,31 @@ class Analysis {
     return out;
   }
 
+  // The first critical-path window of `rank` (--critical-path), for HTA's CPGraph and overlay:
+  // (window, length ns, the path's node ids, events [(name, ts ns, dur ns, stream, has a node on
+  // the path)], edges [(type, weight ns, from event, from is a start, to event, to is a start,
+  // bound_by, attributed event or -1)], with the events as indices into the list); None when the
+  // rank has no analysed window (the section's note says why).
+  py::object CriticalPath(int64_t rank) const {
+    const analysis::CpWindow* w = nullptr;
+    for (size_t i = 0; i < run->summaries.ranks.size() && w == nullptr; ++i)
+      if (run->summaries.ranks[i].rank == rank &&
+          !run->summaries.analyses[i].critical_paths.empty())
+        w = &run->summaries.analyses[i].critical_paths.front();
+    if (w == nullptr || !w->note.empty()) return py::none();
+    py::list nodes, events, edges;
+    for (const auto& e : w->edges) {
+      if (nodes.empty()) nodes.append(e.from_node);
+      nodes.append(e.to_node);
+      edges.append(py::make_tuple(analysis::CpEdgeName(e.type), e.weight_ns, e.from, e.from_start,
+                                  e.to, e.to_start, analysis::CpCategoryName(e.category),
+                                  e.attributed));
+    }
+    for (const auto& e : w->events)
+      events.append(py::make_tuple(e.name, e.ts_ns, e.dur_ns, e.stream, e.node));
+    return py::make_tuple(w->label, w->length_ns, nodes, events, edges);
+  }
+
   std::vector<int64_t> Ranks() const {
     std::vector<int64_t> out;
     for (const analysis::RankInfo& r : run->summaries.ranks) out.push_back(r.rank);
@@ -560,6 +585,8 @@ void AddAnalysisBinding(py::module_& m) {
                              })
       .def("ranks", &Analysis::Ranks)
       .def("idle", &Analysis::Idle, py::arg("rank"))
+      .def("path_of_rank", &Analysis::PathOfRank, py::arg("rank"))
+      .def("critical_path", &Analysis::CriticalPath, py::arg("rank"))
       .def_property_readonly("files", [](const Analysis& a) { return a.run->files; })
       .def("write", &Analysis::Write, py::arg("dir"), py::arg("overwrite") = false);
 

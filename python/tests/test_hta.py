@@ -8,6 +8,7 @@ project's own small trace (see test_analyze.py) always runs, with its figures kn
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -158,18 +159,51 @@ def test_critical_path_matches_hta() -> None:
     cp, ok = a.critical_path_analysis(rank=want["rank"], annotation=want["annotation"],
                                       instance_id=want["instance"])
     assert ok == want["success"]
-    assert cp.critical_path_nodes == want["critical_path_nodes"]
+    assert len(cp.critical_path_nodes) == want["critical_path_nodes"]
     assert us_close(cp.critical_path_length_us, want["critical_path_length_us"])
     summary = cp.summary()
     assert summary.index.name == "bound_by"
+    assert sorted(summary.index) == sorted(want["summary_pct"])  # HTA's rows, "" among them
     for category, pct in want["summary_pct"].items():
-        if category:  # HTA's "" row: edges attributed to no event, 0 % here
-            assert summary.get(category, 0.0) == pytest.approx(pct, abs=0.01), category
-    with pytest.raises(NotImplementedError, match="get_critical_path_breakdown"):
-        cp.get_critical_path_breakdown()
+        assert summary[category] == pytest.approx(pct, abs=0.01), category
+    edges = cp.get_critical_path_breakdown()
+    assert len(edges) == want["critical_path_nodes"] - 1
+    by_type = edges.groupby("type")["duration"].sum()
+    for edge_type, us in want["by_edge_type_us"].items():
+        assert by_type.get(edge_type, 0.0) == pytest.approx(us, abs=1.0), edge_type
 
 
 # --- the project's own trace: always runs -------------------------------------------------
+
+
+def test_the_critical_path_overlay_marks_the_path(tmp_path: Path) -> None:
+    a = TraceAnalysis(trace_dir=str(SMALL))
+    cp, ok = a.critical_path_analysis(rank=0, annotation="", instance_id=0)  # the whole trace
+    assert ok and isinstance(cp, trainprof.hta.CPGraph)
+    out = a.overlay_critical_path_analysis(0, cp, str(tmp_path), only_show_critical_events=False)
+    assert Path(out).name.startswith("overlaid_critical_path_")
+    with (gzip.open(out, "rt") if out.endswith(".gz") else open(out)) as f:
+        events = json.load(f)["traceEvents"]
+    marked = {i for i, e in enumerate(events)
+              if e.get("ph") == "X" and e.get("args", {}).get("critical") == 1}
+    assert marked == cp.critical_path_events_set and marked
+    # Every node's event is marked: one per event, or two when both its ends are on the path.
+    assert len(cp.critical_path_nodes) >= len(marked)
+    flows = [e for e in events if e.get("cat") == "critical_path"]
+    assert [e["ph"] for e in flows] == ["s", "f"] * (len(flows) // 2)
+    drawn = {"critical_path_dependency", "critical_path_kernel_launch_delay",
+             "critical_path_sync_dependency"}
+    edges = cp.get_critical_path_breakdown()
+    assert len(flows) == 2 * int(edges["type"].isin(drawn).sum())
+    assert {e["args"]["type"] for e in flows} <= drawn
+    # Only the path: what is left is the path's events and the rest that is not an X event.
+    only = a.overlay_critical_path_analysis(0, cp, str(tmp_path / "only"))
+    with (gzip.open(only, "rt") if only.endswith(".gz") else open(only)) as f:
+        kept = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    assert all(e.get("args", {}).get("critical") == 1
+               or e.get("cat") in ("user_annotation", "python_function") for e in kept)
+    with pytest.raises(ValueError, match="rank 0's, not rank 1's"):
+        a.overlay_critical_path_analysis(1, cp, str(tmp_path))
 
 
 def test_a_critical_path_of_nothing_warns() -> None:
@@ -244,7 +278,6 @@ def test_visualize_without_plotly_says_so() -> None:
 
 @pytest.mark.parametrize("method,args", [
     ("get_memory_bw_summary", ()),
-    ("overlay_critical_path_analysis", (0, None, "out")),
 ])
 def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))

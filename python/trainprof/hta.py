@@ -19,6 +19,9 @@ from typing import Any, Dict, List, NoReturn, Optional, Tuple, Union
 
 from trainprof import _core
 from trainprof._analysis import Analysis, _pandas
+from trainprof._hta_critical_path import CPGraph, write_overlay
+
+CriticalPath = CPGraph  # the name trainprof.hta gave it before HTA's
 
 DEFAULT_TRACE_DIR = "/tmp/trace"  # HTA's default (hta.configs.default_values)
 
@@ -96,33 +99,6 @@ def _plotly(method: str) -> Any:
     return px
 
 
-class CriticalPath:
-    """What `critical_path_analysis` found for one window (HTA returns a CPGraph): its length,
-    nodes and the share of the path per bottleneck category."""
-
-    def __init__(self, rank: int, window: str, length_us: float, nodes: int,
-                 shares: Dict[str, float], top_events: Any) -> None:
-        self.rank = rank
-        self.window = window
-        self.critical_path_length_us = length_us
-        self.critical_path_nodes = nodes
-        self._shares = shares
-        self.top_events = top_events  # the ten events with most time on the path
-
-    def summary(self) -> Any:
-        """HTA's CPGraph.summary(): % of the path's duration per `bound_by` category."""
-        pd = _pandas()
-        print("Critical Path broken down by boundedness = (in % of duration)")
-        s = pd.Series(self._shares, name="duration", dtype=float)
-        s.index.name = "bound_by"
-        return s
-
-    def get_critical_path_breakdown(self) -> NoReturn:
-        _not_implemented("critical_path_analysis(...)[0].get_critical_path_breakdown()",
-                         "trainprof keeps the path's share per category and its ten longest "
-                         "events (summary(), top_events), not one row per edge")
-
-
 class TraceAnalysis:
     """HTA's TraceAnalysis over trainprof's analysis of the same traces (see the module)."""
 
@@ -137,7 +113,8 @@ class TraceAnalysis:
 
     def _run(self, launches: bool = False, **options: Any) -> Analysis:
         """The --hta-compat analysis with these options, computed once."""
-        key = (launches,) + tuple(sorted(options.items()))
+        key = (launches,) + tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                         for k, v in options.items()))
         if key not in self._runs:
             kw = dict(options, hta_compat=True, hta_last_step=self._last_step)
             self._runs[key] = Analysis(_core.analyze(self._paths, kw, launches))
@@ -316,20 +293,20 @@ class TraceAnalysis:
     def critical_path_analysis(self, rank: int, annotation: str,
                                instance_id: Union[Optional[int], Tuple[int, int]],
                                data_load_events: Optional[List[str]] = None
-                               ) -> Optional[Tuple[CriticalPath, bool]]:
+                               ) -> Optional[Tuple[CPGraph, bool]]:
         """HTA's critical path of `rank` over the `instance_id`-th (from 0) event whose name
-        contains `annotation`; (CriticalPath, success), or None (with a warning) when no event
-        matches, as HTA returns None."""
+        contains `annotation` (the whole trace for ""); (CPGraph, success), or None (with a
+        warning) when no event matches, as HTA returns None. `data_load_events`: regular
+        expressions; host events they match are data loading on the path."""
         if isinstance(instance_id, tuple):
             _not_implemented("critical_path_analysis(instance_id=(start, end))",
                              "trainprof analyses one annotation instance at a time")
-        if data_load_events:
-            _not_implemented("critical_path_analysis(data_load_events=...)",
-                             "trainprof marks data loading by name "
-                             "(trainprof.analyze(..., dataloader_pattern=...))")
         self._ranks([rank])
         spec = f"{annotation}:{instance_id or 0}"
-        a = self._run(critical_path=spec)
+        options: Dict[str, Any] = {"critical_path": spec}
+        if data_load_events:
+            options["data_load_events"] = list(data_load_events)
+        a = self._run(**options)
         try:
             t = a.table("critical_path")
         except KeyError:
@@ -340,12 +317,11 @@ class TraceAnalysis:
                           f"{instance_id or 0} of a range whose name contains {annotation!r}; "
                           "nothing was analysed (None, as HTA)", stacklevel=2)
             return None
-        r = row.iloc[0]
-        shares = {c[:-4]: float(r[c]) for c in t.columns if c.endswith("_pct")}
         top = a.table("critical_path_top_events")
         top = top[top["rank"] == str(rank)].reset_index(drop=True)
-        return CriticalPath(rank, str(r["window"]), _us(r["length_s"]), int(r["nodes"]),
-                            shares, top), True
+        label, length_ns, nodes, events, edges = a._core.critical_path(rank)
+        return CPGraph(rank, a._core.path_of_rank(rank), label, length_ns, nodes, events, edges,
+                       top), True
 
     # --- what trainprof does not answer as HTA does ---------------------------------------
 
@@ -613,7 +589,16 @@ class TraceAnalysis:
     def get_cupti_counter_data_with_operators(self, *args: Any, **kwargs: Any) -> NoReturn:
         _not_implemented("get_cupti_counter_data_with_operators", "not implemented in trainprof")
 
-    def overlay_critical_path_analysis(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("overlay_critical_path_analysis",
-                         "trainprof.analyze(path, critical_path=...).write(dir) writes "
-                         "critical_path.trace.json for Perfetto")
+    def overlay_critical_path_analysis(self, rank: int, critical_path_graph: CPGraph,
+                                       output_dir: str, only_show_critical_events: bool = True,
+                                       show_all_edges: bool = False) -> str:
+        """HTA's overlay: rank's trace with the path's events marked (args.critical = 1) and
+        an arrow per dependency, launch and sync edge on the path, written to output_dir as
+        overlaid_critical_path_<trace file>; returns its path. Perfetto opens it."""
+        if show_all_edges and not only_show_critical_events:
+            _not_implemented("overlay_critical_path_analysis(show_all_edges=True)",
+                             "trainprof keeps the path's edges, not every edge of the graph")
+        if critical_path_graph.rank != rank:
+            raise ValueError(f"trainprof.hta: the graph is rank {critical_path_graph.rank}'s, "
+                             f"not rank {rank}'s")
+        return write_overlay(critical_path_graph, output_dir, only_show_critical_events)

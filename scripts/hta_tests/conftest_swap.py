@@ -2,9 +2,10 @@
 
 Loaded by scripts/hta-tests.sh with `-p conftest_swap` (this folder on PYTHONPATH). With
 HTA_TESTS_REAL=1 it swaps nothing and skips nothing, so the same tests measure real HTA.
-Otherwise it replaces hta.trace_analysis.TraceAnalysis (before the test modules import it, and
-each collected module's global after) with trainprof's, and skips the tests listed in
-INTERNALS, which read HTA's internals rather than TraceAnalysis' answers.
+Otherwise it replaces hta.trace_analysis.TraceAnalysis, and the CPGraph its
+critical_path_analysis returns, (before the test modules import them, and each collected
+module's globals after) with trainprof's, as a user's two import lines would, and skips the
+tests listed in INTERNALS, which read HTA's internals rather than TraceAnalysis' answers.
 
 Each test's result goes to the TSV named by HTA_TESTS_TSV (id, outcome, one-line reason); a
 failing test that uses a trace folder this copy of HTA lacks (too large for the stored copy)
@@ -17,14 +18,18 @@ import pytest
 
 REAL = os.environ.get("HTA_TESTS_REAL") == "1"
 
+import hta.analyzers.critical_path_analysis
 import hta.trace_analysis
 
 HTA_TRACE_ANALYSIS = hta.trace_analysis.TraceAnalysis  # HTA's own, for test_on_present_traces
+SWAPS = {}  # a module global's name -> trainprof's class
 
 if not REAL:
     import trainprof.hta
 
+    SWAPS = {"TraceAnalysis": trainprof.hta.TraceAnalysis, "CPGraph": trainprof.hta.CPGraph}
     hta.trace_analysis.TraceAnalysis = trainprof.hta.TraceAnalysis
+    hta.analyzers.critical_path_analysis.CPGraph = trainprof.hta.CPGraph
 
 _TA = "tests/test_trace_analysis.py::TraceAnalysisTestCase::"
 _CP = "tests/test_critical_path_analysis.py::CriticalPathAnalysisTestCase::"
@@ -112,8 +117,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if not REAL:
             mod = getattr(item, "module", None)
-            if mod is not None and hasattr(mod, "TraceAnalysis"):
-                mod.TraceAnalysis = trainprof.hta.TraceAnalysis
+            for name, cls in SWAPS.items():
+                if mod is not None and hasattr(mod, name):
+                    setattr(mod, name, cls)
             if item.nodeid in INTERNALS:
                 item.add_marker(pytest.mark.skip(reason=INTERNALS[item.nodeid]))
 

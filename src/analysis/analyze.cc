@@ -89,7 +89,9 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
     a.idle = IdleCauses{};
   }
   a.candidates = RankCandidates(m, a, o);
-  if (o.critical_path) a.critical_paths = RankCriticalPaths(m, a, *o.critical_path);
+  if (o.critical_path)
+    a.critical_paths =
+        RankCriticalPaths(m, a, *o.critical_path, {.data_load = o.critical_path_data_load});
   return a;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
@@ -48,6 +49,7 @@ bool IsSyncName(std::string_view n) {
 class Graph {
  public:
   Graph(const trace::TraceModel& m, int64_t begin, int64_t end) : m_(m), begin_(begin), end_(end) {}
+  Status SetDataLoad(const std::vector<std::string>& patterns);
   Status Build();
   StatusOr<CriticalPath> Longest(size_t top_events) const;
 
@@ -69,6 +71,9 @@ class Graph {
   void IndexLaunches();
   void EventSyncEdge(uint32_t e, uint32_t runtime, std::map<int64_t, uint32_t>* waits);
   CpCategory CategoryOf(const Edge& e) const;
+  bool IsDataLoad(size_t i) const {
+    return m_.name[i] < data_load_.size() && data_load_[m_.name[i]];
+  }
 
   const trace::TraceModel& m_;
   int64_t begin_, end_;
@@ -82,7 +87,26 @@ class Graph {
   bool records_events_ = false;  // the trace has cudaEventRecord calls
   // Per stream, its GPU work in the window as (launch call's start, end node), by launch.
   std::map<int64_t, std::vector<std::pair<int64_t, uint32_t>>> launched_;
+  std::vector<bool> data_load_;  // by name id: the name matches a data_load pattern
 };
+
+Status Graph::SetDataLoad(const std::vector<std::string>& patterns) {
+  std::vector<std::regex> res;
+  for (const std::string& p : patterns) {
+    try {
+      res.emplace_back(p);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument(
+          fmt::format("data_load_events: \"{}\" is not a regular expression ({})", p, e.what()));
+    }
+  }
+  if (res.empty()) return Status::Ok();
+  data_load_.assign(m_.names.size(), false);
+  for (uint32_t id = 0; id < m_.names.size(); ++id)
+    for (const std::regex& re : res)
+      if (std::regex_search(m_.names[id], re)) data_load_[id] = true;
+  return Status::Ok();
+}
 
 void Graph::SelectEvents() {
   for (size_t i = 0; i < m_.size(); ++i) {
@@ -98,7 +122,8 @@ void Graph::SelectEvents() {
     if (IsCpu(i)) {
       if (!InWindow(i)) continue;
       cpu_.push_back(e);
-      if (k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver)
+      if (k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver ||
+          IsDataLoad(i))
         with_nodes_.push_back(e);
       continue;
     }
@@ -317,7 +342,7 @@ CpCategory Graph::CategoryOf(const Edge& e) const {
   const auto ev = static_cast<size_t>(e.attributed);
   const std::string& n = m_.name_of(ev);
   if (m_.stream_of(ev) < 0)
-    return IsDataLoaderOp(n) ? CpCategory::kDataLoading : CpCategory::kCpuBound;
+    return IsDataLoaderOp(n) || IsDataLoad(ev) ? CpCategory::kDataLoading : CpCategory::kCpuBound;
   return IsCommunicationKernel(n) ? CpCategory::kGpuCommunicationBound
                                   : CpCategory::kGpuComputeBound;
 }
@@ -363,7 +388,9 @@ StatusOr<CriticalPath> Graph::Longest(size_t top_events) const {
     CpCategory c = CategoryOf(e);
     p.category_ns[static_cast<int>(c)] += e.weight;
     p.edge_ns[static_cast<int>(e.type)] += e.weight;
-    p.steps.push_back({nodes_[e.from].ts, nodes_[e.to].ts, e.type, c, e.attributed});
+    const Node &from = nodes_[e.from], &to = nodes_[e.to];
+    p.steps.push_back({from.ts, to.ts, e.type, c, e.attributed, e.weight, e.from, e.to, from.event,
+                       to.event, from.start, to.start});
     if (e.attributed >= 0 && e.weight > 0) {
       auto& slot = by_event[e.attributed];
       slot.first += e.weight;
@@ -407,6 +434,15 @@ const char* CpCategoryName(CpCategory c) {
 StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceModel& m,
                                                            const std::string& annotation,
                                                            int instance) {
+  if (annotation.empty()) {  // HTA's "": the whole trace
+    if (m.size() == 0) return NotFound(fmt::format("{}: the trace has no events", m.path));
+    int64_t begin = INT64_MAX, end = INT64_MIN;
+    for (size_t i = 0; i < m.size(); ++i) {
+      begin = std::min(begin, m.ts_ns[i]);
+      end = std::max(end, m.end_ns(i));
+    }
+    return std::pair{begin, end};
+  }
   std::vector<std::pair<int64_t, int64_t>> found;
   for (size_t i = 0; i < m.size(); ++i)
     if (m.name_of(i).find(annotation) != std::string::npos)
@@ -420,10 +456,11 @@ StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceMod
 }
 
 StatusOr<CriticalPath> ComputeCriticalPath(const trace::TraceModel& m, int64_t begin_ns,
-                                           int64_t end_ns, size_t top_events) {
+                                           int64_t end_ns, const CpOptions& o) {
   Graph g(m, begin_ns, end_ns);
+  TRAINPROF_RETURN_IF_ERROR(g.SetDataLoad(o.data_load));
   TRAINPROF_RETURN_IF_ERROR(g.Build());
-  return g.Longest(top_events);
+  return g.Longest(o.top_events);
 }
 
 }  // namespace trainprof::analysis

@@ -50,12 +50,17 @@ struct CriticalPath {
   };
   std::vector<Event> top;
   std::vector<uint32_t> events;  // every event with a node on the path, ascending
-  // The path's edges in time order: from one node's time to the next's.
+  // The path's edges in time order: from one node's time to the next's. A node is an event's
+  // start or end; HTA's overlay draws an arrow from the one to the other.
   struct Step {
     int64_t from_ns = 0, to_ns = 0;
     CpEdge type = CpEdge::kOperator;
     CpCategory category = CpCategory::kNone;
     int64_t event = -1;  // the event its time is attributed to; -1 for none
+    int64_t weight_ns = 0;
+    uint32_t from_node = 0, to_node = 0;    // node ids in the graph
+    uint32_t from_event = 0, to_event = 0;  // the nodes' events
+    bool from_start = false, to_start = false;
   };
   std::vector<Step> steps;
   double pct(CpCategory c) const {
@@ -65,15 +70,22 @@ struct CriticalPath {
   }
 };
 
-// The window of the `instance`-th (from 0) range whose name contains `annotation`, by start time.
-// Errors: no such annotation or instance.
+// The window of the `instance`-th (from 0) range whose name contains `annotation`, by start time;
+// an empty `annotation` is the whole trace, as in HTA. Errors: no such annotation or instance.
 StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceModel& m,
                                                            const std::string& annotation,
                                                            int instance);
 
-// Errors: the graph has an edge going back more than 1 µs in time (times not nested as they
-// should be), or a cycle; the message says which.
+// `data_load`: HTA's data_load_events, regular expressions (ECMAScript) searched in the names of
+// CPU events: those events get nodes, and their time on the path is data_loading.
+struct CpOptions {
+  size_t top_events = 10;
+  std::vector<std::string> data_load;
+};
+
+// Errors: a data_load pattern that is not a regular expression; the graph has a cycle; the
+// message says which.
 StatusOr<CriticalPath> ComputeCriticalPath(const trace::TraceModel& m, int64_t begin_ns,
-                                           int64_t end_ns, size_t top_events = 10);
+                                           int64_t end_ns, const CpOptions& o = {});
 
 }  // namespace trainprof::analysis

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -44,14 +45,40 @@ std::vector<Window> Windows(const trace::TraceModel& m, const RankAnalysis& a,
     notes->push_back(fmt::format("Rank {}: {}", m.rank, w.status().message()));
     return out;
   }
-  out.push_back({fmt::format("{}:{}", annotation, instance), w->first, w->second});
+  std::string label =
+      annotation.empty() ? "whole trace" : fmt::format("{}:{}", annotation, instance);
+  out.push_back({std::move(label), w->first, w->second});
   return out;
+}
+
+// The path's edges and events into `cw`: the events with a node on the path, and those the
+// edges' time is attributed to (an enclosing operator may have no node on the path).
+void AddPathEvents(const trace::TraceModel& m, const CriticalPath& p, CpWindow& cw) {
+  std::vector<uint32_t> ids = p.events;
+  for (const CriticalPath::Step& st : p.steps)
+    if (st.event >= 0) ids.push_back(static_cast<uint32_t>(st.event));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto index = [&](int64_t e) {
+    return static_cast<uint32_t>(std::lower_bound(ids.begin(), ids.end(), e) - ids.begin());
+  };
+  for (const CriticalPath::Step& st : p.steps) {
+    std::string name =
+        st.event >= 0 ? m.name_of(static_cast<size_t>(st.event)) : std::string(CpEdgeName(st.type));
+    cw.edges.push_back({st.from_ns, st.to_ns, st.type, st.category, std::move(name), st.weight_ns,
+                        st.from_node, st.to_node, index(st.from_event), index(st.to_event),
+                        st.from_start, st.to_start,
+                        st.event >= 0 ? int64_t{index(st.event)} : int64_t{-1}});
+  }
+  for (uint32_t e : ids)
+    cw.events.push_back({m.name_of(e), trace::EventKindName(m.kind[e]), m.ts_ns[e], m.dur_ns[e],
+                         m.stream_of(e), std::binary_search(p.events.begin(), p.events.end(), e)});
 }
 
 }  // namespace
 
 std::vector<CpWindow> RankCriticalPaths(const trace::TraceModel& m, const RankAnalysis& a,
-                                        const std::string& spec) {
+                                        const std::string& spec, const CpOptions& o) {
   std::vector<CpWindow> out;
   std::vector<std::string> notes;
   std::vector<Window> windows = Windows(m, a, spec, &notes);
@@ -59,7 +86,7 @@ std::vector<CpWindow> RankCriticalPaths(const trace::TraceModel& m, const RankAn
   for (const Window& w : windows) {
     CpWindow cw;
     cw.label = w.label;
-    StatusOr<CriticalPath> p = ComputeCriticalPath(m, w.begin, w.end);
+    StatusOr<CriticalPath> p = ComputeCriticalPath(m, w.begin, w.end, o);
     if (!p.ok()) {
       cw.note = fmt::format("Rank {}, {}: {}", m.rank, w.label, p.status().message());
       out.push_back(std::move(cw));
@@ -70,14 +97,7 @@ std::vector<CpWindow> RankCriticalPaths(const trace::TraceModel& m, const RankAn
     cw.category_ns = p->category_ns;
     for (const CriticalPath::Event& e : p->top)
       cw.top.push_back({m.name_of(e.event), e.category, e.ns});
-    for (const CriticalPath::Step& st : p->steps) {
-      std::string name = st.event >= 0 ? m.name_of(static_cast<size_t>(st.event))
-                                       : std::string(CpEdgeName(st.type));
-      cw.edges.push_back({st.from_ns, st.to_ns, st.type, st.category, std::move(name)});
-    }
-    for (uint32_t e : p->events)
-      cw.events.push_back(
-          {m.name_of(e), trace::EventKindName(m.kind[e]), m.ts_ns[e], m.dur_ns[e], m.stream_of(e)});
+    AddPathEvents(m, *p, cw);
     out.push_back(std::move(cw));
   }
   return out;
@@ -156,6 +176,7 @@ void WriteCriticalPathTrace(const std::vector<RankInfo>& ranks, const std::vecto
       }
       std::set<int64_t> named;
       for (const CpWindow::Event& e : win.events) {
+        if (!e.node) continue;
         const bool gpu = e.stream >= 0;
         const int64_t tid = gpu ? 1000 + e.stream : 2;
         if (gpu && named.insert(tid).second)

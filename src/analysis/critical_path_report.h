@@ -1,6 +1,6 @@
 // The "critical_path" section of `trainprof analyze --critical-path [ANNOTATION[:INSTANCE]]`:
 // HTA's critical path (critical_path.h) of each rank over each analysed step (no annotation) or
-// over the INSTANCE-th range (from 0) whose name contains ANNOTATION.
+// over the INSTANCE-th range (from 0) whose name contains ANNOTATION ("" or ":0": the whole trace).
 //
 //   a.critical_paths = RankCriticalPaths(model, a, "");         // every analysed step
 //   a.critical_paths = RankCriticalPaths(model, a, "forward:1");  // the second "forward"
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/critical_path.h"
 #include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/chrome_trace_writer.h"
@@ -19,7 +20,7 @@ namespace trainprof::analysis {
 // One rank's windows, each with its path or, when it cannot be analysed (no such annotation, a
 // graph with a cycle), a note for the section instead of an error.
 std::vector<CpWindow> RankCriticalPaths(const trace::TraceModel& m, const RankAnalysis& a,
-                                        const std::string& spec);
+                                        const std::string& spec, const CpOptions& o = {});
 
 // The section from the ranks' RankAnalysis::critical_paths.
 void AddCriticalPathSection(const std::vector<RankInfo>& ranks, const std::vector<RankAnalysis>& an,

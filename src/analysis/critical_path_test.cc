@@ -188,6 +188,38 @@ TEST(CriticalPath, AnnotationWindowAndErrors) {
   EXPECT_FALSE(FindAnnotationWindow(m, "forward", 2).ok());
   EXPECT_FALSE(FindAnnotationWindow(m, "backward", 0).ok());
   EXPECT_FALSE(ComputeCriticalPath(m, 0, 200).ok());  // annotations only: no node
+  auto whole = FindAnnotationWindow(m, "", 0);        // HTA's "": the whole trace
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(*whole, (std::pair<int64_t, int64_t>{0, 170}));
+}
+
+// HTA's data_load_events: a host range matching one (a regular expression) gets nodes, and its
+// time on the path is data_loading. "load_batch#3" [0,100) then A [100,150): the path runs
+// through both, 100 data loading and 50 CPU; without the pattern the range has no node.
+TEST(CriticalPath, DataLoadEventsAreDataLoading) {
+  Builder b;
+  b.Cpu(EventKind::kUserAnnotation, "load_batch#3", 0, 100);
+  b.Cpu(EventKind::kCpuOp, "A", 100, 50);
+  trace::TraceModel m = b.Done();
+  auto p = ComputeCriticalPath(m, 0, 200, {.data_load = {"load_batch#[0-9]+"}});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->length_ns, 150);
+  EXPECT_EQ(Cat(*p, CpCategory::kDataLoading), 100);
+  EXPECT_EQ(Cat(*p, CpCategory::kCpuBound), 50);
+  // The path's steps name their ends: load_batch's start, its end (a dependency), A's start.
+  ASSERT_EQ(p->steps.size(), 3u);
+  EXPECT_TRUE(p->steps[0].from_start);
+  EXPECT_FALSE(p->steps[0].to_start);
+  EXPECT_EQ(p->steps[1].type, CpEdge::kDependency);
+  EXPECT_EQ(m.name_of(p->steps[2].to_event), "A");
+
+  auto without = ComputeCriticalPath(m, 0, 200);
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->length_ns, 50);
+  auto bad = ComputeCriticalPath(m, 0, 200, {.data_load = {"load_batch("}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("\"load_batch(\" is not a regular expression"),
+            std::string::npos);
 }
 
 // HTA 0.6.1's answer (expected/critical_path_simple_add.critical_path.json) for the second

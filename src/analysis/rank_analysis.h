@@ -37,6 +37,7 @@ struct AnalyzeOptions {
   std::vector<std::string> steps_from;
   // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
   std::optional<std::string> critical_path;
+  std::vector<std::string> critical_path_data_load;  // --data-load-events: HTA's, regexes
   FlopsOptions flops;  // --peak-tflops
 };
 

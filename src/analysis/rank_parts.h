@@ -85,11 +85,17 @@ struct CpWindow {
     CpEdge type = CpEdge::kOperator;
     CpCategory category = CpCategory::kNone;
     std::string name;  // the event its time is attributed to, else the edge type
+    int64_t weight_ns = 0;
+    uint32_t from_node = 0, to_node = 0;        // node ids in the graph (HTA's critical_path_nodes)
+    uint32_t from = 0, to = 0;                  // the nodes' events, as indices into `events`
+    bool from_start = false, to_start = false;  // the node is its event's start (else its end)
+    int64_t attributed = -1;  // the event its time is attributed to, in `events`; -1: none
   };
   std::vector<Edge> edges;
-  struct Event {  // every event on the path, ascending
+  struct Event {  // every event on the path or attributed an edge's time, ascending
     std::string name, kind;
     int64_t ts_ns = 0, dur_ns = 0, stream = -1;
+    bool node = true;  // the event has a node on the path
   };
   std::vector<Event> events;
   double pct(CpCategory c) const {

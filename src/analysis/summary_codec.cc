@@ -23,8 +23,8 @@ template <class A> void Fields(A& a, HtaOptions& o) {
     o.launch_delay_cutoff_ns, o.top_kernels, o.keep_last_step);
 }
 template <class A> void Fields(A& a, AnalyzeOptions& o) {
-  a(o.steps, o.hta, o.dataloader_patterns, o.steps_from, o.critical_path, o.flops.peak_tflops,
-    o.flops.peak_tbps);
+  a(o.steps, o.hta, o.dataloader_patterns, o.steps_from, o.critical_path, o.critical_path_data_load,
+    o.flops.peak_tflops, o.flops.peak_tbps);
 }
 template <class A> void Fields(A& a, trace::DeviceInfo& d) {
   a(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,
@@ -107,10 +107,11 @@ template <class A> void Fields(A& a, Candidate& c) {
 }
 template <class A> void Fields(A& a, CpWindow::Top& t) { a(t.name, t.category, t.ns); }
 template <class A> void Fields(A& a, CpWindow::Edge& e) {
-  a(e.from_ns, e.to_ns, e.type, e.category, e.name);
+  a(e.from_ns, e.to_ns, e.type, e.category, e.name, e.weight_ns, e.from_node, e.to_node, e.from,
+    e.to, e.from_start, e.to_start, e.attributed);
 }
 template <class A> void Fields(A& a, CpWindow::Event& e) {
-  a(e.name, e.kind, e.ts_ns, e.dur_ns, e.stream);
+  a(e.name, e.kind, e.ts_ns, e.dur_ns, e.stream, e.node);
 }
 template <class A> void Fields(A& a, CpWindow& w) {
   a(w.label, w.note, w.length_ns, w.nodes, w.category_ns, w.top, w.edges, w.events);

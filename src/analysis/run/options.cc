@@ -105,10 +105,18 @@ const std::vector<AnalyzeOption>& List() {
       {.keyword = "critical_path",
        .kind = OptionKind::kOptionalText,
        .field = &R::critical_path,
-       .help = "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
-               "range whose name contains ANNOTATION (put it after PATH)",
+       .help =
+           "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
+           "range whose name contains ANNOTATION (put it after PATH); \":0\" is the whole trace, "
+           "as HTA's annotation \"\"",
        .expects = "True (each analysed step) or \"ANNOTATION[:INSTANCE]\"",
        .metavar = "[ANNOTATION[:INSTANCE]]"},
+      {.keyword = "data_load_events",
+       .kind = OptionKind::kTexts,
+       .field = &R::data_load_events,
+       .help = "With --critical-path: host events whose names match this regular expression "
+               "(repeatable) are data loading on the path, as HTA's data_load_events",
+       .expects = "a non-empty str or a list of them"},
   };
   return kList;
 }

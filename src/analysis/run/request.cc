@@ -24,6 +24,7 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
   o.flops.peak_tbps = r.peak_tbps;
   o.threads = r.threads;
   o.critical_path = r.critical_path;
+  o.critical_path_data_load = r.data_load_events;
   return o;
 }
 
