@@ -18,6 +18,7 @@
 
 #include "analysis/hta_annotations.h"
 #include "analysis/hta_aten_ops.h"
+#include "analysis/hta_counter_rows.h"
 #include "analysis/hta_kernel_annotations.h"
 #include "analysis/hta_launches.h"
 #include "analysis/hta_sequences.h"
@@ -268,6 +269,46 @@ class Analysis {
       note[i] = py::str(k.annotation);
     }
     return py::make_tuple(ts, dur, pid, tid, stream, corr, name, note);
+  }
+
+  // HTA's memcpy and memset rows of `rank` (hta_counter_rows.h): columns (ts, end, pid, name,
+  // GB/s), times in µs. The rank's file is read again.
+  py::tuple MemoryBw(int64_t rank) const {
+    const auto rows = OnRankModel(
+        rank, [](const auto& m, const auto& o) { return analysis::HtaMemoryBwRows(m, o); });
+    const size_t n = rows.size();
+    py::list ts(n), end(n), pid(n), name(n), gbps(n);
+    auto us = [](int64_t ns) { return py::float_(static_cast<double>(ns) / 1000.0); };
+    for (size_t i = 0; i < n; ++i) {
+      ts[i] = us(rows[i].ts_ns);
+      end[i] = us(rows[i].end_ns);
+      pid[i] = py::int_(rows[i].pid);
+      name[i] = py::str(rows[i].name);
+      gbps[i] = py::float_(rows[i].gbps);
+    }
+    return py::make_tuple(ts, end, pid, name, gbps);
+  }
+
+  // CUPTI's range-profiler counters of `rank` with their operators (hta_counter_rows.h): (whether
+  // the trace has ranges, whether they pair with the launch calls, ranges, launch calls, rows of
+  // {name, ts µs, dur µs, pid, tid, counters: {metric: value}, op_stack}). Read again.
+  py::tuple CounterRanges(int64_t rank) const {
+    const auto r = OnRankModel(
+        rank, [](const auto& m, const auto& o) { return analysis::HtaCounterRanges(m, o); });
+    py::list rows;
+    for (const analysis::CounterRange& c : r.rows) {
+      py::dict row, counters;
+      row["name"] = c.name;
+      row["ts"] = static_cast<double>(c.ts_ns) / 1000.0;
+      row["dur"] = static_cast<double>(c.dur_ns) / 1000.0;
+      row["pid"] = c.pid;
+      row["tid"] = c.tid;
+      for (const auto& [metric, value] : c.counters) counters[py::str(metric)] = value;
+      row["counters"] = std::move(counters);
+      row["op_stack"] = c.op_stack;
+      rows.append(std::move(row));
+    }
+    return py::make_tuple(r.any, r.matched, r.ranges, r.launches, rows);
   }
 
   // HTA's straggler rows of `rank` (hta_stragglers.h), µs: ([(step, first, last end)],
@@ -576,6 +617,8 @@ void AddAnalysisBinding(py::module_& m) {
       .def("aten_op_launches", &Analysis::AtenOpLaunches, py::arg("rank"))
       .def("kernels_with_annotations", &Analysis::KernelsWithAnnotations, py::arg("rank"))
       .def("straggler_rows", &Analysis::StragglerRows, py::arg("rank"))
+      .def("memory_bw", &Analysis::MemoryBw, py::arg("rank"))
+      .def("counter_ranges", &Analysis::CounterRanges, py::arg("rank"))
       .def("hta_sequences", &Analysis::HtaSequences, py::arg("rank"), py::arg("operator_name"),
            py::arg("min_length"))
       .def_property_readonly("profiler_steps",

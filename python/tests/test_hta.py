@@ -176,6 +176,86 @@ def test_critical_path_matches_hta() -> None:
 # --- the project's own trace: always runs -------------------------------------------------
 
 
+def _trace(tmp_path: Path, events: list) -> str:
+    """A one-rank trace of these events inside ProfilerStep#1 [0, 1000), with two empty steps
+    after it (HTA leaves the last one out)."""
+    steps = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i + 1}",
+              "pid": 1, "tid": 1, "ts": 1000 * i, "dur": 1000} for i in range(3)]
+    d = tmp_path / "trace"
+    d.mkdir()
+    (d / "rank0.json").write_text(json.dumps({"traceEvents": steps + events}))
+    return str(d)
+
+
+def _launched(name: str, cat: str, ts: int, dur: int, corr: int, call: str, at: int,
+              **args: Any) -> list:
+    return [{"ph": "X", "cat": "cuda_runtime", "name": call, "pid": 1, "tid": 1, "ts": at,
+             "dur": 2, "args": {"correlation": corr}},
+            {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+             "args": {"correlation": corr, "stream": 7, "device": 0, **args}}]
+
+
+def test_memory_bandwidth_follows_hta(tmp_path: Path) -> None:
+    # Two overlapping HtoD copies (0.5 and 0.25 GB/s) and a memset (2 GB/s): the series adds
+    # each at its start and takes it off at its end, per copy type.
+    events = (_launched("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy", 20, 10, 1,
+                        "cudaMemcpyAsync", 10, **{"memory bandwidth (GB/s)": 0.5})
+              + _launched("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy", 25, 10, 2,
+                          "cudaMemcpyAsync", 12, **{"memory bandwidth (GB/s)": 0.25})
+              + _launched("Memset (Device)", "gpu_memset", 50, 5, 3, "cudaMemsetAsync", 40,
+                          **{"memory bandwidth (GB/s)": 2.0}))
+    a = TraceAnalysis(trace_dir=_trace(tmp_path, events))
+    series = a.get_memory_bw_time_series()[0]
+    assert list(series.columns) == ["ts", "pid", "name", "memory_bw_gbps"]
+    htod = series[series.name == "Memcpy HtoD"]
+    assert htod.ts.tolist() == [20, 25, 30, 35]
+    assert htod.memory_bw_gbps.tolist() == [0.5, 0.75, 0.25, 0.0]
+    assert series[series.name == "Memset"].memory_bw_gbps.tolist() == [2.0, 0.0]
+    summary = a.get_memory_bw_summary()
+    assert summary.loc[(0, "Memcpy HtoD"), ("memory_bw_gbps", "count")] == 3
+    assert summary.loc[(0, "Memcpy HtoD"), ("memory_bw_gbps", "mean")] == 0.5
+    assert summary.loc[(0, "Memset"), ("memory_bw_gbps", "max")] == 2.0
+    a.generate_trace_with_counters()  # both series, beside the trace
+    written = tmp_path / "trace" / "rank0_with_counters.json"
+    counters = [e for e in json.loads(written.read_text())["traceEvents"] if e["ph"] == "C"]
+    bw = [(e["ts"], e["args"]["Memcpy BW"]) for e in counters if e["name"] == "Memset"]
+    assert bw == [(50, 2.0), (55, 0.0)]
+    queue = [e for e in counters if e["name"] == "Queue Length"]
+    assert len(queue) == 6 and {e["id"] for e in queue} == {7}  # 3 launches, 3 starts
+
+
+def test_cupti_counters_come_with_their_operators(tmp_path: Path) -> None:
+    # Two ranges CUPTI measured, paired by start with the two cudaLaunchKernel calls: the first
+    # under aten::conv2d > aten::cudnn_convolution, the second under aten::relu.
+    def op(name: str, ts: int, dur: int) -> dict:
+        return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts,
+                "dur": dur}
+
+    def call(ts: int) -> dict:
+        return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                "tid": 1, "ts": ts, "dur": 2, "args": {"correlation": ts}}
+
+    def measured(name: str, ts: int, fadd: int) -> dict:
+        return {"ph": "X", "cat": "cuda_profiler_range", "name": name, "pid": 0, "tid": 0,
+                "ts": ts, "dur": 50, "args": {
+                    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": fadd,
+                    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 2 * fadd}}
+
+    events = [op("aten::conv2d", 10, 40), op("aten::cudnn_convolution", 15, 30), call(20),
+              op("aten::relu", 60, 10), call(62), measured("fft2d", 500, 7),
+              measured("relu_kernel", 600, 3)]
+    a = TraceAnalysis(trace_dir=_trace(tmp_path, events))
+    df = a.get_cupti_counter_data_with_operators()[0]
+    assert df.name.tolist() == ["fft2d", "relu_kernel"]
+    assert df["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"].tolist() == [7, 3]
+    assert df["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"].dtype == "int64"
+    assert df.op_stack.tolist() == [["aten::conv2d", "aten::cudnn_convolution"], ["aten::relu"]]
+    assert df.top_level_op.tolist() == ["aten::conv2d", "aten::relu"]
+    assert df.bottom_level_op.tolist() == ["aten::cudnn_convolution", "aten::relu"]
+    with pytest.warns(UserWarning, match="no cuda_profiler_range events"):
+        assert TraceAnalysis(trace_dir=str(SMALL)).get_cupti_counter_data_with_operators() == []
+
+
 def test_the_critical_path_overlay_marks_the_path(tmp_path: Path) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     cp, ok = a.critical_path_analysis(rank=0, annotation="", instance_id=0)  # the whole trace
@@ -277,7 +357,7 @@ def test_visualize_without_plotly_says_so() -> None:
 
 
 @pytest.mark.parametrize("method,args", [
-    ("get_memory_bw_summary", ()),
+    ("critical_path_analysis", (0, "ProfilerStep", (0, 1))),
 ])
 def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))

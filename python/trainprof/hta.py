@@ -19,6 +19,8 @@ from typing import Any, Dict, List, NoReturn, Optional, Tuple, Union
 
 from trainprof import _core
 from trainprof._analysis import Analysis, _pandas
+from trainprof import _hta_counters as _counters
+from trainprof._hta_counters import TimeSeriesTypes
 from trainprof._hta_critical_path import CPGraph, write_overlay
 
 CriticalPath = CPGraph  # the name trainprof.hta gave it before HTA's
@@ -436,10 +438,18 @@ class TraceAnalysis:
             "stream", "duration_at_max_queue_length", "relative_duration_at_max_queue_length"])
         return df.reset_index(names="rank")
 
-    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> NoReturn:
-        _not_implemented("get_memory_bw_summary",
-                         "trainprof sums bandwidth per copy direction instead of HTA's per-copy "
-                         "statistics: see trainprof.analyze(path).table('memcpy_bandwidth')")
+    def get_memory_bw_time_series(self, ranks: Optional[List[int]] = None) -> Dict[int, Any]:
+        """rank -> HTA's memory bandwidth series: each memcpy's and memset's GB/s (Kineto's
+        "memory bandwidth (GB/s)") added at its start and taken off at its end, summed per
+        copy type ("Memcpy DtoH", ..., "Memset"); columns ts (µs on the traces' clock), pid, name,
+        memory_bw_gbps. A rank without copies is left out, as in HTA."""
+        return {r: df for r in self._ranks(ranks)
+                if (df := _counters.memory_bw_series(self._analysis._core, r)) is not None}
+
+    def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[Any]:
+        """pandas' describe() of memory_bw_gbps per (rank, copy type), the series' zero
+        points left out; None without copies."""
+        return _counters.memory_bw_summary(self.get_memory_bw_time_series(ranks))
 
     def get_gpu_kernels_with_user_annotations(self, rank: int, expand_names: bool = True,
                                               shorten_names: bool = True) -> Optional[Any]:
@@ -580,14 +590,32 @@ class TraceAnalysis:
             out[rank] = final
         return out
 
-    def generate_trace_with_counters(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("generate_trace_with_counters", "trainprof writes no trace copies")
+    def generate_trace_with_counters(self, time_series: Optional[Any] = None,
+                                     ranks: Optional[List[int]] = None,
+                                     output_suffix: str = "_with_counters") -> None:
+        """HTA's trace with counters: each rank's trace with Chrome counter events appended
+        (time_series: TimeSeriesTypes.QUEUE_LENGTH, "Queue Length" per stream, and/or
+        MEMCPY_BANDWIDTH, one counter per copy type; both by default), written beside it as
+        <trace>_with_counters.json[.gz]. Perfetto and chrome://tracing draw the counters."""
+        wanted = int(time_series.value) if time_series is not None else 3  # HTA's flag values
+        series: Dict[int, List[Any]] = {}
+        if wanted & TimeSeriesTypes.QUEUE_LENGTH.value:
+            for r, df in self.get_queue_length_time_series(ranks).items():
+                series.setdefault(r, []).append(
+                    _counters.counter_events(df, "Queue Length", "queue_length"))
+        if wanted & TimeSeriesTypes.MEMCPY_BANDWIDTH.value:
+            for r, df in self.get_memory_bw_time_series(ranks).items():
+                series.setdefault(r, []).append(
+                    _counters.counter_events(df, "Memcpy BW", "memory_bw_gbps"))
+        paths = {r: self._analysis._core.path_of_rank(r) for r in series}
+        _counters.write_trace_with_counters(paths, series, output_suffix or "_with_counters")
 
-    def get_memory_bw_time_series(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_memory_bw_time_series", "trainprof keeps no bandwidth series")
-
-    def get_cupti_counter_data_with_operators(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _not_implemented("get_cupti_counter_data_with_operators", "not implemented in trainprof")
+    def get_cupti_counter_data_with_operators(self, ranks: Optional[List[int]] = None
+                                              ) -> List[Any]:
+        """HTA's frames of CUPTI's range-profiler counters (one per rank), each kernel range
+        with its counters and the operators around the cudaLaunchKernel call it pairs with
+        (op_stack, top_level_op, bottom_level_op); [] without cuda_profiler_range events."""
+        return _counters.counter_data_with_operators(self._analysis._core, self._ranks(ranks))
 
     def overlay_critical_path_analysis(self, rank: int, critical_path_graph: CPGraph,
                                        output_dir: str, only_show_critical_events: bool = True,

@@ -156,8 +156,73 @@ def test_get_queue_length_stats():
     _compare(call, trace_dir=TRAINING)
 
 
+def _same_rows(expected, got, where):
+    """HTA's frame and ours on our columns (HTA's also hold its event table's internals), with
+    ts compared from each frame's first, to half a µs: HTA counts from its earliest event, we
+    keep the trace's clock, where a float holds today's µs to a quarter of one."""
+    assert list(got.index) == list(expected.index), f"{where}: index"
+    for c in got.columns:
+        e, g = expected[c], got[c]
+        if c == "ts":
+            gap = ((e - e.min()) - (g - g.min())).abs().max()
+            assert gap <= 0.5, f"{where}.ts: {gap} µs apart"
+        elif g.dtype.kind in "if":
+            pdt.assert_series_equal(g.astype(float), e.astype(float), check_exact=False,
+                                    rtol=1e-6, obj=f"{where}.{c}", check_names=False)
+        else:
+            assert g.tolist() == e.tolist(), f"{where}.{c}"
+
+
 def test_get_cupti_counter_data_with_operators():
+    # Its first half reads inference_single_rank (absent here): a trace without ranges gives [].
     _compare(lambda t: t.get_cupti_counter_data_with_operators(), trace_dir=ONE_RANK)
+    # Its second half on HTA's cupti_profiler trace (present), as HTA's test asks it.
+    d = os.path.join(DATA, "cupti_profiler")
+    want = HTA_TRACE_ANALYSIS(trace_dir=d).get_cupti_counter_data_with_operators()[0]
+    got = _ours(trace_dir=d).get_cupti_counter_data_with_operators()[0]
+    assert len(got) == 77
+    row = got.sort_values(axis=0, by="ts").iloc[5].to_dict()
+    assert row["cat"] == "cuda_profiler_range" and "fft2d_r2c_32x32" in row["name"]
+    assert row["smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"] == 86114304
+    assert (row["top_level_op"], row["bottom_level_op"]) == ("aten::conv2d",
+                                                             "aten::cudnn_convolution")
+    _same_rows(want, got, "counters")
+
+
+def test_generate_trace_with_counters(tmp_path):
+    """HTA's test mocks HTA's own trace writer (hta.common.trace.Trace.write_raw_trace) and
+    reads what it was given; trainprof writes the file, so this makes the same assertions on
+    the file written, and compares the series and summaries with HTA's."""
+    import gzip
+    import json
+    import shutil
+    src = os.path.join(DATA, "negative_queue_length_values_check")
+    shutil.copytree(src, tmp_path / "t")
+    t = _ours(trace_dir=str(tmp_path / "t"))
+    from trainprof.hta import TimeSeriesTypes
+    t.generate_trace_with_counters(
+        time_series=TimeSeriesTypes.QUEUE_LENGTH | TimeSeriesTypes.MEMCPY_BANDWIDTH)
+    written = [f for f in os.listdir(tmp_path / "t") if "with_counters" in f]
+    assert len(written) == 1
+    with gzip.open(tmp_path / "t" / written[0], "rt") as f:
+        counter_events = [ev for ev in json.load(f)["traceEvents"] if ev["ph"] == "C"]
+    assert len(counter_events) >= 12000
+    assert {ev["name"] for ev in counter_events} == {"Queue Length", "Memcpy DtoH",
+                                                      "Memcpy HtoD", "Memcpy DtoD", "Memset"}
+    h = HTA_TRACE_ANALYSIS(trace_dir=src)
+    membw = t.get_memory_bw_time_series()[0]
+    assert len(membw[membw.memory_bw_gbps < 0]) == 0
+    _same_rows(h.get_memory_bw_time_series()[0], membw, "memory_bw")
+    assert len(t.get_memory_bw_summary(ranks=[0])) == 4
+    _same(h.get_memory_bw_summary(ranks=[0]), t.get_memory_bw_summary(ranks=[0]), "bw summary")
+    queue = t.get_queue_length_time_series()[0]
+    assert len(queue[queue.queue_length < 0]) == 0
+    assert len(t.get_queue_length_summary(ranks=[0])) == 6
+    # The test's trace without GPU kernels: empty series, None summaries.
+    cpu = _ours(trace_dir=os.path.join(DATA, "rank_non_gpu"))
+    assert len(cpu.get_queue_length_time_series()) == 0
+    assert cpu.get_queue_length_summary(ranks=[0]) is None
+    assert cpu.get_memory_bw_summary(ranks=[0]) is None
 
 
 def test_user_annotation_breakdowns_match_hta():

@@ -218,6 +218,9 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   }
   for (auto& [e, set] : o.op_inputs) e += static_cast<uint32_t>(at), set = sets[set];
   for (auto& b : o.memcpy_bytes) b.first += static_cast<uint32_t>(at);
+  for (auto& b : o.memory_bw) b.first += static_cast<uint32_t>(at);
+  for (RangeCounter& c : o.range_counters)
+    c.event += static_cast<uint32_t>(at), c.name = names[c.name];
   for (auto& b : o.host_streams) b.first += static_cast<uint32_t>(at);
   for (auto& [e, n] : o.launch_kernels) e += static_cast<uint32_t>(at), n = names[n];
   for (auto& [k, l] : o.captured_launcher)
@@ -226,6 +229,8 @@ void TraceModel::Absorb(TraceModel&& o, const std::vector<uint32_t>& names,
   for (MemoryEvent& e : o.memory_events) e.track = tracks[e.track];
   AppendColumn(op_inputs, std::move(o.op_inputs));
   AppendColumn(memcpy_bytes, std::move(o.memcpy_bytes));
+  AppendColumn(memory_bw, std::move(o.memory_bw));
+  AppendColumn(range_counters, std::move(o.range_counters));
   AppendColumn(host_streams, std::move(o.host_streams));
   AppendColumn(launch_kernels, std::move(o.launch_kernels));
   AppendColumn(captured_launcher, std::move(o.captured_launcher));
@@ -300,6 +305,9 @@ V SparseAt(const std::vector<std::pair<uint32_t, V>>& col, size_t i, V none) {
 uint32_t TraceModel::InputSetOf(size_t i) const { return SparseAt(op_inputs, i, kNoName); }
 
 int64_t TraceModel::MemcpyBytesOf(size_t i) const { return SparseAt(memcpy_bytes, i, kNone); }
+double TraceModel::MemoryBwOf(size_t i) const {
+  return SparseAt(memory_bw, i, std::numeric_limits<double>::quiet_NaN());
+}
 
 int64_t TraceModel::HostStreamOf(size_t i) const { return SparseAt(host_streams, i, int64_t{-1}); }
 

@@ -293,8 +293,18 @@ struct TraceModel {
   // cpu_ops with shapes or a stack only: (event, id in input_sets), sorted by event.
   std::vector<std::pair<uint32_t, uint32_t>> op_inputs;
   InputSets input_sets;
-  // The "bytes" arg of memcpy events, (event, bytes), sorted by event.
+  // The "bytes" arg of memcpy and memset events, (event, bytes), sorted by event.
   std::vector<std::pair<uint32_t, int64_t>> memcpy_bytes;
+  // Their "memory bandwidth (GB/s)" arg as Kineto wrote it, (event, GB/s), sorted by event.
+  std::vector<std::pair<uint32_t, double>> memory_bw;
+  // CUPTI's range-profiler metrics of cuda_profiler_range events (HTA's counter analysis),
+  // sorted by event: the metric's name id and its value.
+  struct RangeCounter {
+    uint32_t event = 0, name = 0;
+    double value = 0;
+    bool operator==(const RangeCounter&) const = default;
+  };
+  std::vector<RangeCounter> range_counters;
   // CPU ops with an integer "stream" kwarg (Inductor's Triton launches), (event, stream), sorted
   // by event: not GPU work, but HTA counts them as kernels on that stream (--hta-compat does too).
   std::vector<std::pair<uint32_t, int64_t>> host_streams;
@@ -349,6 +359,8 @@ struct TraceModel {
   }
   // The memcpy's "bytes" arg, kNone when absent.
   int64_t MemcpyBytesOf(size_t i) const;
+  // The memcpy's or memset's "memory bandwidth (GB/s)", NaN when the trace does not give it.
+  double MemoryBwOf(size_t i) const;
   // The stream kwarg of CPU op i (host_streams), -1 when it has none.
   int64_t HostStreamOf(size_t i) const;
   // The kernel name id launch call i carries (launch_kernels), kNoName when none.

@@ -111,6 +111,8 @@ Scalar* ArgTarget(std::string_view key, RawEvent* ev) {
                                                    : nullptr;
     case 18:
       return json::KeyIs(key, "Process Group Name") ? &ev->pg_name : nullptr;
+    case 23:
+      return json::KeyIs(key, "memory bandwidth (GB/s)") ? &ev->memory_bw : nullptr;
     case 25:
       return json::KeyIs(key, "est. achieved occupancy %") ? &ev->occupancy : nullptr;
     case 33:
@@ -230,10 +232,15 @@ void EventBuilder::KeepMemoryEvent(const RawEvent& ev, int64_t dev, int64_t ts_n
 // A cpu_op's input shapes and a memcpy's bytes: the MFU and bandwidth views read them.
 void EventBuilder::AddOpArgs(const RawEvent& ev, EventKind k, size_t i) {
   const auto index = static_cast<uint32_t>(i);
-  if (k == EventKind::kMemcpy && ev.memcpy_bytes.type == Scalar::kNumber) {
-    if (auto b = ToInt(ev.memcpy_bytes.text)) m_.memcpy_bytes.emplace_back(index, *b);
+  if (k == EventKind::kMemcpy || k == EventKind::kMemset) {
+    if (ev.memcpy_bytes.type == Scalar::kNumber)
+      if (auto b = ToInt(ev.memcpy_bytes.text)) m_.memcpy_bytes.emplace_back(index, *b);
+    if (ev.memory_bw.type == Scalar::kNumber)
+      m_.memory_bw.emplace_back(index, ToDouble(ev.memory_bw.text));
     return;
   }
+  for (const auto& [key, value] : ev.counters)
+    m_.range_counters.push_back({index, m_.names.Intern(key), ToDouble(value)});
   if ((k == EventKind::kRuntime || k == EventKind::kDriver) &&
       ev.launch_kernel.type == Scalar::kString) {
     m_.launch_kernels.emplace_back(index, m_.names.Intern(ev.launch_kernel.text));

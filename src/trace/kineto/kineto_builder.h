@@ -35,8 +35,15 @@ struct RawEvent {
   // Collectives (CollectiveArgs).
   Scalar coll_name, pg_name, comms_id, dtype, seq, in_nelems, out_nelems, group_size;
   Scalar wait_on_stream, wait_on_record;  // cuda_sync (SyncWait)
+  Scalar memory_bw;                       // gpu_memcpy/gpu_memset "memory bandwidth (GB/s)"
+  // cuda_profiler_range: CUPTI metrics ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum")
+  // as (name, number text); the parser clears it for each event.
+  std::vector<std::pair<std::string, std::string>> counters;
   bool has_args = false;
 };
+
+// A CUPTI metric's name ("unit__counter.rollup"): an arg no other field reads.
+inline bool IsCounterKey(std::string_view key) { return key.find("__") != std::string_view::npos; }
 
 // The member of an event's args that fills `ev`'s field, or nullptr for args nobody reads.
 json::Scalar* ArgTarget(std::string_view key, RawEvent* ev);

@@ -14,6 +14,7 @@ using json::ScanResult;
 // Only the fields the last event (or the last try at this one) set go back to none: zeroing all
 // 36 of a RawEvent (872 bytes) for every event was 1.5 % of reading a trace.
 void KinetoParser::ClearEvent() {
+  ev_.counters.clear();
   if (touched_n_ > kMaxTouched) {
     ev_ = RawEvent{};
   } else {
@@ -61,6 +62,13 @@ ScanResult KinetoParser::EventMember(std::string_view key, const char*& p, const
     return s_.Members(p, e, "", [&](std::string_view k, const char*& q, const char* qe) {
       Scalar unused;
       Scalar* t = ArgTarget(k, ev);
+      // CUPTI's range profiler: metric name -> value (Kineto writes "cat" before "args").
+      if (t == nullptr && json::KeyIs(ev->cat.text, "cuda_profiler_range") && IsCounterKey(k)) {
+        ScanResult r = s_.ValueAt(q, qe, &unused, &s_tmp_, 2);
+        if (r == ScanResult::kOk && unused.type == Scalar::kNumber)
+          ev->counters.emplace_back(std::string(k), std::string(unused.text));
+        return r;
+      }
       return s_.ValueAt(q, qe, t ? Touch(t) : &unused, &s_tmp_, 2);
     });
   }

@@ -324,6 +324,34 @@ TEST(KinetoReader, MemoryPeakFromBytesDeltasWhenThereIsNoTotal) {
   EXPECT_EQ(rebuilt, 1);
 }
 
+// HTA's counter analyses: a copy's and a set's "memory bandwidth (GB/s)" (a set's bytes too),
+// and the CUPTI metrics of a cuda_profiler_range (args named like "unit__counter.rollup"),
+// whatever arg they follow; another event's unknown args are not kept.
+TEST(KinetoReader, KeepsBandwidthAndRangeCounters) {
+  const char* t = R"J({"traceEvents": [
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+     "args": {"stream": 7, "device": 0, "bytes": 8, "memory bandwidth (GB/s)": 0.5}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 4,
+     "dur": 1, "args": {"stream": 7, "device": 0, "bytes": 16, "memory bandwidth (GB/s)": 2}},
+    {"ph": "X", "cat": "cuda_profiler_range", "name": "k", "pid": 0, "tid": 0, "ts": 9, "dur": 5,
+     "args": {"sm__cycles.sum": 12, "note": 3, "smsp__inst.sum": 1.5e3}},
+    {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+     "args": {"Fwd thread id": 0}}
+  ]})J";
+  auto m = ParseTrace(t, "counters.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->MemoryBwOf(0), 0.5);
+  EXPECT_EQ(m->MemoryBwOf(1), 2.0);
+  EXPECT_TRUE(std::isnan(m->MemoryBwOf(3)));
+  EXPECT_EQ(m->MemcpyBytesOf(1), 16);
+  ASSERT_EQ(m->range_counters.size(), 2u);
+  EXPECT_EQ(m->range_counters[0].event, 2u);
+  EXPECT_EQ(m->names[m->range_counters[0].name], "sm__cycles.sum");
+  EXPECT_EQ(m->range_counters[0].value, 12);
+  EXPECT_EQ(m->names[m->range_counters[1].name], "smsp__inst.sum");
+  EXPECT_EQ(m->range_counters[1].value, 1500);
+}
+
 // The args the Memory, MFU and Operator views read: each [memory] event whole, a cpu_op's
 // Input Dims, Input type and Call stack (an empty stack is none), a memcpy's bytes.
 TEST(KinetoReader, KeepsMemoryEventsShapesStacksAndCopyBytes) {
