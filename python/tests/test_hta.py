@@ -282,6 +282,11 @@ def test_the_critical_path_overlay_marks_the_path(tmp_path: Path) -> None:
         kept = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     assert all(e.get("args", {}).get("critical") == 1
                or e.get("cat") in ("user_annotation", "python_function") for e in kept)
+    # HTA's instance_id=(first, last): one window from the first's start to the last's end.
+    one, _ = a.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=0)
+    two, _ = a.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=(0, 1))
+    assert (one.window, two.window) == ("ProfilerStep:0", "ProfilerStep:0-1")
+    assert two.critical_path_length_us > one.critical_path_length_us
     with pytest.raises(ValueError, match="rank 0's, not rank 1's"):
         a.overlay_critical_path_analysis(1, cp, str(tmp_path))
 
@@ -357,7 +362,7 @@ def test_visualize_without_plotly_says_so() -> None:
 
 
 @pytest.mark.parametrize("method,args", [
-    ("critical_path_analysis", (0, "ProfilerStep", (0, 1))),
+    ("overlay_critical_path_analysis", (0, None, "out", False, True)),  # show_all_edges
 ])
 def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))

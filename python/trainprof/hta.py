@@ -300,11 +300,11 @@ class TraceAnalysis:
         contains `annotation` (the whole trace for ""); (CPGraph, success), or None (with a
         warning) when no event matches, as HTA returns None. `data_load_events`: regular
         expressions; host events they match are data loading on the path."""
-        if isinstance(instance_id, tuple):
-            _not_implemented("critical_path_analysis(instance_id=(start, end))",
-                             "trainprof analyses one annotation instance at a time")
         self._ranks([rank])
-        spec = f"{annotation}:{instance_id or 0}"
+        if isinstance(instance_id, tuple):  # HTA's (first, last): one window over them
+            spec = f"{annotation}:{instance_id[0]}-{instance_id[1]}"
+        else:
+            spec = f"{annotation}:{instance_id or 0}"
         options: Dict[str, Any] = {"critical_path": spec}
         if data_load_events:
             options["data_load_events"] = list(data_load_events)

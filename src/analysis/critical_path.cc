@@ -433,7 +433,7 @@ const char* CpCategoryName(CpCategory c) {
 
 StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceModel& m,
                                                            const std::string& annotation,
-                                                           int instance) {
+                                                           int instance, int last) {
   if (annotation.empty()) {  // HTA's "": the whole trace
     if (m.size() == 0) return NotFound(fmt::format("{}: the trace has no events", m.path));
     int64_t begin = INT64_MAX, end = INT64_MIN;
@@ -449,10 +449,15 @@ StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceMod
       found.push_back({m.ts_ns[i], m.end_ns(i)});
   std::stable_sort(found.begin(), found.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (instance < 0 || static_cast<size_t>(instance) >= found.size())
-    return NotFound(fmt::format("{}: {} ranges named like \"{}\"; instance {} asked for", m.path,
-                                found.size(), annotation, instance));
-  return found[static_cast<size_t>(instance)];
+  if (last < 0) last = instance;
+  if (instance < 0 || last < instance || static_cast<size_t>(last) >= found.size())
+    return NotFound(fmt::format(
+        "{}: {} ranges named like \"{}\"; instance {} asked for", m.path, found.size(), annotation,
+        last == instance ? fmt::format("{}", instance) : fmt::format("{}-{}", instance, last)));
+  std::pair<int64_t, int64_t> w = found[static_cast<size_t>(instance)];
+  for (int k = instance + 1; k <= last; ++k)
+    w.second = std::max(w.second, found[static_cast<size_t>(k)].second);
+  return w;
 }
 
 StatusOr<CriticalPath> ComputeCriticalPath(const trace::TraceModel& m, int64_t begin_ns,

@@ -70,11 +70,12 @@ struct CriticalPath {
   }
 };
 
-// The window of the `instance`-th (from 0) range whose name contains `annotation`, by start time;
-// an empty `annotation` is the whole trace, as in HTA. Errors: no such annotation or instance.
+// The window of the `instance`-th (from 0) range whose name contains `annotation`, by start time,
+// to the end of the `last`-th (-1: the same one; HTA's instance_id=(first, last)); an empty
+// `annotation` is the whole trace, as in HTA. Errors: no such annotation or instances.
 StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceModel& m,
                                                            const std::string& annotation,
-                                                           int instance);
+                                                           int instance, int last = -1);
 
 // `data_load`: HTA's data_load_events, regular expressions (ECMAScript) searched in the names of
 // CPU events: those events get nodes, and their time on the path is data_loading.

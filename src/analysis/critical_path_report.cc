@@ -21,15 +21,27 @@ struct Window {
   int64_t begin = 0, end = 0;
 };
 
-// "forward:1" -> ("forward", 1); "aten::add" keeps its "::"; no instance means 0.
-std::pair<std::string, int> ParseSpec(const std::string& spec) {
+struct Spec {
+  std::string annotation;
+  int first = 0, last = 0;
+};
+
+// "forward:1" -> ("forward", 1, 1); "forward:1-3" -> instances 1 to 3; "aten::add" keeps its
+// "::"; no instance means 0.
+Spec ParseSpec(const std::string& spec) {
   size_t colon = spec.rfind(':');
   if (colon == std::string::npos || colon + 1 == spec.size() ||
       (colon > 0 && spec[colon - 1] == ':'))
-    return {spec, 0};
-  for (size_t i = colon + 1; i < spec.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(spec[i]))) return {spec, 0};
-  return {spec.substr(0, colon), std::stoi(spec.substr(colon + 1))};
+    return {spec, 0, 0};
+  const std::string tail = spec.substr(colon + 1);
+  const size_t dash = tail.find('-');
+  auto number = [](const std::string& t) {
+    return !t.empty() && std::ranges::all_of(t, [](unsigned char c) { return std::isdigit(c); });
+  };
+  const std::string a = tail.substr(0, dash),
+                    b = dash == std::string::npos ? a : tail.substr(dash + 1);
+  if (!number(a) || !number(b)) return {spec, 0, 0};
+  return {spec.substr(0, colon), std::stoi(a), std::stoi(b)};
 }
 
 std::vector<Window> Windows(const trace::TraceModel& m, const RankAnalysis& a,
@@ -39,14 +51,15 @@ std::vector<Window> Windows(const trace::TraceModel& m, const RankAnalysis& a,
     for (const Step& s : a.steps.steps) out.push_back({s.name, s.begin_ns, s.end_ns});
     return out;
   }
-  auto [annotation, instance] = ParseSpec(spec);
-  StatusOr<std::pair<int64_t, int64_t>> w = FindAnnotationWindow(m, annotation, instance);
+  auto [annotation, instance, last] = ParseSpec(spec);
+  StatusOr<std::pair<int64_t, int64_t>> w = FindAnnotationWindow(m, annotation, instance, last);
   if (!w.ok()) {
     notes->push_back(fmt::format("Rank {}: {}", m.rank, w.status().message()));
     return out;
   }
-  std::string label =
-      annotation.empty() ? "whole trace" : fmt::format("{}:{}", annotation, instance);
+  std::string label = annotation.empty() ? "whole trace"
+                      : last == instance ? fmt::format("{}:{}", annotation, instance)
+                                         : fmt::format("{}:{}-{}", annotation, instance, last);
   out.push_back({std::move(label), w->first, w->second});
   return out;
 }

@@ -1,6 +1,7 @@
-// The "critical_path" section of `trainprof analyze --critical-path [ANNOTATION[:INSTANCE]]`:
-// HTA's critical path (critical_path.h) of each rank over each analysed step (no annotation) or
-// over the INSTANCE-th range (from 0) whose name contains ANNOTATION ("" or ":0": the whole trace).
+// The "critical_path" section of `trainprof analyze --critical-path
+// [ANNOTATION[:INSTANCE[-LAST]]]`: HTA's critical path (critical_path.h) of each rank over each
+// analysed step (no annotation) or over the INSTANCE-th range (from 0) whose name contains
+// ANNOTATION ("" or ":0": the whole trace).
 //
 //   a.critical_paths = RankCriticalPaths(model, a, "");         // every analysed step
 //   a.critical_paths = RankCriticalPaths(model, a, "forward:1");  // the second "forward"

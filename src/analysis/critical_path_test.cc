@@ -187,8 +187,12 @@ TEST(CriticalPath, AnnotationWindowAndErrors) {
   EXPECT_EQ(w->second, 170);
   EXPECT_FALSE(FindAnnotationWindow(m, "forward", 2).ok());
   EXPECT_FALSE(FindAnnotationWindow(m, "backward", 0).ok());
-  EXPECT_FALSE(ComputeCriticalPath(m, 0, 200).ok());  // annotations only: no node
-  auto whole = FindAnnotationWindow(m, "", 0);        // HTA's "": the whole trace
+  EXPECT_FALSE(ComputeCriticalPath(m, 0, 200).ok());     // annotations only: no node
+  auto both = FindAnnotationWindow(m, "forward", 0, 1);  // HTA's instance_id=(0, 1)
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(*both, (std::pair<int64_t, int64_t>{0, 170}));
+  EXPECT_FALSE(FindAnnotationWindow(m, "forward", 1, 2).ok());
+  auto whole = FindAnnotationWindow(m, "", 0);  // HTA's "": the whole trace
   ASSERT_TRUE(whole.ok());
   EXPECT_EQ(*whole, (std::pair<int64_t, int64_t>{0, 170}));
 }

@@ -35,10 +35,10 @@ struct AnalyzeOptions {
   std::vector<std::string> dataloader_patterns;
   // Host ranges named one of these (or one and a number) are steps too (--steps-from).
   std::vector<std::string> steps_from;
-  // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE]"; absent: not computed.
+  // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE[-LAST]]"; absent: not computed.
   std::optional<std::string> critical_path;
   std::vector<std::string> critical_path_data_load;  // --data-load-events: HTA's, regexes
-  FlopsOptions flops;  // --peak-tflops
+  FlopsOptions flops;                                // --peak-tflops
 };
 
 struct RankAnalysis {

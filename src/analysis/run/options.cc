@@ -109,8 +109,8 @@ const std::vector<AnalyzeOption>& List() {
            "HTA's critical path of each analysed step, or of the INSTANCE-th (from 0) "
            "range whose name contains ANNOTATION (put it after PATH); \":0\" is the whole trace, "
            "as HTA's annotation \"\"",
-       .expects = "True (each analysed step) or \"ANNOTATION[:INSTANCE]\"",
-       .metavar = "[ANNOTATION[:INSTANCE]]"},
+       .expects = "True (each analysed step) or \"ANNOTATION[:INSTANCE[-LAST]]\"",
+       .metavar = "[ANNOTATION[:INSTANCE[-LAST]]]"},
       {.keyword = "data_load_events",
        .kind = OptionKind::kTexts,
        .field = &R::data_load_events,

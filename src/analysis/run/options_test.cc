@@ -86,7 +86,7 @@ TEST(AnalyzeOptions, BadValuesAreRefusedAndChangeNothing) {
   refused("capture_trace", OptionValue{std::string("no/such/place")},
           "no/such/place does not exist (expected a path or a list of paths that exist)");
   refused("critical_path", OptionValue{int64_t{3}},
-          "expected True (each analysed step) or \"ANNOTATION[:INSTANCE]\"");
+          "expected True (each analysed step) or \"ANNOTATION[:INSTANCE[-LAST]]\"");
   const AnalyzeRequest untouched;
   EXPECT_EQ(r.steps, untouched.steps);
   EXPECT_EQ(r.top_kernels, untouched.top_kernels);
