@@ -234,8 +234,10 @@ def test_outputs_and_the_run_history(capsys: pytest.CaptureFixture[str]) -> None
     assert s.report.run_id in listed
 
 
+# The child dumps every thread's Python stack and exits 30 s after "ready" if it is still
+# there (faulthandler), so a hang at Ctrl-C fails with where it hung.
 LOOP = """
-import sys, time, trainprof
+import faulthandler, sys, time, trainprof
 with trainprof.Session(name="sigint", overrides={"output.print": False}) as s:
     s.batch_size = 8
     i = 0
@@ -245,17 +247,20 @@ with trainprof.Session(name="sigint", overrides={"output.print": False}) as s:
         s.step()
         i += 1
         if i == 20:
+            faulthandler.dump_traceback_later(30, exit=True)
             print("ready", flush=True)
 """
 
 
 def test_ctrl_c_writes_the_reports_of_the_completed_steps(tmp_path: Path) -> None:
-    child = subprocess.Popen([PYTHON, "-c", LOOP], stdout=subprocess.PIPE, text=True,
-                             env=python_env())
+    child = subprocess.Popen([PYTHON, "-c", LOOP], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=python_env())
     assert child.stdout.readline().strip() == "ready"
     child.send_signal(signal.SIGINT)
-    child.wait(timeout=60)
+    _, err = child.communicate(timeout=60)
+    assert "Timeout (0:00:30)!" not in err, f"the child hung after Ctrl-C:\n{err}"
     assert child.returncode != 0  # KeyboardInterrupt still ends the program
+    assert "KeyboardInterrupt" in err
     [run_dir] = list((tmp_path / "runs").glob("*-sigint"))
     report = load_report(str(run_dir))
     assert calls(report)["run_training_batch"] >= 20
