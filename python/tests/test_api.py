@@ -359,3 +359,47 @@ def test_misuse_is_a_clear_error_not_a_silent_loss() -> None:
     with trainprof.Session(name="misuse2", overrides=QUIET) as s2:
         with pytest.raises(ValueError, match="stage must be 'train' or 'validation', got 'eval'"):
             s2.stage("eval")
+
+
+def test_the_live_view_is_watched_from_another_process(tmp_path: Path) -> None:
+    # A Python loop with live.mode lines: its stderr has a line a tick, and `trainprof watch`
+    # (another process, read-only) prints the run's snapshot until the run finishes.
+    code = ("import time, trainprof\n"
+            "with trainprof.Session(name='live', overrides={'output.print': False, "
+            "'live.mode': 'lines', 'live.interval_s': 0.1}) as s:\n"
+            "    s.batch_size = 16\n"
+            "    for _ in range(40):\n"
+            "        time.sleep(0.01)\n"
+            "        s.step()\n")
+    child = subprocess.Popen([PYTHON, "-c", code], stderr=subprocess.PIPE, text=True,
+                             env=python_env())
+    run_dir = None
+    for _ in range(100):  # the run folder, as soon as the session made it
+        found = list((tmp_path / "runs").glob("*-live"))
+        if found:
+            run_dir = found[0]
+            break
+        time.sleep(0.05)
+    assert run_dir is not None
+    watched = subprocess.run([cli(), "watch", str(run_dir), "--interval", "0.05"],
+                             capture_output=True, text=True, timeout=60)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert watched.returncode == 0, watched.stderr
+    lines = watched.stdout.strip().splitlines()
+    assert lines[-1].startswith("trainprof live: step 40 (finished) |"), lines
+    assert "samples/s" in lines[-1] and "n/a samples/s" not in lines[-1]
+    assert "trainprof live: step" in err
+    once = subprocess.run([cli(), "watch", str(run_dir), "--once"], capture_output=True,
+                          text=True)
+    assert once.returncode == 0 and once.stdout.startswith("trainprof live: step 40 (finished)")
+
+
+def test_watch_says_what_is_missing(tmp_path: Path) -> None:
+    r = subprocess.run([cli(), "watch", str(tmp_path), "--once"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"trainprof: {tmp_path} has no live.json")
+    assert "live.mode=lines" in r.stderr
+    (tmp_path / "live.json").write_text("{\"steps\": 3}")
+    r = subprocess.run([cli(), "watch", str(tmp_path), "--once"], capture_output=True, text=True)
+    assert r.returncode == 2 and "not a trainprof live.json" in r.stderr

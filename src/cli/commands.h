@@ -78,6 +78,7 @@ void AddHistoryCommands(CLI::App& app, std::function<int()>* run);
 void AddExportOptions(CLI::App* sub, Options::Output* out);
 // Registers `mcp`: the Model Context Protocol server on stdio.
 void AddMcpCommand(CLI::App& app, std::function<int()>* run);
+void AddWatchCommand(CLI::App& app, std::function<int()>* run);
 // Registers `export RUN_DIR`.
 void AddExportCommand(CLI::App& app, std::function<int()>* run);
 // Registers `gate`: the CI form of compare --fail-if (exit 0 pass, 1 regression, 2 undecided).

@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
     trainprof::cli::AddDatasetCommand(app, &run);
     trainprof::cli::AddRunCommand(app, &run);
     trainprof::cli::AddMcpCommand(app, &run);
+    trainprof::cli::AddWatchCommand(app, &run);
     // `trainprof run [options] -- COMMAND ...`: what follows "--" is the command, untouched.
     const int parsed_argc = trainprof::cli::SplitRunCommand(argc, argv);
     if (int code = trainprof::cli::CheckSubcommand(app, argc, argv); code != 0) return code;

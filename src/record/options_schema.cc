@@ -56,6 +56,14 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddDouble("system.interval_s", &o.system.interval_s, 0.05, 3600.0,
               "Seconds between two samples of the system report (10 Hz costs about 0.3 % of one "
               "core).");
+  s.AddString("live.mode", &o.live.mode,
+              "The live view while the run trains: every live.interval_s a snapshot (step, step "
+              "time last/median/p95, steps/s and samples/s, RSS, CPU) written to live.json in the "
+              "run folder (trainprof watch RUN_DIR reads it) and printed on stderr: lines (a "
+              "line each time), view (one line redrawn in place on a terminal, else lines), off.",
+              {"off", "lines", "view"});
+  s.AddDouble("live.interval_s", &o.live.interval_s, 0.1, 3600.0,
+              "Seconds between two snapshots of the live view.");
   s.AddBool("model_summary.enabled", &o.model_summary.enabled,
             "Model summary, as torchinfo: module tree, input and output shapes, parameters, "
             "mult-adds and estimated sizes (model_summary.txt).");

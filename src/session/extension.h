@@ -48,6 +48,8 @@ class Extension {
   // then from every Step()). Runs with the session lock held: keep it short, never call back
   // into the Session.
   virtual void OnStep(int64_t profiler_step) = 0;
+  // The program set its batch size (Session::SetBatchSize); same rules as OnStep.
+  virtual void OnBatchSize(int64_t /*batch_size*/) {}
   // Called once when Finish() begins, before the recorded events are collected: stop
   // background work here so the report's wall time does not include it.
   virtual void OnStop() {}

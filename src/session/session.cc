@@ -28,6 +28,7 @@
 #include "report/terminal.h"
 #include "session/cuda_time_extension.h"
 #include "session/extension.h"
+#include "session/live.h"
 #include "session/report_builder.h"
 #include "session/step_attribution.h"
 #include "session/system_extension.h"
@@ -128,6 +129,10 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   if (impl->options.time.cuda_events) {
     impl->extensions.push_back(std::make_shared<session::CudaTimeExtension>());
   }
+  if (impl->options.live.mode != "off") {
+    impl->extensions.push_back(std::make_shared<session::LiveExtension>(
+        impl->options, impl->run_dir, impl->start.steady_ns));
+  }
   record::SetRecording(impl->Recording(0));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -151,6 +156,7 @@ void Session::SetEpoch(int64_t epoch) {
 void Session::SetBatchSize(int64_t batch_size) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->batch_size = batch_size;
+  for (const auto& ext : impl_->extensions) ext->OnBatchSize(batch_size);
 }
 
 void Session::Step() {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -195,6 +196,42 @@ TEST(Session, FullBufferIsADiagnosticNotACrash) {
   EXPECT_EQ(report["diagnostics"][0]["name"], "dropped_events");
   EXPECT_GT(report["diagnostics"][0]["count"].get<int64_t>(), 0);
   EXPECT_NE((*session)->summary().find("dropped_events"), std::string::npos);
+}
+
+// The live view (live.mode: lines, a snapshot every 0.1 s): live.json appears while the loop
+// runs and says how far it got; the last one, written by Finish(), has every step and says the
+// run finished; stderr has the lines.
+TEST(Session, LiveViewWritesSnapshotsWhileTheRunTrains) {
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  Options o = TestOptions(dir);
+  o.live.mode = "lines";
+  o.live.interval_s = 0.1;
+  testing::internal::CaptureStderr();
+  auto s = Session::Create(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  (*s)->SetBatchSize(4);
+  json seen;
+  for (int i = 0; i < 200 && seen.is_null(); ++i) {  // at most 200 steps of 10 ms
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    (*s)->Step();
+    std::ifstream in(dir + "/live.json");
+    if (in) seen = json::parse(in, nullptr, false);
+  }
+  ASSERT_TRUE(seen.is_object()) << "no live.json while the run trained";
+  EXPECT_FALSE(seen["finished"].get<bool>());
+  const int64_t steps = (*s)->profiler_step();
+  ASSERT_TRUE((*s)->Finish().ok());
+  const std::string err = testing::internal::GetCapturedStderr();
+  std::ifstream in(dir + "/live.json");
+  const json last = json::parse(in);
+  EXPECT_TRUE(last["finished"].get<bool>());
+  EXPECT_EQ(last["step"].get<int64_t>(), steps);
+  EXPECT_EQ(last["batch_size"].get<int64_t>(), 4);
+  EXPECT_GT(last["samples_per_s"].get<double>(), 0);
+  EXPECT_GT(last["rss_bytes"].get<double>(), 0);
+  EXPECT_NE(err.find("trainprof live: step"), std::string::npos) << err;
+  EXPECT_NE(err.find(" (finished) |"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/live.json.tmp"));
 }
 
 TEST(Session, OnlyOneActiveSession) {

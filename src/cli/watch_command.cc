@@ -1,0 +1,100 @@
+// `trainprof watch RUN_DIR`: the live view of a running job from another terminal, read-only:
+// it reads <RUN_DIR>/live.json (report/live_snapshot.h), which the job's Session rewrites every
+// live.interval_s when its live.mode is on, and prints a line each time it changes, until the
+// job finishes.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "report/live_snapshot.h"
+
+namespace trainprof::cli {
+
+namespace {
+
+struct WatchFlags {
+  std::string run_dir;
+  bool once = false;
+  double interval_s = 1.0;
+  double wait_s = 10.0;  // how long a live.json may take to appear
+};
+
+// The snapshot in RUN_DIR, or nullopt while there is none; errors: a file that is not one.
+StatusOr<std::optional<report::LiveSnapshot>> ReadSnapshot(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::optional<report::LiveSnapshot>{};
+  std::stringstream text;
+  text << in.rdbuf();
+  TRAINPROF_ASSIGN_OR_RETURN(report::LiveSnapshot s, report::ParseLiveJson(text.str(), path));
+  return std::optional<report::LiveSnapshot>{s};
+}
+
+int Watch(const WatchFlags& f) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(f.run_dir)) {
+    PrintError(NotFound(fmt::format("{}: no such run folder", f.run_dir)));
+    return kExitBadInput;
+  }
+  const std::string path = f.run_dir + "/live.json";
+  const bool redraw = !f.once && isatty(STDOUT_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  std::string last;
+  for (;;) {
+    StatusOr<std::optional<report::LiveSnapshot>> s = ReadSnapshot(path);
+    if (!s.ok()) {
+      PrintError(s.status());
+      return kExitBadInput;
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!s->has_value()) {
+      if (f.once || waited > f.wait_s) {
+        PrintError(NotFound(fmt::format(
+            "{} has no live.json after {:.0f} s: is the job running with its live view on "
+            "(--set live.mode=lines, or live: {{mode: lines}} in its config)?",
+            f.run_dir, waited)));
+        return kExitBadInput;
+      }
+    } else if (const std::string line = report::LiveLine(**s); line != last) {
+      fmt::print(fmt::runtime(redraw ? "\r\033[2K{}" : "{}\n"), line);
+      std::fflush(stdout);
+      last = line;
+      if ((*s)->finished || f.once) break;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(f.interval_s));
+  }
+  if (redraw) fmt::print("\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddWatchCommand(CLI::App& app, std::function<int()>* run) {
+  auto f = std::make_shared<WatchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch", "Watch a running job's live view from another terminal (read-only)");
+  cmd->add_option("RUN_DIR", f->run_dir, "The job's run folder")->required();
+  cmd->add_flag("--once", f->once, "Print the latest snapshot once and exit");
+  cmd->add_option("--interval", f->interval_s, "Seconds between two reads")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--wait", f->wait_s, "Seconds to wait for live.json to appear")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->footer(
+      "The job writes RUN_DIR/live.json when its live view is on (config live.mode: lines or "
+      "view; docs/live.md). watch prints a line each time it changes (one line redrawn in "
+      "place on a terminal) and ends when the job finishes.\n" +
+      ExitCodesHelp({{kExitOk, "the job finished (or --once printed)"},
+                     {kExitBadInput, "no run folder, no live.json, or not a live.json"}}));
+  cmd->callback([run, f] { *run = [f] { return Watch(*f); }; });
+}
+
+}  // namespace trainprof::cli

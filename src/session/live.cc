@@ -1,0 +1,127 @@
+#include "session/live.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/live_snapshot.h"
+#include "system/proc_parse.h"
+
+namespace trainprof::session {
+
+using report::LiveSnapshot;
+
+namespace {
+
+constexpr size_t kLiveWindow = 100;  // steps the step-time figures cover
+
+int64_t LiveSteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+LiveExtension::LiveExtension(const Options& options, std::string run_dir, int64_t t0_steady_ns)
+    : mode_(options.live.mode),
+      path_(std::move(run_dir) + "/live.json"),
+      interval_s_(options.live.interval_s),
+      t0_ns_(t0_steady_ns) {
+  redraw_ = mode_ == "view" && isatty(STDERR_FILENO);
+  thread_ = std::thread([this] { Run(); });
+}
+
+LiveExtension::~LiveExtension() { OnStop(); }
+
+void LiveExtension::OnStep(int64_t profiler_step) {
+  const int64_t now = LiveSteadyNs() - t0_ns_;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (profiler_step == steps_) return;  // the call at attach
+  steps_ = profiler_step;
+  bounds_.push_back(now);
+  if (bounds_.size() > 2 * (kLiveWindow + 1))
+    bounds_.erase(bounds_.begin(), bounds_.end() - static_cast<ptrdiff_t>(kLiveWindow + 1));
+}
+
+void LiveExtension::OnBatchSize(int64_t batch_size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  batch_size_ = batch_size;
+}
+
+void LiveExtension::OnStop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  Tick(true);
+  if (redraw_) std::fputs("\n", stderr);  // leave the last status line standing
+}
+
+void LiveExtension::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto every = std::chrono::duration<double>(interval_s_);
+  while (!cv_.wait_for(lock, every, [this] { return stop_; })) {
+    lock.unlock();
+    Tick(false);
+    lock.lock();
+  }
+}
+
+// One snapshot: built from a copy of the window, with this process's RSS and CPU share since
+// the last tick; written to live.json (a whole file renamed over the old one) and stderr. A
+// folder that cannot be written is skipped: the run goes on.
+void LiveExtension::Tick(bool finished) {
+  const int64_t now = LiveSteadyNs() - t0_ns_;
+  std::vector<int64_t> bounds;
+  int64_t steps = 0, batch = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t from = bounds_.size() > kLiveWindow + 1 ? bounds_.size() - kLiveWindow - 1 : 0;
+    bounds.assign(bounds_.begin() + static_cast<ptrdiff_t>(from), bounds_.end());
+    steps = steps_;
+    batch = batch_size_;
+  }
+  LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, now, batch);
+  s.finished = finished;
+  std::ifstream stat("/proc/self/stat");
+  std::stringstream text;
+  text << stat.rdbuf();
+  if (auto p = system::ParsePidStat(text.str()); p.ok()) {
+    s.rss_bytes = static_cast<double>(p->rss_pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    const uint64_t ticks = p->utime + p->stime;
+    if (cpu_at_ns_ > 0 && now > cpu_at_ns_)
+      s.cpu_pct = 100.0 * static_cast<double>(ticks - cpu_ticks_) /
+                  static_cast<double>(sysconf(_SC_CLK_TCK)) /
+                  (static_cast<double>(now - cpu_at_ns_) * 1e-9);
+    cpu_ticks_ = ticks;
+    cpu_at_ns_ = now;
+  }
+  const std::string tmp = path_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << report::LiveJson(s);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path_, ec);
+  if (ec && !warned_) {
+    warned_ = true;
+    std::fprintf(stderr, "trainprof: live view: %s cannot be written (%s); the run goes on\n",
+                 path_.c_str(), ec.message().c_str());
+  }
+  const std::string line = report::LiveLine(s);
+  if (redraw_)
+    std::fprintf(stderr, "\r\033[2K%s", line.c_str());
+  else
+    std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace trainprof::session
