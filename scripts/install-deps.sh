@@ -13,7 +13,7 @@ PACKAGES=(
   python3-dev pybind11-dev python3-torch python3-numpy python3-pandas python3-pytest
   python3-pip python3-setuptools python3-wheel python3-venv patchelf
   clang clang-format
-  chromium
+  chromium tmux
   dataset-fashion-mnist
 )
 

@@ -403,3 +403,42 @@ def test_watch_says_what_is_missing(tmp_path: Path) -> None:
     (tmp_path / "live.json").write_text("{\"steps\": 3}")
     r = subprocess.run([cli(), "watch", str(tmp_path), "--once"], capture_output=True, text=True)
     assert r.returncode == 2 and "not a trainprof live.json" in r.stderr
+
+
+def test_the_live_view_redraws_one_line_in_a_terminal(tmp_path: Path) -> None:
+    # live.mode view in a real terminal (tmux): one status line redrawn in place, which stands
+    # finished when the run ends, and the script's own print after it intact.
+    import shutil
+    if shutil.which("tmux") is None:
+        pytest.skip("needs tmux (apt-get install tmux)")
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import time, trainprof\n"
+        "with trainprof.Session(name='view', overrides={'output.print': False, "
+        "'live.mode': 'view', 'live.interval_s': 0.1}) as s:\n"
+        "    s.batch_size = 4\n"
+        "    for _ in range(60):\n"
+        "        time.sleep(0.01)\n"
+        "        s.step()\n"
+        "print('done training', flush=True)\n")
+    env = python_env()
+    session = f"trainprof-test-{os.getpid()}"
+    command = (f"cd {tmp_path} && PYTHONPATH={env['PYTHONPATH']} TRAINPROF_DB={tmp_path}/h.db "
+               f"{PYTHON} {script}; echo exit=$?; sleep 30")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "20",
+                    command], check=True)
+    try:
+        screen = ""
+        for _ in range(200):  # until the script has ended
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                    capture_output=True, text=True, check=True).stdout
+            if "exit=" in screen:
+                break
+            time.sleep(0.1)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    lines = [line for line in screen.splitlines() if line.strip()]
+    live = [line for line in lines if "trainprof live:" in line]
+    assert len(live) == 1, screen  # redrawn in place, not one line a tick
+    assert live[0].startswith("trainprof live: step 60 (finished) |"), screen
+    assert lines[lines.index(live[0]) + 1:] == ["done training", "exit=0"], screen
