@@ -253,8 +253,12 @@ with trainprof.Session(name="sigint", overrides={"output.print": False}) as s:
 
 
 def test_ctrl_c_writes_the_reports_of_the_completed_steps(tmp_path: Path) -> None:
+    # A program started in the background by a non-interactive shell (`cmd &`, as CI scripts
+    # and nohup do) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt: the
+    # child starts with Ctrl-C's default, as in a terminal.
     child = subprocess.Popen([PYTHON, "-c", LOOP], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=python_env())
+                             stderr=subprocess.PIPE, text=True, env=python_env(),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert child.stdout.readline().strip() == "ready"
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)

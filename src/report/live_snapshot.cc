@@ -23,7 +23,8 @@ std::string LiveRate(const std::optional<double>& r) {
 }  // namespace
 
 LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& boundaries_ns,
-                               int64_t now_ns, int64_t batch_size) {
+                               const std::vector<int64_t>& batches, int64_t now_ns,
+                               int64_t batch_size) {
   LiveSnapshot s;
   s.step = steps;
   s.elapsed_s = static_cast<double>(now_ns) * 1e-9;
@@ -38,7 +39,13 @@ LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& bounda
   const double span = static_cast<double>(boundaries_ns.back() - boundaries_ns.front()) * 1e-9;
   if (span > 0) {
     s.steps_per_s = static_cast<double>(times.size()) / span;
-    if (s.batch_size) s.samples_per_s = *s.steps_per_s * static_cast<double>(*s.batch_size);
+    int64_t samples = 0;
+    bool known = batches.size() == boundaries_ns.size();
+    for (size_t i = 1; known && i < batches.size(); ++i) {
+      known = batches[i] > 0;
+      samples += batches[i];
+    }
+    if (known) s.samples_per_s = static_cast<double>(samples) / span;
   }
   return s;
 }

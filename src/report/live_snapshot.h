@@ -3,7 +3,7 @@
 // (session/live.h); `trainprof watch RUN_DIR` reads it from another terminal. Figures not
 // measured are absent from the JSON and "n/a" in the line, never 0.
 //
-//   LiveSnapshot s = BuildLiveSnapshot(steps, boundaries_ns, now_ns, batch_size);
+//   LiveSnapshot s = BuildLiveSnapshot(steps, boundaries_ns, batches, now_ns, batch_size);
 //   std::string line = LiveLine(s);   // "trainprof live: step 120 | 41.2 ms/step (median ..."
 #pragma once
 
@@ -29,9 +29,12 @@ struct LiveSnapshot {
 
 // `steps` Step() calls so far; `boundaries_ns` the last steps' boundaries, ns after the
 // session's start (the start, or an earlier step's end, then each later step's end): step
-// times are their differences, throughput over them. `batch_size` 0: unknown.
+// times are their differences, throughput over them. `batches[i]`: the batch size of the step
+// ending at boundaries_ns[i] (0 unknown; [0] unused): samples/s when every one is known, so a
+// validation stage with a larger batch counts its own. `batch_size`: the current one (0 unknown).
 LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& boundaries_ns,
-                               int64_t now_ns, int64_t batch_size);
+                               const std::vector<int64_t>& batches, int64_t now_ns,
+                               int64_t batch_size);
 
 std::string LiveJson(const LiveSnapshot& s);
 // Errors: not JSON, or not a live.json (no "step"); the message names `where`.

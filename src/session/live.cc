@@ -44,8 +44,11 @@ void LiveExtension::OnStep(int64_t profiler_step) {
   if (profiler_step == steps_) return;  // the call at attach
   steps_ = profiler_step;
   bounds_.push_back(now);
-  if (bounds_.size() > 2 * (kLiveWindow + 1))
+  batches_.push_back(batch_size_);
+  if (bounds_.size() > 2 * (kLiveWindow + 1)) {
     bounds_.erase(bounds_.begin(), bounds_.end() - static_cast<ptrdiff_t>(kLiveWindow + 1));
+    batches_.erase(batches_.begin(), batches_.end() - static_cast<ptrdiff_t>(kLiveWindow + 1));
+  }
 }
 
 void LiveExtension::OnBatchSize(int64_t batch_size) {
@@ -80,16 +83,18 @@ void LiveExtension::Run() {
 // folder that cannot be written is skipped: the run goes on.
 void LiveExtension::Tick(bool finished) {
   const int64_t now = LiveSteadyNs() - t0_ns_;
-  std::vector<int64_t> bounds;
+  std::vector<int64_t> bounds, batches;
   int64_t steps = 0, batch = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const size_t from = bounds_.size() > kLiveWindow + 1 ? bounds_.size() - kLiveWindow - 1 : 0;
-    bounds.assign(bounds_.begin() + static_cast<ptrdiff_t>(from), bounds_.end());
+    const auto from = static_cast<ptrdiff_t>(
+        bounds_.size() > kLiveWindow + 1 ? bounds_.size() - kLiveWindow - 1 : 0);
+    bounds.assign(bounds_.begin() + from, bounds_.end());
+    batches.assign(batches_.begin() + from, batches_.end());
     steps = steps_;
     batch = batch_size_;
   }
-  LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, now, batch);
+  LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, batches, now, batch);
   s.finished = finished;
   std::ifstream stat("/proc/self/stat");
   std::stringstream text;

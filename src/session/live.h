@@ -40,7 +40,8 @@ class LiveExtension : public Extension {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::vector<int64_t> bounds_{0};  // the last steps' boundaries, ns after t0 (kLiveWindow + 1)
+  std::vector<int64_t> bounds_{0};   // the last steps' boundaries, ns after t0 (kLiveWindow + 1)
+  std::vector<int64_t> batches_{0};  // the batch size of the step ending at each boundary
   int64_t steps_ = 0, batch_size_ = 0;
   uint64_t cpu_ticks_ = 0;
   int64_t cpu_at_ns_ = 0;
