@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -284,6 +285,38 @@ uint32_t Crc32c(std::string_view data) {
 }
 
 uint32_t MaskCrc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+
+StatusOr<std::unique_ptr<TensorBoardStream>> TensorBoardStream::Open(const std::string& logdir) {
+  std::error_code ec;
+  std::filesystem::create_directories(logdir, ec);
+  if (ec) return PermissionDenied(fmt::format("{}: cannot create: {}", logdir, ec.message()));
+  auto s = std::unique_ptr<TensorBoardStream>(new TensorBoardStream());
+  s->path_ = logdir + "/" + EventFileName() + "-live";
+  s->file_ = std::fopen(s->path_.c_str(), "wb");
+  if (s->file_ == nullptr)
+    return PermissionDenied(fmt::format("{}: cannot write: {}", s->path_, std::strerror(errno)));
+  EventFile first;
+  first.AddFileVersion(NowSeconds());
+  std::fwrite(first.bytes().data(), 1, first.bytes().size(), s->file_);
+  std::fflush(s->file_);
+  return s;
+}
+
+Status TensorBoardStream::Add(int64_t step,
+                              const std::vector<std::pair<std::string, double>>& scalars) {
+  std::vector<std::string> values;
+  for (const auto& [tag, v] : scalars) values.push_back(ScalarValue(tag, v));
+  EventFile e;
+  e.AddSummary(NowSeconds(), step, values);
+  if (std::fwrite(e.bytes().data(), 1, e.bytes().size(), file_) != e.bytes().size() ||
+      std::fflush(file_) != 0)
+    return PermissionDenied(fmt::format("{}: cannot write", path_));
+  return Status::Ok();
+}
+
+TensorBoardStream::~TensorBoardStream() {
+  if (file_ != nullptr) std::fclose(file_);
+}
 
 std::optional<double> ParseUtcIso8601(std::string_view text) {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, consumed = 0;

@@ -12,9 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "report/report.h"
 #include "report/run_writers.h"
@@ -31,6 +35,24 @@ Status WriteTensorBoardEvents(const Report& r, const std::string& run_dir,
 
 // The run-folder writer (report/run_writers.h): output.tensorboard.
 Status ExportToTensorBoard(const RunFiles& f);
+
+// Scalars appended to one event file while a run trains (the live view, issue 57):
+// <logdir>/events.out.tfevents.<unix seconds>.<host>.<pid>.trainprof-live, flushed after each
+// Add(), so `tensorboard --logdir` shows the curves grow.
+class TensorBoardStream {
+ public:
+  ~TensorBoardStream();
+  // Errors name `logdir`: it cannot be created, or the file cannot be opened.
+  static StatusOr<std::unique_ptr<TensorBoardStream>> Open(const std::string& logdir);
+  // One event at `step` holding these (tag, value) scalars. Errors name the file.
+  Status Add(int64_t step, const std::vector<std::pair<std::string, double>>& scalars);
+  const std::string& path() const { return path_; }
+
+ private:
+  TensorBoardStream() = default;
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
 
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): Crc32c("123456789") == 0xE3069283.
 uint32_t Crc32c(std::string_view data);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "report/live_snapshot.h"
+#include "report/tensorboard_export.h"
 #include "system/proc_parse.h"
 
 namespace trainprof::session {
@@ -33,6 +34,14 @@ LiveExtension::LiveExtension(const Options& options, std::string run_dir, int64_
       interval_s_(options.live.interval_s),
       t0_ns_(t0_steady_ns) {
   redraw_ = mode_ == "view" && isatty(STDERR_FILENO);
+  if (!options.output.tensorboard.empty()) {  // live/* curves that grow while it trains
+    auto tb = report::TensorBoardStream::Open(options.output.tensorboard);
+    if (tb.ok())
+      tb_ = std::move(*tb);
+    else
+      std::fprintf(stderr, "trainprof: live view: %s; the run goes on without live curves\n",
+                   tb.status().message().c_str());
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -120,6 +129,21 @@ void LiveExtension::Tick(bool finished) {
     warned_ = true;
     std::fprintf(stderr, "trainprof: live view: %s cannot be written (%s); the run goes on\n",
                  path_.c_str(), ec.message().c_str());
+  }
+  if (tb_ != nullptr) {
+    std::vector<std::pair<std::string, double>> scalars;
+    auto put = [&](const char* tag, const std::optional<double>& v) {
+      if (v) scalars.emplace_back(tag, *v);
+    };
+    put("live/step_time_s", s.step_median_s);
+    put("live/steps_per_s", s.steps_per_s);
+    put("live/samples_per_s", s.samples_per_s);
+    put("live/rss_bytes", s.rss_bytes);
+    put("live/cpu_pct", s.cpu_pct);
+    if (Status st = tb_->Add(s.step, scalars); !st.ok() && !warned_) {
+      warned_ = true;
+      std::fprintf(stderr, "trainprof: live view: %s; the run goes on\n", st.message().c_str());
+    }
   }
   const std::string line = report::LiveLine(s);
   if (redraw_)

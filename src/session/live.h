@@ -9,11 +9,13 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "report/tensorboard_export.h"
 #include "session/extension.h"
 #include "trainprof/status.h"
 
@@ -45,6 +47,7 @@ class LiveExtension : public Extension {
   int64_t steps_ = 0, batch_size_ = 0;
   uint64_t cpu_ticks_ = 0;
   int64_t cpu_at_ns_ = 0;
+  std::unique_ptr<report::TensorBoardStream> tb_;  // output.tensorboard's live/* curves
   std::thread thread_;
 };
 

@@ -200,12 +200,14 @@ TEST(Session, FullBufferIsADiagnosticNotACrash) {
 
 // The live view (live.mode: lines, a snapshot every 0.1 s): live.json appears while the loop
 // runs and says how far it got; the last one, written by Finish(), has every step and says the
-// run finished; stderr has the lines.
+// run finished; stderr has the lines; output.tensorboard gets a live event file with a
+// live/* event each tick, flushed as it goes.
 TEST(Session, LiveViewWritesSnapshotsWhileTheRunTrains) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   Options o = TestOptions(dir);
   o.live.mode = "lines";
   o.live.interval_s = 0.1;
+  o.output.tensorboard = dir + "-tb";
   testing::internal::CaptureStderr();
   auto s = Session::Create(o);
   ASSERT_TRUE(s.ok()) << s.status().message();
@@ -232,6 +234,18 @@ TEST(Session, LiveViewWritesSnapshotsWhileTheRunTrains) {
   EXPECT_NE(err.find("trainprof live: step"), std::string::npos) << err;
   EXPECT_NE(err.find(" (finished) |"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/live.json.tmp"));
+  std::string live_events;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "-tb")) {
+    if (!e.path().string().ends_with(".trainprof-live")) continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    live_events.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  ASSERT_FALSE(live_events.empty()) << "no live event file in " << dir << "-tb";
+  size_t ticks = 0;
+  for (size_t at = 0; (at = live_events.find("live/rss_bytes", at)) != std::string::npos; ++at)
+    ++ticks;
+  EXPECT_GE(ticks, 2u);  // at least one tick while it trained, and the last
+  EXPECT_NE(live_events.find("live/samples_per_s"), std::string::npos);
 }
 
 TEST(Session, OnlyOneActiveSession) {
