@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "analysis/kernel_class.h"
+#include "analysis/op_tree.h"
 
 namespace trainprof::analysis {
 
@@ -24,31 +24,15 @@ std::vector<MemoryBwRow> HtaMemoryBwRows(const trace::TraceModel& m, const HtaOp
 
 namespace {
 
-// The cpu_ops around each of `calls` (events on one thread), outermost first: one sweep over
-// the thread's ops and calls by start (longer first), keeping the open ops on a stack.
-std::map<uint32_t, std::vector<std::string>> OpStacks(const trace::TraceModel& m,
-                                                      const std::vector<uint32_t>& calls) {
-  std::map<uint32_t, std::vector<uint32_t>> by_track;
-  for (uint32_t c : calls) by_track[m.track[c]].push_back(c);
-  for (size_t i = 0; i < m.size(); ++i)
-    if (m.kind[i] == EventKind::kCpuOp && by_track.contains(m.track[i]))
-      by_track[m.track[i]].push_back(static_cast<uint32_t>(i));
-  std::map<uint32_t, std::vector<std::string>> out;
-  for (auto& [track, evs] : by_track) {
-    std::ranges::stable_sort(evs, [&](uint32_t a, uint32_t b) {
-      return m.ts_ns[a] != m.ts_ns[b] ? m.ts_ns[a] < m.ts_ns[b] : m.dur_ns[a] > m.dur_ns[b];
-    });
-    std::vector<uint32_t> open;
-    for (uint32_t e : evs) {
-      while (!open.empty() && m.end_ns(open.back()) < m.end_ns(e)) open.pop_back();
-      if (m.kind[e] != EventKind::kCpuOp) {
-        auto& stack = out[e];
-        for (uint32_t op : open) stack.push_back(m.name_of(op));
-        continue;
-      }
-      open.push_back(e);
-    }
+// The cpu_ops around runtime call `call`, outermost first: the operator tree's ranges from the
+// innermost around it up (user annotations and Python frames left out, as HTA's stack).
+std::vector<std::string> CpuOpStack(const trace::TraceModel& m, const OpTree& tree, uint32_t call) {
+  std::vector<std::string> out;
+  for (int32_t k = tree.owner[call]; k >= 0; k = tree.nodes[static_cast<size_t>(k)].parent) {
+    const uint32_t e = tree.nodes[static_cast<size_t>(k)].event;
+    if (m.kind[e] == EventKind::kCpuOp) out.push_back(m.name_of(e));
   }
+  std::ranges::reverse(out);
   return out;
 }
 
@@ -72,7 +56,7 @@ CounterRanges HtaCounterRanges(const trace::TraceModel& m, const HtaOptions& o) 
   r.launches = static_cast<int64_t>(calls.size());
   r.matched = ranges.size() == calls.size();
   if (!r.matched) return r;
-  std::map<uint32_t, std::vector<std::string>> stacks = OpStacks(m, calls);
+  const OpTree tree = BuildOpTree(m);
   for (size_t k = 0; k < ranges.size(); ++k) {
     const uint32_t e = ranges[k];
     CounterRange row{.ts_ns = t.ts(e),
@@ -80,7 +64,7 @@ CounterRanges HtaCounterRanges(const trace::TraceModel& m, const HtaOptions& o) 
                      .pid = m.pid_of(e),
                      .tid = m.tid_of(e),
                      .name = m.name_of(e),
-                     .op_stack = std::move(stacks[calls[k]])};
+                     .op_stack = CpuOpStack(m, tree, calls[k])};
     auto [lo, hi] =
         std::ranges::equal_range(m.range_counters, e, {}, &trace::TraceModel::RangeCounter::event);
     for (auto it = lo; it != hi; ++it) row.counters.emplace_back(m.names[it->name], it->value);
