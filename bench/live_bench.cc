@@ -11,8 +11,8 @@ namespace {
 
 void BM_Session_Step(benchmark::State& state) {
   trainprof::Options o;
-  o.output.run_dir = "/tmp/trainprof_live_bench_" + std::to_string(getpid()) +
-                     (state.range(0) ? "_on" : "_off");
+  o.output.run_dir =
+      "/tmp/trainprof_live_bench_" + std::to_string(getpid()) + (state.range(0) ? "_on" : "_off");
   o.output.overwrite = true;
   o.output.print = false;
   o.output.trace = false;

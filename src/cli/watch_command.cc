@@ -7,11 +7,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
+#include "base/atomic_file.h"
 #include "cli/commands.h"
 #include "report/live_snapshot.h"
 
@@ -28,11 +27,9 @@ struct WatchFlags {
 
 // The snapshot in RUN_DIR, or nullopt while there is none; errors: a file that is not one.
 StatusOr<std::optional<report::LiveSnapshot>> ReadSnapshot(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::optional<report::LiveSnapshot>{};
-  std::stringstream text;
-  text << in.rdbuf();
-  TRAINPROF_ASSIGN_OR_RETURN(report::LiveSnapshot s, report::ParseLiveJson(text.str(), path));
+  StatusOr<std::string> text = base::ReadFile(path);
+  if (!text.ok()) return std::optional<report::LiveSnapshot>{};
+  TRAINPROF_ASSIGN_OR_RETURN(report::LiveSnapshot s, report::ParseLiveJson(*text, path));
   return std::optional<report::LiveSnapshot>{s};
 }
 

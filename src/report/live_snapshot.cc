@@ -20,6 +20,20 @@ std::string LiveRate(const std::optional<double>& r) {
   return r ? fmt::format("{:.1f}", *r) : "n/a";
 }
 
+// f(key, field) for each figure that may be unmeasured, by its live.json key: one list for the
+// writer and the reader.
+template <class S, class F>
+void ForEachMeasured(S& s, F f) {
+  f("step_last_s", s.step_last_s);
+  f("step_median_s", s.step_median_s);
+  f("step_p95_s", s.step_p95_s);
+  f("steps_per_s", s.steps_per_s);
+  f("samples_per_s", s.samples_per_s);
+  f("batch_size", s.batch_size);
+  f("rss_bytes", s.rss_bytes);
+  f("cpu_pct", s.cpu_pct);
+}
+
 }  // namespace
 
 LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& boundaries_ns,
@@ -52,17 +66,9 @@ LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& bounda
 
 std::string LiveJson(const LiveSnapshot& s) {
   nlohmann::json j = {{"step", s.step}, {"elapsed_s", s.elapsed_s}, {"finished", s.finished}};
-  auto put = [&](const char* key, const auto& v) {
+  ForEachMeasured(s, [&](const char* key, const auto& v) {
     if (v) j[key] = *v;
-  };
-  put("step_last_s", s.step_last_s);
-  put("step_median_s", s.step_median_s);
-  put("step_p95_s", s.step_p95_s);
-  put("steps_per_s", s.steps_per_s);
-  put("samples_per_s", s.samples_per_s);
-  put("batch_size", s.batch_size);
-  put("rss_bytes", s.rss_bytes);
-  put("cpu_pct", s.cpu_pct);
+  });
   return j.dump() + "\n";
 }
 
@@ -74,18 +80,10 @@ StatusOr<LiveSnapshot> ParseLiveJson(const std::string& text, const std::string&
   s.step = j["step"].get<int64_t>();
   s.elapsed_s = j.value("elapsed_s", 0.0);
   s.finished = j.value("finished", false);
-  auto get = [&](const char* key, auto& field) {
+  ForEachMeasured(s, [&](const char* key, auto& field) {
     if (j.contains(key) && j[key].is_number())
       field = j[key].get<typename std::decay_t<decltype(field)>::value_type>();
-  };
-  get("step_last_s", s.step_last_s);
-  get("step_median_s", s.step_median_s);
-  get("step_p95_s", s.step_p95_s);
-  get("steps_per_s", s.steps_per_s);
-  get("samples_per_s", s.samples_per_s);
-  get("batch_size", s.batch_size);
-  get("rss_bytes", s.rss_bytes);
-  get("cpu_pct", s.cpu_pct);
+  });
   return s;
 }
 

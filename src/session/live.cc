@@ -4,10 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "base/atomic_file.h"
 #include "report/live_snapshot.h"
 #include "report/tensorboard_export.h"
 #include "system/proc_parse.h"
@@ -87,9 +85,8 @@ void LiveExtension::Run() {
   }
 }
 
-// One snapshot: built from a copy of the window, with this process's RSS and CPU share since
-// the last tick; written to live.json (a whole file renamed over the old one) and stderr. A
-// folder that cannot be written is skipped: the run goes on.
+// One snapshot: built from a copy of the window, with this process's figures; written to
+// live.json, to the live TensorBoard file and on stderr.
 void LiveExtension::Tick(bool finished) {
   const int64_t now = LiveSteadyNs() - t0_ns_;
   std::vector<int64_t> bounds, batches;
@@ -105,31 +102,30 @@ void LiveExtension::Tick(bool finished) {
   }
   LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, batches, now, batch);
   s.finished = finished;
-  std::ifstream stat("/proc/self/stat");
-  std::stringstream text;
-  text << stat.rdbuf();
-  if (auto p = system::ParsePidStat(text.str()); p.ok()) {
-    s.rss_bytes = static_cast<double>(p->rss_pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
-    const uint64_t ticks = p->utime + p->stime;
-    if (cpu_at_ns_ > 0 && now > cpu_at_ns_)
-      s.cpu_pct = 100.0 * static_cast<double>(ticks - cpu_ticks_) /
-                  static_cast<double>(sysconf(_SC_CLK_TCK)) /
-                  (static_cast<double>(now - cpu_at_ns_) * 1e-9);
-    cpu_ticks_ = ticks;
-    cpu_at_ns_ = now;
-  }
-  const std::string tmp = path_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << report::LiveJson(s);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path_, ec);
-  if (ec && !warned_) {
-    warned_ = true;
-    std::fprintf(stderr, "trainprof: live view: %s cannot be written (%s); the run goes on\n",
-                 path_.c_str(), ec.message().c_str());
-  }
+  AddProcessFigures(now, s);
+  Publish(s);
+}
+
+// RSS, and the CPU share since the last tick, from /proc/self/stat.
+void LiveExtension::AddProcessFigures(int64_t now, LiveSnapshot& s) {
+  StatusOr<std::string> text = base::ReadFile("/proc/self/stat");
+  if (!text.ok()) return;
+  StatusOr<system::PidStat> p = system::ParsePidStat(*text);
+  if (!p.ok()) return;
+  s.rss_bytes = static_cast<double>(p->rss_pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  const uint64_t ticks = p->utime + p->stime;
+  if (cpu_at_ns_ > 0 && now > cpu_at_ns_)
+    s.cpu_pct = 100.0 * static_cast<double>(ticks - cpu_ticks_) /
+                static_cast<double>(sysconf(_SC_CLK_TCK)) /
+                (static_cast<double>(now - cpu_at_ns_) * 1e-9);
+  cpu_ticks_ = ticks;
+  cpu_at_ns_ = now;
+}
+
+// live.json (replaced whole), the live TensorBoard events, the line on stderr. A file that
+// cannot be written is said once: the run goes on.
+void LiveExtension::Publish(const LiveSnapshot& s) {
+  Status written = base::WriteFileAtomically(path_, report::LiveJson(s));
   if (tb_ != nullptr) {
     std::vector<std::pair<std::string, double>> scalars;
     auto put = [&](const char* tag, const std::optional<double>& v) {
@@ -140,10 +136,11 @@ void LiveExtension::Tick(bool finished) {
     put("live/samples_per_s", s.samples_per_s);
     put("live/rss_bytes", s.rss_bytes);
     put("live/cpu_pct", s.cpu_pct);
-    if (Status st = tb_->Add(s.step, scalars); !st.ok() && !warned_) {
-      warned_ = true;
-      std::fprintf(stderr, "trainprof: live view: %s; the run goes on\n", st.message().c_str());
-    }
+    if (Status tb = tb_->Add(s.step, scalars); written.ok()) written = std::move(tb);
+  }
+  if (!written.ok() && !warned_) {
+    warned_ = true;
+    std::fprintf(stderr, "trainprof: live view: %s; the run goes on\n", written.message().c_str());
   }
   const std::string line = report::LiveLine(s);
   if (redraw_)

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "report/live_snapshot.h"
 #include "report/tensorboard_export.h"
 #include "session/extension.h"
 #include "trainprof/status.h"
@@ -33,12 +34,14 @@ class LiveExtension : public Extension {
  private:
   void Run();
   void Tick(bool finished);
+  void AddProcessFigures(int64_t now, report::LiveSnapshot& s);
+  void Publish(const report::LiveSnapshot& s);
 
   std::string mode_, path_;
   double interval_s_;
   int64_t t0_ns_;
   bool redraw_ = false;  // view on a terminal: one line redrawn in place
-  bool warned_ = false;  // live.json could not be written (said once)
+  bool warned_ = false;  // live.json or the TensorBoard file could not be written (said once)
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
