@@ -7,13 +7,12 @@ series' (HTA counts from its earliest event).
 
 from __future__ import annotations
 
-import gzip
-import json
 import warnings
 from enum import Flag, auto
 from typing import Any, Dict, List, Optional
 
 from trainprof._analysis import _pandas
+from trainprof._raw_trace import load_raw_trace, write_raw_trace
 
 
 class TimeSeriesTypes(Flag):
@@ -81,15 +80,11 @@ def write_trace_with_counters(paths: Dict[int, str], series: Dict[int, List[List
     <name><output_suffix>.json[.gz] (gzip when the trace is); returns the files written."""
     written = []
     for rank, lists in series.items():
-        path = paths[rank]
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            raw = json.load(f)
+        raw = load_raw_trace(paths[rank])
         for events in lists:
             raw.setdefault("traceEvents", []).extend(events)
-        out = path.replace(".json", f"{output_suffix}.json")
-        with opener(out, "wt") as f:
-            json.dump(raw, f)
+        out = paths[rank].replace(".json", f"{output_suffix}.json")
+        write_raw_trace(out, raw)
         written.append(out)
     return written
 

@@ -10,12 +10,11 @@ marks the same raw events HTA marks, and draws its arrows between them.
 from __future__ import annotations
 
 import bisect
-import gzip
-import json
 import os
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from trainprof._analysis import _pandas
+from trainprof._raw_trace import load_raw_trace, write_raw_trace
 
 # HTA's DEFAULT_EDGE_TYPES_IN_VIZ: the edges the overlay draws.
 _VIZ_EDGES = {"critical_path_dependency", "critical_path_kernel_launch_delay",
@@ -46,7 +45,9 @@ class CPGraph:
     def summary(self) -> Any:
         """HTA's CPGraph.summary(): % of the path's duration per `bound_by` category (those
         with an edge on the path; "" for the dependency and sync edges, always 0)."""
-        df = self.get_critical_path_breakdown()
+        pd = _pandas()  # the breakdown's bound_by and duration, without reading the trace
+        df = pd.DataFrame([(e[6], e[1] / 1000.0) for e in self._edges],
+                          columns=["bound_by", "duration"])
         summary = df.groupby("bound_by").duration.sum() / df.duration.sum() * 100
         print("Critical Path broken down by boundedness = (in % of duration)")
         return summary
@@ -58,7 +59,7 @@ class CPGraph:
         pid, tid, stream, index and bound_by."""
         pd = _pandas()
         from trainprof.hta import _shorten
-        raw = _load(self._trace_path)
+        raw = load_raw_trace(self._trace_path)
         index, events = self._raw_indices(raw), raw.get("traceEvents", [])
         rows = []
         for type_, weight, _s, _ss, _d, _ds, bound_by, attributed in self._edges:
@@ -77,18 +78,15 @@ class CPGraph:
     @property
     def critical_path_events_set(self) -> Set[int]:
         """The indices, in the rank's raw traceEvents, of the events with a node on the path."""
-        index = self._raw_indices(_load(self._trace_path))
-        return {i for i, ev in zip(index, self._events) if i >= 0 and ev[4]}
+        return {i for i, ev in zip(self._raw_indices(), self._events) if i >= 0 and ev[4]}
 
-    def _raw_indices(self, raw: Dict[str, Any]) -> List[int]:
+    def _raw_indices(self, raw: Optional[Dict[str, Any]] = None) -> List[int]:
+        """Our events' indices in the raw trace, matched once (the trace read when `raw` is
+        not given)."""
         if self._raw_index is None:
-            self._raw_index = _match_events(raw, self._events)
+            self._raw_index = _match_events(raw or load_raw_trace(self._trace_path),
+                                            self._events)
         return self._raw_index
-
-
-def _load(path: str) -> Dict[str, Any]:
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        return json.load(f)
 
 
 def _match_events(raw: Dict[str, Any], events: List[Tuple[str, int, int, int, bool]]) -> List[int]:
@@ -141,7 +139,7 @@ def write_overlay(g: CPGraph, output_dir: str, only_show_critical_events: bool,
     with only_show_critical_events, complete events off the path are left out (annotations
     and Python functions stay), as HTA does. Returns the file's path; gzip when it ends .gz."""
     os.makedirs(os.path.expanduser(output_dir), exist_ok=True)
-    raw = _load(g._trace_path)
+    raw = load_raw_trace(g._trace_path)
     events = raw.get("traceEvents", [])
     index = g._raw_indices(raw)
     for i, ev in zip(index, g._events):
@@ -161,6 +159,5 @@ def write_overlay(g: CPGraph, output_dir: str, only_show_critical_events: bool,
     events.extend(flows)
     out = os.path.join(os.path.expanduser(output_dir),
                        "overlaid_critical_path_" + os.path.basename(g._trace_path))
-    with (gzip.open(out, "wt") if out.endswith(".gz") else open(out, "w")) as f:
-        json.dump(raw, f)
+    write_raw_trace(out, raw)
     return out

@@ -309,19 +309,15 @@ class TraceAnalysis:
         if data_load_events:
             options["data_load_events"] = list(data_load_events)
         a = self._run(**options)
-        try:
-            t = a.table("critical_path")
-        except KeyError:
-            return None
-        row = t[t["rank"] == str(rank)]
-        if row.empty:
+        path = a._core.critical_path(rank)
+        if path is None:
             warnings.warn(f"trainprof.hta: critical_path_analysis: rank {rank} has no instance "
                           f"{instance_id or 0} of a range whose name contains {annotation!r}; "
                           "nothing was analysed (None, as HTA)", stacklevel=2)
             return None
         top = a.table("critical_path_top_events")
         top = top[top["rank"] == str(rank)].reset_index(drop=True)
-        label, length_ns, nodes, events, edges = a._core.critical_path(rank)
+        label, length_ns, nodes, events, edges = path
         return CPGraph(rank, a._core.path_of_rank(rank), label, length_ns, nodes, events, edges,
                        top), True
 
