@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import List
 from pathlib import Path
 
 import pytest
@@ -409,40 +410,65 @@ def test_watch_says_what_is_missing(tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a trainprof live.json" in r.stderr
 
 
-def test_the_live_view_redraws_one_line_in_a_terminal(tmp_path: Path) -> None:
-    # live.mode view in a real terminal (tmux): one status line redrawn in place, which stands
-    # finished when the run ends, and the script's own print after it intact.
+def _tmux_screens(tmp_path: Path, script: Path) -> List[str]:
+    # Runs the script in a real terminal (tmux, 160 x 30) and captures the screen every 0.1 s
+    # until it has ended.
     import shutil
     if shutil.which("tmux") is None:
         pytest.skip("needs tmux (apt-get install tmux)")
+    env = python_env()
+    session = f"trainprof-test-{os.getpid()}"
+    command = (f"cd {tmp_path} && PYTHONPATH={env['PYTHONPATH']} TRAINPROF_DB={tmp_path}/h.db "
+               f"{PYTHON} {script}; echo exit=$?; sleep 30")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "30",
+                    command], check=True)
+    screens: List[str] = []
+    try:
+        for _ in range(300):
+            screens.append(subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                          capture_output=True, text=True, check=True).stdout)
+            if "exit=" in screens[-1]:
+                break
+            time.sleep(0.1)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    return screens
+
+
+def test_the_live_view_owns_the_bottom_rows_of_a_terminal(tmp_path: Path) -> None:
+    # live.mode view in a real terminal: the view (header, sparkline, split, host, device,
+    # verdict) is redrawn in the bottom rows while the script's own prints scroll above it,
+    # neither garbling the other; at the end the rows are given back and the last view stands,
+    # finished, above the script's last print.
     script = tmp_path / "loop.py"
     script.write_text(
         "import time, trainprof\n"
         "with trainprof.Session(name='view', overrides={'output.print': False, "
         "'live.mode': 'view', 'live.interval_s': 0.1}) as s:\n"
         "    s.batch_size = 4\n"
-        "    for _ in range(60):\n"
-        "        time.sleep(0.01)\n"
+        "    for i in range(80):\n"
+        "        with trainprof.scope('next', kind='dataloader'):\n"
+        "            time.sleep(0.006)\n"
+        "        with trainprof.scope('forward', kind='forward'):\n"
+        "            time.sleep(0.002)\n"
+        "        with trainprof.scope('backward', kind='backward'):\n"
+        "            time.sleep(0.002)\n"
+        "        if i % 10 == 0:\n"
+        "            print(f'loss at step {i}: {1.0 / (i + 1):.4f}', flush=True)\n"
         "        s.step()\n"
         "print('done training', flush=True)\n")
-    env = python_env()
-    session = f"trainprof-test-{os.getpid()}"
-    command = (f"cd {tmp_path} && PYTHONPATH={env['PYTHONPATH']} TRAINPROF_DB={tmp_path}/h.db "
-               f"{PYTHON} {script}; echo exit=$?; sleep 30")
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "20",
-                    command], check=True)
-    try:
-        screen = ""
-        for _ in range(200):  # until the script has ended
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
-                                    capture_output=True, text=True, check=True).stdout
-            if "exit=" in screen:
-                break
-            time.sleep(0.1)
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
-    lines = [line for line in screen.splitlines() if line.strip()]
-    live = [line for line in lines if "trainprof live:" in line]
-    assert len(live) == 1, screen  # redrawn in place, not one line a tick
-    assert live[0].startswith("trainprof live: step 60 (finished) |"), screen
-    assert lines[lines.index(live[0]) + 1:] == ["done training", "exit=0"], screen
+    screens = _tmux_screens(tmp_path, script)
+    during = [sc for sc in screens if "trainprof live | step" in sc and "exit=" not in sc]
+    assert during, screens[-1]
+    rows = during[-1].rstrip("\n").splitlines()
+    assert rows[-6].startswith("trainprof live | step"), during[-1]  # the view: the bottom rows
+    assert rows[-1].startswith("verdict    "), during[-1]
+    lines = [line for line in screens[-1].splitlines() if line.strip()]
+    assert [line for line in lines if line.startswith("loss at step")] == [
+        f"loss at step {i}: {1.0 / (i + 1):.4f}" for i in range(0, 80, 10)], screens[-1]
+    headers = [line for line in lines if line.startswith("trainprof live |")]
+    assert len(headers) == 1 and "step 80 (finished)" in headers[0], screens[-1]
+    at = lines.index(headers[0])
+    assert lines[at + 2].startswith("split      [DDDD"), screens[-1]
+    assert lines[at + 5].startswith("verdict    INPUT-BOUND: the loop waits for data"), screens[-1]
+    assert lines[at + 6:] == ["done training", "exit=0"], screens[-1]

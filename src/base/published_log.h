@@ -61,6 +61,15 @@ class PublishedLog {
       out.insert(out.end(), chunk, chunk + std::min(kChunk, n - c * kChunk));
     }
   }
+  // Any thread: calls f(value) for each value published from index `from` on; returns the
+  // count published, the next call's `from`.
+  template <typename F>
+  size_t ForEachFrom(size_t from, F&& f) const {
+    const size_t n = count_.load(std::memory_order_acquire);
+    for (size_t i = from; i < n; ++i)
+      f(chunks_[i / kChunk].load(std::memory_order_acquire)[i % kChunk]);
+    return n;
+  }
   size_t size() const { return count_.load(std::memory_order_acquire); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 

@@ -43,6 +43,10 @@ class ThreadBuffer {
     out.dropped = log_.dropped();
   }
 
+  template <typename F>
+  size_t ForEachFrom(size_t from, F&& f) const {
+    return log_.ForEachFrom(from, std::forward<F>(f));
+  }
   uint32_t epoch() const { return epoch_; }
   int64_t tid() const { return tid_; }
   std::string name;       // guarded by the registry lock
@@ -156,6 +160,20 @@ std::vector<ThreadEvents> Collect(uint32_t epoch) {
     out.push_back(std::move(te));
   }
   return out;
+}
+
+void ScanNew(uint32_t epoch, ScanCursor& cursor,
+             const std::function<void(int64_t tid, const Event&)>& f) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& b : r.buffers) {
+    if (b->epoch() != epoch) continue;
+    auto it = std::find_if(cursor.next.begin(), cursor.next.end(),
+                           [&](const auto& c) { return c.first == b.get(); });
+    if (it == cursor.next.end()) it = cursor.next.insert(cursor.next.end(), {b.get(), 0});
+    const int64_t tid = b->tid();
+    it->second = b->ForEachFrom(it->second, [&](const Event& e) { f(tid, e); });
+  }
 }
 
 void EndEpoch(uint32_t epoch) {

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainprof/scope.h"
@@ -42,6 +44,14 @@ StatusOr<uint32_t> BeginEpoch(int64_t events_per_thread);
 void SetRecording(bool on);
 // Copies every event published so far in `epoch`, one entry per thread that recorded.
 std::vector<ThreadEvents> Collect(uint32_t epoch);
+// Where ScanNew() stopped in each thread's buffer; start with an empty one.
+struct ScanCursor {
+  std::vector<std::pair<const void*, size_t>> next;  // buffer, index of its next event
+};
+// Calls f(tid, event) for each event of `epoch` published since the last call with `cursor`
+// (the live view: a few thousand events a second, never a copy of the whole buffer).
+void ScanNew(uint32_t epoch, ScanCursor& cursor,
+             const std::function<void(int64_t tid, const Event&)>& f);
 // Ends the epoch: later events are ignored until the next BeginEpoch.
 void EndEpoch(uint32_t epoch);
 

@@ -57,5 +57,65 @@ TEST(LiveSnapshot, JsonReadsBackAndBadInputIsNamed) {
   EXPECT_FALSE(ParseLiveJson("{", "x").ok());
 }
 
+LiveSnapshot WithSplit(double data, double fwd, double bwd, double opt, double comm) {
+  LiveSnapshot s = BuildLiveSnapshot(2, {0, 100'000'000, 200'000'000}, {0, 8, 8}, 200'000'000, 8);
+  s.split = LiveSplit{data, fwd, bwd, opt, comm, 1 - data - fwd - bwd - opt - comm};
+  return s;
+}
+
+// The verdict, in order: input-bound, communication-bound, GPU-bound, host-bound, CPU compute;
+// nothing measured says nothing.
+TEST(LiveSnapshot, TheVerdictFollowsTheSplitAndTheGpus) {
+  auto verdict = [](LiveSnapshot s) {
+    AddLiveVerdict(s);
+    return s.verdict + " | " + s.finding;
+  };
+  EXPECT_EQ(verdict(WithSplit(0.31, 0.2, 0.3, 0.1, 0)),
+            "input-bound | the loop waits for data 31 % of its time: more DataLoader workers, "
+            "pin_memory, prefetch");
+  EXPECT_EQ(verdict(WithSplit(0.05, 0.2, 0.3, 0.1, 0.3)).substr(0, 22), "communication-bound | ");
+  LiveSnapshot busy = WithSplit(0.05, 0.2, 0.3, 0.1, 0);
+  busy.devices = {{0, 93.0, 12e9, 15.0, 410.0}, {1, 88.0, std::nullopt, std::nullopt, 400.0}};
+  EXPECT_EQ(verdict(busy).substr(0, 12), "GPU-bound | ");
+  LiveSnapshot idle = busy;
+  idle.devices[0].util_pct = 34;
+  idle.devices[1].util_pct = 20;
+  EXPECT_NE(verdict(idle).find("host-bound | the GPUs are at most 34 % utilised"),
+            std::string::npos);
+  EXPECT_EQ(verdict(WithSplit(0.05, 0.3, 0.4, 0.15, 0)),
+            "compute-bound (CPU) | forward, backward and the optimizer take 85 % of the loop on "
+            "the CPU");
+  EXPECT_EQ(verdict(BuildLiveSnapshot(0, {0}, {0}, 10, 0)), " | ");
+  LiveSnapshot creep = WithSplit(0.05, 0.3, 0.4, 0.15, 0);
+  creep.rss_growth_bytes_per_min = 200.0 * (1 << 20);
+  EXPECT_NE(verdict(creep).find("; memory creeps: RSS grows 200 MiB a minute"), std::string::npos);
+}
+
+// The split, the devices and the verdict travel in live.json, and show in the line and the
+// view; a GPU figure NVML did not give stays n/a.
+TEST(LiveSnapshot, SplitDevicesAndVerdictInTheJsonLineAndView) {
+  LiveSnapshot s = WithSplit(0.1, 0.3, 0.4, 0.1, 0);
+  s.epoch = 3;
+  s.devices = {{0, 93.0, 12.0 * (1 << 30), 15.0, std::nullopt}};
+  AddLiveVerdict(s);
+  auto back = ParseLiveJson(LiveJson(s), "live.json");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(LiveLine(*back), LiveLine(s));
+  EXPECT_NE(LiveLine(s).find(" | split data 10 %, fwd 30 %, bwd 40 %, opt 10 %, comm 0 %, other "
+                             "10 % | GPU 0: util 93 %, memory 12.0 GiB (15 %), power n/a | "
+                             "GPU-BOUND: "),
+            std::string::npos)
+      << LiveLine(s);
+  const std::vector<std::string> view = LiveView(*back, 80);
+  ASSERT_EQ(view.size(), 6u);
+  EXPECT_TRUE(view[0].starts_with("trainprof live | step 2, epoch 3 | 100.0 ms/step")) << view[0];
+  EXPECT_TRUE(view[1].starts_with("step time  ▁▁  100.0–100.0 ms, last 2 steps")) << view[1];
+  EXPECT_EQ(view[2].substr(0, 53), "split      [DDDDFFFFFFFFFFFFBBBBBBBBBBBBBBBBOOOO....]");
+  EXPECT_TRUE(view[4].starts_with("device     GPU 0: util 93 %")) << view[4];
+  EXPECT_TRUE(view[5].starts_with("verdict    GPU-BOUND: the busiest GPU is 93 %")) << view[5];
+  for (const std::string& l : view) EXPECT_LE(l.size(), 80u + 3 * 40u) << l;  // cut to 80 columns
+  EXPECT_EQ(LiveView(BuildLiveSnapshot(0, {0}, {0}, 1, 0), 200)[2].substr(0, 14), "split      n/a");
+}
+
 }  // namespace
 }  // namespace trainprof::report

@@ -33,7 +33,8 @@ struct MlflowTarget {
 // Writes `r` (and the report files of `run_dir`, copied under artifacts/; none when `run_dir` is
 // empty) as one run of the experiment named by `t`, reused when the store has it, else made with
 // the next free numeric id. Returns the run id: 32 hex digits derived from the run folder and
-// created_utc, so the same run exported twice is recognised. Errors name the file or folder: the
+// created_utc, so the same run exported twice is recognised; the live run of the same run
+// (report/mlflow_live.h) is taken over, its metrics kept. Errors name the file or folder: the
 // store cannot be created or written; an experiment's meta.yaml cannot be parsed; `run_dir` is
 // not a folder; the run is already in the store (FailedPrecondition) and `t.replace` is off.
 StatusOr<std::string> WriteMlflowRun(const Report& r, const std::string& run_dir,
@@ -45,5 +46,8 @@ Status ExportToMlflow(const RunFiles& f);
 // The run id WriteMlflowRun gives `r`: a hash of its run folder (meta run_dir, else `run_dir`),
 // created_utc and kind, as 32 lowercase hex digits.
 std::string MlflowRunId(const Report& r, const std::string& run_dir);
+// The same from its parts: the run folder, created_utc (ISO 8601) and the report's kind.
+std::string MlflowRunIdFor(const std::string& run_folder, const std::string& created_utc,
+                           const std::string& kind);
 
 }  // namespace trainprof::report

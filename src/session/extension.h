@@ -50,6 +50,8 @@ class Extension {
   virtual void OnStep(int64_t profiler_step) = 0;
   // The program set its batch size (Session::SetBatchSize); same rules as OnStep.
   virtual void OnBatchSize(int64_t /*batch_size*/) {}
+  // The program set its epoch (Session::SetEpoch); same rules as OnStep.
+  virtual void OnEpoch(int64_t /*epoch*/) {}
   // Called once when Finish() begins, before the recorded events are collected: stop
   // background work here so the report's wall time does not include it.
   virtual void OnStop() {}

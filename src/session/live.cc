@@ -1,12 +1,19 @@
 #include "session/live.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "base/atomic_file.h"
+#include "base/text.h"
+#include "report/format.h"
 #include "report/live_snapshot.h"
+#include "report/live_world.h"
+#include "report/mlflow_live.h"
 #include "report/tensorboard_export.h"
 #include "system/proc_parse.h"
 
@@ -17,21 +24,55 @@ using report::LiveSnapshot;
 namespace {
 
 constexpr size_t kLiveWindow = 100;  // steps the step-time figures cover
+constexpr int64_t kMinuteNs = 60'000'000'000;
 
-int64_t LiveSteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+std::mutex g_channel_mu;
+std::shared_ptr<LiveChannel> g_channel;
+
+std::shared_ptr<LiveChannel> CurrentChannel() {
+  std::lock_guard<std::mutex> lock(g_channel_mu);
+  return g_channel;
+}
+
+int64_t LiveWallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The live MLflow run of output.mlflow, with the id the finished export will give the run, so
+// that export takes it over. Null (said once) when the store cannot be written.
+std::unique_ptr<report::MlflowLiveRun> BeginMlflow(const Options& o, const LiveSources& src) {
+  if (o.output.mlflow.empty()) return nullptr;
+  const std::string experiment = !o.output.mlflow_experiment.empty() ? o.output.mlflow_experiment
+                                 : !o.output.name.empty()            ? o.output.name
+                                                                     : "trainprof report: ";
+  const std::string id =
+      report::MlflowRunIdFor(src.run_dir, base::UtcIso8601(src.start.wall_ns), "profile");
+  auto run = report::MlflowLiveRun::Begin(
+      {.store = o.output.mlflow}, id,
+      std::filesystem::path(src.run_dir).lexically_normal().filename().string(),
+      src.start.wall_ns / 1'000'000, experiment);
+  if (run.ok()) return std::move(*run);
+  std::fprintf(stderr, "trainprof: live view: %s; the run goes on without live MLflow metrics\n",
+               run.status().message().c_str());
+  return nullptr;
 }
 
 }  // namespace
 
-LiveExtension::LiveExtension(const Options& options, std::string run_dir, int64_t t0_steady_ns)
+void SetLiveChannel(std::shared_ptr<LiveChannel> channel) {
+  std::lock_guard<std::mutex> lock(g_channel_mu);
+  g_channel = std::move(channel);
+}
+
+LiveExtension::LiveExtension(const Options& options, LiveSources sources)
     : mode_(options.live.mode),
-      path_(std::move(run_dir) + "/live.json"),
+      path_(sources.run_dir + "/live.json"),
       interval_s_(options.live.interval_s),
-      t0_ns_(t0_steady_ns) {
+      src_(std::move(sources)) {
   redraw_ = mode_ == "view" && isatty(STDERR_FILENO);
+  if (redraw_) term_ = std::make_unique<LiveTerminal>(stderr);
   if (!options.output.tensorboard.empty()) {  // live/* curves that grow while it trains
     auto tb = report::TensorBoardStream::Open(options.output.tensorboard);
     if (tb.ok())
@@ -40,14 +81,16 @@ LiveExtension::LiveExtension(const Options& options, std::string run_dir, int64_
       std::fprintf(stderr, "trainprof: live view: %s; the run goes on without live curves\n",
                    tb.status().message().c_str());
   }
+  mlflow_ = BeginMlflow(options, src_);
   thread_ = std::thread([this] { Run(); });
 }
 
 LiveExtension::~LiveExtension() { OnStop(); }
 
 void LiveExtension::OnStep(int64_t profiler_step) {
-  const int64_t now = LiveSteadyNs() - t0_ns_;
+  const int64_t now = base::SteadyNowNs() - src_.start.steady_ns;
   std::lock_guard<std::mutex> lock(mu_);
+  if (loop_tid_ == 0) loop_tid_ = static_cast<int64_t>(syscall(SYS_gettid));
   if (profiler_step == steps_) return;  // the call at attach
   steps_ = profiler_step;
   bounds_.push_back(now);
@@ -63,6 +106,11 @@ void LiveExtension::OnBatchSize(int64_t batch_size) {
   batch_size_ = batch_size;
 }
 
+void LiveExtension::OnEpoch(int64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  epoch_ = epoch;
+}
+
 void LiveExtension::OnStop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -72,7 +120,14 @@ void LiveExtension::OnStop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   Tick(true);
-  if (redraw_) std::fputs("\n", stderr);  // leave the last status line standing
+  if (term_ != nullptr) term_->End(last_view_);  // the rows given back, the last view left
+}
+
+Status LiveExtension::OnFinish(FinishContext& ctx) {
+  if (mlflow_ == nullptr) return Status::Ok();
+  const bool failed = !report::MetaText(ctx.report, "stopped_by").empty();
+  Warn(mlflow_->End(failed, LiveWallMs()));
+  return Status::Ok();
 }
 
 void LiveExtension::Run() {
@@ -85,12 +140,12 @@ void LiveExtension::Run() {
   }
 }
 
-// One snapshot: built from a copy of the window, with this process's figures; written to
-// live.json, to the live TensorBoard file and on stderr.
+// One snapshot: built from a copy of the window, the scopes recorded since the last tick, this
+// process's and the GPUs' figures, the world's ranks; then published.
 void LiveExtension::Tick(bool finished) {
-  const int64_t now = LiveSteadyNs() - t0_ns_;
+  const int64_t now = base::SteadyNowNs() - src_.start.steady_ns;
   std::vector<int64_t> bounds, batches;
-  int64_t steps = 0, batch = 0;
+  int64_t steps = 0, batch = 0, epoch = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const auto from = static_cast<ptrdiff_t>(
@@ -99,20 +154,56 @@ void LiveExtension::Tick(bool finished) {
     batches.assign(batches_.begin() + from, batches_.end());
     steps = steps_;
     batch = batch_size_;
+    epoch = epoch_;
   }
   LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, batches, now, batch);
   s.finished = finished;
+  if (epoch >= 0) s.epoch = epoch;
+  AddSplit(now, s);
   AddProcessFigures(now, s);
+  AddDevices(s);
+  report::AddLiveVerdict(s);
+  AddWorld(s);
   Publish(s);
 }
 
-// RSS, and the CPU share since the last tick, from /proc/self/stat.
+// The loop thread's scopes since the last tick (the thread that calls Step()).
+void LiveExtension::AddSplit(int64_t now, LiveSnapshot& s) {
+  int64_t loop_tid = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    loop_tid = loop_tid_;
+  }
+  const base::TickConverter conv = base::TickConverter::Fit(src_.start, base::ClockPair::Now());
+  record::ScanNew(src_.record_epoch, cursor_, [&](int64_t tid, const record::Event& e) {
+    if (tid == loop_tid && e.loc != nullptr)
+      split_.Add(e.loc->kind, conv.ToNs(e.begin), conv.ToNs(e.end));
+  });
+  // A window much shorter than a tick (the last snapshot, just after a tick) says little: the
+  // last split stands and the scopes wait for the next window.
+  const int64_t window = now - split_at_ns_;
+  if (last_split_ && window < static_cast<int64_t>(interval_s_ * 0.5e9)) {
+    s.split = last_split_;
+    return;
+  }
+  s.split = last_split_ = split_.Take(window);
+  split_at_ns_ = now;
+}
+
+// RSS and its growth over the last minute, and the CPU share since the last tick, from
+// /proc/self/stat.
 void LiveExtension::AddProcessFigures(int64_t now, LiveSnapshot& s) {
   StatusOr<std::string> text = base::ReadFile("/proc/self/stat");
   if (!text.ok()) return;
   StatusOr<system::PidStat> p = system::ParsePidStat(*text);
   if (!p.ok()) return;
   s.rss_bytes = static_cast<double>(p->rss_pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  rss_.emplace_back(now, *s.rss_bytes);
+  while (rss_.size() > 2 && now - rss_.front().first > kMinuteNs) rss_.pop_front();
+  const int64_t span = now - rss_.front().first;
+  if (span >= kMinuteNs / 6)  // ten seconds at least, so a warm-up is not a creep
+    s.rss_growth_bytes_per_min =
+        (*s.rss_bytes - rss_.front().second) * static_cast<double>(kMinuteNs) / span;
   const uint64_t ticks = p->utime + p->stime;
   if (cpu_at_ns_ > 0 && now > cpu_at_ns_)
     s.cpu_pct = 100.0 * static_cast<double>(ticks - cpu_ticks_) /
@@ -122,32 +213,57 @@ void LiveExtension::AddProcessFigures(int64_t now, LiveSnapshot& s) {
   cpu_at_ns_ = now;
 }
 
-// live.json (replaced whole), the live TensorBoard events, the line on stderr. A file that
-// cannot be written is said once: the run goes on.
+// Each GPU of the system sampler's latest sample (NVML or ROCm SMI columns gpu<i>_*).
+void LiveExtension::AddDevices(LiveSnapshot& s) const {
+  if (src_.system == nullptr) return;
+  const system::SystemSampler& sampler = src_.system->sampler();
+  const system::SystemSampler::Latest latest = sampler.LatestSample();
+  if (latest.t_ns < 0) return;
+  const auto& cols = sampler.columns();
+  auto value = [&](int i, const char* key) -> std::optional<double> {
+    const int c = system::FindColumn(cols, "gpu" + std::to_string(i) + "_" + key);
+    if (c < 0 || static_cast<size_t>(c) >= latest.values.size() || std::isnan(latest.values[c]))
+      return std::nullopt;
+    return latest.values[static_cast<size_t>(c)];
+  };
+  for (int i = 0; system::FindColumn(cols, "gpu" + std::to_string(i) + "_utilization_percent") >= 0;
+       ++i) {
+    s.devices.push_back({i, value(i, "utilization_percent"), value(i, "memory_used_bytes"),
+                         value(i, "memory_used_percent"), value(i, "power_w")});
+  }
+}
+
+// A multi-rank run: every rank puts its digest; rank 0 reads the world's.
+void LiveExtension::AddWorld(LiveSnapshot& s) {
+  const std::shared_ptr<LiveChannel> channel = CurrentChannel();
+  if (channel == nullptr) return;
+  const int64_t now_ms = LiveWallMs();
+  channel->Put(report::LiveRankDigest(s, channel->rank(), now_ms));
+  if (channel->rank() == 0)
+    s.world =
+        report::BuildLiveWorld(channel->GatherAll(), channel->world_size(), now_ms, interval_s_);
+}
+
+// live.json (replaced whole), the live TensorBoard and MLflow metrics, the view on stderr. An
+// output that cannot be written is said once: the run goes on.
 void LiveExtension::Publish(const LiveSnapshot& s) {
-  Status written = base::WriteFileAtomically(path_, report::LiveJson(s));
-  if (tb_ != nullptr) {
-    std::vector<std::pair<std::string, double>> scalars;
-    auto put = [&](const char* tag, const std::optional<double>& v) {
-      if (v) scalars.emplace_back(tag, *v);
-    };
-    put("live/step_time_s", s.step_median_s);
-    put("live/steps_per_s", s.steps_per_s);
-    put("live/samples_per_s", s.samples_per_s);
-    put("live/rss_bytes", s.rss_bytes);
-    put("live/cpu_pct", s.cpu_pct);
-    if (Status tb = tb_->Add(s.step, scalars); written.ok()) written = std::move(tb);
+  Warn(base::WriteFileAtomically(path_, report::LiveJson(s)));
+  const auto scalars = report::LiveScalars(s);
+  if (tb_ != nullptr) Warn(tb_->Add(s.step, scalars));
+  if (mlflow_ != nullptr) Warn(mlflow_->Log(s.step, LiveWallMs(), scalars));
+  if (term_ != nullptr) {
+    last_view_ = report::LiveView(s, term_->Columns() - 1);
+    term_->Draw(last_view_);
+  } else {
+    std::fprintf(stderr, "%s\n", report::LiveLine(s).c_str());
+    std::fflush(stderr);
   }
-  if (!written.ok() && !warned_) {
-    warned_ = true;
-    std::fprintf(stderr, "trainprof: live view: %s; the run goes on\n", written.message().c_str());
-  }
-  const std::string line = report::LiveLine(s);
-  if (redraw_)
-    std::fprintf(stderr, "\r\033[2K%s", line.c_str());
-  else
-    std::fprintf(stderr, "%s\n", line.c_str());
-  std::fflush(stderr);
+}
+
+void LiveExtension::Warn(const Status& st) {
+  if (st.ok() || warned_) return;
+  warned_ = true;
+  std::fprintf(stderr, "trainprof: live view: %s; the run goes on\n", st.message().c_str());
 }
 
 }  // namespace trainprof::session

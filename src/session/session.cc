@@ -122,16 +122,18 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   TRAINPROF_ASSIGN_OR_RETURN(impl->epoch_id, record::BeginEpoch(options.buffer.events_per_thread));
   impl->options = std::move(options);
   impl->step_begin = impl->start.ticks;
+  std::shared_ptr<session::SystemExtension> system;
   if (impl->options.system.enabled) {
-    impl->extensions.push_back(std::make_shared<session::SystemExtension>(
-        impl->options, impl->run_dir, impl->start.steady_ns));
+    system = std::make_shared<session::SystemExtension>(impl->options, impl->run_dir,
+                                                        impl->start.steady_ns);
+    impl->extensions.push_back(system);
   }
   if (impl->options.time.cuda_events) {
     impl->extensions.push_back(std::make_shared<session::CudaTimeExtension>());
   }
   if (impl->options.live.mode != "off") {
     impl->extensions.push_back(std::make_shared<session::LiveExtension>(
-        impl->options, impl->run_dir, impl->start.steady_ns));
+        impl->options, session::LiveSources{impl->run_dir, impl->start, impl->epoch_id, system}));
   }
   record::SetRecording(impl->Recording(0));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -151,6 +153,7 @@ void Session::SetStage(Stage stage) {
 void Session::SetEpoch(int64_t epoch) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->epoch = epoch;
+  for (const auto& ext : impl_->extensions) ext->OnEpoch(epoch);
 }
 
 void Session::SetBatchSize(int64_t batch_size) {

@@ -24,6 +24,8 @@ class SystemExtension : public Extension {
   // counter tracks of trace.json.
   Status OnFinish(FinishContext& ctx) override;
   bool Claims(std::string_view key) const override { return key == "system.enabled"; }
+  // The running sampler (the live view reads its latest sample).
+  const system::SystemSampler& sampler() const { return *sampler_; }
 
  private:
   std::unique_ptr<system::SystemSampler> sampler_;

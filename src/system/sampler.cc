@@ -153,9 +153,17 @@ void SystemSampler::SampleOnce() {
     s.sample_total_s += took;
     ++s.timed_samples;
     s.data.sample_max_s = std::max(s.data.sample_max_s, took);
+    std::lock_guard<std::mutex> lock(latest_mu_);
+    latest_.t_ns = now - s.o.t0_ns;
+    latest_.values = s.row;
   }
   s.have_prev = true;
   s.prev_t = now;
+}
+
+SystemSampler::Latest SystemSampler::LatestSample() const {
+  std::lock_guard<std::mutex> lock(latest_mu_);
+  return latest_;
 }
 
 void SystemSampler::Start() {

@@ -130,6 +130,13 @@ class SystemSampler {
   SystemData TakeData();
 
   const std::vector<SeriesColumn>& columns() const;
+  // The latest sample, for the live view while the sampler runs: its values in columns()
+  // order and its time (ns since t0); t_ns -1 before the first. Any thread.
+  struct Latest {
+    int64_t t_ns = -1;
+    std::vector<double> values;
+  };
+  Latest LatestSample() const;
 
  private:
   explicit SystemSampler(std::unique_ptr<SamplerState> state);
@@ -141,6 +148,8 @@ class SystemSampler {
   std::condition_variable cv_;
   bool stop_ = false;
   bool running_ = false;
+  mutable std::mutex latest_mu_;
+  Latest latest_;
 };
 
 }  // namespace trainprof::system
