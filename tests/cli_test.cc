@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "util/golden.h"
@@ -360,15 +361,36 @@ TEST(Cli, UnwritableOutputFolder) {
 }
 
 // SIGTERM mid-training: the reports of the completed steps are written, trace.json is valid.
+// The one MLflow run's meta.yaml status line and its training_rate metric's lines.
+std::pair<std::string, int> MlflowRunStatus(const std::string& store) {
+  for (const auto& e : fs::directory_iterator(store + "/1")) {
+    if (!e.is_directory()) continue;
+    const std::string meta = testutil::ReadText(e.path().string() + "/meta.yaml");
+    const size_t at = meta.find("\nstatus: ");
+    std::ifstream rate(e.path().string() + "/metrics/training_rate");
+    int lines = 0;
+    for (std::string l; std::getline(rate, l);) ++lines;
+    return {meta.substr(at + 1, meta.find('\n', at + 1) - at - 1), lines};
+  }
+  return {"", 0};
+}
+
+// Stopped by a signal, the run still writes its reports; its MLflow run, RUNNING while it
+// trained with training_rate growing, ends FAILED, as MLflow's client marks an interrupted run.
 TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
-  const std::string out = testutil::FreshTempDir();
+  const std::string out = testutil::FreshTempDir(), mlruns = out + "-mlruns";
   testutil::Child child({TRAINPROF_CLI, "profile", "-o", out, "--set", "training.progress=lines",
                          "--set", "training.epochs=50", "--set", "system.enabled=true", "--set",
-                         "system.interval_s=0.05"});
+                         "system.interval_s=0.05", "--set", "live.mode=lines", "--set",
+                         "live.interval_s=0.1", "--set", "output.mlflow=" + mlruns});
   std::string line;
   ASSERT_TRUE(child.WaitForStderr("run folder", &line));
   // The progress line comes after the first batches; then stop it.
   ASSERT_TRUE(child.WaitForStderr("it/s", &line));
+  ASSERT_TRUE(child.WaitForStderr("samples/s | RSS", &line));  // a live line with a rate
+  const auto running = MlflowRunStatus(mlruns);
+  EXPECT_EQ(running.first, "status: 1");
+  EXPECT_GE(running.second, 1);
   child.Signal(SIGTERM);
   ProcessResult r = child.Wait();
   EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
@@ -384,6 +406,9 @@ TEST(Cli, SigtermWritesTheReportsOfCompletedSteps) {
   EXPECT_TRUE(system) << "no system samples after SIGTERM";
   json trace = ReadJson(run + "/trace.json");
   EXPECT_FALSE(trace["traceEvents"].empty());
+  const auto failed = MlflowRunStatus(mlruns);
+  EXPECT_EQ(failed.first, "status: 4");
+  EXPECT_GE(failed.second, running.second);
 }
 
 const json* Section(const json& report, const std::string& id) {
@@ -463,6 +488,29 @@ TEST(Cli, TwoRanksWriteRankFoldersAndAMergedReportAndTrace) {
   EXPECT_EQ(allreduce[0], 12);
   EXPECT_EQ(allreduce[1], 12);
   EXPECT_EQ(steps[0], steps[1]);
+}
+
+// The live view of two ranks: rank 0 alone prints, and shows both ranks through the store;
+// rank 1 writes its own live.json.
+TEST(Cli, TwoRanksShowTheWorldLive) {
+  const std::string run = testutil::FreshTempDir() + "/run";
+  ProcessResult r = testutil::RunProcess(
+      Profile("unused", {"--nproc-per-node", "2", "--run-dir", run, "--set", "memory.enabled=false",
+                         "--set", "live.mode=lines", "--set", "live.interval_s=0.1", "--set",
+                         "training.limit_train_batches=60"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int live = 0, world = 0;
+  std::istringstream err(r.err);
+  for (std::string l; std::getline(err, l);) {
+    if (l.find("trainprof live: step") == std::string::npos) continue;
+    ++live;
+    world += l.find(" | world 2 of 2 ranks") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GE(live, 1) << r.err;
+  EXPECT_GE(world, 1) << r.err;
+  json last = ReadJson(run + "/rank0/live.json");
+  EXPECT_EQ(last["world"]["world_size"], 2);
+  EXPECT_FALSE(ReadJson(run + "/rank1/live.json").contains("world"));
 }
 
 TEST(Cli, AKilledRankIsNamedAndTheSurvivorStillWritesItsReports) {

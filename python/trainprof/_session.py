@@ -280,6 +280,8 @@ class Session:
             return False
         if exc_type is not None:
             self.add_note(_stop_note(exc_type, exc, self.global_step))
+            # Trackers mark the run FAILED, as MLflow's own client does for an exception.
+            self.set_meta("stopped_by", exc_type.__name__)
             if self._ranks is not None:
                 # The other ranks are likely still in their collectives: exchanging reports now
                 # could hang them all. This rank writes its own folder; there is no merged report.

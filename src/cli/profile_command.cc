@@ -16,6 +16,7 @@
 #include "record/options_schema.h"
 #include "report/run_folder.h"
 #include "report/run_writers.h"
+#include "session/live.h"
 #include "session/rank_merge.h"
 #include "trainprof/session.h"
 #ifdef TRAINPROF_HAVE_TORCH
@@ -25,6 +26,7 @@
 #include "base/child_process.h"
 #include "jobs/distributed.h"
 #include "jobs/fashion_mnist_job.h"
+#include "jobs/live_channel.h"
 #include "report/json_reader.h"
 #include "session/repeat_pool.h"
 #endif
@@ -351,6 +353,8 @@ int RunProfile(const ProfileFlags& f) {
                  env->launcher, cfg.distributed.backend);
     }
   }
+  if (ranks && cfg.profiler.live.mode != "off")  // rank 0's view shows every rank
+    session::SetLiveChannel(std::make_shared<jobs::StoreLiveChannel>(ranks->dist.get()));
   auto session = Session::Create(cfg.profiler);
   if (!session.ok()) return Fail(kExitNoOutput, session.status());
   Session& s = **session;
@@ -373,10 +377,12 @@ int RunProfile(const ProfileFlags& f) {
   if (!result.ok()) {
     rank_status = fmt::format("training failed: {}", result.status().message());
     s.AddNote(fmt::format("training failed: {}", result.status().ToString()));
+    s.SetMeta("stopped_by", result.status().ToString());
     fmt::print(stderr, "trainprof profile: {}error: {}\n", g_rank_prefix,
                result.status().ToString());
     code = kExitFailure;
   } else if (result->stopped_by_other_rank) {
+    s.SetMeta("stopped_by", "another rank's signal");
     s.AddNote(
         fmt::format("stopped after {} training steps because another rank was stopped by "
                     "a signal",
@@ -387,12 +393,14 @@ int RunProfile(const ProfileFlags& f) {
         fmt::format("stopped by {} after {} training and {} validation steps; the reports "
                     "cover the completed steps",
                     strsignal(result->stop_signal), result->train_steps, result->val_steps));
+    s.SetMeta("stopped_by", strsignal(result->stop_signal));
     code = 128 + result->stop_signal;
   } else {
     s.SetMeta("result", fmt::format("validation loss {:.4f}, accuracy {:.2f} %", result->val_loss,
                                     100.0 * result->val_accuracy));
   }
   Status fin = s.Finish();
+  session::SetLiveChannel(nullptr);
   if (ranks) {
     if (!fin.ok()) rank_status = fmt::format("its reports were not all written: {}", fin.message());
     if (env->rank == 0 && !f.quiet) fmt::print("{}", s.summary());

@@ -36,6 +36,8 @@ std::optional<Digest> ReadDigest(const std::string& text) {
   return d;
 }
 
+constexpr double kNoise = 0.05;  // shares of the loop closer than this are the same
+
 // The culprit arrives last at the collectives, so it waits in them least; the ranks that wait
 // longer than the median are victims of someone else's lateness.
 void NameRoles(std::vector<LiveRank>& ranks) {
@@ -47,9 +49,9 @@ void NameRoles(std::vector<LiveRank>& ranks) {
   const double least = *std::min_element(comm.begin(), comm.end());
   for (LiveRank& r : ranks) {
     if (!r.communication) continue;
-    if (*r.communication <= least + 0.02 && *r.communication < median - 0.02)
+    if (*r.communication <= least + kNoise && *r.communication < median - kNoise)
       r.role = "late in collectives";
-    else if (*r.communication > median - 0.02 && *r.communication > least + 0.02)
+    else if (*r.communication > median - kNoise && *r.communication > least + kNoise)
       r.role = "waiting in collectives";
   }
 }

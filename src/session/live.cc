@@ -239,6 +239,7 @@ void LiveExtension::AddWorld(LiveSnapshot& s) {
   if (channel == nullptr) return;
   const int64_t now_ms = LiveWallMs();
   channel->Put(report::LiveRankDigest(s, channel->rank(), now_ms));
+  quiet_ = channel->rank() != 0;  // rank 0 shows the world; the others only put their digest
   if (channel->rank() == 0)
     s.world =
         report::BuildLiveWorld(channel->GatherAll(), channel->world_size(), now_ms, interval_s_);
@@ -251,7 +252,8 @@ void LiveExtension::Publish(const LiveSnapshot& s) {
   const auto scalars = report::LiveScalars(s);
   if (tb_ != nullptr) Warn(tb_->Add(s.step, scalars));
   if (mlflow_ != nullptr) Warn(mlflow_->Log(s.step, LiveWallMs(), scalars));
-  if (term_ != nullptr) {
+  if (quiet_) {
+  } else if (term_ != nullptr) {
     last_view_ = report::LiveView(s, term_->Columns() - 1);
     term_->Draw(last_view_);
   } else {

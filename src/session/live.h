@@ -82,6 +82,7 @@ class LiveExtension : public Extension {
   LiveSources src_;
   bool redraw_ = false;  // view on a terminal
   bool warned_ = false;  // an output could not be written (said once)
+  bool quiet_ = false;   // a rank other than 0: live.json and the digest, nothing printed
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
