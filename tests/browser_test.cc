@@ -3,6 +3,7 @@
 // console message and no script error, show the charts and tables the file holds, and sort a
 // table on a click. A screenshot of each page is kept in <build>/test-artifacts/.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -157,3 +158,81 @@ TEST(BrowserTest, ProfileReport) {
 #endif
 
 }  // namespace
+
+namespace {
+
+// The live page of `trainprof watch RUN_DIR --port` in headless Chromium, after its script ran
+// for a few (virtual) seconds against the running server.
+Page OpenLive(const std::string& url, const std::string& profile) {
+  Page p;
+  p.run = RunProcess({Chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                      "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0",
+                      "--virtual-time-budget=3000", "--dump-dom", url});
+  std::istringstream err(p.run.err);
+  for (std::string line; std::getline(err, line);)
+    if (line.find(":CONSOLE") != std::string::npos) p.console += line + "\n";
+  return p;
+}
+
+void WriteLive(const std::string& path, int step, bool finished) {
+  std::ofstream(path) << nlohmann::json{{"step", step},
+                                        {"elapsed_s", 3.0},
+                                        {"finished", finished},
+                                        {"step_median_s", 0.041},
+                                        {"recent_step_s", {0.04, 0.041, 0.05}},
+                                        {"samples_per_s", 777.6},
+                                        {"split",
+                                         {{"data_wait", 0.31},
+                                          {"forward", 0.2},
+                                          {"backward", 0.3},
+                                          {"optimizer", 0.1},
+                                          {"communication", 0.05},
+                                          {"other", 0.04}}},
+                                        {"devices", {{{"index", 0}, {"util_pct", 34.0}}}},
+                                        {"verdict", "input-bound"},
+                                        {"finding", "the loop waits for data 31 % of its time"}};
+}
+
+}  // namespace
+
+// The page shows the run folder's snapshot (figures, split, device, verdict), fetched by its
+// script from the server, and shows the next one when the file changes; nothing is logged.
+TEST(BrowserTest, LivePageFollowsTheRun) {
+  const std::string dir = testutil::FreshTempDir();
+  WriteLive(dir + "/live.json", 5, false);
+  const std::string port = std::to_string(testutil::FreeTcpPort());
+  testutil::Child watch({TRAINPROF_CLI, "watch", dir, "--port", port, "--interval", "0.1"});
+  std::string line;
+  ASSERT_TRUE(watch.WaitForStderr("live page at", &line)) << line;
+  const std::string url = "http://127.0.0.1:" + port + "/";
+  Page first = OpenLive(url, dir + "/chromium-profile");
+  ASSERT_EQ(first.run.exit_code, 0) << first.run.err;
+  EXPECT_EQ(first.console, "");
+  EXPECT_NE(first.run.out.find("data-step=\"5\""), std::string::npos) << first.run.out;
+  for (const char* shown : {"777.6", "41.0 ms", "data wait 31 %", "GPU 0", "34 %", "input-bound",
+                            "the loop waits for data 31 % of its time", "one process"})
+    EXPECT_NE(first.run.out.find(shown), std::string::npos) << shown;
+  EXPECT_NE(first.run.out.find("<polyline"), std::string::npos);  // the step-time sparkline
+  WriteLive(dir + "/live.json", 9, true);
+  Page next = OpenLive(url, dir + "/chromium-profile");
+  EXPECT_NE(next.run.out.find("data-step=\"9\""), std::string::npos);
+  EXPECT_NE(next.run.out.find("| finished"), std::string::npos);
+  watch.Signal(SIGTERM);
+  watch.Wait();
+}
+
+// A port already taken is one line and exit 2.
+TEST(BrowserTest, LivePageOnATakenPortIsOneLine) {
+  const std::string dir = testutil::FreshTempDir();
+  WriteLive(dir + "/live.json", 5, true);
+  const std::string port = std::to_string(testutil::FreeTcpPort());
+  testutil::Child first({TRAINPROF_CLI, "watch", dir, "--port", port});
+  std::string line;
+  ASSERT_TRUE(first.WaitForStderr("live page at", &line));
+  auto r = RunProcess({TRAINPROF_CLI, "watch", dir, "--port", port});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trainprof: cannot serve the live page on 127.0.0.1:" + port +
+                       ": the port is in use, or the address is not this machine's\n");
+  first.Signal(SIGTERM);
+  first.Wait();
+}

@@ -418,19 +418,6 @@ const json* Section(const json& report, const std::string& id) {
   return nullptr;
 }
 
-// A loopback port the kernel just picked as free.
-int FreeTcpPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 TEST(Cli, TwoRanksWriteRankFoldersAndAMergedReportAndTrace) {
   const std::string run = testutil::FreshTempDir() + "/run";
   std::vector<std::string> args = Profile(
@@ -515,7 +502,7 @@ TEST(Cli, TwoRanksShowTheWorldLive) {
 
 TEST(Cli, AKilledRankIsNamedAndTheSurvivorStillWritesItsReports) {
   const std::string run = testutil::FreshTempDir() + "/run";
-  const std::string port = std::to_string(FreeTcpPort());
+  const std::string port = std::to_string(testutil::FreeTcpPort());
   auto rank = [&](int r) {
     return std::vector<std::string>{"/usr/bin/env",
                                     "RANK=" + std::to_string(r),

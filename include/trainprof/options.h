@@ -72,9 +72,11 @@ struct Options {
     std::string mlflow_experiment;
     std::string tensorboard;
   } output;
-  struct Live {                // the live view while the run trains (session/live.h)
-    std::string mode = "off";  // "off", "lines" (a line a tick), "view" (redrawn in place)
-    double interval_s = 1.0;   // seconds between two snapshots
+  struct Live {                      // the live view while the run trains (session/live.h)
+    std::string mode = "off";        // "off", "lines" (a line a tick), "view" (redrawn in place)
+    double interval_s = 1.0;         // seconds between two snapshots
+    int64_t port = 0;                // the live page's port (0: no page)
+    std::string host = "127.0.0.1";  // where the page listens: loopback unless asked
   } live;
   struct Buffer {
     int64_t events_per_thread = 1 << 20;  // recorded scopes kept per thread; more are dropped

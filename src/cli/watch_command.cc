@@ -1,7 +1,7 @@
 // `trainprof watch RUN_DIR`: the live view of a running job from another terminal, read-only:
 // it reads <RUN_DIR>/live.json (report/live_snapshot.h), which the job's Session rewrites every
 // live.interval_s when its live.mode is on, and prints a line each time it changes, until the
-// job finishes.
+// job finishes. --port also serves the live page (report/live_page.h) over the same file.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,6 +12,7 @@
 
 #include "base/atomic_file.h"
 #include "cli/commands.h"
+#include "report/live_page.h"
 #include "report/live_snapshot.h"
 
 namespace trainprof::cli {
@@ -23,7 +24,23 @@ struct WatchFlags {
   bool once = false;
   double interval_s = 1.0;
   double wait_s = 10.0;  // how long a live.json may take to appear
+  int port = 0;          // serve the live page too (0: no page)
+  std::string host = "127.0.0.1";
 };
+
+// The live page over RUN_DIR/live.json, read again at each request. Null when --port is 0;
+// an error when the port cannot be had.
+StatusOr<std::unique_ptr<report::LivePage>> ServePage(const WatchFlags& f,
+                                                      const std::string& path) {
+  if (f.port == 0) return std::unique_ptr<report::LivePage>();
+  TRAINPROF_ASSIGN_OR_RETURN(auto page, report::LivePage::Start(f.host, f.port, [path] {
+                               StatusOr<std::string> text = base::ReadFile(path);
+                               return text.ok() ? *text : std::string();
+                             }));
+  fmt::print(stderr, "trainprof watch: live page at http://{}:{}/ (Ctrl-C stops it)\n", f.host,
+             page->port());
+  return page;
+}
 
 // The snapshot in RUN_DIR, or nullopt while there is none; errors: a file that is not one.
 StatusOr<std::optional<report::LiveSnapshot>> ReadSnapshot(const std::string& path) {
@@ -40,6 +57,11 @@ int Watch(const WatchFlags& f) {
     return kExitBadInput;
   }
   const std::string path = f.run_dir + "/live.json";
+  StatusOr<std::unique_ptr<report::LivePage>> page = ServePage(f, path);
+  if (!page.ok()) {
+    PrintError(page.status());
+    return kExitBadInput;
+  }
   const bool redraw = !f.once && isatty(STDOUT_FILENO);
   const auto start = std::chrono::steady_clock::now();
   std::string last;
@@ -68,6 +90,10 @@ int Watch(const WatchFlags& f) {
     std::this_thread::sleep_for(std::chrono::duration<double>(f.interval_s));
   }
   if (redraw) fmt::print("\n");
+  if (*page != nullptr) {  // the page keeps the finished run's last snapshot until Ctrl-C
+    std::fflush(stdout);
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   return kExitOk;
 }
 
@@ -85,12 +111,18 @@ void AddWatchCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--wait", f->wait_s, "Seconds to wait for live.json to appear")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
+  cmd->add_option("--port", f->port,
+                  "Also serve the live page on this port (http://HOST:PORT/), updated every "
+                  "second, until Ctrl-C")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--host", f->host, "The address the page listens on")->capture_default_str();
   cmd->footer(
       "The job writes RUN_DIR/live.json when its live view is on (config live.mode: lines or "
       "view; docs/live.md). watch prints a line each time it changes (one line redrawn in "
       "place on a terminal) and ends when the job finishes.\n" +
-      ExitCodesHelp({{kExitOk, "the job finished (or --once printed)"},
-                     {kExitBadInput, "no run folder, no live.json, or not a live.json"}}));
+      ExitCodesHelp(
+          {{kExitOk, "the job finished (or --once printed)"},
+           {kExitBadInput, "no run folder, no live.json, not a live.json, or the port is taken"}}));
   cmd->callback([run, f] { *run = [f] { return Watch(*f); }; });
 }
 

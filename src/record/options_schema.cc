@@ -58,12 +58,20 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
               "core).");
   s.AddString("live.mode", &o.live.mode,
               "The live view while the run trains: every live.interval_s a snapshot (step, step "
-              "time last/median/p95, steps/s and samples/s, RSS, CPU) written to live.json in the "
-              "run folder (trainprof watch RUN_DIR reads it) and printed on stderr: lines (a "
-              "line each time), view (one line redrawn in place on a terminal, else lines), off.",
+              "time, samples/s, the loop's split into data wait / forward / backward / optimizer "
+              "/ communication, GPUs, CPU and RSS, the verdict) written to live.json in the run "
+              "folder (trainprof watch RUN_DIR reads it) and printed on stderr: lines (a line "
+              "each time), view (the terminal's bottom rows redrawn in place, else lines), off "
+              "(docs/live.md).",
               {"off", "lines", "view"});
   s.AddDouble("live.interval_s", &o.live.interval_s, 0.1, 3600.0,
               "Seconds between two snapshots of the live view.");
+  s.AddInt("live.port", &o.live.port, 0, 65535,
+           "Serves the live view as a web page on this port (http://live.host:PORT/), updated "
+           "every second; 0: no page. A port in use is said in one line and the run goes on.");
+  s.AddString("live.host", &o.live.host,
+              "The address the live page listens on: 127.0.0.1 (this machine only) unless set, "
+              "e.g. 0.0.0.0 to reach it from other machines.");
   s.AddBool("model_summary.enabled", &o.model_summary.enabled,
             "Model summary, as torchinfo: module tree, input and output shapes, parameters, "
             "mult-adds and estimated sizes (model_summary.txt).");

@@ -432,6 +432,8 @@ void HtmlRenderer::Render(const Report& r, std::ostream& out) const {
   out << page;
 }
 
+const char* ReportStyle() { return kStyle; }
+
 std::string RenderHtmlString(const Report& r) {
   std::ostringstream s;
   HtmlRenderer().Render(r, s);

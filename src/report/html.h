@@ -23,6 +23,8 @@ class HtmlRenderer : public Renderer {
 };
 
 std::string RenderHtmlString(const Report& report);
+// report.html's stylesheet, for other pages in the same style (the live page).
+const char* ReportStyle();
 
 // Rows of a table written into the page (all rows stay in its CSV and report.json): a 1,000-rank
 // job's per-step tables hold 49,000 rows, which made a 130 MB page no browser opens quickly.

@@ -82,6 +82,8 @@ LiveExtension::LiveExtension(const Options& options, LiveSources sources)
                    tb.status().message().c_str());
   }
   mlflow_ = BeginMlflow(options, src_);
+  quiet_ = mode_ == "off";  // the page alone (live.port with live.mode off)
+  if (options.live.port != 0) StartPage(options.live.host, static_cast<int>(options.live.port));
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -239,7 +241,8 @@ void LiveExtension::AddWorld(LiveSnapshot& s) {
   if (channel == nullptr) return;
   const int64_t now_ms = LiveWallMs();
   channel->Put(report::LiveRankDigest(s, channel->rank(), now_ms));
-  quiet_ = channel->rank() != 0;  // rank 0 shows the world; the others only put their digest
+  quiet_ =
+      quiet_ || channel->rank() != 0;  // rank 0 shows the world; the others only put their digest
   if (channel->rank() == 0)
     s.world =
         report::BuildLiveWorld(channel->GatherAll(), channel->world_size(), now_ms, interval_s_);
@@ -248,7 +251,12 @@ void LiveExtension::AddWorld(LiveSnapshot& s) {
 // live.json (replaced whole), the live TensorBoard and MLflow metrics, the view on stderr. An
 // output that cannot be written is said once: the run goes on.
 void LiveExtension::Publish(const LiveSnapshot& s) {
-  Warn(base::WriteFileAtomically(path_, report::LiveJson(s)));
+  const std::string json = report::LiveJson(s);
+  Warn(base::WriteFileAtomically(path_, json));
+  if (page_ != nullptr) {
+    std::lock_guard<std::mutex> lock(page_mu_);
+    page_json_ = json;
+  }
   const auto scalars = report::LiveScalars(s);
   if (tb_ != nullptr) Warn(tb_->Add(s.step, scalars));
   if (mlflow_ != nullptr) Warn(mlflow_->Log(s.step, LiveWallMs(), scalars));
@@ -260,6 +268,20 @@ void LiveExtension::Publish(const LiveSnapshot& s) {
     std::fprintf(stderr, "%s\n", report::LiveLine(s).c_str());
     std::fflush(stderr);
   }
+}
+
+void LiveExtension::StartPage(const std::string& host, int port) {
+  auto page = report::LivePage::Start(host, port, [this] {
+    std::lock_guard<std::mutex> lock(page_mu_);
+    return page_json_;
+  });
+  if (!page.ok()) {
+    std::fprintf(stderr, "trainprof: live view: %s; the run goes on without the page\n",
+                 page.status().message().c_str());
+    return;
+  }
+  page_ = std::move(*page);
+  std::fprintf(stderr, "trainprof: live page at http://%s:%d/\n", host.c_str(), page_->port());
 }
 
 void LiveExtension::Warn(const Status& st) {

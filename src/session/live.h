@@ -24,6 +24,7 @@
 
 #include "base/clock.h"
 #include "record/recorder.h"
+#include "report/live_page.h"
 #include "report/live_snapshot.h"
 #include "report/mlflow_live.h"
 #include "report/tensorboard_export.h"
@@ -76,6 +77,7 @@ class LiveExtension : public Extension {
   void AddWorld(report::LiveSnapshot& s);
   void Publish(const report::LiveSnapshot& s);
   void Warn(const Status& st);
+  void StartPage(const std::string& host, int port);
 
   std::string mode_, path_;
   double interval_s_;
@@ -101,6 +103,9 @@ class LiveExtension : public Extension {
   std::unique_ptr<LiveTerminal> term_;
   std::unique_ptr<report::TensorBoardStream> tb_;  // output.tensorboard's live/* curves
   std::unique_ptr<report::MlflowLiveRun> mlflow_;  // output.mlflow's run, RUNNING until the end
+  std::mutex page_mu_;
+  std::string page_json_;                   // the latest snapshot, for the page
+  std::unique_ptr<report::LivePage> page_;  // live.port's page; null: none
   std::thread thread_;
 };
 

@@ -2,10 +2,15 @@
 // sampler (the fake NVML), the verdict, and the world of ranks through a LiveChannel.
 #include "session/live.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -155,6 +160,78 @@ TEST(LiveView, RankZeroShowsTheWorld) {
   EXPECT_EQ(last["world"]["reporting"].get<int64_t>(), 1);
   EXPECT_EQ(last["world"]["missing"][0], "rank 1: no snapshot for 30 s (last at step 7)");
   EXPECT_NE(channel->mine.find("\"rank\":0"), std::string::npos);
+}
+
+// One HTTP GET on loopback, the whole answer ("" when nothing answers).
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    (void)!write(fd, req.data(), req.size());
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// live.port serves the page and the latest snapshot from memory while the loop runs (live.mode
+// off: the page alone, nothing printed); a second session asking for the same port says so in
+// one line and trains on.
+TEST(LiveView, ThePageServesTheSnapshotWhileTheRunTrains) {
+  const int port = testutil::FreeTcpPort();
+  auto options = [&](const std::string& dir) {
+    Options o;
+    o.output.run_dir = dir;
+    o.output.print = false;
+    o.live.port = port;
+    o.live.interval_s = 0.1;
+    return o;
+  };
+  const std::string tmp = testutil::FreshTempDir();
+  testing::internal::CaptureStderr();
+  auto s = Session::Create(options(tmp + "/a"));
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 30; ++i) LiveLoopStep(**s);
+  const std::string json_answer = HttpGet(port, "/live.json");
+  const std::string page = HttpGet(port, "/");
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "trainprof: live page at http://127.0.0.1:" + std::to_string(port) + "/\n");
+  EXPECT_NE(json_answer.find("200 OK"), std::string::npos) << json_answer;
+  const json snap = json::parse(json_answer.substr(json_answer.find("\r\n\r\n") + 4));
+  EXPECT_GT(snap["step"].get<int64_t>(), 0);
+  EXPECT_TRUE(snap.contains("split"));
+  EXPECT_NE(page.find("<title>trainprof live</title>"), std::string::npos);
+
+  ASSERT_TRUE((*s)->Finish().ok());
+  s->reset();
+
+  const int held = socket(AF_INET, SOCK_STREAM, 0);  // another program has the port
+  int yes = 1;  // past the first server's connections in TIME_WAIT
+  setsockopt(held, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(held, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(listen(held, 1), 0);
+  testing::internal::CaptureStderr();
+  auto second = Session::Create(options(tmp + "/b"));
+  ASSERT_TRUE(second.ok());
+  for (int i = 0; i < 3; ++i) LiveLoopStep(**second);
+  EXPECT_TRUE((*second)->Finish().ok());
+  err = testing::internal::GetCapturedStderr();
+  close(held);
+  EXPECT_EQ(
+      err, "trainprof: live view: cannot serve the live page on 127.0.0.1:" + std::to_string(port) +
+               ": the port is in use, or the address is not this machine's; the run goes "
+               "on without the page\n");
+  EXPECT_TRUE(std::filesystem::exists(tmp + "/b/report.json"));
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   if (impl->options.time.cuda_events) {
     impl->extensions.push_back(std::make_shared<session::CudaTimeExtension>());
   }
-  if (impl->options.live.mode != "off") {
+  if (impl->options.live.mode != "off" || impl->options.live.port != 0) {
     impl->extensions.push_back(std::make_shared<session::LiveExtension>(
         impl->options, session::LiveSources{impl->run_dir, impl->start, impl->epoch_id, system}));
   }

@@ -1,5 +1,8 @@
 #include "util/golden.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -222,6 +225,18 @@ std::string ReadText(const std::string& path) {
   std::string why;
   if (JsonMatches(g, a, "", &why)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << path << ": " << why;
+}
+
+int FreeTcpPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  close(fd);
+  return ntohs(a.sin_port);
 }
 
 }  // namespace trainprof::testutil

@@ -24,6 +24,8 @@ bool SharedTracesPresent();
 // A fresh empty folder under the test temp dir, named after the running test, removed when the
 // test passes (kept when it fails).
 std::string FreshTempDir();
+// A loopback port the kernel just picked as free.
+int FreeTcpPort();
 // Has `path` (a file or folder) removed when the running test passes; returns it.
 std::string RemoveAfterTest(std::string path);
 std::string ReadText(const std::string& path);

@@ -1,0 +1,40 @@
+// The live view as a web page (issue 57, live.port): a local HTTP server (cpp-httplib, from
+// Debian's libcpp-httplib-dev) on its own thread serves the page at "/" and the latest snapshot
+// at "/live.json"; the page, in report.html's style, fetches it once a second and redraws the
+// figures, the split, the devices, the world and the verdict. The snapshot comes from a
+// callback, so the Session (in memory) and `trainprof watch RUN_DIR --port` (from live.json)
+// serve the same page. A closed browser costs nothing; the server never blocks the caller.
+//
+//   auto page = report::LivePage::Start("127.0.0.1", 8765, [&] { return LiveJson(latest); });
+//   if (!page.ok()) say(page.status());   // "port 8765 on 127.0.0.1 is in use"
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "trainprof/status.h"
+
+namespace trainprof::report {
+
+// The page itself: HTML, CSS and the script that polls /live.json.
+std::string LivePageHtml();
+
+class LivePage {
+ public:
+  // Serves on host:port (0: a free port the kernel picks; port() says which). Errors: the port
+  // is in use or cannot be bound (Unavailable, naming host and port); this build has no
+  // cpp-httplib (Unimplemented, saying which package gives it).
+  static StatusOr<std::unique_ptr<LivePage>> Start(const std::string& host, int port,
+                                                   std::function<std::string()> snapshot);
+  ~LivePage();  // stops the server and joins its thread
+  int port() const { return port_; }
+
+ private:
+  struct Server;
+  LivePage() = default;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace trainprof::report
