@@ -147,3 +147,43 @@ def test_a_session_exports_to_mlflow_and_tensorboard_through_output_keys(tmp_pat
     lines = (runs[0] / "metrics" / "training_rate").read_text().split("\n")
     assert len([line for line in lines if line]) == 3  # one per step: "timestamp value step"
     assert [p.name for p in tb.iterdir()][0].startswith("events.out.tfevents.")
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_mlflow_run_grows_while_it_trains_then_finishes_or_fails(tmp_path, fails):
+    # output.mlflow: RUNNING in the store while the loop trains, training_rate growing a line a
+    # snapshot; FINISHED at the end, or FAILED when an exception left the session, as MLflow's
+    # own client marks it; one run either way.
+    import time
+
+    import trainprof
+
+    store = tmp_path / "mlruns"
+
+    def run_folder():
+        metas = list(store.glob("[1-9]*/*/meta.yaml"))
+        assert len(metas) == 1, metas
+        return metas[0].parent
+
+    def status():
+        text = (run_folder() / "meta.yaml").read_text().splitlines()
+        return [line for line in text if line.startswith("status:")][0]
+
+    seen = []
+    with pytest.raises(RuntimeError) if fails else open(os.devnull) as _:
+        with trainprof.Session(name="live-mlflow", overrides={
+                "output.print": False, "output.mlflow": str(store),
+                "live.interval_s": 0.1}) as session:
+            session.batch_size = 8
+            for _ in range(40):
+                time.sleep(0.01)
+                session.step()
+            seen.append(status())
+            seen.append(len((run_folder() / "metrics" / "training_rate").read_text().split()))
+            if fails:
+                raise RuntimeError("boom")
+    assert seen[0] == "status: 1"
+    assert seen[1] >= 3  # at least one "timestamp value step" line
+    assert status() == ("status: 4" if fails else "status: 3")
+    assert not (run_folder() / "tags" / "trainprof.live").exists()
+    assert (run_folder() / "artifacts" / "report.json").is_file()

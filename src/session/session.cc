@@ -131,7 +131,10 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   if (impl->options.time.cuda_events) {
     impl->extensions.push_back(std::make_shared<session::CudaTimeExtension>());
   }
-  if (impl->options.live.mode != "off" || impl->options.live.port != 0) {
+  // The live view runs for its print, its page, or the trackers that grow while it trains.
+  const Options::Live& live = impl->options.live;
+  const Options::Output& out = impl->options.output;
+  if (live.mode != "off" || live.port != 0 || !out.mlflow.empty() || !out.tensorboard.empty()) {
     impl->extensions.push_back(std::make_shared<session::LiveExtension>(
         impl->options, session::LiveSources{impl->run_dir, impl->start, impl->epoch_id, system}));
   }
