@@ -2,13 +2,15 @@
 // profiling mode, in one process, the modes rotated every round (ABC, BCA, CAB, ...) so drift
 // cancels.
 //
-//   trainprof_job_overhead [--rounds 10] [--batches 200] [--compare scopes|ops]
+//   trainprof_job_overhead [--rounds 10] [--batches 200] [--compare scopes|ops|live]
 //
 // --compare scopes (default): the time and speed reports on vs the profiler off (every scope
 //   then costs one branch).
 // --compare ops: no profiler vs trainprof's operator observer (memory.enabled on every step,
 //   with input shapes and allocations) vs LibTorch's own profiler collecting the same
 //   (torch::autograd::profiler legacy, report_input_shapes and profile_memory on).
+// --compare live: the time and speed reports with the live view off vs on (live.mode lines,
+//   a snapshot a second with the split, CPU and RSS; its lines go to stderr).
 // Prints the median step time of each mode and its overhead against the profiler off.
 #include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
@@ -35,7 +37,7 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum class Mode { kOff, kScopes, kOperators, kLibTorch };
+enum class Mode { kOff, kScopes, kOperators, kLibTorch, kLive };
 const char* ModeName(Mode m) {
   switch (m) {
     case Mode::kOff:
@@ -46,6 +48,8 @@ const char* ModeName(Mode m) {
       return "trainprof operator observer";
     case Mode::kLibTorch:
       return "LibTorch profiler (legacy)";
+    case Mode::kLive:
+      return "reports + live view";
   }
   return "";
 }
@@ -55,7 +59,8 @@ double RunOnce(const jobs::JobConfig& base, const jobs::FashionMnistData& data, 
                const std::string& dir) {
   jobs::JobConfig cfg = base;
   Options& o = cfg.profiler;
-  o.time.enabled = o.speed.enabled = mode == Mode::kScopes;
+  o.time.enabled = o.speed.enabled = mode == Mode::kScopes || mode == Mode::kLive;
+  o.live.mode = mode == Mode::kLive ? "lines" : "off";
   o.memory.enabled = mode == Mode::kOperators;
   o.memory.warmup = 0;
   o.memory.steps = int64_t{1} << 40;  // every step
@@ -103,17 +108,20 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--compare") == 0) {
       compare = argv[i + 1];
     } else {
-      fmt::print(stderr, "usage: {} [--rounds N] [--batches N] [--compare scopes|ops]\n", argv[0]);
+      fmt::print(stderr, "usage: {} [--rounds N] [--batches N] [--compare scopes|ops|live]\n",
+                 argv[0]);
       return 2;
     }
   }
   std::vector<Mode> modes;
   if (compare == "scopes") {
     modes = {Mode::kScopes, Mode::kOff};
+  } else if (compare == "live") {
+    modes = {Mode::kScopes, Mode::kLive};
   } else if (compare == "ops") {
     modes = {Mode::kOff, Mode::kOperators, Mode::kLibTorch};
   } else {
-    fmt::print(stderr, "error: --compare must be scopes or ops, got '{}'\n", compare);
+    fmt::print(stderr, "error: --compare must be scopes, ops or live, got '{}'\n", compare);
     return 2;
   }
   jobs::JobConfig cfg;
@@ -136,7 +144,8 @@ int main(int argc, char** argv) {
   for (Mode m : modes) RunOnce(cfg, *data, m, dir);  // warm-up: page cache, allocator, kernels
   const size_t n = modes.size();
   std::vector<std::vector<double>> times(n), ratios(n);
-  const size_t off = compare == "scopes" ? 1 : 0;  // index of the mode without profiling
+  // The index of the mode the others are measured against.
+  const size_t off = compare == "scopes" ? 1 : 0;
   for (int64_t r = 0; r < rounds; ++r) {
     std::vector<double> t(n);
     for (size_t k = 0; k < n; ++k) {

@@ -7,9 +7,12 @@
    lists).
 2. The profiler's cost on examples/python/fashion_mnist.py's training loop: the same loop with
    a Session (time + speed reports on) and without one, alternated in one process.
+3. With --live, the live view's cost on the same loop: a Session with live.mode lines (a
+   snapshot a second) against one with the live view off, alternated.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/python_bench.py
     ... --smoke            # a few seconds, to check that it runs (CI)
+    ... --skip-scopes --live   # the live view's cost only
 
 Figures and the command are in docs/performance.md.
 """
@@ -112,8 +115,9 @@ def load_example():
     return module
 
 
-def bench_loop(batches: int, trials: int, out_dir: str) -> Dict[str, float]:
-    """Seconds per training step with and without a Session, alternated trial by trial."""
+def bench_loop(batches: int, trials: int, out_dir: str, live: bool = False) -> Dict[str, float]:
+    """Seconds per training step with and without a Session, alternated trial by trial; with
+    `live`, a Session with the live view on against one with it off."""
     import torch
     from torch.utils.data import DataLoader
 
@@ -136,15 +140,17 @@ def bench_loop(batches: int, trials: int, out_dir: str) -> Dict[str, float]:
     ex.train_epoch(args, model, opt, loader, NoSession(), "cpu")  # warm-up
     for trial in range(2 * trials):
         profiled = trial % 2 == 0
-        session = (trainprof.Session(name="bench-loop", overrides=overrides, db="off",
+        with_session = profiled or live
+        chosen = dict(overrides, **{"live.mode": "lines" if live and profiled else "off"})
+        session = (trainprof.Session(name="bench-loop", overrides=chosen, db="off",
                                      output_dir=out_dir)
-                   if profiled else NoSession())
-        if profiled:
+                   if with_session else NoSession())
+        if with_session:
             session.batch_size = 64
         t0 = time.perf_counter()
         ex.train_epoch(args, model, opt, loader, session, "cpu")
         seconds = (time.perf_counter() - t0) / batches
-        if profiled:
+        if with_session:
             session.finish()
         (on if profiled else off).append(seconds)
     pairs = [a / b - 1.0 for a, b in zip(on, off)]
@@ -156,6 +162,9 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--smoke", action="store_true", help="tiny sizes: check that it runs")
     p.add_argument("--skip-loop", action="store_true", help="only the scope benchmark")
+    p.add_argument("--skip-scopes", action="store_true", help="no scope benchmark")
+    p.add_argument("--live", action="store_true",
+                   help="the loop with the live view on vs off (not with vs without trainprof)")
     a = p.parse_args()
     # The Sessions' run folders go into a folder of this run's own, removed at the end.
     with tempfile.TemporaryDirectory(prefix="trainprof-bench-") as out_dir:
@@ -164,17 +173,20 @@ def main() -> int:
 
 def run(a: argparse.Namespace, out_dir: str) -> int:
     inner, rounds = (1000, 5) if a.smoke else (10000, 101)
-    s = bench_scopes(inner, rounds, out_dir)
-    print(f"with trainprof.scope(...), recording      {s['scope_recording_ns']:8.1f} ns "
-          "(median enter + exit)")
-    print(f"with trainprof.scope(...), step skipped   {s['scope_skipped_ns']:8.1f} ns")
-    print(f"SimpleProfiler-like pure-Python timer     {s['simpleprofiler_like_ns']:8.1f} ns")
-    print(f"trainprof.scope is {s['ratio']:.1f}x faster")
+    if not a.skip_scopes:
+        s = bench_scopes(inner, rounds, out_dir)
+        print(f"with trainprof.scope(...), recording      {s['scope_recording_ns']:8.1f} ns "
+              "(median enter + exit)")
+        print(f"with trainprof.scope(...), step skipped   {s['scope_skipped_ns']:8.1f} ns")
+        print(f"SimpleProfiler-like pure-Python timer     {s['simpleprofiler_like_ns']:8.1f} ns")
+        print(f"trainprof.scope is {s['ratio']:.1f}x faster")
     if not a.skip_loop:
         batches, trials = (5, 1) if a.smoke else (150, 10)
-        l = bench_loop(batches, trials, out_dir)
-        print(f"fashion_mnist training step: {l['step_off_ms']:.3f} ms without trainprof, "
-              f"{l['step_on_ms']:.3f} ms with a Session (time + speed): "
+        l = bench_loop(batches, trials, out_dir, live=a.live)
+        base, with_ = (("the live view off", "on") if a.live
+                       else ("without trainprof", "with a Session (time + speed)"))
+        print(f"fashion_mnist training step: {l['step_off_ms']:.3f} ms {base}, "
+              f"{l['step_on_ms']:.3f} ms {with_}: "
               f"{l['overhead_pct']:+.2f} % (median of {l['trials']} alternated pairs)")
     return 0
 

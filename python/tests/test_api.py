@@ -472,3 +472,27 @@ def test_the_live_view_owns_the_bottom_rows_of_a_terminal(tmp_path: Path) -> Non
     assert lines[at + 2].startswith("split      [DDDD"), screens[-1]
     assert lines[at + 5].startswith("verdict    INPUT-BOUND: the loop waits for data"), screens[-1]
     assert lines[at + 6:] == ["done training", "exit=0"], screens[-1]
+
+
+def test_ctrl_c_gives_the_terminal_back_with_the_view_left_standing(tmp_path: Path) -> None:
+    # Ctrl-C (SIGINT: KeyboardInterrupt in the loop) in a real terminal: the view's rows are
+    # given back before the report is written, the last view stands once, and what the shell
+    # prints after the script scrolls as usual below it.
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import os, signal, time, trainprof\n"
+        "with trainprof.Session(name='view', overrides={'output.print': False, "
+        "'live.mode': 'view', 'live.interval_s': 0.1}) as s:\n"
+        "    for i in range(1000):\n"
+        "        with trainprof.scope('forward', kind='forward'):\n"
+        "            time.sleep(0.005)\n"
+        "        if i == 40:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        s.step()\n")
+    screens = _tmux_screens(tmp_path, script)
+    lines = [line for line in screens[-1].splitlines() if line.strip()]
+    headers = [line for line in lines if line.startswith("trainprof live |")]
+    assert len(headers) == 1 and "(finished)" in headers[0], screens[-1]
+    assert any(line.startswith("KeyboardInterrupt") for line in lines), screens[-1]
+    assert lines[-1] == "exit=130", screens[-1]  # Python exits 130 on KeyboardInterrupt
+    assert lines.index(headers[0]) < lines.index("exit=130")

@@ -162,6 +162,30 @@ TEST(LiveView, RankZeroShowsTheWorld) {
   EXPECT_NE(channel->mine.find("\"rank\":0"), std::string::npos);
 }
 
+// An MLflow store that cannot be written: one line when the session starts, the loop trains on,
+// and the view still writes live.json.
+TEST(LiveView, ATrackerThatCannotBeWrittenIsOneLine) {
+  const std::string tmp = testutil::FreshTempDir();
+  std::ofstream(tmp + "/file") << "not a folder";
+  Options o;
+  o.output.run_dir = tmp + "/run";
+  o.output.print = false;
+  o.output.mlflow = tmp + "/file/mlruns";
+  o.live.interval_s = 0.1;
+  testing::internal::CaptureStderr();
+  auto s = Session::Create(o);
+  ASSERT_TRUE(s.ok());
+  for (int i = 0; i < 20; ++i) LiveLoopStep(**s);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("trainprof: live view: "), 0u) << err;
+  EXPECT_NE(err.find(tmp + "/file/mlruns"), std::string::npos) << err;
+  EXPECT_NE(err.find("the run goes on without live MLflow metrics\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << err;  // one line
+  EXPECT_EQ((*s)->profiler_step(), 20);
+  (void)(*s)->Finish();  // the finished export fails on the same store, and says so
+  EXPECT_TRUE(std::filesystem::exists(tmp + "/run/live.json"));
+}
+
 // One HTTP GET on loopback, the whole answer ("" when nothing answers).
 std::string HttpGet(int port, const std::string& path) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
