@@ -10,6 +10,7 @@
 
 #include "python/src/bindings.h"
 #include "record/options_schema.h"
+#include "session/live.h"
 #include "trainprof/session.h"
 
 namespace py = pybind11;
@@ -116,10 +117,24 @@ void AddSessionBinding(py::module_& m) {
         d["output.mlflow"] = o.output.mlflow;
         d["output.mlflow_experiment"] = o.output.mlflow_experiment;
         d["output.tensorboard"] = o.output.tensorboard;
+        d["live.mode"] = o.live.mode;
+        d["live.port"] = o.live.port;
+        d["live.interval_s"] = o.live.interval_s;
         return d;
       },
       py::arg("config"), py::arg("overrides"),
       "Validates a config file and overrides as Session() would; returns the output keys.");
+  // The live view's ranks: Python's thread carries the digests over torch.distributed's store;
+  // the live thread only reads and writes this mailbox, so it never waits for the GIL.
+  using Mailbox = session::MailboxLiveChannel;
+  py::class_<Mailbox, std::shared_ptr<Mailbox>>(m, "LiveMailbox")
+      .def(py::init<int64_t, int64_t>(), py::arg("rank"), py::arg("world_size"))
+      .def("latest", &Mailbox::Latest, "This rank's latest digest (\"\" before the first).")
+      .def("set_gathered", &Mailbox::SetGathered, "Every rank's latest digest, for rank 0.");
+  m.def(
+      "set_live_channel",
+      [](std::shared_ptr<Mailbox> box) { session::SetLiveChannel(std::move(box)); },
+      py::arg("mailbox").none(true), "The live view's channel to the other ranks; None: none.");
 }
 
 }  // namespace trainprof::python

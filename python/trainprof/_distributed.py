@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from trainprof import _core
 
@@ -59,6 +60,8 @@ class Ranks:
         self.trace = trace
         # output.mlflow, output.mlflow_experiment, output.tensorboard: the merged run's only
         self.exporters = exporters or {}
+        self.live = False  # the live view is on: its digests travel while the run trains
+        self.live_interval_s = 1.0
         self.clock = self._clock_offset()
 
     def _clock_offset(self) -> Tuple[int, int]:
@@ -73,6 +76,44 @@ class Ranks:
         self.dist.all_gather_object(everyone, readings)
         diffs = sorted(a - b for a, b in zip(everyone[0], readings))
         return diffs[len(diffs) // 2], max(1, (diffs[-1] - diffs[0]) // 2)
+
+    def start_live(self, interval_s: float) -> Callable[[], None]:
+        """Carries the live view's digests over torch.distributed's store while the run trains:
+        every rank sets ``trainprof/live/<rank>`` to its latest; rank 0 reads every rank's and
+        hands them to its view. Returns the call that stops it."""
+        box = _core.LiveMailbox(self.rank, self.world_size)
+        _core.set_live_channel(box)
+        store = self.dist.distributed_c10d._get_default_store()
+        stop = threading.Event()
+
+        def key(r: int) -> str:
+            return f"trainprof/live/{r}"
+
+        # Every key exists before anyone reads one (the store's get waits for a missing key, and
+        # torch's Python store has no check), so rank 0 never waits on a rank not started yet.
+        store.set(key(self.rank), "")
+        self.dist.barrier()
+
+        def exchange() -> None:
+            while not stop.wait(interval_s):
+                try:
+                    mine = box.latest()
+                    if mine:
+                        store.set(key(self.rank), mine)
+                    if self.rank == 0:
+                        box.set_gathered([store.get(key(r)).decode()
+                                          for r in range(self.world_size)])
+                except Exception:  # noqa: BLE001 - the store is gone: the view goes without
+                    return
+
+        thread = threading.Thread(target=exchange, name="trainprof-live-ranks", daemon=True)
+        thread.start()
+
+        def stop_live() -> None:
+            stop.set()
+            thread.join()
+            _core.set_live_channel(None)
+        return stop_live
 
     def finish(self, core: Any, summary: str, db: str, status: str = "ok") -> Any:
         """Sends this rank's reports to rank 0; rank 0 merges and prints them. Returns the merged
@@ -128,5 +169,8 @@ def join(config: Optional[str], sets: List[str]) -> Optional[Ranks]:
     if isinstance(folder[0], BaseException):
         raise _core.TrainprofError(str(folder[0]))
     exporters = {k: out[f"output.{k}"] for k in ("mlflow", "mlflow_experiment", "tensorboard")}
-    return Ranks(dist, folder[0], out["output.name"], out["output.csv"], out["output.trace"],
-                 exporters)
+    ranks = Ranks(dist, folder[0], out["output.name"], out["output.csv"], out["output.trace"],
+                  exporters)
+    ranks.live = out["live.mode"] != "off" or out["live.port"] != 0
+    ranks.live_interval_s = out["live.interval_s"]
+    return ranks

@@ -6,7 +6,7 @@ import atexit
 import json
 import os
 import sys
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 from trainprof import _core, _distributed
 
@@ -137,6 +137,9 @@ class Session:
             sets.append(f"output.run_dir={self._ranks.rank_dir}")
             sets += ["output.mlflow=", "output.tensorboard="]  # the merged run exports
         self._core = _core.Session(config_path, sets)
+        self._stop_live: Optional[Callable[[], None]] = None
+        if self._ranks is not None and self._ranks.live:
+            self._stop_live = self._ranks.start_live(self._ranks.live_interval_s)
         self._report: Optional[Report] = None
         self._batch_size = 0
         self._workers = -1
@@ -258,6 +261,9 @@ class Session:
         finally:
             if _active is self:
                 _active = None
+            if self._stop_live is not None:  # after the view's last snapshot
+                self._stop_live()
+                self._stop_live = None
         if self._ranks is not None:
             self._report = self._ranks.finish(self._core, summary, self._db)
             return self._report

@@ -74,8 +74,8 @@ LiveWorld BuildLiveWorld(const std::vector<std::string>& digests, int64_t world_
   const int64_t quiet_ms = std::max<int64_t>(5000, static_cast<int64_t>(5000 * interval_s));
   std::vector<LiveRank> ranks;
   std::optional<double> fastest, slowest;
-  for (size_t i = 0; i < digests.size(); ++i) {
-    const std::optional<Digest> d = ReadDigest(digests[i]);
+  for (size_t i = 0; i < static_cast<size_t>(world_size); ++i) {
+    const std::optional<Digest> d = ReadDigest(i < digests.size() ? digests[i] : std::string());
     if (!d) {
       w.missing.push_back(fmt::format("rank {}: no snapshot yet", i));
       continue;

@@ -66,6 +66,26 @@ void SetLiveChannel(std::shared_ptr<LiveChannel> channel) {
   g_channel = std::move(channel);
 }
 
+void MailboxLiveChannel::Put(const std::string& digest) {
+  std::lock_guard<std::mutex> lock(mu_);
+  latest_ = digest;
+}
+
+std::vector<std::string> MailboxLiveChannel::GatherAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gathered_;
+}
+
+std::string MailboxLiveChannel::Latest() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+void MailboxLiveChannel::SetGathered(std::vector<std::string> digests) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gathered_ = std::move(digests);
+}
+
 LiveExtension::LiveExtension(const Options& options, LiveSources sources)
     : mode_(options.live.mode),
       path_(sources.run_dir + "/live.json"),

@@ -50,6 +50,26 @@ class LiveChannel {
 // The channel every live view of this process uses from its next tick; null: none.
 void SetLiveChannel(std::shared_ptr<LiveChannel> channel);
 
+// A channel whose exchange runs elsewhere (the Python package's thread over torch.distributed's
+// store, so the live thread never waits for the GIL): Put keeps this rank's latest digest for
+// Latest(); GatherAll gives what SetGathered last handed over.
+class MailboxLiveChannel : public LiveChannel {
+ public:
+  MailboxLiveChannel(int64_t rank, int64_t world_size) : rank_(rank), world_size_(world_size) {}
+  int64_t rank() const override { return rank_; }
+  int64_t world_size() const override { return world_size_; }
+  void Put(const std::string& digest) override;
+  std::vector<std::string> GatherAll() override;
+  std::string Latest();
+  void SetGathered(std::vector<std::string> digests);
+
+ private:
+  int64_t rank_, world_size_;
+  std::mutex mu_;
+  std::string latest_;
+  std::vector<std::string> gathered_;
+};
+
 // What the live view reads besides the Session's calls.
 struct LiveSources {
   std::string run_dir;
