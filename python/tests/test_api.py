@@ -496,3 +496,34 @@ def test_ctrl_c_gives_the_terminal_back_with_the_view_left_standing(tmp_path: Pa
     assert any(line.startswith("KeyboardInterrupt") for line in lines), screens[-1]
     assert lines[-1] == "exit=130", screens[-1]  # Python exits 130 on KeyboardInterrupt
     assert lines.index(headers[0]) < lines.index("exit=130")
+
+
+def test_run_shows_the_steps_of_a_session_inside_it_live(tmp_path: Path) -> None:
+    # trainprof run's live view: the steps and split of the trainprof Session inside the
+    # command (which writes session/live.json because run asked for it), the command's whole
+    # process tree for CPU and RSS, the page on --live-port, and live.json in run's folder.
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = ("import time, trainprof\n"
+            "with trainprof.Session(name='inner') as s:\n"
+            "    s.batch_size = 4\n"
+            "    for _ in range(60):\n"
+            "        with trainprof.scope('forward', kind='forward'):\n"
+            "            time.sleep(0.01)\n"
+            "        s.step()\n")
+    r = subprocess.run([cli(), "run", "-o", str(tmp_path / "runs"), "--db", "off",
+                        "--live-port", str(port), "--set", "live.mode=lines", "--set",
+                        "live.interval_s=0.1", "--", PYTHON, "-c", code],
+                       env=python_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"trainprof run: live page at http://127.0.0.1:{port}/" in r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("trainprof live:")]
+    assert any("samples/s" in line and "n/a samples/s" not in line and "| split " in line
+               for line in lines), r.stderr
+    assert lines[-1].startswith("trainprof live: step 60 (finished)"), lines[-1]
+    [run_dir] = list((tmp_path / "runs").iterdir())
+    live = json.loads((run_dir / "live.json").read_text())
+    assert live["finished"] and live["step"] == 60 and live["rss_bytes"] > 0
+    assert (run_dir / "session" / "live.json").is_file()

@@ -114,6 +114,8 @@ class Session:
             # Under `trainprof run`: into its run folder, which it reports and records.
             sets.append(f"output.run_dir={os.path.join(under_run, 'session')}")
             sets.append("output.print=false")  # run prints the report that holds this one
+            if os.environ.get("TRAINPROF_RUN_LIVE_S"):  # run's live view shows this one's steps
+                sets += ["live.mode=file", f"live.interval_s={os.environ['TRAINPROF_RUN_LIVE_S']}"]
             if db is None:
                 db = "off"
         if name is not None:

@@ -19,6 +19,7 @@
 #include "base/child_process.h"
 #include "base/clock.h"
 #include "cli/commands.h"
+#include "cli/run_live.h"
 #include "cli/run_traces.h"
 #include "record/options_schema.h"
 #include "report/json_reader.h"
@@ -43,6 +44,7 @@ struct RunFlags {
   std::vector<std::string> sets;
   std::string output_dir, run_dir, name, traces, db;
   bool quiet = false, overwrite = false;
+  int live_port = 0;  // --live-port: live.port
 };
 
 int FailRun(int code, const std::string& message) {
@@ -78,6 +80,7 @@ Status BuildOptions(const RunFlags& f, Options& o) {
   if (!f.run_dir.empty()) sets.push_back("output.run_dir=" + f.run_dir);
   if (!f.name.empty()) sets.push_back("output.name=" + f.name);
   if (f.overwrite) sets.push_back("output.overwrite=true");
+  if (f.live_port != 0) sets.push_back(fmt::format("live.port={}", f.live_port));
   sets.insert(sets.end(), f.sets.begin(), f.sets.end());
   return ApplyOptionsConfig(o, f.config, sets);
 }
@@ -155,7 +158,10 @@ int RunCommand(const RunFlags& f) {
   if (!dir.ok()) return FailRun(kExitNoOutput, dir.status().message());
   std::error_code ec;
   const std::string abs_dir = fs::absolute(*dir, ec).string();
-  auto child = base::ChildProcess::Start(f.command, {{"TRAINPROF_RUN_DIR", abs_dir}});
+  std::vector<std::pair<std::string, std::string>> env = {{"TRAINPROF_RUN_DIR", abs_dir}};
+  if (o.live.mode != "off" || o.live.port != 0)  // a Session inside writes session/live.json
+    env.emplace_back("TRAINPROF_RUN_LIVE_S", fmt::format("{}", o.live.interval_s));
+  auto child = base::ChildProcess::Start(f.command, env);
   if (!child.ok()) {
     fs::remove_all(*dir, ec);  // nothing ran: leave no empty run folder behind
     return FailRun(base::ExitCodeForStartError(child.status()), child.status().message());
@@ -163,8 +169,10 @@ int RunCommand(const RunFlags& f) {
   base::ChildProcess::ForwardSignals(&*child);
   if (!f.quiet) fmt::print(stderr, "trainprof run: run folder {}\n", *dir);
   auto sampler = StartSampler(o, *dir, child->pid(), start.steady_ns);
+  auto live = RunLiveView::Start(o, *dir, *sampler, start.steady_ns);
   child->WaitUntilEnded();
   sampler->Stop();  // its last sample still sees the command's CPU time
+  live.reset();     // the live view's last snapshot, finished
   const int status = child->Wait();
   base::ChildProcess::RestoreSignals();
   const int64_t end_ns = base::SteadyNowNs() - start.steady_ns;
@@ -208,8 +216,8 @@ void SetRunCommand(std::vector<std::string> command) { g_after_dashes = std::mov
 int SplitRunCommand(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "run") return argc;
   static const std::set<std::string_view> kWithValue = {
-      "-c",           "--config",  "-s",     "--set",    "-o",
-      "--output-dir", "--run-dir", "--name", "--traces", "--db"};
+      "-c",        "--config", "-s",       "--set", "-o",         "--output-dir",
+      "--run-dir", "--name",   "--traces", "--db",  "--live-port"};
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--") {
@@ -239,6 +247,10 @@ void AddRunCommand(CLI::App& app, std::function<int()>* run) {
                 "output.overwrite: --run-dir may name a folder holding an earlier run, whose "
                 "files are removed first");
   cmd->add_option("--name", f->name, "output.name (default: the command's name)");
+  cmd->add_option("--live-port", f->live_port,
+                  "live.port: serve the live view as a page on this port while the command runs "
+                  "(its process tree, GPUs, and the steps of a trainprof Session inside it)")
+      ->check(CLI::Range(1, 65535));
   cmd->add_option("--traces", f->traces,
                   "Folder where the command writes PyTorch profiler traces "
                   "(*.pt.trace.json[.gz], e.g. tensorboard_trace_handler's); those written "

@@ -61,9 +61,9 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
               "time, samples/s, the loop's split into data wait / forward / backward / optimizer "
               "/ communication, GPUs, CPU and RSS, the verdict) written to live.json in the run "
               "folder (trainprof watch RUN_DIR reads it) and printed on stderr: lines (a line "
-              "each time), view (the terminal's bottom rows redrawn in place, else lines), off "
-              "(docs/live.md).",
-              {"off", "lines", "view"});
+              "each time), view (the terminal's bottom rows redrawn in place, else lines), file "
+              "(live.json only, nothing printed), off (docs/live.md).",
+              {"off", "lines", "view", "file"});
   s.AddDouble("live.interval_s", &o.live.interval_s, 0.1, 3600.0,
               "Seconds between two snapshots of the live view.");
   s.AddInt("live.port", &o.live.port, 0, 65535,

@@ -15,6 +15,7 @@
 #include "report/live_world.h"
 #include "report/mlflow_live.h"
 #include "report/tensorboard_export.h"
+#include "system/live_figures.h"
 #include "system/proc_parse.h"
 
 namespace trainprof::session {
@@ -102,7 +103,7 @@ LiveExtension::LiveExtension(const Options& options, LiveSources sources)
                    tb.status().message().c_str());
   }
   mlflow_ = BeginMlflow(options, src_);
-  quiet_ = mode_ == "off";  // the page alone (live.port with live.mode off)
+  quiet_ = mode_ == "off" || mode_ == "file";  // the page, the trackers or live.json alone
   if (options.live.port != 0) StartPage(options.live.host, static_cast<int>(options.live.port));
   thread_ = std::thread([this] { Run(); });
 }
@@ -235,24 +236,9 @@ void LiveExtension::AddProcessFigures(int64_t now, LiveSnapshot& s) {
   cpu_at_ns_ = now;
 }
 
-// Each GPU of the system sampler's latest sample (NVML or ROCm SMI columns gpu<i>_*).
+// Each GPU of the system sampler's latest sample.
 void LiveExtension::AddDevices(LiveSnapshot& s) const {
-  if (src_.system == nullptr) return;
-  const system::SystemSampler& sampler = src_.system->sampler();
-  const system::SystemSampler::Latest latest = sampler.LatestSample();
-  if (latest.t_ns < 0) return;
-  const auto& cols = sampler.columns();
-  auto value = [&](int i, const char* key) -> std::optional<double> {
-    const int c = system::FindColumn(cols, "gpu" + std::to_string(i) + "_" + key);
-    if (c < 0 || static_cast<size_t>(c) >= latest.values.size() || std::isnan(latest.values[c]))
-      return std::nullopt;
-    return latest.values[static_cast<size_t>(c)];
-  };
-  for (int i = 0; system::FindColumn(cols, "gpu" + std::to_string(i) + "_utilization_percent") >= 0;
-       ++i) {
-    s.devices.push_back({i, value(i, "utilization_percent"), value(i, "memory_used_bytes"),
-                         value(i, "memory_used_percent"), value(i, "power_w")});
-  }
+  if (src_.system != nullptr) s.devices = system::LiveDevices(src_.system->sampler());
 }
 
 // A multi-rank run: every rank puts its digest; rank 0 reads the world's.
