@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 from pathlib import Path
+from typing import List, Tuple
 
 import pytest
 
@@ -37,18 +38,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_ranks_write_a_merged_report(tmp_path: Path) -> None:
+def run_two_ranks(code: str) -> List[Tuple[str, str]]:
+    """Runs `code` as ranks 0 and 1 of a gloo world; each rank's (stdout, stderr), both exited 0."""
     port = str(free_port())
     procs = []
     for rank in range(2):
         env = python_env()
         env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank), WORLD_SIZE="2",
                    LOCAL_RANK=str(rank))
-        procs.append(subprocess.Popen([PYTHON, "-c", RANK], env=env, stdout=subprocess.PIPE,
+        procs.append(subprocess.Popen([PYTHON, "-c", code], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
+    return outs
+
+
+def test_two_ranks_write_a_merged_report(tmp_path: Path) -> None:
+    outs = run_two_ranks(RANK)
     [run_dir] = list((tmp_path / "runs").glob("*-ddp"))
     assert "Merged report of 2 ranks" in outs[0][0] and not outs[1][0]
     for rank in range(2):
@@ -84,17 +91,7 @@ def test_rank_zero_shows_the_world_live(tmp_path: Path) -> None:
     # The live view across torch.distributed ranks: the digests travel through the process
     # group's store; rank 0 prints the world with rank 1 late in the all-reduce (the culprit)
     # and itself waiting in it; rank 1 prints nothing of its own.
-    port = str(free_port())
-    procs = []
-    for rank in range(2):
-        env = python_env()
-        env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank), WORLD_SIZE="2",
-                   LOCAL_RANK=str(rank))
-        procs.append(subprocess.Popen([PYTHON, "-c", LIVE_RANK], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
-        assert p.returncode == 0, err
+    outs = run_two_ranks(LIVE_RANK)
     world = [line for line in outs[0][1].splitlines() if "| world 2 of 2 ranks" in line]
     assert world, outs[0][1]
     assert "slowest: rank 1 " in world[-1] and "(late in collectives)" in world[-1], world[-1]

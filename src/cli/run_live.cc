@@ -27,10 +27,7 @@ RunLiveView::RunLiveView(const Options& o, std::string run_dir,
       interval_s_(o.live.interval_s),
       print_(o.live.mode != "off") {
   if (o.live.port != 0) {
-    auto page = report::LivePage::Start(o.live.host, static_cast<int>(o.live.port), [this] {
-      std::lock_guard<std::mutex> lock(mu_);
-      return json_;
-    });
+    auto page = report::LivePage::Start(o.live.host, static_cast<int>(o.live.port));
     if (page.ok()) {
       page_ = std::move(*page);
       fmt::print(stderr, "trainprof run: live page at http://{}:{}/\n", o.live.host, page_->port());
@@ -80,10 +77,7 @@ void RunLiveView::Tick(bool finished) {
   report::AddLiveVerdict(s);
   const std::string json = report::LiveJson(s);
   (void)base::WriteFileAtomically(dir_ + "/live.json", json);  // the folder is the run's own
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    json_ = json;
-  }
+  if (page_ != nullptr) page_->Publish(json);
   if (print_) {
     std::fprintf(stderr, "%s\n", report::LiveLine(s).c_str());
     std::fflush(stderr);

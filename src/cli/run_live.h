@@ -47,7 +47,6 @@ class RunLiveView {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::string json_;  // the latest snapshot, for the page
   std::optional<double> last_rss_;
   std::unique_ptr<report::LivePage> page_;
   std::thread thread_;

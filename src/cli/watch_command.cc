@@ -1,7 +1,7 @@
 // `trainprof watch RUN_DIR`: the live view of a running job from another terminal, read-only:
 // it reads <RUN_DIR>/live.json (report/live_snapshot.h), which the job's Session rewrites every
 // live.interval_s when its live.mode is on, and prints a line each time it changes, until the
-// job finishes. --port also serves the live page (report/live_page.h) over the same file.
+// job finishes. --port also serves the live page (report/live_page.h) with what it reads.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -28,15 +28,11 @@ struct WatchFlags {
   std::string host = "127.0.0.1";
 };
 
-// The live page over RUN_DIR/live.json, read again at each request. Null when --port is 0;
-// an error when the port cannot be had.
-StatusOr<std::unique_ptr<report::LivePage>> ServePage(const WatchFlags& f,
-                                                      const std::string& path) {
+// The live page, showing each snapshot the watch loop reads. Null when --port is 0; an error
+// when the port cannot be had.
+StatusOr<std::unique_ptr<report::LivePage>> ServePage(const WatchFlags& f) {
   if (f.port == 0) return std::unique_ptr<report::LivePage>();
-  TRAINPROF_ASSIGN_OR_RETURN(auto page, report::LivePage::Start(f.host, f.port, [path] {
-                               StatusOr<std::string> text = base::ReadFile(path);
-                               return text.ok() ? *text : std::string();
-                             }));
+  TRAINPROF_ASSIGN_OR_RETURN(auto page, report::LivePage::Start(f.host, f.port));
   fmt::print(stderr, "trainprof watch: live page at http://{}:{}/ (Ctrl-C stops it)\n", f.host,
              page->port());
   return page;
@@ -57,7 +53,7 @@ int Watch(const WatchFlags& f) {
     return kExitBadInput;
   }
   const std::string path = f.run_dir + "/live.json";
-  StatusOr<std::unique_ptr<report::LivePage>> page = ServePage(f, path);
+  StatusOr<std::unique_ptr<report::LivePage>> page = ServePage(f);
   if (!page.ok()) {
     PrintError(page.status());
     return kExitBadInput;
@@ -81,11 +77,14 @@ int Watch(const WatchFlags& f) {
             f.run_dir, waited)));
         return kExitBadInput;
       }
-    } else if (const std::string line = report::LiveLine(**s); line != last) {
-      fmt::print(fmt::runtime(redraw ? "\r\033[2K{}" : "{}\n"), line);
-      std::fflush(stdout);
-      last = line;
-      if ((*s)->finished || f.once) break;
+    } else {
+      if (*page != nullptr) (*page)->Publish(report::LiveJson(**s));
+      if (const std::string line = report::LiveLine(**s); line != last) {
+        fmt::print(fmt::runtime(redraw ? "\r\033[2K{}" : "{}\n"), line);
+        std::fflush(stdout);
+        last = line;
+        if ((*s)->finished || f.once) break;
+      }
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(f.interval_s));
   }

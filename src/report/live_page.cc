@@ -98,6 +98,16 @@ std::string LivePageHtml() {
       ReportStyle(), kLiveStyle, kLiveScript);
 }
 
+void LivePage::Publish(std::string json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  json_ = std::move(json);
+}
+
+std::string LivePage::Latest() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return json_;
+}
+
 #if TRAINPROF_HAVE_HTTPLIB
 
 struct LivePage::Server {
@@ -105,8 +115,7 @@ struct LivePage::Server {
   std::thread thread;
 };
 
-StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string& host, int port,
-                                                    std::function<std::string()> snapshot) {
+StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string& host, int port) {
   auto page = std::unique_ptr<LivePage>(new LivePage());
   page->server_ = std::make_unique<Server>();
   httplib::Server& http = page->server_->http;
@@ -120,12 +129,11 @@ StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string& host, int
   http.Get("/", [html = LivePageHtml()](const httplib::Request&, httplib::Response& res) {
     res.set_content(html, "text/html; charset=utf-8");
   });
-  http.Get("/live.json",
-           [snapshot = std::move(snapshot)](const httplib::Request&, httplib::Response& res) {
-             const std::string s = snapshot();
-             res.set_header("Cache-Control", "no-store");
-             res.set_content(s.empty() ? std::string("{\"waiting\":true}") : s, "application/json");
-           });
+  http.Get("/live.json", [page = page.get()](const httplib::Request&, httplib::Response& res) {
+    const std::string s = page->Latest();
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(s.empty() ? std::string("{\"waiting\":true}") : s, "application/json");
+  });
   page->port_ =
       port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
   if (page->port_ <= 0)
@@ -150,8 +158,7 @@ LivePage::~LivePage() {
 
 struct LivePage::Server {};
 
-StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string&, int,
-                                                    std::function<std::string()>) {
+StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string&, int) {
   return UnimplementedError(
       "this trainprof was built without cpp-httplib, so it cannot serve the live page "
       "(apt-get install libcpp-httplib-dev, then rebuild)");

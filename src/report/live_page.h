@@ -1,16 +1,18 @@
 // The live view as a web page (issue 57, live.port): a local HTTP server (cpp-httplib, from
 // Debian's libcpp-httplib-dev) on its own thread serves the page at "/" and the latest snapshot
 // at "/live.json"; the page, in report.html's style, fetches it once a second and redraws the
-// figures, the split, the devices, the world and the verdict. The snapshot comes from a
-// callback, so the Session (in memory) and `trainprof watch RUN_DIR --port` (from live.json)
-// serve the same page. A closed browser costs nothing; the server never blocks the caller.
+// figures, the split, the devices, the world and the verdict. The page keeps the latest
+// snapshot its owner published, so the Session (each tick), `trainprof run` and
+// `trainprof watch RUN_DIR --port` (each read of live.json) serve the same page. A closed
+// browser costs nothing; the server never blocks the caller.
 //
-//   auto page = report::LivePage::Start("127.0.0.1", 8765, [&] { return LiveJson(latest); });
-//   if (!page.ok()) say(page.status());   // "port 8765 on 127.0.0.1 is in use"
+//   auto page = report::LivePage::Start("127.0.0.1", 8765);
+//   if (!page.ok()) say(page.status());   // "cannot serve the live page on 127.0.0.1:8765: ..."
+//   (*page)->Publish(LiveJson(snapshot));
 #pragma once
 
-#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "trainprof/status.h"
@@ -25,14 +27,18 @@ class LivePage {
   // Serves on host:port (0: a free port the kernel picks; port() says which). Errors: the port
   // is in use or cannot be bound (Unavailable, naming host and port); this build has no
   // cpp-httplib (Unimplemented, saying which package gives it).
-  static StatusOr<std::unique_ptr<LivePage>> Start(const std::string& host, int port,
-                                                   std::function<std::string()> snapshot);
+  static StatusOr<std::unique_ptr<LivePage>> Start(const std::string& host, int port);
   ~LivePage();  // stops the server and joins its thread
   int port() const { return port_; }
+  // The snapshot (live.json's text) the page shows from now on; any thread.
+  void Publish(std::string json);
 
  private:
   struct Server;
   LivePage() = default;
+  std::string Latest();
+  std::mutex mu_;
+  std::string json_;  // "" until the first Publish
   std::unique_ptr<Server> server_;
   int port_ = 0;
 };

@@ -35,11 +35,7 @@ std::shared_ptr<LiveChannel> CurrentChannel() {
   return g_channel;
 }
 
-int64_t LiveWallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t LiveWallMs() { return base::WallNowNs() / 1'000'000; }
 
 // The live MLflow run of output.mlflow, with the id the finished export will give the run, so
 // that export takes it over. Null (said once) when the store cannot be written.
@@ -259,10 +255,7 @@ void LiveExtension::AddWorld(LiveSnapshot& s) {
 void LiveExtension::Publish(const LiveSnapshot& s) {
   const std::string json = report::LiveJson(s);
   Warn(base::WriteFileAtomically(path_, json));
-  if (page_ != nullptr) {
-    std::lock_guard<std::mutex> lock(page_mu_);
-    page_json_ = json;
-  }
+  if (page_ != nullptr) page_->Publish(json);
   const auto scalars = report::LiveScalars(s);
   if (tb_ != nullptr) Warn(tb_->Add(s.step, scalars));
   if (mlflow_ != nullptr) Warn(mlflow_->Log(s.step, LiveWallMs(), scalars));
@@ -277,10 +270,7 @@ void LiveExtension::Publish(const LiveSnapshot& s) {
 }
 
 void LiveExtension::StartPage(const std::string& host, int port) {
-  auto page = report::LivePage::Start(host, port, [this] {
-    std::lock_guard<std::mutex> lock(page_mu_);
-    return page_json_;
-  });
+  auto page = report::LivePage::Start(host, port);
   if (!page.ok()) {
     std::fprintf(stderr, "trainprof: live view: %s; the run goes on without the page\n",
                  page.status().message().c_str());

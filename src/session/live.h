@@ -123,9 +123,7 @@ class LiveExtension : public Extension {
   std::unique_ptr<LiveTerminal> term_;
   std::unique_ptr<report::TensorBoardStream> tb_;  // output.tensorboard's live/* curves
   std::unique_ptr<report::MlflowLiveRun> mlflow_;  // output.mlflow's run, RUNNING until the end
-  std::mutex page_mu_;
-  std::string page_json_;                   // the latest snapshot, for the page
-  std::unique_ptr<report::LivePage> page_;  // live.port's page; null: none
+  std::unique_ptr<report::LivePage> page_;         // live.port's page; null: none
   std::thread thread_;
 };
 
