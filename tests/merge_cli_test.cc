@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "util/gen_world.h"
 #include "util/golden.h"
 #include "util/process.h"
 #include "util/trace_gen.h"
@@ -185,6 +186,42 @@ TEST(Mpi, TwoProcessesWriteTheSameReport) {
       args.push_back(a);
     auto r = RunProcess(args);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(Comparable(tmp + "/plain"), Comparable(tmp + "/mpi" + n)) << "mpirun -n " << n;
+  }
+#endif
+}
+
+// The world of util/gen_world.h (rank 5 computes 25 % longer; tensor- and data-parallel groups;
+// clocks up to 50 ms apart) with rank 3's file missing and rank 6's cut in half: mpirun with 1, 2
+// and 4 processes writes the report of a run without MPI, naming rank 5, the cut file and the
+// missing rank.
+TEST(Mpi, TheSameCulpritWhateverTheProcessCount) {
+#ifndef TRAINPROF_HAVE_MPI
+  GTEST_SKIP() << "trainprof was built without MPI";
+#else
+  const std::string mpirun = testutil::FindOnPath("mpirun");
+  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  const std::string tmp = testutil::FreshTempDir(), traces = tmp + "/world";
+  std::filesystem::create_directories(traces);
+  for (const auto& [spec, rank] : testutil::GenerateWorld({})) {
+    if (rank.rank == 3) continue;
+    auto g = testutil::GenerateKinetoTrace(spec, rank);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const std::string json = rank.rank == 6 ? g->json.substr(0, g->json.size() / 2) : g->json;
+    std::ofstream(fmt::format("{}/rank{}.pt.trace.json", traces, rank.rank)) << json;
+  }
+  auto plain = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/plain"}));
+  const std::string report = testutil::ReadText(tmp + "/plain/report.json");
+  EXPECT_NE(report.find("rank 5 is the straggler: rank 5 arrives last"), std::string::npos);
+  EXPECT_NE(report.find("1 of the world's 8 ranks have no trace: 3"), std::string::npos);
+  EXPECT_NE(report.find("rank6.pt.trace.json"), std::string::npos);
+  for (const char* n : {"1", "2", "4"}) {
+    std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
+    for (const std::string& a :
+         Cli({"analyze", traces, "--mpi", "--run-dir", tmp + "/mpi" + n, "--progress", "off"}))
+      args.push_back(a);
+    auto r = RunProcess(args);
+    EXPECT_EQ(r.exit_code, plain.exit_code) << r.out << r.err;
     EXPECT_EQ(Comparable(tmp + "/plain"), Comparable(tmp + "/mpi" + n)) << "mpirun -n " << n;
   }
 #endif

@@ -374,6 +374,36 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
   return t;
 }
 
+namespace {
+
+void LongTablesToCsv(report::Report& r) {
+  for (report::Section& s : r.sections)
+    for (report::Table& t : s.tables)
+      if (t.rows.size() > kMaxJsonRowsManyRanks) {
+        t.csv_only = true;
+        if (t.kind == report::TableKind::kTable) t.kind = report::TableKind::kDetail;
+      }
+}
+
+// The ranks the traces' world size names that no trace is for, when two or more were given: a
+// "missing_ranks" diagnostic.
+void AddMissingRanks(const std::vector<RankInfo>& models, const std::string& input,
+                     report::Report& r) {
+  int64_t world = 0;
+  std::set<int64_t> present;
+  for (const RankInfo& m : models) world = std::max(world, m.world_size), present.insert(m.rank);
+  if (world <= 1 || models.size() < 2) return;  // one rank's file is read as it is
+  std::vector<int64_t> missing;
+  for (int64_t k = 0; k < world; ++k)
+    if (!present.count(k)) missing.push_back(k);
+  if (missing.empty()) return;
+  r.diagnostics.push_back({base::DiagnosticId::kMissingRanks, static_cast<int64_t>(missing.size()),
+                           fmt::format("{}: {} of the world's {} ranks have no trace: {}", input,
+                                       missing.size(), world, RankRanges(missing))});
+}
+
+}  // namespace
+
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
                                   const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
                                   const std::string& input) {
@@ -399,9 +429,11 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   const AnalyzeInput in{models, an, o, collectives, RankLabels(models), stream_rank_tables};
   for (AddViewFn add : kViews) add(in, r);
   MarkSectionsWithoutData(in, r);
+  if (in.ManyRanks()) LongTablesToCsv(r);
 
   for (const auto& m : models)
     r.diagnostics.insert(r.diagnostics.end(), m.diagnostics.begin(), m.diagnostics.end());
+  AddMissingRanks(models, input, r);
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/culprit.h"
 #include "analysis/intervals.h"
 #include "analysis/sections/sections.h"
 #include "base/stats.h"
@@ -57,29 +58,30 @@ std::string Types(const std::map<std::string, int64_t>& types) {
   return s;
 }
 
-void AddStepTable(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
-                  report::Section& s) {
-  report::Table& t =
-      s.AddTable("distributed_step_breakdown", "Computation and communication per step",
-                 {{"rank", "Rank", Unit::kText},
-                  {"step", "Step", Unit::kText},
-                  {"step_time_s", "Step time", Unit::kSeconds},
-                  {"computation_s", "Computation", Unit::kSeconds},
-                  {"overlap_s", "Overlapping", Unit::kSeconds},
-                  {"communication_s", "Communication", Unit::kSeconds},
-                  {"other_s", "Other", Unit::kSeconds}});
-  size_t ranks_with_steps = 0;
-  for (size_t i = 0; i < models.size(); ++i) {
-    const std::vector<CommBreakdown>& b = an[i].comm_breakdowns;
-    ranks_with_steps += b.empty() ? 0 : 1;
-    for (size_t k = 0; k < b.size(); ++k) {
-      const Step& st = an[i].steps.steps[k];
-      t.rows.push_back({fmt::format("{}", models[i].rank), st.name, Seconds(st.dur_ns()),
-                        Seconds(b[k].computation_ns), Seconds(b[k].overlap_ns),
-                        Seconds(b[k].communication_ns), Seconds(b[k].other_ns)});
-    }
-  }
+void AddStepTable(const AnalyzeInput& in, report::Section& s) {
+  report::Table& t = AddRankTable(
+      s, in, "distributed_step_breakdown", "Computation and communication per step",
+      {{"rank", "Rank", Unit::kText},
+       {"step", "Step", Unit::kText},
+       {"step_time_s", "Step time", Unit::kSeconds},
+       {"computation_s", "Computation", Unit::kSeconds},
+       {"overlap_s", "Overlapping", Unit::kSeconds},
+       {"communication_s", "Communication", Unit::kSeconds},
+       {"other_s", "Other", Unit::kSeconds}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const std::vector<CommBreakdown>& b = a.comm_breakdowns;
+        for (size_t k = 0; k < b.size(); ++k) {
+          const Step& st = a.steps.steps[k];
+          rows.push_back({rank, st.name, Seconds(st.dur_ns()), Seconds(b[k].computation_ns),
+                          Seconds(b[k].overlap_ns), Seconds(b[k].communication_ns),
+                          Seconds(b[k].other_ns)});
+        }
+      });
+  if (t.csv_only) return;
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
+  size_t ranks_with_steps = 0;
+  for (const RankAnalysis& a : in.analyses) ranks_with_steps += a.comm_breakdowns.empty() ? 0 : 1;
   if (!t.rows.empty()) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
     t.charts.push_back({.kind = report::ChartKind::kBars,
                         .label = "step",
@@ -240,8 +242,10 @@ std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, con
   return out;
 }
 
-void AddDistributedSection(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
-                           const CollectivesResult& c, report::Report& r) {
+void AddDistributedView(const AnalyzeInput& in, report::Report& r) {
+  const std::vector<RankInfo>& models = in.ranks;
+  const std::vector<RankAnalysis>& an = in.analyses;
+  const CollectivesResult& c = in.collectives;
   if (models.size() < 2 || (c.collectives.empty() && c.unmatched == 0)) return;
   report::Section& s = r.AddSection("distributed", "Distributed view (ranks and collectives)");
   s.AddMetric("collectives", "Collectives matched across ranks",
@@ -254,7 +258,7 @@ void AddDistributedSection(const std::vector<RankInfo>& models, const std::vecto
   if (time > 0)
     s.AddMetric("comm_wait_pct", "Share of collective time spent waiting for other ranks",
                 100.0 * static_cast<double>(wait) / static_cast<double>(time), Unit::kPercent);
-  AddStepTable(models, an, s);
+  AddStepTable(in, s);
   AddCommOpTable(models, c, s);
   AddCollectiveTable(models, c, s);
   AddLateTable(models, an, c, s);
@@ -270,6 +274,33 @@ void AddDistributedSection(const std::vector<RankInfo>& models, const std::vecto
                           : "The traces carry no sequence numbers: collectives matched by their "
                             "order of issue within each process group.");
 }
+
+namespace {
+
+// Collectives the model took part in.
+int64_t CollectivesOf(size_t model, const CollectivesResult& c) {
+  int64_t n = 0;
+  for (const Collective& x : c.collectives)
+    n += std::ranges::any_of(x.ops, [&](const CommOp& op) { return op.model == model; });
+  return n;
+}
+
+std::string StragglerAdvice(const std::string& cause) {
+  if (cause == "compute")
+    return "Check that rank's GPU (nvidia-smi -q -d CLOCK,PERFORMANCE,TEMPERATURE: clocks, "
+           "throttling, another process) when its kernels run longer per call; balance the work "
+           "across ranks when it runs more of them.";
+  if (cause == "data_loader")
+    return "Give that rank's DataLoader more workers, pinned memory or faster storage, and "
+           "check its host's CPU load.";
+  if (cause == "host")
+    return "Look at that rank's host before its collectives: CPU contention, Python work or a "
+           "synchronisation (record with_stack=True on that rank).";
+  return "Look at what differs on that rank before its collectives: its data loading, its GPU "
+         "(clocks, another process) or more work (uneven batches or sequence lengths).";
+}
+
+}  // namespace
 
 std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an,
@@ -288,6 +319,8 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
   double per_step = l.per_other_ns / steps;
   std::string names;
   for (size_t i : slow) names += fmt::format("{}{}", names.empty() ? "" : ", ", models[i].rank);
+  const int64_t took_part = std::max<int64_t>(1, CollectivesOf(top, c));
+  const CulpritCause why = ExplainCulprit(models, an, top);
   Candidate cand;
   cand.key = "straggler";
   cand.rank = models[top].rank;
@@ -295,22 +328,46 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
   cand.saves_ns = per_step;
   cand.figure = 100 * per_step / median_step;
   cand.headline = fmt::format(
-      "{} {} the straggler: the other ranks wait for rank {} {{fig}} of the median step at the "
-      "collectives where it arrives last (threshold {}%)",
+      "{} {} the straggler: rank {} arrives last at {:.0f}% of its collectives ({}), and the "
+      "others wait for it {{fig}} of the median step (threshold {}%)",
       slow.size() > 1 ? "ranks" : "rank", names + (slow.size() > 1 ? " are" : " is"),
-      models[top].rank, kStragglerWaitPct);
-  cand.detail = fmt::format(
-      "{:.3f} ms per step against a {:.3f} ms step; last at {} of {} "
-      "collectives: {}",
-      per_step / 1e6, median_step / 1e6, l.late_at, c.collectives.size(), Types(l.types));
-  cand.advice =
-      "Look at what differs on that rank before its collectives: its data loading, its GPU "
-      "(clocks, another process) or more work (uneven batches or sequence lengths).";
+      models[top].rank, 100.0 * static_cast<double>(l.late_at) / static_cast<double>(took_part),
+      Types(l.types), kStragglerWaitPct);
+  cand.detail = fmt::format("{:.3f} ms a step against a {:.3f} ms step; {}", per_step / 1e6,
+                            median_step / 1e6, why.text);
+  cand.advice = StragglerAdvice(why.kind);
   return {cand};
 }
 
-void AddDistributedView(const AnalyzeInput& in, report::Report& r) {
-  AddDistributedSection(in.ranks, in.analyses, in.collectives, r);
+void NameVictims(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
+                 const CollectivesResult& c, int64_t culprit, std::vector<Candidate>* all) {
+  std::map<int64_t, double> wait;   // rank -> its waits in collectives, per step
+  std::map<int64_t, size_t> index;  // rank -> its model
+  for (size_t i = 0; i < models.size(); ++i) index.emplace(models[i].rank, i);
+  for (const Collective& x : c.collectives)
+    for (size_t i = 0; i < x.ops.size(); ++i) {
+      const size_t m = x.ops[i].model;
+      const double steps = std::max<double>(1, an[m].overview.steps.size());
+      wait[models[m].rank] += static_cast<double>(x.wait_ns(i)) / steps;
+    }
+  for (Candidate& k : *all) {
+    if (k.key != "communication" || k.rank == culprit) continue;
+    const double step = an[index.at(k.rank)].overview.avg_total_ns;
+    if (100 * wait[k.rank] < kStragglerWaitPct * step) continue;
+    k.key = "waits_for_straggler";
+    k.root_cause = false;
+    k.headline = fmt::format(
+        "{{fig}} of the step time is communication not hidden behind computation, much of it "
+        "waiting in collectives for rank {}, the straggler: these ranks wait, they are not slow",
+        culprit);
+    k.detail = fmt::format("{:.3f} ms a step, {:.3f} ms of it waiting", k.saves_ns / 1e6,
+                           wait[k.rank] / 1e6);
+    k.advice = fmt::format(
+        "Fix rank {} (above): its late arrival is this wait. Overlapping communication would only "
+        "hide it.",
+        culprit);
+    k.saves_ns = 0;
+  }
 }
 
 }  // namespace trainprof::analysis

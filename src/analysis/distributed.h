@@ -5,7 +5,7 @@
 // names the rank the others wait for at collectives. docs/trace-analysis.md defines each figure.
 //
 //   CollectivesResult c = MatchCollectives(models);
-//   AddDistributedSection(models, analyses, c, report);
+//   AddDistributedView(in, report);  // sections.h: when two ranks or more ran collectives
 //   std::vector<Candidate> s = StragglerCandidates(models, analyses, c);
 #pragma once
 
@@ -29,15 +29,16 @@ std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, con
 // not the same collectives, so neither the waits nor the offsets are to be used.
 bool MatchDoubtful(const CollectivesResult& c);
 
-// Adds the "distributed" section when there are at least two ranks and communication kernels.
-// Never fails.
-void AddDistributedSection(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
-                           const CollectivesResult& c, report::Report& r);
-
 // The straggler: the rank(s) the others wait for, by how much, at which collectives; at most one
 // candidate, empty when no rank crosses kStragglerWaitPct.
 std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an,
                                            const CollectivesResult& c);
+
+// With a straggler (rank `culprit`), the other ranks' "communication" candidates of ranks that
+// wait in collectives at least kStragglerWaitPct of their step become "waits_for_straggler":
+// named as waiting for it, with no advice to overlap and no saving of their own.
+void NameVictims(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
+                 const CollectivesResult& c, int64_t culprit, std::vector<Candidate>* all);
 
 }  // namespace trainprof::analysis

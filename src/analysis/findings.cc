@@ -342,21 +342,6 @@ void CutCandidates(const trace::TraceModel& m, const RankAnalysis& a, std::vecto
   out->push_back(std::move(c));
 }
 
-// "0–3, 5, 7–8"
-std::string RankRanges(std::vector<int64_t> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}–{}", ranks[i], ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 std::string Fig(const Candidate& c, double v) {
   return fmt::vformat(c.figure_format, fmt::make_format_args(v));
 }
@@ -418,6 +403,20 @@ void Reconcile(std::vector<Candidate>* all) {
 }
 
 }  // namespace
+
+std::string RankRanges(std::vector<int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}–{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
 
 bool HasTrainingLoop(const RankAnalysis& a) {
   for (const PhaseRow& r : a.phases.rows)
@@ -482,10 +481,14 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
 void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                  const AnalyzeOptions& o, report::Section& rec,
                  const CollectivesResult* collectives) {
-  std::vector<Candidate> all =
-      StragglerCandidates(models, an, collectives ? *collectives : MatchCollectives(models, an));
-  if (all.empty()) all = ImbalanceCandidates(models, an);
+  const CollectivesResult matched =
+      collectives ? CollectivesResult{} : MatchCollectives(models, an);
+  const CollectivesResult& c = collectives ? *collectives : matched;
+  std::vector<Candidate> all = StragglerCandidates(models, an, c);
+  const bool straggler = !all.empty();
+  if (!straggler) all = ImbalanceCandidates(models, an);
   for (const RankAnalysis& a : an) all.insert(all.end(), a.candidates.begin(), a.candidates.end());
+  if (straggler) NameVictims(models, an, c, all.front().rank, &all);
   Reconcile(&all);
   // Group by rule (a straggler is its own group), keeping the first-seen order for ties.
   std::vector<std::string> order;

@@ -23,6 +23,9 @@ namespace trainprof::analysis {
 // so no data-loader, batch-size or activation-memory advice applies to them.
 bool HasTrainingLoop(const RankAnalysis& a);
 
+// Ranks as ranges, ascending, each once: "0–3, 5, 7–8".
+std::string RankRanges(std::vector<int64_t> ranks);
+
 // Every rule's candidates for one rank (no merging, no ranking).
 std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnalysis& a,
                                       const AnalyzeOptions& o);

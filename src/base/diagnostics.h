@@ -71,6 +71,9 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
     "memory.")                                                                                    \
   X(kDuplicateRank, "duplicate_rank", kInfo,                                                      \
     "Two files name the same rank; each is analysed and labelled with its file.")                 \
+  X(kMissingRanks, "missing_ranks", kInfo,                                                       \
+    "The world size names ranks with no trace here: what they waited or made others wait is not " \
+    "seen; the figures cover the ranks present.")                                                 \
   X(kFilesOfOneProcess, "files_of_one_process", kInfo,                                           \
     "Several files of one process (one per profiling cycle) were read as one rank.")             \
   X(kMemoryFromDeltas, "memory_from_deltas", kInfo,                                               \

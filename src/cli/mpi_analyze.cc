@@ -1,6 +1,7 @@
 // `trainprof analyze --mpi PATH` under mpirun: MPI process k reads and summarises the rank files
-// k, k + N, k + 2N, ... of each run; the summaries (the .tpsum bytes) are gathered to process 0,
-// which writes the report, identical to a run without MPI. Built only when CMake finds MPI
+// k, k + N, k + 2N, ... of each run where they lie; only the summaries (the .tpsum bytes) travel
+// to process 0, one process's at a time, and it writes the report, identical to a run without
+// MPI whatever N. Built only when CMake finds MPI
 // (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #ifdef TRAINPROF_HAVE_MPI
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #endif
@@ -55,42 +57,36 @@ std::string Pack(const std::vector<size_t>& index,
   return out;
 }
 
-// Every process's results, back in the run's file order.
-std::vector<StatusOr<analysis::RankSummary> > Unpack(std::string_view all, size_t files) {
-  std::vector<StatusOr<analysis::RankSummary> > out;
-  for (size_t i = 0; i < files; ++i)
-    out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
+// Decodes one process's packed results into their places in `out` (the run's file order).
+void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out) {
   size_t pos = 0;
   uint64_t index = 0, ok = 0, len = 0;
   while (GetU64(all, &pos, &index) && GetU64(all, &pos, &ok) && GetU64(all, &pos, &len)) {
-    if (index >= files || all.size() - pos < len) break;
+    if (index >= out.size() || all.size() - pos < len) break;
     std::string_view bytes = all.substr(pos, len);
     pos += len;
     out[index] = ok ? analysis::DecodeSummary(bytes)
                     : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes)));
   }
-  return out;
 }
 
-// Each process's bytes, concatenated in process order at process 0 ("" elsewhere).
-std::string GatherAtRoot(const std::string& mine, int rank, int size) {
-  int len = mine.size() > INT_MAX ? -1 : static_cast<int>(mine.size());
-  std::vector<int> lens(static_cast<size_t>(size)), at(static_cast<size_t>(size));
-  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int64_t total = 0;
-  for (int i = 0; i < size; ++i) {
-    at[static_cast<size_t>(i)] = static_cast<int>(total);
-    total += std::max(lens[static_cast<size_t>(i)], 0);
-  }
-  if (rank == 0 && total > INT_MAX) total = 0;  // MPI counts are ints: said as missing results
-  std::string all(rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-  MPI_Gatherv(mine.data(), std::max(len, 0), MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR,
-              0, MPI_COMM_WORLD);
-  return all;
+constexpr int kResultsTag = 17;
+
+// Process `from`'s packed results, received whole ("" when it sent none it could count in an int).
+std::string ReceiveFrom(int from) {
+  MPI_Status st;
+  MPI_Probe(from, kResultsTag, MPI_COMM_WORLD, &st);
+  int len = 0;
+  MPI_Get_count(&st, MPI_CHAR, &len);
+  std::string bytes(static_cast<size_t>(std::max(len, 0)), '\0');
+  MPI_Recv(bytes.data(), len, MPI_CHAR, from, kResultsTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return bytes;
 }
 
-// This process's share of a run (files rank, rank + size, ...), summarised and sent to process
-// 0, which gets every file's result.
+// This process's share of a run (files rank, rank + size, ...), summarised. Process 0 keeps its
+// own results as they are and decodes the others' one process at a time, letting each one's
+// bytes go before the next arrives, so it never holds every rank's bytes at once; it returns
+// every file's result. The others send theirs and return nothing.
 std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& run,
                                                          const AnalyzeFlags& f, int rank,
                                                          int size) {
@@ -98,17 +94,23 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& 
   std::vector<size_t> index;
   for (size_t i = static_cast<size_t>(rank); i < run.files.size(); i += static_cast<size_t>(size))
     mine.push_back(run.files[i]), index.push_back(i);
-  std::string packed;
-  {
-    // Only the bytes travel: the summaries are let go before the gather, so that process 0
-    // does not hold its share three times (summaries, their bytes, and all the bytes).
-    std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
-    packed = Pack(index, results);
+  std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
+  if (rank != 0) {
+    std::string packed = Pack(index, results);
+    results.clear();
+    // Over INT_MAX bytes cannot be counted in one message: sent empty, said as missing results.
+    const int len = packed.size() > INT_MAX ? 0 : static_cast<int>(packed.size());
+    MPI_Send(packed.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
+    return {};
   }
-  std::string all = GatherAtRoot(packed, rank, size);
-  std::string().swap(packed);
-  if (rank != 0) return {};
-  return Unpack(all, run.files.size());
+  std::vector<StatusOr<analysis::RankSummary> > out;
+  out.reserve(run.files.size());
+  for (size_t i = 0; i < run.files.size(); ++i)
+    out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
+  for (size_t k = 0; k < index.size(); ++k) out[index[k]] = std::move(results[k]);
+  results.clear();
+  for (int from = 1; from < size; ++from) UnpackInto(ReceiveFrom(from), out);
+  return out;
 }
 
 }  // namespace

@@ -18,7 +18,15 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
                                       {"step_time_s", "Step time", Unit::kSeconds}};
   for (int c = 0; c < kNumCategories; ++c)
     cols.push_back({std::string(CategoryKey(c)) + "_s", CategoryTitle(c), Unit::kSeconds});
-  report::Table& steps = ov.AddTable("step_breakdown", "Step time breakdown per step", cols);
+  report::Table& steps = AddRankTable(
+      ov, in, "step_breakdown", "Step time breakdown per step", cols, report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        for (const StepBreakdown& b : a.overview.steps) {
+          std::vector<Value> row = {rank, b.step, Seconds(b.total_ns)};
+          for (int c = 0; c < kNumCategories; ++c) row.push_back(Seconds(b.ns[c]));
+          rows.push_back(std::move(row));
+        }
+      });
   std::vector<report::Column> pcols = {{"rank", "Rank", Unit::kText},
                                        {"steps", "Steps", Unit::kCount},
                                        {"step_time_s", "Avg step", Unit::kSeconds}};
@@ -33,11 +41,6 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
     const Overview& o2 = in.analyses[i].overview;
     std::string rank = in.RankLabel(i);
     ranks_with_steps += o2.steps.empty() ? 0 : 1;
-    for (const StepBreakdown& b : o2.steps) {
-      std::vector<Value> row = {rank, b.step, Seconds(b.total_ns)};
-      for (int c = 0; c < kNumCategories; ++c) row.push_back(Seconds(b.ns[c]));
-      steps.rows.push_back(std::move(row));
-    }
     std::vector<Value> row = {rank, static_cast<int64_t>(o2.steps.size()),
                               Seconds(o2.avg_total_ns)};
     for (int c = 0; c < kNumCategories; ++c)
@@ -67,8 +70,9 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
                             "(\"all\").",
                             rank));
   }
-  if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
-  if (!steps.rows.empty()) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
+  if (steps.rows.size() > 40 && !steps.csv_only) steps.kind = report::TableKind::kDetail;
+  if (!steps.rows.empty() &&
+      !steps.csv_only) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
     report::ChartHint h{.kind = report::ChartKind::kBars,
                         .label = "step",
                         .limit = 0,

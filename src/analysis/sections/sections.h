@@ -56,6 +56,9 @@ inline constexpr const char* kNvtxShapesAdvice =
 // Up to this many ranks (a node's GPUs), report.json holds every per-rank table whole; with
 // more, per-rank detail is in CSV files only and report.json keeps the cross-rank summary.
 inline constexpr size_t kInlineRanks = 8;
+// With more than kInlineRanks ranks, a table of more rows than this (one row per rank and step,
+// or per rank in a large world) is in its CSV only too, so report.json stays small at any scale.
+inline constexpr size_t kMaxJsonRowsManyRanks = 1000;
 
 // A rank's rows of a per-rank table, appended to `rows` (`rank`: its label).
 using RankRowsFn = std::function<void(const RankAnalysis& a, const std::string& rank,
