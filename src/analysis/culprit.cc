@@ -15,22 +15,22 @@
 namespace trainprof::analysis {
 namespace {
 
-enum Figure { kCompute, kData, kHost, kNumFigures };
+enum CauseFigure { kCompute, kData, kHost, kNumFigures };
 constexpr std::array<const char*, kNumFigures> kKinds = {"compute", "data_loader", "host"};
 
 // A cause counts when it grew by this share of its own median and of the median step.
 constexpr double kOwnPct = 5, kStepPct = 2;
-constexpr size_t kNameChars = 60;
+constexpr size_t kCulpritNameChars = 60;
 
 // One rank's figures per step; none without steps.
-struct PerStep {
+struct CulpritFigures {
   bool ok = false;
   std::array<double, kNumFigures> ns{};
   double step_ns = 0, steps = 0;
 };
 
-PerStep PerStepOf(const RankAnalysis& a) {
-  PerStep p;
+CulpritFigures CulpritFiguresOf(const RankAnalysis& a) {
+  CulpritFigures p;
   const Overview& o = a.overview;
   if (o.steps.empty()) return p;
   p.ok = true;
@@ -49,7 +49,7 @@ PerStep PerStepOf(const RankAnalysis& a) {
   return p;
 }
 
-double Ms(double ns) { return ns / 1e6; }
+double CulpritMs(double ns) { return ns / 1e6; }
 
 // The compute kernel whose time per step grew most, with its calls and mean per call against
 // the other ranks' medians.
@@ -58,8 +58,8 @@ struct KernelGrowth {
   double excess_ns = 0, call_ratio = 1, mean_ratio = 1;
 };
 
-KernelGrowth GrownKernel(const std::vector<RankAnalysis>& an, const std::vector<PerStep>& per,
-                         size_t culprit) {
+KernelGrowth GrownKernel(const std::vector<RankAnalysis>& an,
+                         const std::vector<CulpritFigures>& per, size_t culprit) {
   struct Others {
     std::vector<double> per_step, calls, mean;
   };
@@ -112,49 +112,49 @@ std::string DeviceClause(const std::vector<RankInfo>& ranks, size_t culprit) {
 }
 
 std::string ComputeText(const std::vector<RankInfo>& ranks, const std::vector<RankAnalysis>& an,
-                        const std::vector<PerStep>& per, size_t culprit, double median) {
+                        const std::vector<CulpritFigures>& per, size_t culprit, double median) {
   const double mine = per[culprit].ns[kCompute];
   std::string s = fmt::format(
       "its GPU compute runs {:.1f}% longer than the median rank's ({:.3f} against {:.3f} ms a "
       "step)",
-      100 * (mine / median - 1), Ms(mine), Ms(median));
+      100 * (mine / median - 1), CulpritMs(mine), CulpritMs(median));
   KernelGrowth k = GrownKernel(an, per, culprit);
   if (!k.name.empty()) {
-    std::string name = base::Ellipsize(k.name, kNameChars);
+    std::string name = base::Ellipsize(k.name, kCulpritNameChars);
     if (k.call_ratio > 1 + kOwnPct / 100)
       s += fmt::format(
           "; {} grew most (+{:.3f} ms a step) and runs {:.1f}% more often: more work on this rank "
           "(uneven batches or sequence lengths)",
-          name, Ms(k.excess_ns), 100 * (k.call_ratio - 1));
+          name, CulpritMs(k.excess_ns), 100 * (k.call_ratio - 1));
     else
       s += fmt::format(
           "; {} grew most (+{:.3f} ms a step): {:.1f}% longer per call with as many calls, as a "
           "slower or throttled GPU gives",
-          name, Ms(k.excess_ns), 100 * (k.mean_ratio - 1));
+          name, CulpritMs(k.excess_ns), 100 * (k.mean_ratio - 1));
   }
   return s + "." + DeviceClause(ranks, culprit);
 }
 
-std::string Text(Figure f, double mine, double median) {
+std::string CauseText(CauseFigure f, double mine, double median) {
   if (f == kData)
     return fmt::format(
         "its data loading takes {:.3f} ms a step against the median rank's {:.3f} ms: its input "
         "pipeline holds it back (DataLoader workers, storage, CPU on its host).",
-        Ms(mine), Ms(median));
+        CulpritMs(mine), CulpritMs(median));
   return fmt::format(
       "its GPU idles with the host busy or between operators {:.3f} ms a step against the "
       "median rank's {:.3f} ms: its host holds it back (Python, CPU contention, a "
       "synchronisation).",
-      Ms(mine), Ms(median));
+      CulpritMs(mine), CulpritMs(median));
 }
 
 }  // namespace
 
 CulpritCause ExplainCulprit(const std::vector<RankInfo>& ranks, const std::vector<RankAnalysis>& an,
                             size_t culprit) {
-  std::vector<PerStep> per;
+  std::vector<CulpritFigures> per;
   per.reserve(an.size());
-  for (const RankAnalysis& a : an) per.push_back(PerStepOf(a));
+  for (const RankAnalysis& a : an) per.push_back(CulpritFiguresOf(a));
   std::array<std::vector<double>, kNumFigures> others;
   std::vector<double> steps;
   for (size_t i = 0; i < per.size(); ++i) {
@@ -190,7 +190,7 @@ CulpritCause ExplainCulprit(const std::vector<RankInfo>& ranks, const std::vecto
   out.excess_pct = median[best] > 0 ? 100 * best_excess / median[best] : 0;
   out.text = best == kCompute
                  ? ComputeText(ranks, an, per, culprit, median[kCompute])
-                 : Text(static_cast<Figure>(best), per[culprit].ns[best], median[best]);
+                 : CauseText(static_cast<CauseFigure>(best), per[culprit].ns[best], median[best]);
   return out;
 }
 
