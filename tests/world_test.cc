@@ -17,7 +17,7 @@ namespace {
 
 using testutil::WorldSpec;
 
-std::vector<std::string> Findings(const WorldSpec& w, bool drop_rank3 = false) {
+std::vector<std::string> WorldFindings(const WorldSpec& w, bool drop_rank3 = false) {
   auto ranks = testutil::GenerateWorld(w);
   if (drop_rank3) ranks.erase(ranks.begin() + 3);
   testutil::AnalysedRanks r = testutil::AnalyseGeneratedRanks(ranks);
@@ -28,58 +28,62 @@ std::vector<std::string> Findings(const WorldSpec& w, bool drop_rank3 = false) {
   return out;
 }
 
-std::vector<std::string> With(const std::vector<std::string>& all, const std::string& part) {
+std::vector<std::string> FindingsWith(const std::vector<std::string>& all,
+                                      const std::string& part) {
   std::vector<std::string> out;
   std::copy_if(all.begin(), all.end(), std::back_inserter(out),
                [&](const std::string& f) { return f.find(part) != std::string::npos; });
   return out;
 }
 
-bool Has(const std::string& s, const std::string& part) {
+bool TextHas(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
 TEST(World, NamesTheCulpritAndItsCauseNotItsVictims) {
-  const std::vector<std::string> f = Findings({});
-  const std::vector<std::string> s = With(f, "is the straggler:");
+  const std::vector<std::string> f = WorldFindings({});
+  const std::vector<std::string> s = FindingsWith(f, "is the straggler:");
   ASSERT_EQ(s.size(), 1u) << ::testing::PrintToString(f);
   EXPECT_TRUE(
       s[0].starts_with("Rank 5: rank 5 is the straggler: rank 5 arrives last at 100% of "
                        "its collectives (allreduce ×8)"))
       << s[0];
-  EXPECT_TRUE(Has(s[0], "its GPU compute runs 2")) << s[0];
-  EXPECT_TRUE(Has(s[0], "% longer than the median rank's")) << s[0];
-  EXPECT_TRUE(Has(s[0], "longer per call with as many calls, as a slower or throttled GPU gives"))
+  EXPECT_TRUE(TextHas(s[0], "its GPU compute runs 2")) << s[0];
+  EXPECT_TRUE(TextHas(s[0], "% longer than the median rank's")) << s[0];
+  EXPECT_TRUE(
+      TextHas(s[0], "longer per call with as many calls, as a slower or throttled GPU gives"))
       << s[0];
-  EXPECT_TRUE(Has(s[0], "Its device 0 is NVIDIA H100 80GB HBM3, as the others'.")) << s[0];
-  EXPECT_TRUE(Has(s[0], "nvidia-smi")) << s[0];
+  EXPECT_TRUE(TextHas(s[0], "Its device 0 is NVIDIA H100 80GB HBM3, as the others'.")) << s[0];
+  EXPECT_TRUE(TextHas(s[0], "nvidia-smi")) << s[0];
   // The others wait: named as waiting for rank 5, not told to overlap their communication.
-  const std::vector<std::string> v = With(f, "waiting in collectives for rank 5");
+  const std::vector<std::string> v = FindingsWith(f, "waiting in collectives for rank 5");
   ASSERT_EQ(v.size(), 1u) << ::testing::PrintToString(f);
   EXPECT_TRUE(v[0].starts_with("Ranks 0–4, 6–7: ")) << v[0];
   // Rank 5's own exposed communication is its transfers: that advice may name it, no other.
-  for (const std::string& o : With(f, "Overlap it")) EXPECT_TRUE(o.starts_with("Rank 5: ")) << o;
+  for (const std::string& o : FindingsWith(f, "Overlap it"))
+    EXPECT_TRUE(o.starts_with("Rank 5: ")) << o;
 }
 
 TEST(World, TheControlNamesNobody) {
-  const std::vector<std::string> f = Findings({.culprit = -1});
-  EXPECT_TRUE(With(f, "straggler").empty()) << ::testing::PrintToString(f);
-  EXPECT_TRUE(With(f, "waiting in collectives").empty()) << ::testing::PrintToString(f);
+  const std::vector<std::string> f = WorldFindings({.culprit = -1});
+  EXPECT_TRUE(FindingsWith(f, "straggler").empty()) << ::testing::PrintToString(f);
+  EXPECT_TRUE(FindingsWith(f, "waiting in collectives").empty()) << ::testing::PrintToString(f);
 }
 
 TEST(World, ClockOffsetsOf50MsDoNotChangeTheAnswer) {
-  EXPECT_EQ(Findings({.clock_ns = 0}), Findings({.clock_ns = 50'000'000}));
+  EXPECT_EQ(WorldFindings({.clock_ns = 0}), WorldFindings({.clock_ns = 50'000'000}));
 }
 
 TEST(World, WithoutSequenceNumbersTheOrderOfIssueGivesTheSameCulprit) {
-  const std::vector<std::string> with = With(Findings({}), "is the straggler:");
-  const std::vector<std::string> without = With(Findings({.seq = false}), "is the straggler:");
+  const std::vector<std::string> with = FindingsWith(WorldFindings({}), "is the straggler:");
+  const std::vector<std::string> without =
+      FindingsWith(WorldFindings({.seq = false}), "is the straggler:");
   ASSERT_EQ(without.size(), 1u);
   EXPECT_EQ(with, without);
 }
 
 TEST(World, DataParallelAloneToo) {
-  const std::vector<std::string> s = With(Findings({.tp = 0}), "is the straggler:");
+  const std::vector<std::string> s = FindingsWith(WorldFindings({.tp = 0}), "is the straggler:");
   ASSERT_EQ(s.size(), 1u);
   EXPECT_TRUE(
       s[0].starts_with("Rank 5: rank 5 is the straggler: rank 5 arrives last at 100% of "
@@ -88,11 +92,11 @@ TEST(World, DataParallelAloneToo) {
 }
 
 TEST(World, AMissingRankIsNamedAndTheOthersAnalysed) {
-  const std::vector<std::string> f = Findings({}, /*drop_rank3=*/true);
-  const std::vector<std::string> m = With(f, "missing_ranks: ");
+  const std::vector<std::string> f = WorldFindings({}, /*drop_rank3=*/true);
+  const std::vector<std::string> m = FindingsWith(f, "missing_ranks: ");
   ASSERT_EQ(m.size(), 1u) << ::testing::PrintToString(f);
   EXPECT_TRUE(m[0].ends_with("1 of the world's 8 ranks have no trace: 3")) << m[0];
-  ASSERT_EQ(With(f, "rank 5 is the straggler").size(), 1u) << ::testing::PrintToString(f);
+  ASSERT_EQ(FindingsWith(f, "rank 5 is the straggler").size(), 1u) << ::testing::PrintToString(f);
 }
 
 }  // namespace
