@@ -82,6 +82,18 @@ std::vector<std::string> Cli(std::vector<std::string> args) {
   return args;
 }
 
+#ifdef TRAINPROF_HAVE_MPI
+// `mpirun -n N trainprof analyze TRACES --mpi --run-dir RUN_DIR`.
+testutil::ProcessResult AnalyzeUnderMpi(const std::string& mpirun, const char* n,
+                                        const std::string& traces, const std::string& run_dir) {
+  std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
+  for (const std::string& a :
+       Cli({"analyze", traces, "--mpi", "--run-dir", run_dir, "--progress", "off"}))
+    args.push_back(a);
+  return RunProcess(args);
+}
+#endif
+
 TEST(Merge, SummariesMergeToTheWholeReport) {
   const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 4);
   auto whole = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/whole", "--critical-path"}));
@@ -180,11 +192,7 @@ TEST(Mpi, TwoProcessesWriteTheSameReport) {
   const std::string mpirun = testutil::FindOnPath("mpirun");
   if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
   for (const char* n : {"1", "2"}) {
-    std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
-    for (const std::string& a :
-         Cli({"analyze", traces, "--mpi", "--run-dir", tmp + "/mpi" + n, "--progress", "off"}))
-      args.push_back(a);
-    auto r = RunProcess(args);
+    auto r = AnalyzeUnderMpi(mpirun, n, traces, tmp + "/mpi" + n);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(Comparable(tmp + "/plain"), Comparable(tmp + "/mpi" + n)) << "mpirun -n " << n;
   }
@@ -216,11 +224,7 @@ TEST(Mpi, TheSameCulpritWhateverTheProcessCount) {
   EXPECT_NE(report.find("1 of the world's 8 ranks have no trace: 3"), std::string::npos);
   EXPECT_NE(report.find("rank6.pt.trace.json"), std::string::npos);
   for (const char* n : {"1", "2", "4"}) {
-    std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
-    for (const std::string& a :
-         Cli({"analyze", traces, "--mpi", "--run-dir", tmp + "/mpi" + n, "--progress", "off"}))
-      args.push_back(a);
-    auto r = RunProcess(args);
+    auto r = AnalyzeUnderMpi(mpirun, n, traces, tmp + "/mpi" + n);
     EXPECT_EQ(r.exit_code, plain.exit_code) << r.out << r.err;
     EXPECT_EQ(Comparable(tmp + "/plain"), Comparable(tmp + "/mpi" + n)) << "mpirun -n " << n;
   }

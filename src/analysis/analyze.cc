@@ -358,13 +358,23 @@ bool AnalyzeInput::AnyGpuWork() const {
   return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
 }
 
+namespace {
+
+// The table's rows are in its CSV only (report.json and report.html name the file), shown as a
+// detail table.
+void KeepInCsvOnly(report::Table& t) {
+  t.csv_only = true;
+  if (t.kind == report::TableKind::kTable) t.kind = report::TableKind::kDetail;
+}
+
+}  // namespace
+
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
                             std::string title, std::vector<report::Column> cols,
                             report::TableKind kind, RankRowsFn rows_of) {
   report::Table& t = s.AddTable(std::move(id), std::move(title), std::move(cols), kind);
   if (in.ManyRanks()) {
-    t.csv_only = true;
-    if (t.kind == report::TableKind::kTable) t.kind = report::TableKind::kDetail;
+    KeepInCsvOnly(t);
     if (in.stream_rank_tables) {
       t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of));
       return t;
@@ -379,10 +389,7 @@ namespace {
 void LongTablesToCsv(report::Report& r) {
   for (report::Section& s : r.sections)
     for (report::Table& t : s.tables)
-      if (t.rows.size() > kMaxJsonRowsManyRanks) {
-        t.csv_only = true;
-        if (t.kind == report::TableKind::kTable) t.kind = report::TableKind::kDetail;
-      }
+      if (t.rows.size() > kMaxJsonRowsManyRanks) KeepInCsvOnly(t);
 }
 
 // The ranks the traces' world size names that no trace is for, when two or more were given: a

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <map>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
+#include "analysis/sections/sections.h"
 #include "base/stats.h"
 #include "base/text.h"
 
@@ -48,8 +48,6 @@ CulpritFigures CulpritFiguresOf(const RankAnalysis& a) {
   p.ns[kHost] = o.avg_ns[kCpuExec] + o.avg_ns[kRuntime] + o.avg_ns[kOtherTime];
   return p;
 }
-
-double CulpritMs(double ns) { return ns / 1e6; }
 
 // The compute kernel whose time per step grew most, with its calls and mean per call against
 // the other ranks' medians.
@@ -117,7 +115,7 @@ std::string ComputeText(const std::vector<RankInfo>& ranks, const std::vector<Ra
   std::string s = fmt::format(
       "its GPU compute runs {:.1f}% longer than the median rank's ({:.3f} against {:.3f} ms a "
       "step)",
-      100 * (mine / median - 1), CulpritMs(mine), CulpritMs(median));
+      100 * (mine / median - 1), Ms(mine), Ms(median));
   KernelGrowth k = GrownKernel(an, per, culprit);
   if (!k.name.empty()) {
     std::string name = base::Ellipsize(k.name, kCulpritNameChars);
@@ -125,12 +123,12 @@ std::string ComputeText(const std::vector<RankInfo>& ranks, const std::vector<Ra
       s += fmt::format(
           "; {} grew most (+{:.3f} ms a step) and runs {:.1f}% more often: more work on this rank "
           "(uneven batches or sequence lengths)",
-          name, CulpritMs(k.excess_ns), 100 * (k.call_ratio - 1));
+          name, Ms(k.excess_ns), 100 * (k.call_ratio - 1));
     else
       s += fmt::format(
           "; {} grew most (+{:.3f} ms a step): {:.1f}% longer per call with as many calls, as a "
           "slower or throttled GPU gives",
-          name, CulpritMs(k.excess_ns), 100 * (k.mean_ratio - 1));
+          name, Ms(k.excess_ns), 100 * (k.mean_ratio - 1));
   }
   return s + "." + DeviceClause(ranks, culprit);
 }
@@ -140,12 +138,12 @@ std::string CauseText(CauseFigure f, double mine, double median) {
     return fmt::format(
         "its data loading takes {:.3f} ms a step against the median rank's {:.3f} ms: its input "
         "pipeline holds it back (DataLoader workers, storage, CPU on its host).",
-        CulpritMs(mine), CulpritMs(median));
+        Ms(mine), Ms(median));
   return fmt::format(
       "its GPU idles with the host busy or between operators {:.3f} ms a step against the "
       "median rank's {:.3f} ms: its host holds it back (Python, CPU contention, a "
       "synchronisation).",
-      CulpritMs(mine), CulpritMs(median));
+      Ms(mine), Ms(median));
 }
 
 }  // namespace

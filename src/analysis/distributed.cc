@@ -78,7 +78,6 @@ void AddStepTable(const AnalyzeInput& in, report::Section& s) {
                           Seconds(b[k].other_ns)});
         }
       });
-  if (t.csv_only) return;
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;
   size_t ranks_with_steps = 0;
   for (const RankAnalysis& a : in.analyses) ranks_with_steps += a.comm_breakdowns.empty() ? 0 : 1;
@@ -333,8 +332,8 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
       slow.size() > 1 ? "ranks" : "rank", names + (slow.size() > 1 ? " are" : " is"),
       models[top].rank, 100.0 * static_cast<double>(l.late_at) / static_cast<double>(took_part),
       Types(l.types), kStragglerWaitPct);
-  cand.detail = fmt::format("{:.3f} ms a step against a {:.3f} ms step; {}", per_step / 1e6,
-                            median_step / 1e6, why.text);
+  cand.detail = fmt::format("{:.3f} ms a step against a {:.3f} ms step; {}", Ms(per_step),
+                            Ms(median_step), why.text);
   cand.advice = StragglerAdvice(why.kind);
   return {cand};
 }
@@ -360,8 +359,8 @@ void NameVictims(const std::vector<RankInfo>& models, const std::vector<RankAnal
         "{{fig}} of the step time is communication not hidden behind computation, much of it "
         "waiting in collectives for rank {}, the straggler: these ranks wait, they are not slow",
         culprit);
-    k.detail = fmt::format("{:.3f} ms a step, {:.3f} ms of it waiting", k.saves_ns / 1e6,
-                           wait[k.rank] / 1e6);
+    k.detail =
+        fmt::format("{:.3f} ms a step, {:.3f} ms of it waiting", Ms(k.saves_ns), Ms(wait[k.rank]));
     k.advice = fmt::format(
         "Fix rank {} (above): its late arrival is this wait. Overlapping communication would only "
         "hide it.",

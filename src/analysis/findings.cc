@@ -20,8 +20,6 @@ namespace {
 using report::Severity;
 using report::Unit;
 
-double Ms(double ns) { return ns / 1e6; }
-
 // What turns matrix cores on for this hardware: on NVIDIA fp16 only before Ampere (7.x: Volta,
 // Turing), bf16 and TF32 from 8.0 (Ampere) on; on AMD CDNA bf16 (full rate from CDNA2).
 std::string TensorCoreAdvice(const trace::DeviceInfo& d) {

@@ -70,9 +70,8 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
                             "(\"all\").",
                             rank));
   }
-  if (steps.rows.size() > 40 && !steps.csv_only) steps.kind = report::TableKind::kDetail;
-  if (!steps.rows.empty() &&
-      !steps.csv_only) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
+  if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
+  if (!steps.rows.empty()) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
     report::ChartHint h{.kind = report::ChartKind::kBars,
                         .label = "step",
                         .limit = 0,

@@ -77,6 +77,8 @@ using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 // Nanoseconds as the report's seconds.
 inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 inline double Seconds(double ns) { return ns / 1e9; }
+// Nanoseconds as milliseconds, as findings' text gives them.
+inline double Ms(double ns) { return ns / 1e6; }
 
 // A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
 inline constexpr size_t kMaxTerminalRows = 30;
