@@ -11,6 +11,7 @@
 
 #include "analysis/collectives.h"
 #include "analysis/critical_path_report.h"
+#include "analysis/cross_rank_path.h"
 #include "analysis/distributed.h"
 #include "analysis/findings.h"
 #include "analysis/sections/sections.h"
@@ -58,6 +59,7 @@ void RankViews(const trace::TraceModel& m, const AnalyzeOptions& o, const HtaOpt
         a.memcpy = MemcpyBandwidthByDirection(m);
         a.comm_ops = RankCommOps(m);
         a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
+        MarkPath(m, o, a);
       },
   };
   std::atomic<size_t> next{0};
@@ -135,6 +137,7 @@ constexpr AddViewFn kViews[] = {
     AddRooflineSection,
     AddMemcpyBandwidthSection,
     AddDistributedView,
+    AddCrossRankPathSection,
     AddCriticalPathView,
     AddRecommendationsSection,
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/cross_rank_path.h"
 #include "analysis/culprit.h"
 #include "analysis/intervals.h"
 #include "analysis/sections/sections.h"
@@ -334,6 +335,10 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
       Types(l.types), kStragglerWaitPct);
   cand.detail = fmt::format("{:.3f} ms a step against a {:.3f} ms step; {}", Ms(per_step),
                             Ms(median_step), why.text);
+  const CrossRankPath path = ComputeCrossRankPath(models, an, c);
+  if (path.length_ns() > 0)
+    cand.detail += fmt::format(" {:.0f}% of the critical path across ranks runs on it.",
+                               100 * path.ShareOf(top));
   cand.advice = StragglerAdvice(why.kind);
   return {cand};
 }

@@ -62,6 +62,7 @@ struct RankAnalysis {
   // For the multi-rank report (rank_parts.h).
   std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue
   std::vector<CommBreakdown> comm_breakdowns;  // one per step of `steps`
+  std::vector<StepMarks> step_marks;           // one per step of `steps` (cross_rank_path.h)
   std::vector<Candidate> candidates;           // this rank's recommendation candidates
   std::vector<CpWindow> critical_paths;        // with --critical-path
 };

@@ -56,6 +56,16 @@ struct CommBreakdown {
   int64_t other_ns = 0;          // no kernel runs
 };
 
+// What a rank's GPU and host had done by a moment on its clock, counted from the trace's start:
+// GPU compute (kernels other than communication, their union) and the data loader while no
+// compute kernel ran. Two marks' difference splits the time between them (cross_rank_path.h).
+struct PathMark {
+  int64_t compute_ns = 0, data_ns = 0;
+};
+struct StepMarks {
+  PathMark begin, end;
+};
+
 // A communication kernel of one rank, described but not yet matched (collectives.h), in order
 // of issue.
 struct RankCommOp {
@@ -66,6 +76,7 @@ struct RankCommOp {
   int64_t bytes = -1;      // message size; -1 when the trace does not give it
   int64_t group_size = 0;  // the "Group size" arg, else the world size
   int64_t start_ns = 0, end_ns = 0;
+  PathMark at_start, at_end;
 };
 
 // One critical-path window of one rank, with the names resolved (critical_path_report.h).

@@ -4,6 +4,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/critical_path_report.h"
+#include "analysis/cross_rank_path.h"
 #include "analysis/distributed.h"
 #include "trace/chrome_trace_writer.h"
 
@@ -51,10 +52,31 @@ report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& d
           }};
 }
 
+namespace {
+
+// cross_rank_path.trace.json when two ranks or more ran collectives.
+void AddCrossRankPathFile(const Summaries& s, const std::string& dir,
+                          std::vector<report::ExtraFile>& extra) {
+  if (s.ranks.size() < 2) return;
+  auto c = std::make_shared<CollectivesResult>(MatchCollectives(s.ranks, s.analyses));
+  auto p = std::make_shared<CrossRankPath>(ComputeCrossRankPath(s.ranks, s.analyses, *c));
+  if (!p->note.empty() || p->segments.empty()) return;
+  const std::string path = dir + "/cross_rank_path.trace.json";
+  extra.push_back({"cross_rank_path.trace.json", [&s, c, p, path]() -> Status {
+                     trace::ChromeTraceWriter w;
+                     TRAINPROF_RETURN_IF_ERROR(w.Open(path));
+                     WriteCrossRankPathTrace(s.ranks, *c, *p, w);
+                     return w.Close();
+                   }});
+}
+
+}  // namespace
+
 report::ExtrasFor RunExtras(const Summaries& s) {
   return [&s](const std::string& dir) {
     std::vector<report::ExtraFile> extra;
     if (s.options.critical_path) extra.push_back(CriticalPathTraceFile(s, dir));
+    AddCrossRankPathFile(s, dir, extra);
     return extra;
   };
 }

@@ -154,6 +154,7 @@ void AddMfuSection(const AnalyzeInput& in, report::Report& r);       // mfu_sect
 void AddRooflineSection(const AnalyzeInput& in, report::Report& r);  // roofline_section.cc
 void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r);  // memcpy_section.cc
 void AddDistributedView(const AnalyzeInput& in, report::Report& r);         // distributed.cc
+void AddCrossRankPathSection(const AnalyzeInput& in, report::Report& r);    // cross_rank_path.cc
 void AddCriticalPathView(const AnalyzeInput& in, report::Report& r);  // critical_path_report.cc
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);  // findings.cc
 
