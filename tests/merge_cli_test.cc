@@ -85,11 +85,13 @@ std::vector<std::string> Cli(std::vector<std::string> args) {
 #ifdef TRAINPROF_HAVE_MPI
 // `mpirun -n N trainprof analyze TRACES --mpi --run-dir RUN_DIR`.
 testutil::ProcessResult AnalyzeUnderMpi(const std::string& mpirun, const char* n,
-                                        const std::string& traces, const std::string& run_dir) {
+                                        const std::string& traces, const std::string& run_dir,
+                                        const std::vector<std::string>& more = {}) {
   std::vector<std::string> args = {mpirun, "--allow-run-as-root", "--oversubscribe", "-n", n};
-  for (const std::string& a :
-       Cli({"analyze", traces, "--mpi", "--run-dir", run_dir, "--progress", "off"}))
-    args.push_back(a);
+  std::vector<std::string> cli = {"analyze", traces,       "--mpi", "--run-dir",
+                                  run_dir,   "--progress", "off"};
+  cli.insert(cli.end(), more.begin(), more.end());
+  for (const std::string& a : Cli(cli)) args.push_back(a);
   return RunProcess(args);
 }
 #endif
@@ -223,12 +225,57 @@ TEST(Mpi, TheSameCulpritWhateverTheProcessCount) {
   EXPECT_NE(report.find("rank 5 is the straggler: rank 5 arrives last"), std::string::npos);
   EXPECT_NE(report.find("1 of the world's 8 ranks have no trace: 3"), std::string::npos);
   EXPECT_NE(report.find("rank6.pt.trace.json"), std::string::npos);
+  const std::string path = testutil::ReadText(tmp + "/plain/cross_rank_path.trace.json");
+  EXPECT_NE(path.find("\"rank 5\""), std::string::npos);
   for (const char* n : {"1", "2", "4"}) {
-    auto r = AnalyzeUnderMpi(mpirun, n, traces, tmp + "/mpi" + n);
+    const std::string digests = tmp + "/digests" + n;
+    auto r = AnalyzeUnderMpi(mpirun, n, traces, tmp + "/mpi" + n, {"--digest", digests});
     EXPECT_EQ(r.exit_code, plain.exit_code) << r.out << r.err;
     EXPECT_EQ(Comparable(tmp + "/plain"), Comparable(tmp + "/mpi" + n)) << "mpirun -n " << n;
+    EXPECT_EQ(path, testutil::ReadText(tmp + "/mpi" + n + "/cross_rank_path.trace.json")) << n;
+    // Each process wrote its own ranks' digests: the 7 ranks read (rank 6's cut file too).
+    size_t written = 0;
+    for (const auto& e : std::filesystem::directory_iterator(digests))
+      written += e.is_regular_file();
+    EXPECT_EQ(written, 7u) << n;
   }
 #endif
+}
+
+// `analyze --digest` then `merge` of the digests: the same report without the traces, and with
+// --step-range the questions across ranks over other steps.
+TEST(Merge, DigestsAskAgainWithoutTheTraces) {
+  const std::string tmp = testutil::FreshTempDir(), traces = tmp + "/world";
+  std::filesystem::create_directories(traces);
+  for (const auto& [spec, rank] : testutil::GenerateWorld({})) {
+    auto g = testutil::GenerateKinetoTrace(spec, rank);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    std::ofstream(fmt::format("{}/rank{}.pt.trace.json", traces, rank.rank)) << g->json;
+  }
+  auto whole =
+      RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/whole", "--digest", tmp + "/dig"}));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp + "/dig/rank_00007.digest.sqlite"));
+  std::filesystem::remove_all(traces);
+  auto merged = RunProcess(Cli({"merge", tmp + "/dig", "--run-dir", tmp + "/merged"}));
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_EQ(Comparable(tmp + "/whole"), Comparable(tmp + "/merged"));
+  auto window = RunProcess(Cli({"merge", tmp + "/dig", "--step-range", "1-2", "--run-dir",
+                                tmp + "/window", "--format", "json"}));
+  ASSERT_EQ(window.exit_code, 0) << window.err;
+  const nlohmann::json w = Comparable(tmp + "/window");
+  EXPECT_EQ(w["meta"]["step_range"], "1-2");
+  std::vector<std::string> ids;
+  for (const auto& s : w["sections"]) ids.push_back(s["id"]);
+  EXPECT_EQ(ids, (std::vector<std::string>{"overview", "distributed", "cross_rank_path",
+                                           "recommendations", "data_quality"}));
+  EXPECT_NE(w.dump().find("rank 5 is the straggler: rank 5 arrives last at 100% of its "
+                          "collectives (allreduce ×4)"),
+            std::string::npos)
+      << w.dump().substr(0, 2000);
+  auto none = RunProcess(Cli({"merge", tmp + "/dig", "--step-range", "8-9"}));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no rank has a step numbered 8 to 9"), std::string::npos) << none.err;
 }
 
 }  // namespace

@@ -141,6 +141,12 @@ constexpr AddViewFn kViews[] = {
     AddCriticalPathView,
     AddRecommendationsSection,
 };
+constexpr AddViewFn kAcrossRanksViews[] = {
+    AddOverviewSection,
+    AddDistributedView,
+    AddCrossRankPathSection,
+    AddRecommendationsSection,
+};
 // clang-format on
 
 // The views that show GPU work only.
@@ -422,7 +428,8 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
 
 report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
                                   const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
-                                  const std::string& input, bool stream_rank_tables) {
+                                  const std::string& input, bool stream_rank_tables,
+                                  ReportViews views) {
   report::Report r;
   r.kind = "analyze";
   r.title = fmt::format("trainprof analyze: {}", input);
@@ -437,7 +444,10 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
 
   const CollectivesResult collectives = MatchCollectives(models, an);
   const AnalyzeInput in{models, an, o, collectives, RankLabels(models), stream_rank_tables};
-  for (AddViewFn add : kViews) add(in, r);
+  if (views == ReportViews::kAll)
+    for (AddViewFn add : kViews) add(in, r);
+  else
+    for (AddViewFn add : kAcrossRanksViews) add(in, r);
   MarkSectionsWithoutData(in, r);
   if (in.ManyRanks()) LongTablesToCsv(r);
 

@@ -32,10 +32,14 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
 // `stream_rank_tables` has their rows made rank by rank as their CSVs are written, from `analyses`,
 // which must then outlive every writing of the report (peak memory independent of the number of
 // ranks).
+// kAcrossRanks: only the sections a step window of digests answers (digest.h): the overview,
+// the distributed view, the critical path across ranks and the recommendations.
+enum class ReportViews { kAll, kAcrossRanks };
 report::Report BuildAnalyzeReport(const std::vector<RankInfo>& ranks,
                                   const std::vector<RankAnalysis>& analyses,
                                   const AnalyzeOptions& o, const std::string& input,
-                                  bool stream_rank_tables = false);
+                                  bool stream_rank_tables = false,
+                                  ReportViews views = ReportViews::kAll);
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
                                   const std::vector<RankAnalysis>& analyses,
                                   const AnalyzeOptions& o, const std::string& input);

@@ -176,9 +176,10 @@ int RunAnalyze(const AnalyzeFlags& f) {
   for (const trace::TraceRun& run : listing->runs) files += run.files.size();
   ReturnFreedMemory(files);
   if (f.mpi) return RunAnalyzeMpi(f, *listing);
-  return std::max(snapshots, AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
-                    return SummariseEach(run.files, f, run.dir);
-                  }));
+  const int code = std::max(snapshots, AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
+                              return SummariseEach(run.files, f, run.dir);
+                            }));
+  return DigestFailed().load() ? std::max(code, kExitNoOutput) : code;
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
@@ -254,6 +255,7 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "  trainprof analyze run.sqlite --steps-from step  # nsys, NVTX ranges 'step N' as steps\n"
       "  trainprof analyze traces/ --summary-only -o sums/ && trainprof merge sums/\n"
       "  mpirun -n 4 trainprof analyze traces/ --mpi  # ranks spread over MPI processes\n"
+      "  trainprof analyze traces/ --digest dig/ && trainprof merge dig/ --step-range 10-19\n"
       "Definitions: docs/trace-analysis.md\n" +
       ExitCodesHelp({{kExitOk, "analysed; reports written and the run recorded"},
                      {kExitFailure, "the run could not be recorded in the run history"},
@@ -272,6 +274,11 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   sub->add_flag("--summary-only", f->summary_only,
                 "Write each rank's summary (<trace file>.tpsum) into -o DIR instead of the "
                 "report; `trainprof merge DIR...` builds the report from them");
+  sub->add_option("--digest", f->digest,
+                  "Also write each rank's digest (DIR/rank_NNNNN.digest.sqlite: SQLite tables of "
+                  "its steps, collectives, top kernels and operators, and its summary) so that "
+                  "`trainprof merge DIR [--step-range A-B]` asks again without the traces")
+      ->type_name("DIR");
   sub->add_flag("--mpi", f->mpi,
                 "Under mpirun: spread the rank files over the MPI processes; rank 0 gathers "
                 "their summaries and writes the report");

@@ -5,6 +5,7 @@
 //   int code = EmitRun(**run, flags, flags.out, nullptr);
 #pragma once
 
+#include <atomic>
 #include <limits>
 #include <string>
 #include <vector>
@@ -29,8 +30,17 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
   std::string db;             // run history (--db)
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
+  std::string digest;         // --digest DIR: each rank's digest (analysis/digest.h) written there
   bool quiet = false;         // -q: no progress, no report on the terminal (the folder is written)
 };
+
+// With --digest DIR, each summary's digest written into DIR (in parallel). Returns false, having
+// said why on stderr, when one could not be written.
+bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
+                  const AnalyzeFlags& f);
+
+// Set when WriteDigests failed in this process: the command then exits kExitNoOutput.
+std::atomic<bool>& DigestFailed();
 
 // Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).
 void ReturnFreedMemory(size_t trace_files);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -11,7 +12,9 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/digest.h"
 #include "base/atomic_file.h"
+#include "base/parallel.h"
 #include "cli/analyze_run.h"
 
 namespace trainprof::cli {
@@ -42,11 +45,40 @@ void ReadProgress::Update(int64_t done, int64_t total) {
   progress_.Update(done >> 20, "");
 }
 
+bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
+                  const AnalyzeFlags& f) {
+  if (f.digest.empty()) return true;
+  std::error_code ec;
+  std::filesystem::create_directories(f.digest, ec);
+  if (ec) {
+    fmt::print(stderr, "trainprof: {}: cannot create: {}\n", f.digest, ec.message());
+    return false;
+  }
+  std::atomic<bool> ok{true};
+  base::ParallelFor(results.size(), f.threads, [&](size_t i) {
+    if (!results[i].ok()) return;
+    const analysis::RankSummary& s = *results[i];
+    Status w = analysis::WriteDigest(
+        s, fmt::format("{}/{}", f.digest, analysis::DigestFileName(s.info.rank)));
+    if (w.ok()) return;
+    fmt::print(stderr, "trainprof: {}\n", w.message());
+    ok = false;
+  });
+  return ok;
+}
+
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
                                                            const AnalyzeFlags& f,
                                                            const std::string& input) {
   ReadProgress progress(f, files.size());
-  return analysis::SummariseFiles(files, f, input, {progress.Callback(), {}, {}});
+  auto results = analysis::SummariseFiles(files, f, input, {progress.Callback(), {}, {}});
+  if (!WriteDigests(results, f)) DigestFailed().store(true);
+  return results;
+}
+
+std::atomic<bool>& DigestFailed() {
+  static std::atomic<bool> failed{false};
+  return failed;
 }
 
 Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {

@@ -4,12 +4,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "analysis/digest.h"
 #include "analysis/rank_summary.h"
 #include "analysis/run/driver.h"
 #include "base/atomic_file.h"
+#include "base/parallel.h"
 #include "cli/analyze_run.h"
 #include "cli/commands.h"
 
@@ -18,7 +23,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The .tpsum files of the arguments: a file as is, a folder's (not recursing), sorted per folder.
+bool IsSummaryFile(const fs::path& p) {
+  return p.extension() == analysis::kSummaryExtension ||
+         p.filename().string().ends_with(analysis::kDigestSuffix);
+}
+
+// The .tpsum and digest files of the arguments: a file as is, a folder's (not recursing), sorted
+// per folder.
 StatusOr<std::vector<std::string>> ListSummaryFiles(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const std::string& p : paths) {
@@ -30,13 +41,13 @@ StatusOr<std::vector<std::string>> ListSummaryFiles(const std::vector<std::strin
     }
     std::vector<std::string> here;
     for (const fs::directory_entry& e : fs::directory_iterator(p, ec))
-      if (e.path().extension() == analysis::kSummaryExtension) here.push_back(e.path().string());
+      if (IsSummaryFile(e.path())) here.push_back(e.path().string());
     if (ec) return InvalidArgument(fmt::format("{}: {}", p, ec.message()));
     if (here.empty()) {
       return InvalidArgument(
-          fmt::format("{}: no rank summary (*{}) in this folder; `trainprof analyze "
-                      "--summary-only PATH -o {}` writes them",
-                      p, analysis::kSummaryExtension, p));
+          fmt::format("{}: no rank summary (*{}) or digest (*{}) in this folder; `trainprof "
+                      "analyze PATH --summary-only -o {}` or `--digest {}` writes them",
+                      p, analysis::kSummaryExtension, analysis::kDigestSuffix, p, p));
     }
     std::sort(here.begin(), here.end());
     out.insert(out.end(), here.begin(), here.end());
@@ -44,18 +55,41 @@ StatusOr<std::vector<std::string>> ListSummaryFiles(const std::vector<std::strin
   return out;
 }
 
+StatusOr<analysis::RankSummary> ReadOne(const std::string& file) {
+  if (file.ends_with(analysis::kDigestSuffix)) return analysis::ReadDigest(file);
+  TRAINPROF_ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(file, "rank summary"));
+  StatusOr<analysis::RankSummary> s = analysis::DecodeSummary(bytes);
+  if (!s.ok()) return InvalidArgument(fmt::format("{}: {}", file, s.status().message()));
+  return s;
+}
+
+// In parallel (10,000 digests are read in about a second on two cores); the first error, in
+// file order, is the result's.
 StatusOr<std::vector<analysis::RankSummary>> ReadSummaries(const std::vector<std::string>& files) {
+  std::vector<std::optional<StatusOr<analysis::RankSummary>>> read(files.size());
+  base::ParallelFor(files.size(), 0, [&](size_t i) { read[i] = ReadOne(files[i]); });
   std::vector<analysis::RankSummary> out;
-  for (const std::string& file : files) {
-    TRAINPROF_ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(file, "rank summary"));
-    StatusOr<analysis::RankSummary> s = analysis::DecodeSummary(bytes);
-    if (!s.ok()) return InvalidArgument(fmt::format("{}: {}", file, s.status().message()));
-    out.push_back(std::move(*s));
+  out.reserve(files.size());
+  for (auto& r : read) {
+    if (!r->ok()) return r->status();
+    out.push_back(std::move(**r));
   }
   return out;
 }
 
-int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs) {
+// "10-19" -> (10, 19); "12" -> (12, 12). Errors: anything else, or first > last.
+StatusOr<std::pair<int64_t, int64_t>> ParseStepRange(const std::string& v) {
+  int64_t a = 0, b = 0;
+  char rest = 0;
+  const int n = std::sscanf(v.c_str(), "%" SCNd64 "-%" SCNd64 "%c", &a, &b, &rest);
+  if (n == 1 && v.find('-') == std::string::npos) b = a;
+  if ((n != 1 && n != 2) || (n == 1 && b != a) || a < 0 || b < a)
+    return InvalidArgument(
+        fmt::format("--step-range {}: expected FIRST-LAST step numbers, as 10-19", v));
+  return std::make_pair(a, b);
+}
+
+int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs, const std::string& step_range) {
   auto files = ListSummaryFiles(dirs);
   StatusOr<std::vector<analysis::RankSummary>> summaries =
       files.ok() ? ReadSummaries(*files)
@@ -65,6 +99,14 @@ int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs) {
     return kExitBadInput;
   }
   analysis::RunInputs in;
+  if (!step_range.empty()) {
+    auto range = ParseStepRange(step_range);
+    if (!range.ok()) {
+      fmt::print(stderr, "trainprof: {}\n", range.status().message());
+      return kExitBadInput;
+    }
+    in.step_range = *range;
+  }
   for (const analysis::RankSummary& s : *summaries) in.files.push_back(s.info.path);
   std::sort(in.files.begin(), in.files.end());
   // The summaries' own input when they agree (CombineSummaries), else the folders given; the
@@ -84,16 +126,21 @@ void AddMergeCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<AnalyzeFlags>();
   f->out.name = "analyze";
   auto dirs = std::make_shared<std::vector<std::string>>();
+  auto step_range = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
       "merge",
-      "Build the multi-rank report from rank summaries written by `analyze --summary-only`: "
-      "the same report as analysing every trace at once");
+      "Build the multi-rank report from rank summaries written by `analyze --summary-only` "
+      "or digests written by `analyze --digest`: the same report as analysing every trace at "
+      "once, or, with --step-range, the questions across ranks asked of other steps");
   sub->footer(
-      "DIR is a folder of *.tpsum files (or one such file); give several to merge ranks "
-      "summarised on different machines. The options of the analysis (--steps, --hta-compat, "
-      "...) are those the summaries were made with, and must agree.\nExample:\n"
+      "DIR is a folder of *.tpsum or *.digest.sqlite files (or one such file); give several to "
+      "merge ranks summarised on different machines. The options of the analysis (--steps, "
+      "--hta-compat, ...) are those the summaries were made with, and must agree.\nExamples:\n"
       "  trainprof analyze traces/ --summary-only -o sums/\n"
-      "  trainprof merge sums/ -o runs/\n" +
+      "  trainprof merge sums/ -o runs/\n"
+      "  trainprof analyze traces/ --digest dig/\n"
+      "  trainprof merge dig/ --step-range 10-19   # the straggler, its cause and the critical\n"
+      "                                            # path across ranks over steps 10 to 19\n" +
       ExitCodesHelp({{kExitOk, "merged; reports written and the run recorded"},
                      {kExitFailure, "the run could not be recorded in the run history"},
                      {kExitBadInput, "bad input: no summary, a corrupt one, options that differ"},
@@ -101,7 +148,13 @@ void AddMergeCommand(CLI::App& app, std::function<int()>* run) {
                      {kExitDataError,
                       "the input has a data error (a trace cut short); reports "
                       "written (--allow-data-errors: exit 0)"}}));
-  sub->add_option("dir", *dirs, "Folders of rank summaries (*.tpsum)")->required();
+  sub->add_option("dir", *dirs, "Folders of rank summaries (*.tpsum) or digests (*.digest.sqlite)")
+      ->required();
+  sub->add_option("--step-range", *step_range,
+                  "FIRST-LAST: only the steps so numbered (ProfilerStep#N); the report then holds "
+                  "the overview, the distributed view, the critical path across ranks and the "
+                  "straggler, the views a step window answers")
+      ->type_name("A-B");
   sub->add_option("--format", f->format, "text: the report on the terminal; json: report.json")
       ->check(CLI::IsMember({"text", "json"}))
       ->default_val("text");
@@ -109,7 +162,9 @@ void AddMergeCommand(CLI::App& app, std::function<int()>* run) {
   AddDbOption(sub, &f->db, /*records=*/true);
   sub->add_flag("--allow-data-errors", f->allow_data_errors,
                 "Exit 0 even when a diagnostic of error severity fired");
-  sub->callback([f, dirs, run] { *run = [f, dirs] { return RunMerge(*f, *dirs); }; });
+  sub->callback([f, dirs, step_range, run] {
+    *run = [f, dirs, step_range] { return RunMerge(*f, *dirs, *step_range); };
+  });
 }
 
 }  // namespace trainprof::cli

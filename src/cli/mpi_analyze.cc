@@ -129,7 +129,11 @@ int RunAnalyzeMpi(const AnalyzeFlags& f, const trace::TraceListing& listing) {
   } else {
     for (const trace::TraceRun& run : listing.runs) ShareOfRun(run, f, rank, size);
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);  // every process exits as process 0 does
+  // Every process exits with the worst code: process 0's, or a digest another could not write.
+  if (DigestFailed().load()) code = std::max(code, kExitNoOutput);
+  int worst = code;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  code = worst;
   MPI_Finalize();
   return code;
 }

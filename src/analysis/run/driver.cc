@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/digest.h"
 #include "analysis/run/snapshot_run.h"
 #include "report/data_quality.h"
 #include "trace/process_merge.h"
@@ -48,10 +49,14 @@ std::string NothingToAnalyse(const Summaries& s, const std::string& what) {
 
 // Every section, the files read (meta files.N), the entries skipped (input_skipped
 // diagnostics) and the data-quality section. Many ranks' tables read `s` as they are written.
-report::Report BuildRunReport(const Summaries& s, const std::vector<std::string>& files,
+report::Report BuildRunReport(const Summaries& s, const RunInputs& in,
                               const std::vector<std::string>& skipped) {
+  const std::vector<std::string>& files = in.files;
   report::Report r =
-      BuildAnalyzeReport(s.ranks, s.analyses, s.options, s.input, /*stream_rank_tables=*/true);
+      BuildAnalyzeReport(s.ranks, s.analyses, s.options, s.input, /*stream_rank_tables=*/true,
+                         in.step_range ? ReportViews::kAcrossRanks : ReportViews::kAll);
+  if (in.step_range)
+    r.AddMeta("step_range", fmt::format("{}-{}", in.step_range->first, in.step_range->second));
   for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
   for (const std::string& why : skipped)
     r.diagnostics.push_back({report::DiagnosticId::kInputSkipped, 1, why});
@@ -66,6 +71,16 @@ trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& ho
   ro.cancelled = hooks.cancelled;
   ro.capture_traces = r.capture_traces;
   return ro;
+}
+
+// Each summary cut to in.step_range. Errors: no rank has a step in it.
+Status KeepStepRange(std::vector<RankSummary>& all, const RunInputs& in) {
+  const auto [first, last] = *in.step_range;
+  size_t with = 0;
+  for (RankSummary& s : all) with += WindowSummary(s, first, last) > 0;
+  if (with > 0 || all.empty()) return Status::Ok();
+  return InvalidArgument(
+      fmt::format("{}: no rank has a step numbered {} to {}", in.input, first, last));
 }
 
 }  // namespace
@@ -160,6 +175,7 @@ StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
 }
 
 StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in) {
+  if (in.step_range) TRAINPROF_RETURN_IF_ERROR(KeepStepRange(read.summaries, in));
   TRAINPROF_ASSIGN_OR_RETURN(Summaries all, CombineSummaries(std::move(read.summaries), in.input));
   const size_t n = in.files.size();
   const std::string what = !in.what.empty() ? in.what
@@ -169,7 +185,7 @@ StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInpu
   auto out = std::make_unique<RunResult>();
   out->summaries = std::move(all);
   // Built in place: with many ranks its tables read out->summaries as they are written.
-  out->report = BuildRunReport(out->summaries, in.files, read.skipped);
+  out->report = BuildRunReport(out->summaries, in, read.skipped);
   out->files = in.files;
   return out;
 }

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct RunInputs {
   std::string what;
   // What the files are (trace/input_kind.h): timelines, or one memory snapshot.
   trace::InputKind kind = trace::InputKind::kKinetoJson;
+  // merge --step-range: only these steps (WindowSummary, digest.h), and the report's sections
+  // that a window answers (ReportViews::kAcrossRanks).
+  std::optional<std::pair<int64_t, int64_t>> step_range;
 };
 
 // The run `run` of a listing made from `path` (trace::ListTraceRuns): a folder's strays are its
