@@ -59,6 +59,14 @@ TEST(Digest, TablesAsDocumentedAndTheSummaryBack) {
   StatusOr<analysis::RankSummary> back = analysis::ReadDigest(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(analysis::EncodeSummary(*back), analysis::EncodeSummary(s));
+  // The part the questions across ranks read: steps and collectives, no kernel totals.
+  StatusOr<analysis::RankSummary> lean =
+      analysis::ReadDigest(path, analysis::DigestPart::kAcrossRanks);
+  ASSERT_TRUE(lean.ok()) << lean.status().message();
+  EXPECT_TRUE(lean->analysis.kernels.empty());
+  EXPECT_FALSE(a.kernels.empty());
+  EXPECT_EQ(lean->analysis.comm_ops.size(), a.comm_ops.size());
+  EXPECT_EQ(lean->analysis.step_marks.size(), a.step_marks.size());
 }
 
 TEST(Digest, AWindowKeepsItsStepsAndTheirCollectives) {

@@ -11,11 +11,21 @@
 #include <vector>
 
 #include "analysis/overview.h"
+#include "trace/nsys/sqlite_db.h"
 
 namespace trainprof::analysis {
 namespace {
 
 using DbPtr = std::unique_ptr<sqlite3, decltype(&sqlite3_close)>;
+
+// Opens `path` for one thread's use. SQLite's allocation statistics take a global mutex on
+// every allocation: with two threads reading digests they spent most of merge's time waiting on
+// it, so they are turned off before SQLite's first use (a no-op if it is already in use).
+int OpenDb(const std::string& path, sqlite3** db, int flags) {
+  static const int kConfigured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)kConfigured;
+  return sqlite3_open_v2(path.c_str(), db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+}
 
 // The steps table's columns after number, name, begin_ns and end_ns: the Overview's categories,
 // the distributed view's four, then the path marks at the step's begin and end.
@@ -41,7 +51,7 @@ std::string Schema() {
          "max_ns INTEGER);"
          "CREATE TABLE operators(name TEXT, calls INTEGER, host_self_ns INTEGER, "
          "host_total_ns INTEGER, device_self_ns INTEGER, device_total_ns INTEGER);"
-         "CREATE TABLE summary(version INTEGER, bytes BLOB);";
+         "CREATE TABLE summary(part TEXT, version INTEGER, bytes BLOB);";
 }
 
 // One prepared statement, its values bound in order, run once per row.
@@ -171,10 +181,13 @@ bool WriteTops(sqlite3* db, const RankAnalysis& a) {
   return ok;
 }
 
-bool WriteBlob(sqlite3* db, const RankSummary& s) {
-  const std::string bytes = EncodeSummary(s);
-  Statement st(db, "INSERT INTO summary VALUES(?, ?)");
-  return st.Int(kSummaryVersion).Blob(bytes).Run();
+bool WriteBlobs(sqlite3* db, const RankSummary& s) {
+  RankSummary lean = s;
+  KeepAcrossRanks(lean.analysis);
+  const std::string whole = EncodeSummary(s), window = EncodeSummary(lean);
+  Statement st(db, "INSERT INTO summary VALUES(?, ?, ?)");
+  return st.Text("whole").Int(kSummaryVersion).Blob(whole).Run() &&
+         st.Text("across_ranks").Int(kSummaryVersion).Blob(window).Run();
 }
 
 Status Fail(sqlite3* db, const std::string& path) {
@@ -193,14 +206,13 @@ Status WriteDigest(const RankSummary& s, const std::string& path) {
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
   sqlite3* raw = nullptr;
-  const int rc =
-      sqlite3_open_v2(tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc = OpenDb(tmp, &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   DbPtr db(raw, &sqlite3_close);
   if (rc != SQLITE_OK) return Fail(raw, path);
   const std::string setup = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;" + Schema();
   bool ok = sqlite3_exec(raw, setup.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
   ok = ok && WriteMeta(raw, s) && WriteSteps(raw, s.analysis) &&
-       WriteCollectives(raw, s.analysis) && WriteTops(raw, s.analysis) && WriteBlob(raw, s);
+       WriteCollectives(raw, s.analysis) && WriteTops(raw, s.analysis) && WriteBlobs(raw, s);
   ok = ok && sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
   if (!ok) {
     Status st = Fail(raw, path);
@@ -216,14 +228,30 @@ Status WriteDigest(const RankSummary& s, const std::string& path) {
 
 namespace {
 
-// The first column of the first row of `sql`, as bytes; nullopt without a row.
-std::optional<std::string> One(sqlite3* db, const char* sql) {
+// The digest's format, version and one summary blob, read with one statement (each statement
+// prepared costs as much as reading the blob). Empty cells when there is no such row.
+struct DigestHead {
+  std::string format, version, blob;
+};
+
+std::optional<DigestHead> ReadHead(sqlite3* db, DigestPart part) {
+  const char* sql =
+      "SELECT (SELECT value FROM meta WHERE key = 'format'), "
+      "(SELECT value FROM meta WHERE key = 'version'), "
+      "(SELECT bytes FROM summary WHERE part = ?)";
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return std::nullopt;
-  std::optional<std::string> out;
+  sqlite3_bind_text(st, 1, part == DigestPart::kWhole ? "whole" : "across_ranks", -1,
+                    SQLITE_STATIC);
+  std::optional<DigestHead> out;
   if (sqlite3_step(st) == SQLITE_ROW) {
-    const void* p = sqlite3_column_blob(st, 0);
-    out.emplace(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, 0)));
+    auto cell = [&](int col) {
+      const void* p = sqlite3_column_blob(st, col);
+      return p ? std::string(static_cast<const char*>(p),
+                             static_cast<size_t>(sqlite3_column_bytes(st, col)))
+               : std::string();
+    };
+    out = DigestHead{cell(0), cell(1), cell(2)};
   }
   sqlite3_finalize(st);
   return out;
@@ -235,21 +263,19 @@ Status NotADigest(const std::string& path, std::string_view why) {
 
 }  // namespace
 
-StatusOr<RankSummary> ReadDigest(const std::string& path) {
+StatusOr<RankSummary> ReadDigest(const std::string& path, DigestPart part) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  const int rc = OpenDb(trace::ImmutableUri(path), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
   DbPtr db(raw, &sqlite3_close);
   if (rc != SQLITE_OK) return NotADigest(path, raw ? sqlite3_errmsg(raw) : "cannot open");
-  const auto format = One(raw, "SELECT value FROM meta WHERE key = 'format'");
-  if (!format) return NotADigest(path, sqlite3_errmsg(raw));
-  if (*format != "trainprof digest") return NotADigest(path, "its meta names another format");
-  const auto version = One(raw, "SELECT value FROM meta WHERE key = 'version'");
-  if (!version || *version != std::to_string(kDigestVersion))
+  const std::optional<DigestHead> head = ReadHead(raw, part);
+  if (!head) return NotADigest(path, sqlite3_errmsg(raw));
+  if (head->format != "trainprof digest") return NotADigest(path, "its meta names another format");
+  if (head->version != std::to_string(kDigestVersion))
     return InvalidArgument(fmt::format("{}: digest version {}, this trainprof reads {}", path,
-                                       version.value_or("?"), kDigestVersion));
-  const auto blob = One(raw, "SELECT bytes FROM summary");
-  if (!blob) return NotADigest(path, "no summary row");
-  StatusOr<RankSummary> s = DecodeSummary(*blob);
+                                       head->version, kDigestVersion));
+  if (head->blob.empty()) return NotADigest(path, "no summary row");
+  StatusOr<RankSummary> s = DecodeSummary(head->blob);
   if (!s.ok()) return InvalidArgument(fmt::format("{}: {}", path, s.status().message()));
   return s;
 }
@@ -279,6 +305,17 @@ void Reaverage(Overview& o) {
 
 }  // namespace
 
+void KeepAcrossRanks(RankAnalysis& a) {
+  RankAnalysis kept;
+  kept.steps = std::move(a.steps);
+  kept.overview = std::move(a.overview);
+  kept.comm_ops = std::move(a.comm_ops);
+  kept.comm_breakdowns = std::move(a.comm_breakdowns);
+  kept.step_marks = std::move(a.step_marks);
+  kept.gpu_ns = a.gpu_ns;
+  a = std::move(kept);
+}
+
 size_t WindowSummary(RankSummary& s, int64_t first, int64_t last) {
   RankAnalysis& a = s.analysis;
   std::vector<Step>& steps = a.steps.steps;
@@ -295,10 +332,7 @@ size_t WindowSummary(RankSummary& s, int64_t first, int64_t last) {
   Reaverage(a.overview);
   std::erase_if(a.comm_ops,
                 [&](const RankCommOp& o) { return o.start_ns < begin || o.start_ns >= end; });
-  a.candidates.clear();  // each was judged over the whole trace
-  a.kernels.clear();
-  a.operator_kernels.clear();
-  a.critical_paths.clear();
+  KeepAcrossRanks(a);
   return keep.size();
 }
 

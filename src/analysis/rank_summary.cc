@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "analysis/analyze.h"
@@ -24,16 +25,17 @@ RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
 
 namespace {
 
+// `all` sorted by rank: each of two summaries or more of one rank names the first other one.
 void MarkDuplicateRanks(std::vector<RankSummary>& all) {
-  for (size_t i = 0; i < all.size(); ++i) {
-    for (size_t j = 0; j < all.size(); ++j) {
+  for (size_t b = 0, e = 0; b < all.size(); b = e) {
+    for (e = b + 1; e < all.size() && all[e].info.rank == all[b].info.rank;) ++e;
+    if (e - b < 2) continue;
+    for (size_t i = b; i < e; ++i) {
       RankInfo& a = all[i].info;
-      if (i == j || a.rank != all[j].info.rank) continue;
       a.diagnostics.push_back({base::DiagnosticId::kDuplicateRank, 1,
                                fmt::format("{}: rank {} also comes from {}; each file is "
                                            "analysed as its own span",
-                                           a.path, a.rank, all[j].info.path)});
-      break;
+                                           a.path, a.rank, all[i == b ? b + 1 : b].info.path)});
     }
   }
 }
@@ -51,9 +53,15 @@ StatusOr<Summaries> CombineSummaries(std::vector<RankSummary> all, const std::st
           s.info.path, all.front().info.path));
     }
   }
-  std::stable_sort(all.begin(), all.end(), [](const RankSummary& a, const RankSummary& b) {
-    return a.info.rank < b.info.rank;
-  });
+  // By rank, stable; an index is sorted, so each summary (dozens of vectors) moves once.
+  std::vector<size_t> order(all.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return all[a].info.rank < all[b].info.rank; });
+  std::vector<RankSummary> sorted;
+  sorted.reserve(all.size());
+  for (size_t i : order) sorted.push_back(std::move(all[i]));
+  all = std::move(sorted);
   MarkDuplicateRanks(all);
   Summaries out;
   out.options = all.front().options;

@@ -22,6 +22,10 @@ void AddDataQualitySection(Report& r) {
     t.rows.push_back({std::string(d.name()), std::string(base::DataSeverityName(sev)), d.count,
                       std::string(d.meaning()), d.message});
   }
+  // One per rank file of 10,000 ranks: the terminal says where they are, report.json keeps them
+  // in its own "diagnostics" list only.
+  if (t.rows.size() > 30) t.kind = TableKind::kDetail;
+  if (t.rows.size() > 1000) t.csv_only = true;
   s.AddMetric("errors", "Diagnostics of error severity", errors, Unit::kCount);
   s.AddMetric("data_loss", "Diagnostics of data-loss severity", losses, Unit::kCount);
   if (r.diagnostics.empty()) s.notes.push_back("No diagnostic: the input was read whole.");

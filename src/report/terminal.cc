@@ -3,12 +3,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "base/text.h"
 #include "report/format.h"
 
 namespace trainprof::report {
 namespace {
+
+// At most kDiagnosticsPerName lines of one diagnostic, then how many more (one per rank file of
+// 10,000 would bury the report); every one is in diagnostics.csv.
+constexpr size_t kDiagnosticsPerName = 5;
+
+void RenderDiagnostics(const std::vector<Diagnostic>& all, std::ostream& out) {
+  std::map<std::string_view, size_t> seen;
+  for (const Diagnostic& d : all)
+    if (++seen[d.name()] <= kDiagnosticsPerName)
+      out << fmt::format("  [{}] {} (x{}): {}\n", SeverityName(SeverityFor(d.severity())), d.name(),
+                         d.count, d.message);
+  for (const auto& [name, n] : seen)
+    if (n > kDiagnosticsPerName)
+      out << fmt::format("  ... and {} more {} (all in diagnostics.csv)\n", n - kDiagnosticsPerName,
+                         name);
+}
 
 // Columns on screen: UTF-8 continuation bytes take none ("µs" is two columns).
 size_t DisplayWidth(const std::string& s) {
@@ -144,10 +161,7 @@ void TerminalRenderer::Render(const Report& r, std::ostream& out) const {
   }
   if (!r.diagnostics.empty()) {
     out << "\nDiagnostics\n-----------\n";
-    for (const Diagnostic& d : r.diagnostics) {
-      out << fmt::format("  [{}] {} (x{}): {}\n", SeverityName(SeverityFor(d.severity())), d.name(),
-                         d.count, d.message);
-    }
+    RenderDiagnostics(r.diagnostics, out);
   }
 }
 

@@ -4,9 +4,8 @@
 #include <sqlite3.h>
 
 namespace trainprof::trace {
-namespace {
 
-// `path` as a URI SQLite opens read-only and immutable: '%', '?' and '#' escaped.
+// '%', '?' and '#' escaped.
 std::string ImmutableUri(const std::string& path) {
   std::string uri = "file:";
   for (char c : path) {
@@ -17,8 +16,6 @@ std::string ImmutableUri(const std::string& path) {
   }
   return uri + "?mode=ro&immutable=1";
 }
-
-}  // namespace
 
 bool SqliteRow::Null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
 

@@ -21,6 +21,10 @@ struct sqlite3_stmt;
 
 namespace trainprof::trace {
 
+// The URI that opens `path` read-only and immutable (no locks, no journal looked for), for
+// sqlite3_open_v2 with SQLITE_OPEN_URI.
+std::string ImmutableUri(const std::string& path);
+
 // One result row; valid only inside the callback that receives it.
 class SqliteRow {
  public:
