@@ -58,10 +58,11 @@ inline constexpr const char* kExitSignal =
     "stopped by Ctrl-C (SIGINT), 143 by SIGTERM: reports of the completed steps written";
 
 // The `trainprof` binary leaves LibTorch and MPI out, so `analyze`, `diff` and `dataset` start
-// in milliseconds (Open MPI's libraries alone took 2 ms of every start); `profile` and
-// `analyze --mpi` run in `trainprof-profile` (next to it), which this execs. `what` names the
+// in milliseconds (Open MPI's libraries alone took 2 ms of every start); `profile` runs in
+// `trainprof-profile` (with LibTorch) and `analyze --mpi` in `trainprof-mpi` (with Open MPI, no
+// LibTorch: 100 MB less a process), both next to it, which this execs. `what` names the
 // command in the error. Returns only on failure, with the exit code.
-int ExecProfileBinary(char** argv, const char* what);
+int ExecSibling(char** argv, const char* binary, const char* what);
 
 // Registers `profile`; *run is set to the function that runs it.
 void AddProfileCommand(CLI::App& app, std::function<int()>* run);

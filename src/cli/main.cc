@@ -21,26 +21,29 @@
 #include <string>
 #include <string_view>
 
-int trainprof::cli::ExecProfileBinary(char** argv, const char* what) {
+int trainprof::cli::ExecSibling(char** argv, const char* binary, const char* what) {
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   std::string path = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string(argv[0]);
-  path = path.substr(0, path.find_last_of('/') + 1) + "trainprof-profile";
+  path = path.substr(0, path.find_last_of('/') + 1) + binary;
   execv(path.c_str(), argv);
   const int error = errno;
   fmt::print(stderr, "trainprof: {} runs in {}, which cannot be started: {}\n", what, path,
              std::strerror(error));
   if (error == ENOENT) {
-    fmt::print(stderr,
-               "trainprof: it is built by CMake where LibTorch is found (README); the pip "
-               "package does not have it\n");
+    fmt::print(
+        stderr,
+        "trainprof: it is built by CMake where {} is found (README); the pip package "
+        "does not have it\n",
+        std::string_view(binary) == "trainprof-mpi" ? "Open MPI (libopenmpi-dev)" : "LibTorch");
   }
   return trainprof::cli::kExitFailure;
 }
 
+#ifndef TRAINPROF_MPI_MAIN
 namespace {
 
-// Whether argv is `analyze ... --mpi ...`, which runs in trainprof-profile (it links MPI).
+// Whether argv is `analyze ... --mpi ...`, which runs in trainprof-mpi (it links MPI).
 bool IsMpiAnalyze(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "analyze") return false;
   for (int i = 2; i < argc; ++i) {
@@ -52,13 +55,17 @@ bool IsMpiAnalyze(int argc, char** argv) {
 }
 
 }  // namespace
+#endif  // TRAINPROF_MPI_MAIN
 #endif
 
 int main(int argc, char** argv) {
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
-    return trainprof::cli::ExecProfileBinary(argv, "profile");
-  if (IsMpiAnalyze(argc, argv)) return trainprof::cli::ExecProfileBinary(argv, "analyze --mpi");
+    return trainprof::cli::ExecSibling(argv, "trainprof-profile", "profile");
+#ifndef TRAINPROF_MPI_MAIN
+  if (IsMpiAnalyze(argc, argv))
+    return trainprof::cli::ExecSibling(argv, "trainprof-mpi", "analyze --mpi");
+#endif
 #endif
   try {
     CLI::App app{
