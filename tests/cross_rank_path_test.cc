@@ -90,6 +90,22 @@ TEST(CrossRankPath, ClockOffsetsOf50MsDoNotMoveIt) {
               static_cast<double>(apart.path.length_ns()), 0.01 * same.path.length_ns());
 }
 
+// A rank whose file was cut before its first step ended has no steps: the path runs until it
+// reaches that rank, and starts there.
+TEST(CrossRankPath, StopsAtARankWithoutSteps) {
+  testutil::AnalysedRanks r = testutil::AnalyseGeneratedRanks(testutil::GenerateWorld({}));
+  r.an[5].steps.steps.clear();
+  r.an[5].step_marks.clear();
+  const std::vector<analysis::RankInfo> infos = analysis::InfosOf(r.models);
+  const CrossRankPath p =
+      analysis::ComputeCrossRankPath(infos, r.an, analysis::MatchCollectives(infos, r.an));
+  ASSERT_TRUE(p.note.empty()) << p.note;
+  ASSERT_FALSE(p.segments.empty());
+  EXPECT_EQ(p.segments.front().model, 5u);
+  EXPECT_GE(p.segments.front().collective, 0);  // rank 5's last transfer, where the path starts
+  EXPECT_EQ(p.begin_ns, p.segments.front().begin_ns);
+}
+
 TEST(CrossRankPath, OneRankHasNone) {
   testutil::AnalysedRanks r =
       testutil::AnalyseGeneratedRanks({testutil::GenerateWorld({.ranks = 8}).front()});

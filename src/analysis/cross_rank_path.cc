@@ -85,18 +85,20 @@ std::string PathWalk::Prepare(const std::vector<RankInfo>& ranks) {
       const CommOp& op = c_.collectives[x].ops[k];
       ends_[op.model].push_back({op.end_ns - clocks_[op.model].offset_ns, x, k});
     }
+  bool any = false;
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (ends_[i].empty()) continue;
     const std::vector<Step>& st = an_[i].steps.steps;
-    if (st.empty() || an_[i].step_marks.size() != st.size())
-      return fmt::format("Rank {} ran collectives but has no analysed steps.", ranks[i].rank);
+    // A rank without steps (a file cut short) stays out: the path stops where it reaches it.
+    if (st.empty() || an_[i].step_marks.size() != st.size()) continue;
+    any = true;
     std::ranges::sort(ends_[i], {}, &End::end_ns);
     RankClock& r = clocks_[i];
     r.in_window = true;
     r.begin_ns = st.front().begin_ns - r.offset_ns;
     r.end_ns = st.back().end_ns - r.offset_ns;
   }
-  return "";
+  return any ? "" : "No rank that ran collectives has analysed steps.";
 }
 
 void PathWalk::AddWork(size_t model, int64_t from, int64_t to, const PathMark& a,

@@ -52,8 +52,9 @@ struct CrossRankPath {
   double ShareOf(size_t model) const;  // of the length, on that rank (0 to 1)
 };
 
-// Errors: none; without two ranks of matched collectives, trustworthy clock offsets and
-// analysed steps on every rank that ran them, `note` says which is missing.
+// Errors: none; without two ranks of matched collectives, trustworthy clock offsets and a rank
+// with analysed steps, `note` says which is missing. A rank without steps is left out: the path
+// starts where it reaches that rank.
 CrossRankPath ComputeCrossRankPath(const std::vector<RankInfo>& ranks,
                                    const std::vector<RankAnalysis>& an, const CollectivesResult& c);
 
