@@ -40,7 +40,7 @@ int trainprof::cli::ExecSibling(char** argv, const char* binary, const char* wha
   return trainprof::cli::kExitFailure;
 }
 
-#ifndef TRAINPROF_MPI_MAIN
+#if TRAINPROF_MPI_BINARY && !defined(TRAINPROF_MPI_MAIN)
 namespace {
 
 // Whether argv is `analyze ... --mpi ...`, which runs in trainprof-mpi (it links MPI).
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
     return trainprof::cli::ExecSibling(argv, "trainprof-profile", "profile");
-#ifndef TRAINPROF_MPI_MAIN
+#if TRAINPROF_MPI_BINARY && !defined(TRAINPROF_MPI_MAIN)
   if (IsMpiAnalyze(argc, argv))
     return trainprof::cli::ExecSibling(argv, "trainprof-mpi", "analyze --mpi");
 #endif
