@@ -445,9 +445,9 @@ def test_hta_tables_hold_htas_answers(name: str) -> None:
 
 # `trainprof analyze` options that are not analysis options: output, history, terminal, MPI,
 # and the memory snapshots' time window (snapshots are not traces).
-CLI_ONLY = {"format", "progress", "db", "mpi", "summary-only", "output-dir", "run-dir",
-            "overwrite", "mlflow", "mlflow-experiment", "tensorboard", "from", "to", "help",
-            "quiet"}
+CLI_ONLY = {"format", "progress", "db", "mpi", "summary-only", "digest", "output-dir",
+            "run-dir", "overwrite", "mlflow", "mlflow-experiment", "tensorboard", "from", "to",
+            "help", "quiet"}
 
 
 def test_every_analysis_option_of_the_cli_is_a_keyword() -> None:

@@ -458,7 +458,10 @@ def test_the_live_view_owns_the_bottom_rows_of_a_terminal(tmp_path: Path) -> Non
         "        s.step()\n"
         "print('done training', flush=True)\n")
     screens = _tmux_screens(tmp_path, script)
-    during = [sc for sc in screens if "trainprof live | step" in sc and "exit=" not in sc]
+    # While it trains: a screen taken after finish() (the rows given back, "finished") but
+    # before the shell printed exit= is not one.
+    during = [sc for sc in screens
+              if "trainprof live | step" in sc and "exit=" not in sc and "(finished)" not in sc]
     assert during, screens[-1]
     rows = during[-1].rstrip("\n").splitlines()
     assert rows[-6].startswith("trainprof live | step"), during[-1]  # the view: the bottom rows
