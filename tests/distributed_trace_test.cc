@@ -232,7 +232,10 @@ TEST(Distributed, TraceFilterTwoRealRanks) {
   bool doubt = false;
   for (const std::string& n : d->notes) doubt |= n.find("probably not") != std::string::npos;
   EXPECT_TRUE(doubt);
-  EXPECT_TRUE(analysis::StragglerCandidates(analysis::InfosOf(models), an, c).empty());
+  const std::vector<analysis::RankInfo> infos = analysis::InfosOf(models);
+  EXPECT_TRUE(
+      analysis::StragglerCandidates(infos, an, c, analysis::ComputeCrossRankPath(infos, an, c))
+          .empty());
 }
 
 // nccl_parser_config: today's kernels carry the collective's args, which the reader keeps.

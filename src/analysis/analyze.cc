@@ -367,23 +367,12 @@ bool AnalyzeInput::AnyGpuWork() const {
   return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
 }
 
-namespace {
-
-// The table's rows are in its CSV only (report.json and report.html name the file), shown as a
-// detail table.
-void KeepInCsvOnly(report::Table& t) {
-  t.csv_only = true;
-  if (t.kind == report::TableKind::kTable) t.kind = report::TableKind::kDetail;
-}
-
-}  // namespace
-
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
                             std::string title, std::vector<report::Column> cols,
                             report::TableKind kind, RankRowsFn rows_of) {
   report::Table& t = s.AddTable(std::move(id), std::move(title), std::move(cols), kind);
   if (in.ManyRanks()) {
-    KeepInCsvOnly(t);
+    t.KeepInCsvOnly();
     if (in.stream_rank_tables) {
       t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of));
       return t;
@@ -398,7 +387,7 @@ namespace {
 void LongTablesToCsv(report::Report& r) {
   for (report::Section& s : r.sections)
     for (report::Table& t : s.tables)
-      if (t.rows.size() > kMaxJsonRowsManyRanks) KeepInCsvOnly(t);
+      if (t.rows.size() > kMaxJsonRowsManyRanks) t.KeepInCsvOnly();
 }
 
 // The ranks the traces' world size names that no trace is for, when two or more were given: a
@@ -443,7 +432,8 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   AddAnalyzeConfig(r, models, o);
 
   const CollectivesResult collectives = MatchCollectives(models, an);
-  const AnalyzeInput in{models, an, o, collectives, RankLabels(models), stream_rank_tables};
+  const CrossRankPath path = ComputeCrossRankPath(models, an, collectives);
+  const AnalyzeInput in{models, an, o, collectives, path, RankLabels(models), stream_rank_tables};
   if (views == ReportViews::kAll)
     for (AddViewFn add : kViews) add(in, r);
   else

@@ -258,7 +258,7 @@ void AddPathTables(const AnalyzeInput& in, const CrossRankPath& p, report::Secti
 
 void AddCrossRankPathSection(const AnalyzeInput& in, report::Report& r) {
   if (in.ranks.size() < 2 || in.collectives.collectives.empty()) return;
-  const CrossRankPath p = ComputeCrossRankPath(in.ranks, in.analyses, in.collectives);
+  const CrossRankPath& p = in.cross_path;
   report::Section& s = r.AddSection("cross_rank_path", "Critical path across ranks");
   if (!p.note.empty()) {
     s.notes.push_back(p.note + " No critical path across ranks.");

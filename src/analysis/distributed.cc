@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/cross_rank_path.h"
 #include "analysis/culprit.h"
 #include "analysis/intervals.h"
 #include "analysis/sections/sections.h"
@@ -304,7 +303,7 @@ std::string StragglerAdvice(const std::string& cause) {
 
 std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an,
-                                           const CollectivesResult& c) {
+                                           const CollectivesResult& c, const CrossRankPath& path) {
   std::vector<LateRank> late = LateRanks(models.size(), c);
   auto [steps, median_step] = MedianSteps(an);
   if (median_step <= 0 || MatchDoubtful(c)) return {};
@@ -335,7 +334,6 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
       Types(l.types), kStragglerWaitPct);
   cand.detail = fmt::format("{:.3f} ms a step against a {:.3f} ms step; {}", Ms(per_step),
                             Ms(median_step), why.text);
-  const CrossRankPath path = ComputeCrossRankPath(models, an, c);
   if (path.length_ns() > 0)
     cand.detail += fmt::format(" {:.0f}% of the critical path across ranks runs on it.",
                                100 * path.ShareOf(top));

@@ -6,12 +6,13 @@
 //
 //   CollectivesResult c = MatchCollectives(models);
 //   AddDistributedView(in, report);  // sections.h: when two ranks or more ran collectives
-//   std::vector<Candidate> s = StragglerCandidates(models, analyses, c);
+//   std::vector<Candidate> s = StragglerCandidates(models, analyses, c, path);
 #pragma once
 
 #include <vector>
 
 #include "analysis/collectives.h"
+#include "analysis/cross_rank_path.h"
 #include "analysis/rank_analysis.h"
 #include "analysis/rank_parts.h"
 #include "report/report.h"
@@ -29,11 +30,12 @@ std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, con
 // not the same collectives, so neither the waits nor the offsets are to be used.
 bool MatchDoubtful(const CollectivesResult& c);
 
-// The straggler: the rank(s) the others wait for, by how much, at which collectives; at most one
-// candidate, empty when no rank crosses kStragglerWaitPct.
+// The straggler: the rank(s) the others wait for, by how much, at which collectives, and the
+// share of `path` (ComputeCrossRankPath of the same ranks) on it; at most one candidate, empty
+// when no rank crosses kStragglerWaitPct.
 std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an,
-                                           const CollectivesResult& c);
+                                           const CollectivesResult& c, const CrossRankPath& path);
 
 // With a straggler (rank `culprit`), the other ranks' "communication" candidates of ranks that
 // wait in collectives at least kStragglerWaitPct of their step become "waits_for_straggler":

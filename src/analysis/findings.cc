@@ -477,12 +477,9 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
 }
 
 void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
-                 const AnalyzeOptions& o, report::Section& rec,
-                 const CollectivesResult* collectives) {
-  const CollectivesResult matched =
-      collectives ? CollectivesResult{} : MatchCollectives(models, an);
-  const CollectivesResult& c = collectives ? *collectives : matched;
-  std::vector<Candidate> all = StragglerCandidates(models, an, c);
+                 const AnalyzeOptions& o, report::Section& rec, const CollectivesResult& c,
+                 const CrossRankPath& path) {
+  std::vector<Candidate> all = StragglerCandidates(models, an, c, path);
   const bool straggler = !all.empty();
   if (!straggler) all = ImbalanceCandidates(models, an);
   for (const RankAnalysis& a : an) all.insert(all.end(), a.candidates.begin(), a.candidates.end());
@@ -524,7 +521,7 @@ void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnal
 
 void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& rec = r.AddSection("recommendations", "Recommendations");
-  AddFindings(in.ranks, in.analyses, in.options, rec, &in.collectives);
+  AddFindings(in.ranks, in.analyses, in.options, rec, in.collectives, in.cross_path);
 }
 
 }  // namespace trainprof::analysis

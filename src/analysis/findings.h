@@ -5,13 +5,14 @@
 // symptoms. docs/trace-analysis.md lists the rules and their thresholds.
 //
 //   report::Section& rec = r.AddSection("recommendations", "Recommendations");
-//   AddFindings(models, analyses, options, rec);
+//   AddFindings(models, analyses, options, rec, collectives, ComputeCrossRankPath(...));
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "analysis/collectives.h"
+#include "analysis/cross_rank_path.h"
 #include "analysis/rank_analysis.h"
 #include "analysis/rank_parts.h"
 #include "report/report.h"
@@ -35,11 +36,11 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
                                            const std::vector<RankAnalysis>& an);
 
 // Merges, drops contradicted candidates, ranks, and writes them as the section's findings. The
-// straggler comes from `collectives` when it names one (matched here when null), else from the
-// step times (ImbalanceCandidates).
+// straggler comes from `collectives` when it names one (with its share of `path`), else from
+// the step times (ImbalanceCandidates).
 void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                  const AnalyzeOptions& o, report::Section& rec,
-                 const CollectivesResult* collectives = nullptr);
+                 const CollectivesResult& collectives, const CrossRankPath& path);
 
 inline constexpr double kRankImbalancePct = 10;
 

@@ -163,9 +163,10 @@ TEST(ManyRanks, EachDistinctRankNoteOnceNamingHowManyShareIt) {
   auto notes_of = [](size_t n) {
     const Ranks r = MakeRanks(n);
     const CollectivesResult none;
+    const CrossRankPath no_path;
     auto labels = std::make_shared<std::vector<std::string>>();
     for (size_t i = 0; i < n; ++i) labels->push_back(std::to_string(i));
-    const AnalyzeInput labelled{r.infos, r.analyses, r.options, none, labels, false};
+    const AnalyzeInput labelled{r.infos, r.analyses, r.options, none, no_path, labels, false};
     std::vector<std::string> notes;
     AddRankNotes(notes, labelled, [](size_t i) {
       if (i == 5) return std::string();

@@ -6,6 +6,10 @@
 
 namespace trainprof::report {
 
+// More diagnostics than this are in diagnostics.csv only, as the analyses' long per-rank tables
+// (analysis/sections/sections.h, kMaxJsonRowsManyRanks).
+constexpr size_t kMaxCsvOnlyDiagnostics = 1000;
+
 void AddDataQualitySection(Report& r) {
   Section& s = r.AddSection("data_quality", "Data quality");
   Table& t = s.AddTable("diagnostics", "What the input lacked, and what it means for the figures",
@@ -24,8 +28,8 @@ void AddDataQualitySection(Report& r) {
   }
   // One per rank file of 10,000 ranks: the terminal says where they are, report.json keeps them
   // in its own "diagnostics" list only.
-  if (t.rows.size() > 30) t.kind = TableKind::kDetail;
-  if (t.rows.size() > 1000) t.csv_only = true;
+  t.MarkLong();
+  if (t.rows.size() > kMaxCsvOnlyDiagnostics) t.KeepInCsvOnly();
   s.AddMetric("errors", "Diagnostics of error severity", errors, Unit::kCount);
   s.AddMetric("data_loss", "Diagnostics of data-loss severity", losses, Unit::kCount);
   if (r.diagnostics.empty()) s.notes.push_back("No diagnostic: the input was read whole.");

@@ -121,6 +121,9 @@ class RowSource {
   virtual void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const = 0;
 };
 
+// Rows of a table the terminal shows; a longer one is a detail table (Table::MarkLong).
+inline constexpr size_t kMaxTerminalRows = 30;
+
 struct Table {
   std::string id;     // file name stem of its CSV ("time_report" -> time_report.csv)
   std::string title;  // heading in the terminal
@@ -151,6 +154,18 @@ struct Table {
       source->AppendRows(p, block);
       f(static_cast<const std::vector<std::vector<Value>>&>(block));
     }
+  }
+
+  // A table longer than a terminal screen (kMaxTerminalRows) is kept for the CSV, report.json
+  // and report.html only: a detail table.
+  void MarkLong() {
+    if (rows.size() > kMaxTerminalRows) kind = TableKind::kDetail;
+  }
+  // Its rows in its CSV only (report.json and report.html name the file), shown as a detail
+  // table.
+  void KeepInCsvOnly() {
+    csv_only = true;
+    if (kind == TableKind::kTable) kind = TableKind::kDetail;
   }
 
   // The index of the column `key`, or -1.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/collectives.h"
+#include "analysis/cross_rank_path.h"
 #include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
@@ -31,6 +32,7 @@ struct AnalyzeInput {
   const std::vector<RankAnalysis>& analyses;
   const AnalyzeOptions& options;
   const CollectivesResult& collectives;
+  const CrossRankPath& cross_path;  // walked once from `collectives` (cross_rank_path.h)
   // Each rank's label (RankLabel), made once: a section asks for it per row.
   std::shared_ptr<const std::vector<std::string>> labels;
   // With more than kInlineRanks ranks: whether per-rank tables read `analyses` only when their
@@ -81,10 +83,7 @@ inline double Seconds(double ns) { return ns / 1e9; }
 inline double Ms(double ns) { return ns / 1e6; }
 
 // A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
-inline constexpr size_t kMaxTerminalRows = 30;
-inline void MarkLong(report::Table& t) {
-  if (t.rows.size() > kMaxTerminalRows) t.kind = report::TableKind::kDetail;
-}
+inline void MarkLong(report::Table& t) { t.MarkLong(); }
 
 // The cross-rank summary of a per-rank figure: each rank's value of each key (summed when a
 // rank has a key twice), then per key, in order of first appearance, how many ranks have it,
