@@ -447,7 +447,7 @@ std::string Analysis::Write(const std::string& dir, bool overwrite) const {
     report::Report r = run->report;  // the folder's own meta, as the CLI adds it
     std::string summary;
     written = report::WriteRunFolder(r, out, WallNs(), &summary,
-                                     analysis::RunExtras(run->summaries), &exported);
+                                     analysis::RunExtras(run->summaries, run->matched), &exported);
   }
   ThrowIfError(written.status(), false);
   ThrowIfError(exported, false);  // the folder stands; a copy of it elsewhere failed

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <thread>
 
 #include "analysis/collectives.h"
@@ -17,6 +18,7 @@
 #include "analysis/sections/sections.h"
 #include "base/parallel.h"
 #include "base/text.h"
+#include "report/packed_rows.h"
 
 namespace trainprof::analysis {
 
@@ -57,7 +59,7 @@ void RankViews(const trace::TraceModel& m, const AnalyzeOptions& o, const HtaOpt
         a.idle = ComputeIdleCauses(m, a.steps, o.dataloader_patterns, o.steps_from);
         a.memory = MemoryView(m);
         a.memcpy = MemcpyBandwidthByDirection(m);
-        a.comm_ops = RankCommOps(m);
+        a.comm_ops = RankCommOps(m, a.comm_names);
         a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
         MarkPath(m, o, a);
       },
@@ -384,10 +386,17 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
 
 namespace {
 
-void LongTablesToCsv(report::Report& r) {
-  for (report::Section& s : r.sections)
-    for (report::Table& t : s.tables)
-      if (t.rows.size() > kMaxJsonRowsManyRanks) t.KeepInCsvOnly();
+// With many ranks, each table of the sections from `first` on with more rows than
+// kMaxJsonRowsManyRanks is in its CSV only, its rows packed as soon as its view is built, so the
+// views' tables are never all held as values at once.
+void LongTablesToCsv(report::Report& r, size_t first) {
+  for (size_t i = first; i < r.sections.size(); ++i) {
+    for (report::Table& t : r.sections[i].tables) {
+      if (t.rows.size() <= kMaxJsonRowsManyRanks) continue;
+      t.KeepInCsvOnly();
+      report::PackRows(t);
+    }
+  }
 }
 
 // The ranks the traces' world size names that no trace is for, when two or more were given: a
@@ -418,7 +427,7 @@ report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
 report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
                                   const std::vector<RankAnalysis>& an, const AnalyzeOptions& o,
                                   const std::string& input, bool stream_rank_tables,
-                                  ReportViews views) {
+                                  ReportViews views, std::shared_ptr<const RanksMatched> matched) {
   report::Report r;
   r.kind = "analyze";
   r.title = fmt::format("trainprof analyze: {}", input);
@@ -431,15 +440,17 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   r.AddMeta("json_bytes", bytes, false);
   AddAnalyzeConfig(r, models, o);
 
-  const CollectivesResult collectives = MatchCollectives(models, an);
-  const CrossRankPath path = ComputeCrossRankPath(models, an, collectives);
-  const AnalyzeInput in{models, an, o, collectives, path, RankLabels(models), stream_rank_tables};
-  if (views == ReportViews::kAll)
-    for (AddViewFn add : kViews) add(in, r);
-  else
-    for (AddViewFn add : kAcrossRanksViews) add(in, r);
+  if (matched == nullptr) matched = MatchRanks(models, an);
+  const AnalyzeInput in{
+      models, an, o, matched->collectives, matched->path, RankLabels(models), stream_rank_tables};
+  const std::span<const AddViewFn> adds =
+      views == ReportViews::kAll ? std::span<const AddViewFn>(kViews) : kAcrossRanksViews;
+  for (AddViewFn add : adds) {
+    const size_t first = r.sections.size();
+    add(in, r);
+    if (in.ManyRanks()) LongTablesToCsv(r, first);
+  }
   MarkSectionsWithoutData(in, r);
-  if (in.ManyRanks()) LongTablesToCsv(r);
 
   for (const auto& m : models)
     r.diagnostics.insert(r.diagnostics.end(), m.diagnostics.begin(), m.diagnostics.end());

@@ -6,6 +6,7 @@
 //   report::Report r = BuildAnalyzeReport(ranks, a, o, "traces/");
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,15 @@ std::vector<RankAnalysis> AnalyzeAll(const std::vector<trace::TraceModel>& model
 // kAcrossRanks: only the sections a step window of digests answers (digest.h): the overview,
 // the distributed view, the critical path across ranks and the recommendations.
 enum class ReportViews { kAll, kAcrossRanks };
+struct RanksMatched;  // cross_rank_path.h
+// `matched`: MatchRanks(ranks, analyses) when the caller keeps it for the run's files; null:
+// made here.
 report::Report BuildAnalyzeReport(const std::vector<RankInfo>& ranks,
                                   const std::vector<RankAnalysis>& analyses,
                                   const AnalyzeOptions& o, const std::string& input,
                                   bool stream_rank_tables = false,
-                                  ReportViews views = ReportViews::kAll);
+                                  ReportViews views = ReportViews::kAll,
+                                  std::shared_ptr<const RanksMatched> matched = nullptr);
 report::Report BuildAnalyzeReport(const std::vector<trace::TraceModel>& models,
                                   const std::vector<RankAnalysis>& analyses,
                                   const AnalyzeOptions& o, const std::string& input);

@@ -56,26 +56,54 @@ std::string NameOr(const trace::TraceModel& m, uint32_t id, std::string fallback
   return id == trace::kNoName ? fallback : m.names[id];
 }
 
-// The collective's identity within its group on every rank.
-std::string MatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue, bool* by_seq) {
+// A rank's CommNames as they are made: each name's index.
+class NameTable {
+ public:
+  explicit NameTable(CommNames& names) : names_(names) {
+    for (size_t i = 0; i < names.size(); ++i) index_.emplace(names[i], static_cast<uint32_t>(i));
+  }
+  uint32_t operator()(const std::string& name) {
+    auto [it, fresh] = index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
+    if (fresh) names_.push_back(name);
+    return it->second;
+  }
+
+ private:
+  CommNames& names_;
+  std::unordered_map<std::string, uint32_t> index_;
+};
+
+// The collective's identity within its group on every rank: its key and how it is known.
+void SetMatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue, NameTable& names,
+                 RankCommOp& r) {
   const trace::CollectiveArgs* a = op.args;
-  *by_seq = true;
-  if (a && a->seq >= 0) return fmt::format("seq {}", a->seq);
-  if (a && a->comms_id != trace::kNoName) return fmt::format("comms id {}", m.names[a->comms_id]);
-  *by_seq = false;
-  return fmt::format("issue {}", issue);
+  if (a && a->seq >= 0) {
+    r.key_kind = CommKey::kSeq, r.key = a->seq;
+  } else if (a && a->comms_id != trace::kNoName) {
+    r.key_kind = CommKey::kCommsId, r.key = names(m.names[a->comms_id]);
+  } else {
+    r.key_kind = CommKey::kIssue, r.key = issue;
+  }
 }
 
-void Describe(const std::vector<RankInfo>& ranks,
-              const std::vector<std::vector<RankCommOp>>& comm_ops, Collective* c) {
+// Each rank's communication kernels and their names, by pointer: matching reads them where
+// they lie.
+struct RankComms {
+  const std::vector<RankCommOp>* ops;
+  const CommNames* names;
+};
+using CommOpsOf = std::vector<RankComms>;
+
+void Describe(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops, Collective* c) {
   std::sort(c->ops.begin(), c->ops.end(),
             [](const CommOp& a, const CommOp& b) { return a.rank < b.rank; });
   c->late = 0;
   for (size_t i = 1; i < c->ops.size(); ++i)
     if (c->ops[i].dur_ns() < c->ops[c->late].dur_ns()) c->late = i;
   c->transfer_ns = c->ops[c->late].dur_ns();
-  const RankCommOp& first = comm_ops[c->ops.front().model][c->ops.front().event];
-  c->type = first.type;
+  const RankComms& of = comm_ops[c->ops.front().model];
+  const RankCommOp& first = (*of.ops)[c->ops.front().event];
+  c->type = (*of.names)[first.type];
   c->bytes = first.bytes;
   c->group_size = first.group_size;
   if (c->group_size < static_cast<int64_t>(c->ops.size()))
@@ -175,15 +203,16 @@ int64_t DtypeBytes(std::string_view dtype) {
   return 0;
 }
 
-std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m) {
+std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m, CommNames& names) {
   std::vector<RankCommOp> out;
-  std::unordered_map<std::string, int64_t> issued;  // per group
+  NameTable index(names);
+  std::unordered_map<uint32_t, int64_t> issued;  // per group
   for (const RankOp& op : CommKernels(m)) {
     const trace::CollectiveArgs* a = op.args;
     RankCommOp r;
-    r.group = a ? NameOr(m, a->process_group, "") : "";
-    r.key = MatchKey(m, op, issued[r.group]++, &r.by_seq);
-    r.type = CollectiveType(a ? NameOr(m, a->collective, "") : "", m.name_of(op.event));
+    r.group = index(a ? NameOr(m, a->process_group, "") : "");
+    SetMatchKey(m, op, issued[r.group]++, index, r);
+    r.type = index(CollectiveType(a ? NameOr(m, a->collective, "") : "", m.name_of(op.event)));
     if (a && a->dtype != trace::kNoName) {
       int64_t n = std::max(a->in_nelems, a->out_nelems);
       int64_t b = DtypeBytes(m.names[a->dtype]);
@@ -192,23 +221,36 @@ std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m) {
     r.group_size = a && a->group_size > 0 ? a->group_size : m.world_size;
     r.start_ns = m.ts_ns[op.event];
     r.end_ns = m.end_ns(op.event);
-    out.push_back(std::move(r));
+    out.push_back(r);
   }
   return out;
 }
 
-CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
-                                   const std::vector<std::vector<RankCommOp>>& comm_ops) {
+// The key matching one op across ranks: its group's name, how it is known, and its key (a
+// comms id by its text).
+std::string MatchMapKey(const RankCommOp& op, const CommNames& names) {
+  std::string k = names[op.group];
+  k += '\x1f';
+  k += static_cast<char>(op.key_kind);
+  if (op.key_kind == CommKey::kCommsId) return k + names[static_cast<size_t>(op.key)];
+  k.append(reinterpret_cast<const char*>(&op.key), sizeof op.key);
+  return k;
+}
+
+namespace {
+
+CollectivesResult MatchOps(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops) {
   CollectivesResult res;
   std::unordered_map<std::string, size_t> index;  // group + key -> collective
   bool any_seq = false;
   for (size_t mi = 0; mi < ranks.size(); ++mi) {
-    const std::vector<RankCommOp>& ops = comm_ops[mi];
+    const std::vector<RankCommOp>& ops = *comm_ops[mi].ops;
+    const CommNames& names = *comm_ops[mi].names;
     for (size_t k = 0; k < ops.size(); ++k) {
       const RankCommOp& op = ops[k];
-      any_seq |= op.by_seq;
-      auto [it, fresh] = index.try_emplace(op.group + '\x1f' + op.key, res.collectives.size());
-      if (fresh) res.collectives.push_back({op.group, op.key});
+      any_seq |= op.by_seq();
+      auto [it, fresh] = index.try_emplace(MatchMapKey(op, names), res.collectives.size());
+      if (fresh) res.collectives.push_back({names[op.group], CommKeyText(op, names)});
       res.collectives[it->second].ops.push_back(
           {mi, ranks[mi].rank, static_cast<uint32_t>(k), op.start_ns, op.end_ns});
     }
@@ -228,18 +270,26 @@ CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
   return res;
 }
 
+}  // namespace
+
 CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
                                    const std::vector<RankAnalysis>& analyses) {
-  std::vector<std::vector<RankCommOp>> ops;
-  ops.reserve(analyses.size());
-  for (const RankAnalysis& a : analyses) ops.push_back(a.comm_ops);
-  return MatchCollectives(ranks, ops);
+  CommOpsOf of;
+  of.reserve(analyses.size());
+  for (const RankAnalysis& a : analyses) of.push_back({&a.comm_ops, &a.comm_names});
+  return MatchOps(ranks, of);
 }
 
 CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models) {
+  std::vector<CommNames> names(models.size(), CommNames{""});
   std::vector<std::vector<RankCommOp>> ops;
-  for (const trace::TraceModel& m : models) ops.push_back(RankCommOps(m));
-  return MatchCollectives(InfosOf(models), ops);
+  CommOpsOf of;
+  ops.reserve(models.size());
+  for (size_t i = 0; i < models.size(); ++i) {
+    ops.push_back(RankCommOps(models[i], names[i]));
+    of.push_back({&ops.back(), &names[i]});
+  }
+  return MatchOps(InfosOf(models), of);
 }
 
 }  // namespace trainprof::analysis

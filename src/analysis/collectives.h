@@ -79,14 +79,12 @@ int64_t DtypeBytes(std::string_view dtype);
 // are false).
 std::vector<bool> CommunicationNames(const trace::TraceModel& m);
 
-// One rank's communication kernels, described, in order of issue (its launch call's start).
-std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m);
+// One rank's communication kernels, described, in order of issue (its launch call's start),
+// their names added to `names` (RankAnalysis::comm_names).
+std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m, CommNames& names);
 
-// Matches the ranks' RankCommOps (`comm_ops[i]` of `ranks[i]`). Errors: none; ranks without
-// communication kernels contribute nothing.
-CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
-                                   const std::vector<std::vector<RankCommOp>>& comm_ops);
-// The same from the ranks' analyses (RankAnalysis::comm_ops), or straight from the models.
+// Matches the ranks' RankCommOps (RankAnalysis::comm_ops of `ranks[i]`), or straight from the
+// models. Errors: none; ranks without communication kernels contribute nothing.
 CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
                                    const std::vector<RankAnalysis>& analyses);
 CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models);

@@ -203,6 +203,14 @@ CrossRankPath ComputeCrossRankPath(const std::vector<RankInfo>& ranks,
   return walk.Walk();
 }
 
+std::shared_ptr<const RanksMatched> MatchRanks(const std::vector<RankInfo>& ranks,
+                                               const std::vector<RankAnalysis>& an) {
+  auto m = std::make_shared<RanksMatched>();
+  m->collectives = MatchCollectives(ranks, an);
+  m->path = ComputeCrossRankPath(ranks, an, m->collectives);
+  return m;
+}
+
 namespace {
 
 struct RankShare {

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,16 @@ struct CrossRankPath {
 // starts where it reaches that rank.
 CrossRankPath ComputeCrossRankPath(const std::vector<RankInfo>& ranks,
                                    const std::vector<RankAnalysis>& an, const CollectivesResult& c);
+
+// The collectives matched across ranks and the path walked on them: made once a report (the
+// most memory a report of many ranks takes after the ranks' own), read by its sections and by
+// the files written with it (cross_rank_path.trace.json, critical_path.trace.json).
+struct RanksMatched {
+  CollectivesResult collectives;
+  CrossRankPath path;
+};
+std::shared_ptr<const RanksMatched> MatchRanks(const std::vector<RankInfo>& ranks,
+                                               const std::vector<RankAnalysis>& an);
 
 // The path on one timeline for Perfetto: a track per rank it visits, a slice per segment named
 // by what dominates it, arrows where it jumps between ranks.

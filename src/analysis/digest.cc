@@ -133,10 +133,10 @@ bool WriteCollectives(sqlite3* db, const RankAnalysis& a) {
   for (size_t i = 0; i < a.comm_ops.size(); ++i) {
     const RankCommOp& o = a.comm_ops[i];
     ok = st.Int(static_cast<int64_t>(i))
-             .Text(o.group)
-             .Text(o.key)
-             .Int(o.by_seq)
-             .Text(o.type)
+             .Text(a.comm_names[o.group])
+             .Text(CommKeyText(o, a.comm_names))
+             .Int(o.by_seq())
+             .Text(a.comm_names[o.type])
              .Int(o.bytes)
              .Int(o.group_size)
              .Int(o.start_ns)
@@ -310,6 +310,7 @@ void KeepAcrossRanks(RankAnalysis& a) {
   kept.steps = std::move(a.steps);
   kept.overview = std::move(a.overview);
   kept.comm_ops = std::move(a.comm_ops);
+  kept.comm_names = std::move(a.comm_names);
   kept.comm_breakdowns = std::move(a.comm_breakdowns);
   kept.step_marks = std::move(a.step_marks);
   kept.gpu_ns = a.gpu_ns;

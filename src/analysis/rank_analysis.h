@@ -61,6 +61,7 @@ struct RankAnalysis {
   int64_t gpu_ns = 0;  // every GPU event's time in the trace: what the views' coverage is of
   // For the multi-rank report (rank_parts.h).
   std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue
+  CommNames comm_names{""};                    // their process groups, types and comms ids
   std::vector<CommBreakdown> comm_breakdowns;  // one per step of `steps`
   std::vector<StepMarks> step_marks;           // one per step of `steps` (cross_rank_path.h)
   std::vector<Candidate> candidates;           // this rank's recommendation candidates

@@ -1,5 +1,7 @@
 #include "analysis/rank_parts.h"
 
+#include <fmt/format.h>
+
 namespace trainprof::analysis {
 
 RankInfo InfoOf(const trace::TraceModel& m) {
@@ -23,6 +25,18 @@ std::vector<RankInfo> InfosOf(const std::vector<trace::TraceModel>& models) {
   out.reserve(models.size());
   for (const trace::TraceModel& m : models) out.push_back(InfoOf(m));
   return out;
+}
+
+std::string CommKeyText(const RankCommOp& o, const CommNames& names) {
+  switch (o.key_kind) {
+    case CommKey::kSeq:
+      return fmt::format("seq {}", o.key);
+    case CommKey::kCommsId:
+      return fmt::format("comms id {}", names.at(static_cast<size_t>(o.key)));
+    case CommKey::kIssue:
+      break;
+  }
+  return fmt::format("issue {}", o.key);
 }
 
 }  // namespace trainprof::analysis

@@ -66,18 +66,31 @@ struct StepMarks {
   PathMark begin, end;
 };
 
+// How a communication kernel is known within its group on every rank: its sequence number
+// ("Seq"), its comms id ("Comms Id"), else its place in the order of issue.
+enum class CommKey : uint8_t { kIssue, kSeq, kCommsId };
+
 // A communication kernel of one rank, described but not yet matched (collectives.h), in order
-// of issue.
+// of issue. Its names are indices into the rank's RankAnalysis::comm_names, which holds each
+// process group, type and comms id once: at ten thousand ranks of thousands of kernels, these
+// records are most of what a report holds.
 struct RankCommOp {
-  std::string group;       // the process group's name; "" when the trace names none
-  std::string key;         // its identity in the group: "seq 12", "comms id 7", "issue 3"
-  bool by_seq = false;     // the key is a sequence number or comms id
-  std::string type;        // "allreduce", ... ("" unknown)
+  int64_t key = 0;  // the sequence number, the order of issue in the group, or the comms id's index
+                    // in comm_names
   int64_t bytes = -1;      // message size; -1 when the trace does not give it
   int64_t group_size = 0;  // the "Group size" arg, else the world size
   int64_t start_ns = 0, end_ns = 0;
   PathMark at_start, at_end;
+  uint32_t group = 0;  // the process group's name; 0: "", the trace names none
+  uint32_t type = 0;   // "allreduce", ...; 0: "", unknown
+  CommKey key_kind = CommKey::kIssue;
+  bool by_seq() const { return key_kind != CommKey::kIssue; }  // a sequence number or comms id
 };
+
+// A rank's names for its RankCommOps: [0] is "", then each distinct name once.
+using CommNames = std::vector<std::string>;
+// The op's identity in its group as the report writes it: "seq 12", "comms id 7", "issue 3".
+std::string CommKeyText(const RankCommOp& o, const CommNames& names);
 
 // One critical-path window of one rank, with the names resolved (critical_path_report.h).
 struct CpWindow {

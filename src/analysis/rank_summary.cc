@@ -23,6 +23,11 @@ RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
   return s;
 }
 
+void Compact(RankSummary& s) {
+  StatusOr<RankSummary> back = DecodeSummary(EncodeSummary(s));
+  if (back.ok()) s = std::move(*back);
+}
+
 namespace {
 
 // `all` sorted by rank: each of two summaries or more of one rank names the first other one.

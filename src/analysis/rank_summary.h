@@ -34,9 +34,13 @@ struct RankSummary {
 RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
                           const std::string& input);
 
+// The summary held in as little memory as it takes (every list at its length, as decoded): a
+// rank analysed in place holds its lists' spare room, a third of it for a large world's ranks.
+void Compact(RankSummary& s);
+
 // The file format: "TPSUMMARY", a format version, then the fields in a fixed order
 // (little-endian integers and doubles, strings and lists with their length first).
-inline constexpr uint32_t kSummaryVersion = 8;
+inline constexpr uint32_t kSummaryVersion = 9;
 inline constexpr std::string_view kSummaryExtension = ".tpsum";
 std::string EncodeSummary(const RankSummary& s);
 // Errors: not a summary, another version, or cut short (the message says which).

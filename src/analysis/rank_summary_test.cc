@@ -24,7 +24,8 @@ RankSummary Sample(int64_t rank) {
   a.gpus.push_back({.device = 0, .utilization_pct = 51.5, .occupancy_pct = 12.25});
   a.gpus[0].utilization_curve = {{1, 0.5}, {2, 0.0}};
   a.hta.kernel_types = {{"COMPUTATION", 42}};
-  a.comm_ops.push_back({.group = "0", .key = "seq 1", .by_seq = true, .bytes = 4096});
+  a.comm_names = {"", "0", "allreduce"};
+  a.comm_ops.push_back({.key = 1, .bytes = 4096, .group = 1, .type = 2, .key_kind = CommKey::kSeq});
   a.candidates.push_back({.key = "dataloader", .rank = rank, .figure = 12.5});
   CpWindow w;
   w.label = "forward:1";
@@ -47,6 +48,8 @@ TEST(RankSummary, RoundTripsEveryField) {
   EXPECT_FALSE(back->analysis.gpus[0].sm_efficiency_pct.has_value());
   EXPECT_EQ(back->analysis.critical_paths[0].edges[0].type, CpEdge::kSync);
   EXPECT_EQ(back->analysis.comm_ops[0].bytes, 4096);
+  EXPECT_EQ(back->analysis.comm_names[back->analysis.comm_ops[0].type], "allreduce");
+  EXPECT_EQ(CommKeyText(back->analysis.comm_ops[0], back->analysis.comm_names), "seq 1");
 }
 
 TEST(RankSummary, RefusesWhatIsNotAWholeSummaryOfThisVersion) {

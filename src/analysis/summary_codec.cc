@@ -98,8 +98,8 @@ template <class A> void Fields(A& a, KernelSequence& k) { a(k.op, k.kernels, k.c
 template <class A> void Fields(A& a, PathMark& m) { a(m.compute_ns, m.data_ns); }
 template <class A> void Fields(A& a, StepMarks& m) { a(m.begin, m.end); }
 template <class A> void Fields(A& a, RankCommOp& o) {
-  a(o.group, o.key, o.by_seq, o.type, o.bytes, o.group_size, o.start_ns, o.end_ns, o.at_start,
-    o.at_end);
+  a(o.key, o.bytes, o.group_size, o.start_ns, o.end_ns, o.at_start, o.at_end, o.group, o.type,
+    o.key_kind);
 }
 
 template <class A> void Fields(A& a, CommBreakdown& b) {
@@ -160,7 +160,7 @@ template <class A> void Fields(A& a, IdleGap& g) {
 template <class A> void Fields(A& a, IdleCauses& c) { a(c.idle_ns, c.ns, c.largest); }
 template <class A> void Fields(A& a, RankAnalysis& r) {
   a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
-    r.modules, r.kernel_sequences, r.comm_ops, r.comm_breakdowns, r.step_marks, r.candidates,
+    r.modules, r.kernel_sequences, r.comm_ops, r.comm_names, r.comm_breakdowns, r.step_marks, r.candidates,
     r.critical_paths);
   a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories,
     r.idle, r.gpu_ns);

@@ -148,7 +148,8 @@ int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& 
 int EmitRun(analysis::RunResult& run, const AnalyzeFlags& f, const Options::Output& out,
             std::string* json) {
   report::Report& r = run.report;
-  const int code = Emit(r, f, /*record=*/true, json, &out, analysis::RunExtras(run.summaries));
+  const int code =
+      Emit(r, f, /*record=*/true, json, &out, analysis::RunExtras(run.summaries, run.matched));
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)

@@ -1,6 +1,6 @@
 // `trainprof analyze --mpi PATH` under mpirun: MPI process k reads and summarises the rank files
 // k, k + N, k + 2N, ... of each run where they lie; only the summaries (the .tpsum bytes) travel
-// to process 0, one process's at a time, and it writes the report, identical to a run without
+// to process 0, a few MB at a time, and it writes the report, identical to a run without
 // MPI whatever N. Built only when CMake finds MPI
 // (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
 #include <fmt/format.h>
@@ -40,21 +40,28 @@ bool GetU64(std::string_view in, size_t* pos, uint64_t* v) {
   return true;
 }
 
-// One process's results for a run: per file it read, its index in the run, 1 and the summary's
-// bytes, or 0 and the error message.
-std::string Pack(const std::vector<size_t>& index,
-                 std::vector<StatusOr<analysis::RankSummary> >& results) {
-  std::string out;
+// One process's results for a run, in messages of about kChunkBytes: per file it read, its
+// index in the run, 1 and the summary's bytes, or 0 and the error message. Each result is let go
+// as it is packed.
+constexpr size_t kChunkBytes = size_t{4} << 20;
+
+std::vector<std::string> Pack(const std::vector<size_t>& index,
+                              std::vector<StatusOr<analysis::RankSummary> >& results) {
+  std::vector<std::string> chunks(1);
   for (size_t k = 0; k < index.size(); ++k) {
     const bool ok = results[k].ok();
     const std::string bytes =
         ok ? analysis::EncodeSummary(*results[k]) : std::string(results[k].status().message());
+    results[k] = InvalidArgument("sent");
+    if (chunks.back().size() + bytes.size() > kChunkBytes && !chunks.back().empty())
+      chunks.emplace_back();
+    std::string& out = chunks.back();
     PutU64(out, index[k]);
     PutU64(out, ok ? 1 : 0);
     PutU64(out, bytes.size());
     out += bytes;
   }
-  return out;
+  return chunks;
 }
 
 // Decodes one process's packed results into their places in `out` (the run's file order).
@@ -84,9 +91,9 @@ std::string ReceiveFrom(int from) {
 }
 
 // This process's share of a run (files rank, rank + size, ...), summarised. Process 0 keeps its
-// own results as they are and decodes the others' one process at a time, letting each one's
-// bytes go before the next arrives, so it never holds every rank's bytes at once; it returns
-// every file's result. The others send theirs and return nothing.
+// own results as they are and decodes the others' one message at a time (a few MB), letting each
+// one's bytes go before the next arrives, so it never holds more than one message's bytes; it
+// returns every file's result. The others send theirs and return nothing.
 std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& run,
                                                          const AnalyzeFlags& f, int rank,
                                                          int size) {
@@ -96,11 +103,17 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& 
     mine.push_back(run.files[i]), index.push_back(i);
   std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
   if (rank != 0) {
-    std::string packed = Pack(index, results);
+    std::vector<std::string> chunks = Pack(index, results);
     results.clear();
-    // Over INT_MAX bytes cannot be counted in one message: sent empty, said as missing results.
-    const int len = packed.size() > INT_MAX ? 0 : static_cast<int>(packed.size());
-    MPI_Send(packed.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
+    // Then an empty message: the end. One over INT_MAX bytes (a single summary that large)
+    // cannot be counted in a message: it ends the results early, said as missing ones.
+    chunks.emplace_back();
+    for (std::string& chunk : chunks) {
+      const int len = chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
+      MPI_Send(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
+      std::string().swap(chunk);
+      if (len == 0) break;
+    }
     return {};
   }
   std::vector<StatusOr<analysis::RankSummary> > out;
@@ -109,7 +122,9 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& 
     out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
   for (size_t k = 0; k < index.size(); ++k) out[index[k]] = std::move(results[k]);
   results.clear();
-  for (int from = 1; from < size; ++from) UnpackInto(ReceiveFrom(from), out);
+  for (int from = 1; from < size; ++from)
+    for (std::string chunk = ReceiveFrom(from); !chunk.empty(); chunk = ReceiveFrom(from))
+      UnpackInto(chunk, out);
   return out;
 }
 

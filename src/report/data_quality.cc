@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/diagnostics.h"
+#include "report/packed_rows.h"
 
 namespace trainprof::report {
 
@@ -29,7 +30,7 @@ void AddDataQualitySection(Report& r) {
   // One per rank file of 10,000 ranks: the terminal says where they are, report.json keeps them
   // in its own "diagnostics" list only.
   t.MarkLong();
-  if (t.rows.size() > kMaxCsvOnlyDiagnostics) t.KeepInCsvOnly();
+  if (t.rows.size() > kMaxCsvOnlyDiagnostics) t.KeepInCsvOnly(), PackRows(t);
   s.AddMetric("errors", "Diagnostics of error severity", errors, Unit::kCount);
   s.AddMetric("data_loss", "Diagnostics of data-loss severity", losses, Unit::kCount);
   if (r.diagnostics.empty()) s.notes.push_back("No diagnostic: the input was read whole.");

@@ -6,8 +6,10 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/cross_rank_path.h"
 #include "analysis/digest.h"
 #include "analysis/run/snapshot_run.h"
+#include "analysis/sections/sections.h"
 #include "report/data_quality.h"
 #include "trace/process_merge.h"
 
@@ -49,12 +51,12 @@ std::string NothingToAnalyse(const Summaries& s, const std::string& what) {
 
 // Every section, the files read (meta files.N), the entries skipped (input_skipped
 // diagnostics) and the data-quality section. Many ranks' tables read `s` as they are written.
-report::Report BuildRunReport(const Summaries& s, const RunInputs& in,
-                              const std::vector<std::string>& skipped) {
+report::Report BuildRunReport(const Summaries& s, std::shared_ptr<const RanksMatched> matched,
+                              const RunInputs& in, const std::vector<std::string>& skipped) {
   const std::vector<std::string>& files = in.files;
-  report::Report r =
-      BuildAnalyzeReport(s.ranks, s.analyses, s.options, s.input, /*stream_rank_tables=*/true,
-                         in.step_range ? ReportViews::kAcrossRanks : ReportViews::kAll);
+  report::Report r = BuildAnalyzeReport(
+      s.ranks, s.analyses, s.options, s.input, /*stream_rank_tables=*/true,
+      in.step_range ? ReportViews::kAcrossRanks : ReportViews::kAll, std::move(matched));
   if (in.step_range)
     r.AddMeta("step_range", fmt::format("{}-{}", in.step_range->first, in.step_range->second));
   for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
@@ -136,6 +138,7 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
   AnalyzeOptions o = ToOptions(r);
   o.split_lone_rank = LoneRankHasSpareCore(files.size(), r.threads);
   std::vector<std::optional<StatusOr<RankSummary>>> results(files.size());
+  const bool compact = files.size() > kInlineRanks;
   trace::ForEachTraceFile(files, ReadOptionsOf(r, hooks),
                           [&](size_t i, StatusOr<trace::TraceModel> m) {
                             if (!m.ok()) {
@@ -144,6 +147,7 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
                             }
                             RankSummary s = SummariseRank(*m, o, input);
                             if (hooks.model) hooks.model(i, *m, s);
+                            if (compact) Compact(s);  // many ranks: held until the report
                             results[i].emplace(std::move(s));
                           });
   std::vector<StatusOr<RankSummary>> out;
@@ -185,7 +189,8 @@ StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInpu
   auto out = std::make_unique<RunResult>();
   out->summaries = std::move(all);
   // Built in place: with many ranks its tables read out->summaries as they are written.
-  out->report = BuildRunReport(out->summaries, in, read.skipped);
+  out->matched = MatchRanks(out->summaries.ranks, out->summaries.analyses);
+  out->report = BuildRunReport(out->summaries, out->matched, in, read.skipped);
   out->files = in.files;
   return out;
 }

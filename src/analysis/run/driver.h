@@ -91,6 +91,7 @@ StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSu
 // as they are written (keep the result until the report is written).
 struct RunResult {
   Summaries summaries;
+  std::shared_ptr<const RanksMatched> matched;  // the report's, kept for the run's files
   report::Report report;
   std::vector<std::string> files;  // as read (meta files.N)
 };

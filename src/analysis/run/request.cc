@@ -33,8 +33,7 @@ namespace {
 
 // The clock offsets estimated from collective ends, one per rank, when they can be trusted
 // (distributed.h's MatchDoubtful); else none.
-std::vector<int64_t> AlignedOffsets(const Summaries& s) {
-  const CollectivesResult c = MatchCollectives(s.ranks, s.analyses);
+std::vector<int64_t> AlignedOffsets(const CollectivesResult& c) {
   std::vector<int64_t> out;
   if (c.collectives.empty() || MatchDoubtful(c)) return out;
   for (const ClockOffset& o : c.offsets) out.push_back(o.offset_ns);
@@ -43,40 +42,39 @@ std::vector<int64_t> AlignedOffsets(const Summaries& s) {
 
 }  // namespace
 
-report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& dir) {
-  return {"critical_path.trace.json", [&s, dir]() -> Status {
+report::ExtraFile CriticalPathTraceFile(const Summaries& s, std::shared_ptr<const RanksMatched> m,
+                                        const std::string& dir) {
+  return {"critical_path.trace.json", [&s, m, dir]() -> Status {
             trace::ChromeTraceWriter w;
             TRAINPROF_RETURN_IF_ERROR(w.Open(dir + "/critical_path.trace.json"));
-            WriteCriticalPathTrace(s.ranks, s.analyses, AlignedOffsets(s), w);
+            WriteCriticalPathTrace(s.ranks, s.analyses, AlignedOffsets(m->collectives), w);
             return w.Close();
           }};
 }
 
 namespace {
 
-// cross_rank_path.trace.json when two ranks or more ran collectives.
-void AddCrossRankPathFile(const Summaries& s, const std::string& dir,
-                          std::vector<report::ExtraFile>& extra) {
-  if (s.ranks.size() < 2) return;
-  auto c = std::make_shared<CollectivesResult>(MatchCollectives(s.ranks, s.analyses));
-  auto p = std::make_shared<CrossRankPath>(ComputeCrossRankPath(s.ranks, s.analyses, *c));
-  if (!p->note.empty() || p->segments.empty()) return;
+// cross_rank_path.trace.json when two ranks or more ran collectives and the path was walked.
+void AddCrossRankPathFile(const Summaries& s, std::shared_ptr<const RanksMatched> m,
+                          const std::string& dir, std::vector<report::ExtraFile>& extra) {
+  if (s.ranks.size() < 2 || !m->path.note.empty() || m->path.segments.empty()) return;
   const std::string path = dir + "/cross_rank_path.trace.json";
-  extra.push_back({"cross_rank_path.trace.json", [&s, c, p, path]() -> Status {
+  extra.push_back({"cross_rank_path.trace.json", [&s, m, path]() -> Status {
                      trace::ChromeTraceWriter w;
                      TRAINPROF_RETURN_IF_ERROR(w.Open(path));
-                     WriteCrossRankPathTrace(s.ranks, *c, *p, w);
+                     WriteCrossRankPathTrace(s.ranks, m->collectives, m->path, w);
                      return w.Close();
                    }});
 }
 
 }  // namespace
 
-report::ExtrasFor RunExtras(const Summaries& s) {
-  return [&s](const std::string& dir) {
+report::ExtrasFor RunExtras(const Summaries& s, std::shared_ptr<const RanksMatched> m) {
+  if (m == nullptr) m = MatchRanks(s.ranks, s.analyses);
+  return [&s, m](const std::string& dir) {
     std::vector<report::ExtraFile> extra;
-    if (s.options.critical_path) extra.push_back(CriticalPathTraceFile(s, dir));
-    AddCrossRankPathFile(s, dir, extra);
+    if (s.options.critical_path) extra.push_back(CriticalPathTraceFile(s, m, dir));
+    AddCrossRankPathFile(s, m, dir, extra);
     return extra;
   };
 }

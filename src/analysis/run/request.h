@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,12 +49,16 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r);
 // dropped (concurrently for different files): what a caller computes beyond the summary.
 using ModelHook = std::function<void(size_t file, const trace::TraceModel&, const RankSummary&)>;
 
+struct RanksMatched;  // cross_rank_path.h
+
 // critical_path.trace.json in `dir`: the paths of --critical-path for Perfetto, the ranks on
-// one clock. `s` must outlive the returned writer.
-report::ExtraFile CriticalPathTraceFile(const Summaries& s, const std::string& dir);
+// one clock (`m`: MatchRanks of `s`). `s` must outlive the returned writer.
+report::ExtraFile CriticalPathTraceFile(const Summaries& s, std::shared_ptr<const RanksMatched> m,
+                                        const std::string& dir);
 
 // The files a run folder of `s` gets beyond the report's own (critical_path.trace.json with
-// --critical-path), for report::WriteRunFolder. `s` must outlive the writing.
-report::ExtrasFor RunExtras(const Summaries& s);
+// --critical-path, cross_rank_path.trace.json), for report::WriteRunFolder; `m` is MatchRanks
+// of `s`, as the report was built from. `s` must outlive the writing.
+report::ExtrasFor RunExtras(const Summaries& s, std::shared_ptr<const RanksMatched> m);
 
 }  // namespace trainprof::analysis
