@@ -1,8 +1,8 @@
-// `trainprof analyze --mpi PATH` under mpirun: MPI process k reads and summarises the rank files
-// k, k + N, k + 2N, ... of each run where they lie; only the summaries (the .tpsum bytes) travel
-// to process 0, a few MB at a time, and it writes the report, identical to a run without
-// MPI whatever N. Built only when CMake finds MPI
-// (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
+// `trainprof analyze --mpi PATH` under mpirun: MPI process k reads and summarises its share of
+// each run's rank files where they lie (its own ranks' when the file names say which rank each
+// is, else files k, k + N, ...); only the summaries (the .tpsum bytes) travel to process 0, a
+// few MB at a time, and it writes the report, identical to a run without MPI whatever N. Built
+// only when CMake finds MPI (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
 #include <fmt/format.h>
 
 #include "cli/analyze_run.h"
@@ -90,17 +90,17 @@ std::string ReceiveFrom(int from) {
   return bytes;
 }
 
-// This process's share of a run (files rank, rank + size, ...), summarised. Process 0 keeps its
+// This process's share of a run (trace::ShareOfFiles: its own ranks' files when the names say
+// which rank each is), summarised. Process 0 keeps its
 // own results as they are and decodes the others' one message at a time (a few MB), letting each
 // one's bytes go before the next arrives, so it never holds more than one message's bytes; it
 // returns every file's result. The others send theirs and return nothing.
 std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& run,
                                                          const AnalyzeFlags& f, int rank,
                                                          int size) {
+  const std::vector<size_t> index = trace::ShareOfFiles(run.files, rank, size);
   std::vector<std::string> mine;
-  std::vector<size_t> index;
-  for (size_t i = static_cast<size_t>(rank); i < run.files.size(); i += static_cast<size_t>(size))
-    mine.push_back(run.files[i]), index.push_back(i);
+  for (size_t i : index) mine.push_back(run.files[i]);
   std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
   if (rank != 0) {
     std::vector<std::string> chunks = Pack(index, results);
