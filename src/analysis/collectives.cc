@@ -226,6 +226,8 @@ std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m, CommNames& names
   return out;
 }
 
+namespace {
+
 // The key matching one op across ranks: its group's name, how it is known, and its key (a
 // comms id by its text).
 std::string MatchMapKey(const RankCommOp& op, const CommNames& names) {
@@ -236,8 +238,6 @@ std::string MatchMapKey(const RankCommOp& op, const CommNames& names) {
   k.append(reinterpret_cast<const char*>(&op.key), sizeof op.key);
   return k;
 }
-
-namespace {
 
 CollectivesResult MatchOps(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops) {
   CollectivesResult res;

@@ -68,6 +68,11 @@ TEST(RankSummary, RefusesWhatIsNotAWholeSummaryOfThisVersion) {
   std::string huge = bytes;
   for (size_t i = 51; i < 59; ++i) huge[i] = '\xff';  // the length of dataloader_patterns
   EXPECT_FALSE(DecodeSummary(huge).ok());
+  // A communication kernel naming a name its rank does not hold.
+  RankSummary bad = Sample(0);
+  bad.analysis.comm_ops[0].group = 7;
+  EXPECT_NE(DecodeSummary(EncodeSummary(bad)).status().message().find("out of range"),
+            std::string::npos);
 }
 
 TEST(RankSummary, CombinesInRankOrderAndMarksDuplicates) {

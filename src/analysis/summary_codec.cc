@@ -3,6 +3,7 @@
 // here and kSummaryVersion raised; the merge == whole test fails otherwise.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <optional>
@@ -301,6 +302,20 @@ std::string EncodeSummary(const RankSummary& s) {
   return std::move(e.out);
 }
 
+namespace {
+
+// A communication kernel's names are indices into its rank's comm_names: a corrupt file could
+// put them out of range.
+bool CommNamesInRange(const RankAnalysis& a) {
+  const auto n = static_cast<int64_t>(a.comm_names.size());
+  return std::ranges::all_of(a.comm_ops, [n](const RankCommOp& o) {
+    return o.group < n && o.type < n &&
+           (o.key_kind != CommKey::kCommsId || (o.key >= 0 && o.key < n));
+  });
+}
+
+}  // namespace
+
 StatusOr<RankSummary> DecodeSummary(std::string_view bytes) {
   if (!bytes.starts_with(kMagic))
     return InvalidArgument("not a trainprof rank summary (no TPSUMMARY header)");
@@ -317,6 +332,8 @@ StatusOr<RankSummary> DecodeSummary(std::string_view bytes) {
   d(s);
   if (d.bad()) return InvalidArgument("rank summary cut short or corrupt");
   if (d.left() != 0) return InvalidArgument("rank summary has bytes after its end");
+  if (!CommNamesInRange(s.analysis))
+    return InvalidArgument("rank summary corrupt: a communication kernel's name is out of range");
   return s;
 }
 
