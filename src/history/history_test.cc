@@ -13,6 +13,7 @@
 #include "history/key_figures.h"
 #include "history/run_db.h"
 #include "history/run_spread.h"
+#include "report/packed_rows.h"
 #include "util/golden.h"
 
 namespace trainprof::history {
@@ -74,6 +75,11 @@ TEST(KeyFiguresTest, AnUnmarkedDataLoaderShareIsUnknown) {
   EXPECT_TRUE(std::isnan(ExtractKeyFigures(r).Get("dataloader_share")));
   p.metrics[0].value = int64_t{3};
   EXPECT_DOUBLE_EQ(ExtractKeyFigures(r).Get("dataloader_share"), 0.0);
+  // Many ranks' averages are in their CSV only, packed: the share is read from them all the same.
+  report::Table& avg = r.sections[0].tables[0];
+  avg.KeepInCsvOnly();
+  report::PackRows(avg);
+  EXPECT_DOUBLE_EQ(ExtractKeyFigures(r).Get("dataloader_share"), 0.0);
 }
 
 // `run --traces` without a Session inside: no speed section, so its step times are those of the
@@ -96,6 +102,12 @@ TEST(KeyFiguresTest, ARunWithTracesHasTheTracesStepTime) {
   const RunRecord rec = RecordFromReport(r, "/tmp/x", {});
   EXPECT_EQ(rec.steps, 3);
   EXPECT_TRUE(std::isfinite(rec.step_log_sd));
+  // Many ranks' table is in its CSV only, its rows packed: they are read all the same.
+  t.KeepInCsvOnly();
+  report::PackRows(t);
+  ASSERT_TRUE(t.rows.empty());
+  EXPECT_DOUBLE_EQ(ExtractKeyFigures(r).Get("step_time_median"), 0.022);
+  EXPECT_EQ(RecordFromReport(r, "/tmp/x", {}).steps, 3);
 }
 
 TEST(KeyFiguresTest, ConfigHashIgnoresOutputKeys) {

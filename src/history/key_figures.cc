@@ -20,17 +20,24 @@ double MetricValue(const report::Report& r, std::string_view section, std::strin
   return m != nullptr ? report::AsNumber(m->value) : kNaN;
 }
 
-// The value of `value_key` in the row whose `match_key` column is `match`.
+// The value of `value_key` in the first row whose `match_key` column is `match`. A table of
+// many ranks may be in its CSV only: its rows are read block by block, as the CSV writer reads
+// them.
 double RowValue(const report::Table* t, std::string_view match_key, std::string_view match,
                 std::string_view value_key) {
   if (t == nullptr) return kNaN;
   const int m = t->ColumnIndex(match_key), v = t->ColumnIndex(value_key);
   if (m < 0 || v < 0) return kNaN;
-  for (const auto& row : t->rows) {
-    const auto* s = std::get_if<std::string>(&row[m]);
-    if (s != nullptr && *s == match) return report::AsNumber(row[v]);
-  }
-  return kNaN;
+  double found = kNaN;
+  bool seen = false;
+  t->ForEachRowBlock([&](const std::vector<std::vector<report::Value>>& rows) {
+    for (const auto& row : rows) {
+      const auto* s = std::get_if<std::string>(&row[m]);
+      if (seen || s == nullptr || *s != match) continue;
+      found = report::AsNumber(row[v]), seen = true;
+    }
+  });
+  return found;
 }
 
 double ColumnMean(const report::Table* t, std::string_view key) {
@@ -38,10 +45,12 @@ double ColumnMean(const report::Table* t, std::string_view key) {
   if (c < 0) return kNaN;
   double sum = 0;
   int n = 0;
-  for (const auto& row : t->rows) {
-    double v = report::AsNumber(row[c]);
-    if (std::isfinite(v)) sum += v, ++n;
-  }
+  t->ForEachRowBlock([&](const std::vector<std::vector<report::Value>>& rows) {
+    for (const auto& row : rows) {
+      double v = report::AsNumber(row[c]);
+      if (std::isfinite(v)) sum += v, ++n;
+    }
+  });
   return n > 0 ? sum / n : kNaN;
 }
 

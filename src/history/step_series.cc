@@ -47,15 +47,18 @@ void AnalyzeSteps(const report::Report& r, StepSeries& out) {
   // Steps in order of first appearance, each the mean over the ranks that have it.
   std::map<std::string, size_t> index;
   std::vector<std::pair<double, int>> sums;
-  for (const auto& row : t->rows) {
-    const double v = report::AsNumber(row[static_cast<size_t>(time)]);
-    if (!(v > 0)) continue;
-    const std::string key = report::FormatMachine(row[static_cast<size_t>(step)]);
-    auto [it, added] = index.emplace(key, sums.size());
-    if (added) sums.emplace_back(0.0, 0);
-    sums[it->second].first += v;
-    sums[it->second].second += 1;
-  }
+  // Many ranks' table is in its CSV only: its rows come block by block from its source.
+  t->ForEachRowBlock([&](const std::vector<std::vector<report::Value>>& rows) {
+    for (const auto& row : rows) {
+      const double v = report::AsNumber(row[static_cast<size_t>(time)]);
+      if (!(v > 0)) continue;
+      const std::string key = report::FormatMachine(row[static_cast<size_t>(step)]);
+      auto [it, added] = index.emplace(key, sums.size());
+      if (added) sums.emplace_back(0.0, 0);
+      sums[it->second].first += v;
+      sums[it->second].second += 1;
+    }
+  });
   if (sums.empty()) return;
   out.step_time_s.emplace_back();
   for (const auto& [sum, n] : sums) out.step_time_s.back().push_back(sum / n);

@@ -186,33 +186,74 @@ int64_t StepNumber(const Value& v, int64_t fallback) {
   return std::stoll(name.substr(from));
 }
 
-// A step_breakdown row's values: step_time_s and its parts as step_breakdown/<column>.
+// A step_breakdown column's tag: step_time_s, and its parts as step_breakdown/<column>; "" for
+// the rank and step columns.
+std::string StepTag(const std::string& key) {
+  if (key == "rank" || key == "step") return "";
+  return key == "step_time_s" ? key : "step_breakdown/" + key;
+}
+
+// A step_breakdown row's values, each tag after `prefix`.
 std::vector<std::string> StepValues(const Table& t, const std::vector<Value>& row,
                                     const std::string& prefix) {
   std::vector<std::string> values;
   for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
-    const std::string& key = t.columns[c].key;
-    if (key == "rank" || key == "step" || !IsNumericValue(row[c])) continue;
-    const std::string tag = key == "step_time_s" ? key : "step_breakdown/" + key;
-    values.push_back(ScalarValue(prefix + tag, AsNumber(row[c])));
+    const std::string tag = StepTag(t.columns[c].key);
+    if (!tag.empty() && IsNumericValue(row[c]))
+      values.push_back(ScalarValue(prefix + tag, AsNumber(row[c])));
   }
   return values;
 }
 
+// Up to this many ranks, an analyze run's step times are a curve per rank and figure
+// (rank<r>/...); with more, one curve per figure, its mean over the ranks at each step
+// (ranks_mean/...): ten thousand ranks make a dozen curves, not a hundred thousand.
+constexpr size_t kMaxRankCurves = 8;
+
+void AddMeanStepTimes(const Table& t, int rank, int step, double start, EventFile& file) {
+  std::map<std::string, int64_t> rows_of_rank;
+  std::map<int64_t, std::vector<std::pair<double, int64_t>>> sums;  // step -> per column
+  t.ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
+    for (const auto& row : rows) {
+      const int64_t n =
+          StepNumber(CellAt(row, step), rows_of_rank[FormatMachine(CellAt(row, rank))]++);
+      auto& sum = sums[n];
+      sum.resize(t.columns.size());
+      for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c)
+        if (IsNumericValue(row[c])) sum[c].first += AsNumber(row[c]), ++sum[c].second;
+    }
+  });
+  for (const auto& [n, sum] : sums) {
+    std::vector<std::string> values;
+    for (size_t c = 0; c < sum.size(); ++c) {
+      const std::string tag = StepTag(t.columns[c].key);
+      if (!tag.empty() && sum[c].second > 0)
+        values.push_back(ScalarValue("ranks_mean/" + tag, sum[c].first / sum[c].second));
+    }
+    file.AddSummary(start, n, values);
+  }
+}
+
 // overview.step_breakdown of an analyze report, per step (the number in "ProfilerStep#1009");
-// with several ranks, each rank's under rank<r>/.
+// with several ranks, each rank's under rank<r>/, with more than kMaxRankCurves their mean. Many
+// ranks' table is in its CSV only: its rows are read block by block from its source.
 void AddStepTimes(const Report& r, double start, EventFile& file) {
   const Table* t = r.FindTable("overview", "step_breakdown");
   if (t == nullptr) return;
   const int rank = t->ColumnIndex("rank"), step = t->ColumnIndex("step");
   std::map<std::string, int64_t> rows_of_rank;
-  for (const auto& row : t->rows) rows_of_rank[FormatMachine(CellAt(row, rank))] = 0;
+  t->ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
+    for (const auto& row : rows) rows_of_rank[FormatMachine(CellAt(row, rank))] = 0;
+  });
+  if (rows_of_rank.size() > kMaxRankCurves) return AddMeanStepTimes(*t, rank, step, start, file);
   const bool several = rows_of_rank.size() > 1;
-  for (const auto& row : t->rows) {
-    const std::string rk = FormatMachine(CellAt(row, rank));
-    const int64_t n = StepNumber(CellAt(row, step), rows_of_rank[rk]++);
-    file.AddSummary(start, n, StepValues(*t, row, several ? "rank" + rk + "/" : ""));
-  }
+  t->ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
+    for (const auto& row : rows) {
+      const std::string rk = FormatMachine(CellAt(row, rank));
+      const int64_t n = StepNumber(CellAt(row, step), rows_of_rank[rk]++);
+      file.AddSummary(start, n, StepValues(*t, row, several ? "rank" + rk + "/" : ""));
+    }
+  });
 }
 
 // system.system_timeseries: each numeric column but time_s as system/<column>, step = row.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 
+#include "report/packed_rows.h"
 #include "util/golden.h"
 
 namespace trainprof::report {
@@ -327,7 +328,8 @@ TEST(TensorBoardExportTest, WritesRatesMetricsSystemSeriesAndSummary) {
   EXPECT_EQ(texts, 1);
 }
 
-TEST(TensorBoardExportTest, AnalyzeStepTimesPerStepAndRank) {
+// An analyze report's per-step table; `packed`: in its CSV only, as many ranks' is.
+Report StepReport(bool packed) {
   Report r;
   r.kind = "analyze";
   Table& t = r.AddSection("overview", "Overview")
@@ -339,6 +341,14 @@ TEST(TensorBoardExportTest, AnalyzeStepTimesPerStepAndRank) {
   t.rows.push_back({std::string("0"), std::string("ProfilerStep#1009"), 0.075, 0.045});
   t.rows.push_back({std::string("0"), std::string("ProfilerStep#1010"), 0.077, 0.047});
   t.rows.push_back({std::string("1"), std::string("ProfilerStep#1009"), 0.080, 0.040});
+  if (packed) t.KeepInCsvOnly(), PackRows(t);
+  return r;
+}
+
+class AnalyzeStepTimes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AnalyzeStepTimes, PerStepAndRank) {
+  const Report r = StepReport(GetParam());
   const std::string logdir = testutil::FreshTempDir() + "/tb";
   ASSERT_TRUE(WriteTensorBoardEvents(r, "", logdir).ok());
   const std::vector<Event> events = ReadEvents(logdir);
@@ -351,6 +361,32 @@ TEST(TensorBoardExportTest, AnalyzeStepTimesPerStepAndRank) {
   EXPECT_FLOAT_EQ(Scalars(events, "rank1/step_breakdown/kernel_s")[0].value, 0.040f);
   for (const Event& e : events)  // no created_utc: the time of the export
     EXPECT_GT(e.wall_time, kStart - 86400 * 365);
+}
+
+INSTANTIATE_TEST_SUITE_P(HeldOrInCsvOnly, AnalyzeStepTimes, ::testing::Bool());
+
+// Ten ranks: a curve per figure, its mean over the ranks, not one per rank and figure.
+TEST(TensorBoardExportTest, ManyRanksStepTimesAreTheirMean) {
+  Report r;
+  r.kind = "analyze";
+  Table& t = r.AddSection("overview", "Overview")
+                 .AddTable("step_breakdown", "Steps",
+                           {{"rank", "Rank", Unit::kText},
+                            {"step", "Step", Unit::kText},
+                            {"step_time_s", "Step time", Unit::kSeconds}});
+  for (int rank = 0; rank < 10; ++rank)
+    for (int step : {7, 8})
+      t.rows.push_back({std::to_string(rank), "ProfilerStep#" + std::to_string(step),
+                        0.100 + 0.010 * rank + (step == 8 ? 0.5 : 0.0)});
+  const std::string logdir = testutil::FreshTempDir() + "/tb";
+  ASSERT_TRUE(WriteTensorBoardEvents(r, "", logdir).ok());
+  const std::vector<Event> events = ReadEvents(logdir);
+  const std::vector<Point> mean = Scalars(events, "ranks_mean/step_time_s");
+  ASSERT_EQ(mean.size(), 2u);
+  EXPECT_EQ(mean[0].step, 7);
+  EXPECT_FLOAT_EQ(mean[0].value, 0.145f);
+  EXPECT_FLOAT_EQ(mean[1].value, 0.645f);
+  EXPECT_TRUE(Scalars(events, "rank0/step_time_s").empty());
 }
 
 TEST(TensorBoardExportTest, PooledRepeatsGetACurveEach) {
