@@ -242,6 +242,49 @@ TEST(Mpi, TheSameCulpritWhateverTheProcessCount) {
 #endif
 }
 
+// Traces on node-local disks: each "node" (a process's working folder) holds only its own ranks'
+// traces under the same relative path, and a third holds none. The processes' listings are
+// merged, each file is read by a process that sees it, and the report is that of all the traces
+// in one folder.
+TEST(Mpi, NodeLocalTracesAreReadWhereTheyLie) {
+#ifndef TRAINPROF_HAVE_MPI
+  GTEST_SKIP() << "trainprof was built without MPI";
+#else
+  const std::string mpirun = testutil::FindOnPath("mpirun");
+  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  const std::string tmp = testutil::FreshTempDir(), all = GeneratedRanks(tmp + "/all", 4);
+  for (int r = 0; r < 4; ++r) {
+    const std::string node = tmp + (r < 2 ? "/a/traces" : "/b/traces");
+    std::filesystem::create_directories(node);
+    const std::string name = fmt::format("/rank{}.pt.trace.json", r);
+    std::filesystem::copy_file(all + name, node + name);
+  }
+  std::filesystem::create_directories(tmp + "/c");
+  // One MPI application context per node: `-wdir DIR trainprof analyze traces --mpi ...`.
+  auto on = [&](const std::string& dir) {
+    std::vector<std::string> args = {"-n", "1", "-wdir", tmp + dir};
+    for (const std::string& a : Cli({"analyze", "traces", "--mpi", "--run-dir", tmp + "/out",
+                                     "--overwrite", "--progress", "off", "-q"}))
+      args.push_back(a);
+    return args;
+  };
+  std::vector<std::string> one = {mpirun, "--allow-run-as-root", "--oversubscribe"};
+  std::vector<std::string> three = one;
+  for (const std::string& a : on("/all")) one.push_back(a);
+  for (const char* dir : {"/a", "/b", "/c"}) {
+    if (three.size() > 3) three.push_back(":");
+    for (const std::string& a : on(dir)) three.push_back(a);
+  }
+  auto whole = RunProcess(one);
+  ASSERT_EQ(whole.exit_code, 0) << whole.out << whole.err;
+  const nlohmann::json expected = Comparable(tmp + "/out");
+  auto spread = RunProcess(three);
+  ASSERT_EQ(spread.exit_code, 0) << spread.out << spread.err;
+  EXPECT_EQ(Comparable(tmp + "/out"), expected);
+  EXPECT_EQ(testutil::ReadText(tmp + "/out/report.json").find("files.4"), std::string::npos);
+#endif
+}
+
 // `analyze --digest` then `merge` of the digests: the same report without the traces, and with
 // --step-range the questions across ranks over other steps.
 TEST(Merge, DigestsAskAgainWithoutTheTraces) {

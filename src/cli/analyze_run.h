@@ -99,8 +99,9 @@ int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
 // DIR/<trace file name>.tpsum for each summary. Errors: the folder or a file cannot be written.
 Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir);
 
-// `analyze --mpi` (mpi_analyze.cc): this process's share of the listing's ranks, reduced to
-// MPI rank 0, which writes the report. Without MPI support: an error saying so.
-int RunAnalyzeMpi(const AnalyzeFlags& f, const trace::TraceListing& listing);
+// `analyze --mpi` (mpi_analyze.cc): every process's listing merged (a process's own may have
+// failed: its node holds no trace), this process's share of the ranks read, reduced to MPI rank
+// 0, which writes the report. Without MPI support: an error saying so.
+int RunAnalyzeMpi(const AnalyzeFlags& f, const StatusOr<trace::TraceListing>& listing);
 
 }  // namespace trainprof::cli

@@ -1,11 +1,14 @@
 // `trainprof analyze --mpi PATH` under mpirun: MPI process k reads and summarises its share of
-// each run's rank files where they lie (its own ranks' when the file names say which rank each
-// is, else files k, k + N, ...); only the summaries (the .tpsum bytes) travel to process 0, a
-// few MB at a time, and it writes the report, identical to a run without MPI whatever N. Built
-// only when CMake finds MPI (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
+// each run's rank files where they lie: every process lists PATH, and when the listings differ
+// (traces on node-local disks) process 0 merges them and gives each file to a process that sees
+// it (trace/file_shares.h); within that, its own ranks' files when the names say which rank each
+// is. Only the summaries (the .tpsum bytes) travel to process 0, a few MB at a time, and it
+// writes the report, identical to a run without MPI whatever N. Built only when CMake finds MPI
+// (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
 #include <fmt/format.h>
 
 #include "cli/analyze_run.h"
+#include "trace/file_shares.h"
 
 #ifdef TRAINPROF_HAVE_MPI
 #include <mpi.h>
@@ -13,12 +16,13 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 #endif
 
 namespace trainprof::cli {
 
 #ifndef TRAINPROF_HAVE_MPI
-int RunAnalyzeMpi(const AnalyzeFlags&, const trace::TraceListing&) {
+int RunAnalyzeMpi(const AnalyzeFlags&, const StatusOr<trace::TraceListing>&) {
   fmt::print(stderr,
              "trainprof: --mpi: this trainprof was built without MPI (install libopenmpi-dev "
              "and build again; CMake finds it with find_package(MPI))\n");
@@ -90,15 +94,16 @@ std::string ReceiveFrom(int from) {
   return bytes;
 }
 
-// This process's share of a run (trace::ShareOfFiles: its own ranks' files when the names say
-// which rank each is), summarised. Process 0 keeps its
-// own results as they are and decodes the others' one message at a time (a few MB), letting each
-// one's bytes go before the next arrives, so it never holds more than one message's bytes; it
-// returns every file's result. The others send theirs and return nothing.
-std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& run,
-                                                         const AnalyzeFlags& f, int rank,
+// This process's share of run `r` of the shared listing (the files it owns), summarised.
+// Process 0 keeps its own results as they are and decodes the others' one message at a time
+// (a few MB), letting each one's bytes go before the next arrives, so it never holds more than
+// one message's bytes; it returns every file's result. The others send theirs and return
+// nothing.
+std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedListing& shared,
+                                                         size_t r, const AnalyzeFlags& f, int rank,
                                                          int size) {
-  const std::vector<size_t> index = trace::ShareOfFiles(run.files, rank, size);
+  const trace::TraceRun& run = shared.listing.runs[r];
+  const std::vector<size_t> index = trace::FilesOf(shared, r, rank);
   std::vector<std::string> mine;
   for (size_t i : index) mine.push_back(run.files[i]);
   std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
@@ -128,9 +133,74 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::TraceRun& 
   return out;
 }
 
+// Whether every process listed the same bytes: the least and greatest hash agree.
+bool ListedAlike(const std::string& bytes) {
+  const uint64_t h = std::hash<std::string>{}(bytes);
+  uint64_t least = h, most = h;
+  MPI_Allreduce(&h, &least, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&h, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return least == most;
+}
+
+// Every process's listing at process 0 (its own at index 0); elsewhere none.
+std::vector<std::string> GatherListings(const std::string& bytes, int rank, int size) {
+  const int len = bytes.size() > INT_MAX ? 0 : static_cast<int>(bytes.size());
+  std::vector<int> lens(static_cast<size_t>(size)), at(static_cast<size_t>(size));
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int64_t total = 0;
+  for (int p = 0; p < size; ++p)
+    at[static_cast<size_t>(p)] = static_cast<int>(total), total += lens[static_cast<size_t>(p)];
+  // Past INT_MAX bytes in all, the displacements overflow: each process's listing is then sent
+  // on its own, the same bytes.
+  std::string all(rank == 0 && total <= INT_MAX ? static_cast<size_t>(total) : 0, '\0');
+  std::vector<std::string> out;
+  if (total <= INT_MAX) {
+    MPI_Gatherv(bytes.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0,
+                MPI_COMM_WORLD);
+    for (int p = 0; rank == 0 && p < size; ++p)
+      out.push_back(all.substr(static_cast<size_t>(at[static_cast<size_t>(p)]),
+                               static_cast<size_t>(lens[static_cast<size_t>(p)])));
+    return out;
+  }
+  if (rank != 0) {
+    MPI_Send(bytes.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
+    return out;
+  }
+  out.push_back(bytes);
+  for (int p = 1; p < size; ++p) out.push_back(ReceiveFrom(p));
+  return out;
+}
+
+// The listing every process reads from, with each file's owner. On a shared file system every
+// process listed the same, and keeps its own; else (node-local disks) process 0 merges the
+// listings, assigns each file to a process that sees it, and sends the result to every process.
+StatusOr<trace::SharedListing> ShareListing(const StatusOr<trace::TraceListing>& mine, int rank,
+                                            int size) {
+  const std::string bytes = trace::EncodeListing(mine.ok() ? *mine : trace::TraceListing{});
+  if (ListedAlike(bytes))
+    return trace::SameEverywhere(mine.ok() ? *mine : trace::TraceListing{}, size);
+  std::string shared;
+  if (const std::vector<std::string> all = GatherListings(bytes, rank, size); rank == 0) {
+    std::vector<trace::TraceListing> listings;
+    for (const std::string& one : all) {
+      StatusOr<trace::TraceListing> l = trace::DecodeListing(one);
+      listings.push_back(l.ok() ? std::move(*l) : trace::TraceListing{});
+    }
+    trace::SharedListing merged = trace::MergeListings(listings);
+    trace::AssignOwners(merged, size);
+    shared = trace::EncodeSharedListing(merged);
+  }
+  uint64_t n = shared.size();
+  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (n > INT_MAX) return InvalidArgument("the merged listing of the MPI processes is over 2 GB");
+  shared.resize(n);
+  MPI_Bcast(shared.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return trace::DecodeSharedListing(shared);
+}
+
 }  // namespace
 
-int RunAnalyzeMpi(const AnalyzeFlags& f, const trace::TraceListing& listing) {
+int RunAnalyzeMpi(const AnalyzeFlags& f, const StatusOr<trace::TraceListing>& listing) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) MPI_Init(nullptr, nullptr);
@@ -138,11 +208,22 @@ int RunAnalyzeMpi(const AnalyzeFlags& f, const trace::TraceListing& listing) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int code = kExitOk;
-  if (rank == 0) {
-    code = AnalyzeRuns(f, listing,
-                       [&](const trace::TraceRun& run) { return ShareOfRun(run, f, rank, size); });
+  StatusOr<trace::SharedListing> shared = ShareListing(listing, rank, size);
+  if (!shared.ok() || shared->listing.runs.empty()) {
+    if (rank == 0) {
+      fmt::print(stderr, "trainprof: {}\n",
+                 !shared.ok()   ? shared.status().message()
+                 : listing.ok() ? fmt::format("{}: no MPI process found a trace", f.path)
+                                : listing.status().message());
+    }
+    code = kExitBadInput;
+  } else if (rank == 0) {
+    size_t next = 0;  // AnalyzeRuns asks for the runs in their order
+    code = AnalyzeRuns(f, shared->listing, [&](const trace::TraceRun&) {
+      return ShareOfRun(*shared, next++, f, rank, size);
+    });
   } else {
-    for (const trace::TraceRun& run : listing.runs) ShareOfRun(run, f, rank, size);
+    for (size_t r = 0; r < shared->listing.runs.size(); ++r) ShareOfRun(*shared, r, f, rank, size);
   }
   // Every process exits with the worst code: process 0's, or a digest another could not write.
   if (DigestFailed().load()) code = std::max(code, kExitNoOutput);

@@ -3,13 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "base/atomic_file.h"
@@ -210,39 +208,6 @@ StatusOr<std::vector<TraceModel>> ReadTraceFiles(const std::vector<std::string>&
       break;
     }
   }
-  return out;
-}
-
-int64_t RankInFileName(std::string_view path) {
-  std::string name(path.substr(path.find_last_of('/') + 1));  // npos + 1: the whole path
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
-    size_t d = at + 4;
-    if (d < name.size() && (name[d] == '_' || name[d] == '-')) ++d;
-    size_t end = d;
-    while (end < name.size() && end - d < 9 && std::isdigit(static_cast<unsigned char>(name[end])))
-      ++end;
-    if (end > d) return std::stoll(name.substr(d, end - d));
-  }
-  return -1;
-}
-
-std::vector<size_t> ShareOfFiles(const std::vector<std::string>& files, int process,
-                                 int processes) {
-  std::vector<int64_t> ranks;
-  std::set<int64_t> distinct;
-  for (const std::string& f : files)
-    ranks.push_back(RankInFileName(f)), distinct.insert(ranks.back());
-  const bool by_rank = !files.empty() && distinct.size() == files.size() && *distinct.begin() >= 0;
-  std::vector<size_t> out;
-  const auto n = static_cast<size_t>(processes), p = static_cast<size_t>(process);
-  if (!by_rank) {
-    for (size_t i = p; i < files.size(); i += n) out.push_back(i);
-    return out;
-  }
-  const auto world = static_cast<size_t>(*distinct.rbegin()) + 1;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (static_cast<size_t>(ranks[i]) * n / world == p) out.push_back(i);
   return out;
 }
 

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "trace/trace_model.h"
@@ -39,17 +38,6 @@ struct TraceListing {
 };
 // Errors: the path does not exist; no trace file anywhere below the folder (naming it).
 StatusOr<TraceListing> ListTraceRuns(const std::string& path);
-
-// The rank number a trace file's name carries ("rank12.pt.trace.json", "job_rank-3.json": the
-// digits after "rank", "rank_" or "rank-", any case), else -1.
-int64_t RankInFileName(std::string_view path);
-
-// The files (indices into `files`, ascending) process `process` of `processes` reads under
-// `analyze --mpi`. When every name carries a rank number (RankInFileName), each a different
-// one, rank r's file goes to process r * processes / world (world: the highest rank + 1): with a
-// process per rank each reads its own rank's file, with a process per node its node's ranks (as
-// torchrun numbers them). Else files process, process + processes, ... in order.
-std::vector<size_t> ShareOfFiles(const std::vector<std::string>& files, int process, int processes);
 
 struct ReadManyOptions {
   int threads = 0;  // 0: one per core, at most one per file

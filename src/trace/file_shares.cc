@@ -1,0 +1,215 @@
+#include "trace/file_shares.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace trainprof::trace {
+
+int64_t RankInFileName(std::string_view path) {
+  std::string name(path.substr(path.find_last_of('/') + 1));  // npos + 1: the whole path
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
+    size_t d = at + 4;
+    if (d < name.size() && (name[d] == '_' || name[d] == '-')) ++d;
+    size_t end = d;
+    while (end < name.size() && end - d < 9 && std::isdigit(static_cast<unsigned char>(name[end])))
+      ++end;
+    if (end > d) return std::stoll(name.substr(d, end - d));
+  }
+  return -1;
+}
+
+std::vector<size_t> ShareOfFiles(const std::vector<std::string>& files, int process,
+                                 int processes) {
+  std::vector<int64_t> ranks;
+  std::set<int64_t> distinct;
+  for (const std::string& f : files)
+    ranks.push_back(RankInFileName(f)), distinct.insert(ranks.back());
+  const bool by_rank = !files.empty() && distinct.size() == files.size() && *distinct.begin() >= 0;
+  std::vector<size_t> out;
+  const auto n = static_cast<size_t>(processes), p = static_cast<size_t>(process);
+  if (!by_rank) {
+    for (size_t i = p; i < files.size(); i += n) out.push_back(i);
+    return out;
+  }
+  const auto world = static_cast<size_t>(*distinct.rbegin()) + 1;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (static_cast<size_t>(ranks[i]) * n / world == p) out.push_back(i);
+  return out;
+}
+
+SharedListing MergeListings(const std::vector<TraceListing>& per_process) {
+  std::map<std::string, std::map<std::string, std::vector<int>>> runs;  // dir -> file -> seen by
+  std::set<std::string> skipped;
+  SharedListing out;
+  for (size_t p = 0; p < per_process.size(); ++p) {
+    for (const TraceRun& run : per_process[p].runs) {
+      auto& files = runs[run.dir];
+      for (const std::string& f : run.files) {
+        std::vector<int>& seen = files[f];
+        if (seen.empty() || seen.back() != static_cast<int>(p)) seen.push_back(static_cast<int>(p));
+      }
+    }
+    for (const std::string& why : per_process[p].skipped)
+      if (skipped.insert(why).second) out.listing.skipped.push_back(why);
+  }
+  for (auto& [dir, files] : runs) {
+    TraceRun& run = out.listing.runs.emplace_back();
+    run.dir = dir;
+    auto& seen = out.seen_by.emplace_back();
+    for (auto& [f, by] : files) run.files.push_back(f), seen.push_back(std::move(by));
+  }
+  return out;
+}
+
+namespace {
+
+// Per file, the process ShareOfFiles gives it.
+std::vector<int> PreferredOwners(const std::vector<std::string>& files, int processes) {
+  std::vector<int> owners(files.size(), 0);
+  for (int p = 0; p < processes; ++p)
+    for (size_t i : ShareOfFiles(files, p, processes)) owners[i] = p;
+  return owners;
+}
+
+}  // namespace
+
+SharedListing SameEverywhere(TraceListing l, int processes) {
+  SharedListing s;
+  s.listing = std::move(l);
+  for (const TraceRun& run : s.listing.runs)
+    s.owners.push_back(PreferredOwners(run.files, processes));
+  return s;
+}
+
+void AssignOwners(SharedListing& s, int processes) {
+  s.owners.assign(s.listing.runs.size(), {});
+  for (size_t r = 0; r < s.listing.runs.size(); ++r) {
+    const std::vector<std::string>& files = s.listing.runs[r].files;
+    const std::vector<int> preferred = PreferredOwners(files, processes);
+    std::vector<size_t> load(static_cast<size_t>(processes), 0);
+    std::vector<int>& owners = s.owners[r];
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::vector<int>& seen = s.seen_by[r][i];
+      int owner = preferred[i];
+      if (!std::binary_search(seen.begin(), seen.end(), owner)) {
+        owner = *std::min_element(seen.begin(), seen.end(), [&](int a, int b) {
+          return load[static_cast<size_t>(a)] < load[static_cast<size_t>(b)];
+        });
+      }
+      ++load[static_cast<size_t>(owner)];
+      owners.push_back(owner);
+    }
+  }
+}
+
+std::vector<size_t> FilesOf(const SharedListing& s, size_t run, int process) {
+  std::vector<size_t> out;
+  const std::vector<int>& owners = s.owners.at(run);
+  for (size_t i = 0; i < owners.size(); ++i)
+    if (owners[i] == process) out.push_back(i);
+  return out;
+}
+
+namespace {
+
+void PutU64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+void PutText(std::string& out, const std::string& s) { PutU64(out, s.size()), out += s; }
+void PutTexts(std::string& out, const std::vector<std::string>& v) {
+  PutU64(out, v.size());
+  for (const std::string& s : v) PutText(out, s);
+}
+
+// Reads what Put* wrote; once anything is cut short, `ok` is false and every read gives 0 or "".
+struct Reader {
+  std::string_view in;
+  bool ok = true;
+  uint64_t U64() {
+    uint64_t v = 0;
+    if (in.size() < 8) return ok = false, 0;
+    std::memcpy(&v, in.data(), 8);
+    in.remove_prefix(8);
+    return v;
+  }
+  std::string Text() {
+    const uint64_t n = U64();
+    if (n > in.size()) return ok = false, "";
+    std::string s(in.substr(0, n));
+    in.remove_prefix(n);
+    return s;
+  }
+  // A count of items of at least `least` bytes each: no more than the bytes left could hold.
+  uint64_t Count(uint64_t least) {
+    const uint64_t n = U64();
+    if (n > in.size() / least) return ok = false, 0;
+    return n;
+  }
+  std::vector<std::string> Texts() {
+    std::vector<std::string> v(Count(8));
+    for (std::string& s : v) s = Text();
+    return v;
+  }
+};
+
+void PutListing(std::string& out, const TraceListing& l) {
+  PutU64(out, l.runs.size());
+  for (const TraceRun& run : l.runs) PutText(out, run.dir), PutTexts(out, run.files);
+  PutTexts(out, l.skipped);
+}
+
+TraceListing TakeListing(Reader& r) {
+  TraceListing l;
+  l.runs.resize(r.Count(16));
+  for (TraceRun& run : l.runs) run.dir = r.Text(), run.files = r.Texts();
+  l.skipped = r.Texts();
+  return l;
+}
+
+Status CutShort(const Reader& r, std::string_view what) {
+  if (r.ok && r.in.empty()) return Status::Ok();
+  return InvalidArgument(std::string(what) + " from another MPI process is cut short or corrupt");
+}
+
+}  // namespace
+
+std::string EncodeListing(const TraceListing& l) {
+  std::string out;
+  PutListing(out, l);
+  return out;
+}
+
+StatusOr<TraceListing> DecodeListing(std::string_view bytes) {
+  Reader r{bytes};
+  TraceListing l = TakeListing(r);
+  TRAINPROF_RETURN_IF_ERROR(CutShort(r, "a listing"));
+  return l;
+}
+
+std::string EncodeSharedListing(const SharedListing& s) {
+  std::string out;
+  PutListing(out, s.listing);
+  for (const std::vector<int>& owners : s.owners) {
+    PutU64(out, owners.size());
+    for (int o : owners) PutU64(out, static_cast<uint64_t>(o));
+  }
+  return out;
+}
+
+StatusOr<SharedListing> DecodeSharedListing(std::string_view bytes) {
+  Reader r{bytes};
+  SharedListing s;
+  s.listing = TakeListing(r);
+  for (const TraceRun& run : s.listing.runs) {
+    std::vector<int>& owners = s.owners.emplace_back(r.Count(8));
+    for (int& o : owners) o = static_cast<int>(r.U64());
+    if (owners.size() != run.files.size()) r.ok = false;
+  }
+  TRAINPROF_RETURN_IF_ERROR(CutShort(r, "the shared listing"));
+  return s;
+}
+
+}  // namespace trainprof::trace
