@@ -147,9 +147,10 @@ std::vector<std::string> GatherListings(const std::string& bytes, int rank, int 
   const int len = bytes.size() > INT_MAX ? 0 : static_cast<int>(bytes.size());
   std::vector<int> lens(static_cast<size_t>(size)), at(static_cast<size_t>(size));
   MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int64_t total = 0;
+  int64_t total = 0;  // counted at process 0, then told to all: they must take the same way
   for (int p = 0; p < size; ++p)
     at[static_cast<size_t>(p)] = static_cast<int>(total), total += lens[static_cast<size_t>(p)];
+  MPI_Bcast(&total, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   // Past INT_MAX bytes in all, the displacements overflow: each process's listing is then sent
   // on its own, the same bytes.
   std::string all(rank == 0 && total <= INT_MAX ? static_cast<size_t>(total) : 0, '\0');

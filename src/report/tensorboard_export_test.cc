@@ -328,30 +328,35 @@ TEST(TensorBoardExportTest, WritesRatesMetricsSystemSeriesAndSummary) {
   EXPECT_EQ(texts, 1);
 }
 
-// An analyze report's per-step table; `packed`: in its CSV only, as many ranks' is.
-Report StepReport(bool packed) {
-  Report r;
+// An analyze report's per-step table, empty.
+Table& StepTable(Report& r) {
   r.kind = "analyze";
-  Table& t = r.AddSection("overview", "Overview")
-                 .AddTable("step_breakdown", "Steps",
-                           {{"rank", "Rank", Unit::kText},
-                            {"step", "Step", Unit::kText},
-                            {"step_time_s", "Step time", Unit::kSeconds},
-                            {"kernel_s", "Kernels", Unit::kSeconds}});
-  t.rows.push_back({std::string("0"), std::string("ProfilerStep#1009"), 0.075, 0.045});
-  t.rows.push_back({std::string("0"), std::string("ProfilerStep#1010"), 0.077, 0.047});
-  t.rows.push_back({std::string("1"), std::string("ProfilerStep#1009"), 0.080, 0.040});
-  if (packed) t.KeepInCsvOnly(), PackRows(t);
-  return r;
+  return r.AddSection("overview", "Overview")
+      .AddTable("step_breakdown", "Steps",
+                {{"rank", "Rank", Unit::kText},
+                 {"step", "Step", Unit::kText},
+                 {"step_time_s", "Step time", Unit::kSeconds},
+                 {"kernel_s", "Kernels", Unit::kSeconds}});
+}
+
+// The events of `r` exported to a fresh log dir.
+std::vector<Event> Exported(const Report& r) {
+  const std::string logdir = testutil::FreshTempDir() + "/tb";
+  EXPECT_TRUE(WriteTensorBoardEvents(r, "", logdir).ok());
+  return ReadEvents(logdir);
 }
 
 class AnalyzeStepTimes : public ::testing::TestWithParam<bool> {};
 
+// Two ranks' steps, held or (as many ranks' are) in their CSV only, packed.
 TEST_P(AnalyzeStepTimes, PerStepAndRank) {
-  const Report r = StepReport(GetParam());
-  const std::string logdir = testutil::FreshTempDir() + "/tb";
-  ASSERT_TRUE(WriteTensorBoardEvents(r, "", logdir).ok());
-  const std::vector<Event> events = ReadEvents(logdir);
+  Report r;
+  Table& t = StepTable(r);
+  t.rows.push_back({std::string("0"), std::string("ProfilerStep#1009"), 0.075, 0.045});
+  t.rows.push_back({std::string("0"), std::string("ProfilerStep#1010"), 0.077, 0.047});
+  t.rows.push_back({std::string("1"), std::string("ProfilerStep#1009"), 0.080, 0.040});
+  if (GetParam()) t.KeepInCsvOnly(), PackRows(t);
+  const std::vector<Event> events = Exported(r);
   const std::vector<Point> rank0 = Scalars(events, "rank0/step_time_s");
   ASSERT_EQ(rank0.size(), 2u);
   EXPECT_EQ(rank0[0].step, 1009);
@@ -368,24 +373,18 @@ INSTANTIATE_TEST_SUITE_P(HeldOrInCsvOnly, AnalyzeStepTimes, ::testing::Bool());
 // Ten ranks: a curve per figure, its mean over the ranks, not one per rank and figure.
 TEST(TensorBoardExportTest, ManyRanksStepTimesAreTheirMean) {
   Report r;
-  r.kind = "analyze";
-  Table& t = r.AddSection("overview", "Overview")
-                 .AddTable("step_breakdown", "Steps",
-                           {{"rank", "Rank", Unit::kText},
-                            {"step", "Step", Unit::kText},
-                            {"step_time_s", "Step time", Unit::kSeconds}});
+  Table& t = StepTable(r);
   for (int rank = 0; rank < 10; ++rank)
     for (int step : {7, 8})
       t.rows.push_back({std::to_string(rank), "ProfilerStep#" + std::to_string(step),
-                        0.100 + 0.010 * rank + (step == 8 ? 0.5 : 0.0)});
-  const std::string logdir = testutil::FreshTempDir() + "/tb";
-  ASSERT_TRUE(WriteTensorBoardEvents(r, "", logdir).ok());
-  const std::vector<Event> events = ReadEvents(logdir);
+                        0.100 + 0.010 * rank + (step == 8 ? 0.5 : 0.0), 0.050});
+  const std::vector<Event> events = Exported(r);
   const std::vector<Point> mean = Scalars(events, "ranks_mean/step_time_s");
   ASSERT_EQ(mean.size(), 2u);
   EXPECT_EQ(mean[0].step, 7);
   EXPECT_FLOAT_EQ(mean[0].value, 0.145f);
   EXPECT_FLOAT_EQ(mean[1].value, 0.645f);
+  EXPECT_EQ(Scalars(events, "ranks_mean/step_breakdown/kernel_s").size(), 2u);
   EXPECT_TRUE(Scalars(events, "rank0/step_time_s").empty());
 }
 
