@@ -366,6 +366,12 @@ TEST(RunSpreadTest, TheHistoryGivesTheSpreadOfTheBaselinesConfigOnly) {
   EXPECT_EQ(HistorySpread(**db, gpu, "c1", "").runs, 0);
 }
 
+TEST(RunDbTest, OffOrNoneRecordsNothing) {
+  EXPECT_EQ(DbPath("off"), "");
+  EXPECT_EQ(DbPath("none"), "");
+  EXPECT_EQ(DbPath("runs/h.db"), "runs/h.db");
+}
+
 TEST(RunDbTest, BadDatabasesAreClearErrors) {
   const std::string dir = testutil::FreshTempDir();
   EXPECT_EQ(RunDb::Open(dir + "/missing.db", false).status().code(), StatusCode::kNotFound);

@@ -199,7 +199,7 @@ bool IsDefaultDbPath(const std::string& flag) {
 std::string DbPath(const std::string& flag) {
   if (IsDefaultDbPath(flag)) return "runs/trainprof.db";
   const std::string p = flag.empty() ? std::getenv("TRAINPROF_DB") : flag;
-  return p == "off" ? "" : p;
+  return p == "off" || p == "none" ? "" : p;
 }
 
 namespace {

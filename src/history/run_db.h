@@ -40,8 +40,9 @@ struct RunRecord {
 // The record of a finished run (a fresh id). `run_dir` is stored as an absolute path.
 RunRecord RecordFromReport(const report::Report& r, const std::string& run_dir, const GitInfo& git);
 
-// The database to use: `flag` (--db), else $TRAINPROF_DB, else runs/trainprof.db. "off" (from
-// either) means no history: an empty string is returned.
+// The database to use: `flag` (--db), else $TRAINPROF_DB, else runs/trainprof.db. "off" or
+// "none" (from either) means no history: an empty string is returned (a database file named
+// "none" is never what was meant).
 std::string DbPath(const std::string& flag);
 // True when DbPath(flag) is the default runs/trainprof.db: neither --db nor $TRAINPROF_DB named
 // one, so nobody asked for a history there.
