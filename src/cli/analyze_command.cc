@@ -282,8 +282,9 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                   "`trainprof merge DIR [--step-range A-B]` asks again without the traces")
       ->type_name("DIR");
   sub->add_flag("--mpi", f->mpi,
-                "Under mpirun: spread the rank files over the MPI processes; rank 0 gathers "
-                "their summaries and writes the report");
+                "Under mpirun (or srun): each process reads its share of the rank files where "
+                "they lie (its own ranks' when the names say rank<N>; node-local disks too); "
+                "rank 0 gathers their summaries and writes the report");
   sub->callback([f, run, finish] {
     finish();
     if (f->path.empty()) throw CLI::RequiredError(MissingPath(*f));
