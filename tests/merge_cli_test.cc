@@ -243,9 +243,9 @@ TEST(Mpi, TheSameCulpritWhateverTheProcessCount) {
 }
 
 // Traces on node-local disks: each "node" (a process's working folder) holds only its own ranks'
-// traces under the same relative path, and a third holds none. The processes' listings are
-// merged, each file is read by a process that sees it, and the report is that of all the traces
-// in one folder.
+// traces under the same relative path, and process 0's holds none. The processes' listings are
+// merged, each file is read by a process that sees it, a file cut short is skipped as in a
+// folder, and the report is that of all the traces in one folder.
 TEST(Mpi, NodeLocalTracesAreReadWhereTheyLie) {
 #ifndef TRAINPROF_HAVE_MPI
   GTEST_SKIP() << "trainprof was built without MPI";
@@ -260,6 +260,8 @@ TEST(Mpi, NodeLocalTracesAreReadWhereTheyLie) {
     std::filesystem::copy_file(all + name, node + name);
   }
   std::filesystem::create_directories(tmp + "/c");
+  for (const std::string& dir : {all, tmp + "/a/traces"})  // cut before its first event
+    std::ofstream(dir + "/rank9.pt.trace.json") << R"({"schemaVersion": 1, "traceEvents": [)";
   // One MPI application context per node: `-wdir DIR trainprof analyze traces --mpi ...`.
   auto on = [&](const std::string& dir) {
     std::vector<std::string> args = {"-n", "1", "-wdir", tmp + dir};
@@ -271,7 +273,7 @@ TEST(Mpi, NodeLocalTracesAreReadWhereTheyLie) {
   std::vector<std::string> one = {mpirun, "--allow-run-as-root", "--oversubscribe"};
   std::vector<std::string> three = one;
   for (const std::string& a : on("/all")) one.push_back(a);
-  for (const char* dir : {"/a", "/b", "/c"}) {
+  for (const char* dir : {"/c", "/a", "/b"}) {
     if (three.size() > 3) three.push_back(":");
     for (const std::string& a : on(dir)) three.push_back(a);
   }
@@ -281,7 +283,9 @@ TEST(Mpi, NodeLocalTracesAreReadWhereTheyLie) {
   auto spread = RunProcess(three);
   ASSERT_EQ(spread.exit_code, 0) << spread.out << spread.err;
   EXPECT_EQ(Comparable(tmp + "/out"), expected);
-  EXPECT_EQ(testutil::ReadText(tmp + "/out/report.json").find("files.4"), std::string::npos);
+  const std::string report = testutil::ReadText(tmp + "/out/report.json");
+  EXPECT_NE(report.find("rank9.pt.trace.json"), std::string::npos);  // named as skipped
+  EXPECT_EQ(report.find("files.5"), std::string::npos);
 #endif
 }
 

@@ -169,15 +169,16 @@ int RunAnalyze(const AnalyzeFlags& f) {
   int snapshots = kExitOk;  // memory snapshot pickles: one report each (snapshot_command.cc)
   if (AnalyzeSnapshotInputs(f, &snapshots)) return snapshots;
   auto listing = trace::ListTraceRuns(f.path);
+  size_t files = 0;
+  for (const trace::TraceRun& run : listing.ok() ? listing->runs : std::vector<trace::TraceRun>{})
+    files += run.files.size();
+  ReturnFreedMemory(files);
   // Under --mpi a process that sees no trace (its node's disk holds none) still takes part.
   if (f.mpi) return RunAnalyzeMpi(f, listing);
   if (!listing.ok()) {
     fmt::print(stderr, "trainprof: {}\n", listing.status().message());
     return kExitBadInput;
   }
-  size_t files = 0;
-  for (const trace::TraceRun& run : listing->runs) files += run.files.size();
-  ReturnFreedMemory(files);
   const int code = std::max(snapshots, AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
                               return SummariseEach(run.files, f, run.dir);
                             }));

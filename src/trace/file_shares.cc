@@ -23,60 +23,86 @@ int64_t RankInFileName(std::string_view path) {
   return -1;
 }
 
-std::vector<size_t> ShareOfFiles(const std::vector<std::string>& files, int process,
-                                 int processes) {
+namespace {
+
+// Per file, the process that reads it when every process sees every file: by the rank its name
+// carries, else in turn. Each name is read once.
+std::vector<int> PreferredOwners(const std::vector<std::string>& files, int processes) {
   std::vector<int64_t> ranks;
   std::set<int64_t> distinct;
   for (const std::string& f : files)
     ranks.push_back(RankInFileName(f)), distinct.insert(ranks.back());
   const bool by_rank = !files.empty() && distinct.size() == files.size() && *distinct.begin() >= 0;
-  std::vector<size_t> out;
-  const auto n = static_cast<size_t>(processes), p = static_cast<size_t>(process);
-  if (!by_rank) {
-    for (size_t i = p; i < files.size(); i += n) out.push_back(i);
-    return out;
+  const auto n = static_cast<size_t>(processes);
+  std::vector<int> owners(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const size_t world = by_rank ? static_cast<size_t>(*distinct.rbegin()) + 1 : 0;
+    owners[i] = static_cast<int>(by_rank ? static_cast<size_t>(ranks[i]) * n / world : i % n);
   }
-  const auto world = static_cast<size_t>(*distinct.rbegin()) + 1;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (static_cast<size_t>(ranks[i]) * n / world == p) out.push_back(i);
-  return out;
+  return owners;
 }
 
-SharedListing MergeListings(const std::vector<TraceListing>& per_process) {
-  std::map<std::string, std::map<std::string, std::vector<int>>> runs;  // dir -> file -> seen by
-  std::set<std::string> skipped;
-  SharedListing out;
-  for (size_t p = 0; p < per_process.size(); ++p) {
-    for (const TraceRun& run : per_process[p].runs) {
-      auto& files = runs[run.dir];
-      for (const std::string& f : run.files) {
-        std::vector<int>& seen = files[f];
-        if (seen.empty() || seen.back() != static_cast<int>(p)) seen.push_back(static_cast<int>(p));
-      }
-    }
-    for (const std::string& why : per_process[p].skipped)
-      if (skipped.insert(why).second) out.listing.skipped.push_back(why);
-  }
-  for (auto& [dir, files] : runs) {
-    TraceRun& run = out.listing.runs.emplace_back();
-    run.dir = dir;
-    auto& seen = out.seen_by.emplace_back();
-    for (auto& [f, by] : files) run.files.push_back(f), seen.push_back(std::move(by));
-  }
+}  // namespace
+
+std::vector<size_t> ShareOfFiles(const std::vector<std::string>& files, int process,
+                                 int processes) {
+  const std::vector<int> owners = PreferredOwners(files, processes);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < owners.size(); ++i)
+    if (owners[i] == process) out.push_back(i);
   return out;
 }
 
 namespace {
 
-// Per file, the process ShareOfFiles gives it.
-std::vector<int> PreferredOwners(const std::vector<std::string>& files, int processes) {
-  std::vector<int> owners(files.size(), 0);
-  for (int p = 0; p < processes; ++p)
-    for (size_t i : ShareOfFiles(files, p, processes)) owners[i] = p;
-  return owners;
+// An input's file: the input less its "#part" (an Nsight Systems export's processes), if any.
+std::string_view FileOfInput(std::string_view input) {
+  const size_t hash = input.rfind('#'), slash = input.rfind('/');
+  return hash == std::string_view::npos || (slash != std::string_view::npos && hash < slash)
+             ? input
+             : input.substr(0, hash);
 }
 
+// A run's inputs as the processes listed them: who saw each, and when it was first seen.
+struct SeenInput {
+  std::vector<int> by;
+  size_t first = 0;
+};
+
 }  // namespace
+
+SharedListing MergeListings(const std::vector<TraceListing>& per_process) {
+  std::map<std::string, std::map<std::string, SeenInput>> runs;  // dir -> input -> seen
+  std::set<std::string> skipped;
+  SharedListing out;
+  size_t order = 0;
+  for (size_t p = 0; p < per_process.size(); ++p) {
+    for (const TraceRun& run : per_process[p].runs) {
+      auto& inputs = runs[run.dir];
+      for (const std::string& f : run.files) {
+        auto [it, fresh] = inputs.try_emplace(f);
+        if (fresh) it->second.first = order++;
+        std::vector<int>& by = it->second.by;
+        if (by.empty() || by.back() != static_cast<int>(p)) by.push_back(static_cast<int>(p));
+      }
+    }
+    for (const std::string& why : per_process[p].skipped)
+      if (skipped.insert(why).second) out.listing.skipped.push_back(why);
+  }
+  for (auto& [dir, inputs] : runs) {
+    // As ListTraceRuns orders them: by file, a file's parts in the order it lists them.
+    std::vector<std::pair<std::string, SeenInput>> sorted(inputs.begin(), inputs.end());
+    std::ranges::stable_sort(sorted, [](const auto& a, const auto& b) {
+      const std::string_view fa = FileOfInput(a.first), fb = FileOfInput(b.first);
+      return fa != fb ? fa < fb : a.second.first < b.second.first;
+    });
+    TraceRun& run = out.listing.runs.emplace_back();
+    run.dir = dir;
+    auto& seen = out.seen_by.emplace_back();
+    for (auto& [f, in] : sorted) run.files.push_back(f), seen.push_back(std::move(in.by));
+  }
+  return out;
+}
 
 SharedListing SameEverywhere(TraceListing l, int processes) {
   SharedListing s;

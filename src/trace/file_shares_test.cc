@@ -102,6 +102,15 @@ TEST(MergeListings, OnASharedFileSystemEveryProcessReadsItsOwnShare) {
   EXPECT_EQ(m.listing.skipped, more.skipped);
 }
 
+TEST(MergeListings, AFilesPartsKeepTheirOrder) {
+  // An Nsight Systems export of several processes is one input a process, "#<part>" after it.
+  const TraceListing a = Listing("t", {"t/a.sqlite#9", "t/a.sqlite#10", "t/b.json"});
+  const TraceListing b = Listing("t", {"t/a#x.json", "t/a.sqlite#9", "t/a.sqlite#10"});
+  const SharedListing s = MergeListings({a, b});
+  EXPECT_EQ(s.listing.runs[0].files,
+            (std::vector<std::string>{"t/a#x.json", "t/a.sqlite#9", "t/a.sqlite#10", "t/b.json"}));
+}
+
 TEST(MergeListings, ListingsTravelAsBytes) {
   TraceListing l = Listing("t", Named({0, 1}));
   l.skipped = {"t/x (file skipped)"};

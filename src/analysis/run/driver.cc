@@ -91,7 +91,10 @@ RunInputs InputsOfListedRun(const trace::TraceListing& listing, size_t run,
                             const std::string& path) {
   RunInputs in;
   in.files = listing.runs[run].files;
-  in.skip_unreadable = IsFolder(path);
+  // A path this process does not see at all has its files from other processes' listings (under
+  // --mpi, traces on other nodes' disks): a folder there, read as one.
+  std::error_code ec;
+  in.skip_unreadable = IsFolder(path) || !std::filesystem::exists(path, ec);
   if (in.skip_unreadable) in.skipped = listing.skipped;
   in.input = listing.runs[run].dir;
   in.what =

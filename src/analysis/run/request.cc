@@ -44,6 +44,7 @@ std::vector<int64_t> AlignedOffsets(const CollectivesResult& c) {
 
 report::ExtraFile CriticalPathTraceFile(const Summaries& s, std::shared_ptr<const RanksMatched> m,
                                         const std::string& dir) {
+  if (m == nullptr) m = MatchRanks(s.ranks, s.analyses);
   return {"critical_path.trace.json", [&s, m, dir]() -> Status {
             trace::ChromeTraceWriter w;
             TRAINPROF_RETURN_IF_ERROR(w.Open(dir + "/critical_path.trace.json"));

@@ -52,7 +52,7 @@ using ModelHook = std::function<void(size_t file, const trace::TraceModel&, cons
 struct RanksMatched;  // cross_rank_path.h
 
 // critical_path.trace.json in `dir`: the paths of --critical-path for Perfetto, the ranks on
-// one clock (`m`: MatchRanks of `s`). `s` must outlive the returned writer.
+// one clock (`m`: MatchRanks of `s`, made here when null). `s` must outlive the returned writer.
 report::ExtraFile CriticalPathTraceFile(const Summaries& s, std::shared_ptr<const RanksMatched> m,
                                         const std::string& dir);
 
