@@ -56,31 +56,14 @@ std::string NameOr(const trace::TraceModel& m, uint32_t id, std::string fallback
   return id == trace::kNoName ? fallback : m.names[id];
 }
 
-// A rank's CommNames as they are made: each name's index.
-class NameTable {
- public:
-  explicit NameTable(CommNames& names) : names_(names) {
-    for (size_t i = 0; i < names.size(); ++i) index_.emplace(names[i], static_cast<uint32_t>(i));
-  }
-  uint32_t operator()(const std::string& name) {
-    auto [it, fresh] = index_.try_emplace(name, static_cast<uint32_t>(names_.size()));
-    if (fresh) names_.push_back(name);
-    return it->second;
-  }
-
- private:
-  CommNames& names_;
-  std::unordered_map<std::string, uint32_t> index_;
-};
-
 // The collective's identity within its group on every rank: its key and how it is known.
-void SetMatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue, NameTable& names,
-                 RankCommOp& r) {
+void SetMatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue,
+                 trace::NameTable& names, RankCommOp& r) {
   const trace::CollectiveArgs* a = op.args;
   if (a && a->seq >= 0) {
     r.key_kind = CommKey::kSeq, r.key = a->seq;
   } else if (a && a->comms_id != trace::kNoName) {
-    r.key_kind = CommKey::kCommsId, r.key = names(m.names[a->comms_id]);
+    r.key_kind = CommKey::kCommsId, r.key = names.Intern(m.names[a->comms_id]);
   } else {
     r.key_kind = CommKey::kIssue, r.key = issue;
   }
@@ -205,14 +188,16 @@ int64_t DtypeBytes(std::string_view dtype) {
 
 std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m, CommNames& names) {
   std::vector<RankCommOp> out;
-  NameTable index(names);
+  trace::NameTable index;  // `names` as they are made: each name's index
+  for (const std::string& n : names) index.Intern(n);
   std::unordered_map<uint32_t, int64_t> issued;  // per group
   for (const RankOp& op : CommKernels(m)) {
     const trace::CollectiveArgs* a = op.args;
     RankCommOp r;
-    r.group = index(a ? NameOr(m, a->process_group, "") : "");
+    r.group = index.Intern(a ? NameOr(m, a->process_group, "") : "");
     SetMatchKey(m, op, issued[r.group]++, index, r);
-    r.type = index(CollectiveType(a ? NameOr(m, a->collective, "") : "", m.name_of(op.event)));
+    r.type =
+        index.Intern(CollectiveType(a ? NameOr(m, a->collective, "") : "", m.name_of(op.event)));
     if (a && a->dtype != trace::kNoName) {
       int64_t n = std::max(a->in_nelems, a->out_nelems);
       int64_t b = DtypeBytes(m.names[a->dtype]);
@@ -223,6 +208,8 @@ std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m, CommNames& names
     r.end_ns = m.end_ns(op.event);
     out.push_back(r);
   }
+  for (size_t i = names.size(); i < index.size(); ++i)
+    names.push_back(index[static_cast<uint32_t>(i)]);
   return out;
 }
 

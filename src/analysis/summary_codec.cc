@@ -161,8 +161,8 @@ template <class A> void Fields(A& a, IdleGap& g) {
 template <class A> void Fields(A& a, IdleCauses& c) { a(c.idle_ns, c.ns, c.largest); }
 template <class A> void Fields(A& a, RankAnalysis& r) {
   a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
-    r.modules, r.kernel_sequences, r.comm_ops, r.comm_names, r.comm_breakdowns, r.step_marks, r.candidates,
-    r.critical_paths);
+    r.modules, r.kernel_sequences, r.comm_ops, r.comm_names, r.comm_breakdowns, r.step_marks,
+    r.candidates, r.critical_paths);
   a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories,
     r.idle, r.gpu_ns);
 }

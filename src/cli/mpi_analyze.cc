@@ -7,6 +7,7 @@
 // (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
 #include <fmt/format.h>
 
+#include "base/bytes.h"
 #include "cli/analyze_run.h"
 #include "trace/file_shares.h"
 
@@ -15,8 +16,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstring>
 #include <functional>
+#include <utility>
 #endif
 
 namespace trainprof::cli {
@@ -30,19 +31,6 @@ int RunAnalyzeMpi(const AnalyzeFlags&, const StatusOr<trace::TraceListing>&) {
 }
 #else
 namespace {
-
-void PutU64(std::string& out, uint64_t v) {
-  char b[8];
-  std::memcpy(b, &v, 8);
-  out.append(b, 8);
-}
-
-bool GetU64(std::string_view in, size_t* pos, uint64_t* v) {
-  if (in.size() - *pos < 8) return false;
-  std::memcpy(v, in.data() + *pos, 8);
-  *pos += 8;
-  return true;
-}
 
 // One process's results for a run, in messages of about kChunkBytes: per file it read, its
 // index in the run, 1 and the summary's bytes, or 0 and the error message. Each result is let go
@@ -60,22 +48,20 @@ std::vector<std::string> Pack(const std::vector<size_t>& index,
     if (chunks.back().size() + bytes.size() > kChunkBytes && !chunks.back().empty())
       chunks.emplace_back();
     std::string& out = chunks.back();
-    PutU64(out, index[k]);
-    PutU64(out, ok ? 1 : 0);
-    PutU64(out, bytes.size());
-    out += bytes;
+    base::PutU64(out, index[k]);
+    base::PutU64(out, ok ? 1 : 0);
+    base::PutText(out, bytes);
   }
   return chunks;
 }
 
 // Decodes one process's packed results into their places in `out` (the run's file order).
 void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out) {
-  size_t pos = 0;
-  uint64_t index = 0, ok = 0, len = 0;
-  while (GetU64(all, &pos, &index) && GetU64(all, &pos, &ok) && GetU64(all, &pos, &len)) {
-    if (index >= out.size() || all.size() - pos < len) break;
-    std::string_view bytes = all.substr(pos, len);
-    pos += len;
+  base::ByteReader r{all};
+  while (!r.in.empty()) {
+    const uint64_t index = r.U64(), ok = r.U64();
+    const std::string_view bytes = r.Bytes(r.U64());
+    if (!r.ok || index >= out.size()) break;
     out[index] = ok ? analysis::DecodeSummary(bytes)
                     : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes)));
   }
@@ -177,9 +163,9 @@ std::vector<std::string> GatherListings(const std::string& bytes, int rank, int 
 // listings, assigns each file to a process that sees it, and sends the result to every process.
 StatusOr<trace::SharedListing> ShareListing(const StatusOr<trace::TraceListing>& mine, int rank,
                                             int size) {
-  const std::string bytes = trace::EncodeListing(mine.ok() ? *mine : trace::TraceListing{});
-  if (ListedAlike(bytes))
-    return trace::SameEverywhere(mine.ok() ? *mine : trace::TraceListing{}, size);
+  trace::TraceListing own = mine.ok() ? *mine : trace::TraceListing{};  // none: nothing here
+  const std::string bytes = trace::EncodeListing(own);
+  if (ListedAlike(bytes)) return trace::SameEverywhere(std::move(own), size);
   std::string shared;
   if (const std::vector<std::string> all = GatherListings(bytes, rank, size); rank == 0) {
     std::vector<trace::TraceListing> listings;

@@ -1,10 +1,11 @@
 #include "report/packed_rows.h"
 
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "base/bytes.h"
 
 namespace trainprof::report {
 namespace {
@@ -15,41 +16,27 @@ namespace {
 void PutValue(const Value& v, std::string& out) {
   out.push_back(static_cast<char>(v.index()));
   if (const auto* i = std::get_if<int64_t>(&v)) {
-    out.append(reinterpret_cast<const char*>(i), sizeof *i);
+    base::PutRaw(out, *i);
   } else if (const auto* d = std::get_if<double>(&v)) {
-    out.append(reinterpret_cast<const char*>(d), sizeof *d);
+    base::PutRaw(out, *d);
   } else if (const auto* s = std::get_if<std::string>(&v)) {
-    const uint64_t n = s->size();
-    out.append(reinterpret_cast<const char*>(&n), sizeof n);
-    out += *s;
+    base::PutText(out, *s);
   } else if (const auto* b = std::get_if<bool>(&v)) {
     out.push_back(*b ? 1 : 0);
   }
 }
 
-template <typename T>
-T Take(const std::string& in, size_t& pos) {
-  T x;
-  std::memcpy(&x, in.data() + pos, sizeof x);
-  pos += sizeof x;
-  return x;
-}
-
-// The value PutValue wrote at `pos`; `pos` moves past it.
-Value TakeValue(const std::string& in, size_t& pos) {
-  switch (static_cast<size_t>(in[pos++])) {
+// The value PutValue wrote next in `in`.
+Value TakeValue(base::ByteReader& in) {
+  switch (in.Raw<char>()) {
     case 1:
-      return Take<int64_t>(in, pos);
+      return in.Raw<int64_t>();
     case 2:
-      return Take<double>(in, pos);
-    case 3: {
-      const auto n = static_cast<size_t>(Take<uint64_t>(in, pos));
-      std::string s = in.substr(pos, n);
-      pos += n;
-      return s;
-    }
+      return in.Raw<double>();
+    case 3:
+      return in.Text();
     case 4:
-      return in[pos++] != 0;
+      return in.Raw<char>() != 0;
     default:
       return Value{};
   }
@@ -60,8 +47,7 @@ class PackedRows : public RowSource {
   explicit PackedRows(std::vector<std::vector<Value>>& rows) {
     for (size_t r = 0; r < rows.size(); ++r) {
       if (r % kPackedBlockRows == 0) blocks_.emplace_back(), counts_.push_back(0);
-      const auto n = static_cast<uint32_t>(rows[r].size());
-      blocks_.back().append(reinterpret_cast<const char*>(&n), sizeof n);
+      base::PutRaw(blocks_.back(), static_cast<uint32_t>(rows[r].size()));
       for (const Value& v : rows[r]) PutValue(v, blocks_.back());
       ++counts_.back();
       std::vector<Value>().swap(rows[r]);  // each row's memory goes as it is packed
@@ -70,12 +56,12 @@ class PackedRows : public RowSource {
   }
   size_t parts() const override { return blocks_.size(); }
   void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const override {
-    size_t pos = 0;
+    base::ByteReader in{blocks_[part]};
     for (size_t r = 0; r < counts_[part]; ++r) {
-      const auto n = Take<uint32_t>(blocks_[part], pos);
+      const auto n = in.Raw<uint32_t>();
       std::vector<Value>& row = rows.emplace_back();
       row.reserve(n);
-      for (uint32_t c = 0; c < n; ++c) row.push_back(TakeValue(blocks_[part], pos));
+      for (uint32_t c = 0; c < n; ++c) row.push_back(TakeValue(in));
     }
   }
 

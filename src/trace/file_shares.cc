@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <map>
 #include <set>
 #include <utility>
+
+#include "base/bytes.h"
 
 namespace trainprof::trace {
 
@@ -143,60 +144,33 @@ std::vector<size_t> FilesOf(const SharedListing& s, size_t run, int process) {
 
 namespace {
 
-void PutU64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
-void PutText(std::string& out, const std::string& s) { PutU64(out, s.size()), out += s; }
 void PutTexts(std::string& out, const std::vector<std::string>& v) {
-  PutU64(out, v.size());
-  for (const std::string& s : v) PutText(out, s);
+  base::PutU64(out, v.size());
+  for (const std::string& s : v) base::PutText(out, s);
 }
 
-// Reads what Put* wrote; once anything is cut short, `ok` is false and every read gives 0 or "".
-struct Reader {
-  std::string_view in;
-  bool ok = true;
-  uint64_t U64() {
-    uint64_t v = 0;
-    if (in.size() < 8) return ok = false, 0;
-    std::memcpy(&v, in.data(), 8);
-    in.remove_prefix(8);
-    return v;
-  }
-  std::string Text() {
-    const uint64_t n = U64();
-    if (n > in.size()) return ok = false, "";
-    std::string s(in.substr(0, n));
-    in.remove_prefix(n);
-    return s;
-  }
-  // A count of items of at least `least` bytes each: no more than the bytes left could hold.
-  uint64_t Count(uint64_t least) {
-    const uint64_t n = U64();
-    if (n > in.size() / least) return ok = false, 0;
-    return n;
-  }
-  std::vector<std::string> Texts() {
-    std::vector<std::string> v(Count(8));
-    for (std::string& s : v) s = Text();
-    return v;
-  }
-};
+std::vector<std::string> TakeTexts(base::ByteReader& r) {
+  std::vector<std::string> v(r.Count(8));
+  for (std::string& s : v) s = r.Text();
+  return v;
+}
 
 void PutListing(std::string& out, const TraceListing& l) {
-  PutU64(out, l.runs.size());
-  for (const TraceRun& run : l.runs) PutText(out, run.dir), PutTexts(out, run.files);
+  base::PutU64(out, l.runs.size());
+  for (const TraceRun& run : l.runs) base::PutText(out, run.dir), PutTexts(out, run.files);
   PutTexts(out, l.skipped);
 }
 
-TraceListing TakeListing(Reader& r) {
+TraceListing TakeListing(base::ByteReader& r) {
   TraceListing l;
   l.runs.resize(r.Count(16));
-  for (TraceRun& run : l.runs) run.dir = r.Text(), run.files = r.Texts();
-  l.skipped = r.Texts();
+  for (TraceRun& run : l.runs) run.dir = r.Text(), run.files = TakeTexts(r);
+  l.skipped = TakeTexts(r);
   return l;
 }
 
-Status CutShort(const Reader& r, std::string_view what) {
-  if (r.ok && r.in.empty()) return Status::Ok();
+Status CutShort(const base::ByteReader& r, std::string_view what) {
+  if (r.done()) return Status::Ok();
   return InvalidArgument(std::string(what) + " from another MPI process is cut short or corrupt");
 }
 
@@ -209,7 +183,7 @@ std::string EncodeListing(const TraceListing& l) {
 }
 
 StatusOr<TraceListing> DecodeListing(std::string_view bytes) {
-  Reader r{bytes};
+  base::ByteReader r{bytes};
   TraceListing l = TakeListing(r);
   TRAINPROF_RETURN_IF_ERROR(CutShort(r, "a listing"));
   return l;
@@ -219,14 +193,14 @@ std::string EncodeSharedListing(const SharedListing& s) {
   std::string out;
   PutListing(out, s.listing);
   for (const std::vector<int>& owners : s.owners) {
-    PutU64(out, owners.size());
-    for (int o : owners) PutU64(out, static_cast<uint64_t>(o));
+    base::PutU64(out, owners.size());
+    for (int o : owners) base::PutU64(out, static_cast<uint64_t>(o));
   }
   return out;
 }
 
 StatusOr<SharedListing> DecodeSharedListing(std::string_view bytes) {
-  Reader r{bytes};
+  base::ByteReader r{bytes};
   SharedListing s;
   s.listing = TakeListing(r);
   for (const TraceRun& run : s.listing.runs) {
