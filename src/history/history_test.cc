@@ -13,6 +13,9 @@
 #include "history/key_figures.h"
 #include "history/run_db.h"
 #include "history/run_spread.h"
+#include "report/csv.h"
+#include "report/json.h"
+#include "report/json_reader.h"
 #include "report/packed_rows.h"
 #include "util/golden.h"
 
@@ -108,6 +111,14 @@ TEST(KeyFiguresTest, ARunWithTracesHasTheTracesStepTime) {
   ASSERT_TRUE(t.rows.empty());
   EXPECT_DOUBLE_EQ(ExtractKeyFigures(r).Get("step_time_median"), 0.022);
   EXPECT_EQ(RecordFromReport(r, "/tmp/x", {}).steps, 3);
+  // `compare` and `gate` read the run back from its folder: the rows come from its CSV.
+  const std::string dir = testutil::FreshTempDir();
+  ASSERT_TRUE(report::WriteCsvFiles(r, dir, nullptr).ok());
+  std::ofstream(dir + "/report.json") << report::RenderJsonString(r);
+  auto back = report::ReadReportJson(dir + "/report.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_DOUBLE_EQ(ExtractKeyFigures(*back).Get("step_time_median"), 0.022);
+  EXPECT_EQ(RecordFromReport(*back, dir, {}).steps, 3);
 }
 
 TEST(KeyFiguresTest, ConfigHashIgnoresOutputKeys) {

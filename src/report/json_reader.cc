@@ -4,9 +4,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "report/csv_file_rows.h"
 
 namespace trainprof::report {
 namespace {
@@ -257,7 +260,9 @@ StatusOr<Report> ReadReportJson(const std::string& path) {
   }
   std::ostringstream buf;
   buf << in.rdbuf();
-  return ParseReportJson(buf.str(), path);
+  TRAINPROF_ASSIGN_OR_RETURN(Report r, ParseReportJson(buf.str(), path));
+  AttachCsvRows(r, std::filesystem::path(path).parent_path().string());
+  return r;
 }
 
 }  // namespace trainprof::report

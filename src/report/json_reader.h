@@ -19,7 +19,8 @@ namespace trainprof::report {
 // a schema_version newer than this build reads (FailedPrecondition), a field of the wrong type.
 StatusOr<Report> ParseReportJson(std::string_view text, const std::string& origin);
 
-// As ParseReportJson on the file's contents; NotFound when the file does not exist.
+// As ParseReportJson on the file's contents; NotFound when the file does not exist. A csv-only
+// table's rows come from the CSV beside the file (report/csv_file_rows.h).
 StatusOr<Report> ReadReportJson(const std::string& path);
 
 // The unit named by UnitName(), or kText for a name this build does not know.

@@ -1,0 +1,151 @@
+#include "report/csv_file_rows.h"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "report/packed_rows.h"
+
+namespace trainprof::report {
+namespace {
+
+// Splits `text` (whole records, as the CSV writer quotes them) into rows of fields, calling
+// `row` with each record's fields.
+template <typename F>
+void ForEachRecord(std::string_view text, F&& row) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c != '"') {
+        fields.back() += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        fields.back() += '"', ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c == '\n') {
+      row(fields);
+      fields.assign(1, std::string());
+    } else {
+      fields.back() += c;
+    }
+  }
+  if (fields.size() > 1 || !fields[0].empty()) row(fields);  // a last record without '\n'
+}
+
+template <typename T>
+bool ParseWhole(const std::string& s, T& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// A cell as the CSV writer's AppendMachine wrote its value (see the header).
+Value CellValue(std::string&& s, Unit unit) {
+  if (s.empty()) return Value{};
+  if (unit == Unit::kText) return std::move(s);
+  if (s == "true" || s == "false") return s == "true";
+  if (int64_t i = 0; ParseWhole(s, i)) return i;
+  if (double d = 0; ParseWhole(s, d)) return d;
+  return std::move(s);
+}
+
+// Where the records of a CSV file start: the byte offset after each '\n' outside quotes.
+struct RecordStarts {
+  std::vector<uint64_t> block_starts;  // every kPackedBlockRows-th data record's offset
+  uint64_t data_end = 0;               // the end of the last data record (footer rows follow)
+  size_t data_rows = 0;
+  std::vector<std::string> header;
+};
+
+bool ScanRecords(const std::string& path, size_t footer_rows, RecordStarts& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::vector<uint64_t> starts;  // every record's start but the header's (0)
+  std::string header_text;
+  bool quoted = false;
+  uint64_t offset = 0;
+  std::vector<char> buf(size_t{1} << 20);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    const auto n = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < n; ++i) {
+      if (starts.empty()) header_text += buf[i];
+      if (buf[i] == '"') quoted = !quoted;  // an escaped quote toggles twice
+      if (buf[i] == '\n' && !quoted) starts.push_back(offset + i + 1);
+    }
+    offset += n;
+  }
+  if (starts.empty()) return false;  // not even a header line
+  // The last start is the end of the file when it ends in '\n'; otherwise the last record runs
+  // to the end of the file.
+  if (starts.back() != offset) starts.push_back(offset);
+  const size_t records = starts.size() - 1;  // data and footer records after the header
+  if (records < footer_rows) return false;
+  out.data_rows = records - footer_rows;
+  out.data_end = starts[out.data_rows];
+  for (size_t r = 0; r < out.data_rows; r += kPackedBlockRows)
+    out.block_starts.push_back(starts[r]);
+  ForEachRecord(header_text, [&](std::vector<std::string>& f) { out.header = std::move(f); });
+  return true;
+}
+
+class CsvFile : public RowSource {
+ public:
+  CsvFile(std::string path, std::vector<Unit> units, RecordStarts starts)
+      : path_(std::move(path)), units_(std::move(units)), starts_(std::move(starts)) {}
+
+  size_t parts() const override { return starts_.block_starts.size(); }
+
+  // The file is read again here; should it have changed since it was scanned, the block gives
+  // what it now holds in that byte range.
+  void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const override {
+    const uint64_t begin = starts_.block_starts[part];
+    const uint64_t end = part + 1 < parts() ? starts_.block_starts[part + 1] : starts_.data_end;
+    std::string text(end - begin, '\0');
+    std::ifstream in(path_, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(begin));
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    ForEachRecord(text, [&](std::vector<std::string>& fields) {
+      std::vector<Value>& row = rows.emplace_back();
+      row.reserve(units_.size());
+      for (size_t c = 0; c < units_.size(); ++c)
+        row.push_back(c < fields.size() ? CellValue(std::move(fields[c]), units_[c]) : Value{});
+    });
+  }
+
+ private:
+  std::string path_;
+  std::vector<Unit> units_;
+  RecordStarts starts_;
+};
+
+}  // namespace
+
+std::shared_ptr<const RowSource> CsvFileRows(const Table& t, const std::string& path) {
+  RecordStarts starts;
+  if (!ScanRecords(path, t.footer.size(), starts)) return nullptr;
+  std::vector<Unit> units;
+  std::vector<std::string> keys;
+  for (const Column& c : t.columns) units.push_back(c.unit), keys.push_back(c.key);
+  if (starts.header != keys) return nullptr;
+  return std::make_shared<CsvFile>(path, std::move(units), std::move(starts));
+}
+
+void AttachCsvRows(Report& r, const std::string& dir) {
+  for (Section& s : r.sections) {
+    for (Table& t : s.tables) {
+      if (!t.csv_only || t.source != nullptr || !t.rows.empty()) continue;
+      t.source = CsvFileRows(t, (std::filesystem::path(dir) / (t.id + ".csv")).string());
+    }
+  }
+}
+
+}  // namespace trainprof::report
