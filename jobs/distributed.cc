@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#if TRAINPROF_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 namespace trainprof::jobs {
 namespace {
@@ -29,11 +33,37 @@ std::string FirstLine(const std::exception& e) {
 
 }  // namespace
 
+// Gloo always: the clock-offset exchange sends CPU tensors. With distributed.backend nccl, the
+// training's collectives go through NCCL on the rank's GPU, as torch.distributed keeps a Gloo
+// group beside NCCL for CPU work.
 struct Distributed::State {
   c10::intrusive_ptr<c10d::Store> store;  // prefixed "trainprof/"
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+#if TRAINPROF_HAVE_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
   std::chrono::milliseconds timeout{0};
+  std::optional<torch::Device> gpu;  // the rank's GPU, under NCCL
+
+  // Runs `op` (allreduce or broadcast of a tensor list) on the group that carries the
+  // training's tensors, and waits for it.
+  template <typename Op>
+  void Collective(std::vector<torch::Tensor>& tensors, Op op) {
+#if TRAINPROF_HAVE_NCCL
+    if (nccl) return (void)op(*nccl, tensors)->wait();
+#endif
+    op(*pg, tensors)->wait();
+  }
+  // The device a collective's tensors must be on: the rank's GPU under NCCL.
+  torch::Device device(const torch::Tensor& like) const { return gpu ? *gpu : like.device(); }
 };
+
+namespace {
+
+auto AllReduceOp = [](auto& group, std::vector<torch::Tensor>& t) { return group.allreduce(t); };
+auto BroadcastOp = [](auto& group, std::vector<torch::Tensor>& t) { return group.broadcast(t); };
+
+}  // namespace
 
 Distributed::Distributed(LaunchEnv env, DistributedConfig cfg, std::unique_ptr<State> s)
     : env_(std::move(env)), cfg_(std::move(cfg)), s_(std::move(s)) {}
@@ -51,11 +81,17 @@ Status Distributed::Failed(const std::string& what, const std::exception& e) con
 
 StatusOr<std::unique_ptr<Distributed>> Distributed::Init(const LaunchEnv& env,
                                                          const DistributedConfig& cfg) {
+#if !TRAINPROF_HAVE_NCCL
   if (cfg.backend == "nccl") {
     return UnimplementedError(
-        "distributed.backend nccl needs trainprof built against a CUDA LibTorch with NCCL; this "
-        "build uses a CPU LibTorch: use distributed.backend gloo");
+        TRAINPROF_TORCH_CUDA
+            ? "distributed.backend nccl: this trainprof was built without NCCL's header "
+              "(configure with -DNCCL_INCLUDE_DIR=<folder of nccl.h>): use distributed.backend "
+              "gloo"
+            : "distributed.backend nccl needs trainprof built against a CUDA LibTorch with NCCL; "
+              "this build uses a CPU LibTorch: use distributed.backend gloo");
   }
+#endif
   auto s = std::make_unique<State>();
   s->timeout = std::chrono::milliseconds(static_cast<int64_t>(cfg.timeout_s * 1000));
   try {
@@ -81,6 +117,17 @@ StatusOr<std::unique_ptr<Distributed>> Distributed::Init(const LaunchEnv& env,
     s->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
         c10::make_intrusive<c10d::PrefixStore>("gloo", s->store), static_cast<int>(env.rank),
         static_cast<int>(env.world_size), opts);
+#if TRAINPROF_HAVE_NCCL
+    if (cfg.backend == "nccl") {
+      auto nccl_opts = c10d::ProcessGroupNCCL::Options::create();
+      nccl_opts->timeout = s->timeout;
+      s->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          c10::make_intrusive<c10d::PrefixStore>("nccl", s->store), static_cast<int>(env.rank),
+          static_cast<int>(env.world_size), nccl_opts);
+      const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
+      if (gpus > 0) s->gpu = torch::Device(torch::kCUDA, env.local_rank % gpus);
+    }
+#endif
   } catch (const std::exception& e) {
     return UnavailableError(fmt::format(
         "the {} ranks did not all join within distributed.timeout_s = {:g} s (store {}:{}): {}",
@@ -95,9 +142,10 @@ Status Distributed::AllReduceMean(const std::vector<torch::Tensor>& tensors, boo
     parts.reserve(tensors.size() + 1);
     for (const torch::Tensor& t : tensors) parts.push_back(t.reshape(-1));
     // The last element carries the stop wishes: positive after the sum when any rank has one.
-    parts.push_back(torch::full({1}, *stop ? 1.0f : 0.0f));
+    const auto like = tensors.empty() ? torch::TensorOptions() : tensors.front().options();
+    parts.push_back(torch::full({1}, *stop ? 1.0f : 0.0f, like));
     std::vector<torch::Tensor> flat{torch::cat(parts)};
-    s_->pg->allreduce(flat)->wait();
+    s_->Collective(flat, AllReduceOp);
     *stop = flat[0][flat[0].numel() - 1].item<float>() > 0.5f;
     flat[0].div_(static_cast<double>(env_.world_size));
     int64_t pos = 0;
@@ -114,8 +162,9 @@ Status Distributed::AllReduceMean(const std::vector<torch::Tensor>& tensors, boo
 
 Status Distributed::AllReduceSum(torch::Tensor& t) {
   try {
-    std::vector<torch::Tensor> v{t};
-    s_->pg->allreduce(v)->wait();
+    std::vector<torch::Tensor> v{t.to(s_->device(t))};
+    s_->Collective(v, AllReduceOp);
+    if (!v[0].is_same(t)) t.copy_(v[0]);
   } catch (const std::exception& e) {
     return Failed("all-reduce", e);
   }
@@ -126,7 +175,7 @@ Status Distributed::Broadcast(const std::vector<torch::Tensor>& tensors) {
   try {
     for (const torch::Tensor& t : tensors) {
       std::vector<torch::Tensor> v{t};
-      s_->pg->broadcast(v)->wait();
+      s_->Collective(v, BroadcastOp);
     }
   } catch (const std::exception& e) {
     return Failed("broadcast of the initial weights", e);

@@ -50,28 +50,63 @@ struct Batch {
   torch::Tensor labels;  // [n] int64
 };
 
-// Wraps a loaded batch without copying it: both tensors keep the RawBatch alive.
-Batch ToTensors(RawBatch&& raw, int64_t rows, int64_t cols) {
+// Wraps a loaded batch without copying it (both tensors keep the RawBatch alive), then moves it
+// to the training device (a copy there, none on the CPU).
+Batch ToTensors(RawBatch&& raw, int64_t rows, int64_t cols, const torch::Device& device) {
   auto keep = std::make_shared<RawBatch>(std::move(raw));
   Batch b;
   b.images = torch::from_blob(
       keep->images.data(), {keep->n, 1, rows, cols}, [keep](void*) {}, torch::kFloat32);
   b.labels = torch::from_blob(
       keep->labels.data(), {keep->n}, [keep](void*) {}, torch::kInt64);
+  if (!device.is_cpu()) b.images = b.images.to(device), b.labels = b.labels.to(device);
   return b;
 }
 
 // The next batch, or false at the end of the epoch; a read error stops training.
-StatusOr<bool> NextBatch(BatchLoader& loader, const SampleSource& src, Batch* out) {
+StatusOr<bool> NextBatch(BatchLoader& loader, const SampleSource& src, const torch::Device& device,
+                         Batch* out) {
   RawBatch raw;
   TRAINPROF_ASSIGN_OR_RETURN(bool got, loader.Next(&raw));
-  if (got) *out = ToTensors(std::move(raw), src.rows(), src.cols());
+  if (got) *out = ToTensors(std::move(raw), src.rows(), src.cols(), device);
   return got;
 }
 
 bool Stopped() { return g_stop_signal.load(std::memory_order_relaxed) != 0; }
 
+// The device training.device names for this rank, or why it cannot be had.
+StatusOr<torch::Device> TrainingDevice(const std::string& device, int64_t local_rank) {
+  const bool gpu = torch::cuda::is_available();
+  if (device == "cpu" || (device == "auto" && !gpu)) return torch::Device(torch::kCPU);
+  if (!gpu) {
+    return FailedPrecondition(
+        fmt::format("training.device is {}, but LibTorch sees no CUDA device: {}", device,
+                    TRAINPROF_TORCH_CUDA
+                        ? "no GPU is visible to this process (the driver, "
+                          "CUDA_VISIBLE_DEVICES)"
+                        : "this trainprof is built against a CPU-only LibTorch (build it "
+                          "against a CUDA LibTorch, docs/gpu.md), or use training.device cpu"));
+  }
+  const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % n));
+}
+
+// TrainingDevice, and NCCL's need for a GPU when several ranks train.
+StatusOr<torch::Device> JobDevice(const JobConfig& cfg, int64_t local_rank, bool ranks) {
+  TRAINPROF_ASSIGN_OR_RETURN(torch::Device device, TrainingDevice(cfg.training.device, local_rank));
+  if (ranks && cfg.distributed.backend == "nccl" && device.is_cpu()) {
+    return FailedPrecondition(
+        "distributed.backend nccl runs collectives on GPUs: set training.device cuda (or auto "
+        "on a machine with GPUs), or use distributed.backend gloo");
+  }
+  return device;
+}
+
 }  // namespace
+
+Status CheckTrainingDevice(const JobConfig& cfg, bool ranks) {
+  return JobDevice(cfg, 0, ranks).status();
+}
 
 StatusOr<FashionMnistData> LoadData(const DataConfig& data) {
   FashionMnistData d;
@@ -87,10 +122,14 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
   // Before the model exists, so every allocation of the training is tracked.
   TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<TorchProfiler> torch_prof,
                              TorchProfiler::Attach(session));
+  TRAINPROF_ASSIGN_OR_RETURN(
+      const torch::Device device,
+      JobDevice(cfg, dist != nullptr ? dist->env().local_rank : 0, dist != nullptr));
   try {
     torch::manual_seed(static_cast<uint64_t>(tc.seed));
     if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
     Cnn model;
+    model->to(device);
     torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(tc.learning_rate));
     LoaderOptions lo;
     lo.batch_size = tc.batch_size;
@@ -121,7 +160,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
     session.SetMeta("data", fmt::format("{}; {} loader worker{}, prefetch {}",
                                         data.train->Describe(), cfg.data.num_workers,
                                         cfg.data.num_workers == 1 ? "" : "s", cfg.data.prefetch));
-    session.SetMeta("device", "cpu");
+    session.SetMeta("device", device.str());
     if (dist != nullptr) {
       session.SetMeta("distributed",
                       fmt::format("rank {} of {}, {} backend, shard of {} samples", dist->rank(),
@@ -139,7 +178,8 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
     {
       TRAINPROF_SCOPE("[trainprof].model_summary");
       (void)torch_prof->SummarizeModel(
-          model, torch::zeros({tc.batch_size, 1, data.train->rows(), data.train->cols()}));
+          model, torch::zeros({tc.batch_size, 1, data.train->rows(), data.train->cols()},
+                              torch::TensorOptions().device(device)));
     }
 
     for (int64_t epoch = 0; epoch < tc.epochs && !stop_now(); ++epoch) {
@@ -157,7 +197,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
           {
             TRAINPROF_SCOPE_KIND("[_TrainingEpochLoop].train_dataloader_next",
                                  ActionKind::kDataLoader);
-            TRAINPROF_ASSIGN_OR_RETURN(bool got, NextBatch(train, *data.train, &batch));
+            TRAINPROF_ASSIGN_OR_RETURN(bool got, NextBatch(train, *data.train, device, &batch));
             if (!got) break;
           }
           session.SetBatchSize(batch.images.size(0));
@@ -216,7 +256,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
           Batch batch;
           {
             TRAINPROF_SCOPE_KIND("[_EvaluationLoop].val_next", ActionKind::kDataLoader);
-            TRAINPROF_ASSIGN_OR_RETURN(bool got, NextBatch(val, *data.test, &batch));
+            TRAINPROF_ASSIGN_OR_RETURN(bool got, NextBatch(val, *data.test, device, &batch));
             if (!got) break;
           }
           session.SetBatchSize(batch.images.size(0));

@@ -25,6 +25,10 @@ struct FashionMnistData {
 // Opens both splits in data.format. Errors: see OpenSource().
 StatusOr<FashionMnistData> LoadData(const DataConfig& data);
 
+// Whether training.device can be had here (and, with several ranks, whether
+// distributed.backend can use it): FailedPrecondition saying why not, before anything runs.
+Status CheckTrainingDevice(const JobConfig& cfg, bool ranks);
+
 struct JobResult {
   int64_t train_steps = 0;
   int64_t val_steps = 0;

@@ -28,6 +28,11 @@ void AddJobKeys(base::ConfigSchema& schema, JobConfig& cfg) {
                    "Progress display on stderr: a live bar on a terminal and periodic lines "
                    "otherwise (auto), always a bar, always lines, or off.",
                    {"auto", "bar", "lines", "off"});
+  schema.AddString("training.device", &t.device,
+                   "Where the model trains: cpu; cuda (each rank on the GPU of its local rank; "
+                   "needs trainprof built against a CUDA LibTorch, and a GPU); auto (cuda when "
+                   "LibTorch sees a GPU, else cpu).",
+                   {"cpu", "cuda", "auto"});
   schema.AddString("data.dir", &cfg.data.dir,
                    "Folder of the dataset in data.format: for idx the Fashion-MNIST IDX files "
                    "(train-images-idx3-ubyte.gz, ...) as Debian's dataset-fashion-mnist installs "

@@ -28,6 +28,8 @@ struct TrainingConfig {
   int64_t seed = 42;
   int64_t threads = 0;  // LibTorch intra-op threads; 0 = LibTorch's default
   std::string progress = "auto";
+  // cpu | cuda (each rank on cuda:<local rank>) | auto (cuda when LibTorch sees a GPU).
+  std::string device = "cpu";
 };
 
 struct DataConfig {

@@ -318,6 +318,35 @@ TEST(Cli, WrongTypeAndOutOfRange) {
   EXPECT_TRUE(Empty(out));
 }
 
+// training.device: cuda trains on the GPU where LibTorch sees one; elsewhere (this machine, a CPU
+// LibTorch build) it is refused before the run folder exists, saying why. auto falls back to the
+// CPU there. NCCL needs a GPU.
+TEST(Cli, TrainingDeviceCudaRunsOnAGpuOrSaysWhyNot) {
+  const std::string out = testutil::FreshTempDir();
+  ProcessResult r = testutil::RunProcess(Profile(out + "/cuda", {"--set", "training.device=cuda"}));
+  const bool gpu = r.exit_code == 0;
+  if (!gpu) {
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("error: training.device is cuda, but LibTorch sees no CUDA device: "),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(Empty(out + "/cuda"));
+  } else {
+    EXPECT_EQ(ReadJson(OnlyRunDir(out + "/cuda") + "/report.json")["meta"]["device"], "cuda:0");
+  }
+  r = testutil::RunProcess(Profile(out + "/auto", {"--set", "training.device=auto"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadJson(OnlyRunDir(out + "/auto") + "/report.json")["meta"]["device"],
+            gpu ? "cuda:0" : "cpu");
+  if (gpu) return;
+  // Two ranks over NCCL with no GPU: refused in each rank before anything runs.
+  r = testutil::RunProcess(
+      Profile(out + "/nccl", {"--nproc-per-node", "2", "--set", "distributed.backend=nccl"}));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("distributed.backend nccl runs collectives on GPUs"), std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, MissingDatasetNamesThePackage) {
   const std::string out = testutil::FreshTempDir();
   ProcessResult r = testutil::RunProcess(Profile(out + "/runs", {"--set", "data.dir=" + out}));

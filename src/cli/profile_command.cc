@@ -340,6 +340,8 @@ int RunProfile(const ProfileFlags& f) {
     return LaunchLocalRanks(f.nproc_per_node, cfg.distributed.timeout_s + 30);
   }
   // Everything that can be checked before training is checked before the run folder exists.
+  if (Status d = jobs::CheckTrainingDevice(cfg, env->world_size > 1); !d.ok())
+    return Fail(kExitBadInput, d);
   auto data = jobs::LoadData(cfg.data);
   if (!data.ok()) return Fail(kExitBadInput, data.status());
   cfg.profiler.output.print = false;  // this command prints the summary itself

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "report/report.h"
+#include "torch/cuda_allocator.h"
 #include "trainprof/session.h"
 #include "trainprof/torch.h"
 #include "util/golden.h"
@@ -348,19 +350,47 @@ TEST(TorchProfiler, ModelSummaryOnAWrongInputKeepsTheTreeAndSaysWhy) {
             std::string::npos);
 }
 
-TEST(TorchProfiler, SnapshotWithoutCudaSaysWhatItNeeds) {
+// With a CUDA LibTorch and a GPU: CUDA memory per step and the snapshot of the snapshot.* steps,
+// read back by our own reader. Without (this machine): neither, and the report says why.
+TEST(TorchProfiler, CudaMemoryAndSnapshotOnAGpuOrSaysWhatTheyNeed) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   Options o = TorchOptions(dir);
   o.snapshot.enabled = true;
+  o.snapshot.steps = 2;
   o.model_summary.enabled = false;
   std::unique_ptr<Session> s;
   std::unique_ptr<TorchProfiler> tp;
   ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
-  s->Step();
+  const bool gpu = torchlib::CudaAllocatorInUse();
+  for (int step = 0; step < 3; ++step) {
+    if (gpu) {
+      auto x = torch::ones({256, 256}, torch::TensorOptions().device(torch::kCUDA));
+      (void)x.matmul(x).sum().item<float>();
+    }
+    s->Step();
+  }
   ASSERT_TRUE(s->Finish().ok());
+  const nlohmann::json r = Report(dir);
   std::string msg;
-  ASSERT_TRUE(HasDiagnostic(Report(dir), "snapshot_needs_cuda", &msg));
-  EXPECT_NE(msg.find("needs trainprof built against a CUDA LibTorch and a GPU"), std::string::npos);
+  if (!gpu) {
+    ASSERT_TRUE(HasDiagnostic(r, "snapshot_needs_cuda", &msg));
+    EXPECT_NE(msg.find(TRAINPROF_TORCH_CUDA ? "LibTorch sees no GPU"
+                                            : "needs trainprof built against a CUDA LibTorch"),
+              std::string::npos)
+        << msg;
+    EXPECT_EQ(FindSection(r, "cuda_memory"), nullptr) << "no figures without a GPU";
+    EXPECT_FALSE(std::filesystem::exists(dir + "/memory_snapshot.pickle"));
+    return;
+  }
+  const nlohmann::json* mem = FindSection(r, "cuda_memory");
+  ASSERT_NE(mem, nullptr);
+  EXPECT_GE((*mem)["metrics"]["peak_allocated_bytes"]["value"].get<double>(), 256.0 * 256 * 4);
+  const nlohmann::json* steps = FindTable(*mem, "cuda_memory");
+  ASSERT_NE(steps, nullptr);
+  EXPECT_EQ((*steps)["rows"].size(), 3u) << "one row per step";
+  ASSERT_NE(FindSection(r, "snapshot"), nullptr) << r.dump().substr(0, 2000);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/memory_snapshot.pickle"));
+  EXPECT_FALSE(HasDiagnostic(r, "snapshot_unreadable", &msg)) << msg;
 }
 
 // On a machine without a CUDA driver (this one): memory.cuda_activity "auto" records no GPU
