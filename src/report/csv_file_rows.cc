@@ -96,9 +96,9 @@ bool ScanRecords(const std::string& path, size_t footer_rows, RecordStarts& out)
   return true;
 }
 
-class CsvFile : public RowSource {
+class CsvFileSource : public RowSource {
  public:
-  CsvFile(std::string path, std::vector<Unit> units, RecordStarts starts)
+  CsvFileSource(std::string path, std::vector<Unit> units, RecordStarts starts)
       : path_(std::move(path)), units_(std::move(units)), starts_(std::move(starts)) {}
 
   size_t parts() const override { return starts_.block_starts.size(); }
@@ -136,7 +136,7 @@ std::shared_ptr<const RowSource> CsvFileRows(const Table& t, const std::string& 
   std::vector<std::string> keys;
   for (const Column& c : t.columns) units.push_back(c.unit), keys.push_back(c.key);
   if (starts.header != keys) return nullptr;
-  return std::make_shared<CsvFile>(path, std::move(units), std::move(starts));
+  return std::make_shared<CsvFileSource>(path, std::move(units), std::move(starts));
 }
 
 void AttachCsvRows(Report& r, const std::string& dir) {

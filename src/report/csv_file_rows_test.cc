@@ -37,19 +37,19 @@ Table Awkward(size_t n) {
   return t;
 }
 
-std::string Csv(const Table& t) {
+std::string CsvTextOf(const Table& t) {
   std::ostringstream out;
   RenderCsvTable(t, out);
   return out.str();
 }
 
-std::string WriteFile(const std::string& name, const std::string& text) {
+std::string WriteCsvText(const std::string& name, const std::string& text) {
   const std::string path = testutil::FreshTempDir() + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
 
-std::vector<std::vector<Value>> AllRows(const Table& t) {
+std::vector<std::vector<Value>> RowsReadBack(const Table& t) {
   std::vector<std::vector<Value>> all;
   t.ForEachRowBlock([&](const std::vector<std::vector<Value>>& block) {
     all.insert(all.end(), block.begin(), block.end());
@@ -62,10 +62,10 @@ TEST(CsvFileRows, GiveBackTheRowsTypedAsWrittenInBlocksWithoutTheFooter) {
   Table back = held;
   back.rows.clear();
   back.KeepInCsvOnly();
-  back.source = CsvFileRows(back, WriteFile("awkward.csv", Csv(held)));
+  back.source = CsvFileRows(back, WriteCsvText("awkward.csv", CsvTextOf(held)));
   ASSERT_NE(back.source, nullptr);
   EXPECT_EQ(back.source->parts(), 3u);
-  const auto rows = AllRows(back);
+  const auto rows = RowsReadBack(back);
   ASSERT_EQ(rows.size(), held.rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     ASSERT_EQ(rows[i].size(), held.columns.size());
@@ -77,20 +77,21 @@ TEST(CsvFileRows, GiveBackTheRowsTypedAsWrittenInBlocksWithoutTheFooter) {
     EXPECT_EQ(rows[i][5], Value{});
   }
   // Written again, the same file: the footer is the table's own, once.
-  EXPECT_EQ(Csv(back), Csv(held));
+  EXPECT_EQ(CsvTextOf(back), CsvTextOf(held));
 }
 
 TEST(CsvFileRows, AFileThatIsNotTheTablesGivesNoRows) {
   Table t = Awkward(3);
   EXPECT_EQ(CsvFileRows(t, testutil::FreshTempDir() + "/missing.csv"), nullptr);
-  EXPECT_EQ(CsvFileRows(t, WriteFile("other.csv", "name,count\nx,1\n")), nullptr);
-  EXPECT_EQ(CsvFileRows(t, WriteFile("empty.csv", "")), nullptr);
+  EXPECT_EQ(CsvFileRows(t, WriteCsvText("other.csv", "name,count\nx,1\n")), nullptr);
+  EXPECT_EQ(CsvFileRows(t, WriteCsvText("empty.csv", "")), nullptr);
   // Fewer records than the footer it should end with.
   Table header_only = t;
-  EXPECT_EQ(CsvFileRows(header_only, WriteFile("header.csv", "name,count,time_s,ok,rank,gap\n")),
+  EXPECT_EQ(CsvFileRows(header_only, WriteCsvText("header.csv", "name,count,time_s,ok,rank,gap\n")),
             nullptr);
   header_only.footer.clear();
-  auto none = CsvFileRows(header_only, WriteFile("header.csv", "name,count,time_s,ok,rank,gap\n"));
+  auto none =
+      CsvFileRows(header_only, WriteCsvText("header.csv", "name,count,time_s,ok,rank,gap\n"));
   ASSERT_NE(none, nullptr);
   EXPECT_EQ(none->parts(), 0u);
 }
@@ -114,7 +115,7 @@ TEST(CsvFileRows, AReportReadBackReadsItsCsvOnlyTables) {
   ASSERT_NE(bt, nullptr);
   EXPECT_TRUE(bt->csv_only);
   EXPECT_TRUE(bt->rows.empty());
-  const auto rows = AllRows(*bt);
+  const auto rows = RowsReadBack(*bt);
   ASSERT_EQ(rows.size(), held.size());
   EXPECT_EQ(rows[9][0], held[9][0]);
   EXPECT_EQ(bt->footer.size(), 1u);
