@@ -125,7 +125,9 @@ StatusOr<std::unique_ptr<Distributed>> Distributed::Init(const LaunchEnv& env,
           c10::make_intrusive<c10d::PrefixStore>("nccl", s->store), static_cast<int>(env.rank),
           static_cast<int>(env.world_size), nccl_opts);
       const auto gpus = static_cast<int64_t>(torch::cuda::device_count());
-      if (gpus > 0) s->gpu = torch::Device(torch::kCUDA, env.local_rank % gpus);
+      if (gpus > 0) {
+        s->gpu = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % gpus));
+      }
     }
 #endif
   } catch (const std::exception& e) {

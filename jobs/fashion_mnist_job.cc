@@ -10,6 +10,7 @@
 #include "base/progress.h"
 #include "jobs/batch_loader.h"
 #include "jobs/distributed.h"
+#include "torch/cuda_allocator.h"
 #include "trainprof/scope.h"
 #include "trainprof/torch.h"
 
@@ -88,7 +89,10 @@ StatusOr<torch::Device> TrainingDevice(const std::string& device, int64_t local_
                           "against a CUDA LibTorch, docs/gpu.md), or use training.device cpu"));
   }
   const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % n));
+  const torch::Device on_gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % n));
+  // The current device too, as torch.cuda.set_device: the allocator's figures are read there.
+  TRAINPROF_RETURN_IF_ERROR(torchlib::UseCudaDevice(on_gpu.index()));
+  return on_gpu;
 }
 
 // TrainingDevice, and NCCL's need for a GPU when several ranks train.

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -62,52 +64,77 @@ struct RecordStarts {
   std::vector<uint64_t> block_starts;  // every kPackedBlockRows-th data record's offset
   uint64_t data_end = 0;               // the end of the last data record (footer rows follow)
   size_t data_rows = 0;
-  std::vector<std::string> header;
 };
 
-bool ScanRecords(const std::string& path, size_t footer_rows, RecordStarts& out) {
+// Calls `f(offset)` after each record's '\n' outside quotes, reading the file a block at a time,
+// until `f` returns false; at the end of the file, once more with its size. False when the file
+// cannot be read.
+template <typename F>
+bool ForEachRecordEnd(const std::string& path, F&& f) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
-  std::vector<uint64_t> starts;  // every record's start but the header's (0)
-  std::string header_text;
   bool quoted = false;
   uint64_t offset = 0;
   std::vector<char> buf(size_t{1} << 20);
   while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
     const auto n = static_cast<size_t>(in.gcount());
     for (size_t i = 0; i < n; ++i) {
-      if (starts.empty()) header_text += buf[i];
       if (buf[i] == '"') quoted = !quoted;  // an escaped quote toggles twice
-      if (buf[i] == '\n' && !quoted) starts.push_back(offset + i + 1);
+      if (buf[i] == '\n' && !quoted && !f(offset + i + 1)) return true;
     }
     offset += n;
   }
-  if (starts.empty()) return false;  // not even a header line
-  // The last start is the end of the file when it ends in '\n'; otherwise the last record runs
-  // to the end of the file.
-  if (starts.back() != offset) starts.push_back(offset);
+  f(offset);  // the end of a last record without '\n'
+  return true;
+}
+
+// The CSV's header record, or nothing when the file cannot be read or has no whole line.
+std::optional<std::vector<std::string>> ReadHeader(const std::string& path) {
+  uint64_t end = 0;
+  const bool read = ForEachRecordEnd(path, [&](uint64_t at) {
+    end = at;
+    return false;
+  });
+  if (!read || end == 0) return std::nullopt;
+  std::string text(end, '\0');
+  std::ifstream in(path, std::ios::binary);
+  in.read(text.data(), static_cast<std::streamsize>(end));
+  std::vector<std::string> header;
+  ForEachRecord(text, [&](std::vector<std::string>& f) { header = std::move(f); });
+  return header;
+}
+
+bool ScanRecords(const std::string& path, size_t footer_rows, RecordStarts& out) {
+  std::vector<uint64_t> starts;  // every record's start but the header's (0), then the end
+  const bool read = ForEachRecordEnd(path, [&](uint64_t at) {
+    if (starts.empty() || starts.back() != at) starts.push_back(at);
+    return true;
+  });
+  if (!read || starts.empty()) return false;
   const size_t records = starts.size() - 1;  // data and footer records after the header
   if (records < footer_rows) return false;
   out.data_rows = records - footer_rows;
   out.data_end = starts[out.data_rows];
   for (size_t r = 0; r < out.data_rows; r += kPackedBlockRows)
     out.block_starts.push_back(starts[r]);
-  ForEachRecord(header_text, [&](std::vector<std::string>& f) { out.header = std::move(f); });
   return true;
 }
 
+// The file is scanned for its blocks when first asked, so reading a report back costs nothing
+// for the tables nobody reads.
 class CsvFileSource : public RowSource {
  public:
-  CsvFileSource(std::string path, std::vector<Unit> units, RecordStarts starts)
-      : path_(std::move(path)), units_(std::move(units)), starts_(std::move(starts)) {}
+  CsvFileSource(std::string path, std::vector<Unit> units, size_t footer_rows)
+      : path_(std::move(path)), units_(std::move(units)), footer_rows_(footer_rows) {}
 
-  size_t parts() const override { return starts_.block_starts.size(); }
+  size_t parts() const override { return Starts().block_starts.size(); }
 
   // The file is read again here; should it have changed since it was scanned, the block gives
   // what it now holds in that byte range.
   void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const override {
-    const uint64_t begin = starts_.block_starts[part];
-    const uint64_t end = part + 1 < parts() ? starts_.block_starts[part + 1] : starts_.data_end;
+    const RecordStarts& starts = Starts();
+    const uint64_t begin = starts.block_starts[part];
+    const uint64_t end = part + 1 < parts() ? starts.block_starts[part + 1] : starts.data_end;
     std::string text(end - begin, '\0');
     std::ifstream in(path_, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(begin));
@@ -122,21 +149,28 @@ class CsvFileSource : public RowSource {
   }
 
  private:
+  const RecordStarts& Starts() const {
+    std::call_once(scanned_, [&] {
+      if (!ScanRecords(path_, footer_rows_, starts_)) starts_ = RecordStarts{};
+    });
+    return starts_;
+  }
+
   std::string path_;
   std::vector<Unit> units_;
-  RecordStarts starts_;
+  size_t footer_rows_;
+  mutable std::once_flag scanned_;
+  mutable RecordStarts starts_;
 };
 
 }  // namespace
 
 std::shared_ptr<const RowSource> CsvFileRows(const Table& t, const std::string& path) {
-  RecordStarts starts;
-  if (!ScanRecords(path, t.footer.size(), starts)) return nullptr;
   std::vector<Unit> units;
   std::vector<std::string> keys;
   for (const Column& c : t.columns) units.push_back(c.unit), keys.push_back(c.key);
-  if (starts.header != keys) return nullptr;
-  return std::make_shared<CsvFileSource>(path, std::move(units), std::move(starts));
+  if (ReadHeader(path) != keys) return nullptr;
+  return std::make_shared<CsvFileSource>(path, std::move(units), t.footer.size());
 }
 
 void AttachCsvRows(Report& r, const std::string& dir) {

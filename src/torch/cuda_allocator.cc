@@ -1,11 +1,13 @@
 #include "torch/cuda_allocator.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <optional>
 
 #if TRAINPROF_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/cuda/memory_snapshot.h>
 #endif
 
@@ -15,10 +17,19 @@ namespace trainprof::torchlib {
 
 bool CudaAllocatorInUse() { return torch::cuda::is_available(); }
 
-StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step, int device) {
+Status UseCudaDevice(int device) {
+  try {
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
+  } catch (const std::exception& e) {
+    return InternalError(fmt::format("selecting CUDA device {}: {}", device, e.what()));
+  }
+  return Status::Ok();
+}
+
+StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step) {
   namespace alloc = c10::cuda::CUDACachingAllocator;
   try {
-    const auto dev = static_cast<c10::DeviceIndex>(device);
+    const c10::DeviceIndex dev = c10::cuda::current_device();
     const auto s = alloc::getDeviceStats(dev);
     constexpr size_t kAll = 0;  // StatType::AGGREGATE: every pool
     CudaMemoryStep m;
@@ -35,11 +46,11 @@ StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step, int device) {
   }
 }
 
-Status StartCudaMemoryHistory(int64_t max_entries) {
+Status StartCudaMemoryHistory(const std::string& stacks, int64_t max_entries) {
   try {
     const size_t n = max_entries > 0 ? static_cast<size_t>(max_entries) : SIZE_MAX;
     torch::cuda::_record_memory_history(std::optional<std::string>("all"),
-                                        std::optional<std::string>("all"), "all", n);
+                                        std::optional<std::string>("all"), stacks, n);
   } catch (const std::exception& e) {
     return InternalError(std::string("starting the CUDA memory history: ") + e.what());
   }
@@ -67,8 +78,9 @@ Status NoCuda() {
 }  // namespace
 
 bool CudaAllocatorInUse() { return false; }
-StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t, int) { return NoCuda(); }
-Status StartCudaMemoryHistory(int64_t) { return NoCuda(); }
+Status UseCudaDevice(int) { return NoCuda(); }
+StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t) { return NoCuda(); }
+Status StartCudaMemoryHistory(const std::string&, int64_t) { return NoCuda(); }
 StatusOr<std::string> DumpCudaMemoryHistory() { return NoCuda(); }
 
 #endif

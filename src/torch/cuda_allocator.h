@@ -4,9 +4,10 @@
 // LibTorch has neither, and each call says so (Unimplemented); TRAINPROF_TORCH_CUDA tells which.
 //
 //   if (torchlib::CudaAllocatorInUse()) {
-//     auto step = torchlib::TakeCudaMemoryStep(step_index, device);  // peaks reset for the next
-//     torchlib::StartCudaMemoryHistory(max_entries);                   // snapshot.*
-//     auto bytes = torchlib::DumpCudaMemoryHistory();                  // and stops recording
+//     torchlib::UseCudaDevice(local_rank);                      // the process's current device
+//     auto step = torchlib::TakeCudaMemoryStep(step_index);     // peaks reset for the next
+//     torchlib::StartCudaMemoryHistory("python", 1000000);      // snapshot.*
+//     auto bytes = torchlib::DumpCudaMemoryHistory();           // and stops recording
 //   }
 #pragma once
 
@@ -21,13 +22,19 @@ namespace trainprof::torchlib {
 // True when this build links a CUDA LibTorch and LibTorch sees a GPU.
 bool CudaAllocatorInUse();
 
-// The allocator's figures on `device` now, as the step `step`'s, then its peaks reset so the
-// next step has its own.
-StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step, int device);
+// Makes `device` the process's current CUDA device, where the allocator is read and NCCL
+// works, as torch.cuda.set_device does.
+Status UseCudaDevice(int device);
 
-// Starts recording every allocation and free with its C++ stack ("all" context), keeping the
-// last `max_entries` events (0: LibTorch's default).
-Status StartCudaMemoryHistory(int64_t max_entries);
+// The allocator's figures on the current device now, as the step `step`'s, then its peaks reset
+// so the next step has its own.
+StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step);
+
+// Starts recording every allocation and free (and the allocator's other actions), keeping the
+// last `max_entries` events, each with its stack as snapshot.stacks says: "all" records the
+// C++ frames (symbolized when dumped, which is slow); "python" records Python frames only, so a
+// program without Python gets none.
+Status StartCudaMemoryHistory(const std::string& stacks, int64_t max_entries);
 
 // The recorded history and the allocator's segments, pickled as PyTorch's snapshot; recording
 // stops.

@@ -4,14 +4,11 @@
 #include <mutex>
 #include <optional>
 
-#include "base/atomic_file.h"
 #include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
 #include "operators/operator_report.h"
-#include "operators/step_memory_report.h"
 #include "session/extension.h"
-#include "snapshot/run_snapshot.h"
-#include "torch/cuda_allocator.h"
+#include "torch/cuda_allocator_recorder.h"
 #include "torch/model_summary.h"
 #include "torch/op_observer.h"
 #include "trainprof/torch.h"
@@ -22,27 +19,8 @@
 namespace trainprof {
 namespace {
 
-// The first of `vars` set to an integer, or `fallback`.
-int64_t EnvInt(std::initializer_list<const char*> vars, int64_t fallback) {
-  for (const char* var : vars) {
-    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') {
-      char* end = nullptr;
-      const long long r = std::strtoll(v, &end, 10);
-      if (end != v && *end == '\0') return r;
-    }
-  }
-  return fallback;
-}
-
 // The process's rank under torchrun (RANK) or Slurm (SLURM_PROCID); 0 when neither is set.
-int64_t ProcessRank() { return EnvInt({"RANK", "SLURM_PROCID"}, 0); }
-
-// The CUDA device a process of a multi-GPU node trains on: its local rank, as `trainprof
-// profile`'s job and torchrun scripts choose it (modulo the devices seen).
-int LocalDevice() {
-  const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
-  return n > 0 ? static_cast<int>(EnvInt({"LOCAL_RANK", "SLURM_LOCALID"}, 0) % n) : 0;
-}
+int64_t ProcessRank() { return torchlib::EnvInt({"RANK", "SLURM_PROCID"}, 0); }
 
 }  // namespace
 
@@ -100,87 +78,6 @@ class GpuActivity {
 #endif
 };
 
-// The CUDA allocator through a CUDA LibTorch: its figures at the end of every step
-// (memory.enabled) and the memory history of the snapshot.* steps, as the Python package
-// records them with torch.cuda.
-class CudaAllocatorRecorder {
- public:
-  void Start(const Options& o, std::vector<report::Diagnostic>& diags) {
-    per_step_ = o.memory.enabled && torchlib::CudaAllocatorInUse();
-    device_ = LocalDevice();
-    if (!o.snapshot.enabled) return;
-    if (!torchlib::CudaAllocatorInUse()) {
-      diags.push_back(
-          {report::DiagnosticId::kSnapshotNeedsCuda, 1,
-           TRAINPROF_TORCH_CUDA
-               ? "snapshot.enabled is true, but LibTorch sees no GPU: no memory_snapshot.pickle "
-                 "was written"
-               : "snapshot.enabled is true, but the CUDA memory snapshot needs trainprof built "
-                 "against a CUDA LibTorch and a GPU; this build uses a CPU-only LibTorch, so no "
-                 "memory_snapshot.pickle was written"});
-      return;
-    }
-    snapshot_ = {o.snapshot.warmup, o.snapshot.warmup + o.snapshot.steps};
-    max_entries_ = o.snapshot.max_entries;
-  }
-
-  // Step `step` begins: the last one's figures; the history starts or is dumped at the window's
-  // edges.
-  void OnStep(int64_t step, std::vector<report::Diagnostic>& diags) {
-    if (per_step_ && last_step_ >= 0 && step > last_step_) Record(step - 1, diags);
-    last_step_ = step;
-    if (step == snapshot_.first && !recording_) {
-      Status st = torchlib::StartCudaMemoryHistory(max_entries_);
-      recording_ = st.ok();
-      if (!st.ok()) diags.push_back({report::DiagnosticId::kSnapshotNeedsCuda, 1, st.message()});
-    } else if (step == snapshot_.end && recording_) {
-      Dump(diags);
-    }
-  }
-
-  // The "cuda_memory" section and the snapshot, written into the run folder and analysed.
-  void Finish(session::FinishContext& ctx, int64_t rank) {
-    if (recording_) Dump(ctx.report.diagnostics);
-    if (!cuda_steps_.empty()) torchlib::AddCudaMemorySection(cuda_steps_, ctx.report);
-    if (pickle_.empty()) return;
-    const bool ranks = EnvInt({"WORLD_SIZE", "SLURM_NTASKS"}, 1) > 1;
-    const std::string file =
-        ctx.run_dir + (ranks ? fmt::format("/memory_snapshot_rank{}.pickle", rank)
-                             : std::string("/memory_snapshot.pickle"));
-    base::AtomicFile f;
-    Status st = f.Open(file);
-    if (st.ok()) f.Write(pickle_), st = f.Commit();
-    pickle_.clear();
-    if (!st.ok()) {
-      ctx.report.diagnostics.push_back({report::DiagnosticId::kSnapshotUnreadable, 1,
-                                        fmt::format("{}: {}", file, st.message())});
-      return;
-    }
-    snapshot::AddRunSnapshots({file, std::nullopt}, ctx.report);
-  }
-
- private:
-  void Record(int64_t step, std::vector<report::Diagnostic>& diags) {
-    auto m = torchlib::TakeCudaMemoryStep(step, device_);
-    if (m.ok()) return cuda_steps_.push_back(*m);
-    per_step_ = false;
-    diags.push_back({report::DiagnosticId::kCudaMemoryWithoutCuda, 1, m.status().message()});
-  }
-  void Dump(std::vector<report::Diagnostic>& diags) {
-    recording_ = false;
-    auto p = torchlib::DumpCudaMemoryHistory();
-    if (p.ok()) return (void)(pickle_ = std::move(*p));
-    diags.push_back({report::DiagnosticId::kSnapshotNeedsCuda, 1, p.status().message()});
-  }
-
-  bool per_step_ = false, recording_ = false;
-  int device_ = 0;
-  int64_t last_step_ = -1, max_entries_ = 0;
-  torchlib::StepRange snapshot_{-1, -1};
-  std::vector<torchlib::CudaMemoryStep> cuda_steps_;
-  std::string pickle_;
-};
-
 class TorchProfilerImpl : public session::Extension {
  public:
   Options options;
@@ -190,7 +87,7 @@ class TorchProfilerImpl : public session::Extension {
   std::optional<torchlib::OpData> data;            // once collected (times in ticks)
   std::optional<torchlib::ModelSummary> summary;
   GpuActivity gpu;
-  CudaAllocatorRecorder cuda;
+  torchlib::CudaAllocatorRecorder cuda;
   std::vector<report::Diagnostic> diagnostics;
   int64_t rank = 0;
   bool skipped_rank = false;

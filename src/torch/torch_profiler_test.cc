@@ -362,6 +362,8 @@ TEST(TorchProfiler, CudaMemoryAndSnapshotOnAGpuOrSaysWhatTheyNeed) {
   std::unique_ptr<TorchProfiler> tp;
   ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
   const bool gpu = torchlib::CudaAllocatorInUse();
+  if (!gpu && std::getenv("TRAINPROF_REQUIRE_GPU") != nullptr)  // scripts/gpu/check.sh
+    FAIL() << "TRAINPROF_REQUIRE_GPU is set, but this build or LibTorch sees no GPU";
   for (int step = 0; step < 3; ++step) {
     if (gpu) {
       auto x = torch::ones({256, 256}, torch::TensorOptions().device(torch::kCUDA));
