@@ -89,10 +89,7 @@ StatusOr<torch::Device> TrainingDevice(const std::string& device, int64_t local_
                           "against a CUDA LibTorch, docs/gpu.md), or use training.device cpu"));
   }
   const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
-  const torch::Device on_gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % n));
-  // The current device too, as torch.cuda.set_device: the allocator's figures are read there.
-  TRAINPROF_RETURN_IF_ERROR(torchlib::UseCudaDevice(on_gpu.index()));
-  return on_gpu;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % n));
 }
 
 // TrainingDevice, and NCCL's need for a GPU when several ranks train.
@@ -129,6 +126,10 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
   TRAINPROF_ASSIGN_OR_RETURN(
       const torch::Device device,
       JobDevice(cfg, dist != nullptr ? dist->env().local_rank : 0, dist != nullptr));
+  // The current device too, as torch.cuda.set_device: the allocator's figures are read there.
+  // Here, not in CheckTrainingDevice: selecting a device makes its context, and every rank's
+  // check would make one on GPU 0.
+  if (device.is_cuda()) TRAINPROF_RETURN_IF_ERROR(torchlib::UseCudaDevice(device.index()));
   try {
     torch::manual_seed(static_cast<uint64_t>(tc.seed));
     if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));

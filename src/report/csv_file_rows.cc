@@ -66,16 +66,16 @@ struct RecordStarts {
   size_t data_rows = 0;
 };
 
-// Calls `f(offset)` after each record's '\n' outside quotes, reading the file a block at a time,
-// until `f` returns false; at the end of the file, once more with its size. False when the file
-// cannot be read.
+// Calls `f(offset)` after each record's '\n' outside quotes, reading the file `chunk` bytes at a
+// time, until `f` returns false; at the end of the file, once more with its size. False when the
+// file cannot be read.
 template <typename F>
-bool ForEachRecordEnd(const std::string& path, F&& f) {
+bool ForEachRecordEnd(const std::string& path, size_t chunk, F&& f) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   bool quoted = false;
   uint64_t offset = 0;
-  std::vector<char> buf(size_t{1} << 20);
+  std::vector<char> buf(chunk);
   while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
     const auto n = static_cast<size_t>(in.gcount());
     for (size_t i = 0; i < n; ++i) {
@@ -91,7 +91,8 @@ bool ForEachRecordEnd(const std::string& path, F&& f) {
 // The CSV's header record, or nothing when the file cannot be read or has no whole line.
 std::optional<std::vector<std::string>> ReadHeader(const std::string& path) {
   uint64_t end = 0;
-  const bool read = ForEachRecordEnd(path, [&](uint64_t at) {
+  // A header is a line: a small first read, not a scan's block, for every table read back.
+  const bool read = ForEachRecordEnd(path, size_t{4} << 10, [&](uint64_t at) {
     end = at;
     return false;
   });
@@ -106,7 +107,7 @@ std::optional<std::vector<std::string>> ReadHeader(const std::string& path) {
 
 bool ScanRecords(const std::string& path, size_t footer_rows, RecordStarts& out) {
   std::vector<uint64_t> starts;  // every record's start but the header's (0), then the end
-  const bool read = ForEachRecordEnd(path, [&](uint64_t at) {
+  const bool read = ForEachRecordEnd(path, size_t{1} << 20, [&](uint64_t at) {
     if (starts.empty() || starts.back() != at) starts.push_back(at);
     return true;
   });
