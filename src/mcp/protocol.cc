@@ -1,6 +1,10 @@
 #include "mcp/protocol.h"
 
+#include <fmt/format.h>
+
 #include <utility>
+
+#include "base/text.h"
 
 namespace trainprof::mcp {
 
@@ -8,8 +12,16 @@ Json Response(const Json& id, Json result) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
 }
 
+std::string ErrorText(std::string_view message) {
+  if (message.size() <= kMaxErrorChars) return std::string(message);
+  return fmt::format("{} [... {} more characters]", base::Ellipsize(message, kMaxErrorChars),
+                     message.size() - kMaxErrorChars);
+}
+
 Json ErrorResponse(const Json& id, const RpcError& e) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", e.code}, {"message", e.message}}}};
+  return {{"jsonrpc", "2.0"},
+          {"id", id},
+          {"error", {{"code", e.code}, {"message", ErrorText(e.message)}}}};
 }
 
 Json Request(const Json& id, const std::string& method, Json params) {
@@ -31,7 +43,8 @@ Json ToolResult(Json structured) {
 }
 
 Json ToolError(const std::string& message) {
-  return {{"content", Json::array({{{"type", "text"}, {"text", message}}})}, {"isError", true}};
+  return {{"content", Json::array({{{"type", "text"}, {"text", ErrorText(message)}}})},
+          {"isError", true}};
 }
 
 }  // namespace trainprof::mcp

@@ -32,8 +32,14 @@ struct RpcError {
   std::string message;
 };
 
+// The most characters of an error's message: an error that quotes a client's argument (a 5 MB
+// path) quotes it cut short, so no reply outgrows the results' cap (Limits::max_chars).
+inline constexpr size_t kMaxErrorChars = 2000;
+// `message` cut to kMaxErrorChars, saying how much was cut.
+std::string ErrorText(std::string_view message);
+
 Json Response(const Json& id, Json result);
-Json ErrorResponse(const Json& id, const RpcError& e);
+Json ErrorResponse(const Json& id, const RpcError& e);  // its message cut by ErrorText
 Json Request(const Json& id, const std::string& method, Json params);
 Json Notification(const std::string& method, Json params);
 
@@ -45,6 +51,6 @@ std::string Line(const Json& message);
 // text (the protocol asks for both).
 Json ToolResult(Json structured);
 // A tool that ran and failed (a trace that cannot be read): the message as text, isError set.
-Json ToolError(const std::string& message);
+Json ToolError(const std::string& message);  // cut by ErrorText
 
 }  // namespace trainprof::mcp

@@ -126,6 +126,52 @@ TEST(McpServer, TablePagesFiltersAndSorts) {
       std::string::npos);
 }
 
+// Issue 69: a true/false column is filtered with JSON booleans; text or numbers for it are
+// refused with a message that says what it takes.
+TEST(McpServer, TableFiltersABoolColumnWithBooleans) {
+  auto where = [](Json value) {
+    return Json::array({{{"column", "tensor_cores"}, {"op", "="}, {"value", std::move(value)}}});
+  };
+  auto call = [&](int id, Json value) {
+    return Call(id, "table",
+                {{"path", "rank0.json"},
+                 {"table", "kernel_view/kernel_view"},
+                 {"where", where(std::move(value))},
+                 {"limit", 500}});
+  };
+  auto r = Exchange(
+      {Init(),
+       Call(1, "table",
+            {{"path", "rank0.json"}, {"table", "kernel_view/kernel_view"}, {"limit", 500}}),
+       call(2, true), call(3, false), call(4, "false")},
+      kTraceDir);
+  const Json& all = r["1"][0]["result"]["structuredContent"];
+  const Json& on = r["2"][0]["result"]["structuredContent"];
+  const Json& off = r["3"][0]["result"]["structuredContent"];
+  ASSERT_TRUE(on.contains("matched_rows")) << Line(r["2"][0]);
+  ASSERT_TRUE(off.contains("matched_rows")) << Line(r["3"][0]);
+  EXPECT_GT(off["matched_rows"].get<int>(), 0);
+  EXPECT_EQ(on["matched_rows"].get<int>() + off["matched_rows"].get<int>(),
+            all["matched_rows"].get<int>());
+  for (const Json& row : off["rows"]) EXPECT_FALSE(row["tensor_cores"].get<bool>());
+  ASSERT_TRUE(r["4"][0].contains("error")) << Line(r["4"][0]);
+  EXPECT_NE(r["4"][0]["error"]["message"].get<std::string>().find("JSON boolean"),
+            std::string::npos);
+}
+
+// Issue 69: an error quoting a 5 MB argument quotes it cut short.
+TEST(McpServer, ErrorsQuoteHugeArgumentsCutShort) {
+  const std::string huge(5'000'000, 'x');
+  auto r = Exchange({Init(), Call(1, "table", {{"path", huge}, {"table", "kernel_view"}}),
+                     Call(2, huge, Json::object())},
+                    kTraceDir);
+  for (const char* id : {"1", "2"}) {
+    const std::string reply = Line(r[id][0]);
+    EXPECT_LT(reply.size(), 3000u) << id;
+    EXPECT_NE(reply.find("more characters"), std::string::npos) << reply.substr(0, 300);
+  }
+}
+
 TEST(McpServer, FindingsCarryTheirThresholdAndEvidenceRows) {
   auto r =
       Exchange({Init(), Call(1, "findings", {{"path", "rank0.json"}}),

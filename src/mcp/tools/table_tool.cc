@@ -29,6 +29,11 @@ bool Holds(const Condition& c, const Row& row) {
     return s != nullptr && c.value.is_string() &&
            s->find(c.value.get<std::string>()) != std::string::npos;
   }
+  if (c.value.is_boolean()) {
+    const auto* b = std::get_if<bool>(&v);
+    const bool eq = b != nullptr && *b == c.value.get<bool>();
+    return c.op == "=" ? eq : !eq;  // Conditions allows = and != only
+  }
   if (c.value.is_string()) {
     const auto* s = std::get_if<std::string>(&v);
     const bool eq = s != nullptr && *s == c.value.get<std::string>();
@@ -58,7 +63,17 @@ StatusOr<std::vector<Condition>> Conditions(const report::Table& t, const Json& 
   if (!args.contains("where")) return out;
   for (const Json& w : args["where"]) {
     TRAINPROF_ASSIGN_OR_RETURN(int c, ColumnOf(t, w["column"].get<std::string>(), "where"));
-    out.push_back({c, w["op"].get<std::string>(), w["value"]});
+    const std::string op = w["op"].get<std::string>();
+    const bool bool_column = t.columns[static_cast<size_t>(c)].unit == report::Unit::kBool;
+    if (bool_column != w["value"].is_boolean())
+      return BadCall(
+          fmt::format("where: column '{}' of table {} holds {}: compare it with {}",
+                      t.columns[c].key, t.id, bool_column ? "true or false" : "numbers or text",
+                      bool_column ? "a JSON boolean (true, false)" : "a number or a string"));
+    if (bool_column && op != "=" && op != "!=")
+      return BadCall(fmt::format("where: column '{}' holds true or false: use = or !=, not {}",
+                                 t.columns[c].key, op));
+    out.push_back({c, op, w["value"]});
   }
   return out;
 }
@@ -134,7 +149,10 @@ Json WhereSchema() {
   Json cond = ObjectSchema(
       {{"column", StringSchema("a column key")},
        {"op", EnumSchema("how the cell compares", {"=", "!=", "<", "<=", ">", ">=", "contains"})},
-       {"value", {{"anyOf", Json::array({{{"type", "string"}}, {{"type", "number"}}})}}}},
+       {"value",
+        {{"anyOf",
+          Json::array({{{"type", "string"}}, {{"type", "number"}}, {{"type", "boolean"}}})},
+         {"description", "a number, a string, or for a true/false column a JSON boolean"}}}},
       {"column", "op", "value"});
   return {{"type", "array"},
           {"items", std::move(cond)},
