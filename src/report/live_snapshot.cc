@@ -65,9 +65,9 @@ void ReadOptional(const nlohmann::json& j, const char* key, std::optional<T>& fi
 std::string Pct(double share) { return fmt::format("{:.0f} %", share * 100); }
 
 std::string SplitText(const LiveSplit& p) {
-  return fmt::format("data {}, fwd {}, bwd {}, opt {}, comm {}, other {}", Pct(p.data_wait),
-                     Pct(p.forward), Pct(p.backward), Pct(p.optimizer), Pct(p.communication),
-                     Pct(p.other));
+  return fmt::format("data {}, fwd {}, bwd {}, opt {}, comm {}, other {}",
+                     p.data_measured ? Pct(p.data_wait) : "n/a", Pct(p.forward), Pct(p.backward),
+                     Pct(p.optimizer), Pct(p.communication), Pct(p.other));
 }
 
 std::string Gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1 << 30)); }
@@ -203,6 +203,9 @@ LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& bounda
   std::vector<double> times;
   for (size_t i = 1; i < boundaries_ns.size(); ++i)
     times.push_back(static_cast<double>(boundaries_ns[i] - boundaries_ns[i - 1]) * 1e-9);
+  // In time order, before the quantiles below reorder `times`.
+  s.recent_step_s.assign(times.end() - static_cast<ptrdiff_t>(std::min(times.size(), kLiveSpark)),
+                         times.end());
   s.step_last_s = times.back();
   s.step_median_s = base::Quantile(times, 0.5);
   s.step_p95_s = base::Quantile(times, 0.95);
@@ -217,8 +220,6 @@ LiveSnapshot BuildLiveSnapshot(int64_t steps, const std::vector<int64_t>& bounda
     }
     if (known) s.samples_per_s = static_cast<double>(samples) / span;
   }
-  s.recent_step_s.assign(times.end() - static_cast<ptrdiff_t>(std::min(times.size(), kLiveSpark)),
-                         times.end());
   return s;
 }
 
@@ -270,7 +271,9 @@ std::string LiveJson(const LiveSnapshot& s) {
   if (!s.recent_step_s.empty()) j["recent_step_s"] = s.recent_step_s;
   if (s.split) {
     nlohmann::json split = nlohmann::json::object();
-    ForEachShare(*s.split, [&](const char* key, double v) { split[key] = v; });
+    ForEachShare(*s.split, [&](const char* key, double v) {
+      if (s.split->data_measured || std::string_view(key) != "data_wait") split[key] = v;
+    });
     j["split"] = split;
   }
   for (const LiveDevice& d : s.devices) {
@@ -301,6 +304,7 @@ StatusOr<LiveSnapshot> ParseLiveJson(const std::string& text, const std::string&
   if (j.contains("split") && j["split"].is_object()) {
     s.split.emplace();
     ForEachShare(*s.split, [&](const char* key, double& v) { v = j["split"].value(key, 0.0); });
+    s.split->data_measured = j["split"].contains("data_wait");
   }
   if (j.contains("devices") && j["devices"].is_array())
     for (const auto& dj : j["devices"]) {
@@ -341,7 +345,8 @@ std::vector<std::pair<std::string, double>> LiveScalars(const LiveSnapshot& s) {
   put("live/cpu_pct", s.cpu_pct);
   if (s.split)
     ForEachShare(*s.split, [&](const char* key, double v) {
-      out.emplace_back(fmt::format("live/{}_share", key), v);
+      if (s.split->data_measured || std::string_view(key) != "data_wait")
+        out.emplace_back(fmt::format("live/{}_share", key), v);
     });
   for (const LiveDevice& d : s.devices) {
     const std::string gpu = fmt::format("system/gpu_{}_", d.index);

@@ -22,6 +22,9 @@ namespace trainprof::report {
 // the rest.
 struct LiveSplit {
   double data_wait = 0, forward = 0, backward = 0, optimizer = 0, communication = 0, other = 0;
+  // Whether anything measures the data wait (a data-loader scope, trainprof.timed_iter): else
+  // data_wait is not 0 but unknown, shown as n/a and left out of live.json and the metrics.
+  bool data_measured = true;
 };
 
 // One GPU's latest sample (the system sampler's NVML / ROCm SMI figures).

@@ -40,6 +40,30 @@ TEST(LiveSnapshot, WhatIsNotMeasuredIsNa) {
   EXPECT_FALSE(unbatched.samples_per_s.has_value());
 }
 
+// Issue 69: the sparkline is in time order, slow steps where they came; the quantiles do not
+// reorder it.
+TEST(LiveSnapshot, TheSparklineIsInTimeOrder) {
+  const LiveSnapshot s = BuildLiveSnapshot(
+      4, {0, 90'000'000, 100'000'000, 110'000'000, 120'000'000}, {0, 1, 1, 1, 1}, 130'000'000, 1);
+  ASSERT_EQ(s.recent_step_s.size(), 4u);
+  EXPECT_NEAR(s.recent_step_s[0], 0.090, 1e-12);  // the slow first step comes first
+  EXPECT_NEAR(s.recent_step_s[3], 0.010, 1e-12);
+}
+
+// Without a data-loader scope nothing measures the data wait: "n/a", and no data_wait in the
+// JSON (read back as unmeasured), never "data 0 %".
+TEST(LiveSnapshot, AnUnmeasuredDataWaitIsNa) {
+  LiveSnapshot s = BuildLiveSnapshot(2, {0, 10, 20}, {0, 0, 0}, 30, 0);
+  s.split = LiveSplit{0, 0.4, 0.6, 0, 0, 0, false};
+  EXPECT_NE(LiveLine(s).find("data n/a, fwd 40 %"), std::string::npos) << LiveLine(s);
+  const std::string json = LiveJson(s);
+  EXPECT_EQ(json.find("data_wait"), std::string::npos) << json;
+  StatusOr<LiveSnapshot> back = ParseLiveJson(json, "live.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->split.has_value());
+  EXPECT_FALSE(back->split->data_measured);
+}
+
 TEST(LiveSnapshot, JsonReadsBackAndBadInputIsNamed) {
   LiveSnapshot s =
       BuildLiveSnapshot(3, {0, 5'000'000, 9'000'000, 20'000'000}, {0, 4, 4, 4}, 21'000'000, 4);

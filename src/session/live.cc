@@ -25,7 +25,6 @@ using report::LiveSnapshot;
 namespace {
 
 constexpr size_t kLiveWindow = 100;  // steps the step-time figures cover
-constexpr int64_t kMinuteNs = 60'000'000'000;
 
 std::mutex g_channel_mu;
 std::shared_ptr<LiveChannel> g_channel;
@@ -178,7 +177,7 @@ void LiveExtension::Tick(bool finished) {
   LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, batches, now, batch);
   s.finished = finished;
   if (epoch >= 0) s.epoch = epoch;
-  AddSplit(now, s);
+  AddSplit(now, finished, s);
   AddProcessFigures(now, s);
   AddDevices(s);
   report::AddLiveVerdict(s);
@@ -186,8 +185,10 @@ void LiveExtension::Tick(bool finished) {
   Publish(s);
 }
 
-// The loop thread's scopes since the last tick (the thread that calls Step()).
-void LiveExtension::AddSplit(int64_t now, LiveSnapshot& s) {
+// The split of the loop thread's time (the thread that calls Step()) over the window before the
+// last one: a tick late, so a scope that was running at that window's end has ended and is
+// charged its part of it. The last snapshot tells everything up to now.
+void LiveExtension::AddSplit(int64_t now, bool finished, LiveSnapshot& s) {
   int64_t loop_tid = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -195,17 +196,25 @@ void LiveExtension::AddSplit(int64_t now, LiveSnapshot& s) {
   }
   const base::TickConverter conv = base::TickConverter::Fit(src_.start, base::ClockPair::Now());
   record::ScanNew(src_.record_epoch, cursor_, [&](int64_t tid, const record::Event& e) {
-    if (tid == loop_tid && e.loc != nullptr)
-      split_.Add(e.loc->kind, conv.ToNs(e.begin), conv.ToNs(e.end));
+    if (tid == loop_tid && e.loc != nullptr)  // on `now`'s clock: ns after the run's start
+      split_.Add(e.loc->kind, conv.ToNs(e.begin) - src_.start.steady_ns,
+                 conv.ToNs(e.end) - src_.start.steady_ns);
   });
-  // A window much shorter than a tick (the last snapshot, just after a tick) says little: the
-  // last split stands and the scopes wait for the next window.
-  const int64_t window = now - split_at_ns_;
-  if (last_split_ && window < static_cast<int64_t>(interval_s_ * 0.5e9)) {
+  if (finished) {
+    s.split = last_split_ = split_.Take(std::max<int64_t>(told_until_ns_, 0), now);
+    told_until_ns_ = split_at_ns_ = now;
+    return;
+  }
+  // A window much shorter than a tick says little: the last split stands.
+  if (now - split_at_ns_ < static_cast<int64_t>(interval_s_ * 0.5e9)) {
     s.split = last_split_;
     return;
   }
-  s.split = last_split_ = split_.Take(window);
+  if (told_until_ns_ >= 0 || split_at_ns_ > 0) {
+    last_split_ = split_.Take(std::max<int64_t>(told_until_ns_, 0), split_at_ns_);
+    told_until_ns_ = split_at_ns_;
+  }
+  s.split = last_split_;
   split_at_ns_ = now;
 }
 
@@ -217,12 +226,8 @@ void LiveExtension::AddProcessFigures(int64_t now, LiveSnapshot& s) {
   StatusOr<system::PidStat> p = system::ParsePidStat(*text);
   if (!p.ok()) return;
   s.rss_bytes = static_cast<double>(p->rss_pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  rss_.emplace_back(now, *s.rss_bytes);
-  while (rss_.size() > 2 && now - rss_.front().first > kMinuteNs) rss_.pop_front();
-  const int64_t span = now - rss_.front().first;
-  if (span >= kMinuteNs / 6)  // ten seconds at least, so a warm-up is not a creep
-    s.rss_growth_bytes_per_min =
-        (*s.rss_bytes - rss_.front().second) * static_cast<double>(kMinuteNs) / span;
+  rss_.Add(now, *s.rss_bytes);
+  s.rss_growth_bytes_per_min = rss_.GrowthPerMinute();
   const uint64_t ticks = p->utime + p->stime;
   if (cpu_at_ns_ > 0 && now > cpu_at_ns_)
     s.cpu_pct = 100.0 * static_cast<double>(ticks - cpu_ticks_) /

@@ -31,6 +31,7 @@
 #include "session/extension.h"
 #include "session/live_split.h"
 #include "session/live_terminal.h"
+#include "session/rss_trend.h"
 #include "session/system_extension.h"
 #include "trainprof/status.h"
 
@@ -91,7 +92,7 @@ class LiveExtension : public Extension {
  private:
   void Run();
   void Tick(bool finished);
-  void AddSplit(int64_t now, report::LiveSnapshot& s);
+  void AddSplit(int64_t now, bool finished, report::LiveSnapshot& s);
   void AddProcessFigures(int64_t now, report::LiveSnapshot& s);
   void AddDevices(report::LiveSnapshot& s) const;
   void AddWorld(report::LiveSnapshot& s);
@@ -114,11 +115,12 @@ class LiveExtension : public Extension {
   // Live thread only:
   record::ScanCursor cursor_;
   LiveSplitter split_;
-  int64_t split_at_ns_ = 0;
+  int64_t split_at_ns_ = 0;     // the end of the last window
+  int64_t told_until_ns_ = -1;  // the end of the last window told (a tick behind), -1: none
   std::optional<report::LiveSplit> last_split_;
   uint64_t cpu_ticks_ = 0;
   int64_t cpu_at_ns_ = 0;
-  std::deque<std::pair<int64_t, double>> rss_;  // (ns, bytes) over the last minute
+  RssTrend rss_;  // RSS growth per minute, after the warm-up
   std::vector<std::string> last_view_;
   std::unique_ptr<LiveTerminal> term_;
   std::unique_ptr<report::TensorBoardStream> tb_;  // output.tensorboard's live/* curves
