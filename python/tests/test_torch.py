@@ -182,6 +182,44 @@ def test_activation_memory_is_exact_on_a_tiny_model() -> None:
     assert modules["1"]["max_bytes"] == relu_bytes
 
 
+class Block(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: Any) -> Any:
+        return torch.tanh(self.fc(x)) + x  # tanh saves its output: the block's own
+
+
+class Gpt(nn.Module):
+    """Blocks run from an nn.ModuleList in a Python loop, as GPT-style models do."""
+
+    def __init__(self, width: int, depth: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(Block(width) for _ in range(depth))
+        self.head = nn.Linear(width, 1)
+
+    def forward(self, x: Any) -> Any:
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+def test_activations_go_to_the_innermost_module_even_from_a_module_list() -> None:
+    # Issue 69: blocks called from the model's forward in a loop are still its children.
+    s, _ = train(Gpt(16, 3), {"memory.enabled": True, "memory.warmup": 0, "memory.steps": 1},
+                 4, [8, 16])
+    report = load_report(s.report.run_dir)
+    modules = rows_by(report, "activation_memory", "activation_modules", "module")
+    row_bytes = 8 * 16 * F32
+    # Each block's Linear saves its input, each block's tanh its output; the head its input.
+    for i in range(3):
+        assert modules[f"blocks.{i}.fc"]["max_bytes"] == row_bytes
+        assert modules[f"blocks.{i}"]["max_bytes"] == row_bytes
+    assert modules["head"]["max_bytes"] == row_bytes
+    assert "(Gpt.forward itself)" not in modules
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the lines of a CPU-only torch")
 def test_what_a_cpu_only_torch_lacks_is_one_line_each() -> None:
     s, _ = train(nn.Linear(4, 2), {"memory.enabled": True, "memory.warmup": 0, "memory.steps": 1,

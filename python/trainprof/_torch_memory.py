@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
 
@@ -19,8 +19,10 @@ def _storage_bytes(s: Any) -> int:
 
 class ActivationCounter:
     """Counts the storages autograd saves for backward during the recorded steps: parameters
-    excluded, each storage once per step, attributed to the top-level module whose forward
-    saved it."""
+    excluded, each storage once per step, attributed to the innermost module whose forward was
+    running when it was saved (by its dotted path, "blocks.3.attn"). Modules called from a
+    parent's forward are its children however they are called: from an ``nn.ModuleList`` in a
+    Python loop, from an ``nn.Sequential``, or one by one."""
 
     def __init__(self, model: Optional[torch.nn.Module]) -> None:
         self._model = model
@@ -29,7 +31,7 @@ class ActivationCounter:
         self._bytes = 0
         self._tensors = 0
         self._by_module: Dict[str, int] = {}
-        self._current = _OUTSIDE
+        self._running: List[str] = []  # the modules whose forward runs, innermost last
         # Saved by the model's own forward, between its children (functional calls).
         self._own = f"({type(model).__name__}.forward itself)" if model is not None else _OUTSIDE
         self._hooks: Optional[Any] = None
@@ -47,28 +49,32 @@ class ActivationCounter:
         n = _storage_bytes(s)
         self._bytes += n
         self._tensors += 1
-        self._by_module[self._current] = self._by_module.get(self._current, 0) + n
+        current = self._running[-1] if self._running else _OUTSIDE
+        self._by_module[current] = self._by_module.get(current, 0) + n
         return t
 
     def _enter(self) -> None:
         if self._model is not None:
             self._params = {_storage(p).data_ptr() for p in self._model.parameters()}
-            for name, child in self._model.named_children():
-                self._handles.append(child.register_forward_pre_hook(self._pre(name)))
-                self._handles.append(child.register_forward_hook(self._post(self._own)))
-            self._handles.append(self._model.register_forward_pre_hook(self._pre(self._own)))
-            self._handles.append(self._model.register_forward_hook(self._post(_OUTSIDE)))
+            self._running = []
+            for name, module in self._model.named_modules():
+                label = name if name else self._own
+                self._handles.append(module.register_forward_pre_hook(self._pre(label)))
+                self._handles.append(module.register_forward_hook(self._post(label)))
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
         self._hooks.__enter__()
 
     def _pre(self, name: str) -> Any:
         def hook(module: Any, args: Any) -> None:
-            self._current = name
+            self._running.append(name)
         return hook
 
-    def _post(self, after: str) -> Any:
+    def _post(self, name: str) -> Any:
         def hook(module: Any, args: Any, output: Any) -> None:
-            self._current = after
+            # Pop back to this module's entry: a child whose forward raised left no post hook.
+            while self._running:
+                if self._running.pop() == name:
+                    break
         return hook
 
     def start(self, core: Any, first_step: int, window: Tuple[int, int]) -> None:

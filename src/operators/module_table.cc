@@ -82,6 +82,25 @@ std::string LayerLabel(const std::vector<ModuleInfo>& mods, size_t i) {
   return fmt::format("{}{}: {}-{}", prefix, m.type, m.depth, m.index);
 }
 
+// The modules below the depth limit under s.modules[i] (at the limit): how many, and their
+// parameters, so no parameter is in no row.
+struct Hidden {
+  int64_t modules = 0, params = 0, trainable = 0;
+};
+Hidden HiddenUnder(const ModelSummary& s, size_t i) {
+  Hidden h;
+  for (size_t j = i + 1; j < s.modules.size() && s.modules[j].depth > s.modules[i].depth; ++j) {
+    ++h.modules;
+    h.params += s.modules[j].params;
+    h.trainable += s.modules[j].trainable;
+  }
+  return h;
+}
+
+std::string TrainableText(int64_t trainable, int64_t params) {
+  return trainable == params ? "True" : trainable == 0 ? "False" : "Partial";
+}
+
 }  // namespace
 
 void AddModelSummarySection(const ModelSummary& s, int64_t depth, report::Report& report) {
@@ -109,11 +128,24 @@ void AddModelSummarySection(const ModelSummary& s, int64_t depth, report::Report
       pct = 100.0 * static_cast<double>(m.params) / static_cast<double>(s.total_params);
     }
     std::string trainable;
-    if (own) trainable = m.trainable == m.params ? "True" : m.trainable == 0 ? "False" : "Partial";
+    if (own) trainable = TrainableText(m.trainable, m.params);
     t.rows.push_back({LayerLabel(s.modules, i), m.name, ShapeText(m, m.input_shape),
                       ShapeText(m, m.output_shape), own ? Value(m.params) : Value(), pct, trainable,
                       m.mult_adds > 0 ? Value(m.mult_adds) : Value(), static_cast<int64_t>(m.depth),
                       m.type});
+    if (m.depth != depth) continue;
+    // What the depth limit hides under this row, so every parameter is in some row.
+    const Hidden h = HiddenUnder(s, i);
+    if (h.modules == 0) continue;
+    const bool hp = h.params > 0 && s.total_params > 0;
+    t.rows.push_back(
+        {fmt::format("{}└─… {} more module{}", std::string(3 * (m.depth + 1), ' '), h.modules,
+                     h.modules == 1 ? "" : "s"),
+         m.name.empty() ? "*" : m.name + ".*", "", "", h.params > 0 ? Value(h.params) : Value(),
+         hp ? Value(100.0 * static_cast<double>(h.params) / static_cast<double>(s.total_params))
+            : Value(),
+         h.params > 0 ? TrainableText(h.trainable, h.params) : "", Value(),
+         static_cast<int64_t>(m.depth + 1), std::string("(below depth)")});
   }
   t.notes = s.notes;
   t.notes.push_back(

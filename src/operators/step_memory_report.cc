@@ -69,6 +69,45 @@ void AddCudaMemorySection(const std::vector<CudaMemoryStep>& steps, report::Repo
   AddRetryWarnings(steps, report);
 }
 
+namespace {
+
+constexpr size_t kTopActivationModules = 20;
+
+// The modules by mean bytes saved per step, largest first: the top kTopActivationModules, then
+// one row for the rest.
+void AddActivationModules(const std::map<std::string, std::pair<int64_t, int64_t>>& modules,
+                          int64_t steps, report::Section& s) {
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> rows(modules.begin(),
+                                                                        modules.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  report::Table& m =
+      s.AddTable("activation_modules", "Saved for backward, by the innermost module running",
+                 {{"module", "Module", Unit::kText},
+                  {"mean_bytes", "Mean per step", Unit::kBytes},
+                  {"max_bytes", "Max per step", Unit::kBytes}});
+  int64_t rest_sum = 0, rest_max = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& [name, sm] = rows[i];
+    if (i < kTopActivationModules) {
+      m.rows.push_back({name, sm.first / steps, sm.second});
+    } else {
+      rest_sum += sm.first;
+      rest_max += sm.second;
+    }
+  }
+  if (rows.size() > kTopActivationModules)
+    m.rows.push_back({fmt::format("({} more modules)", rows.size() - kTopActivationModules),
+                      rest_sum / steps, rest_max});
+  m.notes.push_back(
+      "Each saved tensor goes to the innermost module whose forward was running when autograd "
+      "saved it (a block called from an nn.ModuleList loop is its own row); \"(Model.forward "
+      "itself)\" is the model's own forward between its children. The rest row's max is the sum "
+      "of its modules' maxima.");
+}
+
+}  // namespace
+
 void AddActivationSection(const std::vector<ActivationStep>& steps, report::Report& report) {
   if (steps.empty()) return;
   report::Section& s = report.AddSection("activation_memory", "Activation memory");
@@ -97,13 +136,7 @@ void AddActivationSection(const std::vector<ActivationStep>& steps, report::Repo
       "(torch.autograd.graph.saved_tensors_hooks), parameters excluded, each storage counted "
       "once per step.");
   if (modules.empty()) return;
-  report::Table& m = s.AddTable("activation_modules", "Saved for backward, by top-level module",
-                                {{"module", "Module", Unit::kText},
-                                 {"mean_bytes", "Mean per step", Unit::kBytes},
-                                 {"max_bytes", "Max per step", Unit::kBytes}});
-  for (const auto& [name, sm] : modules) {
-    m.rows.push_back({name, sm.first / static_cast<int64_t>(steps.size()), sm.second});
-  }
+  AddActivationModules(modules, static_cast<int64_t>(steps.size()), s);
 }
 
 }  // namespace trainprof::torchlib
