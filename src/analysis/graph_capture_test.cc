@@ -237,6 +237,59 @@ TEST(GraphCapture, KernelsMatchWhenTheMemsetsDiffer) {
             "launched 3 kernels");
 }
 
+// A capture that launched `kernels` (by name, ROCm's "kernel" arg), each under its own aten::mm.
+trace::TraceModel CaptureOfKernels(const std::vector<std::string>& kernels) {
+  std::string json =
+      R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "hipStreamBeginCapture", )"
+      R"("pid": 5, "tid": 5, "ts": 990, "dur": 10})";
+  int ts = 1000;
+  for (const std::string& k : kernels) {
+    json += fmt::format(
+        R"(, {{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 5, "tid": 5, "ts": {}, )"
+        R"("dur": 8}}, {{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 5, )"
+        R"("tid": 5, "ts": {}, "dur": 2, "args": {{"correlation": {}, "kernel": "{}"}}}})",
+        ts, ts + 2, ts + 2, k);
+    ts += 10;
+  }
+  json += fmt::format(
+      R"(, {{"ph": "X", "cat": "cuda_runtime", "name": "hipStreamEndCapture", "pid": 5, )"
+      R"("tid": 5, "ts": {}, "dur": 10}}]}})",
+      ts);
+  auto m = trace::ParseTrace(json, "capture.json");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? std::move(*m) : trace::TraceModel{};
+}
+
+// Issue 69: xDiT's graph ran 1,566 kernels of its capture's 1,567. A large graph matches within
+// 0.1 % of its kernels (at least one), and the diagnostic says what differed.
+TEST(GraphCapture, ALargeGraphMatchesWithinAStatedTolerance) {
+  std::vector<std::string> captured;
+  std::vector<std::tuple<std::string, std::string, int>> ran;
+  for (int i = 0; i < 600; ++i) {
+    captured.push_back(i % 2 ? "add_b" : "gemm_a");
+    if (i != 300) ran.emplace_back("kernel", captured.back(), 3);  // one kernel not run
+  }
+  const trace::TraceModel cap = CaptureOfKernels(captured);
+  trace::TraceModel run = ReplayOf(ran);
+  const trace::GraphMerge g = trace::MergeGraphCaptures(run, {&cap});
+  EXPECT_EQ(g.mapped_launches, 1);
+  EXPECT_EQ(g.mapped_kernels, 599);
+  EXPECT_EQ(g.tolerant, 1);
+  EXPECT_EQ(g.first_tolerated,
+            "graph launch 1 of 1: the capture launched 1 kernel the graph did not run (600 in the "
+            "capture, 599 in the graph)");
+  bool said = false;
+  for (const auto& d : run.diagnostics)
+    said |= d.id == base::DiagnosticId::kGraphKernelsMapped &&
+            d.message.find("1 of them within the tolerance of 0.1 % of the kernels") !=
+                std::string::npos;
+  EXPECT_TRUE(said);
+  // Two kernels off is beyond the tolerance of a 600-kernel graph: no match.
+  ran.pop_back();
+  trace::TraceModel two = ReplayOf(ran);
+  EXPECT_EQ(trace::MergeGraphCaptures(two, {&cap}).mapped_launches, 0);
+}
+
 TEST(GraphCapture, WithoutACaptureTheGraphIsOneOperatorRow) {
   trace::TraceModel run = Replay();
   trace::MergeGraphCaptures(run, {});

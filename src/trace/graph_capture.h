@@ -6,7 +6,8 @@
 // launch with a capture window whose launches match its GPU work: one for one in order (kernel
 // names where the capture has them, as ROCm's "kernel" arg; else kernel / memcpy / memset), or,
 // for graphs captured on several streams or with other copies and memsets, kernel by kernel in
-// the order of each name (of each kind when the capture names no kernels),
+// the order of each name (of each kind when the capture names no kernels), a large graph within
+// a tolerance of 0.1 % of its kernels (said in the diagnostic, with what differed),
 // and copies that window's ranges and launch calls into the run model, on one track per process
 // ("captured operators"), their times mapped linearly into the graph launch call; each graph
 // kernel is then credited to its copied launch call (TraceModel::captured_launcher), so the
@@ -47,6 +48,10 @@ struct GraphMerge {
   int64_t mapped_ns = 0, unmapped_ns = 0;  // GPU time of matched / unmatched graph launches
   std::string first_miss;  // why the first unmatched launch matched no window ("": none, or no
                            // capture trace)
+  // Launches matched with up to 0.1 % of their kernels differing (at least one kernel from 500
+  // kernel calls on): how many, and what differed in the first.
+  int64_t tolerant = 0;
+  std::string first_tolerated;
 };
 
 // Never fails: what matches nothing stays as it was (with its own range) and is counted in a

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -89,6 +90,27 @@ TEST(InputKind, AFolderListsTracesByTheirBytes) {
   ASSERT_TRUE(runs.ok()) << runs.status().message();
   ASSERT_EQ(runs->runs.size(), 1u);
   EXPECT_EQ(runs->runs[0].files, *files);
+}
+
+// Issue 69: vLLM's layout, the run's trace beside capture_traces/, is one run; the capture
+// traces are its data (read with it), said once, never a second run. A capture_traces/ folder
+// given alone is a run.
+TEST(InputKind, CaptureTracesBesideARunAreItsData) {
+  const std::string dir = testutil::FreshTempDir();
+  const std::string run = WriteInput(dir, "vllm_decode.json", kTrace);
+  std::filesystem::create_directories(dir + "/capture_traces");
+  WriteInput(dir + "/capture_traces", "capture_bs1.json", kTrace);
+  auto runs = ListTraceRuns(dir);
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->runs.size(), 1u);
+  EXPECT_EQ(runs->runs[0].files, std::vector<std::string>{run});
+  ASSERT_EQ(runs->skipped.size(), 1u);
+  EXPECT_NE(runs->skipped[0].find("not a run: the graph capture traces of the run in " + dir),
+            std::string::npos)
+      << runs->skipped[0];
+  auto alone = ListTraceRuns(dir + "/capture_traces");
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(alone->runs.size(), 1u);
 }
 
 }  // namespace

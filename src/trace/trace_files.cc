@@ -91,6 +91,19 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   return SortedInputs(std::move(found));
 }
 
+namespace {
+
+// A "capture_traces" folder whose parent folder holds a trace file.
+bool IsCaptureFolderOfARun(const fs::path& dir) {
+  if (dir.filename() != "capture_traces") return false;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir.parent_path(), ec))
+    if (e.is_regular_file(ec) && ListedInputs(e.path())) return true;
+  return false;
+}
+
+}  // namespace
+
 StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   std::error_code ec;
   auto st = fs::status(path, ec);
@@ -109,6 +122,15 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
     const auto s = fs::status(p, e2);  // follows links: a dangling one or a loop fails here
     if (e2) {
       out.skipped.push_back(fmt::format("{}: skipped: {}", p.string(), e2.message()));
+      continue;
+    }
+    if (fs::is_directory(s) && IsCaptureFolderOfARun(p)) {
+      // vLLM's and SGLang's capture_traces/ beside a run's trace: data of that run (its graphs'
+      // operators), read with it (graph_capture.h), not a run of its own.
+      it.disable_recursion_pending();
+      out.skipped.push_back(fmt::format(
+          "{}: not a run: the graph capture traces of the run in {}, read with its traces",
+          p.string(), p.parent_path().string()));
       continue;
     }
     if (fs::is_directory(s) && fs::exists(p.parent_path() / "report.json", e2)) {

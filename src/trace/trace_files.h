@@ -27,7 +27,9 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path);
 // folder that holds trace files is one run, its files that run's ranks. Symlinked folders are
 // not followed, nor the subfolders of a trainprof run folder (one with a report.json: its
 // trace.json already holds its ranks). An entry that cannot be read (a dangling symlink, a symlink
-// loop, a folder without permission) is skipped and said in `skipped`, one line each.
+// loop, a folder without permission) is skipped and said in `skipped`, one line each. A
+// capture_traces/ folder beside a run's trace (vLLM, SGLang) is that run's graph capture data,
+// read with it (graph_capture.h), not a run: it is said in `skipped` too.
 struct TraceRun {
   std::string dir;                 // the folder (or the file) of the run
   std::vector<std::string> files;  // sorted
