@@ -151,12 +151,15 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                        da, db)});
   }
   auto ca = AvgCategories(a), cb = AvgCategories(b);
-  report::Table& t = s.AddTable("step_time_diff", "Average step time by category",
-                                {{"category", "Category", Unit::kText},
-                                 {"a_s", "A", Unit::kSeconds},
-                                 {"b_s", "B", Unit::kSeconds},
-                                 {"delta_s", "Delta", Unit::kSeconds},
-                                 {"delta_pct", "Delta %", Unit::kPercent}});
+  const bool windows = WindowsOnly(a) || WindowsOnly(b);
+  report::Table& t = s.AddTable(
+      "step_time_diff",
+      windows ? "Capture window by category (no steps marked)" : "Average step time by category",
+      {{"category", "Category", Unit::kText},
+       {"a_s", "A", Unit::kSeconds},
+       {"b_s", "B", Unit::kSeconds},
+       {"delta_s", "Delta", Unit::kSeconds},
+       {"delta_pct", "Delta %", Unit::kPercent}});
   t.charts.push_back({.kind = report::ChartKind::kBars,
                       .title = "Change of the average step by category (B - A)",
                       .label = "category",
@@ -179,16 +182,10 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                      100 * shared_a, 100 * shared_b)});
   }
   double sa = ca[kNumCategories], sb = cb[kNumCategories];
-  t.footer.push_back({std::string("Step time"), sa / 1e9, sb / 1e9, (sb - sa) / 1e9,
+  t.footer.push_back({std::string(windows ? "Capture window" : "Step time"), sa / 1e9, sb / 1e9,
+                      (sb - sa) / 1e9,
                       sa > 0 ? Value(100 * (sb - sa) / sa) : Value(std::monostate{})});
-  if (sa > 0 && sb > 0) {
-    s.AddMetric("step_time_ratio", "Step time B / A", sb / sa, Unit::kNumber, "x");
-    s.findings.push_back(
-        {std::fabs(sb - sa) / sa > 0.05 ? report::Severity::kWarning : report::Severity::kInfo,
-         fmt::format("B's average step is {:.1f}% {} than A's ({:.3f} ms vs {:.3f} ms){}.",
-                     std::fabs(100 * (sb - sa) / sa), sb > sa ? "slower" : "faster", sb / 1e6,
-                     sa / 1e6, other_model ? ", but they run different operators (above)" : "")});
-  }
+  AddStepVerdict(s, a, b, sa, sb, other_model);
   AddChangeTables(s, "CPU operators", "operator_diff", ops_a, ops_b, top_n);
   if (!other_device)
     AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);

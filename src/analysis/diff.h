@@ -28,4 +28,15 @@ std::string DeviceOf(const DiffSide& s);
 void AddGpuWorkDiff(report::Section& s, const DiffSide& a, const DiffSide& b, int top_n,
                     bool other_device);
 
+// Every rank of the side has no ProfilerStep: its "step" is its capture window.
+bool WindowsOnly(const DiffSide& s);
+
+// A step-time change within this many percent is no verdict: "no clear change".
+inline constexpr double kDiffNoisePct = 5;
+// diff_verdict.cc: the finding on the average step times `sa` and `sb` (ns), after the warnings
+// that come first: an empty side (then nothing else), different GPU or rank counts, capture
+// windows without steps (then the work is compared, not the windows).
+void AddStepVerdict(report::Section& s, const DiffSide& a, const DiffSide& b, double sa, double sb,
+                    bool other_model);
+
 }  // namespace trainprof::analysis

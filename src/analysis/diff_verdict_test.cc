@@ -1,0 +1,126 @@
+// Issue 69: the wrong verdicts users reported of the newest comparable tool, replayed against
+// `trainprof diff`: an empty capture shown as a large win, a profile compared with itself called
+// a likely regression, two GPU sets compared without a warning, "faster" printed while the
+// verdict is neutral; and two capture windows without steps compared by their lengths.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "analysis/diff.h"
+
+namespace trainprof::analysis::diff_verdict_test {
+namespace {
+
+constexpr int64_t kUs = 1000;
+
+// `steps` ProfilerSteps of `step_us` each holding one aten::mm and its kernel of `kernel_us`
+// on each of `gpus` devices; no steps when `steps` is 0 (a capture window of 3 such blocks).
+trace::TraceModel Steps(int steps, int64_t step_us, int64_t kernel_us, int gpus = 1) {
+  trace::TraceModel m;
+  m.tracks = {{.pid = 1, .tid = 1}};
+  for (int g = 0; g < gpus; ++g) m.tracks.push_back({.pid = 0, .tid = 7, .device = g, .stream = 7});
+  const int blocks = steps > 0 ? steps : 3;
+  int64_t corr = 1;
+  for (int k = 0; k < blocks; ++k) {
+    const int64_t t0 = k * step_us * kUs;
+    if (steps > 0)
+      m.Add(trace::EventKind::kUserAnnotation, "ProfilerStep#" + std::to_string(k + 1), t0,
+            step_us * kUs, 0);
+    m.Add(trace::EventKind::kCpuOp, "aten::mm", t0 + 10 * kUs, 20 * kUs, 0);
+    for (int g = 0; g < gpus; ++g) {
+      const size_t call =
+          m.Add(trace::EventKind::kRuntime, "cudaLaunchKernel", t0 + 12 * kUs, 5 * kUs, 0);
+      m.correlation.Set(call, corr);
+      const size_t kern = m.Add(trace::EventKind::kKernel, "sm90_xmma_gemm_bf16bf16", t0 + 40 * kUs,
+                                kernel_us * kUs, static_cast<uint32_t>(1 + g));
+      m.correlation.Set(kern, corr++);
+    }
+  }
+  m.LinkLaunches();
+  return m;
+}
+
+struct Side {
+  std::vector<trace::TraceModel> models;
+  std::vector<RankAnalysis> an;
+  DiffSide side;
+};
+
+Side MakeSide(std::vector<trace::TraceModel> models, const char* label) {
+  Side s{std::move(models), {}, {}};
+  s.an = AnalyzeAll(s.models, {});
+  s.side = {label, &s.models, &s.an};
+  return s;
+}
+
+std::string Findings(const Side& a, const Side& b) {
+  const report::Report r = BuildDiffReport(a.side, b.side, 5);
+  std::string out;
+  for (const report::Finding& f : r.FindSection("diff")->findings) out += f.text + "\n";
+  return out;
+}
+
+std::vector<trace::TraceModel> One(trace::TraceModel m) {
+  std::vector<trace::TraceModel> v;
+  v.push_back(std::move(m));
+  return v;
+}
+
+TEST(DiffVerdict, AnEmptyCaptureIsNoWin) {
+  Side a = MakeSide(One(Steps(4, 1000, 800)), "a");
+  trace::TraceModel empty;
+  empty.tracks = {{.pid = 1, .tid = 1}};
+  empty.Add(trace::EventKind::kUserAnnotation, "ProfilerStep#1", 0, 10 * kUs, 0);
+  Side b = MakeSide(One(std::move(empty)), "b");
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("B holds no operators and no GPU work (an empty capture)"), std::string::npos)
+      << f;
+  EXPECT_EQ(f.find("faster"), std::string::npos) << f;
+}
+
+TEST(DiffVerdict, AProfileAgainstItselfIsTheSame) {
+  Side a = MakeSide(One(Steps(4, 1000, 800)), "a");
+  Side b = MakeSide(One(Steps(4, 1000, 800)), "b");
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("B's average step is the same as A's"), std::string::npos) << f;
+  EXPECT_EQ(f.find("slower"), std::string::npos) << f;
+  EXPECT_EQ(f.find("regress"), std::string::npos) << f;
+}
+
+TEST(DiffVerdict, TwoGpuSetsAreNamedFirst) {
+  Side a = MakeSide(One(Steps(4, 1000, 800, 2)), "a");
+  Side b = MakeSide(One(Steps(4, 1000, 800, 1)), "b");
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("A ran 1 rank on 2 GPUs, B 1 rank on 1 GPU"), std::string::npos) << f;
+}
+
+TEST(DiffVerdict, WithinTheNoiseIsNotFasterOrSlower) {
+  Side a = MakeSide(One(Steps(4, 1000, 800)), "a");
+  Side b = MakeSide(One(Steps(4, 980, 800)), "b");  // 2 % shorter
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("No clear change: B's average step is within 5% of A's"), std::string::npos)
+      << f;
+  EXPECT_EQ(f.find("faster"), std::string::npos) << f;
+  Side c = MakeSide(One(Steps(4, 800, 700)), "c");  // 20 % shorter: a verdict
+  EXPECT_NE(Findings(a, c).find("B's average step is 20.0% faster"), std::string::npos)
+      << Findings(a, c);
+}
+
+// Nsight's mfu_2gpu_before/after: no steps, each "step" its capture window. The windows are
+// not compared as steps; the GPU work they hold is.
+TEST(DiffVerdict, WindowsWithoutStepsCompareTheirWork) {
+  Side a = MakeSide(One(Steps(0, 1000, 800)), "a");
+  Side b = MakeSide(One(Steps(0, 1000, 400)), "b");
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("each side's \"step\" is its capture window"), std::string::npos) << f;
+  EXPECT_NE(f.find("B's GPU work is 1.200 ms per rank against A's 2.400 ms (-50.0%)"),
+            std::string::npos)
+      << f;
+  for (const char* verdict : {"average step", "faster", "slower", "the same"})
+    EXPECT_EQ(f.find(verdict), std::string::npos) << verdict << " in " << f;
+}
+
+}  // namespace
+}  // namespace trainprof::analysis::diff_verdict_test
