@@ -182,9 +182,11 @@ TEST(Flops, PerOperatorAndStep) {
 // The Operator view grouped by input shape: one row per operator and Input Dims.
 TEST(OperatorViewByShape, OneRowPerShape) {
   trace::TraceModel m = Model();
-  // A second aten::mm of another shape, without GPU work, and one of the first shape.
+  // A second aten::mm of another shape, without GPU work, and one of the first shape, one after
+  // the other (calls at the same time would nest, and a same-name only child is one call).
+  int64_t ts = 1500;
   for (const char* dims : {"[[1, 2], [2, 3]]", "[[10, 100], [100, 1000]]"}) {
-    const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 1500, 10, 0);
+    const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", ts += 100, 10, 0);
     m.AddInputs(static_cast<uint32_t>(i), {m.names.Intern(dims)});
   }
   m.LinkLaunches();  // over the events added
@@ -205,8 +207,9 @@ TEST(OperatorViewByShape, OneRowPerShape) {
 // a stack but no dims is in it (and in no FLOPs).
 TEST(OperatorViewByStack, OneRowPerStack) {
   trace::TraceModel m = Model();
+  int64_t ts = 1500;
   for (const char* stack : {"a.py(1): f", "b.py(2): g", "a.py(1): f"}) {
-    const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", 1500, 10, 0);
+    const size_t i = m.Add(EventKind::kCpuOp, "aten::mm", ts += 100, 10, 0);
     m.AddInputs(static_cast<uint32_t>(i), {.stack = m.names.Intern(stack)});
   }
   m.LinkLaunches();
@@ -290,9 +293,19 @@ TEST(Flops, RealTracesAgreeWithTheirInputDims) {
         calls[r.name] += r.calls;
         by_shape += r.calls;
       }
-      for (const OpNode& n : tree.nodes)  // every call with dims, found by plain binary search
-        with_dims += m.kind[n.event] == EventKind::kCpuOp && m.InputsOf(n.event) != nullptr &&
-                     !IsExcludedFromOperatorView(m.name_of(n.event));
+      // Every call with dims, found by plain binary search; a call merged into a parent with dims
+      // is one call with it (MergedIntoParent).
+      auto has_dims = [&](const OpNode& n) {
+        return m.kind[n.event] == EventKind::kCpuOp && m.InputsOf(n.event) != nullptr &&
+               !IsExcludedFromOperatorView(m.name_of(n.event));
+      };
+      const std::vector<bool> merged = MergedIntoParent(m, tree);
+      std::vector<bool> in_row(tree.nodes.size());  // in a row: its own, or its parent's
+      for (size_t k = 0; k < tree.nodes.size(); ++k) {
+        const bool into_parent = merged[k] && in_row[static_cast<size_t>(tree.nodes[k].parent)];
+        in_row[k] = has_dims(tree.nodes[k]) || into_parent;
+        with_dims += has_dims(tree.nodes[k]) && !into_parent;
+      }
       EXPECT_EQ(by_shape, with_dims);
       EXPECT_GT(with_dims, 0);
       for (const OperatorRow& r : OperatorView(m, tree))

@@ -23,10 +23,11 @@ bool InsideItsOwnRow(const OpTree& t, const std::vector<Key>& keys, size_t k) {
 }
 
 // Adds node k of `t` to row r. Totals count a call nested in one of its own row once (`outer`
-// false: the outer call's total holds it), so a total never exceeds the operator's time.
+// false: the outer call's total holds it), so a total never exceeds the operator's time. A node
+// merged into its parent (MergedIntoParent) adds its self times to the row, not a call.
 void AccumulateRow(const trace::TraceModel& m, const OpTree& t, size_t k, bool outer,
-                   OperatorRow& r) {
-  r.calls++;
+                   OperatorRow& r, bool merged = false) {
+  if (!merged) r.calls++;
   r.host_self_ns += t.host_self_ns[k];
   r.device_self_ns += t.device_self_ns[k];
   r.tc_self_ns += t.tc_self(k);
@@ -75,15 +76,34 @@ class InputsCursor {
 
 }  // namespace
 
+std::vector<bool> MergedIntoParent(const trace::TraceModel& m, const OpTree& t) {
+  std::vector<int32_t> op_children(t.nodes.size(), 0);
+  for (const OpNode& n : t.nodes)
+    if (n.parent >= 0 && m.kind[n.event] == EventKind::kCpuOp) ++op_children[n.parent];
+  std::vector<bool> out(t.nodes.size(), false);
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    const int32_t p = t.nodes[k].parent;
+    if (p < 0 || m.kind[t.nodes[k].event] != EventKind::kCpuOp) continue;
+    const uint32_t pe = t.nodes[static_cast<size_t>(p)].event;
+    const uint32_t e = t.nodes[k].event;
+    // The plugin nests a range only when it starts before its parent ends: a zero-length call
+    // holds none, so two zero-length calls at one time are two calls.
+    out[k] = m.kind[pe] == EventKind::kCpuOp && m.name[pe] == m.name[e] && op_children[p] == 1 &&
+             m.ts_ns[e] < m.end_ns(pe);
+  }
+  return out;
+}
+
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t) {
   std::unordered_map<uint32_t, OperatorRow> by_name;
   std::vector<uint32_t> keys(t.nodes.size());
   for (size_t k = 0; k < t.nodes.size(); ++k) keys[k] = m.name[t.nodes[k].event];
+  const std::vector<bool> merged = MergedIntoParent(m, t);
   for (size_t k = 0; k < t.nodes.size(); ++k) {
     const OpNode& n = t.nodes[k];
     if (m.kind[n.event] != EventKind::kCpuOp) continue;
     if (IsExcludedFromOperatorView(m.name_of(n.event))) continue;
-    AccumulateRow(m, t, k, !InsideItsOwnRow(t, keys, k), by_name[keys[k]]);
+    AccumulateRow(m, t, k, !InsideItsOwnRow(t, keys, k), by_name[keys[k]], merged[k]);
   }
   std::vector<OperatorRow> out;
   out.reserve(by_name.size());
@@ -123,8 +143,18 @@ std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
     }
     rows[k] = it->second;
   }
+  // A merged node's self times go to its parent's row (the parent's inputs key it), parents
+  // first so a chain of merges ends in its top; without a parent row it stays a call of its own.
+  std::vector<bool> merged = MergedIntoParent(m, t);
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    if (!merged[k]) continue;
+    const uint32_t parent_row = rows[static_cast<size_t>(t.nodes[k].parent)];
+    merged[k] = parent_row != kNone;
+    if (merged[k]) rows[k] = parent_row;
+  }
   for (size_t k = 0; k < t.nodes.size(); ++k)
-    if (rows[k] != kNone) AccumulateRow(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]]);
+    if (rows[k] != kNone)
+      AccumulateRow(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]], merged[k]);
   out.shrink_to_fit();  // a summary keeps the rows: with 1,000 ranks the slack was 10 MB
   SortRows(out);
   return out;

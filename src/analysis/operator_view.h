@@ -34,6 +34,12 @@ struct OperatorRow {
 
 // Every cpu_op name but the plugin's exclusions, by device total, then host total, then name.
 std::vector<OperatorRow> OperatorView(const trace::TraceModel& m, const OpTree& t);
+// The TensorBoard plugin's merge (its op tree's remove_dup_nodes, after torch.autograd's
+// EventList._remove_dup_nodes): an operator that is the only operator inside a parent operator
+// of the same name is one call with it, not two (autograd's MeanBackward1 > aten::div >
+// aten::div). Per node of `t`: true when it merges into its parent. The views count no call for
+// such a node and add its self times to its parent's row.
+std::vector<bool> MergedIntoParent(const trace::TraceModel& m, const OpTree& t);
 // The same per operator name and "Input Dims" (record_shapes), for the calls that have them;
 // empty for a trace without shapes.
 std::vector<OperatorRow> OperatorViewByShape(const trace::TraceModel& m, const OpTree& t);

@@ -171,10 +171,33 @@ TEST(OperatorView, ACallInsideOneOfItsOwnNameIsCountedOnceInTheTotal) {
   const trace::TraceModel m = b.Done();
   const std::vector<OperatorRow> ops = OperatorView(m, BuildOpTree(m));
   const OperatorRow& copy = Row(ops, "aten::copy_");
-  EXPECT_EQ(copy.calls, 3);
+  EXPECT_EQ(copy.calls, 2);  // the inner copy_ is the outer's only operator: one call (below)
   EXPECT_EQ(copy.host_total_ns, 100 + 50);  // not 100 + 60 + 50
   EXPECT_EQ(copy.host_self_ns, (100 - 60) + (60 - 10) + 50);
   EXPECT_EQ(copy.device_total_ns, 30);  // the kernel once
+}
+
+// Issue 69: the plugin's Operator view counts 198 aten::div calls on its ResNet-50 sample where
+// the trace has 204: its op tree merges an operator that is the only operator inside a parent of
+// the same name (MeanBackward1 > aten::div > aten::div) into one call. Its self times stay in the
+// row; a parent with two same-name children keeps three calls.
+TEST(OperatorView, ASameNameOnlyChildIsOneCallWithItsParent) {
+  ModelBuilder b;
+  b.Add(EventKind::kCpuOp, "MeanBackward1", 0, 100, kHost);
+  b.Add(EventKind::kCpuOp, "aten::div", 10, 80, kHost);
+  b.Add(EventKind::kCpuOp, "aten::div", 20, 50, kHost);
+  b.Launch("div_kernel", 30, 100, 24);
+  b.Add(EventKind::kCpuOp, "aten::mul", 200, 100, kHost);  // two children: no merge
+  b.Add(EventKind::kCpuOp, "aten::mul", 210, 20, kHost);
+  b.Add(EventKind::kCpuOp, "aten::mul", 240, 20, kHost);
+  const trace::TraceModel m = b.Done();
+  const std::vector<OperatorRow> ops = OperatorView(m, BuildOpTree(m));
+  const OperatorRow& div = Row(ops, "aten::div");
+  EXPECT_EQ(div.calls, 1);
+  EXPECT_EQ(div.host_self_ns, 80 - 10);  // the launch call's 10 ns are not the operator's
+  EXPECT_EQ(div.host_total_ns, 80);
+  EXPECT_EQ(div.device_self_ns, 24);
+  EXPECT_EQ(Row(ops, "aten::mul").calls, 3);
 }
 
 // Without a Tensor Core kernel the tree keeps no Tensor Core times at all, and reads them as 0;
