@@ -365,6 +365,29 @@ bool AnalyzeInput::FromNsys() const {
          std::ranges::all_of(ranks, [](const RankInfo& r) { return r.source == "nsys"; });
 }
 
+std::string NoShapesNote(const AnalyzeInput& in, std::string_view lacking) {
+  if (!in.AnyPyTorch())
+    return fmt::format(
+        "No PyTorch operators in this profile, so no input shapes: {}. The program's GPU work is "
+        "in the kernel views.",
+        lacking);
+  if (in.FromNsys())
+    return fmt::format(
+        "No input shapes in the NVTX ranges: {}. Profile under "
+        "torch.autograd.profiler.emit_nvtx(record_shapes=True): its NVTX ranges then carry the "
+        "shapes.",
+        lacking);
+  return fmt::format(
+      "No Input Dims in the trace (recorded without record_shapes, or by torch's legacy "
+      "profiler, whose export has none): {}. Record with "
+      "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.",
+      lacking);
+}
+
+bool AnalyzeInput::AnyPyTorch() const {
+  return std::ranges::any_of(ranks, [](const RankInfo& r) { return r.pytorch; });
+}
+
 bool AnalyzeInput::AnyGpuWork() const {
   return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
 }

@@ -32,11 +32,24 @@ std::vector<FindingRule> MakeRules() {
       {"tensor_cores",
        "Matrix math does not use the matrix cores",
        "The GPU has matrix cores (Tensor Cores, AMD matrix cores), matmul or convolution "
-       "operators ran, and none of their kernels ran on the matrix cores.",
-       "a GPU with matrix cores ran matmul/convolution operators and no kernel on them",
+       "operators ran, and none of their kernels ran on the matrix cores; or, on NVIDIA 8.0 "
+       "and later, fp32 GEMM kernels on the CUDA cores (sgemm, ffma, simt) take a share of the "
+       "kernel time that TF32 or bf16 would move to the Tensor Cores.",
+       fmt::format("a GPU with matrix cores ran matmul/convolution operators and no kernel on "
+                   "them, or fp32 SIMT GEMMs >= {}% of kernel time (compute capability >= 8.0)",
+                   kSimtGemmPct),
        rec,
        {{"kernel_view/kernel_view_top", "tensor_cores"},
         {"operator_view/operator_view_top", "tc_eligible"}}},
+      {"copies",
+       "The step is spent copying memory",
+       "The share of the average step in which memory copies run with no kernel beside them "
+       "(the plugin's Memcpy column), with each direction's bytes, bandwidth and the share of "
+       "copy time from or to pageable host memory.",
+       fmt::format("Memcpy > {}% of the average step, and more than Kernel", kCopyPct),
+       rec,
+       {{"overview/step_breakdown_average", "memcpy_pct"},
+        {"memcpy_bandwidth/memcpy_bandwidth", ""}}},
       {"communication",
        "Communication is not hidden behind computation",
        "The share of the average step in which communication kernels run with no computation "

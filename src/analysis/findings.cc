@@ -59,6 +59,21 @@ double GraphShare(const LaunchStats& l) {
   return l.gpu_ns > 0 ? 100.0 * static_cast<double>(l.graph_gpu_ns) / l.gpu_ns : 0;
 }
 
+// Idle-time advice for a program without PyTorch: its own host code between GPU work, and the tools
+// that show it (Nsight Systems' CPU sampling and backtraces, NVTX ranges).
+std::string NativeIdleAdvice(int cause) {
+  if (cause == kIdleSync)
+    return "The host blocks on synchronisations (cudaDeviceSynchronize, cudaStreamSynchronize, "
+           "blocking cudaMemcpy) while the GPU has nothing queued: synchronise less often, use "
+           "cudaMemcpyAsync with pinned buffers and events, and queue the next work before "
+           "waiting.";
+  return "The GPU waits for the program's own CPU work between its kernels and copies. Find "
+         "that code with Nsight Systems' CPU sampling and backtraces (nsys profile "
+         "--sample=cpu --backtrace=dwarf) or NVTX ranges around its phases; then overlap it with "
+         "GPU work (streams, asynchronous copies), move it to the GPU, or launch fewer, larger "
+         "kernels (fusion, CUDA graphs for repeated launch sequences).";
+}
+
 Candidate Make(std::string key, int64_t rank, double saves_ns, double figure) {
   Candidate c;
   c.key = std::move(key);
@@ -108,6 +123,26 @@ void StepCandidates(const trace::TraceModel& m, const Overview& ov,
   }
 }
 
+// fp32 GEMMs on the CUDA cores of a GPU whose Tensor Cores take TF32 (NVIDIA 8.0 and later).
+bool SimtGemmsCouldUseTf32(const trace::DeviceInfo& d, const GpuSummary& g) {
+  return d.vendor != "AMD" && d.compute_major >= 8 && g.simt_gemm_pct >= kSimtGemmPct;
+}
+
+Candidate SimtGemmCandidate(int64_t rank, const trace::DeviceInfo& d, const GpuSummary& g) {
+  Candidate c = Make("tensor_cores", rank, 0, g.simt_gemm_pct);
+  c.root_cause = true;
+  c.headline = fmt::format(
+      "GPU {} ({}) spent {{fig}} of its kernel time in fp32 GEMMs on the CUDA cores (SIMT "
+      "kernels: sgemm, ffma or simt in their names), not on the Tensor Cores",
+      g.device, g.arch.empty() ? d.name : g.arch);
+  c.detail = fmt::format("{:.1f}% of kernel time on Tensor Cores", g.tensor_core_pct);
+  c.advice =
+      "Let float32 matmuls use TF32 (torch.set_float32_matmul_precision(\"high\"), or "
+      "torch.backends.cuda.matmul.allow_tf32 = True), or run them in bf16 under "
+      "torch.autocast(\"cuda\", dtype=torch.bfloat16).";
+  return c;
+}
+
 void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool training,
                    std::vector<Candidate>* out) {
   bool eligible_ops = false;
@@ -129,14 +164,19 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool train
       if (step > 0 && alone > 0.3 * step) {
         c.detail =
             fmt::format("the CPU works alone {:.1f} ms of the {:.1f} ms step", Ms(alone), Ms(step));
-        c.advice =
-            "The GPU waits for host work (CPU Exec in the step breakdown), before or between "
-            "its kernels: prepare inputs ahead (DataLoader workers, pinned memory, "
-            "non_blocking copies) or overlap that work with the GPU's.";
+        c.advice = ProfilesPyTorch(m)
+                       ? "The GPU waits for host work (CPU Exec in the step breakdown), before or "
+                         "between its kernels: prepare inputs ahead (DataLoader workers, pinned "
+                         "memory, non_blocking copies) or overlap that work with the GPU's."
+                       : NativeIdleAdvice(kIdleCpuOps);
       }
       out->push_back(std::move(c));
     }
     const trace::DeviceInfo* d = m.FindDevice(g.device);
+    if (d && SimtGemmsCouldUseTf32(*d, g)) {
+      out->push_back(SimtGemmCandidate(m.rank, *d, g));
+      continue;
+    }
     if (d && HasMatrixCores(*d) && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops &&
         MatmulsInFp32(a.flops)) {
       Candidate c = Make("tensor_cores", m.rank, 0, static_cast<double>(g.kernel_ns) / 1e6);
@@ -151,6 +191,73 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool train
       out->push_back(std::move(c));
     }
   }
+}
+
+// "HtoD: 23.7 GiB in 1,210 copies at 25.8 GiB/s, 97% of their time pageable" per direction
+// that copied, largest first.
+std::string CopyDetail(const std::vector<MemcpyBandwidth>& rows) {
+  std::string out;
+  for (const MemcpyBandwidth& b : rows) {
+    if (b.copy_ns <= 0) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{}: {} copies, {:.1f} ms", b.direction, b.copies, Ms(b.copy_ns));
+    if (b.bytes > 0)
+      out +=
+          fmt::format(", {} at {}", report::FormatHuman(report::Value(b.bytes), Unit::kBytes),
+                      report::FormatHuman(report::Value(b.bytes_per_s()), Unit::kBytesPerSecond));
+    if (b.pageable_ns > 0)
+      out += fmt::format(", {:.0f}% of the time pageable", 100.0 * b.pageable_ns / b.copy_ns);
+  }
+  return out;
+}
+
+// What fits the copies that dominate: pinned memory first where they are pageable, then the
+// direction's own remedies.
+std::string CopyAdvice(const std::vector<MemcpyBandwidth>& rows) {
+  const MemcpyBandwidth* top = nullptr;
+  int64_t pageable = 0, all = 0;
+  for (const MemcpyBandwidth& b : rows) {
+    if (!top || b.copy_ns > top->copy_ns) top = &b;
+    pageable += b.pageable_ns;
+    all += b.copy_ns;
+  }
+  std::string out;
+  if (pageable * 2 > all)
+    out =
+        "Most copy time is from or to pageable host memory: pin it (DataLoader(pin_memory=True), "
+        "tensor.pin_memory()) so copies run at full bus speed and can be asynchronous. ";
+  const std::string d = top ? top->direction : "";
+  if (d == "HtoD")
+    return out +
+           "Copy once and keep the data on the device (weights, constant inputs, the dataset "
+           "when it fits), copy with non_blocking=True and overlap the copies with compute on "
+           "another stream, and move fewer bytes (smaller dtypes, transfers of what changed).";
+  if (d == "DtoH")
+    return out +
+           "Keep results on the device: move .cpu(), .item(), .tolist() and logging out of the "
+           "step or batch them, and copy with non_blocking=True into pinned buffers.";
+  if (d == "DtoD")
+    return out +
+           "Avoid device copies: .contiguous(), .clone() and dtype conversions of large tensors, "
+           "or fuse them away (torch.compile).";
+  return out + "Overlap the copies with compute on another stream, and move fewer bytes.";
+}
+
+// Copies with no kernel beside them take much of the step: the step is spent copying.
+void CopyCandidates(const trace::TraceModel& m, const RankAnalysis& a,
+                    std::vector<Candidate>* out) {
+  const double step = a.overview.avg_total_ns, copy = a.overview.avg_ns[kMemcpy];
+  if (step <= 0 || 100 * copy / step < kCopyPct || copy < a.overview.avg_ns[kKernel]) return;
+  Candidate c = Make("copies", m.rank, copy, 100 * copy / step);
+  c.root_cause = true;
+  c.headline = fmt::format(
+      "{{fig}} of the step is memory copies with no kernel running, more than kernels take "
+      "(threshold {}%)",
+      kCopyPct);
+  c.detail = fmt::format("{:.1f} of {:.1f} ms per step; over the trace {}", Ms(copy), Ms(step),
+                         CopyDetail(a.memcpy));
+  c.advice = CopyAdvice(a.memcpy);
+  out->push_back(std::move(c));
 }
 
 void MemoryCandidates(const trace::TraceModel& m, bool training, std::vector<Candidate>* out) {
@@ -175,7 +282,9 @@ void MemoryCandidates(const trace::TraceModel& m, bool training, std::vector<Can
 }
 
 // What to do about idle time whose largest cause is `cause` (idle_causes.h).
-std::string IdleCauseAdvice(int cause, const LaunchStats& launch, const LoaderWait& loader) {
+std::string IdleCauseAdvice(int cause, const LaunchStats& launch, const LoaderWait& loader,
+                            bool pytorch) {
+  if (!pytorch) return NativeIdleAdvice(cause);
   switch (cause) {
     case kIdleDataLoader:
       return "The GPU waits for the data loader" +
@@ -227,16 +336,18 @@ std::string IdleCauseDetail(const IdleCauses& c) {
 }
 
 // The advice for one gap that is most of the idle time, naming the host range it lies in.
-std::string LongGapAdvice(const IdleGap& g) {
+std::string LongGapAdvice(const IdleGap& g, bool pytorch) {
   const std::string where = g.host.empty()
                                 ? std::string("in no profiled range")
                                 : fmt::format("in {} ({})", g.host, IdleCauseName(g.cause));
   return fmt::format(
       "Most of the idle time is one gap, not a slow loop: the host was {} for it. A first call "
       "that loads or compiles kernels, a warm-up, a checkpoint, a barrier or a wait for work "
-      "looks like this: profile after warm-up (the schedule's wait and warmup steps), or look "
-      "at what the host does there (the gaps table gives its start).",
-      where);
+      "looks like this: profile after warm-up ({}), or look at what the host does there (the "
+      "gaps table gives its start).",
+      where,
+      pytorch ? "the schedule's wait and warmup steps"
+              : "nsys profile --delay, or cudaProfilerStart/Stop around the steady state");
 }
 
 void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const AnalyzeOptions& o,
@@ -261,9 +372,9 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.detail = fmt::format("{:.1f}% of the idle time is host wait", 100.0 * host / idle);
     if (a.idle.idle_ns > 0) c.detail += "; " + IdleCauseDetail(a.idle);
     c.advice = OneLongGap(a.idle)
-                   ? LongGapAdvice(a.idle.largest[0])
+                   ? LongGapAdvice(a.idle.largest[0], ProfilesPyTorch(m))
                    : IdleCauseAdvice(a.idle.idle_ns > 0 ? a.idle.Largest() : kIdleLaunch, h.launch,
-                                     LoaderWaitOf(m, a.overview, loader));
+                                     LoaderWaitOf(m, a.overview, loader), ProfilesPyTorch(m));
     out->push_back(std::move(c));
   }
   if (h.launch.graph_launches > 0) {
@@ -303,7 +414,9 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
         "{{fig}} of kernels run shorter than the call that launched them (threshold {}%)",
         kShortKernelPct);
     c.detail = fmt::format("{} of {}", h.launch.short_kernels, h.launch.launches);
-    c.advice = "Fuse them (torch.compile) or capture them in a CUDA graph.";
+    c.advice = ProfilesPyTorch(m) ? "Fuse them (torch.compile) or capture them in a CUDA graph."
+                                  : "Fuse them into fewer, larger kernels, or capture the repeated "
+                                    "launch sequence in a CUDA graph (cudaStreamBeginCapture).";
     out->push_back(std::move(c));
   }
   // A long queue in front of a busy GPU is a well-fed GPU: the delay costs time only when the
@@ -436,6 +549,7 @@ std::vector<Candidate> RankCandidates(const trace::TraceModel& m, const RankAnal
   std::optional<LoaderWait> loader;
   StepCandidates(m, a.overview, loader, &out);
   GpuCandidates(m, a, training, &out);
+  CopyCandidates(m, a, &out);
   MemoryCandidates(m, training, &out);
   LaunchCandidates(m, a, o, loader, &out);
   return out;

@@ -95,6 +95,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
   const int64_t s_begin = steps.steps.front().begin_ns;
   const int64_t s_end = steps.steps.back().end_ns;
   const double span = static_cast<double>(std::max<int64_t>(s_end - s_begin, 1));
+  // Per name: -1 not yet looked at, else bit 0 Tensor Cores, bit 1 a SIMT GEMM.
   std::vector<int8_t> tc(m.names.size(), -1);
 
   for (auto& [dev, kernels] : by_device) {
@@ -109,7 +110,7 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
     g.kernels = static_cast<int64_t>(kernels.size());
     Intervals busy;
     double occ_sum = 0, occ_w = 0;
-    int64_t tc_ns = 0;
+    int64_t tc_ns = 0, simt_ns = 0;
     for (uint32_t i : kernels) {
       AppendForUnion(busy, {m.ts_ns[i], m.end_ns(i)});
       int64_t clipped =
@@ -121,14 +122,17 @@ std::vector<GpuSummary> ComputeGpuSummaries(const trace::TraceModel& m, const St
         occ_w += static_cast<double>(clipped);
       }
       int8_t& t = tc[m.name[i]];
-      if (t < 0) t = UsesTensorCores(m.name_of(i)) ? 1 : 0;
-      if (t) tc_ns += clipped;
+      if (t < 0) t = (UsesTensorCores(m.name_of(i)) ? 1 : 0) | (IsSimtGemm(m.name_of(i)) ? 2 : 0);
+      if (t & 1) tc_ns += clipped;
+      if (t & 2) simt_ns += clipped;
     }
     busy = Union(std::move(busy));
     g.utilization_pct = 100.0 * static_cast<double>(LengthWithin(busy, s_begin, s_end)) / span;
     if (occ_w > 0) g.occupancy_pct = occ_sum / occ_w;
-    if (g.kernel_ns > 0)
+    if (g.kernel_ns > 0) {
       g.tensor_core_pct = 100.0 * static_cast<double>(tc_ns) / static_cast<double>(g.kernel_ns);
+      g.simt_gemm_pct = 100.0 * static_cast<double>(simt_ns) / static_cast<double>(g.kernel_ns);
+    }
 
     double sm_area = 0;
     bool sm_inside = false;

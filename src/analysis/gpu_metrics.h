@@ -32,6 +32,7 @@ struct GpuSummary {
   std::optional<double> sm_efficiency_pct;  // none without "blocks per SM"
   std::optional<double> occupancy_pct;      // none without "est. achieved occupancy %"
   double tensor_core_pct = 0;               // kernel time on Tensor Cores / kernel time
+  double simt_gemm_pct = 0;  // kernel time in GEMMs on the CUDA cores (IsSimtGemm) / kernel time
   // The plugin's counters, filled only when asked for: utilization in percent per time bucket
   // (then a closing 0), SM efficiency (a fraction) as (segment start, value) (segment end, 0)
   // pairs. The second has two points a kernel: 17 MB on a 1 GB trace, which no report shows.

@@ -66,12 +66,19 @@ std::array<Intervals, kIdleElsewhere> HostActivity(const trace::TraceModel& m, H
   return out;
 }
 
-// Each GPU's busy time (kernels, copies, sets), a union per device.
-std::map<int64_t, Intervals> GpuBusy(const trace::TraceModel& m) {
+// Each GPU's busy time (kernels, copies, sets), a union per device, and the resolution of the
+// GPU events' times: 1,000 ns when every start and duration is a whole microsecond (Kineto
+// before 2023, HTA's rounding), else 1 ns.
+std::map<int64_t, Intervals> GpuBusy(const trace::TraceModel& m, int64_t* resolution_ns) {
   std::map<int64_t, Intervals> out;
-  for (size_t i = 0; i < m.size(); ++i)
-    if (trace::IsGpuKind(m.kind[i])) AppendForUnion(out[m.device_of(i)], {m.ts_ns[i], m.end_ns(i)});
+  bool whole_us = true;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (!trace::IsGpuKind(m.kind[i])) continue;
+    AppendForUnion(out[m.device_of(i)], {m.ts_ns[i], m.end_ns(i)});
+    whole_us = whole_us && m.ts_ns[i] % 1000 == 0 && m.dur_ns[i] % 1000 == 0;
+  }
   for (auto& [dev, v] : out) v = Union(std::move(v));
+  *resolution_ns = whole_us ? 1000 : 1;
   return out;
 }
 
@@ -140,8 +147,11 @@ IdleCauses ComputeIdleCauses(const trace::TraceModel& m, const StepsResult& step
   window = Union(std::move(window));
   HostCauses causes(m, dataloader_patterns, steps_from);
   const auto host = HostActivity(m, causes);
-  for (const auto& [dev, busy] : GpuBusy(m)) {
+  int64_t resolution_ns = 1;
+  for (const auto& [dev, busy] : GpuBusy(m, &resolution_ns)) {
     for (const Interval& gap : Subtract(window, busy)) {
+      // A gap of one tick is the rounding of two adjacent events' times, not idle time.
+      if (gap.end - gap.begin <= resolution_ns) continue;
       const std::array<int64_t, kIdleCauses> ns = Blame(gap, host);
       for (size_t c = 0; c < ns.size(); ++c) out.ns[c] += ns[c];
       out.idle_ns += gap.end - gap.begin;

@@ -10,7 +10,9 @@
 //                   not profiled)
 // Each nanosecond goes to the first cause that holds it, so the causes add up to the idle time.
 // The longest gaps are kept with the cause that holds most of each: one long gap (a warm-up, a
-// checkpoint, a barrier) reads differently from many short ones.
+// checkpoint, a barrier) reads differently from many short ones. A gap no longer than the
+// trace's time resolution (1 ns, or 1 µs when every GPU time is whole microseconds) is the
+// rounding of adjacent events' times, and no gap.
 //
 //   IdleCauses c = ComputeIdleCauses(m, steps, {});
 //   IdleCause worst = c.Largest();

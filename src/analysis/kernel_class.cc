@@ -110,8 +110,6 @@ const std::vector<FamilyRule>& FamilyRules() {
   return kRules;
 }
 
-// Kernels whose names look like a matrix family but run on CUDA / vector cores: cuBLAS's fp32
-// SIMT GEMMs ("ampere_sgemm_*") and every GEMV.
 // Whether `low[at...]` starts a token: the name's start, after a character that is no letter or
 // digit, where letters turn to digits or back ("s16816gemm" holds "16816" and "gemm"), or after
 // the "x" of a shape ("128x64", "bf16xmxfp4"). "subtensorop" (MIOpen's elementwise SubTensorOp)
@@ -130,9 +128,30 @@ bool HasToken(std::string_view low, std::string_view part) {
   return false;
 }
 
+// A math unit or input type that only the matrix cores run: CUTLASS's "tensorop", Volta's
+// "hmma" (and the "h884" / "s1688" MMA shapes), Hopper's "wgmma", TF32, and half or narrower
+// inputs ("f16", "bf16", "e4m3"; cuBLAS names inputs as "f16f16", CUTLASS as "_bf16_").
+bool NamesMatrixMath(std::string_view low) {
+  static constexpr std::array<std::string_view, 13> kMath = {
+      "tensorop", "hmma", "imma", "wgmma", "gmma",  "tf32", "f16",
+      "bf16",     "e4m3", "e5m2", "h884",  "s1688", "16816"};
+  for (std::string_view t : kMath)
+    if (HasToken(low, t)) return true;
+  return false;
+}
+
+// Kernels whose names look like a matrix family but run on CUDA / vector cores: every GEMV, and
+// fp32 SIMT GEMMs, which name their math unit: cuBLAS's "ampere_sgemm_*" and
+// "sm80_xmma_gemm_f32f32_..._ffma_..." (fused fp32 multiply-add), CUTLASS's "cutlass_80_simt_*".
+// A name that also names matrix math (a TF32 or half-precision input, "tensorop") is not SIMT.
+bool IsSimtGemmLower(std::string_view low) {
+  const bool simt = low.find("_sgemm_") != std::string_view::npos || low.starts_with("sgemm") ||
+                    HasToken(low, "ffma") || HasToken(low, "simt");
+  return simt && !NamesMatrixMath(low) && low.find("gemv") == std::string_view::npos;
+}
+
 bool IsSimtMatmul(std::string_view low) {
-  return low.find("gemv") != std::string_view::npos ||
-         low.find("_sgemm_") != std::string_view::npos || low.starts_with("sgemm");
+  return low.find("gemv") != std::string_view::npos || IsSimtGemmLower(low);
 }
 
 }  // namespace
@@ -149,6 +168,10 @@ std::string_view MatrixCoreFamily(std::string_view name) {
 }
 
 bool UsesTensorCores(std::string_view n) { return !MatrixCoreFamily(n).empty(); }
+
+bool IsSimtGemm(std::string_view kernel_name) {
+  return IsSimtGemmLower(base::AsciiLower(kernel_name));
+}
 
 namespace {
 

@@ -191,6 +191,27 @@ TEST(KernelClass, MatrixCoreFamilies) {
     EXPECT_EQ(MatrixCoreFamily(n), "") << n;
 }
 
+// Issue 69: the math unit and input type in the name decide, not "xmma" or "cutlass" alone.
+TEST(KernelClass, SimtNearMisses) {
+  // cuBLAS's fp32 GEMM on the CUDA cores: "xmma" in the name, "ffma" (fp32 SIMT) further on.
+  EXPECT_FALSE(UsesTensorCores(
+      "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_"
+      "alignc4_execute_kernel__5x_cublas"));
+  EXPECT_FALSE(UsesTensorCores("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x64x8_ffma"));
+  // The same family with TF32 inputs runs on the Tensor Cores.
+  EXPECT_TRUE(
+      UsesTensorCores("sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x16_stage4_"
+                      "warpsize2x2x1_tensor16x8x8"));
+  // CUTLASS names the math unit: simt (CUDA cores) against tensorop.
+  EXPECT_FALSE(
+      UsesTensorCores("void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>"));
+  EXPECT_FALSE(UsesTensorCores("cutlass_80_simt_hgemm_256x128_8x2_tn_align1"));
+  EXPECT_TRUE(UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3>"));
+  EXPECT_TRUE(UsesTensorCores("cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn"));
+  EXPECT_EQ(KernelFamily("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_ffma_aligna4"),
+            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_ffma_aligna4");
+}
+
 TEST(KernelClass, KernelFamilyIsTheSameAcrossVendors) {
   // The same model's kernels on an H100 and an MI300X.
   EXPECT_EQ(KernelFamily("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16>(x)"),

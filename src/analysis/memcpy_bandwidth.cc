@@ -23,6 +23,9 @@ std::vector<MemcpyBandwidth> MemcpyBandwidthByDirection(const trace::TraceModel&
     ++b.copies;
     const int64_t bytes = m.MemcpyBytesOf(i);
     const int64_t dur = m.dur_ns[i];
+    b.copy_ns += std::max<int64_t>(dur, 0);
+    if (m.name_of(i).find("Pageable") != std::string_view::npos)
+      b.pageable_ns += std::max<int64_t>(dur, 0);
     if (bytes < 0 || dur <= 0) continue;
     b.bytes += bytes;
     b.dur_ns += dur;

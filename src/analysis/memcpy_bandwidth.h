@@ -20,6 +20,8 @@ struct MemcpyBandwidth {
   int64_t bytes = 0;            // of the copies that carry "bytes"
   int64_t dur_ns = 0;           // of those copies
   int64_t max_bytes_per_s = 0;  // the fastest copy
+  int64_t copy_ns = 0;          // every copy's duration, bytes known or not
+  int64_t pageable_ns = 0;      // of copy_ns: copies from or to pageable host memory
   double bytes_per_s() const { return dur_ns > 0 ? bytes * 1e9 / static_cast<double>(dur_ns) : 0; }
 };
 

@@ -76,5 +76,8 @@ inline constexpr double kMemoryNearLimitPct = 90;
 inline constexpr double kHostWaitShareOfIdlePct = 50;
 inline constexpr double kShortKernelPct = 30;
 inline constexpr double kLaunchDelayOutlierPct = 10;
+inline constexpr double kSimtGemmPct = 10;
+inline constexpr double kCopyPct = 30;  // copies with no kernel beside them, of the step  // fp32
+                                        // GEMMs on the CUDA cores, of kernel time
 
 }  // namespace trainprof::analysis

@@ -4,6 +4,17 @@
 
 namespace trainprof::analysis {
 
+bool ProfilesPyTorch(const trace::TraceModel& m) {
+  if (m.source == "kineto") return true;
+  for (size_t id = 0; id < m.names.size(); ++id) {
+    const std::string& n = m.names[static_cast<uint32_t>(id)];
+    if (n.starts_with("aten::") || n.starts_with("autograd::") || n.starts_with("ProfilerStep#") ||
+        n.starts_with("c10d::") || n.starts_with("torch::"))
+      return true;
+  }
+  return false;
+}
+
 RankInfo InfoOf(const trace::TraceModel& m) {
   RankInfo r;
   r.path = m.path;
@@ -17,6 +28,7 @@ RankInfo InfoOf(const trace::TraceModel& m) {
   r.devices = m.devices;
   r.peak_allocated_bytes = m.peak_allocated_bytes;
   r.diagnostics = m.diagnostics;
+  r.pytorch = ProfilesPyTorch(m);
   return r;
 }
 

@@ -30,8 +30,13 @@ struct RankInfo {
   std::vector<trace::DeviceInfo> devices;
   std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;  // device, bytes
   std::vector<base::Diagnostic> diagnostics;
+  bool pytorch = true;  // ProfilesPyTorch
   size_t size() const { return static_cast<size_t>(events); }
 };
+// Whether the profile is of a PyTorch program: a PyTorch profiler (Kineto) trace, or an
+// operator name only PyTorch writes (emit_nvtx's "aten::mm, op_id = 3", autograd's ranges).
+// CUDA programs without PyTorch (an Nsight export of an HPC code) get advice in their terms.
+bool ProfilesPyTorch(const trace::TraceModel& m);
 RankInfo InfoOf(const trace::TraceModel& m);
 std::vector<RankInfo> InfosOf(const std::vector<trace::TraceModel>& models);
 

@@ -42,7 +42,7 @@ template <class A> void Fields(A& a, base::Diagnostic& d) {
 }
 template <class A> void Fields(A& a, RankInfo& r) {
   a(r.path, r.source, r.rank, r.world_size, r.host_name, r.truncated, r.json_bytes, r.events, r.devices,
-    r.peak_allocated_bytes, r.diagnostics);
+    r.peak_allocated_bytes, r.diagnostics, r.pytorch);
 }
 template <class A> void Fields(A& a, Step& s) {
   a(s.name, s.number, s.begin_ns, s.end_ns, s.host_begin_ns, s.host_end_ns, s.launches);
@@ -58,7 +58,7 @@ template <class A> void Fields(A& a, TimedValue& v) { a(v.t_ns, v.value); }
 template <class A> void Fields(A& a, GpuSummary& g) {
   a(g.device, g.name, g.memory_bytes, g.arch, g.num_sms, g.kernels, g.kernel_ns,
     g.utilization_pct, g.sm_efficiency_pct, g.occupancy_pct, g.tensor_core_pct,
-    g.utilization_curve, g.sm_efficiency_curve);
+    g.simt_gemm_pct, g.utilization_curve, g.sm_efficiency_curve);
 }
 template <class A> void Fields(A& a, Temporal& t) {
   a(t.idle_ns, t.compute_ns, t.non_compute_ns, t.span_ns);
@@ -153,7 +153,7 @@ template <class A> void Fields(A& a, FlopsResult& f) {
 template <class A> void Fields(A& a, CategoryShare& s) { a(s.ns, s.kernels, s.top_op, s.top_ns); }
 template <class A> void Fields(A& a, CategoryResult& c) { a(c.by, c.total_ns, c.by_kernel_ns); }
 template <class A> void Fields(A& a, MemcpyBandwidth& m) {
-  a(m.direction, m.copies, m.bytes, m.dur_ns, m.max_bytes_per_s);
+  a(m.direction, m.copies, m.bytes, m.dur_ns, m.max_bytes_per_s, m.copy_ns, m.pageable_ns);
 }
 template <class A> void Fields(A& a, IdleGap& g) {
   a(g.device, g.begin_ns, g.end_ns, g.cause, g.host);

@@ -184,7 +184,8 @@ std::string GpuArgs(const GpuEv& e, int64_t device) {
   a += fmt::format(R"("device": {}, "context": 1, "stream": {}, "correlation": {})", device,
                    e.op.stream, e.corr);
   if (e.op.kind != GenGpuKind::kKernel)
-    return a + R"J(, "bytes": 1048576, "memory bandwidth (GB/s)": 12.5)J";
+    return a + fmt::format(R"J(, "bytes": {}, "memory bandwidth (GB/s)": {:.3f})J", e.op.bytes,
+                           e.op.dur_ns > 0 ? static_cast<double>(e.op.bytes) / e.op.dur_ns : 0);
   a += R"(, "registers per thread": 64, "shared memory": 0)";
   if (e.op.blocks_per_sm >= 0) a += fmt::format(R"(, "blocks per SM": {})", e.op.blocks_per_sm);
   a += R"(, "grid": [216, 1, 1], "block": [256, 1, 1])";

@@ -56,6 +56,7 @@ struct GenGpuOp {
   int64_t dur_ns = 0;
   int64_t launch_delay_ns = 0;  // GPU start - start of the launch call
   int64_t launch_dur_ns = 5'000;
+  int64_t bytes = 1'048'576;                // a memcpy's or memset's "bytes"
   double blocks_per_sm = -1;                // written as "blocks per SM" when >= 0
   double occupancy_pct = -1;                // written as "est. achieved occupancy %" when >= 0
   std::optional<GenCollective> collective;  // a kernel's collective args

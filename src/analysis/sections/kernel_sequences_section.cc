@@ -28,10 +28,11 @@ void AddKernelSequencesSection(const AnalyzeInput& in, report::Report& r) {
                         Seconds(static_cast<double>(k.total_ns) / static_cast<double>(k.calls)),
                         seq});
     }
-  s.notes.push_back(
+  s.notes.push_back(fmt::format(
       "The kernels one outermost operator call launched, in GPU order, counted over the calls "
       "that launched exactly that sequence (at least 3 kernels, at least 2 calls): candidates "
-      "for fusion (torch.compile) or a CUDA graph.");
+      "for fusion{} or a CUDA graph.",
+      in.AnyPyTorch() ? " (torch.compile)" : ""));
 }
 
 }  // namespace trainprof::analysis

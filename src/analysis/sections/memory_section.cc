@@ -169,6 +169,16 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
   if (!in.ManyRanks()) MarkLong(t);
 }
 
+// Some rank was read from the legacy autograd profiler's export (its reader counts
+// torch_profiler_legacy), which has no memory events to give.
+bool LegacyExport(const AnalyzeInput& in) {
+  return std::ranges::any_of(in.ranks, [](const RankInfo& r) {
+    return std::ranges::any_of(r.diagnostics, [](const base::Diagnostic& d) {
+      return d.id == base::DiagnosticId::kTorchProfilerLegacy;
+    });
+  });
+}
+
 }  // namespace
 
 void AddMemorySection(const AnalyzeInput& in, report::Report& r) {
@@ -180,12 +190,18 @@ void AddMemorySection(const AnalyzeInput& in, report::Report& r) {
     orphan_frees += a.memory.frees_without_alloc;
   }
   if (events == 0) {
-    s.notes.push_back(in.FromNsys()
-                          ? "No memory view: an Nsight Systems profile has no PyTorch allocator "
-                            "events. Take a torch.profiler trace with profile_memory=True, or a "
-                            "memory snapshot (torch.cuda.memory._record_memory_history), for it."
-                          : "No [memory] events: record with profile_memory=True to see the "
-                            "Memory view.");
+    s.notes.push_back(
+        LegacyExport(in) ? "No [memory] events: these traces come from torch's legacy profiler "
+                           "(torch built without Kineto), whose Chrome-trace export writes "
+                           "operators only, with no memory events even when recorded with "
+                           "profile_memory=True. For the Memory view, profile with a torch built "
+                           "with Kineto, or use trainprof.torch's in-process memory report or a "
+                           "memory snapshot (torch.cuda.memory._record_memory_history)."
+        : in.FromNsys()  ? "No memory view: an Nsight Systems profile has no PyTorch allocator "
+                           "events. Take a torch.profiler trace with profile_memory=True, or a "
+                           "memory snapshot (torch.cuda.memory._record_memory_history), for it."
+                         : "No [memory] events: record with profile_memory=True to see the "
+                           "Memory view.");
     return;
   }
   AddPeaks(s, in);

@@ -106,14 +106,7 @@ void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
   bool shapes = false;
   for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
   if (!shapes) {
-    s.notes.push_back(in.FromNsys() ? "No input shapes in the NVTX ranges: no FLOPs, TFLOP/s or "
-                                      "MFU. " +
-                                          std::string(kNvtxShapesAdvice)
-                                    : "No Input Dims in the trace (recorded without record_shapes, "
-                                      "or by torch's legacy profiler, whose export has none): no "
-                                      "FLOPs, TFLOP/s or MFU. Record with "
-                                      "torch.profiler.profile(record_shapes=True) on a torch "
-                                      "built with Kineto.");
+    s.notes.push_back(NoShapesNote(in, "no FLOPs, TFLOP/s or MFU"));
     return;
   }
   AddMfuOperators(s, in);

@@ -71,12 +71,14 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
                         return ns;
                       });
   } else {
-    s.notes.push_back(in.FromNsys()
-                          ? "No nn.Module ranges: emit_nvtx marks operators, not modules. Wrap "
-                            "modules in torch.cuda.nvtx.range, or take a torch.profiler trace "
-                            "with with_stack=True, to see them."
-                          : "No nn.Module ranges: record with with_stack=True (or "
-                            "with_modules=True) to see modules.");
+    s.notes.push_back(
+        !in.AnyPyTorch() ? "No modules: the profile has no PyTorch in it (no aten or autograd "
+                           "ranges)."
+        : in.FromNsys()  ? "No nn.Module ranges: emit_nvtx marks operators, not modules. Wrap "
+                           "modules in torch.cuda.nvtx.range, or take a torch.profiler trace "
+                           "with with_stack=True, to see them."
+                         : "No nn.Module ranges: record with with_stack=True (or "
+                           "with_modules=True) to see modules.");
   }
 }
 

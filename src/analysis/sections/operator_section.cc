@@ -123,15 +123,7 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
               &OperatorRow::input_dims});
   const bool shapes = std::ranges::any_of(
       in.analyses, [](const RankAnalysis& a) { return !a.operators_by_shape.empty(); });
-  if (!shapes)
-    s.notes.push_back(in.FromNsys() ? "No input shapes in the NVTX ranges: no grouping by input "
-                                      "shape. " +
-                                          std::string(kNvtxShapesAdvice)
-                                    : "No Input Dims (recorded without record_shapes, or by "
-                                      "torch's legacy profiler, whose export has none): no "
-                                      "grouping by input shape. Record with "
-                                      "torch.profiler.profile(record_shapes=True) on a torch "
-                                      "built with Kineto.");
+  if (!shapes) s.notes.push_back(NoShapesNote(in, "no grouping by input shape"));
   const bool stacks = std::ranges::any_of(
       in.analyses, [](const RankAnalysis& a) { return !a.operators_by_stack.empty(); });
   if (stacks)

@@ -35,8 +35,55 @@ std::vector<report::Column> Columns() {
           {"roofline_pct", "Of roofline", Unit::kPercent}};
 }
 
-std::vector<Value> Row(const std::string& rank, const ShapeRow& s, const PeakTflops& peak) {
+// A row's share of the roofline above 100 %: more than the hardware allows, so the figure is
+// wrong somewhere. Its likely cause, most likely first: calls too short for the trace's
+// microsecond timestamps, inputs small enough for the L2 cache to serve (the bytes assume each
+// input comes from HBM once), or a peak that is too low for this GPU.
+std::string AboveRooflineCause(const ShapeRow& s, bool compute_bound) {
+  const double per_call_ns = static_cast<double>(s.device_ns) / std::max<int64_t>(1, s.calls);
+  const double bytes_per_call = s.bytes / std::max<int64_t>(1, s.calls);
+  if (per_call_ns < 10'000)
+    return fmt::format("timer resolution ({:.1f} µs a call, timed in whole µs or less)",
+                       per_call_ns / 1e3);
+  if (!compute_bound && bytes_per_call <= 64.0 * (1 << 20))
+    return fmt::format(
+        "caching ({:.1f} MiB a call fit in the L2 cache, which serves them faster than HBM; "
+        "the bytes count each input read from HBM once)",
+        bytes_per_call / (1 << 20));
+  return compute_bound ? "a peak FLOP/s too low for this GPU (pass --peak-tflops)"
+                       : "a memory bandwidth too low for this GPU (pass --peak-tbps)";
+}
+
+// Rows above 100 % of their roofline, flagged with their likely cause, as a section note.
+class AboveRoofline {
+ public:
+  void Add(const std::string& rank, const ShapeRow& s, const RooflinePoint& p) {
+    if (++count_ <= kNamed)
+      named_.push_back(fmt::format("{} {} (rank {}): {:.1f}%, likely {}", s.name, s.dims, rank,
+                                   p.pct, AboveRooflineCause(s, p.compute_bound)));
+  }
+  void AddNote(report::Section& s) const {
+    if (count_ == 0) return;
+    std::string text = fmt::format(
+        "{} row{} would sit above 100% of the roofline, which no hardware reaches, so their "
+        "\"Of roofline\" is left empty: ",
+        count_, count_ == 1 ? "" : "s");
+    for (size_t i = 0; i < named_.size(); ++i) text += (i ? "; " : "") + named_[i];
+    if (count_ > named_.size()) text += fmt::format("; and {} more", count_ - named_.size());
+    s.notes.push_back(text + ".");
+  }
+
+ private:
+  static constexpr size_t kNamed = 5;
+  size_t count_ = 0;
+  std::vector<std::string> named_;
+};
+
+std::vector<Value> Row(const std::string& rank, const ShapeRow& s, const PeakTflops& peak,
+                       AboveRoofline* above = nullptr) {
   const RooflinePoint p = Roofline(s, peak);
+  const bool above_roof = p.known && p.pct > 100;
+  if (above_roof && above) above->Add(rank, s, p);
   const bool timed = s.device_ns > 0;
   auto rate = [&](double v) { return timed ? Value{v} : Value{}; };
   return {rank,
@@ -52,7 +99,7 @@ std::vector<Value> Row(const std::string& rank, const ShapeRow& s, const PeakTfl
           rate(s.tflops_per_s()),
           s.bytes > 0 ? rate(s.tbps()) : Value{},
           p.known ? Value{std::string(p.compute_bound ? "compute" : "memory")} : Value{},
-          p.known ? Value{p.pct} : Value{}};
+          p.known && !above_roof ? Value{p.pct} : Value{}};
 }
 
 std::string PeakNote(const std::string& rank, const FlopsResult& f) {
@@ -100,6 +147,7 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
         for (const ShapeRow& r : a.flops.shapes) rows.push_back(Row(rank, r, a.flops.peak));
       });
+  AboveRoofline above;
   std::vector<std::pair<const ShapeRow*, size_t>> ranked;  // row, rank index
   for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const ShapeRow& r : in.analyses[i].flops.shapes) ranked.emplace_back(&r, i);
@@ -117,7 +165,8 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       Columns());
   for (size_t k = 0; k < ranked.size() && k < kTopShapes; ++k)
     top.rows.push_back(Row(in.RankLabel(ranked[k].second), *ranked[k].first,
-                           in.analyses[ranked[k].second].flops.peak));
+                           in.analyses[ranked[k].second].flops.peak, &above));
+  above.AddNote(s);
   s.notes.push_back(kHowNote);
 }
 
@@ -128,14 +177,7 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   bool shapes = false;
   for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
   if (!shapes) {
-    s.notes.push_back(in.FromNsys() ? "No input shapes in the NVTX ranges: no FLOPs or bytes per "
-                                      "shape. " +
-                                          std::string(kNvtxShapesAdvice)
-                                    : "No Input Dims in the trace (recorded without record_shapes, "
-                                      "or by torch's legacy profiler, whose export has none): no "
-                                      "FLOPs or bytes per shape. Record with "
-                                      "torch.profiler.profile(record_shapes=True) on a torch "
-                                      "built with Kineto.");
+    s.notes.push_back(NoShapesNote(in, "no FLOPs or bytes per shape"));
     return;
   }
   if (in.ManyRanks()) return AddManyRanks(s, in);
@@ -143,10 +185,11 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   report::Table top = t;
   top.id = "roofline_top";
   top.title = fmt::format("Roofline: the {} shapes with the most device time", kTopShapes);
+  AboveRoofline above;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const FlopsResult& f = in.analyses[i].flops;
     for (size_t k = 0; k < f.shapes.size(); ++k) {
-      t.rows.push_back(Row(in.RankLabel(i), f.shapes[k], f.peak));
+      t.rows.push_back(Row(in.RankLabel(i), f.shapes[k], f.peak, &above));
       if (k < kTopShapes) top.rows.push_back(t.rows.back());
     }
   }
@@ -157,6 +200,7 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   }
   MarkLong(t);
   if (t.kind == report::TableKind::kDetail) s.tables.push_back(std::move(top));
+  above.AddNote(s);
   s.notes.push_back(kHowNote);
 }
 

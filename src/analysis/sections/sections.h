@@ -45,15 +45,17 @@ struct AnalyzeInput {
   bool ManyRanks() const;
   // Every rank was read from an Nsight Systems export: what to record is said in nsys's words.
   bool FromNsys() const;
+  // Some rank profiles a PyTorch program (RankInfo::pytorch); else advice names no PyTorch API.
+  bool AnyPyTorch() const;
   // Some rank has GPU work (RankAnalysis::gpu_ns); else a CPU-only run.
   bool AnyGpuWork() const;
 };
 
-// How to record input shapes in an Nsight Systems profile, for the notes of the views that
-// need them.
-inline constexpr const char* kNvtxShapesAdvice =
-    "Profile under torch.autograd.profiler.emit_nvtx(record_shapes=True): its NVTX ranges then "
-    "carry the shapes.";
+// The note of a view that needs input shapes and has none: "No Input Dims ...: <lacking>. Record
+// with ..." in the words of the input (a torch.profiler trace, an Nsight profile of PyTorch, or a
+// program without PyTorch, which has no operators with shapes). `lacking`: "no FLOPs or bytes per
+// shape".
+std::string NoShapesNote(const AnalyzeInput& in, std::string_view lacking);
 
 // Up to this many ranks (a node's GPUs), report.json holds every per-rank table whole; with
 // more, per-rank detail is in CSV files only and report.json keeps the cross-rank summary.
