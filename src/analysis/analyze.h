@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/collectives.h"
 #include "analysis/rank_analysis.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
@@ -18,6 +19,10 @@ namespace trainprof::analysis {
 
 // Whether `ranks` analysed with `threads` (0: one per core) leave a lone rank a second core.
 bool LoneRankHasSpareCore(size_t ranks, int threads);
+
+// collectives.h's MatchCollectives over the ranks' analyses (their comm_ops and comm_names).
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
+                                   const std::vector<RankAnalysis>& analyses);
 
 // Every analysis of one rank, with `hta` as given (AnalyzeAll sets compat_drop_last_step).
 RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
-#include "analysis/rank_analysis.h"
+#include "base/stats.h"
 
 namespace trainprof::analysis {
 
@@ -68,14 +68,6 @@ void SetMatchKey(const trace::TraceModel& m, const RankOp& op, int64_t issue,
     r.key_kind = CommKey::kIssue, r.key = issue;
   }
 }
-
-// Each rank's communication kernels and their names, by pointer: matching reads them where
-// they lie.
-struct RankComms {
-  const std::vector<RankCommOp>* ops;
-  const CommNames* names;
-};
-using CommOpsOf = std::vector<RankComms>;
 
 void Describe(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops, Collective* c) {
   std::sort(c->ops.begin(), c->ops.end(),
@@ -226,7 +218,9 @@ std::string MatchMapKey(const RankCommOp& op, const CommNames& names) {
   return k;
 }
 
-CollectivesResult MatchOps(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops) {
+}  // namespace
+
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops) {
   CollectivesResult res;
   std::unordered_map<std::string, size_t> index;  // group + key -> collective
   bool any_seq = false;
@@ -257,14 +251,17 @@ CollectivesResult MatchOps(const std::vector<RankInfo>& ranks, const CommOpsOf& 
   return res;
 }
 
-}  // namespace
-
-CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
-                                   const std::vector<RankAnalysis>& analyses) {
-  CommOpsOf of;
-  of.reserve(analyses.size());
-  for (const RankAnalysis& a : analyses) of.push_back({&a.comm_ops, &a.comm_names});
-  return MatchOps(ranks, of);
+// Collectives end together on every rank, so after the offsets their ends agree to within the
+// clocks' drift. A residual larger than the median transfer means the kernels matched are not
+// the same collectives (order of issue across different groups, or capture windows that differ).
+bool MatchDoubtful(const CollectivesResult& c) {
+  if (c.collectives.empty()) return false;
+  std::vector<double> transfers;
+  for (const Collective& x : c.collectives) transfers.push_back(static_cast<double>(x.transfer_ns));
+  double residual = 0;
+  for (const ClockOffset& o : c.offsets)
+    residual = std::max(residual, static_cast<double>(o.residual_max_ns));
+  return residual > base::Median(transfers);
 }
 
 CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models) {
@@ -276,7 +273,7 @@ CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models)
     ops.push_back(RankCommOps(models[i], names[i]));
     of.push_back({&ops.back(), &names[i]});
   }
-  return MatchOps(InfosOf(models), of);
+  return MatchCollectives(InfosOf(models), of);
 }
 
 }  // namespace trainprof::analysis

@@ -20,8 +20,6 @@
 
 namespace trainprof::analysis {
 
-struct RankAnalysis;  // analyze.h
-
 // One rank's part of a collective.
 struct CommOp {
   size_t model = 0;  // index into the ranks
@@ -83,10 +81,21 @@ std::vector<bool> CommunicationNames(const trace::TraceModel& m);
 // their names added to `names` (RankAnalysis::comm_names).
 std::vector<RankCommOp> RankCommOps(const trace::TraceModel& m, CommNames& names);
 
-// Matches the ranks' RankCommOps (RankAnalysis::comm_ops of `ranks[i]`), or straight from the
-// models. Errors: none; ranks without communication kernels contribute nothing.
-CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks,
-                                   const std::vector<RankAnalysis>& analyses);
+// Each rank's communication kernels and their names, by pointer: matching reads them where
+// they lie (RankAnalysis::comm_ops and comm_names; analyze.h's overload takes the analyses).
+struct RankComms {
+  const std::vector<RankCommOp>* ops;
+  const CommNames* names;
+};
+using CommOpsOf = std::vector<RankComms>;
+
+// Matches the ranks' RankCommOps (comm_ops[i] of `ranks[i]`), or straight from the models.
+// Errors: none; ranks without communication kernels contribute nothing.
+CollectivesResult MatchCollectives(const std::vector<RankInfo>& ranks, const CommOpsOf& comm_ops);
 CollectivesResult MatchCollectives(const std::vector<trace::TraceModel>& models);
+
+// Whether the clock residual exceeds the median transfer: then the kernels matched are probably
+// not the same collectives, so neither the waits nor the offsets are to be used.
+bool MatchDoubtful(const CollectivesResult& c);
 
 }  // namespace trainprof::analysis

@@ -31,6 +31,9 @@ void MarkPath(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnalysis&
 // What the path's time is spent on.
 enum class PathCategory : uint8_t { kCompute, kDataLoader, kHost, kCommunication };
 inline constexpr int kNumPathCategories = 4;
+// The categories' names, in PathSegment::ns's order.
+inline constexpr std::array<const char*, kNumPathCategories> kPathCategoryNames = {
+    "compute", "data_loader", "host", "communication"};
 const char* PathCategoryName(PathCategory c);  // "compute", "data_loader", "host", ...
 
 // A stretch of the path on one rank: its own work between two collectives (`collective` -1), or

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
-#include "analysis/sections/sections.h"
+#include "analysis/units.h"
 #include "base/stats.h"
 #include "base/text.h"
 

@@ -5,10 +5,13 @@
 // names the rank the others wait for at collectives. docs/trace-analysis.md defines each figure.
 //
 //   CollectivesResult c = MatchCollectives(models);
-//   AddDistributedView(in, report);  // sections.h: when two ranks or more ran collectives
+//   AddDistributedView(in, report);  // sections/distributed_section.cc: two ranks or more
 //   std::vector<Candidate> s = StragglerCandidates(models, analyses, c, path);
 #pragma once
 
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/collectives.h"
@@ -26,9 +29,19 @@ inline constexpr double kStragglerWaitPct = 5;
 // One per step of `s`, in its order.
 std::vector<CommBreakdown> ComputeCommBreakdowns(const trace::TraceModel& m, const StepsResult& s);
 
-// Whether the clock residual exceeds the median transfer: then the kernels matched are probably
-// not the same collectives, so neither the waits nor the offsets are to be used.
-bool MatchDoubtful(const CollectivesResult& c);
+// What each rank cost the others at the collectives where it arrived last.
+struct LateRank {
+  int64_t late_at = 0;                   // collectives where it was last
+  int64_t caused_ns = 0;                 // the sum of the other ranks' waits there
+  double per_other_ns = 0;               // the same, per waiting rank
+  std::map<std::string, int64_t> types;  // collective type -> times it was last
+};
+// One per model (`n_models`), from the collectives' latest arrivals.
+std::vector<LateRank> LateRanks(size_t n_models, const CollectivesResult& c);
+// The median over ranks of the analysed steps' count and of the mean step time.
+std::pair<double, double> MedianSteps(const std::vector<RankAnalysis>& an);
+// "allreduce ×3, broadcast ×1".
+std::string Types(const std::map<std::string, int64_t>& types);
 
 // The straggler: the rank(s) the others wait for, by how much, at which collectives, and the
 // share of `path` (ComputeCrossRankPath of the same ranks) on it; at most one candidate, empty

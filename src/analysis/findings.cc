@@ -11,7 +11,7 @@
 #include "analysis/dataloader_advice.h"
 #include "analysis/distributed.h"
 #include "analysis/op_tree.h"
-#include "analysis/sections/sections.h"
+#include "analysis/units.h"
 #include "report/format.h"
 
 namespace trainprof::analysis {
@@ -631,11 +631,6 @@ void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnal
         "side by side, not as ranks of one job, so no straggler or imbalance is named.",
         models.size()));
   }
-}
-
-void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r) {
-  report::Section& rec = r.AddSection("recommendations", "Recommendations");
-  AddFindings(in.ranks, in.analyses, in.options, rec, in.collectives, in.cross_path);
 }
 
 }  // namespace trainprof::analysis

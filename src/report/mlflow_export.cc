@@ -18,7 +18,6 @@
 
 #include "base/atomic_file.h"
 #include "report/format.h"
-#include "report/mlflow_live.h"
 #include "report/mlflow_store.h"
 #include "report/tensorboard_export.h"
 
@@ -219,7 +218,8 @@ StatusOr<std::string> WriteMlflowRun(const Report& r, const std::string& run_dir
   RunInfo run;
   run.id = MlflowRunId(r, run_dir);
   const std::string earlier = FindRunFolder(t.store, run.id);
-  const bool live = !earlier.empty() && IsMlflowLiveRun(earlier);  // this run, while it trained
+  const bool live =
+      !earlier.empty() && mlflow_store::IsLiveRun(earlier);  // this run, while it trained
   if (!earlier.empty() && !t.replace && !live) {
     return FailedPrecondition(fmt::format(
         "already exported as run {} in {}; --replace to write it again", run.id, t.store));

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "report/report.h"
-#include "report/run_writers.h"
+#include "report/run_writer.h"
 #include "trainprof/status.h"
 
 namespace trainprof::report {

@@ -9,10 +9,6 @@ namespace trainprof::report {
 
 using namespace mlflow_store;  // NOLINT: the store's helpers
 
-namespace {
-constexpr const char* kLiveTag = "trainprof.live";
-}  // namespace
-
 StatusOr<std::unique_ptr<MlflowLiveRun>> MlflowLiveRun::Begin(const MlflowTarget& t,
                                                               const std::string& run_id,
                                                               const std::string& run_name,
@@ -57,11 +53,6 @@ Status MlflowLiveRun::End(bool failed, int64_t end_ms) {
   meta_.status = failed ? kStatusFailed : kStatusFinished;
   meta_.end_ms = end_ms;
   return WriteRunMeta(dir_, meta_);
-}
-
-bool IsMlflowLiveRun(const std::string& run_folder) {
-  std::error_code ec;
-  return std::filesystem::exists(Join(Join(run_folder, "tags"), kLiveTag), ec);
 }
 
 }  // namespace trainprof::report

@@ -41,7 +41,4 @@ class MlflowLiveRun {
   mlflow_store::RunMeta meta_;
 };
 
-// True when `run_folder` is a live run (made by MlflowLiveRun).
-bool IsMlflowLiveRun(const std::string& run_folder);
-
 }  // namespace trainprof::report

@@ -76,6 +76,11 @@ std::string Join(const std::string& dir, const std::string& name) {
   return (fs::path(dir) / name).string();
 }
 
+bool IsLiveRun(const std::string& run_folder) {
+  std::error_code ec;
+  return fs::exists(Join(Join(run_folder, "tags"), kLiveTag), ec);
+}
+
 Status MakeDirs(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -20,6 +20,13 @@ constexpr int kStatusRunning = 1;    // mlflow RunStatus.RUNNING
 constexpr int kStatusFinished = 3;   // mlflow RunStatus.FINISHED
 constexpr int kStatusFailed = 4;     // mlflow RunStatus.FAILED
 
+// The tag file a run still training carries (MlflowLiveRun); WriteMlflowRun takes such a run
+// over.
+constexpr const char* kLiveTag = "trainprof.live";
+
+// True when `run_folder` is a live run (made by MlflowLiveRun).
+bool IsLiveRun(const std::string& run_folder);
+
 int64_t NowMs();
 std::string Join(const std::string& dir, const std::string& name);
 // Errors: the folder cannot be made (names it).

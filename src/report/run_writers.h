@@ -14,31 +14,11 @@
 #include <vector>
 
 #include "report/report.h"
+#include "report/run_writer.h"
 #include "trainprof/options.h"
 #include "trainprof/status.h"
 
 namespace trainprof::report {
-
-// The run being written, as every writer sees it.
-struct RunFiles {
-  const Report& report;
-  const std::string& dir;         // the run folder
-  const Options::Output& output;  // which outputs are on, and where exporters write
-  const std::string& summary;     // the terminal text
-  bool replace = false;           // exporters: a run already exported is written again
-};
-
-// When a writer runs: kMain on the calling thread, kSide on a second thread beside it (a
-// report of 1,000 ranks takes seconds of number formatting), kExport after every file of the
-// folder is written (exporters copy them).
-enum class WritePhase { kMain, kSide, kExport };
-
-struct RunWriter {
-  const char* what;  // "report.json", "MLflow store": names the output in errors
-  WritePhase phase;
-  bool (*enabled)(const Options::Output& o);
-  Status (*write)(const RunFiles& f);
-};
 
 // The list, in the order written within each phase. Mutable so that a test can add a writer of
 // its own (and remove it again).

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "report/report.h"
-#include "report/run_writers.h"
+#include "report/run_writer.h"
 #include "trainprof/status.h"
 
 namespace trainprof::report {

@@ -18,8 +18,8 @@
 
 #include "base/clock.h"
 #include "system/proc_parse.h"
-#include "system/sampler.h"
 #include "system/sources.h"
+#include "system/system_data.h"
 
 namespace trainprof::system {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "system/sampler.h"
+#include "system/system_data.h"
 
 namespace trainprof::system {
 

@@ -14,8 +14,8 @@
 
 #include "report/report.h"
 #include "system/nvml.h"
-#include "system/sampler.h"
 #include "system/source.h"
+#include "system/system_data.h"
 
 namespace trainprof::system {
 

@@ -12,7 +12,6 @@
 #include <system_error>
 
 #include "trace/input_kind.h"
-#include "trace/trace_files.h"
 
 namespace trainprof::trace {
 namespace {
@@ -344,24 +343,6 @@ GraphMerge MergeGraphCaptures(TraceModel& run, const std::vector<const TraceMode
   return g;
 }
 
-namespace {
-// The trace files of a capture folder (without vLLM's execution_details.json), or the file.
-std::vector<std::string> CaptureFilesIn(const std::string& path) {
-  auto files = ListTraceFiles(path);
-  if (!files.ok()) return {};
-  std::erase_if(*files, [](const std::string& f) {
-    return fs::path(f).filename() == "execution_details.json";
-  });
-  return *files;
-}
-}  // namespace
-
-std::vector<std::string> CaptureTracesBeside(const std::string& trace_path) {
-  std::error_code ec;
-  const fs::path dir = fs::path(trace_path).parent_path() / "capture_traces";
-  return fs::is_directory(dir, ec) ? CaptureFilesIn(dir.string()) : std::vector<std::string>{};
-}
-
 const StatusOr<TraceModel>& CaptureCache::Get(const std::string& path) {
   Entry* e = nullptr;
   {
@@ -374,15 +355,11 @@ const StatusOr<TraceModel>& CaptureCache::Get(const std::string& path) {
   return *e->model;
 }
 
-void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures,
-                         CaptureCache* cache) {
+void AttachGraphCaptures(TraceModel& m, const CaptureLister& list_captures, CaptureCache* cache) {
   bool graphs = false;
   for (uint32_t id = 0; id < m.names.size() && !graphs; ++id) graphs = IsGraphLaunch(m.names[id]);
   if (!graphs) return;
-  std::vector<std::string> paths;
-  for (const std::string& c : captures)
-    std::ranges::move(CaptureFilesIn(c), std::back_inserter(paths));
-  if (captures.empty()) paths = CaptureTracesBeside(m.path);
+  const std::vector<std::string> paths = list_captures(m.path);
   CaptureCache own;  // without a shared cache: read here, for this trace alone
   std::vector<const TraceModel*> ptrs;
   for (const std::string& p : paths) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,14 +74,14 @@ class CaptureCache {
   std::map<std::string, std::unique_ptr<Entry>> entries_;
 };
 
-// When `m` has graph launches: reads `captures` (none given: CaptureTracesBeside(m.path)) and
-// merges them. A capture that cannot be read is left out with an "input_skipped" diagnostic.
-// With a cache, each capture file is read once for all the traces that use it.
-void AttachGraphCaptures(TraceModel& m, const std::vector<std::string>& captures,
-                         CaptureCache* cache = nullptr);
+// The capture trace files for the trace at a path (trace_files.h's CaptureFilesFor lists the
+// ones given, or those in capture_traces/ beside it). Injected, so the reader lists no folders.
+using CaptureLister = std::function<std::vector<std::string>(const std::string& trace_path)>;
 
-// The capture traces beside a trace file: every trace file in "capture_traces/" in the trace's
-// folder (vLLM's and SGLang's layout; their execution_details.json is not one), or none.
-std::vector<std::string> CaptureTracesBeside(const std::string& trace_path);
+// When `m` has graph launches: reads the files `list_captures(m.path)` names and merges them. A
+// capture that cannot be read is left out with an "input_skipped" diagnostic. With a cache, each
+// capture file is read once for all the traces that use it.
+void AttachGraphCaptures(TraceModel& m, const CaptureLister& list_captures,
+                         CaptureCache* cache = nullptr);
 
 }  // namespace trainprof::trace

@@ -156,6 +156,32 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   return out;
 }
 
+namespace {
+// The trace files of a capture folder (without vLLM's execution_details.json), or the file.
+std::vector<std::string> CaptureFilesIn(const std::string& path) {
+  auto files = ListTraceFiles(path);
+  if (!files.ok()) return {};
+  std::erase_if(*files, [](const std::string& f) {
+    return fs::path(f).filename() == "execution_details.json";
+  });
+  return *files;
+}
+}  // namespace
+
+std::vector<std::string> CaptureTracesBeside(const std::string& trace_path) {
+  std::error_code ec;
+  const fs::path dir = fs::path(trace_path).parent_path() / "capture_traces";
+  return fs::is_directory(dir, ec) ? CaptureFilesIn(dir.string()) : std::vector<std::string>{};
+}
+
+std::vector<std::string> CaptureFilesFor(const std::vector<std::string>& given,
+                                         const std::string& trace_path) {
+  if (given.empty()) return CaptureTracesBeside(trace_path);
+  std::vector<std::string> out;
+  for (const std::string& c : given) std::ranges::move(CaptureFilesIn(c), std::back_inserter(out));
+  return out;
+}
+
 void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptions& options,
                       const std::function<void(size_t, StatusOr<TraceModel>)>& fn) {
   std::vector<int64_t> sizes(files.size(), 0), done(files.size(), 0);
@@ -192,7 +218,10 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
     }
     StatusOr<TraceModel> m = ReadInput(files[i], ro);
     if (m.ok()) {
-      AttachGraphCaptures(*m, options.capture_traces, &captures);
+      AttachGraphCaptures(
+          *m,
+          [&](const std::string& path) { return CaptureFilesFor(options.capture_traces, path); },
+          &captures);
       NoteStreamOverlaps(*m);
     }
     fn(i, std::move(m));

@@ -55,6 +55,14 @@ struct ReadManyOptions {
   std::vector<std::string> capture_traces;
 };
 
+// The capture traces beside a trace file: every trace file in "capture_traces/" in the trace's
+// folder (vLLM's and SGLang's layout; their execution_details.json is not one), or none.
+std::vector<std::string> CaptureTracesBeside(const std::string& trace_path);
+// The capture trace files for the trace at `trace_path`: those `given` (files or folders) when
+// any, else CaptureTracesBeside (graph_capture.h's CaptureLister).
+std::vector<std::string> CaptureFilesFor(const std::vector<std::string>& given,
+                                         const std::string& trace_path);
+
 // Reads every file (each by its kind's reader, input_kind.h's ReadInput), in parallel, sorted by
 // rank then file name. The first fatal error (in file
 // order) is returned. Two files of one rank are both kept; each gets a "duplicate_rank"

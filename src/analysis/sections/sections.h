@@ -1,7 +1,8 @@
 // The sections of `trainprof analyze`'s report: one function per section, each in a
-// `*_section.cc` file of this folder (the distributed view, critical path and recommendations
-// keep theirs in their analysis's file), all called in order from the list in analyze.cc. A new
-// view is a new file with one `AddXxxSection` and one line in that list (docs/architecture.md).
+// `*_section.cc` file of this folder, all called in order from the list in analyze_report.cc.
+// A new view is a new file with one `AddXxxSection` and one line in that list
+// (docs/architecture.md). Sections read the computations of analysis/; nothing there includes
+// this folder (scripts/check-includes.py).
 //
 //   void AddThingSection(const AnalyzeInput& in, report::Report& r) {
 //     report::Section& s = r.AddSection("thing", "Thing view");
@@ -19,6 +20,7 @@
 #include "analysis/collectives.h"
 #include "analysis/cross_rank_path.h"
 #include "analysis/rank_analysis.h"
+#include "analysis/units.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 
@@ -77,12 +79,6 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
                             report::TableKind kind, RankRowsFn rows_of);
 
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
-
-// Nanoseconds as the report's seconds.
-inline double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
-inline double Seconds(double ns) { return ns / 1e9; }
-// Nanoseconds as milliseconds, as findings' text gives them.
-inline double Ms(double ns) { return ns / 1e6; }
 
 // A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
 inline void MarkLong(report::Table& t) { t.MarkLong(); }
@@ -154,9 +150,9 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r);  // category
 void AddMfuSection(const AnalyzeInput& in, report::Report& r);       // mfu_section.cc
 void AddRooflineSection(const AnalyzeInput& in, report::Report& r);  // roofline_section.cc
 void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r);  // memcpy_section.cc
-void AddDistributedView(const AnalyzeInput& in, report::Report& r);         // distributed.cc
-void AddCrossRankPathSection(const AnalyzeInput& in, report::Report& r);    // cross_rank_path.cc
-void AddCriticalPathView(const AnalyzeInput& in, report::Report& r);  // critical_path_report.cc
-void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);  // findings.cc
+void AddDistributedView(const AnalyzeInput& in, report::Report& r);
+void AddCrossRankPathSection(const AnalyzeInput& in, report::Report& r);
+void AddCriticalPathView(const AnalyzeInput& in, report::Report& r);
+void AddRecommendationsSection(const AnalyzeInput& in, report::Report& r);
 
 }  // namespace trainprof::analysis

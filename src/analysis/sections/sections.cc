@@ -1,0 +1,169 @@
+// The helpers every section shares (sections.h): rank notes and labels' tables, coverage
+// metrics, AcrossRanks, AnalyzeInput's questions and the notes of views without shapes.
+#include "analysis/sections/sections.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "report/packed_rows.h"
+
+namespace trainprof::analysis {
+
+namespace {
+
+// A csv_only table's rows, made a rank at a time from the analyses when the CSV is written.
+class RankRows : public report::RowSource {
+ public:
+  RankRows(const std::vector<RankAnalysis>& analyses,
+           std::shared_ptr<const std::vector<std::string>> labels, RankRowsFn rows_of)
+      : analyses_(analyses), labels_(std::move(labels)), rows_of_(std::move(rows_of)) {}
+  size_t parts() const override { return analyses_.size(); }
+  void AppendRows(size_t part, std::vector<std::vector<report::Value>>& rows) const override {
+    rows_of_(analyses_[part], (*labels_)[part], rows);
+  }
+
+ private:
+  const std::vector<RankAnalysis>& analyses_;
+  std::shared_ptr<const std::vector<std::string>> labels_;
+  RankRowsFn rows_of_;
+};
+
+}  // namespace
+
+void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
+                  const std::function<std::string(size_t)>& note) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> distinct;  // note, its ranks
+  for (size_t i = 0; i < in.ranks.size(); ++i) {
+    std::string n = note(i);
+    if (n.empty()) continue;
+    auto same = std::find_if(distinct.begin(), distinct.end(),
+                             [&](const auto& d) { return in.ManyRanks() && d.first == n; });
+    if (same != distinct.end()) {
+      same->second.push_back(i);
+      continue;
+    }
+    distinct.push_back({std::move(n), {i}});
+  }
+  for (auto& [text, ranks] : distinct) {
+    const std::string who =
+        ranks.size() == 1
+            ? in.RankLabel(ranks[0])
+            : fmt::format("{} and {} other ranks", in.RankLabel(ranks[0]), ranks.size() - 1);
+    for (size_t at = text.find(kRankMark); at != std::string::npos;
+         at = text.find(kRankMark, at + who.size()))
+      text.replace(at, kRankMark.size(), who);
+    notes.push_back(std::move(text));
+  }
+}
+
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
+                       const std::string& title,
+                       const std::function<int64_t(const RankAnalysis&)>& covered) {
+  int64_t gpu = 0, in_view = 0;
+  for (const RankAnalysis& a : in.analyses) gpu += a.gpu_ns, in_view += covered(a);
+  if (gpu <= 0) return;
+  s.AddMetric(key, title, 100.0 * static_cast<double>(in_view) / static_cast<double>(gpu),
+              report::Unit::kPercent);
+}
+
+void AcrossRanks::Close(Acc& a) {
+  Row& r = a.row;
+  if (r.ranks == 0 || a.value < r.min) r.min = a.value;
+  if (r.ranks == 0 || a.value > r.max) r.max = a.value, r.max_rank = a.rank;
+  ++r.ranks;
+  a.sum += a.value;
+}
+
+void AcrossRanks::Add(const std::string& key, size_t rank, double value) {
+  auto [it, added] = index_.try_emplace(key, keys_.size());
+  if (added) {
+    keys_.push_back({.row = {.key = key}, .rank = rank, .value = value});
+    return;
+  }
+  Acc& a = keys_[it->second];
+  if (a.rank == rank) {
+    a.value += value;
+    return;
+  }
+  Close(a);
+  a.rank = rank;
+  a.value = value;
+}
+
+std::vector<AcrossRanks::Row> AcrossRanks::Rows() const {
+  std::vector<Row> out;
+  out.reserve(keys_.size());
+  for (Acc a : keys_) {
+    Close(a);
+    a.row.mean = a.sum / static_cast<double>(a.row.ranks);
+    out.push_back(std::move(a.row));
+  }
+  return out;
+}
+
+std::vector<report::Column> AcrossRanks::Columns(const std::string& what) {
+  return {{"ranks", "Ranks", report::Unit::kCount},
+          {"mean_s", fmt::format("Mean {} per rank", what), report::Unit::kSeconds},
+          {"min_s", "Min", report::Unit::kSeconds},
+          {"max_s", "Max", report::Unit::kSeconds},
+          {"max_rank", "Rank of max", report::Unit::kText}};
+}
+
+std::vector<report::Value> AcrossRanks::Cells(const Row& row, const AnalyzeInput& in) {
+  return {row.ranks, Seconds(row.mean), Seconds(row.min), Seconds(row.max),
+          in.RankLabel(row.max_rank)};
+}
+
+bool AnalyzeInput::ManyRanks() const { return ranks.size() > kInlineRanks; }
+
+bool AnalyzeInput::FromNsys() const {
+  return !ranks.empty() &&
+         std::ranges::all_of(ranks, [](const RankInfo& r) { return r.source == "nsys"; });
+}
+
+std::string NoShapesNote(const AnalyzeInput& in, std::string_view lacking) {
+  if (!in.AnyPyTorch())
+    return fmt::format(
+        "No PyTorch operators in this profile, so no input shapes: {}. The program's GPU work is "
+        "in the kernel views.",
+        lacking);
+  if (in.FromNsys())
+    return fmt::format(
+        "No input shapes in the NVTX ranges: {}. Profile under "
+        "torch.autograd.profiler.emit_nvtx(record_shapes=True): its NVTX ranges then carry the "
+        "shapes.",
+        lacking);
+  return fmt::format(
+      "No Input Dims in the trace (recorded without record_shapes, or by torch's legacy "
+      "profiler, whose export has none): {}. Record with "
+      "torch.profiler.profile(record_shapes=True) on a torch built with Kineto.",
+      lacking);
+}
+
+bool AnalyzeInput::AnyPyTorch() const {
+  return std::ranges::any_of(ranks, [](const RankInfo& r) { return r.pytorch; });
+}
+
+bool AnalyzeInput::AnyGpuWork() const {
+  return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
+}
+
+report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                            std::string title, std::vector<report::Column> cols,
+                            report::TableKind kind, RankRowsFn rows_of) {
+  report::Table& t = s.AddTable(std::move(id), std::move(title), std::move(cols), kind);
+  if (in.ManyRanks()) {
+    t.KeepInCsvOnly();
+    if (in.stream_rank_tables) {
+      t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of));
+      return t;
+    }
+  }
+  for (size_t i = 0; i < in.analyses.size(); ++i) rows_of(in.analyses[i], in.RankLabel(i), t.rows);
+  return t;
+}
+
+}  // namespace trainprof::analysis

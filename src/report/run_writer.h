@@ -1,0 +1,36 @@
+// One output of a run folder, as the list in run_writers.h holds it: what it is called, when it
+// runs, whether the options enable it and how it writes. An exporter (mlflow_export.h,
+// tensorboard_export.h) implements this and is one line in run_writers.cc's list; it includes
+// this header, never the list's.
+#pragma once
+
+#include <string>
+
+#include "report/report.h"
+#include "trainprof/options.h"
+#include "trainprof/status.h"
+
+namespace trainprof::report {
+
+// The run being written, as every writer sees it.
+struct RunFiles {
+  const Report& report;
+  const std::string& dir;         // the run folder
+  const Options::Output& output;  // which outputs are on, and where exporters write
+  const std::string& summary;     // the terminal text
+  bool replace = false;           // exporters: a run already exported is written again
+};
+
+// When a writer runs: kMain on the calling thread, kSide on a second thread beside it (a
+// report of 1,000 ranks takes seconds of number formatting), kExport after every file of the
+// folder is written (exporters copy them).
+enum class WritePhase { kMain, kSide, kExport };
+
+struct RunWriter {
+  const char* what;  // "report.json", "MLflow store": names the output in errors
+  WritePhase phase;
+  bool (*enabled)(const Options::Output& o);
+  Status (*write)(const RunFiles& f);
+};
+
+}  // namespace trainprof::report
