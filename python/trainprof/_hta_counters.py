@@ -89,14 +89,16 @@ def write_trace_with_counters(paths: Dict[int, str], series: Dict[int, List[List
     return written
 
 
-def counter_data_with_operators(core: Any, ranks: List[int]) -> List[Any]:
+def counter_data_with_operators(at: Any, ranks: List[int]) -> List[Any]:
     """HTA's frames of CUPTI range-profiler counters, one per rank whose ranges pair with its
     launch calls: cat, name, pid, tid, ts, dur, one column per counter, op_stack and the top and
-    bottom operators of the launch. [] when the trace has no cuda_profiler_range events."""
+    bottom operators of the launch. [] when the trace has no cuda_profiler_range events.
+    `at(rank)`: the core analysis that holds the rank, and the rank's number there."""
     pd = _pandas()
     out = []
     for rank in ranks:
-        found, matched, ranges, launches, rows = core.counter_ranges(rank)
+        core, core_rank = at(rank)
+        found, matched, ranges, launches, rows = core.counter_ranges(core_rank)
         if not found:
             warnings.warn("trainprof.hta: get_cupti_counter_data_with_operators: no "
                           "cuda_profiler_range events (was the trace taken in CUPTI's profiler "

@@ -8,18 +8,22 @@
 The methods HTA users call take HTA 0.6.1's arguments and return its shapes and column names,
 with HTA's figures: the trace is analysed once, in C++, with `trainprof analyze --hta-compat`'s
 selection (every event before the last ProfilerStep, times rounded to whole µs as HTA does).
-Times are µs, as in HTA. A method (or an argument value) trainprof cannot answer as HTA does
+Times are µs, as in HTA. Ranks are HTA's integers, each file's found as HTA finds it
+(_hta_trace.py); `analyzer.t` is HTA's Trace (trace_files, get_trace(rank), symbol_table).
+A method (or an argument value) trainprof cannot answer as HTA does
 raises NotImplementedError naming it; docs/python.md lists them and the differences.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any, Dict, List, NoReturn, Optional, Tuple, Union
 
 from trainprof import _core
 from trainprof._analysis import Analysis, _pandas
 from trainprof import _hta_counters as _counters
+from trainprof import _hta_trace as _trace
 from trainprof._hta_counters import TimeSeriesTypes
 from trainprof._hta_critical_path import CPGraph, write_overlay
 
@@ -108,24 +112,86 @@ class TraceAnalysis:
                  trace_dir: str = DEFAULT_TRACE_DIR,
                  include_last_profiler_step: Optional[bool] = False) -> None:
         self._last_step = bool(include_last_profiler_step)
-        self._paths: List[str] = list(trace_files.values()) if trace_files else [trace_dir]
         self._runs: Dict[Tuple[Any, ...], Analysis] = {}
         self._queues: Dict[int, Any] = {}  # rank -> queue length series (None: no launch)
-        self._analysis = self._run(launches=True)
+        files = _trace.hta_rank_files(trace_files, trace_dir)
+        # Each part: the files one core analysis reads, and HTA's rank -> the core's rank there.
+        self._parts: List[Tuple[List[str], Dict[int, int]]] = []
+        self._split_into_parts(files, trace_dir)
+        if files is None:
+            files = {r: core.path_of_rank(c) for r in self._hta_ranks
+                     for core, c in [self._core_at(r)]}
+        # HTA's Trace object (trace_files, get_trace, ...): read when first asked for.
+        self.t = _trace.Trace(files, trace_dir, self._last_step)
 
-    def _run(self, launches: bool = False, **options: Any) -> Analysis:
-        """The --hta-compat analysis with these options, computed once."""
-        key = (launches,) + tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
-                                         for k, v in options.items()))
+    def _split_into_parts(self, files: Optional[Dict[int, str]], trace_dir: str) -> None:
+        """HTA's ranks over trainprof's analyses: one analysis of every file when the files'
+        own ranks (distributedInfo, else the file name) are distinct, mapped to HTA's; else one
+        analysis per file. Without HTA's map (no trace at trace_dir's top), trainprof's ranks,
+        one file per rank, the last listed winning as in HTA."""
+        paths = list(files.values()) if files is not None else [trace_dir]
+        self._parts = [(paths, {})]
+        core = self._run()._core
+        ranks = list(core.ranks())
+        if files is None:
+            if len(set(ranks)) == len(ranks):
+                self._parts = [(paths, {r: r for r in ranks})]
+                return
+            files = {}
+            for path in core.files:
+                one = Analysis(_core.analyze([path], {"hta_compat": True}, False))
+                files[one.ranks[0]] = path  # the last file of a rank wins, as in HTA
+        elif len(set(ranks)) == len(files):
+            hta_rank = {os.path.realpath(p): r for r, p in files.items()}
+            where = {hta_rank.get(os.path.realpath(core.path_of_rank(c))): c for c in ranks}
+            if None not in where:
+                self._parts = [(paths, where)]
+                return
+        self._runs.clear()
+        self._parts = [([p], {}) for p in files.values()]
+        for i, r in enumerate(files):
+            self._parts[i] = (self._parts[i][0], {r: self._run(part=i).ranks[0]})
+
+    def _run(self, part: int = 0, **options: Any) -> Analysis:
+        """A part's --hta-compat analysis with these options, computed once (with the launch
+        rows when there are no options)."""
+        launches = not options
+        key = (part,) + tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                     for k, v in options.items()))
         if key not in self._runs:
             kw = dict(options, hta_compat=True, hta_last_step=self._last_step)
-            self._runs[key] = Analysis(_core.analyze(self._paths, kw, launches))
+            self._runs[key] = Analysis(_core.analyze(self._parts[part][0], kw, launches))
         return self._runs[key]
+
+    @property
+    def _hta_ranks(self) -> List[int]:
+        return sorted(r for _, ranks in self._parts for r in ranks)
+
+    def _core_at(self, rank: int, **options: Any) -> Tuple[Any, int]:
+        """The core analysis that holds HTA's `rank`, and the rank's number there."""
+        for i, (_, ranks) in enumerate(self._parts):
+            if rank in ranks:
+                return self._run(part=i, **options)._core, ranks[rank]
+        raise ValueError(f"trainprof.hta: rank {rank} is not in the traces "
+                         f"(ranks: {self._hta_ranks})")
+
+    def _table(self, id: str, **options: Any) -> Any:
+        """A report table over every part, its rank column HTA's ranks (int64)."""
+        pd = _pandas()
+        frames = []
+        for i, (_, ranks) in enumerate(self._parts):
+            df = self._run(part=i, **options).table(id)
+            if "rank" in df.columns:
+                label = {str(c): r for r, c in ranks.items()}
+                df = df[df["rank"].astype(str).isin(label)].copy()
+                df["rank"] = df["rank"].astype(str).map(label).astype("int64")
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
     def _ranks(self, ranks: Optional[List[int]]) -> List[int]:
         # HTA's default is rank 0; a rank the traces do not hold is an error, as in HTA.
         wanted = [0] if not ranks else list(ranks)
-        have = self._analysis.ranks
+        have = self._hta_ranks
         for r in wanted:
             if r not in have:
                 raise ValueError(f"trainprof.hta: rank {r} is not in the traces (ranks: {have})")
@@ -136,9 +202,9 @@ class TraceAnalysis:
     def get_temporal_breakdown(self, visualize: bool = True) -> Any:
         """Idle, compute and non-compute time per rank over the GPU's busy span (µs, %)."""
         pd = _pandas()
-        t = self._analysis.table("temporal_breakdown")
+        t = self._table("temporal_breakdown")
         df = pd.DataFrame({
-            "rank": t["rank"].astype("int64"),
+            "rank": t["rank"],
             "idle_time(us)": t["idle_s"].map(_us),
             "compute_time(us)": t["compute_s"].map(_us),
             "non_compute_time(us)": t["non_compute_s"].map(_us),
@@ -162,12 +228,13 @@ class TraceAnalysis:
         ratio; with show_idle_interval_stats, HTA's second frame: pandas' describe() of each
         category's idle intervals per rank and stream (µs, rounded to 0.01), else None."""
         pd = _pandas()
-        a = self._analysis if consecutive_kernel_delay == 30 else self._run(
-            kernel_wait_us=float(consecutive_kernel_delay))
+        options = {} if consecutive_kernel_delay == 30 else {
+            "kernel_wait_us": float(consecutive_kernel_delay)}
         frames, interval_frames = [], []
         for rank in self._ranks(ranks):
             rows, stats_rows, categories = [], [], []
-            for stream, times, present, stats in a._core.idle(rank):
+            core, core_rank = self._core_at(rank, **options)
+            for stream, times, present, stats in core.idle(core_rank):
                 if streams is not None and stream not in streams:
                     continue
                 total = sum(times)
@@ -207,15 +274,16 @@ class TraceAnalysis:
             _not_implemented("get_gpu_kernel_breakdown(include_memory_kernels=False)",
                              "trainprof's kernel types always include MEMORY")
         pd = _pandas()
-        a = self._analysis if num_kernels == 10 else self._run(top_kernels=int(num_kernels))
-        kt = a.table("kernel_type_breakdown")
+        options = {} if num_kernels == 10 else {"top_kernels": int(num_kernels)}
+        kt = self._table("kernel_type_breakdown", **options)
+        kt = kt.groupby("kernel_type", sort=False, as_index=False)["time_s"].sum()
         sums = kt["time_s"].map(_us)
         kernel_type_df = pd.DataFrame({
             "kernel_type": kt["kernel_type"],
             "sum": sums.round().astype("int64"),
             "percentage": (sums / sums.sum() * 100).round(1),
         }).sort_values("sum", ascending=False, ignore_index=True)
-        k = a.table("top_kernels")
+        k = self._table("top_kernels", **options)
         metrics_df = pd.DataFrame({
             "name": k["name"],
             "sum (us)": k["sum_s"].map(_us),
@@ -237,9 +305,9 @@ class TraceAnalysis:
     def get_comm_comp_overlap(self, visualize: bool = True) -> Any:
         """Percent of communication time overlapped by computation, per rank."""
         pd = _pandas()
-        t = self._analysis.table("comm_comp_overlap")
-        pct = dict(zip(t["rank"].astype("int64"), t["overlap_pct"].round(2)))
-        ranks = sorted(self._analysis.ranks)  # a rank without communication: NaN, as in HTA
+        t = self._table("comm_comp_overlap")
+        pct = dict(zip(t["rank"], t["overlap_pct"].round(2)))
+        ranks = self._hta_ranks  # a rank without communication: NaN, as in HTA
         df = pd.DataFrame({"rank": pd.Series(ranks, dtype="int64"),
                            "comp_comm_overlap_pctg": [pct.get(r, float("nan")) for r in ranks]})
         if visualize and (px := _plotly("get_comm_comp_overlap")) is not None:
@@ -262,7 +330,8 @@ class TraceAnalysis:
 
         out: Dict[int, Any] = {}
         for rank in self._ranks(ranks):
-            cols = self._analysis._core.launches(rank)
+            core, core_rank = self._core_at(rank)
+            cols = core.launches(core_rank)
             corr, cpu, gpu, delay = cols[:4] if cols is not None else ([], [], [], [])
             # HTA's parser downcasts its integer columns to the smallest type that holds them.
             correlation = pd.to_numeric(np.array(corr, dtype=np.int64), downcast="integer")
@@ -287,7 +356,8 @@ class TraceAnalysis:
     def get_profiler_steps(self) -> List[int]:
         """The traces' ProfilerStep numbers, ascending, the last left out when there are two or
         more (HTA's selection) unless include_last_profiler_step was given."""
-        steps = list(self._analysis._core.profiler_steps)  # every ProfilerStep#N named
+        steps = sorted({s for i in range(len(self._parts))  # every ProfilerStep#N named
+                        for s in self._run(part=i)._core.profiler_steps})
         return steps[:-1] if len(steps) >= 2 and not self._last_step else steps
 
     # --- critical path ------------------------------------------------------------------
@@ -308,18 +378,18 @@ class TraceAnalysis:
         options: Dict[str, Any] = {"critical_path": spec}
         if data_load_events:
             options["data_load_events"] = list(data_load_events)
-        a = self._run(**options)
-        path = a._core.critical_path(rank)
+        core, core_rank = self._core_at(rank, **options)
+        path = core.critical_path(core_rank)
         if path is None:
             warnings.warn(f"trainprof.hta: critical_path_analysis: rank {rank} has no instance "
                           f"{instance_id or 0} of a range whose name contains {annotation!r}; "
                           "nothing was analysed (None, as HTA)", stacklevel=2)
             return None
-        top = a.table("critical_path_top_events")
-        top = top[top["rank"] == str(rank)].reset_index(drop=True)
+        top = self._table("critical_path_top_events", **options)
+        top = top[top["rank"] == rank].reset_index(drop=True)
         label, length_ns, nodes, events, edges = path
-        return CPGraph(rank, a._core.path_of_rank(rank), label, length_ns, nodes, events, edges,
-                       top), True
+        return CPGraph(rank, core.path_of_rank(core_rank), label, length_ns, nodes, events,
+                       edges, top), True
 
     # --- what trainprof does not answer as HTA does ---------------------------------------
 
@@ -336,7 +406,8 @@ class TraceAnalysis:
         if not operator_name:
             return pd.DataFrame()
         self._ranks([rank])
-        rows = self._analysis._core.hta_sequences(rank, operator_name, int(min_pattern_len))
+        core, core_rank = self._core_at(rank)
+        rows = core.hta_sequences(core_rank, operator_name, int(min_pattern_len))
         if not rows:
             return pd.DataFrame()
         df = pd.DataFrame(rows, columns=["pattern", "count", "GPU kernel duration (us)",
@@ -368,7 +439,8 @@ class TraceAnalysis:
         pd = _pandas()
         import numpy as np
 
-        cols = self._analysis._core.launches(rank)
+        core, core_rank = self._core_at(rank)
+        cols = core.launches(core_rank)
         df = None
         if cols and cols[0]:
             _, _, _, _, launch_ts, gpu_ts, stream, pid, tid = cols
@@ -421,7 +493,8 @@ class TraceAnalysis:
         pd = _pandas()
         result: Dict[int, List[Any]] = {}
         for rank, ql in queue_length_dict.items():
-            duration = self._analysis._core.trace_duration(rank)
+            core, core_rank = self._core_at(rank)
+            duration = core.trace_duration(core_rank)
             for stream in ql.stream.unique():
                 df = ql.loc[ql.stream == stream].copy()
                 df["dur"] = df.ts.shift(-1) - df.ts
@@ -440,7 +513,7 @@ class TraceAnalysis:
         copy type ("Memcpy DtoH", ..., "Memset"); columns ts (µs on the traces' clock), pid, name,
         memory_bw_gbps. A rank without copies is left out, as in HTA."""
         return {r: df for r in self._ranks(ranks)
-                if (df := _counters.memory_bw_series(self._analysis._core, r)) is not None}
+                if (df := _counters.memory_bw_series(*self._core_at(r))) is not None}
 
     def get_memory_bw_summary(self, ranks: Optional[List[int]] = None) -> Optional[Any]:
         """pandas' describe() of memory_bw_gbps per (rank, copy type), the series' zero
@@ -456,7 +529,8 @@ class TraceAnalysis:
         with a warning, when the trace has no GPU user annotation, as HTA."""
         pd = _pandas()
         self._ranks([rank])
-        cols = self._analysis._core.kernels_with_annotations(rank)
+        core, core_rank = self._core_at(rank)
+        cols = core.kernels_with_annotations(core_rank)
         if cols is None:
             warnings.warn(f"trainprof.hta: the trace of rank {rank} has no GPU user annotations",
                           stacklevel=2)
@@ -492,8 +566,9 @@ class TraceAnalysis:
             raise ValueError(f"invalid value for argument: profiler_steps={profiler_steps}; "
                              f"available profiler steps={available}")
         spans, comm = [], []
-        for rank in sorted(self._analysis.ranks):
-            rank_spans, rank_comm = self._analysis._core.straggler_rows(rank)
+        for rank in self._hta_ranks:
+            core, core_rank = self._core_at(rank)
+            rank_spans, rank_comm = core.straggler_rows(core_rank)
             spans += [(rank, *row) for row in rank_spans if row[0] in steps]
             comm += [(rank, *row) for row in rank_comm if row[0] in steps]
         if not spans or not comm:
@@ -537,8 +612,9 @@ class TraceAnalysis:
         import re
 
         frames, any_events = [], False
-        for rank in sorted(self._analysis.ranks):
-            has, rows = self._analysis._core.annotation_stats(rank, use_gpu_annotation)
+        for rank in self._hta_ranks:
+            core, core_rank = self._core_at(rank)
+            has, rows = core.annotation_stats(core_rank, use_gpu_annotation)
             any_events = any_events or has
             df = _hta_fold(rows, duration_ratio, num_kernels, allowlist_patterns, re)
             df["rank"] = int(rank)
@@ -565,8 +641,8 @@ class TraceAnalysis:
         pd = _pandas()
         out: Dict[int, Any] = {}
         for rank in self._ranks(ranks):
-            tid, op, op_ts, launch_ts, kernel_ts, corr, kernel = \
-                self._analysis._core.aten_op_launches(rank)
+            core, core_rank = self._core_at(rank)
+            tid, op, op_ts, launch_ts, kernel_ts, corr, kernel = core.aten_op_launches(core_rank)
             stats = pd.DataFrame({"thread_id": tid, "aten_op_name": op, "aten_op_start": op_ts,
                                   "runtime_start": launch_ts, "device_start": kernel_ts,
                                   "correlation_id": corr, "kernel_name": kernel})
@@ -603,7 +679,7 @@ class TraceAnalysis:
             for r, df in self.get_memory_bw_time_series(ranks).items():
                 series.setdefault(r, []).append(
                     _counters.counter_events(df, "Memcpy BW", "memory_bw_gbps"))
-        paths = {r: self._analysis._core.path_of_rank(r) for r in series}
+        paths = {r: self.t.trace_files[r] for r in series}
         _counters.write_trace_with_counters(paths, series, output_suffix or "_with_counters")
 
     def get_cupti_counter_data_with_operators(self, ranks: Optional[List[int]] = None
@@ -611,7 +687,7 @@ class TraceAnalysis:
         """HTA's frames of CUPTI's range-profiler counters (one per rank), each kernel range
         with its counters and the operators around the cudaLaunchKernel call it pairs with
         (op_stack, top_level_op, bottom_level_op); [] without cuda_profiler_range events."""
-        return _counters.counter_data_with_operators(self._analysis._core, self._ranks(ranks))
+        return _counters.counter_data_with_operators(self._core_at, self._ranks(ranks))
 
     def overlay_critical_path_analysis(self, rank: int, critical_path_graph: CPGraph,
                                        output_dir: str, only_show_critical_events: bool = True,

@@ -36,10 +36,6 @@ _CP = "tests/test_critical_path_analysis.py::CriticalPathAnalysisTestCase::"
 _R = "reads HTA's internals: "
 
 INTERNALS = {
-    _TA + "test_gpu_user_annotation_breakdown":
-        _R + "TraceAnalysis.t (symbol_table.sym_index, get_trace(0)) for its reference sums",
-    _TA + "test_cpu_user_annotation_breakdown":
-        _R + "TraceAnalysis.t (symbol_table.sym_index, get_trace(0)) for its reference sums",
     _CP + "test_critical_path_basic_add":
         _R + "TraceAnalysis.t.get_trace(0) event indices; CPGraph nodes, edges, "
         "edge_to_event_map, critical_path_nodes",
