@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release
+# What the job and the Python package need, no tests: trainprof (and trainprof-profile, the
+# binary `profile` runs in) and the extension; ./scripts/test.sh builds the rest in this build.
+cmake --build --preset release --target trainprof_cli trainprof_python
 TRAINPROF_CMAKE_BUILD_DIR=build/release ./scripts/install-python.sh >&2
 exec ./build/release/src/cli/trainprof profile "$@"
