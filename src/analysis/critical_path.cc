@@ -301,16 +301,23 @@ void Graph::GpuEdges() {
       continue;
     }
     const uint32_t s = start_.at(e), t = end_node_.at(e);
+    int64_t synced = INT64_MIN;  // the end of the work this kernel waits for (Stream Wait Event)
     if (auto w = waits.find(m_.stream_of(e)); w != waits.end()) {
-      if (nodes_[w->second].ts <= nodes_[s].ts) AddEdge(w->second, s, CpEdge::kSync);
+      if (nodes_[w->second].ts <= nodes_[s].ts) {
+        AddEdge(w->second, s, CpEdge::kSync);
+        synced = nodes_[w->second].ts;
+      }
       waits.erase(w);
     }
     AddEdge(s, t, CpEdge::kOperator);
     Attribute(-1);
+    // As HTA: the launch (or the stream's previous work) is a way in only when the waited-for
+    // work ended before it; else the sync edge is the kernel's only way in.
     auto prev = last.find(m_.stream_of(e));
-    if (prev == last.end() || nodes_[prev->second].ts < m_.ts_ns[runtime]) {
+    const bool idle = prev == last.end() || nodes_[prev->second].ts < m_.ts_ns[runtime];
+    if (idle && synced < m_.ts_ns[runtime]) {
       AddEdge(start_.at(runtime), s, CpEdge::kLaunchDelay);
-    } else {
+    } else if (!idle && synced < nodes_[prev->second].ts) {
       AddEdge(prev->second, s, CpEdge::kKernelKernelDelay);
       Attribute(-1);
     }
