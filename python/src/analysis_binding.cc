@@ -368,7 +368,8 @@ class Analysis {
   // The first critical-path window of `rank` (--critical-path), for HTA's CPGraph and overlay:
   // (window, length ns, the path's node ids, events [(name, ts ns, dur ns, stream, has a node on
   // the path)], edges [(type, weight ns, from event, from is a start, to event, to is a start,
-  // bound_by, attributed event or -1)], with the events as indices into the list); None when the
+  // bound_by, attributed event or -1)], the graph's other edges in the same shape (with
+  // critical_path_all_edges; else []), with the events as indices into the list); None when the
   // rank has no analysed window (the section's note says why).
   py::object CriticalPath(int64_t rank) const {
     const analysis::CpWindow* w = nullptr;
@@ -377,17 +378,18 @@ class Analysis {
           !run->summaries.analyses[i].critical_paths.empty())
         w = &run->summaries.analyses[i].critical_paths.front();
     if (w == nullptr || !w->note.empty()) return py::none();
-    py::list nodes, events, edges;
+    py::list nodes, events, edges, others;
     for (const auto& e : w->edges) {
-      if (nodes.empty()) nodes.append(e.from_node);
-      nodes.append(e.to_node);
-      edges.append(py::make_tuple(analysis::CpEdgeName(e.type), e.weight_ns, e.from, e.from_start,
-                                  e.to, e.to_start, analysis::CpCategoryName(e.category),
-                                  e.attributed));
+      if (e.critical && nodes.empty()) nodes.append(e.from_node);
+      if (e.critical) nodes.append(e.to_node);
+      (e.critical ? edges : others)
+          .append(py::make_tuple(analysis::CpEdgeName(e.type), e.weight_ns, e.from, e.from_start,
+                                 e.to, e.to_start, analysis::CpCategoryName(e.category),
+                                 e.attributed));
     }
     for (const auto& e : w->events)
       events.append(py::make_tuple(e.name, e.ts_ns, e.dur_ns, e.stream, e.node));
-    return py::make_tuple(w->label, w->length_ns, nodes, events, edges);
+    return py::make_tuple(w->label, w->length_ns, nodes, events, edges, others);
   }
 
   std::vector<int64_t> Ranks() const {

@@ -13,7 +13,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import pytest
 
@@ -362,12 +362,34 @@ def test_visualize_without_plotly_says_so() -> None:
 
 
 @pytest.mark.parametrize("method,args", [
-    ("overlay_critical_path_analysis", (0, None, "out", False, True)),  # show_all_edges
+    ("get_potential_stragglers", ()),
 ])
 def test_what_trainprof_does_not_answer_is_said(method: str, args: Any) -> None:
     a = TraceAnalysis(trace_dir=str(SMALL))
     with pytest.raises(NotImplementedError, match=f"TraceAnalysis.{method}"):
-        getattr(a, method)(*args)
+        getattr(a, method)(*args, straggler_identification_impl=lambda df: df)
+
+
+def test_the_overlay_shows_every_edge_of_the_graph_when_asked(tmp_path: Path) -> None:
+    # Issue 69: HTA's show_all_edges draws every edge of the graph (launch edges of no weight
+    # left out), of any type; with only_show_critical_events it is forced off, as in HTA.
+    a = TraceAnalysis(trace_dir=str(SMALL))
+    cp, _ = a.critical_path_analysis(rank=0, annotation="", instance_id=0)
+    assert cp._other_edges, "the graph has edges off the path"
+    assert all(not (e[0] == "critical_path_kernel_launch_delay" and e[1] == 0)
+               for e in cp._other_edges)
+
+    def flows(path: str) -> List[Dict[str, Any]]:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+            return [e for e in json.load(f)["traceEvents"] if e.get("cat") == "critical_path"]
+
+    path_only = flows(a.overlay_critical_path_analysis(0, cp, str(tmp_path / "a"), False))
+    every = flows(a.overlay_critical_path_analysis(0, cp, str(tmp_path / "b"), False, True))
+    assert len(every) == 2 * (len(cp._edges) + len(cp._other_edges))
+    assert len(every) > len(path_only)
+    assert {e["args"]["type"] for e in every} >= {"critical_path_operator"}
+    forced = flows(a.overlay_critical_path_analysis(0, cp, str(tmp_path / "c"), True, True))
+    assert len(forced) == len(path_only)
 
 
 def test_queue_length_follows_hta_definition() -> None:

@@ -23,13 +23,15 @@ _VIZ_EDGES = {"critical_path_dependency", "critical_path_kernel_launch_delay",
 
 class CPGraph:
     """What `critical_path_analysis` found for one window: HTA's CPGraph's public answers (the
-    path's nodes and events, its length and its share per `bound_by` category); the graph
-    itself (networkx, every edge) stays in C++."""
+    path's nodes and events, its length and its share per `bound_by` category); the graph's
+    other edges (HTA's networkx graph) are kept for the overlay's show_all_edges."""
 
     def __init__(self, rank: int, trace_path: str, window: str, length_ns: int,
                  nodes: List[int], events: List[Tuple[str, int, int, int, bool]],
                  edges: List[Tuple[str, int, int, bool, int, bool, str, int]],
-                 top_events: Any) -> None:
+                 top_events: Any,
+                 other_edges: Optional[List[Tuple[str, int, int, bool, int, bool, str, int]]]
+                 = None) -> None:
         self.rank = rank
         self.window = window
         self.critical_path_length_us = round(length_ns / 1000.0, 3)
@@ -40,6 +42,7 @@ class CPGraph:
         # (type, weight ns, from event, from is a start, to, to is a start, bound_by,
         # attributed event or -1), in path order
         self._edges = edges
+        self._other_edges = other_edges or []  # the graph's edges off the path, same shape
         self._raw_index: Optional[List[int]] = None  # our event -> its index in the raw trace
 
     def summary(self) -> Any:
@@ -133,11 +136,13 @@ def _flow(ev: Dict[str, Any], start_of_node: bool, flow_id: int, is_start: bool,
 
 
 def write_overlay(g: CPGraph, output_dir: str, only_show_critical_events: bool,
-                  edge_types: Optional[Set[str]] = None) -> str:
+                  edge_types: Optional[Set[str]] = None, show_all_edges: bool = False) -> str:
     """The rank's raw trace with `args.critical = 1` on the path's events and an arrow (a flow
     event pair) per path edge of `edge_types`, into output_dir/overlaid_critical_path_<file>;
     with only_show_critical_events, complete events off the path are left out (annotations
-    and Python functions stay), as HTA does. Returns the file's path; gzip when it ends .gz."""
+    and Python functions stay), as HTA does; with show_all_edges (and every event shown), an
+    arrow for every edge of the graph of any type, launch edges of no weight left out, as HTA's.
+    Returns the file's path; gzip when it ends .gz."""
     os.makedirs(os.path.expanduser(output_dir), exist_ok=True)
     raw = load_raw_trace(g._trace_path)
     events = raw.get("traceEvents", [])
@@ -146,8 +151,12 @@ def write_overlay(g: CPGraph, output_dir: str, only_show_critical_events: bool,
         if i >= 0 and ev[4]:
             events[i].setdefault("args", {})["critical"] = 1
     flows = []
-    for type_, weight, src, src_start, dst, dst_start, _bound_by, _attributed in g._edges:
-        if type_ not in (edge_types or _VIZ_EDGES) or index[src] < 0 or index[dst] < 0:
+    every = show_all_edges and not only_show_critical_events
+    for type_, weight, src, src_start, dst, dst_start, _bound_by, _attributed in (
+            g._edges + g._other_edges if every else g._edges):
+        if not every and type_ not in (edge_types or _VIZ_EDGES):
+            continue
+        if index[src] < 0 or index[dst] < 0:
             continue
         flows.append(_flow(events[index[src]], src_start, len(flows) // 2, True, type_, weight))
         flows.append(_flow(events[index[dst]], dst_start, len(flows) // 2, False, type_, weight))

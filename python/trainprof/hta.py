@@ -375,7 +375,9 @@ class TraceAnalysis:
             spec = f"{annotation}:{instance_id[0]}-{instance_id[1]}"
         else:
             spec = f"{annotation}:{instance_id or 0}"
-        options: Dict[str, Any] = {"critical_path": spec}
+        # Every edge of the graph is kept, as HTA's CPGraph keeps it, for the overlay's
+        # show_all_edges.
+        options: Dict[str, Any] = {"critical_path": spec, "critical_path_all_edges": True}
         if data_load_events:
             options["data_load_events"] = list(data_load_events)
         core, core_rank = self._core_at(rank, **options)
@@ -387,9 +389,9 @@ class TraceAnalysis:
             return None
         top = self._table("critical_path_top_events", **options)
         top = top[top["rank"] == rank].reset_index(drop=True)
-        label, length_ns, nodes, events, edges = path
+        label, length_ns, nodes, events, edges, others = path
         return CPGraph(rank, core.path_of_rank(core_rank), label, length_ns, nodes, events,
-                       edges, top), True
+                       edges, top, others), True
 
     # --- what trainprof does not answer as HTA does ---------------------------------------
 
@@ -693,12 +695,11 @@ class TraceAnalysis:
                                        output_dir: str, only_show_critical_events: bool = True,
                                        show_all_edges: bool = False) -> str:
         """HTA's overlay: rank's trace with the path's events marked (args.critical = 1) and
-        an arrow per dependency, launch and sync edge on the path, written to output_dir as
+        an arrow per dependency, launch and sync edge on the path (with show_all_edges and
+        every event shown: per edge of the graph), written to output_dir as
         overlaid_critical_path_<trace file>; returns its path. Perfetto opens it."""
-        if show_all_edges and not only_show_critical_events:
-            _not_implemented("overlay_critical_path_analysis(show_all_edges=True)",
-                             "trainprof keeps the path's edges, not every edge of the graph")
         if critical_path_graph.rank != rank:
             raise ValueError(f"trainprof.hta: the graph is rank {critical_path_graph.rank}'s, "
                              f"not rank {rank}'s")
-        return write_overlay(critical_path_graph, output_dir, only_show_critical_events)
+        return write_overlay(critical_path_graph, output_dir, only_show_critical_events,
+                             show_all_edges=show_all_edges)

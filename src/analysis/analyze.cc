@@ -101,8 +101,9 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
   }
   a.candidates = RankCandidates(m, a, o);
   if (o.critical_path)
-    a.critical_paths =
-        RankCriticalPaths(m, a, *o.critical_path, {.data_load = o.critical_path_data_load});
+    a.critical_paths = RankCriticalPaths(
+        m, a, *o.critical_path,
+        {.data_load = o.critical_path_data_load, .all_edges = o.critical_path_all_edges});
   return a;
 }
 

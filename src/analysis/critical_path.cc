@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
@@ -52,6 +53,8 @@ class Graph {
   Status SetDataLoad(const std::vector<std::string>& patterns);
   Status Build();
   StatusOr<CriticalPath> Longest(size_t top_events) const;
+  // Every edge not on `p`'s path into p.others (launch edges of no weight left out).
+  void AddOtherEdges(CriticalPath& p) const;
 
  private:
   bool InWindow(size_t i) const {
@@ -467,12 +470,26 @@ StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceMod
   return w;
 }
 
+void Graph::AddOtherEdges(CriticalPath& p) const {
+  std::set<std::pair<uint32_t, uint32_t>> on_path;
+  for (const CriticalPath::Step& s : p.steps) on_path.insert({s.from_node, s.to_node});
+  for (const Edge& e : edges_) {
+    if (on_path.count({e.from, e.to}) || (e.type == CpEdge::kLaunchDelay && e.weight == 0))
+      continue;
+    const Node &from = nodes_[e.from], &to = nodes_[e.to];
+    p.others.push_back({from.ts, to.ts, e.type, CategoryOf(e), e.attributed, e.weight, e.from, e.to,
+                        from.event, to.event, from.start, to.start});
+  }
+}
+
 StatusOr<CriticalPath> ComputeCriticalPath(const trace::TraceModel& m, int64_t begin_ns,
                                            int64_t end_ns, const CpOptions& o) {
   Graph g(m, begin_ns, end_ns);
   TRAINPROF_RETURN_IF_ERROR(g.SetDataLoad(o.data_load));
   TRAINPROF_RETURN_IF_ERROR(g.Build());
-  return g.Longest(o.top_events);
+  TRAINPROF_ASSIGN_OR_RETURN(CriticalPath p, g.Longest(o.top_events));
+  if (o.all_edges) g.AddOtherEdges(p);
+  return p;
 }
 
 }  // namespace trainprof::analysis

@@ -63,6 +63,9 @@ struct CriticalPath {
     bool from_start = false, to_start = false;
   };
   std::vector<Step> steps;
+  // With CpOptions::all_edges: every other edge of the graph (HTA's overlay with
+  // show_all_edges), leaving out launch edges of no weight, as HTA's does.
+  std::vector<Step> others;
   double pct(CpCategory c) const {
     int64_t sum = 0;
     for (int64_t v : category_ns) sum += v;
@@ -82,6 +85,7 @@ StatusOr<std::pair<int64_t, int64_t>> FindAnnotationWindow(const trace::TraceMod
 struct CpOptions {
   size_t top_events = 10;
   std::vector<std::string> data_load;
+  bool all_edges = false;  // fill CriticalPath::others
 };
 
 // Errors: a data_load pattern that is not a regular expression; the graph has a cycle; the

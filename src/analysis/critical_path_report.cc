@@ -70,19 +70,27 @@ void AddPathEvents(const trace::TraceModel& m, const CriticalPath& p, CpWindow& 
   std::vector<uint32_t> ids = p.events;
   for (const CriticalPath::Step& st : p.steps)
     if (st.event >= 0) ids.push_back(static_cast<uint32_t>(st.event));
+  for (const CriticalPath::Step& st : p.others) {
+    ids.push_back(st.from_event);
+    ids.push_back(st.to_event);
+  }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto index = [&](int64_t e) {
     return static_cast<uint32_t>(std::lower_bound(ids.begin(), ids.end(), e) - ids.begin());
   };
-  for (const CriticalPath::Step& st : p.steps) {
+  auto add = [&](const CriticalPath::Step& st, bool critical) {
     std::string name =
         st.event >= 0 ? m.name_of(static_cast<size_t>(st.event)) : std::string(CpEdgeName(st.type));
+    const int64_t attributed = st.event >= 0 && std::binary_search(ids.begin(), ids.end(), st.event)
+                                   ? index(st.event)
+                                   : int64_t{-1};
     cw.edges.push_back({st.from_ns, st.to_ns, st.type, st.category, std::move(name), st.weight_ns,
                         st.from_node, st.to_node, index(st.from_event), index(st.to_event),
-                        st.from_start, st.to_start,
-                        st.event >= 0 ? int64_t{index(st.event)} : int64_t{-1}});
-  }
+                        st.from_start, st.to_start, attributed, critical});
+  };
+  for (const CriticalPath::Step& st : p.steps) add(st, true);
+  for (const CriticalPath::Step& st : p.others) add(st, false);
   for (uint32_t e : ids)
     cw.events.push_back({m.name_of(e), trace::EventKindName(m.kind[e]), m.ts_ns[e], m.dur_ns[e],
                          m.stream_of(e), std::binary_search(p.events.begin(), p.events.end(), e)});
@@ -128,7 +136,7 @@ void WriteCriticalPathTrace(const std::vector<RankInfo>& ranks, const std::vecto
       w.ThreadName(pid, 1, "path edges");
       w.ThreadName(pid, 2, "CPU events on the path");
       for (const CpWindow::Edge& st : win.edges) {
-        if (st.to_ns <= st.from_ns) continue;
+        if (!st.critical || st.to_ns <= st.from_ns) continue;
         w.Complete(w.InternName(st.name), CpCategoryName(st.category), st.from_ns - shift,
                    st.to_ns - st.from_ns, pid, 1, -1,
                    fmt::format("\"edge\": \"{}\"", CpEdgeName(st.type)));

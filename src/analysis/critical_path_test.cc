@@ -179,6 +179,30 @@ TEST(CriticalPath, KernelKernelDelay) {
   EXPECT_EQ(Cat(*p, CpCategory::kGpuCommunicationBound), 90);
 }
 
+// With all_edges the graph's other edges come too (HTA's overlay with show_all_edges): none of
+// them on the path, no launch edge of no weight, and without it none.
+TEST(CriticalPath, AllEdgesAreTheGraphsOthers) {
+  Builder b;
+  b.Cpu(EventKind::kCpuOp, "A", 0, 30);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
+  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 12, 5, 2);
+  b.Gpu(EventKind::kKernel, "k1", 20, 80, 1);
+  b.Gpu(EventKind::kKernel, "k2", 110, 90, 2);
+  trace::TraceModel m = b.Done();
+  auto path = ComputeCriticalPath(m, 0, 300);
+  ASSERT_TRUE(path.ok()) << path.status().message();
+  EXPECT_TRUE(path->others.empty());
+  auto all = ComputeCriticalPath(m, 0, 300, {.all_edges = true});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->length_ns, path->length_ns);
+  ASSERT_FALSE(all->others.empty());
+  for (const CriticalPath::Step& o : all->others) {
+    EXPECT_FALSE(o.type == CpEdge::kLaunchDelay && o.weight_ns == 0);
+    for (const CriticalPath::Step& s : all->steps)
+      EXPECT_FALSE(o.from_node == s.from_node && o.to_node == s.to_node);
+  }
+}
+
 TEST(CriticalPath, AnnotationWindowAndErrors) {
   Builder b;
   b.Cpu(EventKind::kUserAnnotation, "[x|forward]", 0, 50);

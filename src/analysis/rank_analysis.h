@@ -38,7 +38,8 @@ struct AnalyzeOptions {
   // --critical-path: "" each analysed step, "ANNOTATION[:INSTANCE[-LAST]]"; absent: not computed.
   std::optional<std::string> critical_path;
   std::vector<std::string> critical_path_data_load;  // --data-load-events: HTA's, regexes
-  FlopsOptions flops;                                // --peak-tflops
+  bool critical_path_all_edges = false;  // keep the graph's every edge (HTA's show_all_edges)
+  FlopsOptions flops;                    // --peak-tflops
 };
 
 struct RankAnalysis {

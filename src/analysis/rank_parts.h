@@ -109,7 +109,8 @@ struct CpWindow {
     int64_t ns = 0;
   };
   std::vector<Top> top;  // longest first
-  struct Edge {          // the path's edges in time order, for critical_path.trace.json
+  struct Edge {          // the path's edges in time order, for critical_path.trace.json; then, with
+                         // CpOptions::all_edges, the graph's other edges (critical false)
     int64_t from_ns = 0, to_ns = 0;
     CpEdge type = CpEdge::kOperator;
     CpCategory category = CpCategory::kNone;
@@ -119,6 +120,7 @@ struct CpWindow {
     uint32_t from = 0, to = 0;                  // the nodes' events, as indices into `events`
     bool from_start = false, to_start = false;  // the node is its event's start (else its end)
     int64_t attributed = -1;  // the event its time is attributed to, in `events`; -1: none
+    bool critical = true;     // on the path
   };
   std::vector<Edge> edges;
   struct Event {  // every event on the path or attributed an edge's time, ascending

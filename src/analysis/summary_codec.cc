@@ -113,7 +113,7 @@ template <class A> void Fields(A& a, Candidate& c) {
 template <class A> void Fields(A& a, CpWindow::Top& t) { a(t.name, t.category, t.ns); }
 template <class A> void Fields(A& a, CpWindow::Edge& e) {
   a(e.from_ns, e.to_ns, e.type, e.category, e.name, e.weight_ns, e.from_node, e.to_node, e.from,
-    e.to, e.from_start, e.to_start, e.attributed);
+    e.to, e.from_start, e.to_start, e.attributed, e.critical);
 }
 template <class A> void Fields(A& a, CpWindow::Event& e) {
   a(e.name, e.kind, e.ts_ns, e.dur_ns, e.stream, e.node);

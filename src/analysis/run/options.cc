@@ -111,6 +111,13 @@ const std::vector<AnalyzeOption>& List() {
            "as HTA's annotation \"\"",
        .expects = "True (each analysed step) or \"ANNOTATION[:INSTANCE[-LAST]]\"",
        .metavar = "[ANNOTATION[:INSTANCE[-LAST]]]"},
+      {.keyword = "critical_path_all_edges",
+       .kind = OptionKind::kFlag,
+       .field = &R::critical_path_all_edges,
+       .help = "With --critical-path: keep every edge of the path's graph, not only the path's "
+               "(for HTA's overlay with show_all_edges; the graph has about three edges an "
+               "event)",
+       .expects = "a bool"},
       {.keyword = "data_load_events",
        .kind = OptionKind::kTexts,
        .field = &R::data_load_events,

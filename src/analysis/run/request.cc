@@ -26,6 +26,7 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
   o.threads = r.threads;
   o.critical_path = r.critical_path;
   o.critical_path_data_load = r.data_load_events;
+  o.critical_path_all_edges = r.critical_path_all_edges;
   return o;
 }
 

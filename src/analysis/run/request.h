@@ -35,6 +35,7 @@ struct AnalyzeRequest {
   std::vector<std::string> capture_traces;       // --capture-trace: graph capture traces
   std::optional<std::string> critical_path;      // --critical-path's value; absent: not asked
   std::vector<std::string> data_load_events;     // --data-load-events: regexes, with the above
+  bool critical_path_all_edges = false;          // keep every edge of the path's graph
   bool allow_data_errors = false;  // a data error is not a failure (the front end's to judge)
   // Memory snapshots: the window, in seconds after the history's first event (--from, --to;
   // NaN: none). CLI flags only: `from` is a word Python keeps for itself.
