@@ -20,9 +20,9 @@ import re
 import sys
 from typing import Dict, List, Set, Tuple
 
-# Folder -> the folders it may include directly (besides itself). Rooms of src/analysis are
-# folders of their own: computations at the bottom, then the HTA and across-rank rooms, then the
-# sections, then the driver.
+# Folder -> the folders it may include directly (besides itself). Of src/analysis's rooms, the
+# sections and the driver are layers above its computations; hta/ (HTA's analyses) and ranks/
+# (the analyses across ranks) are rooms of the computations' own layer, checked for loops only.
 LAYERS: Dict[str, List[str]] = {
     "trainprof": [],
     "base": ["trainprof"],
@@ -31,9 +31,7 @@ LAYERS: Dict[str, List[str]] = {
     "report": ["base"],
     "snapshot": ["trace", "report"],
     "analysis": ["trace", "report", "snapshot"],
-    "analysis/hta": ["analysis"],
-    "analysis/ranks": ["analysis", "analysis/hta"],
-    "analysis/sections": ["analysis", "analysis/hta", "analysis/ranks"],
+    "analysis/sections": ["analysis"],
     "analysis/run": ["analysis/sections"],
     "history": ["report"],
     "system": ["report", "trace"],

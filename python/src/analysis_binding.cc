@@ -16,13 +16,13 @@
 #include <tuple>
 #include <vector>
 
-#include "analysis/hta_annotations.h"
-#include "analysis/hta_aten_ops.h"
-#include "analysis/hta_counter_rows.h"
-#include "analysis/hta_kernel_annotations.h"
-#include "analysis/hta_launches.h"
-#include "analysis/hta_sequences.h"
-#include "analysis/hta_stragglers.h"
+#include "analysis/hta/hta_annotations.h"
+#include "analysis/hta/hta_aten_ops.h"
+#include "analysis/hta/hta_counter_rows.h"
+#include "analysis/hta/hta_kernel_annotations.h"
+#include "analysis/hta/hta_launches.h"
+#include "analysis/hta/hta_sequences.h"
+#include "analysis/hta/hta_stragglers.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
 #include "base/text.h"

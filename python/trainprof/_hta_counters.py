@@ -1,7 +1,7 @@
 """HTA's counters for trainprof.hta: memory bandwidth (get_memory_bw_time_series and its
 summary), the trace with counters (generate_trace_with_counters) and CUPTI's range-profiler
 counters with their operators (get_cupti_counter_data_with_operators), on rows the C++ core
-reads (analysis/hta_counter_rows.h). Times are µs on the traces' clock, as the queue-length
+reads (analysis/hta/hta_counter_rows.h). Times are µs on the traces' clock, as the queue-length
 series' (HTA counts from its earliest event).
 """
 

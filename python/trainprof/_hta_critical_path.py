@@ -1,6 +1,6 @@
 """HTA's critical path for trainprof.hta: the CPGraph that `critical_path_analysis` returns and
 the overlaid trace of `overlay_critical_path_analysis`, from the path the C++ core computed
-(analysis/critical_path.h; `trainprof analyze --critical-path`).
+(analysis/ranks/critical_path.h; `trainprof analyze --critical-path`).
 
 A path event is found again in the rank's raw trace by its name, start and duration (within a
 µs: Python's floats hold a µs timestamp of today's epoch to a quarter of a µs), so the overlay
@@ -14,6 +14,7 @@ import os
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from trainprof._analysis import _pandas
+from trainprof._hta_names import _shorten
 from trainprof._raw_trace import load_raw_trace, write_raw_trace
 
 # HTA's DEFAULT_EDGE_TYPES_IN_VIZ: the edges the overlay draws.
@@ -61,7 +62,6 @@ class CPGraph:
         for launch, dependency and sync edges), duration (µs), type, s_name (shortened), cat,
         pid, tid, stream, index and bound_by."""
         pd = _pandas()
-        from trainprof.hta import _shorten
         raw = load_raw_trace(self._trace_path)
         index, events = self._raw_indices(raw), raw.get("traceEvents", [])
         rows = []

@@ -26,6 +26,7 @@ from trainprof import _hta_counters as _counters
 from trainprof import _hta_trace as _trace
 from trainprof._hta_counters import TimeSeriesTypes
 from trainprof._hta_critical_path import CPGraph, write_overlay
+from trainprof._hta_names import _shorten
 
 CriticalPath = CPGraph  # the name trainprof.hta gave it before HTA's
 
@@ -65,27 +66,6 @@ def _hta_fold(rows: List[Any], duration_ratio: float, num_kernels: int,
     df.loc[~keep & (df.index >= num_kernels), "name"] = "others"
     df = df.groupby(by=["name"])["sum"].agg(["sum", "max", "min", "mean", "std"]).reset_index()
     return df.fillna({"std": 0})
-
-
-def _shorten(name: str) -> str:
-    """A kernel or operator name without its return type, template and call arguments, as HTA's
-    shorten_name gives it ("void at::native::(anonymous namespace)::f<4>(int)" ->
-    "at::native::::f"); copies and sets, and names with nothing to cut, unchanged. An
-    unmatched closing bracket drops what came before it, as HTA's does."""
-    import re
-    if re.match(r"(hip)?Memcpy|(hip)?Memset|dma", name) or ("<" not in name and "(" not in name):
-        return name
-    kept: List[str] = []
-    for ch in name.replace("->", ""):
-        opener = {">": "<", ")": "("}.get(ch)
-        if opener is None:
-            kept.append(ch)
-            continue
-        cut = len(kept) - 1
-        while cut >= 0 and kept[cut] != opener:
-            cut -= 1
-        del kept[max(cut, 0):]
-    return "".join(kept).split(" ")[-1]
 
 
 def _us(seconds: float) -> float:

@@ -10,11 +10,11 @@
 #include <span>
 #include <thread>
 
-#include "analysis/collectives.h"
-#include "analysis/critical_path_report.h"
-#include "analysis/cross_rank_path.h"
-#include "analysis/distributed.h"
 #include "analysis/findings.h"
+#include "analysis/ranks/collectives.h"
+#include "analysis/ranks/critical_path_report.h"
+#include "analysis/ranks/cross_rank_path.h"
+#include "analysis/ranks/distributed.h"
 #include "base/parallel.h"
 #include "base/text.h"
 #include "report/packed_rows.h"

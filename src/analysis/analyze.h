@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/collectives.h"
 #include "analysis/rank_analysis.h"
+#include "analysis/ranks/collectives.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 

@@ -6,6 +6,7 @@
 
 #include "analysis/findings.h"
 #include "analysis/rank_analysis.h"
+#include "analysis/ranks/distributed.h"
 
 namespace trainprof::analysis {
 
@@ -95,6 +96,15 @@ std::vector<FindingRule> MakeRules() {
        "the other ranks wait >= 5% of the median step for one rank at collectives",
        rec,
        {{"distributed/wait_by_late_rank", ""}, {"distributed/distributed_step_breakdown", ""}}},
+      {"waits_for_straggler",
+       "Ranks wait for the straggler",
+       "With a straggler named: the other ranks' communication not hidden behind computation, "
+       "when their waits in collectives for it are at least the straggler threshold of their "
+       "step; they wait, they are not slow, so no overlap advice and no saving of their own.",
+       fmt::format("a straggler is named and the rank waits >= {}% of its step in collectives",
+                   kStragglerWaitPct),
+       rec,
+       {{"distributed/wait_by_late_rank", ""}, {"distributed/distributed_step_breakdown", ""}}},
       {"rank_imbalance",
        "One rank's steps are longer",
        "With no matched collectives: the slowest rank's mean step against the median rank's.",
@@ -129,34 +139,6 @@ const FindingRule* FindFindingRule(std::string_view key) {
   for (const FindingRule& r : FindingRules())
     if (r.key == key) return &r;
   return nullptr;
-}
-
-std::string DocOfSection(std::string_view section_id) {
-  static const std::vector<std::pair<std::string_view, std::string_view>> headings = {
-      {"overview", "Overview (the plugin's Overview page)"},
-      {"gpu", "GPU summary"},
-      {"operator_view", "Operator view (the plugin's Operator page)"},
-      {"kernel_view", "Kernel view (the plugin's Kernel page)"},
-      {"memory", "Memory view (the plugin's Memory page)"},
-      {"mfu", "MFU and roofline"},
-      {"categories", "Operator categories"},
-      {"roofline", "Roofline per shape"},
-      {"module_view", "Module view (the plugin's Module page)"},
-      {"hta", "HTA's breakdowns"},
-      {"kernel_sequences",
-       "Frequent kernel sequences (HTA's `get_frequent_cuda_kernel_sequences`)"},
-      {"memcpy_bandwidth", "Memcpy bandwidth per direction (HTA's augmented counters)"},
-      {"phase_view", "Phase view"},
-      {"distributed", "Distributed view and collectives (two ranks or more)"},
-      {"critical_path", "Critical path (`--critical-path`, HTA's algorithm)"},
-      {"idle_causes", "GPU idle time by cause"},
-      {"recommendations", "Recommendations"},
-      {"data_quality", "Bad input"},
-      {"diff", "`trainprof diff A B`"},
-  };
-  for (const auto& [id, heading] : headings)
-    if (id == section_id) return fmt::format("docs/trace-analysis.md, section \"{}\"", heading);
-  return "";
 }
 
 }  // namespace trainprof::analysis

@@ -35,8 +35,4 @@ const std::vector<FindingRule>& FindingRules();
 // The rule of `key`, or nullptr.
 const FindingRule* FindFindingRule(std::string_view key);
 
-// "docs/trace-analysis.md, section \"GPU summary\"": where a report section of analyze is
-// explained; "" for a section the doc has no heading for.
-std::string DocOfSection(std::string_view section_id);
-
 }  // namespace trainprof::analysis

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "analysis/dataloader_advice.h"
-#include "analysis/distributed.h"
 #include "analysis/op_tree.h"
+#include "analysis/ranks/distributed.h"
 #include "analysis/units.h"
 #include "report/format.h"
 
@@ -74,9 +74,9 @@ std::string NativeIdleAdvice(int cause) {
          "kernels (fusion, CUDA graphs for repeated launch sequences).";
 }
 
-Candidate Make(std::string key, int64_t rank, double saves_ns, double figure) {
+Candidate Make(RuleKey key, int64_t rank, double saves_ns, double figure) {
   Candidate c;
-  c.key = std::move(key);
+  c.key = std::string(key.key());
   c.rank = rank;
   c.saves_ns = saves_ns;
   c.figure = figure;

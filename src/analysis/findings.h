@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/collectives.h"
-#include "analysis/cross_rank_path.h"
 #include "analysis/rank_analysis.h"
 #include "analysis/rank_parts.h"
+#include "analysis/ranks/collectives.h"
+#include "analysis/ranks/cross_rank_path.h"
 #include "report/report.h"
 
 namespace trainprof::analysis {

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analysis/collectives.h"  // DtypeBytes
+#include "analysis/ranks/collectives.h"  // DtypeBytes
 
 namespace trainprof::analysis {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/hta.h"
+#include "analysis/hta/hta.h"
 #include "analysis/intervals.h"
 
 namespace trainprof::analysis {

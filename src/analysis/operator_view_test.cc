@@ -9,7 +9,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "analysis/hta_counters.h"
+#include "analysis/hta/hta_counters.h"
 #include "analysis/kernel_sequences.h"
 #include "analysis/module_view.h"
 #include "analysis/op_tree.h"

@@ -10,7 +10,7 @@
 #include "analysis/categories.h"
 #include "analysis/flops.h"
 #include "analysis/gpu_metrics.h"
-#include "analysis/hta.h"
+#include "analysis/hta/hta.h"
 #include "analysis/idle_causes.h"
 #include "analysis/kernel_sequences.h"
 #include "analysis/memcpy_bandwidth.h"

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "analysis/analyze.h"
-#include "analysis/hta_launches.h"
+#include "analysis/hta/hta_launches.h"
 #include "base/diagnostics.h"
 
 namespace trainprof::analysis {

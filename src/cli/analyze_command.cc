@@ -12,10 +12,10 @@
 #include <optional>
 
 #include "analysis/analyze.h"
-#include "analysis/critical_path_report.h"
 #include "analysis/diff.h"
-#include "analysis/distributed.h"
 #include "analysis/rank_summary.h"
+#include "analysis/ranks/critical_path_report.h"
+#include "analysis/ranks/distributed.h"
 #include "analysis/run/driver.h"
 #include "base/atomic_file.h"
 #include "base/progress.h"

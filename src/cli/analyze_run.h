@@ -30,8 +30,8 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
   std::string db;             // run history (--db)
   bool summary_only = false;  // --summary-only: write the ranks' summaries, not the report
   bool mpi = false;           // --mpi: the ranks spread over MPI processes
-  std::string digest;         // --digest DIR: each rank's digest (analysis/digest.h) written there
-  bool quiet = false;         // -q: no progress, no report on the terminal (the folder is written)
+  std::string digest;  // --digest DIR: each rank's digest (analysis/ranks/digest.h) written there
+  bool quiet = false;  // -q: no progress, no report on the terminal (the folder is written)
 };
 
 // With --digest DIR, each summary's digest written into DIR (in parallel). Returns false, having

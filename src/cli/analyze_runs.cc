@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "analysis/analyze.h"
-#include "analysis/digest.h"
+#include "analysis/ranks/digest.h"
 #include "base/atomic_file.h"
 #include "base/parallel.h"
 #include "cli/analyze_run.h"

@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
-#include "analysis/digest.h"
 #include "analysis/rank_summary.h"
+#include "analysis/ranks/digest.h"
 #include "analysis/run/driver.h"
 #include "base/atomic_file.h"
 #include "base/parallel.h"

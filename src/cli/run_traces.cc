@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "analysis/analyze.h"
-#include "analysis/collectives.h"
-#include "analysis/distributed.h"
+#include "analysis/ranks/collectives.h"
+#include "analysis/ranks/distributed.h"
 #include "analysis/run/driver.h"
 #include "trace/trace_files.h"
 #include "trace/trace_merge.h"

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis/finding_rules.h"
+#include "analysis/sections/sections.h"
 #include "mcp/report_parts.h"
 
 namespace trainprof::mcp {

@@ -6,6 +6,8 @@
 #include <regex>
 
 #include "analysis/finding_rules.h"
+#include "analysis/rank_parts.h"
+#include "analysis/sections/sections.h"
 #include "mcp/arguments.h"
 #include "mcp/roots.h"
 #include "mcp/run_cache.h"
@@ -95,6 +97,14 @@ TEST(McpRunCache, ACancelledReadStops) {
   ctx.cache = &cache;
   ctx.cancelled = [] { return true; };
   EXPECT_EQ(cache.Get({{"path", "rank0.json"}}, ctx).status().code(), StatusCode::kCancelled);
+}
+
+// Every key a candidate may name (RuleKey, checked when it compiles) has its rule, in order.
+TEST(FindingRules, EachKeyHasItsRule) {
+  std::vector<std::string_view> keys;
+  for (const analysis::FindingRule& r : analysis::FindingRules()) keys.push_back(r.key);
+  EXPECT_EQ(keys, std::vector<std::string_view>(std::begin(analysis::kFindingRuleKeys),
+                                                std::end(analysis::kFindingRuleKeys)));
 }
 
 TEST(FindingRules, EachRuleAndSectionHasItsDocHeading) {

@@ -22,8 +22,8 @@ struct MergeInput {
   int64_t counters_origin_unix_ns = 0;  // wall clock (system_clock) of the counters' time 0
   std::string process_name = "trainprof run: system";
   // Per trace (parallel to `traces`; empty: none), how far its clock runs ahead of the first
-  // trace's, as estimated from collective ends (analysis/collectives.h); taken off its events so
-  // that the ranks' collectives line up.
+  // trace's, as estimated from collective ends (analysis/ranks/collectives.h); taken off its events
+  // so that the ranks' collectives line up.
   std::vector<int64_t> clock_offsets_ns;
   // When set, a trace that cannot be read is left out and its one-line error appended here.
   std::vector<std::string>* skipped = nullptr;

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "analysis/analyze.h"
-#include "analysis/cross_rank_path.h"
-#include "analysis/digest.h"
+#include "analysis/ranks/cross_rank_path.h"
+#include "analysis/ranks/digest.h"
 #include "analysis/run/snapshot_run.h"
 #include "analysis/sections/sections.h"
 #include "report/data_quality.h"

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.h"
-#include "analysis/critical_path_report.h"
-#include "analysis/cross_rank_path.h"
-#include "analysis/distributed.h"
+#include "analysis/ranks/critical_path_report.h"
+#include "analysis/ranks/cross_rank_path.h"
+#include "analysis/ranks/distributed.h"
 #include "trace/chrome_trace_writer.h"
 
 namespace trainprof::analysis {

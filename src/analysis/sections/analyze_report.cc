@@ -8,10 +8,10 @@
 #include <span>
 
 #include "analysis/analyze.h"
-#include "analysis/critical_path_report.h"
-#include "analysis/cross_rank_path.h"
-#include "analysis/distributed.h"
 #include "analysis/findings.h"
+#include "analysis/ranks/critical_path_report.h"
+#include "analysis/ranks/cross_rank_path.h"
+#include "analysis/ranks/distributed.h"
 #include "analysis/sections/sections.h"
 #include "base/text.h"
 #include "report/packed_rows.h"
@@ -19,46 +19,6 @@
 namespace trainprof::analysis {
 
 namespace {
-
-// The report's sections, in order. A new view: its file, and one line here (one view a line,
-// so that adding one is a one-line change).
-// clang-format off
-constexpr AddViewFn kViews[] = {
-    AddOverviewSection,
-    AddGpuSection,
-    AddHtaSection,
-    AddIdleSection,
-    AddOperatorSection,
-    AddKernelSection,
-    AddKernelSequencesSection,
-    AddPhaseSection,
-    AddModuleSection,
-    AddMemorySection,
-    AddCategorySection,
-    AddMfuSection,
-    AddRooflineSection,
-    AddMemcpyBandwidthSection,
-    AddDistributedView,
-    AddCrossRankPathSection,
-    AddCriticalPathView,
-    AddRecommendationsSection,
-};
-constexpr AddViewFn kAcrossRanksViews[] = {
-    AddOverviewSection,
-    AddDistributedView,
-    AddCrossRankPathSection,
-    AddRecommendationsSection,
-};
-// clang-format on
-
-// The views that show GPU work only.
-constexpr std::string_view kGpuViews[] = {"gpu",
-                                          "hta",
-                                          "idle_causes",
-                                          "kernel_view",
-                                          "kernel_sequences",
-                                          "categories",
-                                          "memcpy_bandwidth"};
 
 bool NothingToShow(const report::Section& s) {
   return !s.notes.empty() && s.metrics.empty() && s.findings.empty() &&
@@ -72,7 +32,8 @@ bool NothingToShow(const report::Section& s) {
 void MarkSectionsWithoutData(const AnalyzeInput& in, report::Report& r) {
   const bool gpu = in.AnyGpuWork();
   for (report::Section& s : r.sections) {
-    if (!gpu && std::ranges::find(kGpuViews, s.id) != std::end(kGpuViews)) {
+    const SectionDescriptor* d = FindSection(s.id);
+    if (!gpu && d != nullptr && d->gpu_only) {
       s.no_data =
           "No GPU work in the trace: a CPU-only run (torch without CUDA, or a legacy "
           "profiler trace), so nothing to show here.";
@@ -216,11 +177,10 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   if (matched == nullptr) matched = MatchRanks(models, an);
   const AnalyzeInput in{
       models, an, o, matched->collectives, matched->path, RankLabels(models), stream_rank_tables};
-  const std::span<const AddViewFn> adds =
-      views == ReportViews::kAll ? std::span<const AddViewFn>(kViews) : kAcrossRanksViews;
-  for (AddViewFn add : adds) {
+  for (const SectionDescriptor& d : AnalyzeSections()) {
+    if (views != ReportViews::kAll && !d.across_ranks) continue;
     const size_t first = r.sections.size();
-    add(in, r);
+    d.add(in, r);
     if (in.ManyRanks()) LongTablesToCsv(r, first);
   }
   MarkSectionsWithoutData(in, r);

@@ -2,7 +2,7 @@
 // paths (critical_path_report.h finds them), their shares by category and their top events.
 #include <fmt/format.h>
 
-#include "analysis/critical_path_report.h"
+#include "analysis/ranks/critical_path_report.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {

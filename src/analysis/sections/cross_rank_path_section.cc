@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/cross_rank_path.h"
+#include "analysis/ranks/cross_rank_path.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {

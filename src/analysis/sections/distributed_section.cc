@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/distributed.h"
+#include "analysis/ranks/distributed.h"
 #include "analysis/sections/sections.h"
 #include "base/stats.h"
 

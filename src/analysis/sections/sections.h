@@ -17,9 +17,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/collectives.h"
-#include "analysis/cross_rank_path.h"
 #include "analysis/rank_analysis.h"
+#include "analysis/ranks/collectives.h"
+#include "analysis/ranks/cross_rank_path.h"
 #include "analysis/units.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
@@ -79,6 +79,21 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
                             report::TableKind kind, RankRowsFn rows_of);
 
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
+
+// One section of the analyze report (section_list.cc holds them, in report order).
+struct SectionDescriptor {
+  std::string_view id;        // the report section's id: "gpu"
+  AddViewFn add;              // adds it (and nothing else)
+  bool gpu_only = false;      // it shows GPU work only: a CPU-only run says so instead
+  bool across_ranks = false;  // a report across ranks (merge --step-range) has it too
+  std::string_view doc;       // its heading in docs/trace-analysis.md; "" for none
+};
+const std::vector<SectionDescriptor>& AnalyzeSections();
+const SectionDescriptor* FindSection(std::string_view id);  // nullptr for none
+
+// "docs/trace-analysis.md, section \"GPU summary\"": where a report section of analyze (or of
+// diff, or the data-quality section) is explained; "" for a section the doc has no heading for.
+std::string DocOfSection(std::string_view section_id);
 
 // A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
 inline void MarkLong(report::Table& t) { t.MarkLong(); }

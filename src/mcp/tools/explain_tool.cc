@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "analysis/finding_rules.h"
+#include "analysis/sections/sections.h"
 #include "mcp/arguments.h"
 #include "mcp/evidence.h"
 #include "mcp/report_parts.h"
