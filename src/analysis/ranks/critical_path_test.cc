@@ -161,14 +161,18 @@ TEST(CriticalPath, GpuBoundThroughAStreamSyncOnRocm) {
 
 // Back-to-back kernels: K1 [20,100) and K2 [110,200), both launched inside A [0,30) before K1
 // ends, so K2 follows K1 with a 10 kernel-kernel gap. Path: 5 + 15 + 80 + 10 + 90 = 200.
-TEST(CriticalPath, KernelKernelDelay) {
+trace::TraceModel BackToBack(const char* second) {
   Builder b;
   b.Cpu(EventKind::kCpuOp, "A", 0, 30);
   b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
   b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 12, 5, 2);
   b.Gpu(EventKind::kKernel, "k1", 20, 80, 1);
-  b.Gpu(EventKind::kKernel, "ncclDevKernel_AllReduce_Sum_f32", 110, 90, 2);
-  trace::TraceModel m = b.Done();
+  b.Gpu(EventKind::kKernel, second, 110, 90, 2);
+  return b.Done();
+}
+
+TEST(CriticalPath, KernelKernelDelay) {
+  trace::TraceModel m = BackToBack("ncclDevKernel_AllReduce_Sum_f32");
   auto p = ComputeCriticalPath(m, 0, 300);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->length_ns, 200);
@@ -182,13 +186,7 @@ TEST(CriticalPath, KernelKernelDelay) {
 // With all_edges the graph's other edges come too (HTA's overlay with show_all_edges): none of
 // them on the path, no launch edge of no weight, and without it none.
 TEST(CriticalPath, AllEdgesAreTheGraphsOthers) {
-  Builder b;
-  b.Cpu(EventKind::kCpuOp, "A", 0, 30);
-  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 5, 5, 1);
-  b.Cpu(EventKind::kRuntime, "cudaLaunchKernel", 12, 5, 2);
-  b.Gpu(EventKind::kKernel, "k1", 20, 80, 1);
-  b.Gpu(EventKind::kKernel, "k2", 110, 90, 2);
-  trace::TraceModel m = b.Done();
+  trace::TraceModel m = BackToBack("k2");
   auto path = ComputeCriticalPath(m, 0, 300);
   ASSERT_TRUE(path.ok()) << path.status().message();
   EXPECT_TRUE(path->others.empty());
