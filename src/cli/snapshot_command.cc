@@ -34,14 +34,6 @@ bool HasOtherInputs(const std::string& dir) {
   return listing.ok() && !listing->runs.empty();
 }
 
-// One snapshot read and analysed. Errors: the reader's one line.
-StatusOr<std::vector<snapshot::DeviceMemory>> Analyse(const std::string& path,
-                                                      const snapshot::SnapshotOptions& o,
-                                                      snapshot::SnapshotModel* model) {
-  TRAINPROF_ASSIGN_OR_RETURN(*model, snapshot::ReadSnapshot(path));
-  return snapshot::AnalyzeSnapshot(*model, o);
-}
-
 int AnalyzeOne(const std::string& path, const AnalyzeFlags& f, const Options::Output& out) {
   StatusOr<report::Report> r = analysis::SnapshotReport(path, f);
   if (!r.ok()) {
@@ -81,20 +73,13 @@ bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code) {
 
 bool DiffSnapshotInputs(const AnalyzeFlags& f, const std::string& b_path, int* code) {
   if (!trace::IsMemorySnapshot(f.path) && !trace::IsMemorySnapshot(b_path)) return false;
-  const snapshot::SnapshotOptions o = analysis::SnapshotOptionsOf(f);
-  snapshot::SnapshotModel ma, mb;
-  auto a = Analyse(f.path, o, &ma);
-  auto b = a.ok() ? Analyse(b_path, o, &mb) : a;
-  if (!a.ok() || !b.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", (!a.ok() ? a : b).status().message());
+  StatusOr<report::Report> r = analysis::SnapshotDiffReport(f.path, b_path, f);
+  if (!r.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", r.status().message());
     *code = kExitBadInput;
     return true;
   }
-  report::Report r;
-  r.kind = "snapshot_diff";
-  r.title = fmt::format("trainprof diff: {} vs {}", f.path, b_path);
-  snapshot::AddSnapshotDiffSections(f.path, *a, b_path, *b, static_cast<size_t>(f.top_kernels), r);
-  *code = EmitReport(r, f, f.out);
+  *code = EmitReport(*r, f, f.out);
   return true;
 }
 

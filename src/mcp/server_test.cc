@@ -159,6 +159,27 @@ TEST(McpServer, TableFiltersABoolColumnWithBooleans) {
             std::string::npos);
 }
 
+// Issue 70: the MCP diff compares two memory snapshots as `trainprof diff a.pickle b.pickle`
+// does (it failed on pickles: only traces were read).
+TEST(McpServer, DiffComparesTwoSnapshots) {
+  const std::string dir = std::string(TRAINPROF_SOURCE_DIR) + "/tests/data/snapshots";
+  auto r = Exchange({Init(),
+                     Call(1, "diff",
+                          {{"baseline", "torch2.11_h200_compiled_default.pickle"},
+                           {"candidate", "torch2.11_h200_compiled_reduce-overhead.pickle"}}),
+                     Call(2, "diff",
+                          {{"baseline", "torch2.11_h200_transformer.pickle"},
+                           {"candidate", "torch2.11_h200_transformer.facts.json"}})},
+                    dir);
+  const Json& ok = r["1"][0];
+  ASSERT_TRUE(ok.contains("result")) << Line(ok);
+  EXPECT_FALSE(ok["result"].value("isError", false)) << Line(ok);
+  EXPECT_NE(Line(ok["result"]["structuredContent"]).find("snapshot_diff"), std::string::npos)
+      << Line(ok).substr(0, 400);
+  const std::string mixed = Line(r["2"][0]);
+  EXPECT_NE(mixed.find("a snapshot with a snapshot"), std::string::npos) << mixed.substr(0, 400);
+}
+
 // Issue 69: an error quoting a 5 MB argument quotes it cut short.
 TEST(McpServer, ErrorsQuoteHugeArgumentsCutShort) {
   const std::string huge(5'000'000, 'x');

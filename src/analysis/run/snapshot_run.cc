@@ -8,6 +8,7 @@
 
 #include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_section.h"
+#include "trace/input_kind.h"
 
 namespace trainprof::analysis {
 
@@ -27,6 +28,24 @@ StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRe
   rep.title = fmt::format("trainprof analyze: {}", path);
   rep.AddMeta("input", path);
   snapshot::AddSnapshotSections(m, snapshot::AnalyzeSnapshot(m, o), o, rep);
+  return rep;
+}
+
+StatusOr<report::Report> SnapshotDiffReport(const std::string& a, const std::string& b,
+                                            const AnalyzeRequest& r) {
+  for (const std::string& p : {a, b})
+    if (!trace::IsMemorySnapshot(p))
+      return InvalidArgument(fmt::format(
+          "{}: not a memory snapshot, and diff compares a snapshot with a snapshot", p));
+  const snapshot::SnapshotOptions o = SnapshotOptionsOf(r);
+  TRAINPROF_ASSIGN_OR_RETURN(snapshot::SnapshotModel ma, snapshot::ReadSnapshot(a));
+  TRAINPROF_ASSIGN_OR_RETURN(snapshot::SnapshotModel mb, snapshot::ReadSnapshot(b));
+  report::Report rep;
+  rep.kind = "snapshot_diff";
+  rep.title = fmt::format("trainprof diff: {} vs {}", a, b);
+  snapshot::AddSnapshotDiffSections(a, snapshot::AnalyzeSnapshot(ma, o), b,
+                                    snapshot::AnalyzeSnapshot(mb, o),
+                                    static_cast<size_t>(r.top_kernels), rep);
   return rep;
 }
 

@@ -21,4 +21,10 @@ snapshot::SnapshotOptions SnapshotOptionsOf(const AnalyzeRequest& r);
 // memory sections. Errors: the snapshot reader's one line, naming the file.
 StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRequest& r);
 
+// `trainprof diff a.pickle b.pickle` (the CLI and MCP's diff): the memory diff of two snapshots,
+// r.top_kernels rows a table. Errors: a side that is not a snapshot (naming it), or the
+// snapshot reader's one line.
+StatusOr<report::Report> SnapshotDiffReport(const std::string& a, const std::string& b,
+                                            const AnalyzeRequest& r);
+
 }  // namespace trainprof::analysis

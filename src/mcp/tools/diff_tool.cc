@@ -1,38 +1,62 @@
 // `diff`: what changed from one run's traces to another's, as `trainprof diff A B` reports it.
 #include "analysis/diff.h"
 #include "analysis/run/options.h"
+#include "analysis/run/snapshot_run.h"
 #include "mcp/arguments.h"
 #include "mcp/report_parts.h"
 #include "mcp/run_cache.h"
+#include "trace/input_kind.h"
 
 namespace trainprof::mcp {
 
 namespace {
 
-StatusOr<analysis::LoadedRun> LoadSide(const Json& side, const Json& args, ToolContext& ctx,
-                                       int* top) {
+// One side: its paths, resolved under the roots, and the request its options make.
+struct Side {
+  std::vector<std::string> paths;
+  analysis::AnalyzeRequest req;
+  bool snapshot() const { return paths.size() == 1 && trace::IsMemorySnapshot(paths[0]); }
+};
+
+StatusOr<Side> SideOf(const Json& side, const Json& args, ToolContext& ctx) {
   Json one = {{"path", side}};
   for (const auto& [key, value] : args.items())
     if (analysis::FindAnalyzeOption(key) != nullptr) one[key] = value;
-  analysis::AnalyzeRequest req;
-  TRAINPROF_ASSIGN_OR_RETURN(std::vector<std::string> paths, RunArguments(one, ctx, req));
-  TRAINPROF_ASSIGN_OR_RETURN(analysis::RunInputs in,
-                             analysis::InputsOfOneRun(paths, "diff compares one run with another"));
+  Side s;
+  TRAINPROF_ASSIGN_OR_RETURN(s.paths, RunArguments(one, ctx, s.req));
+  return s;
+}
+
+StatusOr<analysis::LoadedRun> LoadSide(const Side& s, ToolContext& ctx) {
+  TRAINPROF_ASSIGN_OR_RETURN(
+      analysis::RunInputs in,
+      analysis::InputsOfOneRun(s.paths, "diff compares one run with another"));
   in.skip_unreadable = false;
-  *top = req.top_kernels;
   analysis::RunHooks hooks;
   hooks.progress = ctx.progress;
   hooks.cancelled = ctx.cancelled;
-  return analysis::LoadRun(in, req, hooks);
+  return analysis::LoadRun(in, s.req, hooks);
+}
+
+// Two snapshots are compared as `trainprof diff a.pickle b.pickle` compares them; two runs'
+// traces as `trainprof diff A B`.
+StatusOr<report::Report> DiffReport(const Json& args, ToolContext& ctx) {
+  TRAINPROF_ASSIGN_OR_RETURN(Side a, SideOf(args["baseline"], args, ctx));
+  TRAINPROF_ASSIGN_OR_RETURN(Side b, SideOf(args["candidate"], args, ctx));
+  if (a.snapshot() || b.snapshot()) {
+    if (a.paths.size() != 1 || b.paths.size() != 1)
+      return BadCall("diff: a memory snapshot is compared with one other snapshot");
+    return analysis::SnapshotDiffReport(a.paths[0], b.paths[0], a.req);
+  }
+  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun ra, LoadSide(a, ctx));
+  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun rb, LoadSide(b, ctx));
+  return analysis::BuildDiffReport({Line(args["baseline"]), &ra.models, &ra.analyses},
+                                   {Line(args["candidate"]), &rb.models, &rb.analyses},
+                                   b.req.top_kernels);
 }
 
 StatusOr<Json> DiffCall(const Json& args, ToolContext& ctx) {
-  int top = 10;
-  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun a, LoadSide(args["baseline"], args, ctx, &top));
-  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun b, LoadSide(args["candidate"], args, ctx, &top));
-  const std::string la = Line(args["baseline"]), lb = Line(args["candidate"]);
-  report::Report r =
-      analysis::BuildDiffReport({la, &a.models, &a.analyses}, {lb, &b.models, &b.analyses}, top);
+  TRAINPROF_ASSIGN_OR_RETURN(report::Report r, DiffReport(args, ctx));
   return ReportDigest(r, args.value("rows_per_table", int64_t{10}), ctx.limits.max_chars);
 }
 
@@ -51,7 +75,8 @@ Tool DiffTool() {
   return {"diff", "What changed between two runs",
           "Compares two runs' traces as `trainprof diff A B` does: step time and its breakdown, "
           "the operators and kernels that grew or shrank, the GPU work per device, with the "
-          "first rows of each table.",
+          "first rows of each table; or two memory snapshots (.pickle): the peak and what is "
+          "live at it, side by side.",
           ObjectSchema(DiffProperties(), {"baseline", "candidate"}), DiffCall};
 }
 
