@@ -480,9 +480,10 @@ std::optional<analysis::OptionValue> ToOptionValue(const analysis::AnalyzeOption
     case K::kFlag:
       return analysis::OptionValue{PyObject_IsTrue(v.ptr()) == 1};
     case K::kInt:
-    case K::kPositive: {
+    case K::kPositive:
+    case K::kSeconds: {
       if (is_bool) return std::nullopt;
-      if (o.kind == K::kPositive && py::isinstance<py::float_>(v))
+      if (o.kind != K::kInt && py::isinstance<py::float_>(v))
         return analysis::OptionValue{v.cast<double>()};
       if (!py::isinstance<py::int_>(v)) return std::nullopt;
       int overflow = 0;

@@ -167,6 +167,18 @@ def test_a_memory_snapshot_is_analysed_as_the_cli_does(tmp_path: Path) -> None:
     assert len(a.tables) > 0 and len(a.table(a.tables[0][1])) > 0
 
 
+def test_a_snapshots_window_is_the_clis_from_and_to(tmp_path: Path) -> None:
+    # Issue 70: --from/--to reach Python, as from_s/to_s (`from` is Python's own word).
+    snap = ROOT / "tests/data/snapshots/torch2.11_h200_transformer.pickle"
+    whole = trainprof.analyze(snap).to_dict()
+    part = trainprof.analyze(snap, from_s=0, to_s=0.001).to_dict()
+    assert part["sections"] == cli_report(snap, "--from", "0", "--to", "0.001")["sections"]
+    assert part["sections"] != whole["sections"]
+    with pytest.raises(ValueError, match="seconds >= 0"):
+        trainprof.analyze(snap, from_s=-1)
+    assert "from_s" in trainprof.analyze_options() and "to_s" in trainprof.analyze_options()
+
+
 def test_tables_are_typed_frames_in_seconds() -> None:
     a = trainprof.analyze(SMALL, hta_compat=True)
     report = a.to_dict()
@@ -443,11 +455,11 @@ def test_hta_tables_hold_htas_answers(name: str) -> None:
 
 
 
-# `trainprof analyze` options that are not analysis options: output, history, terminal, MPI,
-# and the memory snapshots' time window (snapshots are not traces).
+# `trainprof analyze` options that are not analysis options: output, history, terminal, MPI.
 CLI_ONLY = {"format", "progress", "db", "mpi", "summary-only", "digest", "output-dir",
-            "run-dir", "overwrite", "mlflow", "mlflow-experiment", "tensorboard", "from", "to",
-            "help", "quiet"}
+            "run-dir", "overwrite", "mlflow", "mlflow-experiment", "tensorboard", "help", "quiet"}
+# Keywords whose flag is not their spelling: `from` is Python's own word.
+FLAG_OF = {"from_s": "from", "to_s": "to"}
 
 
 def test_every_analysis_option_of_the_cli_is_a_keyword() -> None:
@@ -455,7 +467,7 @@ def test_every_analysis_option_of_the_cli_is_a_keyword() -> None:
                          check=True).stdout
     flags = set(re.findall(r"^\s+(?:-\w,\s*)?--([a-z][a-z-]*)", out, re.MULTILINE))
     assert {"hta-compat", "critical-path", "peak-tflops"} <= flags  # the help was read
-    keywords = {k.replace("_", "-") for k in trainprof.analyze_options()}
+    keywords = {FLAG_OF.get(k, k.replace("_", "-")) for k in trainprof.analyze_options()}
     assert flags - CLI_ONLY == keywords
 
 

@@ -216,7 +216,6 @@ void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f) {
   sub->add_option("--progress", f->progress, "Progress on stderr for large inputs")
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}))
       ->default_val("auto");
-  AddSnapshotOptions(sub, f);
   AddRunFolderOptions(sub, &f->out);
 }
 

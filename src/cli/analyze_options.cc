@@ -43,6 +43,9 @@ void AddFlag(CLI::App* sub, const AnalyzeOption& o, AnalyzeRequest* r,
       if (Field<double>(o, r) > 0) opt->capture_default_str();  // 0: none given (the table's)
       return;
     }
+    case OptionKind::kSeconds:
+      sub->add_option(flag, Field<double>(o, r), help)->check(CLI::NonNegativeNumber);
+      return;
     case OptionKind::kTexts:
       sub->add_option(flag, Field<std::vector<std::string>>(o, r), help);
       return;

@@ -45,15 +45,6 @@ int AnalyzeOne(const std::string& path, const AnalyzeFlags& f, const Options::Ou
 
 }  // namespace
 
-void AddSnapshotOptions(CLI::App* sub, AnalyzeFlags* f) {
-  sub->add_option("--from", f->from_s,
-                  "Memory snapshots: analyse from this many seconds after the history's first "
-                  "event");
-  sub->add_option("--to", f->to_s,
-                  "Memory snapshots: analyse up to this many seconds after the history's first "
-                  "event");
-}
-
 bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code) {
   *code = kExitOk;
   if (trace::IsMemorySnapshot(f.path)) {

@@ -9,9 +9,6 @@
 
 namespace trainprof::cli {
 
-// --from / --to (seconds from the history's first event).
-void AddSnapshotOptions(CLI::App* sub, AnalyzeFlags* f);
-
 // Analyses the snapshots of f.path: the file itself when it is a pickle, or the snapshot
 // pickles (*.pickle, *.pkl) below a folder, each with its own report. Returns true when the
 // input holds nothing else to analyse (then *code is the exit code); false when traces remain

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "base/text.h"
@@ -118,6 +119,21 @@ const std::vector<AnalyzeOption>& List() {
                "(for HTA's overlay with show_all_edges; the graph has about three edges an "
                "event)",
        .expects = "a bool"},
+      {.keyword = "from_s",
+       .kind = OptionKind::kSeconds,
+       .field = &R::from_s,
+       .help = "Memory snapshots: analyse from this many seconds after the history's first event",
+       .expects = "a number of seconds >= 0",
+       .diff = true,
+       .flag = "--from"},
+      {.keyword = "to_s",
+       .kind = OptionKind::kSeconds,
+       .field = &R::to_s,
+       .help = "Memory snapshots: analyse up to this many seconds after the history's first "
+               "event",
+       .expects = "a number of seconds >= 0",
+       .diff = true,
+       .flag = "--to"},
       {.keyword = "data_load_events",
        .kind = OptionKind::kTexts,
        .field = &R::data_load_events,
@@ -178,6 +194,13 @@ StatusOr<OptionValue> Checked(const AnalyzeOption& o, const OptionValue& v) {
       if (!(d > 0)) return Wrong(o);
       return OptionValue{d};
     }
+    case OptionKind::kSeconds: {
+      const auto* i = std::get_if<int64_t>(&v);
+      const auto* x = std::get_if<double>(&v);
+      const double d = i != nullptr ? static_cast<double>(*i) : x != nullptr ? *x : -1;
+      if (!(d >= 0) || std::isinf(d)) return Wrong(o);
+      return OptionValue{d};
+    }
     case OptionKind::kTexts:
     case OptionKind::kPaths: {
       TRAINPROF_ASSIGN_OR_RETURN(std::vector<std::string> t, Texts(o, v));
@@ -223,6 +246,7 @@ const AnalyzeOption* FindAnalyzeOption(std::string_view keyword) {
 }
 
 std::string FlagOf(const AnalyzeOption& o) {
+  if (!o.flag.empty()) return std::string(o.flag);
   std::string flag = "--" + std::string(o.keyword);
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;

@@ -29,6 +29,7 @@ enum class OptionKind {
   kChoice,        // one of `choices` (--steps all)
   kInt,           // a whole number in [min, max]
   kPositive,      // a number above 0
+  kSeconds,       // a number of seconds, 0 or more (not given: NaN)
   kTexts,         // non-empty texts, the flag repeatable (--dataloader-pattern)
   kPaths,         // paths that exist, the flag repeatable (--capture-trace)
   kOptionalText,  // off, or on with an optional text (--critical-path [ANNOTATION])
@@ -50,6 +51,7 @@ struct AnalyzeOption {
   std::vector<std::string> choices;  // kChoice
   std::string_view metavar;          // kOptionalText: the value's name in --help
   bool diff = false;                 // `trainprof diff` takes it too
+  std::string_view flag = {};        // the CLI's flag when not FlagOf's ("--from" for from_s)
 };
 
 // Every option, in the order of `--help`.

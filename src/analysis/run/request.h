@@ -38,7 +38,7 @@ struct AnalyzeRequest {
   bool critical_path_all_edges = false;          // keep every edge of the path's graph
   bool allow_data_errors = false;  // a data error is not a failure (the front end's to judge)
   // Memory snapshots: the window, in seconds after the history's first event (--from, --to;
-  // NaN: none). CLI flags only: `from` is a word Python keeps for itself.
+  // Python's from_s, to_s: `from` is a word Python keeps for itself; NaN: none).
   double from_s = std::numeric_limits<double>::quiet_NaN();
   double to_s = std::numeric_limits<double>::quiet_NaN();
 };
