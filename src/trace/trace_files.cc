@@ -45,7 +45,8 @@ bool IsTraceName(const std::string& n) {
 // then said); nullopt for anything else. trainprof's own report.json is left out, and so is a
 // file whose kind's reader cannot tell its parts: the SQLite header is every SQLite file's, and
 // a run history (runs/trainprof.db) beside the traces is not an input.
-std::optional<std::vector<std::string>> ListedInputs(const fs::path& p) {
+std::optional<std::vector<std::string>> ListedInputs(const fs::path& p,
+                                                     std::vector<std::string>* said = nullptr) {
   const std::string name = p.filename().string();
   if (name == "report.json") return std::nullopt;
   const InputKind kind = SniffInput(p.string());
@@ -55,7 +56,10 @@ std::optional<std::vector<std::string>> ListedInputs(const fs::path& p) {
   }
   if (FindInputFormat(kind)->read == nullptr) return std::nullopt;
   StatusOr<std::vector<std::string>> inputs = InputsOfFile(p.string(), kind);
-  if (!inputs.ok()) return std::nullopt;
+  if (!inputs.ok()) {  // an SQLite database that is no Nsight export: named, not read
+    if (said != nullptr) said->push_back(fmt::format("{}: not read", inputs.status().message()));
+    return std::nullopt;
+  }
   return std::move(*inputs);
 }
 
@@ -142,7 +146,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
       continue;
     }
     std::optional<std::vector<std::string>> inputs;
-    if (fs::is_regular_file(s)) inputs = ListedInputs(p);
+    if (fs::is_regular_file(s)) inputs = ListedInputs(p, &out.skipped);
     if (inputs) by_dir[p.parent_path().string()].emplace_back(p.string(), std::move(*inputs));
   }
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));

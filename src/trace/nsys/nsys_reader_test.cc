@@ -196,7 +196,7 @@ TEST(NsysReader, SaysWhatIsNotAnExport) {
 }
 
 // A folder of traces with trainprof's own run history beside them (an SQLite file that is no
-// export): the history is not listed, so it is neither read nor said as a stray.
+// export): the history is not read as a trace, and the listing names it as what it is.
 TEST(NsysReader, AFolderListsExportsButNotOtherSqliteFiles) {
   const std::string dir = testutil::FreshTempDir();
   const std::string f = MakeExport(dir, "run.sqlite", kSchema);
@@ -208,7 +208,10 @@ TEST(NsysReader, AFolderListsExportsButNotOtherSqliteFiles) {
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->runs.size(), 1u);
   EXPECT_EQ(runs->runs[0].files.size(), 2u);
-  EXPECT_TRUE(runs->skipped.empty());
+  ASSERT_EQ(runs->skipped.size(), 1u);
+  EXPECT_EQ(runs->skipped[0], dir +
+                                  "/trainprof.db: an SQLite database, but not an Nsight "
+                                  "Systems export (it has no StringIds table): not read");
 }
 
 TEST(NsysReader, ATrimmedExportIsOneRankAndSaysWhatItLacks) {
