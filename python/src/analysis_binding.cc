@@ -185,7 +185,7 @@ class Analysis {
     Status failed = Status::Ok();
     {
       py::gil_scoped_release release;
-      StatusOr<trace::TraceModel> m = trace::ReadInput(PathOfRank(rank), {});
+      StatusOr<trace::TraceModel> m = trace::ReadModel(PathOfRank(rank), {});
       if (m.ok()) {
         out = f(*m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
       } else {

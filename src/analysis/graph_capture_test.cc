@@ -137,6 +137,23 @@ TEST(GraphCapture, RanksOfOneFolderShareItsCaptureTraces) {
   }
 }
 
+// Issue 70: a rank read again (the HTA methods' ReadModel) gets the same model passes as the
+// run's reading: its graph kernels credited from the capture beside it, not left on the launch.
+TEST(GraphCapture, ARankReadAgainIsTheModelTheAnalysisSaw) {
+  const std::filesystem::path dir = testutil::FreshTempDir();
+  std::filesystem::create_directories(dir / "capture_traces");
+  std::ofstream(dir / "capture_traces" / "capture.json")
+      << CaptureJson("gemm_a", "add_b", "gemm_a");
+  const std::string file = (dir / "rank0.json").string();
+  std::ofstream(file) << ReplayJson();
+  auto again = trace::ReadModel(file, {});
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(DeviceSelfByOperator(*again).at("aten::mm"), 40'000);
+  auto runs = trace::ReadTraceFiles({file}, {});
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  EXPECT_EQ(again->size(), runs->front().size());
+}
+
 TEST(GraphCapture, CopiedOperatorsLieInsideTheGraphLaunchCall) {
   trace::TraceModel run = Replay();
   const trace::TraceModel cap = Capture("gemm_a", "add_b", "gemm_a");

@@ -186,6 +186,17 @@ std::vector<std::string> CaptureFilesFor(const std::vector<std::string>& given,
   return out;
 }
 
+StatusOr<TraceModel> ReadModel(const std::string& input, const ReadOptions& ro,
+                               const std::vector<std::string>& capture_traces,
+                               CaptureCache* captures) {
+  StatusOr<TraceModel> m = ReadInput(input, ro);
+  if (!m.ok()) return m;
+  AttachGraphCaptures(
+      *m, [&](const std::string& path) { return CaptureFilesFor(capture_traces, path); }, captures);
+  NoteStreamOverlaps(*m);
+  return m;
+}
+
 void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptions& options,
                       const std::function<void(size_t, StatusOr<TraceModel>)>& fn) {
   std::vector<int64_t> sizes(files.size(), 0), done(files.size(), 0);
@@ -220,15 +231,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
         options.progress(sum, total);
       };
     }
-    StatusOr<TraceModel> m = ReadInput(files[i], ro);
-    if (m.ok()) {
-      AttachGraphCaptures(
-          *m,
-          [&](const std::string& path) { return CaptureFilesFor(options.capture_traces, path); },
-          &captures);
-      NoteStreamOverlaps(*m);
-    }
-    fn(i, std::move(m));
+    fn(i, ReadModel(files[i], ro, options.capture_traces, &captures));
   });
 }
 

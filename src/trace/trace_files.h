@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "trace/graph_capture.h"
+#include "trace/input_kind.h"
 #include "trace/trace_model.h"
 #include "trainprof/status.h"
 
@@ -62,6 +64,14 @@ std::vector<std::string> CaptureTracesBeside(const std::string& trace_path);
 // any, else CaptureTracesBeside (graph_capture.h's CaptureLister).
 std::vector<std::string> CaptureFilesFor(const std::vector<std::string>& given,
                                          const std::string& trace_path);
+
+// One input read as every reading of a run reads it: its kind's reader (input_kind.h's
+// ReadInput), then the model passes: graph captures credited (CaptureFilesFor
+// `capture_traces`), overlapping work on a stream noted. The HTA methods that read a rank again
+// take this, so they see the model the analysis saw. Errors: ReadInput's.
+StatusOr<TraceModel> ReadModel(const std::string& input, const ReadOptions& ro,
+                               const std::vector<std::string>& capture_traces = {},
+                               CaptureCache* captures = nullptr);
 
 // Reads every file (each by its kind's reader, input_kind.h's ReadInput), in parallel, sorted by
 // rank then file name. The first fatal error (in file
