@@ -1,14 +1,14 @@
 // The critical path across ranks in a generated world (util/gen_world.h): with one rank computing
 // 25 % longer, the path runs on that rank, through its compute; it is continuous, it spans the
 // analysed steps, and clock offsets of 50 ms do not move it.
-#include "analysis/cross_rank_path.h"
+#include "analysis/ranks/cross_rank_path.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "analysis/collectives.h"
+#include "analysis/ranks/collectives.h"
 #include "util/gen_world.h"
 #include "util/generated_ranks.h"
 

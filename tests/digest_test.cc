@@ -1,7 +1,7 @@
-// Rank digests (analysis/digest.h): the SQLite tables hold the rank's steps, collectives and top
-// kernels as documented, the summary comes back byte for byte, and a step window keeps only its
+// Rank digests (analysis/ranks/digest.h): the SQLite tables hold the rank's steps, collectives and
+// top kernels as documented, the summary comes back byte for byte, and a step window keeps only its
 // steps and the collectives that started in them.
-#include "analysis/digest.h"
+#include "analysis/ranks/digest.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

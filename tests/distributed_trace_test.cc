@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "analysis/analyze.h"
-#include "analysis/collectives.h"
-#include "analysis/distributed.h"
+#include "analysis/ranks/collectives.h"
+#include "analysis/ranks/distributed.h"
 #include "trace/kineto/kineto_reader.h"
 #include "util/generated_ranks.h"
 #include "util/golden.h"
