@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/roles.h"
 #include "snapshot/snapshot_model.h"
 
 namespace trainprof::snapshot {
@@ -76,6 +77,18 @@ struct PoolState {   // the allocator at the end, from the snapshot's segments
   int64_t inactive_split_blocks = 0, inactive_split_bytes = 0, largest_inactive = 0;
 };
 
+// Memory by role (memory/roles.h), inferred from the history's lifetimes, phases and frames.
+struct RoleMemory {
+  bool inferred = false;                           // the device has a history to infer from
+  memory::RoleBytes at_peak{};                     // bytes by role at the peak
+  std::vector<std::pair<uint8_t, int64_t>> rules;  // bytes at the peak each rule decided
+  std::vector<std::pair<memory::Role, StackBytes>> stacks;  // the largest stacks of each role
+  std::vector<memory::PhaseSpan> phases;    // the step's phases, times from the first event
+  std::vector<memory::RolePoint> timeline;  // bytes by role over the window
+  // Gradients still live when a later forward began (zero_grad without set_to_none, or late).
+  int64_t gradients_into_forward = 0;
+};
+
 struct DeviceMemory {
   int64_t device = 0;
   int64_t events = 0;
@@ -98,6 +111,7 @@ struct DeviceMemory {
   std::vector<OomEvent> ooms;
   int64_t retries = 0;  // cached segments freed and cudaMalloc tried again
   std::vector<PoolState> pools;
+  RoleMemory roles;
 };
 
 std::vector<DeviceMemory> AnalyzeSnapshot(const SnapshotModel& m, const SnapshotOptions& o);

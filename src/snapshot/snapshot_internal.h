@@ -7,16 +7,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memory/allocation_log.h"
 #include "snapshot/snapshot_analysis.h"
 #include "snapshot/snapshot_model.h"
 
 namespace trainprof::snapshot {
-
-struct LiveBlock {
-  int64_t size = 0;
-  uint32_t stack = 0;
-  int64_t time_us = 0;
-};
 
 // Stack labels, made once per stack.
 class Labels {
@@ -42,31 +37,47 @@ class Labels {
   std::vector<std::string> labels_;
 };
 
-// One pass over a device's history: the curve (in d.curve), unmatched frees, retries, OOMs.
+// One pass over a device's history: the curve (in d.curve), unmatched frees, retries, OOMs, and
+// the allocation log: a block per allocation (seq: the event's index), one per block freed but
+// never made in the history, and one for the rest resident before it (MatchEnd adds it).
 struct Replay {
   void Run(const SnapshotModel& m, const std::vector<TraceEvent>& ev, DeviceMemory& d,
            Labels& labels);
   bool has_requested = false;         // frees are free_requested + free_completed
   std::vector<int64_t> alloc_prefix;  // bytes allocated by events [0, i)
-  std::unordered_map<uint64_t, LiveBlock> live;
+  memory::AllocationLog log;
   std::vector<OomEvent> ooms;
   int64_t end_allocated = 0, end_reserved = 0;
+  int64_t freed_before = 0;     // bytes the history freed that it never made
+  int64_t resident_before = 0;  // requested bytes live at the end that it never made
 };
 
-void MatchEnd(const SnapshotModel& m, DeviceMemory& d, const Replay& r);
-void LiveAtPeak(const std::vector<TraceEvent>& ev, size_t peak, bool has_requested, DeviceMemory& d,
-                Labels& labels, size_t top);
+void MatchEnd(const SnapshotModel& m, DeviceMemory& d, Replay& r);
+void LiveAtPeak(const Replay& r, size_t peak, DeviceMemory& d, Labels& labels, size_t top);
 std::vector<StackBytes> SortedBySize(const std::unordered_map<std::string, StackBytes>& by);
 
-// Events [lo, hi) of the window [from, to].
-struct Window {
-  size_t lo = 0, hi = 0;
+// Where a stack's blocks were made (memory::Origin bits), from its frames; `python_stacks`: the
+// history records Python frames elsewhere.
+uint8_t OriginOf(const SnapshotModel& m, uint32_t stack, bool python_stacks);
+
+// An annotation's START / END pair.
+struct Interval {
+  int64_t start = 0, end = 0;
+  uint32_t name = 0;
 };
+// START / END pairs of one device's annotations (and of those without a device), by start, those
+// of one name that overlap merged; an annotation never ended runs to `last_us`.
+std::vector<Interval> Intervals(const SnapshotModel& m, int64_t device, int64_t last_us);
+// t, in the events' clock, lies in the window [from, to] counted from t0.
+bool InWindow(int64_t t, const SnapshotOptions& o, int64_t t0);
 
 void Phases(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Replay& r,
             const SnapshotOptions& o, int64_t t0, DeviceMemory& d);
 void Steps(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Replay& r,
            const SnapshotOptions& o, int64_t t0, DeviceMemory& d, Labels& labels);
+// Memory by role (d.roles): phases from the annotations and the log, roles inferred on it.
+void Roles(const SnapshotModel& m, Replay& r, size_t peak, const SnapshotOptions& o, int64_t t0,
+           DeviceMemory& d);
 void Pools(const SnapshotModel& m, DeviceMemory& d);
 
 }  // namespace trainprof::snapshot

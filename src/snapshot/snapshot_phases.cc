@@ -13,11 +13,6 @@
 namespace trainprof::snapshot {
 namespace {
 
-struct Interval {
-  int64_t start = 0, end = 0;
-  uint32_t name = 0;
-};
-
 // Overlapping intervals of one name are one: two markers of the same step (torch.profiler's
 // ProfilerStep#N and trainprof's own around it) must not make it two steps. `sorted` by start.
 std::vector<Interval> MergeSameName(std::vector<Interval> sorted) {
@@ -35,8 +30,8 @@ std::vector<Interval> MergeSameName(std::vector<Interval> sorted) {
   return out;
 }
 
-// START / END pairs of one device's annotations (and of those without a device); an annotation
-// never ended runs to `last_us`.
+}  // namespace
+
 std::vector<Interval> Intervals(const SnapshotModel& m, int64_t device, int64_t last_us) {
   std::vector<Annotation> as;
   for (const Annotation& a : m.annotations)
@@ -66,6 +61,8 @@ bool InWindow(int64_t t, const SnapshotOptions& o, int64_t t0) {
   const int64_t rel = t - t0;
   return rel >= o.from_us && rel <= o.to_us;
 }
+
+namespace {
 
 // Allocated before, at the end of, and at most during [start, end]; bytes allocated in it.
 struct Span {
@@ -157,28 +154,15 @@ void Steps(const SnapshotModel& m, const std::vector<TraceEvent>& ev, const Repl
   if (d.steps.empty()) return;
   d.steps.back().left_bytes = -1;  // no next step to judge it by
   const int n = static_cast<int>(d.steps.size());
-  struct Born {
-    LiveBlock b;
-    int step;
-  };
-  std::unordered_map<uint64_t, Born> live;
-  Growth g;
-  auto leak = [&](const Born& x) {
-    d.steps[x.step].left_bytes += x.b.size;
-    g.Add(labels.Of(x.b.stack), x.step, x.b.size);
-  };
-  for (const TraceEvent& e : ev) {
-    if (e.action == Action::kAlloc) {
-      const int k = StepAt(d.steps, e.time_us);
-      if (k >= 0 && k + 1 < n) live[e.addr] = {{e.size, e.stack, e.time_us}, k};
-    } else if (e.action == (r.has_requested ? Action::kFreeRequested : Action::kFreeCompleted)) {
-      auto it = live.find(e.addr);
-      if (it == live.end()) continue;
-      if (e.time_us > d.steps[it->second.step + 1].end_us) leak(it->second);
-      live.erase(it);
-    }
+  Growth g;  // in the order blocks were made, so a stack's steps come in order
+  for (const memory::Block& b : r.log.blocks) {
+    if (b.alloc_seq == memory::kBefore) continue;
+    const int k = StepAt(d.steps, b.alloc_time);
+    if (k < 0 || k + 1 >= n) continue;
+    if (b.free_seq != memory::kNever && b.free_time <= d.steps[k + 1].end_us) continue;
+    d.steps[k].left_bytes += b.bytes;
+    g.Add(labels.Of(b.stack), k, b.bytes);
   }
-  for (const auto& [addr, x] : live) leak(x);
   d.growth = SortedBySize(g.by);
 }
 
@@ -219,25 +203,71 @@ bool IsStepName(std::string_view name) {
   return true;
 }
 
+namespace {
+
+// The recorder's and the allocator's own frames, which every C++ stack starts with.
+bool IsPlumbing(std::string_view name) {
+  static constexpr std::string_view kPrefixes[] = {
+      "torch::unwind::",
+      "torch::CapturedTraceback::",
+      "torch::cuda::(anonymous namespace)::gather",
+      "c10::cuda::CUDACachingAllocator::",
+      "at::TensorBase at::detail::_empty",
+      "at::detail::empty",
+      "unwind",
+  };
+  for (std::string_view p : kPrefixes)
+    if (name.starts_with(p)) return true;
+  return false;
+}
+
+bool IsAutogradNode(std::string_view name) {
+  return name.find("autograd::generated::") != std::string_view::npos ||
+         name.find("AccumulateGrad") != std::string_view::npos;
+}
+
+// Where a C++-only stack's meaningful frames begin: its autograd node, or past the plumbing.
+const uint32_t* FirstMeaningful(const SnapshotModel& m, uint32_t stack) {
+  const uint32_t* begin = m.StackBegin(stack);
+  const uint32_t* end = m.StackEnd(stack);
+  for (const uint32_t* f = begin; f != end; ++f)
+    if (IsAutogradNode(m.Str(m.frames[*f].name))) return f;
+  const uint32_t* f = begin;
+  while (f != end && IsPlumbing(m.Str(m.frames[*f].name))) ++f;
+  return f == end ? begin : f;
+}
+
+// "at::native::foo(at::Tensor const&)" -> "at::native::foo".
+std::string_view WithoutArguments(std::string_view name) {
+  const size_t paren = name.find('(');
+  return paren == std::string_view::npos || paren == 0 ? name : name.substr(0, paren);
+}
+
+}  // namespace
+
 std::string StackLabel(const SnapshotModel& m, uint32_t stack, size_t max_frames) {
   if (stack == 0 || stack >= m.stacks()) return "(no stack recorded)";
   std::string out;
   size_t python = 0, cpp = 0, shown = 0;
   for (const uint32_t* f = m.StackBegin(stack); f != m.StackEnd(stack); ++f)
     (m.frames[*f].python ? python : cpp) += 1;
-  for (const uint32_t* f = m.StackBegin(stack); f != m.StackEnd(stack); ++f) {
+  const uint32_t* first = python > 0 ? m.StackBegin(stack) : FirstMeaningful(m, stack);
+  const size_t skipped = static_cast<size_t>(first - m.StackBegin(stack));
+  for (const uint32_t* f = first; f != m.StackEnd(stack); ++f) {
     const Frame& fr = m.frames[*f];
     if (fr.python != (python > 0) || shown == max_frames) continue;
     std::string_view file = m.Str(fr.filename);
     if (size_t slash = file.rfind('/'); slash != std::string_view::npos)
       file.remove_prefix(slash + 1);
-    out += fmt::format("{}{}", shown ? " <- " : "", m.Str(fr.name));
+    const std::string_view name = fr.python ? m.Str(fr.name) : WithoutArguments(m.Str(fr.name));
+    out += fmt::format("{}{}", shown ? " <- " : "", name);
     if (fr.python && !file.empty()) out += fmt::format(" ({}:{})", file, fr.line);
     ++shown;
   }
-  const size_t hidden = (python > 0 ? python : cpp) - shown;
+  const size_t hidden = (python > 0 ? python : cpp) - shown - (python > 0 ? 0 : skipped);
   if (hidden > 0) out += fmt::format(" <- ... {} more", hidden);
   if (python > 0 && cpp > 0) out += fmt::format(" [+{} C++ frames]", cpp);
+  if (python == 0 && skipped > 0) out += fmt::format(" [+{} allocator frames]", skipped);
   return out;
 }
 
@@ -272,7 +302,7 @@ std::vector<DeviceMemory> AnalyzeSnapshot(const SnapshotModel& m, const Snapshot
       d.last_us = ev[hi - 1].time_us - t0;
       d.peak_allocated = d.curve[peak].allocated;
       d.peak_time_us = ev[peak].time_us - t0;
-      LiveAtPeak(ev, peak, r.has_requested, d, labels, o.top);
+      LiveAtPeak(r, peak, d, labels, o.top);
       for (Allocation& a : d.top_allocations) a.time_us -= t0;
     }
     for (OomEvent oom : r.ooms) {
@@ -284,6 +314,7 @@ std::vector<DeviceMemory> AnalyzeSnapshot(const SnapshotModel& m, const Snapshot
     }
     Phases(m, ev, r, o, t0, d);
     Steps(m, ev, r, o, t0, d, labels);
+    Roles(m, r, peak, o, t0, d);
     Pools(m, d);
     for (StepMemory& s : d.steps) s.start_us -= t0, s.end_us -= t0;
     d.curve.erase(d.curve.begin() + static_cast<std::ptrdiff_t>(hi), d.curve.end());

@@ -21,13 +21,13 @@ using Segments = std::map<uint64_t, int64_t>;
 
 // The largest gap between live blocks (made in the history, or before it) inside the segments
 // known then (likewise).
-int64_t LargestFree(const Segments& made, const Segments& before,
-                    const std::unordered_map<uint64_t, LiveBlock>& live, const Blocks& earlier) {
+int64_t LargestFree(const Segments& made, const Segments& before, const Blocks& live,
+                    const Blocks& earlier) {
   Segments segments = before;
   for (const auto& [addr, size] : made) segments[addr] = size;
   std::vector<std::pair<uint64_t, int64_t>> blocks(earlier.begin(), earlier.end());
   blocks.reserve(live.size() + earlier.size());
-  for (const auto& [addr, b] : live) blocks.emplace_back(addr, b.size);
+  for (const auto& [addr, size] : live) blocks.emplace_back(addr, size);
   std::sort(blocks.begin(), blocks.end());
   int64_t best = 0;
   auto it = blocks.begin();
@@ -51,8 +51,9 @@ bool IsSegmentGone(Action a) { return a == Action::kSegmentFree || a == Action::
 // What existed before the history began (recording started mid-run, or the ring buffer dropped
 // the oldest events): what the history frees without having made it, and the end state's
 // segments and live blocks that no event of the history made.
+// `resident`: the requested bytes of the end state's allocated blocks that no event made.
 void SeedBeforeHistory(const SnapshotModel& m, int64_t device, const std::vector<TraceEvent>& ev,
-                       bool has_requested, Segments& segments, Blocks& blocks) {
+                       bool has_requested, Segments& segments, Blocks& blocks, int64_t& resident) {
   std::unordered_set<uint64_t> made_segments, made_blocks;
   for (const TraceEvent& e : ev) {
     if (IsSegmentMade(e.action)) {
@@ -68,9 +69,12 @@ void SeedBeforeHistory(const SnapshotModel& m, int64_t device, const std::vector
   for (const Segment& s : m.segments) {
     if (s.device != device || made_segments.count(s.address) != 0) continue;
     segments.emplace(s.address, s.total_size);
-    for (const SegmentBlock& b : s.blocks)
-      if (m.Str(b.state).rfind("active", 0) == 0 && made_blocks.count(b.address) == 0)
-        blocks.emplace(b.address, b.size);
+    for (const SegmentBlock& b : s.blocks) {
+      if (m.Str(b.state).rfind("active", 0) != 0 || made_blocks.count(b.address) != 0) continue;
+      blocks.emplace(b.address, b.size);
+      if (m.Str(b.state) == "active_allocated")
+        resident += b.requested_size > 0 ? b.requested_size : b.size;
+    }
   }
 }
 
@@ -83,20 +87,50 @@ void Replay::Run(const SnapshotModel& m, const std::vector<TraceEvent>& ev, Devi
   alloc_prefix.assign(ev.size() + 1, 0);
   d.curve.resize(ev.size());
   Segments segments, segments_before;
-  Blocks blocks_before;
-  SeedBeforeHistory(m, d.device, ev, has_requested, segments_before, blocks_before);
+  Blocks blocks_before, live;
+  std::unordered_map<uint64_t, size_t> open;         // address -> its block in the log
+  std::vector<int16_t> origins(m.stacks() + 1, -1);  // by stack, made once
+  const bool python_stacks =
+      std::any_of(m.frames.begin(), m.frames.end(), [](const Frame& f) { return f.python; });
+  auto origin = [&](uint32_t stack) {
+    int16_t& o = origins[std::min<size_t>(stack, m.stacks())];
+    if (o < 0) o = OriginOf(m, stack, python_stacks);
+    return static_cast<uint8_t>(o);
+  };
+  SeedBeforeHistory(m, d.device, ev, has_requested, segments_before, blocks_before,
+                    resident_before);
   int64_t allocated = 0, reserved = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
     const TraceEvent& e = ev[i];
+    const auto seq = static_cast<int64_t>(i);
     alloc_prefix[i + 1] = alloc_prefix[i] + (e.action == Action::kAlloc ? e.size : 0);
     if (e.action == Action::kAlloc) {
       allocated += e.size;
-      live[e.addr] = {e.size, e.stack, e.time_us};
+      live[e.addr] = e.size;
+      open[e.addr] = log.blocks.size();
+      log.blocks.push_back({.device = d.device,
+                            .bytes = e.size,
+                            .alloc_seq = seq,
+                            .alloc_time = e.time_us,
+                            .addr = e.addr,
+                            .stack = e.stack,
+                            .origin = origin(e.stack)});
     } else if (DecrementsAllocated(e.action, has_requested)) {
       allocated -= e.size;
-      if (live.erase(e.addr) == 0) {
+      live.erase(e.addr);
+      if (auto it = open.find(e.addr); it != open.end()) {
+        log.blocks[it->second].free_seq = seq;
+        log.blocks[it->second].free_time = e.time_us;
+        open.erase(it);
+      } else {
         ++d.unmatched_frees;
         blocks_before.erase(e.addr);
+        freed_before += e.size;
+        log.blocks.push_back({.device = d.device,
+                              .bytes = e.size,
+                              .free_seq = seq,
+                              .free_time = e.time_us,
+                              .addr = e.addr});
       }
     } else if (IsSegmentMade(e.action)) {
       reserved += e.size;
@@ -124,29 +158,21 @@ void Replay::Run(const SnapshotModel& m, const std::vector<TraceEvent>& ev, Devi
   end_reserved = reserved;
 }
 
-// What was live after event `peak`, by stack, and its largest blocks.
-void LiveAtPeak(const std::vector<TraceEvent>& ev, size_t peak, bool has_requested, DeviceMemory& d,
-                Labels& labels, size_t top) {
-  std::unordered_map<uint64_t, LiveBlock> live;
-  for (size_t i = 0; i <= peak && i < ev.size(); ++i) {
-    const TraceEvent& e = ev[i];
-    if (e.action == Action::kAlloc) {
-      live[e.addr] = {e.size, e.stack, e.time_us};
-    } else if (DecrementsAllocated(e.action, has_requested)) {
-      live.erase(e.addr);
-    }
-  }
+// What the history's blocks held after event `peak`, by stack label, and its largest blocks;
+// the rest of the peak was allocated before the history.
+void LiveAtPeak(const Replay& r, size_t peak, DeviceMemory& d, Labels& labels, size_t top) {
+  const auto seq = static_cast<int64_t>(peak);
+  auto made = [](const memory::Block& b) { return b.alloc_seq != memory::kBefore; };
   std::unordered_map<std::string, StackBytes> by;
-  std::vector<Allocation> all;
   int64_t known = 0;
-  for (const auto& [addr, b] : live) {
-    const std::string& label = labels.Of(b.stack);
+  for (const memory::KeyBytes& k : memory::LiveAt(
+           r.log, d.device, seq, [](const memory::Block& b) { return b.stack; }, made)) {
+    const std::string& label = labels.Of(k.key);
     StackBytes& s = by[label];
     s.stack = label;
-    s.bytes += b.size;
-    ++s.blocks;
-    known += b.size;
-    all.push_back({label, b.size, addr, b.time_us});
+    s.bytes += k.bytes;
+    s.blocks += k.blocks;
+    known += k.bytes;
   }
   if (d.peak_allocated > known) {
     StackBytes& s = by["(allocated before the recorded history)"];
@@ -154,13 +180,9 @@ void LiveAtPeak(const std::vector<TraceEvent>& ev, size_t peak, bool has_request
     s.bytes = d.peak_allocated - known;
   }
   d.live_at_peak = SortedBySize(by);
-  const size_t n = std::min(top, all.size());
-  std::partial_sort(all.begin(), all.begin() + n, all.end(),
-                    [](const Allocation& a, const Allocation& b) {
-                      return a.size != b.size ? a.size > b.size : a.addr < b.addr;
-                    });
-  all.resize(n);
-  d.top_allocations = std::move(all);
+  d.top_allocations.clear();
+  for (const memory::Block* b : memory::LargestLive(r.log, d.device, seq, top, made))
+    d.top_allocations.push_back({labels.Of(b->stack), b->bytes, b->addr, b->alloc_time});
 }
 
 std::vector<StackBytes> SortedBySize(const std::unordered_map<std::string, StackBytes>& by) {
@@ -174,7 +196,7 @@ std::vector<StackBytes> SortedBySize(const std::unordered_map<std::string, Stack
 }
 
 // The segments' word on the end state, and the replayed curve shifted to agree with it.
-void MatchEnd(const SnapshotModel& m, DeviceMemory& d, const Replay& r) {
+void MatchEnd(const SnapshotModel& m, DeviceMemory& d, Replay& r) {
   for (const Segment& s : m.segments) {
     if (s.device != d.device) continue;
     d.has_segments = true;
@@ -190,6 +212,16 @@ void MatchEnd(const SnapshotModel& m, DeviceMemory& d, const Replay& r) {
   d.before_history_reserved = d.end_reserved - r.end_reserved;
   d.starts_late =
       d.unmatched_frees > 0 || d.before_history_allocated != 0 || d.before_history_reserved != 0;
+  // What was resident before the history: its blocks' requested bytes, and the rest of the
+  // curve's offset, the allocator's rounding of the blocks live at the end.
+  const int64_t rest = d.before_history_allocated - r.freed_before;
+  const int64_t resident = std::clamp<int64_t>(r.resident_before, 0, std::max<int64_t>(rest, 0));
+  if (resident > 0) r.log.blocks.push_back({.device = d.device, .bytes = resident});
+  if (rest > resident)
+    r.log.blocks.push_back({.device = d.device,
+                            .bytes = rest - resident,
+                            .role = memory::Role::kUnknown,
+                            .rule = memory::kAllocatorRounding});
   for (CurvePoint& p : d.curve) {
     p.allocated += d.before_history_allocated;
     p.reserved += d.before_history_reserved;

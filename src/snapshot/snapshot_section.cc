@@ -162,6 +162,7 @@ void AddSnapshotSections(const SnapshotModel& m, const std::vector<DeviceMemory>
   AddOverview(r.AddSection("snapshot", fmt::format("GPU memory snapshot: {}", m.path)), m, ds);
   AddTimeline(r.AddSection("snapshot_timeline", "Memory over time"), ds);
   AddPeak(r.AddSection("snapshot_peak", "The peak"), ds, o.top);
+  AddRoleSections(r.AddSection("snapshot_roles", "Memory by role"), ds);
   AddPhases(r.AddSection("snapshot_annotations", "Memory per annotation"), ds);
   AddStepSections(r.AddSection("snapshot_steps", "Memory per step and growth"), ds, o.top);
   AddOomSection(r.AddSection("snapshot_oom", "Out of memory"), ds);

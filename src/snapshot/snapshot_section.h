@@ -27,6 +27,9 @@ void AddSnapshotDiffSections(const std::string& a_name, const std::vector<Device
 void AddStepSections(report::Section& s, const std::vector<DeviceMemory>& ds, size_t top);
 void AddOomSection(report::Section& s, const std::vector<DeviceMemory>& ds);
 void AddAllocatorSection(report::Section& s, const std::vector<DeviceMemory>& ds);
+void AddRoleSections(report::Section& s, const std::vector<DeviceMemory>& ds);
+// The answers memory by role gives a user, each with its figures (snapshot_role_advice.cc).
+std::vector<std::string> RoleAdvice(const DeviceMemory& d);
 
 namespace detail {
 inline std::string Dev(int64_t device) { return "cuda:" + std::to_string(device); }

@@ -1,0 +1,222 @@
+#include "memory/roles.h"
+
+#include <algorithm>
+
+namespace trainprof::memory {
+namespace {
+
+bool OnDevice(const Block& b, int64_t device) { return b.device == device; }
+
+int64_t LastTime(const Block& b) { return b.free_time != kNever ? b.free_time : b.alloc_time; }
+
+// The history's first and last times on the device (of the blocks it made or freed).
+std::pair<int64_t, int64_t> TimeRange(const AllocationLog& log, int64_t device) {
+  int64_t lo = kNever, hi = kBefore;
+  for (const Block& b : log.blocks) {
+    if (!OnDevice(b, device)) continue;
+    if (b.alloc_seq != kBefore) lo = std::min(lo, b.alloc_time), hi = std::max(hi, b.alloc_time);
+    if (b.free_seq != kNever) lo = std::min(lo, b.free_time), hi = std::max(hi, LastTime(b));
+  }
+  return lo > hi ? std::pair<int64_t, int64_t>{0, 0} : std::pair{lo, hi};
+}
+
+// Optimizer steps told by frames alone: runs of blocks made in an optimizer's step(), a run
+// ending at a block made on autograd's thread (the next step's backward).
+std::vector<PhaseSpan> OptimizerRuns(const AllocationLog& log, int64_t device) {
+  std::vector<PhaseSpan> out;
+  bool open = false;
+  for (const Block& b : log.blocks) {
+    if (!OnDevice(b, device) || b.alloc_seq == kBefore) continue;
+    if (b.origin & kOnAutogradThread) open = false;
+    if (!(b.origin & kOptimizerStep)) continue;
+    if (!open) out.push_back({Phase::kOptimizer, b.alloc_time, b.alloc_time});
+    out.back().end = std::max(out.back().end, b.alloc_time);
+    open = true;
+  }
+  return out;
+}
+
+// The backward and forward of the span [c0, c1) between two optimizer steps.
+void AddCycle(const AllocationLog& log, int64_t device, int64_t c0, int64_t c1, bool last,
+              const std::vector<PhaseSpan>& zero_grads, std::vector<PhaseSpan>& out) {
+  int64_t b0 = kNever, b1 = kBefore;
+  for (const Block& b : log.blocks) {
+    if (!OnDevice(b, device) || !(b.origin & kOnAutogradThread) || b.alloc_seq == kBefore) continue;
+    if (b.alloc_time < c0 || b.alloc_time > c1 || (b.alloc_time == c1 && !last)) continue;
+    b0 = std::min(b0, b.alloc_time), b1 = std::max(b1, b.alloc_time);
+  }
+  const bool backward = b0 <= b1;
+  const int64_t forward_end = backward ? b0 : c1;
+  int64_t forward_start = c0;
+  for (const PhaseSpan& z : zero_grads)
+    if (z.start >= c0 && z.end < forward_end) forward_start = std::max(forward_start, z.end);
+  if (forward_start < forward_end || (!backward && forward_start <= forward_end))
+    out.push_back({Phase::kForward, forward_start, forward_end});
+  if (backward) out.push_back({Phase::kBackward, b0, b1});
+}
+
+// The span holding t: an annotated one (optimizer, zero_grad) first, else the latest-starting.
+const PhaseSpan* SpanAt(const std::vector<PhaseSpan>& phases, int64_t t) {
+  auto rank = [](const PhaseSpan& p) {
+    return p.phase == Phase::kOptimizer || p.phase == Phase::kZeroGrad ? 1 : 0;
+  };
+  const PhaseSpan* best = nullptr;
+  for (const PhaseSpan& p : phases) {
+    if (t < p.start || t > p.end) continue;
+    if (best == nullptr || rank(p) > rank(*best) ||
+        (rank(p) == rank(*best) && p.start > best->start))
+      best = &p;
+  }
+  return best;
+}
+
+// The backward that follows forward span f, if one does before the next optimizer step.
+const PhaseSpan* BackwardAfter(const std::vector<PhaseSpan>& phases, const PhaseSpan& f) {
+  const PhaseSpan* best = nullptr;
+  for (const PhaseSpan& p : phases)
+    if (p.phase == Phase::kBackward && p.start >= f.end && (!best || p.start < best->start))
+      best = &p;
+  for (const PhaseSpan& p : phases)
+    if (best && p.phase == Phase::kOptimizer && p.start >= f.end && p.end < best->start)
+      return nullptr;
+  return best;
+}
+
+void Decide(Block& b, Role role, Rule rule) {
+  b.role = role;
+  b.rule = rule;
+}
+
+void InferOne(Block& b, const std::vector<PhaseSpan>& phases) {
+  if (b.origin & kWorkspace) return Decide(b, Role::kUnknown, kLibraryWorkspace);
+  if (b.alloc_seq == kBefore) return Decide(b, Role::kParameter, kBeforeHistory);
+  if (b.origin & kMadeInModelBuild) return Decide(b, Role::kParameter, kModelBuild);
+  const PhaseSpan* p = SpanAt(phases, b.alloc_time);
+  if (p == nullptr) return;
+  if (b.free_time <= p->end) return Decide(b, Role::kTemporary, kTemporaryInPhase);
+  if (p->phase == Phase::kOptimizer) return Decide(b, Role::kOptimizerState, kOptimizerKept);
+  if (p->phase == Phase::kBackward && (b.origin & kOnAutogradThread))
+    return Decide(b, Role::kGradient, kGradientKept);
+  if (p->phase != Phase::kForward) return;
+  const PhaseSpan* back = BackwardAfter(phases, *p);
+  if (back != nullptr && b.free_time >= back->start)
+    return Decide(b, Role::kActivation, kActivationKept);
+  if (std::ranges::none_of(phases, [](const PhaseSpan& s) { return s.phase == Phase::kBackward; }))
+    Decide(b, Role::kActivation, kKeptPastForward);
+}
+
+}  // namespace
+
+const char* PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kZeroGrad:
+      break;
+  }
+  return "zero_grad";
+}
+
+const char* RuleText(uint8_t rule) {
+  static constexpr const char* kText[kRules] = {
+      "no rule applies",
+      "known exactly in the training loop",
+      "resident before the recorded history began (the model's weights)",
+      "made while a module was built or moved (Module.__init__, .to, .cuda)",
+      "made in the optimizer's step and alive after it",
+      "made on autograd's backward thread and alive after the backward",
+      "made in the forward and alive into the backward",
+      "made in the forward and alive after it, no backward recorded (saved for one, or outputs)",
+      "made and freed inside one phase",
+      "a library's workspace (cuBLAS), made once and kept",
+      "the allocator's rounding (block sizes in the segments against the sizes requested)",
+  };
+  return rule < kRules ? kText[rule] : "no rule applies";
+}
+
+std::vector<PhaseSpan> StepPhases(const AllocationLog& log, int64_t device,
+                                  std::vector<PhaseSpan> annotated) {
+  std::vector<PhaseSpan> optimizers, zero_grads, out;
+  for (const PhaseSpan& p : annotated) {
+    if (p.phase == Phase::kOptimizer) optimizers.push_back(p);
+    if (p.phase == Phase::kZeroGrad) zero_grads.push_back(p);
+  }
+  const bool told = std::ranges::any_of(
+      annotated, [](const PhaseSpan& p) { return p.phase == Phase::kBackward; });
+  if (optimizers.empty()) optimizers = OptimizerRuns(log, device);
+  std::ranges::sort(optimizers, {}, &PhaseSpan::start);
+  out = told ? annotated : optimizers;
+  if (!told) out.insert(out.end(), zero_grads.begin(), zero_grads.end());
+  if (told && std::ranges::none_of(annotated,
+                                   [](const PhaseSpan& p) { return p.phase == Phase::kOptimizer; }))
+    out.insert(out.end(), optimizers.begin(), optimizers.end());
+  const auto [first, last] = TimeRange(log, device);
+  int64_t c0 = first;
+  for (const PhaseSpan& o : optimizers) {
+    if (!told) AddCycle(log, device, c0, o.start, false, zero_grads, out);
+    c0 = o.end;
+  }
+  if (!told && (c0 < last || optimizers.empty()))
+    AddCycle(log, device, c0, last, true, zero_grads, out);
+  std::ranges::sort(out, {}, &PhaseSpan::start);
+  return out;
+}
+
+void InferRoles(AllocationLog& log, int64_t device, const std::vector<PhaseSpan>& phases) {
+  for (Block& b : log.blocks)
+    if (OnDevice(b, device) && b.rule == kNoRule) InferOne(b, phases);
+}
+
+RoleBytes RolesAt(const AllocationLog& log, int64_t device, int64_t seq) {
+  RoleBytes out{};
+  for (const Block& b : log.blocks)
+    if (OnDevice(b, device) && LiveAfter(b, seq)) out[static_cast<size_t>(b.role)] += b.bytes;
+  return out;
+}
+
+std::vector<std::pair<uint8_t, int64_t>> RulesAt(const AllocationLog& log, int64_t device,
+                                                 int64_t seq) {
+  std::array<int64_t, kRules> by{};
+  for (const Block& b : log.blocks)
+    if (OnDevice(b, device) && LiveAfter(b, seq) && b.rule < kRules) by[b.rule] += b.bytes;
+  std::vector<std::pair<uint8_t, int64_t>> out;
+  for (uint8_t r = 0; r < kRules; ++r)
+    if (by[r] != 0) out.emplace_back(r, by[r]);
+  std::ranges::stable_sort(out, [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::vector<RolePoint> RoleTimeline(const AllocationLog& log, int64_t device, int64_t peak_seq,
+                                    size_t points) {
+  struct Change {
+    int64_t seq, time, bytes;
+    Role role;
+  };
+  std::vector<Change> changes;
+  RoleBytes now{};
+  for (const Block& b : log.blocks) {
+    if (!OnDevice(b, device)) continue;
+    if (b.alloc_seq == kBefore)
+      now[static_cast<size_t>(b.role)] += b.bytes;
+    else
+      changes.push_back({b.alloc_seq, b.alloc_time, b.bytes, b.role});
+    if (b.free_seq != kNever) changes.push_back({b.free_seq, b.free_time, -b.bytes, b.role});
+  }
+  std::ranges::stable_sort(changes, {}, &Change::seq);
+  const size_t every = std::max<size_t>(1, changes.size() / std::max<size_t>(1, points));
+  std::vector<RolePoint> out;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    now[static_cast<size_t>(changes[i].role)] += changes[i].bytes;
+    const bool group_end = i + 1 == changes.size() || changes[i + 1].seq != changes[i].seq;
+    if (group_end &&
+        (i % every == every - 1 || changes[i].seq == peak_seq || i + 1 == changes.size()))
+      out.push_back({changes[i].time, now});
+  }
+  return out;
+}
+
+}  // namespace trainprof::memory

@@ -1,0 +1,99 @@
+// What memory by role tells a user to do, each answer with its figures and only where the
+// snapshot holds the evidence; where it does not, what to record instead.
+#include <fmt/format.h>
+
+#include "snapshot/snapshot_section.h"
+
+namespace trainprof::snapshot {
+
+using detail::Bytes;
+using detail::Dev;
+using detail::Share;
+using memory::Role;
+
+namespace {
+
+int64_t At(const DeviceMemory& d, Role r) { return d.roles.at_peak[static_cast<size_t>(r)]; }
+
+std::string Largest(const DeviceMemory& d, Role role) {
+  for (const auto& [r, s] : d.roles.stacks)
+    if (r == role) return s.stack;
+  return "";
+}
+
+void OptimizerAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
+  const int64_t o = At(d, Role::kOptimizerState), p = At(d, Role::kParameter);
+  if (o <= 0 || p <= 0) return;
+  const double ratio = static_cast<double>(o) / static_cast<double>(p);
+  std::string text =
+      fmt::format("{}: optimizer state is {:.1f}x the weights at the peak ({} against {})",
+                  Dev(d.device), ratio, Bytes(o), Bytes(p));
+  if (ratio > 1.5)
+    text += fmt::format(
+        ", as AdamW's two fp32 moments per parameter are: an 8-bit optimizer "
+        "(bitsandbytes AdamW8bit) would hold about {} (saving {}); sharding the state over 8 "
+        "GPUs (ZeRO-1, FSDP) would hold {} per GPU",
+        Bytes(o / 4), Bytes(o - o / 4), Bytes(o / 8));
+  out.push_back(text);
+}
+
+void ActivationAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
+  const int64_t a = At(d, Role::kActivation);
+  if (Share(a, d.peak_allocated) < 10) return;
+  out.push_back(fmt::format(
+      "{}: activations kept for the backward are {} ({:.1f} % of the peak), the largest from "
+      "{}: activation checkpointing (torch.utils.checkpoint) of the blocks that make them keeps "
+      "only their inputs; half the micro-batch would save about {}",
+      Dev(d.device), Bytes(a), Share(a, d.peak_allocated), Largest(d, Role::kActivation),
+      Bytes(a / 2)));
+}
+
+void TemporaryAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
+  const int64_t t = At(d, Role::kTemporary);
+  if (Share(t, d.peak_allocated) < 10) return;
+  out.push_back(fmt::format(
+      "{}: temporaries (born and freed in one phase) are {} ({:.1f} % of the peak), the largest "
+      "from {}: the peak is that operation's working memory",
+      Dev(d.device), Bytes(t), Share(t, d.peak_allocated), Largest(d, Role::kTemporary)));
+}
+
+void GradientAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
+  if (d.roles.gradients_into_forward <= 0) return;
+  out.push_back(fmt::format(
+      "{}: {} of gradients are still live when the next forward begins: "
+      "optimizer.zero_grad(set_to_none=True) right after optimizer.step() frees them before "
+      "the forward's activations are made",
+      Dev(d.device), Bytes(d.roles.gradients_into_forward)));
+}
+
+void LimitNotes(const DeviceMemory& d, std::vector<std::string>& out) {
+  const int64_t unknown = At(d, Role::kUnknown);
+  if (d.starts_late && At(d, Role::kParameter) > 0)
+    out.push_back(fmt::format(
+        "{}: the history began after the model was built: the {} resident before it are "
+        "counted as weights; had recording begun mid-training they would also hold gradients "
+        "and optimizer state. Record from the start (torch.cuda.memory._record_memory_history "
+        "before the model is built) to tell them apart",
+        Dev(d.device), Bytes(At(d, Role::kParameter))));
+  if (Share(unknown, d.peak_allocated) >= 50)
+    out.push_back(fmt::format(
+        "{}: {} ({:.1f} % of the peak) has no role: record the history with stacks "
+        "(_record_memory_history(stacks=\"all\")) and PyTorch 2.4 or later for the optimizer's "
+        "annotations, or attach trainprof.torch in the training loop for exact roles",
+        Dev(d.device), Bytes(unknown), Share(unknown, d.peak_allocated)));
+}
+
+}  // namespace
+
+std::vector<std::string> RoleAdvice(const DeviceMemory& d) {
+  std::vector<std::string> out;
+  if (!d.roles.inferred || d.peak_allocated <= 0) return out;
+  OptimizerAdvice(d, out);
+  ActivationAdvice(d, out);
+  TemporaryAdvice(d, out);
+  GradientAdvice(d, out);
+  LimitNotes(d, out);
+  return out;
+}
+
+}  // namespace trainprof::snapshot

@@ -1,0 +1,128 @@
+// The snapshot's memory by role: what the peak is made of (weights, gradients, optimizer state,
+// activations, temporaries), how each figure was decided, the phases found, the timeline by role,
+// and the answers a user acts on, each with its figures.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "snapshot/snapshot_section.h"
+
+namespace trainprof::snapshot {
+
+using detail::Bytes;
+using detail::Dev;
+using detail::Sec;
+using detail::Share;
+using memory::Role;
+using report::Unit;
+
+namespace {
+
+int64_t At(const memory::RoleBytes& b, Role r) { return b[static_cast<size_t>(r)]; }
+
+std::string ColumnOf(Role r) {
+  std::string key = memory::RoleName(r);
+  std::replace(key.begin(), key.end(), ' ', '_');
+  return key + "_bytes";
+}
+
+// The largest stack of a role at the peak.
+std::string LargestStack(const RoleMemory& rm, Role role) {
+  for (const auto& [r, s] : rm.stacks)
+    if (r == role) return s.stack;
+  return "";
+}
+
+void AddPeakRoles(report::Section& s, const std::vector<DeviceMemory>& ds) {
+  report::Table& t = s.AddTable("snapshot_roles", "Live at the peak, by role",
+                                {{"device", "Device", Unit::kText},
+                                 {"role", "Role", Unit::kText},
+                                 {"bytes", "Bytes", Unit::kBytes},
+                                 {"share_pct", "Share", Unit::kPercent},
+                                 {.key = "stack", .title = "Largest stack", .terminal_width = 70}});
+  report::Table& why = s.AddTable("snapshot_role_rules", "How the roles at the peak were decided",
+                                  {{"device", "Device", Unit::kText},
+                                   {.key = "rule", .title = "Rule", .terminal_width = 70},
+                                   {"bytes", "Bytes", Unit::kBytes},
+                                   {"share_pct", "Share", Unit::kPercent}});
+  for (const DeviceMemory& d : ds) {
+    if (!d.roles.inferred || d.peak_allocated <= 0) continue;
+    std::vector<Role> roles;
+    for (int r = 0; r < memory::kRoles; ++r)
+      if (At(d.roles.at_peak, static_cast<Role>(r)) != 0) roles.push_back(static_cast<Role>(r));
+    std::ranges::stable_sort(
+        roles, [&](Role a, Role b) { return At(d.roles.at_peak, a) > At(d.roles.at_peak, b); });
+    for (Role role : roles)
+      t.rows.push_back({Dev(d.device), memory::RoleName(role), At(d.roles.at_peak, role),
+                        Share(At(d.roles.at_peak, role), d.peak_allocated),
+                        LargestStack(d.roles, role)});
+    for (const auto& [rule, bytes] : d.roles.rules)
+      why.rows.push_back(
+          {Dev(d.device), memory::RuleText(rule), bytes, Share(bytes, d.peak_allocated)});
+  }
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Live at the peak by role",
+                      .label = "role",
+                      .values = {"bytes"},
+                      .limit = 0});
+  t.notes.push_back(
+      "Roles are inferred from lifetimes, phases and frames (docs/snapshot-analysis.md): "
+      "resident before the history: weights; made in the optimizer's step and kept: optimizer "
+      "state; made on autograd's thread and kept past the backward: gradients; made in the "
+      "forward and kept into the backward: activations; born and freed in one phase: "
+      "temporaries.");
+}
+
+void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
+  std::vector<report::Column> cols = {{"device", "Device", Unit::kText},
+                                      {"time_s", "Time", Unit::kSeconds}};
+  std::vector<std::string> values;
+  for (int r = 0; r < memory::kRoles; ++r) {
+    const Role role = static_cast<Role>(r);
+    cols.push_back({ColumnOf(role), memory::RoleName(role), Unit::kBytes});
+    values.push_back(ColumnOf(role));
+  }
+  cols.push_back({"mark", "Mark", Unit::kText});
+  report::Table& t = s.AddTable("snapshot_role_timeline", "Memory by role over time", cols,
+                                report::TableKind::kSeries);
+  report::Table& p = s.AddTable("snapshot_phases", "The step's phases, as found",
+                                {{"device", "Device", Unit::kText},
+                                 {"phase", "Phase", Unit::kText},
+                                 {"start_s", "Start", Unit::kSeconds},
+                                 {"end_s", "End", Unit::kSeconds}});
+  for (const DeviceMemory& d : ds) {
+    const auto& tl = d.roles.timeline;
+    auto sum = [](const memory::RolePoint& x) {
+      return std::accumulate(x.bytes.begin(), x.bytes.end(), int64_t{0});
+    };
+    const auto top = std::ranges::max_element(tl, {}, sum);
+    for (auto it = tl.begin(); it != tl.end(); ++it) {
+      std::vector<report::Value> row = {Dev(d.device), Sec(it->time)};
+      for (int64_t b : it->bytes) row.push_back(b);
+      row.push_back(it == top ? "peak" : "");
+      t.rows.push_back(std::move(row));
+    }
+    for (const memory::PhaseSpan& ph : d.roles.phases)
+      p.rows.push_back({Dev(d.device), memory::PhaseName(ph.phase), Sec(ph.start), Sec(ph.end)});
+  }
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Memory by role over time (peak in red)",
+                      .label = "time_s",
+                      .values = values,
+                      .limit = 0,
+                      .horizontal = false,
+                      .highlight_key = "mark",
+                      .highlight_value = "peak"});
+}
+
+}  // namespace
+
+void AddRoleSections(report::Section& s, const std::vector<DeviceMemory>& ds) {
+  AddPeakRoles(s, ds);
+  AddRoleTimeline(s, ds);
+  for (const DeviceMemory& d : ds)
+    for (std::string& f : RoleAdvice(d)) s.findings.push_back({report::Severity::kInfo, f});
+}
+
+}  // namespace trainprof::snapshot
