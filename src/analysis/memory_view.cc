@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+
+#include "analysis/memory_roles.h"
+#include "memory/allocation_log.h"
 
 namespace trainprof::analysis {
 
@@ -66,9 +70,24 @@ void CountBytes(OperatorMemory& o, int64_t bytes, bool self) {
   increase += bytes;
 }
 
-// Per memory event, the innermost cpu_op holding it (kNoOp: none), and the per-operator figures.
-std::vector<uint32_t> Attribute(const TraceModel& m, std::map<OpKey, OperatorMemory>& per_op) {
+// Where the ops open around a memory event say it was made: inside autograd's backward (an
+// evaluate_function op), inside the optimizer's step.
+uint8_t OriginOf(const TraceModel& m, const std::vector<uint32_t>& stack) {
+  uint8_t o = 0;
+  for (uint32_t op : stack) {
+    const std::string_view name = m.names[m.name[op]];
+    if (name.starts_with("autograd::engine::evaluate_function")) o |= memory::kOnAutogradThread;
+    if (name.starts_with("Optimizer.step")) o |= memory::kOptimizerStep;
+  }
+  return o;
+}
+
+// Per memory event, the innermost cpu_op holding it (kNoOp: none) and its origin, and the
+// per-operator figures.
+std::vector<uint32_t> Attribute(const TraceModel& m, std::map<OpKey, OperatorMemory>& per_op,
+                                std::vector<uint8_t>& origin) {
   std::vector<uint32_t> owner(m.memory_events.size(), kNoOp);
+  origin.assign(m.memory_events.size(), 0);
   const auto by_track = OpsByTrack(m);
   std::unordered_map<uint32_t, OpenOps> open;
   for (const auto& [track, ops] : by_track) open.try_emplace(track, m, ops);
@@ -77,6 +96,7 @@ std::vector<uint32_t> Attribute(const TraceModel& m, std::map<OpKey, OperatorMem
     const std::vector<uint32_t>& stack = open.at(e.track).At(e.ts_ns);
     if (stack.empty()) continue;
     owner[k] = stack.back();
+    origin[k] = OriginOf(m, stack);
     CountBytes(per_op[{e.device_id, m.name[stack.back()]}], e.bytes, true);
     for (uint32_t op : stack) CountBytes(per_op[{e.device_id, m.name[op]}], e.bytes, false);
   }
@@ -101,37 +121,59 @@ std::vector<OperatorMemory> OperatorRows(const TraceModel& m,
   return rows;
 }
 
-// Allocations matched to their frees by device and address. `alloc_event[j]` and
-// `free_event[j]` are the memory event indices of allocations[j] (free: SIZE_MAX when live).
+// Allocations matched to their frees by device and address, as the allocation log (seq: the
+// memory event's index; a free of memory from before the trace is a block made before it).
 struct Matched {
-  std::vector<Allocation> allocations;
-  std::vector<size_t> alloc_event, free_event;
+  memory::AllocationLog log;
   int64_t frees_without_alloc = 0;
 };
 
-Matched MatchAllocations(const TraceModel& m, const std::vector<uint32_t>& owner) {
+Matched MatchAllocations(const TraceModel& m, const std::vector<uint32_t>& owner,
+                         const std::vector<uint8_t>& origin) {
   Matched out;
-  std::map<std::pair<int64_t, uint64_t>, size_t> live;  // (device, addr) -> allocation
+  std::map<std::pair<int64_t, uint64_t>, size_t> live;  // (device, addr) -> block
   for (size_t k = 0; k < m.memory_events.size(); ++k) {
     const MemoryEvent& e = m.memory_events[k];
     const std::pair<int64_t, uint64_t> key{e.device_id, e.addr};
+    const auto seq = static_cast<int64_t>(k);
     if (e.bytes > 0) {
       const uint32_t op = owner[k] == kNoOp ? kNoName : m.name[owner[k]];
-      if (e.addr != 0) live[key] = out.allocations.size();
-      out.allocations.push_back({e.device_id, op, e.bytes, e.ts_ns, kNone});
-      out.alloc_event.push_back(k);
-      out.free_event.push_back(SIZE_MAX);
+      if (e.addr != 0) live[key] = out.log.blocks.size();
+      out.log.blocks.push_back({.device = e.device_id,
+                                .bytes = e.bytes,
+                                .alloc_seq = seq,
+                                .alloc_time = e.ts_ns,
+                                .addr = e.addr,
+                                .op = op,
+                                .origin = origin[k]});
     } else if (e.bytes < 0) {
       auto it = e.addr != 0 ? live.find(key) : live.end();
       if (it == live.end()) {
         ++out.frees_without_alloc;
+        out.log.blocks.push_back({.device = e.device_id,
+                                  .bytes = -e.bytes,
+                                  .free_seq = seq,
+                                  .free_time = e.ts_ns,
+                                  .addr = e.addr});
         continue;
       }
-      out.allocations[it->second].free_ns = e.ts_ns;
-      out.free_event[it->second] = k;
+      out.log.blocks[it->second].free_seq = seq;
+      out.log.blocks[it->second].free_time = e.ts_ns;
       live.erase(it);
     }
   }
+  return out;
+}
+
+bool MadeInTrace(const memory::Block& b) { return b.alloc_seq != memory::kBefore; }
+
+// The allocations of the log, for the report's table.
+std::vector<Allocation> Allocations(const memory::AllocationLog& log) {
+  std::vector<Allocation> out;
+  for (const memory::Block& b : log.blocks)
+    if (MadeInTrace(b))
+      out.push_back({b.device, b.op, b.bytes, b.alloc_time,
+                     b.free_seq == memory::kNever ? kNone : b.free_time});
   return out;
 }
 
@@ -159,19 +201,14 @@ std::vector<DeviceMemory> Curves(const TraceModel& m, std::vector<size_t>* peak_
 }
 
 // What the matched allocations held at the device's peak, by operator.
-void LiveAtPeak(DeviceMemory& d, size_t peak_event, const Matched& matched) {
-  std::map<uint32_t, int64_t> by_op;
+void LiveAtPeak(DeviceMemory& d, size_t peak_event, const memory::AllocationLog& log) {
   int64_t known = 0;
-  for (size_t j = 0; j < matched.allocations.size(); ++j) {
-    const Allocation& a = matched.allocations[j];
-    if (a.device != d.device || matched.alloc_event[j] > peak_event) continue;
-    if (matched.free_event[j] != SIZE_MAX && matched.free_event[j] <= peak_event) continue;
-    by_op[a.op] += a.bytes;
-    known += a.bytes;
+  for (const memory::KeyBytes& k : memory::LiveAt(
+           log, d.device, static_cast<int64_t>(peak_event),
+           [](const memory::Block& b) { return b.op; }, MadeInTrace)) {
+    d.live_at_peak.push_back({k.key, k.bytes});
+    known += k.bytes;
   }
-  for (const auto& [op, bytes] : by_op) d.live_at_peak.push_back({op, bytes});
-  std::ranges::stable_sort(
-      d.live_at_peak, [](const LiveBytes& a, const LiveBytes& b) { return a.bytes > b.bytes; });
   d.live_unknown = std::max<int64_t>(0, d.peak_allocated - known);
 }
 
@@ -195,15 +232,21 @@ MemoryResult MemoryView(const TraceModel& m) {
   if (m.memory_events.empty()) return r;
   r.events = static_cast<int64_t>(m.memory_events.size());
   std::map<OpKey, OperatorMemory> per_op;
-  const std::vector<uint32_t> owner = Attribute(m, per_op);
+  std::vector<uint8_t> origin;
+  const std::vector<uint32_t> owner = Attribute(m, per_op, origin);
   r.unattributed = std::ranges::count(owner, kNoOp);
   r.operators = OperatorRows(m, per_op);
-  Matched matched = MatchAllocations(m, owner);
+  Matched matched = MatchAllocations(m, owner, origin);
   std::vector<size_t> peak_event;
   r.devices = Curves(m, &peak_event);
-  for (size_t i = 0; i < r.devices.size(); ++i) LiveAtPeak(r.devices[i], peak_event[i], matched);
+  for (size_t i = 0; i < r.devices.size(); ++i) {
+    LiveAtPeak(r.devices[i], peak_event[i], matched.log);
+    RolesAtPeak roles = MemoryRoles(m, r.devices[i].device, peak_event[i], matched.log);
+    r.devices[i].role_bytes = std::move(roles.role_bytes);
+    r.devices[i].rule_bytes = std::move(roles.rule_bytes);
+  }
   std::ranges::sort(r.devices, {}, &DeviceMemory::device);
-  r.allocations = std::move(matched.allocations);
+  r.allocations = Allocations(matched.log);
   r.frees_without_alloc = matched.frees_without_alloc;
   KeepNames(m, r);
   return r;

@@ -7,7 +7,8 @@
 //   * allocations matched to their frees by device and "Addr": size, alloc and release time;
 //   * per operator and device, the plugin's six figures: self / total allocation count, bytes
 //     allocated, and increase (allocated minus freed); "total" adds the ops nested inside;
-//   * what was live at the peak, by the operator that allocated it.
+//   * what was live at the peak, by the operator that allocated it, and by role (memory_roles.h).
+// Its allocations are the one allocation log (memory/allocation_log.h).
 //
 //   MemoryResult mem = MemoryView(model);
 //   for (const DeviceMemory& d : mem.devices) peak = std::max(peak, d.peak_allocated);
@@ -42,6 +43,8 @@ struct DeviceMemory {
   // Bytes live at the peak whose allocation the trace does not show (made before it began, or
   // with no "Addr"): the peak minus what the matched allocations explain.
   int64_t live_unknown = 0;
+  // Memory by role at the peak (memory_roles.h): bytes by memory::Role and by memory::Rule.
+  std::vector<int64_t> role_bytes, rule_bytes;
 };
 
 struct Allocation {

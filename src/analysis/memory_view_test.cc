@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "memory/roles.h"
+
 namespace trainprof::analysis {
 namespace {
 
@@ -147,6 +149,45 @@ TEST(MemoryView, EmptyWithoutMemoryEvents) {
   EXPECT_EQ(r.events, 0);
   EXPECT_TRUE(r.devices.empty());
   EXPECT_TRUE(r.operators.empty());
+}
+
+}  // namespace
+}  // namespace trainprof::analysis
+
+namespace trainprof::analysis {
+namespace {
+
+// A forward (linear), a backward op on autograd's evaluate_function, an AdamW step; 50 bytes
+// were live before the trace (the weights). At the peak (118 bytes, at 520): the weights, the
+// gradient made in the backward, the state made in the step, and the step's temporary.
+trace::TraceModel StepModel() {
+  trace::TraceModel m;
+  m.tracks = {{.pid = 1, .tid = 1}};
+  m.Add(EventKind::kCpuOp, "aten::linear", 100, 100, kMain);
+  m.Add(EventKind::kCpuOp, "autograd::engine::evaluate_function: AddmmBackward0", 300, 100, kMain);
+  m.Add(EventKind::kCpuOp, "Optimizer.step#AdamW.step", 500, 100, kMain);
+  m.memory_events = {Mem(110, 10, 0xA, 60), Mem(120, 5, 0xB, 65),   Mem(130, -5, 0xB, 60),
+                     Mem(310, 20, 0xC, 80), Mem(320, -10, 0xA, 70), Mem(510, 40, 0xD, 110),
+                     Mem(520, 8, 0xE, 118), Mem(530, -8, 0xE, 110)};
+  return m;
+}
+
+TEST(MemoryRolesOfATrace, TheOptimizerAndAutogradOpsTellTheRoles) {
+  const trace::TraceModel m = StepModel();
+  const MemoryResult r = MemoryView(m);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceMemory& d = r.devices[0];
+  EXPECT_EQ(d.peak_allocated, 118);
+  ASSERT_EQ(d.role_bytes.size(), static_cast<size_t>(memory::kRoles));
+  auto at = [&](memory::Role role) { return d.role_bytes[static_cast<size_t>(role)]; };
+  EXPECT_EQ(at(memory::Role::kParameter), 50);
+  EXPECT_EQ(at(memory::Role::kGradient), 20);
+  EXPECT_EQ(at(memory::Role::kOptimizerState), 40);
+  EXPECT_EQ(at(memory::Role::kTemporary), 8);
+  EXPECT_EQ(at(memory::Role::kUnknown), 0);
+  EXPECT_EQ(d.rule_bytes[memory::kOptimizerKept], 40);
+  // The live-at-peak table still names the allocating ops, and the weights as before the trace.
+  EXPECT_EQ(d.live_unknown, 50);
 }
 
 }  // namespace

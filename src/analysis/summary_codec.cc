@@ -125,7 +125,7 @@ template <class A> void Fields(A& a, MemoryPoint& p) { a(p.ts_ns, p.allocated, p
 template <class A> void Fields(A& a, LiveBytes& l) { a(l.op, l.bytes); }
 template <class A> void Fields(A& a, DeviceMemory& d) {
   a(d.device, d.curve, d.peak_allocated, d.peak_ts_ns, d.peak_reserved, d.live_at_peak,
-    d.live_unknown);
+    d.live_unknown, d.role_bytes, d.rule_bytes);
 }
 template <class A> void Fields(A& a, Allocation& l) {
   a(l.device, l.op, l.bytes, l.alloc_ns, l.free_ns);

@@ -126,6 +126,8 @@ const char* RuleText(uint8_t rule) {
       "no rule applies",
       "known exactly in the training loop",
       "resident before the recorded history began (the model's weights)",
+      "resident before the history, which began after the optimizer made its state: the "
+      "weights and the optimizer's state together",
       "made while a module was built or moved (Module.__init__, .to, .cuda)",
       "made in the optimizer's step and alive after it",
       "made on autograd's backward thread and alive after the backward",
@@ -167,8 +169,17 @@ std::vector<PhaseSpan> StepPhases(const AllocationLog& log, int64_t device,
 }
 
 void InferRoles(AllocationLog& log, int64_t device, const std::vector<PhaseSpan>& phases) {
-  for (Block& b : log.blocks)
+  bool state_made = false;
+  for (Block& b : log.blocks) {
     if (OnDevice(b, device) && b.rule == kNoRule) InferOne(b, phases);
+    state_made |= OnDevice(b, device) && b.role == Role::kOptimizerState;
+  }
+  const bool steps =
+      std::ranges::any_of(phases, [](const PhaseSpan& p) { return p.phase == Phase::kOptimizer; });
+  if (!steps || state_made) return;
+  for (Block& b : log.blocks)
+    if (OnDevice(b, device) && b.rule == kBeforeHistory)
+      Decide(b, Role::kUnknown, kBeforeWithState);
 }
 
 RoleBytes RolesAt(const AllocationLog& log, int64_t device, int64_t seq) {

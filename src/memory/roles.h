@@ -1,7 +1,9 @@
 // Memory by role on the allocation log: what each block is (weights, gradients, optimizer state,
 // activations, temporaries), inferred from its lifetime against the phases of the training step
 // and from where it was made, never from function names alone:
-//   * made before the history began, or while a module was built or moved -> parameter;
+//   * made before the history began, or while a module was built or moved -> parameter; but
+//     when the history has optimizer steps that make no state (it began after the first one),
+//     what was resident before it also holds that state -> unknown, said so;
 //   * made in an optimizer step and alive after it -> optimizer state;
 //   * made on autograd's backward thread and alive after the backward -> gradient;
 //   * made in a forward and alive into the backward that follows -> activation; alive after a
@@ -36,6 +38,7 @@ enum Rule : uint8_t {
   kNoRule,
   kExact,  // the source knew it (tensor identity in the training loop)
   kBeforeHistory,
+  kBeforeWithState,  // before a history that began after the optimizer made its state
   kModelBuild,
   kOptimizerKept,
   kGradientKept,

@@ -66,15 +66,28 @@ void GradientAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
       Dev(d.device), Bytes(d.roles.gradients_into_forward)));
 }
 
+int64_t ByRule(const DeviceMemory& d, uint8_t rule) {
+  for (const auto& [r, bytes] : d.roles.rules)
+    if (r == rule) return bytes;
+  return 0;
+}
+
 void LimitNotes(const DeviceMemory& d, std::vector<std::string>& out) {
-  const int64_t unknown = At(d, Role::kUnknown);
-  if (d.starts_late && At(d, Role::kParameter) > 0)
+  const int64_t unknown = At(d, Role::kUnknown) - ByRule(d, memory::kBeforeWithState);
+  if (const int64_t mixed = ByRule(d, memory::kBeforeWithState); mixed > 0)
+    out.push_back(fmt::format(
+        "{}: the history began after the optimizer made its state: the {} resident before it "
+        "hold the weights and the optimizer's state together. Record from the start "
+        "(torch.cuda.memory._record_memory_history before the first optimizer.step()) to tell "
+        "them apart",
+        Dev(d.device), Bytes(mixed)));
+  if (d.starts_late && ByRule(d, memory::kBeforeHistory) > 0)
     out.push_back(fmt::format(
         "{}: the history began after the model was built: the {} resident before it are "
         "counted as weights; had recording begun mid-training they would also hold gradients "
         "and optimizer state. Record from the start (torch.cuda.memory._record_memory_history "
         "before the model is built) to tell them apart",
-        Dev(d.device), Bytes(At(d, Role::kParameter))));
+        Dev(d.device), Bytes(ByRule(d, memory::kBeforeHistory))));
   if (Share(unknown, d.peak_allocated) >= 50)
     out.push_back(fmt::format(
         "{}: {} ({:.1f} % of the peak) has no role: record the history with stacks "

@@ -132,7 +132,18 @@ TEST(SnapshotRoles, TheRealTransformerShowsItsActivationsAtThePeak) {
   EXPECT_EQ(backwards, 4);
   // The peak is at the backward's start: the forward's saved tensors are most of it.
   EXPECT_GT(At(d, Role::kActivation), d.peak_allocated / 2);
-  EXPECT_EQ(At(d, Role::kOptimizerState), 0);  // made before the history: counted as weights
+  // AdamW's state was made in step 0, before the history: what was resident is weights and
+  // state together, and said so, not called weights.
+  EXPECT_EQ(At(d, Role::kOptimizerState), 0);
+  EXPECT_EQ(At(d, Role::kParameter), 0);
+  int64_t mixed = 0;
+  for (const auto& [rule, bytes] : d.roles.rules)
+    if (rule == memory::kBeforeWithState) mixed = bytes;
+  EXPECT_GT(mixed, 200 * kMiB);
+  const auto advice = RoleAdvice(d);
+  EXPECT_TRUE(std::ranges::any_of(advice, [](const std::string& a) {
+    return a.find("weights and the optimizer's state together") != std::string::npos;
+  }));
 }
 
 const std::string kShared = std::string(TRAINPROF_SHARED_DIR) + "/data/snapshots/";

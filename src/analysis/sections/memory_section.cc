@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/sections/sections.h"
+#include "memory/roles.h"
 
 namespace trainprof::analysis {
 
@@ -169,6 +170,47 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
   if (!in.ManyRanks()) MarkLong(t);
 }
 
+// Memory by role at each device's peak (memory_roles.h), and the rules that decided it.
+void AddRoles(report::Section& s, const AnalyzeInput& in) {
+  report::Table& t = AddRankTable(
+      s, in, "memory_roles", "Live at the peak, by role",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {"role", "Role", Unit::kText},
+       {"bytes", "Bytes", Unit::kBytes},
+       {"share_pct", "Share", Unit::kPercent}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (const DeviceMemory& d : a.memory.devices)
+          for (size_t r = 0; r < d.role_bytes.size(); ++r)
+            if (d.role_bytes[r] != 0)
+              rows.push_back({rank, MemoryDeviceName(d.device),
+                              memory::RoleName(static_cast<memory::Role>(r)), d.role_bytes[r],
+                              Percent(d.role_bytes[r], d.peak_allocated)});
+      });
+  AddRankTable(s, in, "memory_role_rules", "How the roles at the peak were decided",
+               {{"rank", "Rank", Unit::kText},
+                {"device", "Device", Unit::kText},
+                {.key = "rule", .title = "Rule", .terminal_width = 70},
+                {"bytes", "Bytes", Unit::kBytes}},
+               report::TableKind::kTable,
+               [](const RankAnalysis& a, const std::string& rank,
+                  std::vector<std::vector<report::Value>>& rows) {
+                 for (const DeviceMemory& d : a.memory.devices)
+                   for (size_t r = 0; r < d.rule_bytes.size(); ++r)
+                     if (d.rule_bytes[r] != 0)
+                       rows.push_back({rank, MemoryDeviceName(d.device),
+                                       memory::RuleText(static_cast<uint8_t>(r)), d.rule_bytes[r]});
+               });
+  t.notes.push_back(
+      "Roles from lifetimes and phases (docs/snapshot-analysis.md): made in Optimizer.step and "
+      "kept: optimizer state; made inside autograd's evaluate_function ops and kept past the "
+      "backward: gradients; made in the forward and kept into the backward: activations; born "
+      "and freed in one phase: temporaries; live before the trace: weights (with the optimizer's "
+      "state when the trace began after its first step).");
+}
+
 // Some rank was read from the legacy autograd profiler's export (its reader counts
 // torch_profiler_legacy), which has no memory events to give.
 bool LegacyExport(const AnalyzeInput& in) {
@@ -214,6 +256,7 @@ void AddMemorySection(const AnalyzeInput& in, report::Report& r) {
     }
   }
   AddLiveAtPeak(s, in);
+  AddRoles(s, in);
   AddOperators(s, in);
   AddAllocations(s, in);
   s.AddMetric("memory_events", "[memory] events", events, Unit::kCount);
