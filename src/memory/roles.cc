@@ -136,6 +136,7 @@ const char* RuleText(uint8_t rule) {
       "made and freed inside one phase",
       "a library's workspace (cuBLAS), made once and kept",
       "the allocator's rounding (block sizes in the segments against the sizes requested)",
+      "PyTorch's memory profiler's own category (export_memory_timeline_raw)",
   };
   return rule < kRules ? kText[rule] : "no rule applies";
 }

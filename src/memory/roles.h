@@ -47,6 +47,7 @@ enum Rule : uint8_t {
   kTemporaryInPhase,
   kLibraryWorkspace,
   kAllocatorRounding,  // set by a source: block sizes against the sizes requested
+  kTorchCategory,      // set by a source: PyTorch's memory profiler's own category
   kRules,
 };
 const char* RuleText(uint8_t rule);  // "made before the recorded history began", ...

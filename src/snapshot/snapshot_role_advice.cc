@@ -15,9 +15,10 @@ namespace {
 
 int64_t At(const DeviceMemory& d, Role r) { return d.roles.at_peak[static_cast<size_t>(r)]; }
 
+// ", the largest from <stack>", or nothing when the source has no stacks.
 std::string Largest(const DeviceMemory& d, Role role) {
   for (const auto& [r, s] : d.roles.stacks)
-    if (r == role) return s.stack;
+    if (r == role) return ", the largest from " + s.stack;
   return "";
 }
 
@@ -41,8 +42,8 @@ void ActivationAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
   const int64_t a = At(d, Role::kActivation);
   if (Share(a, d.peak_allocated) < 10) return;
   out.push_back(fmt::format(
-      "{}: activations kept for the backward are {} ({:.1f} % of the peak), the largest from "
-      "{}: activation checkpointing (torch.utils.checkpoint) of the blocks that make them keeps "
+      "{}: activations kept for the backward are {} ({:.1f} % of the peak){}: activation "
+      "checkpointing (torch.utils.checkpoint) of the blocks that make them keeps "
       "only their inputs; half the micro-batch would save about {}",
       Dev(d.device), Bytes(a), Share(a, d.peak_allocated), Largest(d, Role::kActivation),
       Bytes(a / 2)));
@@ -52,8 +53,8 @@ void TemporaryAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
   const int64_t t = At(d, Role::kTemporary);
   if (Share(t, d.peak_allocated) < 10) return;
   out.push_back(fmt::format(
-      "{}: temporaries (born and freed in one phase) are {} ({:.1f} % of the peak), the largest "
-      "from {}: the peak is that operation's working memory",
+      "{}: temporaries (born and freed in one phase) are {} ({:.1f} % of the peak){}: the peak is "
+      "that operation's working memory",
       Dev(d.device), Bytes(t), Share(t, d.peak_allocated), Largest(d, Role::kTemporary)));
 }
 

@@ -66,12 +66,18 @@ void AddPeakRoles(report::Section& s, const std::vector<DeviceMemory>& ds) {
                       .label = "role",
                       .values = {"bytes"},
                       .limit = 0});
-  t.notes.push_back(
-      "Roles are inferred from lifetimes, phases and frames (docs/snapshot-analysis.md): "
-      "resident before the history: weights; made in the optimizer's step and kept: optimizer "
-      "state; made on autograd's thread and kept past the backward: gradients; made in the "
-      "forward and kept into the backward: activations; born and freed in one phase: "
-      "temporaries.");
+  const bool inferred = std::ranges::any_of(ds, [](const DeviceMemory& d) {
+    return std::ranges::any_of(d.roles.rules, [](const auto& r) {
+      return r.first != memory::kTorchCategory && r.first != memory::kExact;
+    });
+  });
+  if (inferred)
+    t.notes.push_back(
+        "Roles are inferred from lifetimes, phases and frames (docs/snapshot-analysis.md): "
+        "resident before the history: weights; made in the optimizer's step and kept: optimizer "
+        "state; made on autograd's thread and kept past the backward: gradients; made in the "
+        "forward and kept into the backward: activations; born and freed in one phase: "
+        "temporaries.");
 }
 
 void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
@@ -106,6 +112,8 @@ void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
     for (const memory::PhaseSpan& ph : d.roles.phases)
       p.rows.push_back({Dev(d.device), memory::PhaseName(ph.phase), Sec(ph.start), Sec(ph.end)});
   }
+  if (p.rows.empty())
+    p.notes.push_back("No phases: the source gives roles without them, or made no allocations.");
   t.charts.push_back({.kind = report::ChartKind::kBars,
                       .title = "Memory by role over time (peak in red)",
                       .label = "time_s",

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -48,7 +49,25 @@ bool SniffPickle(std::string_view head) {
          static_cast<uint8_t>(head[1]) >= 2 && static_cast<uint8_t>(head[1]) <= 5;
 }
 
+// torch.profiler's export_memory_timeline_raw: "[[" and a number.
+bool SniffTorchTimeline(std::string_view head) {
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  };
+  for (char c : {'[', '['}) {
+    skip();
+    if (i >= head.size() || head[i] != c) return false;
+    ++i;
+  }
+  skip();
+  return i < head.size() && (head[i] == '-' || std::isdigit(static_cast<unsigned char>(head[i])));
+}
+
+// The memory timeline first: a Chrome trace may be a bare JSON array too ("[{").
 constexpr std::array kFormats{
+    InputFormat{InputKind::kMemoryTimeline, "PyTorch memory timeline (export_memory_timeline_raw)",
+                SniffTorchTimeline, nullptr},
     InputFormat{InputKind::kKinetoJson, "PyTorch profiler trace", SniffKinetoJson, ReadTraceFile},
     InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr},
     InputFormat{InputKind::kNsysSqlite, "Nsight Systems SQLite export", SniffSqlite, ReadNsysFile,
@@ -78,8 +97,9 @@ InputKind SniffInput(const std::string& path) {
 
 bool IsMemorySnapshot(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec) &&
-         SniffInput(path) == InputKind::kMemorySnapshot;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  const InputKind k = SniffInput(path);
+  return k == InputKind::kMemorySnapshot || k == InputKind::kMemoryTimeline;
 }
 
 std::pair<std::string, std::string> SplitInputPart(const std::string& input) {

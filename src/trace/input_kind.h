@@ -24,6 +24,7 @@ enum class InputKind {
   kKinetoJson,      // a PyTorch profiler (Kineto) trace, Chrome trace JSON, plain or gzip
   kMemorySnapshot,  // a PyTorch CUDA allocator snapshot pickle (torch.cuda.memory._snapshot)
   kNsysSqlite,      // an Nsight Systems profile exported as SQLite (nsys export --type sqlite)
+  kMemoryTimeline,  // torch.profiler's export_memory_timeline_raw: [[time, action, bytes, cat]]
 };
 
 struct InputFormat {
@@ -69,7 +70,8 @@ bool IsNsysReport(std::string_view path);
 // the whole name; else {input, ""}.
 std::pair<std::string, std::string> SplitInputPart(const std::string& input);
 
-// Whether `path` is a regular file that sniffs as a memory snapshot.
+// Whether `path` is a regular file that sniffs as a memory snapshot, or as PyTorch's memory
+// timeline export (read by the snapshot room too).
 bool IsMemorySnapshot(const std::string& path);
 
 // The input (a file, or "<file>#<part>") read by its kind's reader. A timeline of no kind the

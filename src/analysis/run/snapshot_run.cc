@@ -8,6 +8,7 @@
 
 #include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_section.h"
+#include "snapshot/torch_timeline.h"
 #include "trace/input_kind.h"
 
 namespace trainprof::analysis {
@@ -20,8 +21,23 @@ snapshot::SnapshotOptions SnapshotOptionsOf(const AnalyzeRequest& r) {
   return o;
 }
 
+namespace {
+
+StatusOr<report::Report> TimelineReport(const std::string& path) {
+  TRAINPROF_ASSIGN_OR_RETURN(snapshot::DeviceMemory d, snapshot::ReadTorchTimeline(path));
+  report::Report rep;
+  rep.kind = "snapshot";
+  rep.title = fmt::format("trainprof analyze: {}", path);
+  rep.AddMeta("input", path);
+  snapshot::AddTorchTimelineSections(path, d, rep);
+  return rep;
+}
+
+}  // namespace
+
 StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRequest& r) {
   const snapshot::SnapshotOptions o = SnapshotOptionsOf(r);
+  if (trace::SniffInput(path) == trace::InputKind::kMemoryTimeline) return TimelineReport(path);
   TRAINPROF_ASSIGN_OR_RETURN(snapshot::SnapshotModel m, snapshot::ReadSnapshot(path));
   report::Report rep;
   rep.kind = "snapshot";
@@ -34,9 +50,9 @@ StatusOr<report::Report> SnapshotReport(const std::string& path, const AnalyzeRe
 StatusOr<report::Report> SnapshotDiffReport(const std::string& a, const std::string& b,
                                             const AnalyzeRequest& r) {
   for (const std::string& p : {a, b})
-    if (!trace::IsMemorySnapshot(p))
+    if (trace::SniffInput(p) != trace::InputKind::kMemorySnapshot)
       return InvalidArgument(fmt::format(
-          "{}: not a memory snapshot, and diff compares a snapshot with a snapshot", p));
+          "{}: not a memory snapshot pickle, and diff compares a snapshot with a snapshot", p));
   const snapshot::SnapshotOptions o = SnapshotOptionsOf(r);
   TRAINPROF_ASSIGN_OR_RETURN(snapshot::SnapshotModel ma, snapshot::ReadSnapshot(a));
   TRAINPROF_ASSIGN_OR_RETURN(snapshot::SnapshotModel mb, snapshot::ReadSnapshot(b));
