@@ -170,7 +170,11 @@ std::string_view MatrixCoreFamily(std::string_view name) {
 bool UsesTensorCores(std::string_view n) { return !MatrixCoreFamily(n).empty(); }
 
 bool IsSimtGemm(std::string_view kernel_name) {
-  return IsSimtGemmLower(base::AsciiLower(kernel_name));
+  const std::string low = base::AsciiLower(kernel_name);
+  // CUTLASS's "simt" names the cores, not the type: its dgemm / hgemm are fp64 and fp16, which
+  // TF32 cannot help; only its sgemm is fp32.
+  if (HasToken(low, "simt") && low.find("sgemm") == std::string::npos) return false;
+  return IsSimtGemmLower(low);
 }
 
 namespace {

@@ -24,8 +24,8 @@ KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name);
 std::string_view MatrixCoreFamily(std::string_view kernel_name);
 bool UsesTensorCores(std::string_view kernel_name);  // MatrixCoreFamily is not ""
 // A GEMM that names the CUDA cores as its math unit, not a GEMV: cuBLAS's "ampere_sgemm_*" and
-// "sm80_xmma_gemm_f32f32_..._ffma_...", CUTLASS's "cutlass_80_simt_sgemm_*". TF32 or bf16
-// would move it to the Tensor Cores.
+// "sm80_xmma_gemm_f32f32_..._ffma_...", CUTLASS's "cutlass_80_simt_sgemm_*" (not its simt dgemm
+// or hgemm: fp64 and fp16). TF32 or bf16 would move it to the Tensor Cores.
 bool IsSimtGemm(std::string_view kernel_name);
 // What a kernel is across vendors, for comparing two devices (diff): "GEMM (matrix cores)",
 // "attention (matrix cores)", "communication", "memcpy", or the kernel's own function name

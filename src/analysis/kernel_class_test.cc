@@ -206,6 +206,10 @@ TEST(KernelClass, SimtNearMisses) {
   EXPECT_FALSE(
       UsesTensorCores("void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>"));
   EXPECT_FALSE(UsesTensorCores("cutlass_80_simt_hgemm_256x128_8x2_tn_align1"));
+  // Only CUTLASS's fp32 SIMT GEMM is one TF32 could move: not its fp64 or fp16 ones.
+  EXPECT_TRUE(IsSimtGemm("void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>"));
+  EXPECT_FALSE(IsSimtGemm("cutlass_80_simt_dgemm_128x128_8x2_nn_align1"));
+  EXPECT_FALSE(IsSimtGemm("cutlass_80_simt_hgemm_256x128_8x2_tn_align1"));
   EXPECT_TRUE(UsesTensorCores("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3>"));
   EXPECT_TRUE(UsesTensorCores("cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn"));
   EXPECT_EQ(KernelFamily("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_ffma_aligna4"),

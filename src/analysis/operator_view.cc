@@ -155,6 +155,8 @@ std::vector<OperatorRow> GroupedBy(const trace::TraceModel& m, const OpTree& t,
   for (size_t k = 0; k < t.nodes.size(); ++k)
     if (rows[k] != kNone)
       AccumulateRow(m, t, k, !InsideItsOwnRow(t, rows, k), out[rows[k]], merged[k]);
+  // A row made for a call that then merged into its parent's row holds nothing: drop it.
+  std::erase_if(out, [](const OperatorRow& r) { return r.calls == 0; });
   out.shrink_to_fit();  // a summary keeps the rows: with 1,000 ranks the slack was 10 MB
   SortRows(out);
   return out;

@@ -15,7 +15,7 @@ Json Response(const Json& id, Json result) {
 std::string ErrorText(std::string_view message) {
   if (message.size() <= kMaxErrorChars) return std::string(message);
   return fmt::format("{} [... {} more characters]", base::Ellipsize(message, kMaxErrorChars),
-                     message.size() - kMaxErrorChars);
+                     message.size() - (kMaxErrorChars - 3));  // Ellipsize keeps max - 3
 }
 
 Json ErrorResponse(const Json& id, const RpcError& e) {

@@ -198,7 +198,8 @@ StatusOr<OptionValue> Checked(const AnalyzeOption& o, const OptionValue& v) {
       const auto* i = std::get_if<int64_t>(&v);
       const auto* x = std::get_if<double>(&v);
       const double d = i != nullptr ? static_cast<double>(*i) : x != nullptr ? *x : -1;
-      if (!(d >= 0) || std::isinf(d)) return Wrong(o);
+      // Above ~9.2e12 s the microseconds a window counts in no longer fit in 64 bits.
+      if (!(d >= 0) || std::isinf(d) || d > 9.2e12) return Wrong(o);
       return OptionValue{d};
     }
     case OptionKind::kTexts:

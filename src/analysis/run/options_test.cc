@@ -87,6 +87,8 @@ TEST(AnalyzeOptions, BadValuesAreRefusedAndChangeNothing) {
           "no/such/place does not exist (expected a path or a list of paths that exist)");
   refused("critical_path", OptionValue{int64_t{3}},
           "expected True (each analysed step) or \"ANNOTATION[:INSTANCE[-LAST]]\"");
+  // 1e20 s is past what a window's 64-bit microseconds hold: refused, not wrapped around.
+  refused("to_s", OptionValue{1e20}, "expected a number of seconds >= 0");
   const AnalyzeRequest untouched;
   EXPECT_EQ(r.steps, untouched.steps);
   EXPECT_EQ(r.top_kernels, untouched.top_kernels);
