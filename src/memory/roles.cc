@@ -55,54 +55,85 @@ void AddCycle(const AllocationLog& log, int64_t device, int64_t c0, int64_t c1, 
   if (backward) out.push_back({Phase::kBackward, b0, b1});
 }
 
-// The span holding t: an annotated one (optimizer, zero_grad) first, else the latest-starting.
-const PhaseSpan* SpanAt(const std::vector<PhaseSpan>& phases, int64_t t) {
-  auto rank = [](const PhaseSpan& p) {
-    return p.phase == Phase::kOptimizer || p.phase == Phase::kZeroGrad ? 1 : 0;
-  };
-  const PhaseSpan* best = nullptr;
-  for (const PhaseSpan& p : phases) {
-    if (t < p.start || t > p.end) continue;
-    if (best == nullptr || rank(p) > rank(*best) ||
-        (rank(p) == rank(*best) && p.start > best->start))
-      best = &p;
-  }
-  return best;
+int Rank(const PhaseSpan& p) {
+  return p.phase == Phase::kOptimizer || p.phase == Phase::kZeroGrad ? 1 : 0;
 }
 
-// The backward that follows forward span f, if one does before the next optimizer step.
-const PhaseSpan* BackwardAfter(const std::vector<PhaseSpan>& phases, const PhaseSpan& f) {
-  const PhaseSpan* best = nullptr;
-  for (const PhaseSpan& p : phases)
-    if (p.phase == Phase::kBackward && p.start >= f.end && (!best || p.start < best->start))
-      best = &p;
-  for (const PhaseSpan& p : phases)
-    if (best && p.phase == Phase::kOptimizer && p.start >= f.end && p.end < best->start)
-      return nullptr;
-  return best;
-}
+// The phases by start, to find the span holding a time in O(log n + overlaps) and the backward
+// after each forward once: a history of many steps has thousands of spans and millions of blocks.
+class PhaseIndex {
+ public:
+  explicit PhaseIndex(std::vector<PhaseSpan> phases) : p_(std::move(phases)) {
+    std::ranges::stable_sort(p_, {}, &PhaseSpan::start);
+    max_end_.resize(p_.size());
+    for (size_t i = 0; i < p_.size(); ++i)
+      max_end_[i] = std::max(i > 0 ? max_end_[i - 1] : kBefore, p_[i].end);
+    after_.assign(p_.size(), nullptr);
+    for (size_t i = 0; i < p_.size(); ++i)
+      if (p_[i].phase == Phase::kForward) after_[i] = FindBackwardAfter(p_[i]);
+    any_backward_ =
+        std::ranges::any_of(p_, [](const PhaseSpan& x) { return x.phase == Phase::kBackward; });
+  }
+
+  // The span holding t: an annotated one (optimizer, zero_grad) first, else the latest-starting.
+  const PhaseSpan* At(int64_t t) const {
+    auto it = std::upper_bound(p_.begin(), p_.end(), t,
+                               [](int64_t v, const PhaseSpan& x) { return v < x.start; });
+    const PhaseSpan* best = nullptr;
+    for (size_t i = static_cast<size_t>(it - p_.begin()); i-- > 0 && max_end_[i] >= t;) {
+      const PhaseSpan& x = p_[i];
+      if (t > x.end) continue;
+      if (best == nullptr || Rank(x) > Rank(*best) ||
+          (Rank(x) == Rank(*best) && x.start >= best->start && &x < best))
+        best = &x;
+    }
+    return best;
+  }
+
+  // The backward that follows forward span f before the next optimizer step, if one does.
+  const PhaseSpan* BackwardAfter(const PhaseSpan* f) const {
+    return after_[static_cast<size_t>(f - p_.data())];
+  }
+  bool any_backward() const { return any_backward_; }
+
+ private:
+  const PhaseSpan* FindBackwardAfter(const PhaseSpan& f) const {
+    const PhaseSpan* best = nullptr;
+    for (const PhaseSpan& x : p_)
+      if (x.phase == Phase::kBackward && x.start >= f.end && (!best || x.start < best->start))
+        best = &x;
+    for (const PhaseSpan& x : p_)
+      if (best && x.phase == Phase::kOptimizer && x.start >= f.end && x.end < best->start)
+        return nullptr;
+    return best;
+  }
+
+  std::vector<PhaseSpan> p_;
+  std::vector<int64_t> max_end_;  // the latest end among spans [0, i]
+  std::vector<const PhaseSpan*> after_;
+  bool any_backward_ = false;
+};
 
 void Decide(Block& b, Role role, Rule rule) {
   b.role = role;
   b.rule = rule;
 }
 
-void InferOne(Block& b, const std::vector<PhaseSpan>& phases) {
+void InferOne(Block& b, const PhaseIndex& phases) {
   if (b.origin & kWorkspace) return Decide(b, Role::kUnknown, kLibraryWorkspace);
   if (b.alloc_seq == kBefore) return Decide(b, Role::kParameter, kBeforeHistory);
   if (b.origin & kMadeInModelBuild) return Decide(b, Role::kParameter, kModelBuild);
-  const PhaseSpan* p = SpanAt(phases, b.alloc_time);
+  const PhaseSpan* p = phases.At(b.alloc_time);
   if (p == nullptr) return;
   if (b.free_time <= p->end) return Decide(b, Role::kTemporary, kTemporaryInPhase);
   if (p->phase == Phase::kOptimizer) return Decide(b, Role::kOptimizerState, kOptimizerKept);
   if (p->phase == Phase::kBackward && (b.origin & kOnAutogradThread))
     return Decide(b, Role::kGradient, kGradientKept);
   if (p->phase != Phase::kForward) return;
-  const PhaseSpan* back = BackwardAfter(phases, *p);
+  const PhaseSpan* back = phases.BackwardAfter(p);
   if (back != nullptr && b.free_time >= back->start)
     return Decide(b, Role::kActivation, kActivationKept);
-  if (std::ranges::none_of(phases, [](const PhaseSpan& s) { return s.phase == Phase::kBackward; }))
-    Decide(b, Role::kActivation, kKeptPastForward);
+  if (!phases.any_backward()) Decide(b, Role::kActivation, kKeptPastForward);
 }
 
 }  // namespace
@@ -171,8 +202,9 @@ std::vector<PhaseSpan> StepPhases(const AllocationLog& log, int64_t device,
 
 void InferRoles(AllocationLog& log, int64_t device, const std::vector<PhaseSpan>& phases) {
   bool state_made = false;
+  const PhaseIndex index(phases);
   for (Block& b : log.blocks) {
-    if (OnDevice(b, device) && b.rule == kNoRule) InferOne(b, phases);
+    if (OnDevice(b, device) && b.rule == kNoRule) InferOne(b, index);
     state_made |= OnDevice(b, device) && b.role == Role::kOptimizerState;
   }
   const bool steps =

@@ -99,6 +99,8 @@ void Replay::Run(const SnapshotModel& m, const std::vector<TraceEvent>& ev, Devi
   };
   SeedBeforeHistory(m, d.device, ev, has_requested, segments_before, blocks_before,
                     resident_before);
+  log.blocks.reserve(static_cast<size_t>(std::count_if(
+      ev.begin(), ev.end(), [](const TraceEvent& e) { return e.action == Action::kAlloc; })));
   int64_t allocated = 0, reserved = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
     const TraceEvent& e = ev[i];

@@ -41,24 +41,40 @@ std::optional<memory::Phase> PhaseOf(std::string_view name) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (word == "forward") return memory::Phase::kForward;
   if (word == "backward") return memory::Phase::kBackward;
+  if (word == "optimizer" || word == "optimizerstep") return memory::Phase::kOptimizer;
   return std::nullopt;
 }
 
-// The most gradient bytes live at the start of a forward (times from t0) that follows a backward.
+// The most gradient bytes live at the start of a forward (times from t0) that follows a backward:
+// bytes made before it less bytes freed by then, from the gradients' sorted times.
 int64_t GradientsIntoForward(const memory::AllocationLog& log, int64_t device,
                              const std::vector<memory::PhaseSpan>& phases, int64_t t0) {
+  std::vector<std::pair<int64_t, int64_t>> made, freed;  // time, bytes
+  for (const memory::Block& b : log.blocks) {
+    if (b.device != device || b.role != memory::Role::kGradient) continue;
+    made.emplace_back(b.alloc_time, b.bytes);
+    if (b.free_seq != memory::kNever) freed.emplace_back(b.free_time, b.bytes);
+  }
+  std::ranges::sort(made);
+  std::ranges::sort(freed);
+  auto prefix = [](const std::vector<std::pair<int64_t, int64_t>>& v) {
+    std::vector<int64_t> out(v.size() + 1, 0);
+    for (size_t i = 0; i < v.size(); ++i) out[i + 1] = out[i] + v[i].second;
+    return out;
+  };
+  const std::vector<int64_t> made_sum = prefix(made), freed_sum = prefix(freed);
+  auto bytes_before = [&](int64_t t) {  // made before t, less freed by t
+    const auto m = std::ranges::lower_bound(made, std::pair{t, int64_t{0}}) - made.begin();
+    const auto f = std::ranges::upper_bound(freed, std::pair{t, memory::kNever}) - freed.begin();
+    return made_sum[static_cast<size_t>(m)] - freed_sum[static_cast<size_t>(f)];
+  };
   int64_t most = 0;
   bool after_backward = false;
   for (const memory::PhaseSpan& p : phases) {
     after_backward |= p.phase == memory::Phase::kBackward;
     if (p.phase != memory::Phase::kForward || !after_backward) continue;
     const int64_t t = p.start + t0;
-    int64_t live = 0;
-    for (const memory::Block& b : log.blocks)
-      if (b.device == device && b.role == memory::Role::kGradient && b.alloc_time < t &&
-          b.free_time > t)
-        live += b.bytes;
-    most = std::max(most, live);
+    most = std::max(most, bytes_before(t));
   }
   return most;
 }
