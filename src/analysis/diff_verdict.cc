@@ -92,8 +92,18 @@ void AddStepVerdict(report::Section& s, const DiffSide& a, const DiffSide& b, do
                     a.models->size(), a.models->size() == 1 ? "" : "s", wa.gpus,
                     wa.gpus == 1 ? "" : "s", b.models->size(), b.models->size() == 1 ? "" : "s",
                     wb.gpus, wb.gpus == 1 ? "" : "s"));
-  if (WindowsOnly(a) || WindowsOnly(b))
+  if (WindowsOnly(a) && WindowsOnly(b))
     return WindowVerdict(s, wa, wb, a.models->size(), b.models->size());
+  if (WindowsOnly(a) != WindowsOnly(b)) {
+    const bool a_steps = WindowsOnly(b);
+    Say(s, report::Severity::kWarning,
+        fmt::format("{} marks steps (ProfilerStep ranges) and {} does not: {}'s figures are per "
+                    "step, {}'s per capture window, so no speed verdict is given. Profile both "
+                    "under one torch.profiler schedule to compare them.",
+                    a_steps ? "A" : "B", a_steps ? "B" : "A", a_steps ? "A" : "B",
+                    a_steps ? "B" : "A"));
+    return;
+  }
   if (sa <= 0 || sb <= 0) return;
   s.AddMetric("step_time_ratio", "Step time B / A", sb / sa, report::Unit::kNumber, "x");
   const double pct = 100 * (sb - sa) / sa;

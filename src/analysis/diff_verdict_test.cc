@@ -122,5 +122,14 @@ TEST(DiffVerdict, WindowsWithoutStepsCompareTheirWork) {
     EXPECT_EQ(f.find(verdict), std::string::npos) << verdict << " in " << f;
 }
 
+TEST(DiffVerdict, StepsOnOneSideOnlyGiveNoVerdict) {
+  Side a = MakeSide(One(Steps(4, 1000, 800)), "a");  // four steps of 1 ms
+  Side b = MakeSide(One(Steps(0, 1000, 800)), "b");  // the same work, no step marks
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("A marks steps (ProfilerStep ranges) and B does not"), std::string::npos) << f;
+  for (const char* verdict : {"Neither trace marks steps", "faster", "slower", "the same"})
+    EXPECT_EQ(f.find(verdict), std::string::npos) << verdict << " in " << f;
+}
+
 }  // namespace
 }  // namespace trainprof::analysis::diff_verdict_test
