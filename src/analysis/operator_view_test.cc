@@ -200,6 +200,20 @@ TEST(OperatorView, ASameNameOnlyChildIsOneCallWithItsParent) {
   EXPECT_EQ(Row(ops, "aten::mul").calls, 3);
 }
 
+// The same merge by shape: the child's own shape gets no row of its own, empty or not.
+TEST(OperatorView, AMergedCallLeavesNoEmptyShapeRow) {
+  trace::TraceModel m;
+  m.tracks = {{.pid = 1, .tid = 1}};
+  const size_t outer = m.Add(EventKind::kCpuOp, "aten::div", 10, 70, kHost);
+  const size_t inner = m.Add(EventKind::kCpuOp, "aten::div", 20, 30, kHost);
+  m.AddInputs(static_cast<uint32_t>(outer), {m.names.Intern("[[4], []]")});
+  m.AddInputs(static_cast<uint32_t>(inner), {m.names.Intern("[[4], [1]]")});
+  const std::vector<OperatorRow> rows = OperatorViewByShape(m, BuildOpTree(m));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].input_dims, "[[4], []]");
+  EXPECT_EQ(rows[0].calls, 1);
+}
+
 // Without a Tensor Core kernel the tree keeps no Tensor Core times at all, and reads them as 0;
 // with one, every node has both.
 TEST(OperatorView, TensorCoreTimesOnlyWhenAKernelUsesThem) {
