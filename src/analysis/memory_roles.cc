@@ -12,11 +12,8 @@ std::vector<memory::PhaseSpan> OptimizerRanges(const trace::TraceModel& m) {
   std::vector<memory::PhaseSpan> out;
   for (size_t i = 0; i < m.size(); ++i) {
     if (m.kind[i] != trace::EventKind::kCpuOp) continue;
-    const std::string_view name = m.names[m.name[i]];
-    if (name.starts_with("Optimizer.step"))
-      out.push_back({memory::Phase::kOptimizer, m.ts_ns[i], m.end_ns(i)});
-    else if (name.starts_with("Optimizer.zero_grad"))
-      out.push_back({memory::Phase::kZeroGrad, m.ts_ns[i], m.end_ns(i)});
+    if (const auto phase = memory::OptimizerPhaseOf(m.names[m.name[i]]))
+      out.push_back({*phase, m.ts_ns[i], m.end_ns(i)});
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "analysis/memory_roles.h"
 #include "memory/allocation_log.h"
+#include "memory/roles.h"
 
 namespace trainprof::analysis {
 
@@ -77,7 +78,7 @@ uint8_t OriginOf(const TraceModel& m, const std::vector<uint32_t>& stack) {
   for (uint32_t op : stack) {
     const std::string_view name = m.names[m.name[op]];
     if (name.starts_with("autograd::engine::evaluate_function")) o |= memory::kOnAutogradThread;
-    if (name.starts_with("Optimizer.step")) o |= memory::kOptimizerStep;
+    if (memory::OptimizerPhaseOf(name) == memory::Phase::kOptimizer) o |= memory::kOptimizerStep;
   }
   return o;
 }

@@ -1,6 +1,8 @@
 #include "memory/roles.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 namespace trainprof::memory {
 namespace {
@@ -174,30 +176,40 @@ const char* RuleText(uint8_t rule) {
 
 std::vector<PhaseSpan> StepPhases(const AllocationLog& log, int64_t device,
                                   std::vector<PhaseSpan> annotated) {
-  std::vector<PhaseSpan> optimizers, zero_grads, out;
+  std::vector<PhaseSpan> optimizers, zero_grads;
   for (const PhaseSpan& p : annotated) {
     if (p.phase == Phase::kOptimizer) optimizers.push_back(p);
     if (p.phase == Phase::kZeroGrad) zero_grads.push_back(p);
   }
-  const bool told = std::ranges::any_of(
-      annotated, [](const PhaseSpan& p) { return p.phase == Phase::kBackward; });
-  if (optimizers.empty()) optimizers = OptimizerRuns(log, device);
+  const bool optimizer_annotated = !optimizers.empty();
+  if (!optimizer_annotated) optimizers = OptimizerRuns(log, device);
   std::ranges::sort(optimizers, {}, &PhaseSpan::start);
-  out = told ? annotated : optimizers;
-  if (!told) out.insert(out.end(), zero_grads.begin(), zero_grads.end());
-  if (told && std::ranges::none_of(annotated,
-                                   [](const PhaseSpan& p) { return p.phase == Phase::kOptimizer; }))
-    out.insert(out.end(), optimizers.begin(), optimizers.end());
+  std::vector<PhaseSpan> out;
+  if (std::ranges::any_of(annotated,
+                          [](const PhaseSpan& p) { return p.phase == Phase::kBackward; })) {
+    // A told backward: the annotated spans as they are, and the optimizer's runs if none was.
+    out = std::move(annotated);
+    if (!optimizer_annotated) out.insert(out.end(), optimizers.begin(), optimizers.end());
+    std::ranges::sort(out, {}, &PhaseSpan::start);
+    return out;
+  }
+  out = optimizers;
+  out.insert(out.end(), zero_grads.begin(), zero_grads.end());
   const auto [first, last] = TimeRange(log, device);
   int64_t c0 = first;
   for (const PhaseSpan& o : optimizers) {
-    if (!told) AddCycle(log, device, c0, o.start, false, zero_grads, out);
+    AddCycle(log, device, c0, o.start, false, zero_grads, out);
     c0 = o.end;
   }
-  if (!told && (c0 < last || optimizers.empty()))
-    AddCycle(log, device, c0, last, true, zero_grads, out);
+  if (c0 < last || optimizers.empty()) AddCycle(log, device, c0, last, true, zero_grads, out);
   std::ranges::sort(out, {}, &PhaseSpan::start);
   return out;
+}
+
+std::optional<Phase> OptimizerPhaseOf(std::string_view name) {
+  if (name.starts_with("Optimizer.step")) return Phase::kOptimizer;
+  if (name.starts_with("Optimizer.zero_grad")) return Phase::kZeroGrad;
+  return std::nullopt;
 }
 
 void InferRoles(AllocationLog& log, int64_t device, const std::vector<PhaseSpan>& phases) {

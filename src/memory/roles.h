@@ -19,7 +19,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memory/allocation_log.h"
@@ -59,6 +61,10 @@ const char* RuleText(uint8_t rule);  // "made before the recorded history began"
 // zero_grad's end) to the backward's start. With neither, the whole history is one forward.
 std::vector<PhaseSpan> StepPhases(const AllocationLog& log, int64_t device,
                                   std::vector<PhaseSpan> annotated);
+
+// PyTorch's optimizer ranges by name: "Optimizer.step#AdamW.step" -> kOptimizer,
+// "Optimizer.zero_grad#…" -> kZeroGrad; nullopt for any other name.
+std::optional<Phase> OptimizerPhaseOf(std::string_view name);
 
 // Sets the role and rule of `device`'s blocks that no source decided (rule kNoRule).
 void InferRoles(AllocationLog& log, int64_t device, const std::vector<PhaseSpan>& phases);

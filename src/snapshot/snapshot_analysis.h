@@ -87,6 +87,19 @@ struct RoleMemory {
   std::vector<memory::RolePoint> timeline;  // bytes by role over the window
   // Gradients still live when a later forward began (zero_grad without set_to_none, or late).
   int64_t gradients_into_forward = 0;
+
+  int64_t At(memory::Role r) const { return at_peak[static_cast<size_t>(r)]; }
+  int64_t ByRule(uint8_t rule) const {
+    for (const auto& [r, bytes] : rules)
+      if (r == rule) return bytes;
+    return 0;
+  }
+  // A role's largest stack at the peak; "" when the source has no stacks.
+  std::string LargestStack(memory::Role role) const {
+    for (const auto& [r, s] : stacks)
+      if (r == role) return s.stack;
+    return "";
+  }
 };
 
 struct DeviceMemory {

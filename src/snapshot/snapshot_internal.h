@@ -13,6 +13,9 @@
 
 namespace trainprof::snapshot {
 
+// The label of the bytes live at a moment that no event of the history made.
+inline constexpr const char* kBeforeHistoryLabel = "(allocated before the recorded history)";
+
 // Stack labels, made once per stack.
 class Labels {
  public:

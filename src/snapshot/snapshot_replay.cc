@@ -177,8 +177,8 @@ void LiveAtPeak(const Replay& r, size_t peak, DeviceMemory& d, Labels& labels, s
     known += k.bytes;
   }
   if (d.peak_allocated > known) {
-    StackBytes& s = by["(allocated before the recorded history)"];
-    s.stack = "(allocated before the recorded history)";
+    StackBytes& s = by[kBeforeHistoryLabel];
+    s.stack = kBeforeHistoryLabel;
     s.bytes = d.peak_allocated - known;
   }
   d.live_at_peak = SortedBySize(by);

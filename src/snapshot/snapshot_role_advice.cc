@@ -13,13 +13,12 @@ using memory::Role;
 
 namespace {
 
-int64_t At(const DeviceMemory& d, Role r) { return d.roles.at_peak[static_cast<size_t>(r)]; }
+int64_t At(const DeviceMemory& d, Role r) { return d.roles.At(r); }
 
 // ", the largest from <stack>", or nothing when the source has no stacks.
 std::string Largest(const DeviceMemory& d, Role role) {
-  for (const auto& [r, s] : d.roles.stacks)
-    if (r == role) return ", the largest from " + s.stack;
-  return "";
+  const std::string stack = d.roles.LargestStack(role);
+  return stack.empty() ? "" : ", the largest from " + stack;
 }
 
 void OptimizerAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
@@ -67,11 +66,7 @@ void GradientAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
       Dev(d.device), Bytes(d.roles.gradients_into_forward)));
 }
 
-int64_t ByRule(const DeviceMemory& d, uint8_t rule) {
-  for (const auto& [r, bytes] : d.roles.rules)
-    if (r == rule) return bytes;
-  return 0;
-}
+int64_t ByRule(const DeviceMemory& d, uint8_t rule) { return d.roles.ByRule(rule); }
 
 void LimitNotes(const DeviceMemory& d, std::vector<std::string>& out) {
   const int64_t unknown = At(d, Role::kUnknown) - ByRule(d, memory::kBeforeWithState);

@@ -19,19 +19,10 @@ using report::Unit;
 
 namespace {
 
-int64_t At(const memory::RoleBytes& b, Role r) { return b[static_cast<size_t>(r)]; }
-
 std::string ColumnOf(Role r) {
   std::string key = memory::RoleName(r);
   std::replace(key.begin(), key.end(), ' ', '_');
   return key + "_bytes";
-}
-
-// The largest stack of a role at the peak.
-std::string LargestStack(const RoleMemory& rm, Role role) {
-  for (const auto& [r, s] : rm.stacks)
-    if (r == role) return s.stack;
-  return "";
 }
 
 void AddPeakRoles(report::Section& s, const std::vector<DeviceMemory>& ds) {
@@ -50,13 +41,11 @@ void AddPeakRoles(report::Section& s, const std::vector<DeviceMemory>& ds) {
     if (!d.roles.inferred || d.peak_allocated <= 0) continue;
     std::vector<Role> roles;
     for (int r = 0; r < memory::kRoles; ++r)
-      if (At(d.roles.at_peak, static_cast<Role>(r)) != 0) roles.push_back(static_cast<Role>(r));
-    std::ranges::stable_sort(
-        roles, [&](Role a, Role b) { return At(d.roles.at_peak, a) > At(d.roles.at_peak, b); });
+      if (d.roles.At(static_cast<Role>(r)) != 0) roles.push_back(static_cast<Role>(r));
+    std::ranges::stable_sort(roles, [&](Role a, Role b) { return d.roles.At(a) > d.roles.At(b); });
     for (Role role : roles)
-      t.rows.push_back({Dev(d.device), memory::RoleName(role), At(d.roles.at_peak, role),
-                        Share(At(d.roles.at_peak, role), d.peak_allocated),
-                        LargestStack(d.roles, role)});
+      t.rows.push_back({Dev(d.device), memory::RoleName(role), d.roles.At(role),
+                        Share(d.roles.At(role), d.peak_allocated), d.roles.LargestStack(role)});
     for (const auto& [rule, bytes] : d.roles.rules)
       why.rows.push_back(
           {Dev(d.device), memory::RuleText(rule), bytes, Share(bytes, d.peak_allocated)});

@@ -33,8 +33,7 @@ constexpr size_t kTopStacks = 3;
 // An annotation that names a phase: PyTorch's optimizer ranges, a user's "forward" / "backward"
 // (any case, with or without "## ... ##" around it).
 std::optional<memory::Phase> PhaseOf(std::string_view name) {
-  if (name.starts_with("Optimizer.step")) return memory::Phase::kOptimizer;
-  if (name.starts_with("Optimizer.zero_grad")) return memory::Phase::kZeroGrad;
+  if (const auto phase = memory::OptimizerPhaseOf(name)) return phase;
   std::string word;
   for (char c : name)
     if (std::isalpha(static_cast<unsigned char>(c)))
@@ -133,9 +132,8 @@ void Roles(const SnapshotModel& m, Replay& r, size_t peak, const SnapshotOptions
     const auto rows = memory::LiveAt(
         r.log, d.device, seq, [](const memory::Block& b) { return b.stack; }, of_role);
     for (size_t i = 0; i < rows.size() && i < kTopStacks; ++i) {
-      const std::string& label = rows[i].key == memory::kNoKey
-                                     ? std::string("(allocated before the recorded history)")
-                                     : labels.Of(rows[i].key);
+      const std::string& label =
+          rows[i].key == memory::kNoKey ? std::string(kBeforeHistoryLabel) : labels.Of(rows[i].key);
       out.stacks.push_back(
           {static_cast<memory::Role>(role), {label, rows[i].bytes, rows[i].blocks, 0}});
     }

@@ -136,10 +136,7 @@ TEST(SnapshotRoles, TheRealTransformerShowsItsActivationsAtThePeak) {
   // state together, and said so, not called weights.
   EXPECT_EQ(At(d, Role::kOptimizerState), 0);
   EXPECT_EQ(At(d, Role::kParameter), 0);
-  int64_t mixed = 0;
-  for (const auto& [rule, bytes] : d.roles.rules)
-    if (rule == memory::kBeforeWithState) mixed = bytes;
-  EXPECT_GT(mixed, 200 * kMiB);
+  EXPECT_GT(d.roles.ByRule(memory::kBeforeWithState), 200 * kMiB);
   const auto advice = RoleAdvice(d);
   EXPECT_TRUE(std::ranges::any_of(advice, [](const std::string& a) {
     return a.find("weights and the optimizer's state together") != std::string::npos;
