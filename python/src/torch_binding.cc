@@ -18,6 +18,7 @@
 #include "operators/module_table.h"
 #include "operators/op_tree.h"
 #include "operators/operator_report.h"
+#include "operators/role_report.h"
 #include "operators/step_memory_report.h"
 #include "python/src/bindings.h"
 #include "session/extension.h"
@@ -88,6 +89,14 @@ class TorchCollector : public session::Extension {
     std::lock_guard<std::mutex> lock(mu_);
     activations_.push_back(a);
   }
+  void AddRoleSample(torchlib::RoleSample r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    role_samples_.push_back(std::move(r));
+  }
+  void SetRoleModules(std::vector<torchlib::RoleModule> modules) {
+    std::lock_guard<std::mutex> lock(mu_);
+    role_modules_ = std::move(modules);
+  }
   void SetModelSummary(const std::string& type, const std::vector<ModuleTuple>& mods,
                        int64_t input_bytes, const std::vector<std::string>& notes) {
     torchlib::ModelSummary s;
@@ -135,6 +144,7 @@ class TorchCollector : public session::Extension {
     if (st.ok() && !trace_.empty()) st = AddTraceSections(trace_, r);
     torchlib::AddCudaMemorySection(cuda_, r);
     torchlib::AddActivationSection(activations_, r);
+    torchlib::AddRoleSection(role_samples_, role_modules_, r);
     snapshot::AddRunSnapshots(snapshots_, r);
     if (summary_) {
       Status s = torchlib::AddModelSummary(*summary_, options_.model_summary.depth, ctx.run_dir, r);
@@ -169,6 +179,8 @@ class TorchCollector : public session::Extension {
   bool have_ops_ = false;
   std::vector<torchlib::CudaMemoryStep> cuda_;
   std::vector<torchlib::ActivationStep> activations_;
+  std::vector<torchlib::RoleSample> role_samples_;
+  std::vector<torchlib::RoleModule> role_modules_;
   std::optional<torchlib::ModelSummary> summary_;
   std::vector<report::Diagnostic> lines_;
   std::string trace_;
@@ -203,6 +215,25 @@ void AddTorchBinding(py::module_& m) {
             c.AddActivation({step, bytes, tensors, by_module});
           },
           py::arg("step"), py::arg("bytes"), py::arg("tensors"), py::arg("by_module"))
+      .def(
+          "add_role_sample",
+          [](TorchCollector& c, int64_t step, const std::string& at, int64_t parameter,
+             int64_t gradient, std::optional<int64_t> state, std::optional<int64_t> activation,
+             std::optional<int64_t> input, std::optional<int64_t> allocated) {
+            c.AddRoleSample({step, at, parameter, gradient, state, activation, input, allocated});
+          },
+          py::arg("step"), py::arg("at"), py::arg("parameter"), py::arg("gradient"),
+          py::arg("optimizer_state"), py::arg("activation"), py::arg("input"), py::arg("allocated"),
+          "Memory by role at one phase boundary; None: not measured there.")
+      .def(
+          "set_role_modules",
+          [](TorchCollector& c,
+             const std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>& rows) {
+            std::vector<torchlib::RoleModule> modules;
+            for (const auto& [name, p, g, o] : rows) modules.push_back({name, p, g, o});
+            c.SetRoleModules(std::move(modules));
+          },
+          py::arg("modules"), "(module, parameter, gradient, optimizer state) bytes.")
       .def("set_model_summary", &TorchCollector::SetModelSummary, py::arg("model_type"),
            py::arg("modules"), py::arg("input_bytes"), py::arg("notes"))
       .def("add_line", &TorchCollector::AddLine, py::arg("name"), py::arg("text"))

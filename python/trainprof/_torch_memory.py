@@ -38,6 +38,11 @@ class ActivationCounter:
         self._handles = []
         self._core: Any = None
 
+    @property
+    def bytes(self) -> int:
+        """The bytes saved for backward in the current step so far."""
+        return self._bytes
+
     def _pack(self, t: torch.Tensor) -> torch.Tensor:
         if isinstance(t, torch.nn.Parameter):
             return t

@@ -615,7 +615,8 @@ def _attach_torch(session: trainprof.Session, trainer: Optional[Trainer]) -> Non
     import trainprof.torch
 
     model = trainer.lightning_module if trainer is not None else None
-    trainprof.torch.attach(session, model)
+    optimizers = (lambda: trainer.optimizers) if trainer is not None else None
+    trainprof.torch.attach(session, model, optimizer=optimizers)
 
 
 def _results_of(trainer: Trainer) -> Any:

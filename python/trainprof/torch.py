@@ -18,7 +18,8 @@ What it adds to the run folder, each as a section of the one report:
   and, for a CUDA trace, the overview, GPU and HTA sections of ``trainprof analyze``. Also the
   activation memory of the recorded steps (saved-tensor hooks) and, on a GPU, CUDA memory per
   step (``torch.cuda.memory_stats``). Activation memory is counted in the ``memory.steps``
-  steps after the operator window, so its hooks do not inflate the operator times.
+  steps after the operator window, so its hooks do not inflate the operator times; in those
+  steps memory by role is sampled too, by tensor identity (attach with ``optimizer=``).
 * ``model_summary.enabled``: torchinfo's table from forward hooks on the first forward pass
   after ``attach`` (the hooks are removed right after it), in ``model_summary.txt`` too.
 * ``snapshot.enabled``: the CUDA allocator's history from step ``snapshot.warmup`` for
@@ -49,6 +50,7 @@ from trainprof import _core
 from trainprof._session import Session
 from trainprof._torch_summary import ModelSummaryHooks
 from trainprof._torch_memory import ActivationCounter, CudaMemoryStats
+from trainprof._torch_roles import Optimizers, RoleSampler
 from trainprof._torch_snapshot import SnapshotRecorder, launcher_rank
 
 TRACE_NAME = "torch_trace.pt.trace.json.gz"
@@ -65,7 +67,8 @@ class TorchProfiler:
     """Collects torch.profiler's operators, CUDA and activation memory, the model summary and
     the allocator snapshot for one :class:`trainprof.Session`; made by :func:`attach`."""
 
-    def __init__(self, session: Session, model: Optional[torch.nn.Module] = None) -> None:
+    def __init__(self, session: Session, model: Optional[torch.nn.Module] = None,
+                 optimizer: Optimizers = None) -> None:
         if not isinstance(session, Session):
             raise TypeError(
                 "trainprof.torch.attach(session, model): session must be a trainprof.Session, "
@@ -91,11 +94,12 @@ class TorchProfiler:
         self._done: Optional[Any] = None  # the torch.profiler.profile whose trace was written
         self._reported = False
         self._activations: Optional[ActivationCounter] = None
+        self._roles: Optional[RoleSampler] = None
         self._cuda: Optional[CudaMemoryStats] = None
         self._summary: Optional[ModelSummaryHooks] = None
         self._snapshot: Optional[SnapshotRecorder] = None
         if o["memory.enabled"]:
-            self._start_memory(model)
+            self._start_memory(model, optimizer)
         if o["model_summary.enabled"]:
             self._start_summary(model)
         if o["snapshot.enabled"]:
@@ -104,7 +108,7 @@ class TorchProfiler:
 
     # ---- memory.* ------------------------------------------------------------------------------
 
-    def _start_memory(self, model: Optional[torch.nn.Module]) -> None:
+    def _start_memory(self, model: Optional[torch.nn.Module], optimizer: Optimizers) -> None:
         if self._opts["memory.trace_rank0_only"] and launcher_rank() != 0:
             self._core.add_line(
                 "operators_not_on_this_rank",
@@ -128,6 +132,8 @@ class TorchProfiler:
         self._activation_window = (end, end + self._opts["memory.steps"])
         self._activations = ActivationCounter(model)
         self._activations.start(self._core, self._start, self._activation_window)
+        self._roles = RoleSampler(model, optimizer, self._activations, self._core)
+        self._roles.start(self._start, self._activation_window)
         self._begin_profiler()
 
     def _begin_profiler(self) -> None:
@@ -198,6 +204,8 @@ class TorchProfiler:
             self._cuda.step_ended(ended)
         if self._activations is not None:
             self._activations.step_ended(ended, self._activation_window)
+        if self._roles is not None:
+            self._roles.step_ended(ended)
         if self._snapshot is not None:  # first: its dump must not catch the profiler's next step
             self._snapshot.step_began(step)
         if self._prof is not None:
@@ -219,6 +227,8 @@ class TorchProfiler:
             self._summary.close()
         if self._activations is not None:
             self._activations.close()
+        if self._roles is not None:
+            self._roles.close()
         if self._snapshot is not None:
             self._snapshot.close()
 
@@ -226,14 +236,17 @@ class TorchProfiler:
         return f"trainprof.torch.TorchProfiler(run_dir={self._session.run_dir!r})"
 
 
-def attach(session: Session, model: Optional[torch.nn.Module] = None) -> TorchProfiler:
+def attach(session: Session, model: Optional[torch.nn.Module] = None,
+           optimizer: Optimizers = None) -> TorchProfiler:
     """Adds PyTorch's operators, memory, model summary and allocator snapshot to ``session``'s
     report, as its ``memory.*``, ``model_summary.*`` and ``snapshot.*`` keys say. Call it
     before the training loop, with the model (needed for the model summary and the activation
-    memory per module). Raises :class:`TypeError` when ``session`` is not a Session or ``model``
+    memory per module) and the optimizer (an Optimizer, a list of them, or a function giving
+    them when the recorded steps begin): with both, ``memory.enabled`` also measures memory by
+    role (parameters, gradients, optimizer state, activations, input) exactly. Raises :class:`TypeError` when ``session`` is not a Session or ``model``
     not a Module, and :class:`trainprof.TrainprofError` when the session has finished or has
     been attached already."""
-    return TorchProfiler(session, model)
+    return TorchProfiler(session, model, optimizer)
 
 
 def _shapes_text(shapes: Any) -> str:

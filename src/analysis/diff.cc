@@ -190,6 +190,7 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
   if (!other_device)
     AddChangeTables(s, "GPU kernels", "kernel_diff", PerStep(a, true), PerStep(b, true), top_n);
   AddGpuWorkDiff(s, a, b, top_n, other_device);
+  AddRoleDiff(s, a, b);
   return r;
 }
 

@@ -28,6 +28,10 @@ std::string DeviceOf(const DiffSide& s);
 void AddGpuWorkDiff(report::Section& s, const DiffSide& a, const DiffSide& b, int top_n,
                     bool other_device);
 
+// diff_by_role.cc: memory by role at each side's peak (the Memory view's roles), the roles that
+// moved as a finding; a line when only one side has memory events, nothing when neither has.
+void AddRoleDiff(report::Section& s, const DiffSide& a, const DiffSide& b);
+
 // Every rank of the side has no ProfilerStep: its "step" is its capture window.
 bool WindowsOnly(const DiffSide& s);
 

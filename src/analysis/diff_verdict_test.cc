@@ -9,6 +9,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/diff.h"
+#include "memory/allocation_log.h"
 
 namespace trainprof::analysis::diff_verdict_test {
 namespace {
@@ -129,6 +130,48 @@ TEST(DiffVerdict, StepsOnOneSideOnlyGiveNoVerdict) {
   EXPECT_NE(f.find("A marks steps (ProfilerStep ranges) and B does not"), std::string::npos) << f;
   for (const char* verdict : {"Neither trace marks steps", "faster", "slower", "the same"})
     EXPECT_EQ(f.find(verdict), std::string::npos) << verdict << " in " << f;
+}
+
+// Issue 72: a larger batch moves activations, not optimizer state, and the diff says so.
+void SetRoles(Side& s, int64_t params, int64_t state, int64_t activations) {
+  DeviceMemory d;
+  d.device = 0;
+  d.role_bytes.assign(memory::kRoles, 0);
+  d.role_bytes[static_cast<int>(memory::Role::kParameter)] = params;
+  d.role_bytes[static_cast<int>(memory::Role::kOptimizerState)] = state;
+  d.role_bytes[static_cast<int>(memory::Role::kActivation)] = activations;
+  d.peak_allocated = params + state + activations;
+  s.an[0].memory.devices = {d};
+}
+
+TEST(DiffVerdict, ALargerBatchMovesActivationsNotOptimizerState) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  Side a = MakeSide(One(Steps(4, 1000, 800)), "a");
+  Side b = MakeSide(One(Steps(4, 1000, 800)), "b");
+  SetRoles(a, 4 * kGiB, 8 * kGiB, 6 * kGiB);
+  SetRoles(b, 4 * kGiB, 8 * kGiB, 12 * kGiB);
+  const report::Report r = BuildDiffReport(a.side, b.side, 5);
+  const report::Table* t = r.FindSection("diff")->FindTable("memory_role_diff");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->rows.size(), 3u);  // parameter, optimizer state, activation: the roles present
+  EXPECT_EQ(std::get<std::string>(t->rows[2][0]), "activation");
+  EXPECT_EQ(std::get<int64_t>(t->rows[2][3]), 6 * kGiB);
+  EXPECT_EQ(std::get<int64_t>(t->rows[1][3]), 0);
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("memory at the peak moved +6.00 GiB (18.0 GiB -> 24.0 GiB): activation "
+                   "+6.00 GiB\n"),
+            std::string::npos)
+      << f;
+}
+
+TEST(DiffVerdict, RolesOnOneSideOnlyAreNotCompared) {
+  Side a = MakeSide(One(Steps(4, 1000, 800)), "a");
+  Side b = MakeSide(One(Steps(4, 1000, 800)), "b");
+  SetRoles(b, 100, 200, 300);
+  const std::string f = Findings(a, b);
+  EXPECT_NE(f.find("only B has memory events"), std::string::npos) << f;
+  EXPECT_EQ(BuildDiffReport(a.side, b.side, 5).FindSection("diff")->FindTable("memory_role_diff"),
+            nullptr);
 }
 
 }  // namespace

@@ -159,6 +159,9 @@ const char* DataSeverityName(DataSeverity s);  // "info", "data loss", "error"
   X(kSnapshotUnreadable, "snapshot_unreadable", kDataLoss,                                        \
     "A memory snapshot the run wrote could not be read back, so the report has no analysis of "   \
     "it.")                                                                                        \
+  X(kRolesWithoutOptimizer, "roles_without_optimizer", kInfo,                                    \
+    "Memory by role was measured with no optimizer given to trainprof.torch.attach: optimizer "   \
+    "state is not measured.")                                                                     \
   X(kTorchProfilerLegacy, "torch_profiler_legacy", kInfo,                                         \
     "torch is built without Kineto: operators are CPU only, with no kernels or GPU sections.")     \
   X(kTorchTraceWithoutGpu, "torch_trace_without_gpu", kInfo,                                      \

@@ -140,6 +140,58 @@ void AddAllocatorSection(report::Section& s, const std::vector<DeviceMemory>& ds
       "only requests that fit them can use.");
 }
 
+std::string RoleMoves(const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t scale) {
+  std::vector<std::pair<int64_t, int>> moved;
+  for (int r = 0; r < memory::kRoles; ++r) moved.push_back({b[r] - a[r], r});
+  std::stable_sort(moved.begin(), moved.end(), [](const auto& x, const auto& y) {
+    return std::llabs(x.first) > std::llabs(y.first);
+  });
+  const int64_t largest = std::llabs(moved.front().first);
+  if (largest == 0 || largest * 100 < scale) return "";
+  std::string out;
+  for (const auto& [delta, r] : moved) {
+    if (std::llabs(delta) * 10 < largest) break;
+    out += fmt::format("{}{} {}{}", out.empty() ? "" : ", ",
+                       memory::RoleName(static_cast<memory::Role>(r)), delta < 0 ? "-" : "+",
+                       Bytes(std::llabs(delta)));
+  }
+  return out;
+}
+
+namespace {
+
+// Per device: bytes by role at each side's peak, and the roles that moved as a finding.
+void AddRoleDiff(const std::map<int64_t, std::pair<const DeviceMemory*, const DeviceMemory*>>& by,
+                 report::Section& s) {
+  report::Table* t = nullptr;
+  for (const auto& [dev, pair] : by) {
+    const auto [da, db] = pair;
+    if (!da || !db || !da->roles.inferred || !db->roles.inferred) continue;
+    if (t == nullptr)
+      t = &s.AddTable("snapshot_diff_roles", "Memory by role at the peak",
+                      {{"device", "Device", Unit::kText},
+                       {"role", "Role", Unit::kText},
+                       {"a_bytes", "A", Unit::kBytes},
+                       {"b_bytes", "B", Unit::kBytes},
+                       {"change_bytes", "Change", Unit::kBytes}});
+    std::vector<int64_t> ra, rb;
+    for (int r = 0; r < memory::kRoles; ++r) {
+      const auto role = static_cast<memory::Role>(r);
+      ra.push_back(da->roles.At(role));
+      rb.push_back(db->roles.At(role));
+      if (ra.back() != 0 || rb.back() != 0)
+        t->rows.push_back(
+            {Dev(dev), memory::RoleName(role), ra.back(), rb.back(), rb.back() - ra.back()});
+    }
+    const std::string moves = RoleMoves(ra, rb, std::max(da->peak_allocated, db->peak_allocated));
+    s.findings.push_back({report::Severity::kInfo,
+                          moves.empty() ? Dev(dev) + ": no role moved by 1 % of the peak or more"
+                                        : fmt::format("{}: by role, {}", Dev(dev), moves)});
+  }
+}
+
+}  // namespace
+
 void AddSnapshotDiffSections(const std::string& a_name, const std::vector<DeviceMemory>& a,
                              const std::string& b_name, const std::vector<DeviceMemory>& b,
                              size_t top, report::Report& r) {
@@ -187,6 +239,7 @@ void AddSnapshotDiffSections(const std::string& a_name, const std::vector<Device
                           fmt::format("{}: peak {} -> {} ({}{})", Dev(dev), Bytes(pa), Bytes(pb),
                                       pb >= pa ? "+" : "-", Bytes(std::llabs(pb - pa)))});
   }
+  AddRoleDiff(by, s);
 }
 
 }  // namespace trainprof::snapshot

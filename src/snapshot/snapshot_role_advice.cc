@@ -23,18 +23,8 @@ std::string Largest(const DeviceMemory& d, Role role) {
 
 void OptimizerAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
   const int64_t o = At(d, Role::kOptimizerState), p = At(d, Role::kParameter);
-  if (o <= 0 || p <= 0) return;
-  const double ratio = static_cast<double>(o) / static_cast<double>(p);
-  std::string text =
-      fmt::format("{}: optimizer state is {:.1f}x the weights at the peak ({} against {})",
-                  Dev(d.device), ratio, Bytes(o), Bytes(p));
-  if (ratio > 1.5)
-    text += fmt::format(
-        ", as AdamW's two fp32 moments per parameter are: an 8-bit optimizer "
-        "(bitsandbytes AdamW8bit) would hold about {} (saving {}); sharding the state over 8 "
-        "GPUs (ZeRO-1, FSDP) would hold {} per GPU",
-        Bytes(o / 4), Bytes(o - o / 4), Bytes(o / 8));
-  out.push_back(text);
+  if (o > 0 && p > 0)
+    out.push_back(Dev(d.device) + ": " + OptimizerStateAnswer(o, p, "at the peak"));
 }
 
 void ActivationAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
@@ -58,12 +48,8 @@ void TemporaryAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
 }
 
 void GradientAdvice(const DeviceMemory& d, std::vector<std::string>& out) {
-  if (d.roles.gradients_into_forward <= 0) return;
-  out.push_back(fmt::format(
-      "{}: {} of gradients are still live when the next forward begins: "
-      "optimizer.zero_grad(set_to_none=True) right after optimizer.step() frees them before "
-      "the forward's activations are made",
-      Dev(d.device), Bytes(d.roles.gradients_into_forward)));
+  if (d.roles.gradients_into_forward > 0)
+    out.push_back(Dev(d.device) + ": " + GradientsKeptAnswer(d.roles.gradients_into_forward));
 }
 
 int64_t ByRule(const DeviceMemory& d, uint8_t rule) { return d.roles.ByRule(rule); }
@@ -93,6 +79,27 @@ void LimitNotes(const DeviceMemory& d, std::vector<std::string>& out) {
 }
 
 }  // namespace
+
+std::string OptimizerStateAnswer(int64_t state, int64_t weights, std::string_view when) {
+  const double ratio = static_cast<double>(state) / static_cast<double>(weights);
+  std::string text = fmt::format("optimizer state is {:.1f}x the weights {} ({} against {})", ratio,
+                                 when, Bytes(state), Bytes(weights));
+  if (ratio > 1.5)
+    text += fmt::format(
+        ", as AdamW's two fp32 moments per parameter are: an 8-bit optimizer "
+        "(bitsandbytes AdamW8bit) would hold about {} (saving {}); sharding the state over 8 "
+        "GPUs (ZeRO-1, FSDP) would hold {} per GPU",
+        Bytes(state / 4), Bytes(state - state / 4), Bytes(state / 8));
+  return text;
+}
+
+std::string GradientsKeptAnswer(int64_t bytes) {
+  return fmt::format(
+      "{} of gradients are still live when the next forward begins: "
+      "optimizer.zero_grad(set_to_none=True) right after optimizer.step() frees them before the "
+      "forward's activations are made",
+      Bytes(bytes));
+}
 
 std::vector<std::string> RoleAdvice(const DeviceMemory& d) {
   std::vector<std::string> out;

@@ -184,5 +184,29 @@ TEST(SnapshotRolesConformance, ForwardOnlyFilesHoldNoGradientsNorOptimizerState)
   }
 }
 
+// Issue 72: `trainprof diff a.pickle b.pickle` says which role moved.
+TEST(SnapshotRoles, DiffSaysWhichRoleMoved) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  auto device = [](int64_t act) {
+    DeviceMemory d;
+    d.roles.inferred = true;
+    d.roles.at_peak[static_cast<size_t>(memory::Role::kParameter)] = 100 * kMiB;
+    d.roles.at_peak[static_cast<size_t>(memory::Role::kOptimizerState)] = 200 * kMiB;
+    d.roles.at_peak[static_cast<size_t>(memory::Role::kActivation)] = act;
+    d.peak_allocated = 300 * kMiB + act;
+    return d;
+  };
+  report::Report r;
+  AddSnapshotDiffSections("a", {device(50 * kMiB)}, "b", {device(150 * kMiB)}, 5, r);
+  const report::Section* s = r.FindSection("snapshot_diff");
+  ASSERT_NE(s, nullptr);
+  const report::Table* t = s->FindTable("snapshot_diff_roles");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->rows.size(), 3u);
+  EXPECT_EQ(std::get<int64_t>(t->rows[2][4]), 100 * kMiB);
+  ASSERT_EQ(s->findings.size(), 2u);
+  EXPECT_EQ(s->findings[1].text, "cuda:0: by role, activation +100 MiB");
+}
+
 }  // namespace roles_test
 }  // namespace trainprof::snapshot

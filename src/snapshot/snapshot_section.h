@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/format.h"
@@ -30,6 +31,15 @@ void AddAllocatorSection(report::Section& s, const std::vector<DeviceMemory>& ds
 void AddRoleSections(report::Section& s, const std::vector<DeviceMemory>& ds);
 // The answers memory by role gives a user, each with its figures (snapshot_role_advice.cc).
 std::vector<std::string> RoleAdvice(const DeviceMemory& d);
+// Two of them from bare figures, for every source of roles (the in-process one too):
+// "optimizer state is 2.0x the weights <when> (...)" with what 8-bit or sharded state would
+// hold, and "<bytes> of gradients are still live when the next forward begins: ...".
+std::string OptimizerStateAnswer(int64_t state, int64_t weights, std::string_view when);
+std::string GradientsKeptAnswer(int64_t bytes);
+// "activation +6.00 GiB, gradient -1.00 GiB": the roles whose bytes (by memory::Role) moved from
+// `a` to `b` by a tenth of the largest move or more, largest first; "" when no role moved by
+// 1 % of `scale` (the larger peak). For every diff by role (analysis/diff_by_role.cc too).
+std::string RoleMoves(const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t scale);
 
 namespace detail {
 inline std::string Dev(int64_t device) { return "cuda:" + std::to_string(device); }

@@ -1,0 +1,40 @@
+// Memory by role measured in the training loop (python/trainprof/_torch_roles.py): exact bytes
+// of parameters, gradients, optimizer state, activations and input by tensor identity, at the
+// phase boundaries of the recorded steps, with the allocator's total where there is one (CUDA).
+//
+//   std::vector<torchlib::RoleSample> samples = ...;  // one per phase boundary
+//   torchlib::AddRoleSection(samples, modules, report);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace trainprof::torchlib {
+
+// One moment of a step. A figure that could not be measured there is absent, never 0: the
+// activations and the input only at the end of the forward, the optimizer state only with an
+// optimizer, the allocator's total only on one CUDA device.
+struct RoleSample {
+  int64_t step = 0;
+  // "end of forward", "start of optimizer.step", "end of optimizer.step", "end of step"
+  std::string at;
+  int64_t parameter = 0, gradient = 0;
+  std::optional<int64_t> optimizer_state, activation, input, allocated;
+};
+
+// Parameters, gradients and optimizer state of the parameters a module owns.
+struct RoleModule {
+  std::string module;
+  int64_t parameter = 0, gradient = 0, optimizer_state = 0;
+};
+
+// The "memory_by_role" section: the largest figure of each role as metrics, every sample as a
+// series, the modules (the top 20 and the rest), and the answers a user acts on.
+void AddRoleSection(const std::vector<RoleSample>& samples, std::vector<RoleModule> modules,
+                    report::Report& report);
+
+}  // namespace trainprof::torchlib
