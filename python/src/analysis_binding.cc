@@ -64,7 +64,8 @@ class Analysis {
   std::map<int64_t, int64_t> trace_duration_ns;             // by rank: HTA's get_trace_duration
   std::map<int64_t, analysis::HtaAnnotations> annotations;  // by rank
   std::map<int64_t, analysis::HtaStragglerRows> straggler_rows;  // by rank
-  std::set<int64_t> profiler_steps;  // every ProfilerStep#N number of every rank
+  std::set<int64_t> profiler_steps;         // every ProfilerStep#N number of every rank
+  std::vector<std::string> capture_traces;  // the request's: a rank read again credits as it did
 
   std::vector<std::string> Sections() const {
     std::vector<std::string> out;
@@ -185,7 +186,7 @@ class Analysis {
     Status failed = Status::Ok();
     {
       py::gil_scoped_release release;
-      StatusOr<trace::TraceModel> m = trace::ReadModel(PathOfRank(rank), {});
+      StatusOr<trace::TraceModel> m = trace::ReadModel(PathOfRank(rank), {}, capture_traces);
       if (m.ok()) {
         out = f(*m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
       } else {
@@ -543,6 +544,7 @@ std::unique_ptr<Analysis> Analyze(const std::vector<std::string>& paths, const R
   auto in = analysis::InputsOfOneRun(paths, "trainprof.analyze reads one run");
   if (!in.ok()) ThrowTraceError(in.status().message());
   auto result = std::make_unique<Analysis>();
+  result->capture_traces = req.analyze.capture_traces;
   StatusOr<std::unique_ptr<analysis::RunResult>> run = InvalidArgument("");
   {
     py::gil_scoped_release release;

@@ -481,3 +481,11 @@ def test_memory_keys_attach_pytorchs_operators_to_the_fit(tmp_path: Path) -> Non
     ops = {r["name"] for r in table(report, "operators", "operators")["rows"]}
     assert "aten::linear" in ops or "aten::addmm" in ops, ops
     assert "report_not_available" not in {d["name"] for d in report["diagnostics"]}
+    # Memory by role, with the trainer's optimizer found when the recorded steps begin; its step
+    # (with Lightning's closure inside) is a phase. training_step calls the layer, not the
+    # module's forward, so there is no "end of forward" sample.
+    samples = table(report, "memory_by_role", "role_samples")["rows"]
+    assert {r["at"] for r in samples} == {"start of optimizer.step", "end of optimizer.step",
+                                          "end of step"}
+    assert all(r["parameter_bytes"] == (4 + 1) * 4 for r in samples)
+    assert "roles_without_optimizer" not in {d["name"] for d in report["diagnostics"]}

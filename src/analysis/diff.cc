@@ -126,6 +126,15 @@ std::array<double, kNumCategories + 1> AvgCategories(const DiffSide& s) {
   return v;
 }
 
+// The step table's title: each side's column is its average step, or its capture window when
+// it marks no steps.
+std::string StepTableTitle(bool a_windows, bool b_windows) {
+  if (a_windows && b_windows) return "Capture window by category (no steps marked)";
+  if (!a_windows && !b_windows) return "Average step time by category";
+  return fmt::format("Average step time by category ({}: its capture window, no steps marked)",
+                     a_windows ? "A" : "B");
+}
+
 }  // namespace
 
 report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) {
@@ -151,15 +160,13 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                        da, db)});
   }
   auto ca = AvgCategories(a), cb = AvgCategories(b);
-  const bool windows = WindowsOnly(a) || WindowsOnly(b);
-  report::Table& t = s.AddTable(
-      "step_time_diff",
-      windows ? "Capture window by category (no steps marked)" : "Average step time by category",
-      {{"category", "Category", Unit::kText},
-       {"a_s", "A", Unit::kSeconds},
-       {"b_s", "B", Unit::kSeconds},
-       {"delta_s", "Delta", Unit::kSeconds},
-       {"delta_pct", "Delta %", Unit::kPercent}});
+  const bool wa = WindowsOnly(a), wb = WindowsOnly(b);
+  report::Table& t = s.AddTable("step_time_diff", StepTableTitle(wa, wb),
+                                {{"category", "Category", Unit::kText},
+                                 {"a_s", "A", Unit::kSeconds},
+                                 {"b_s", "B", Unit::kSeconds},
+                                 {"delta_s", "Delta", Unit::kSeconds},
+                                 {"delta_pct", "Delta %", Unit::kPercent}});
   t.charts.push_back({.kind = report::ChartKind::kBars,
                       .title = "Change of the average step by category (B - A)",
                       .label = "category",
@@ -182,8 +189,8 @@ report::Report BuildDiffReport(const DiffSide& a, const DiffSide& b, int top_n) 
                      100 * shared_a, 100 * shared_b)});
   }
   double sa = ca[kNumCategories], sb = cb[kNumCategories];
-  t.footer.push_back({std::string(windows ? "Capture window" : "Step time"), sa / 1e9, sb / 1e9,
-                      (sb - sa) / 1e9,
+  const char* total = wa && wb ? "Capture window" : wa || wb ? "Step or window" : "Step time";
+  t.footer.push_back({std::string(total), sa / 1e9, sb / 1e9, (sb - sa) / 1e9,
                       sa > 0 ? Value(100 * (sb - sa) / sa) : Value(std::monostate{})});
   AddStepVerdict(s, a, b, sa, sb, other_model);
   AddChangeTables(s, "CPU operators", "operator_diff", ops_a, ops_b, top_n);

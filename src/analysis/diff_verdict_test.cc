@@ -130,6 +130,10 @@ TEST(DiffVerdict, StepsOnOneSideOnlyGiveNoVerdict) {
   EXPECT_NE(f.find("A marks steps (ProfilerStep ranges) and B does not"), std::string::npos) << f;
   for (const char* verdict : {"Neither trace marks steps", "faster", "slower", "the same"})
     EXPECT_EQ(f.find(verdict), std::string::npos) << verdict << " in " << f;
+  // A's column is its average step, B's its capture window: the title says which is which.
+  const report::Report r = BuildDiffReport(a.side, b.side, 5);
+  EXPECT_EQ(r.FindSection("diff")->FindTable("step_time_diff")->title,
+            "Average step time by category (B: its capture window, no steps marked)");
 }
 
 // Issue 72: a larger batch moves activations, not optimizer state, and the diff says so.

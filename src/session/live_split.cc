@@ -27,6 +27,21 @@ int SplitSlot(ActionKind kind) {
 // A live view that nobody reads for hours must not grow: far more than a tick's scopes.
 constexpr size_t kMaxSpans = 1 << 16;
 
+// The length of the union of `spans` (sorted here), nested and overlapping ones counted once.
+template <typename Span>
+double UnionLength(std::vector<Span>& spans) {
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  double ns = 0;
+  int64_t reach = spans.empty() ? 0 : spans.front().begin;
+  for (const Span& s : spans) {
+    const int64_t from = std::max(s.begin, reach);
+    if (s.end > from) ns += static_cast<double>(s.end - from);
+    reach = std::max(reach, s.end);
+  }
+  return ns;
+}
+
 }  // namespace
 
 void LiveSplitter::Add(ActionKind kind, int64_t begin_ns, int64_t end_ns) {
@@ -40,6 +55,7 @@ void LiveSplitter::Add(ActionKind kind, int64_t begin_ns, int64_t end_ns) {
 
 std::optional<report::LiveSplit> LiveSplitter::Take(int64_t begin_ns, int64_t end_ns) {
   std::array<double, kKinds> ns{};
+  std::vector<Span> all;  // every kind's clipped spans: what the split covers, once
   bool any = false;
   for (size_t k = 0; k < kKinds; ++k) {
     std::vector<Span> in;  // the kind's spans clipped to the window, then their union's length
@@ -48,24 +64,22 @@ std::optional<report::LiveSplit> LiveSplitter::Take(int64_t begin_ns, int64_t en
       if (e > b || (s.end > begin_ns && s.begin < end_ns)) any = true;
       if (e > b) in.push_back({b, e});
     }
-    std::sort(in.begin(), in.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-    int64_t reach = begin_ns;
-    for (const Span& s : in) {
-      const int64_t from = std::max(s.begin, reach);
-      if (s.end > from) ns[k] += static_cast<double>(s.end - from);
-      reach = std::max(reach, s.end);
-    }
+    all.insert(all.end(), in.begin(), in.end());
+    ns[k] = UnionLength(in);
     std::erase_if(spans_[k], [end_ns](const Span& s) { return s.end <= end_ns; });
   }
   const double window = static_cast<double>(end_ns - begin_ns);
   if (!any || window <= 0) return std::nullopt;
   double sum = 0;
   for (double v : ns) sum += v;
-  const double scale = sum > window ? window / sum : 1.0;  // kinds nested in others
+  // Kinds nested in others (communication inside backward) are in both: their shares are scaled
+  // to the time the kinds cover together, and the rest of the window is "other".
+  const double covered = UnionLength(all);
+  const double scale = sum > covered ? covered / sum : 1.0;
   std::array<double, kKinds> share{};
   for (size_t k = 0; k < kKinds; ++k) share[k] = ns[k] * scale / window;
   report::LiveSplit p{share[0], share[1], share[2], share[3], share[4], 0};
-  p.other = std::max(0.0, 1.0 - std::min(1.0, sum * scale / window));
+  p.other = std::max(0.0, 1.0 - covered / window);
   p.data_measured = data_seen_;
   return p;
 }

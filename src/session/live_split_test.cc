@@ -76,5 +76,19 @@ TEST(LiveSplitter, NestedKindsAreHeldToTheWindow) {
   EXPECT_NEAR(p->backward / p->communication, 100.0 / 40, 1e-9);
 }
 
+// Nested kinds that do not fill the window: "other" is what no kind covers (20 ms here), not
+// what is left after their sum (which counts the communication twice and left 0).
+TEST(LiveSplitter, OtherIsTheTimeNoKindCovers) {
+  LiveSplitter split;
+  split.Add(ActionKind::kCommunication, 10 * kMs, 30 * kMs);
+  split.Add(ActionKind::kBackward, 0, 50 * kMs);
+  split.Add(ActionKind::kForward, 50 * kMs, 80 * kMs);
+  const auto p = split.Take(0, 100 * kMs);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_NEAR(p->other, 0.20, 1e-12);
+  EXPECT_NEAR(p->backward + p->communication + p->forward + p->other, 1.0, 1e-12);
+  EXPECT_NEAR(p->forward / p->backward, 30.0 / 50, 1e-9);
+}
+
 }  // namespace
 }  // namespace trainprof::session
