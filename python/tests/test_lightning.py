@@ -3,8 +3,11 @@ names in the time report, train / validation steps in the speed report, one run 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -14,8 +17,8 @@ import torch  # noqa: E402  (lightning depends on torch)
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
 import trainprof  # noqa: E402
-from conftest import calls, load_report, section, table  # noqa: E402
-from trainprof.lightning import TrainprofProfiler, _action_kind  # noqa: E402
+from conftest import calls, load_report, python_env, section, table  # noqa: E402
+from trainprof.lightning import TrainprofProfiler, _action_kind, _unjoined  # noqa: E402
 
 TRAIN_FETCH = "[_TrainingEpochLoop].train_dataloader_next"
 VAL_FETCH = "[_EvaluationLoop].val_next"
@@ -63,6 +66,15 @@ class TinyModule(lightning.LightningModule):
         # 1.13 (Debian's) does not import under Python 3.11 (a dataclass with a mutable
         # default). The module has no sharded tensors, so there is nothing to hook.
         pass
+
+
+@pytest.fixture(autouse=True)
+def _run_folders_written() -> Iterator[None]:
+    """No run folder is left being written in the background past its test (whose TRAINPROF_DB
+    and folder go with it)."""
+    yield
+    for finishing in list(_unjoined):
+        finishing.join()
 
 
 def _loader(seed: int) -> DataLoader:
@@ -489,3 +501,209 @@ def test_memory_keys_attach_pytorchs_operators_to_the_fit(tmp_path: Path) -> Non
                                           "end of step"}
     assert all(r["parameter_bytes"] == (4 + 1) * 4 for r in samples)
     assert "roles_without_optimizer" not in {d["name"] for d in report["diagnostics"]}
+
+
+# ---- the run folder written in the background, after fit returns (issue 73) ---------------------
+
+# A run folder's files with the default outputs (bench/lightning_overhead.py checks the same).
+RUN_FILES = {"report.html", "report.json", "summary.txt", "trace.json", "time_report.csv",
+             "speed_report.csv", "training_rate.csv"}
+
+
+def _outline(run_dir: str) -> Dict[str, Any]:
+    """What a run folder holds, without its timings: its files, report.json's sections and
+    tables, the time report's calls and the speed report's steps."""
+    report = load_report(run_dir)
+    return {
+        "files": sorted(p.name for p in Path(run_dir).iterdir() if p.is_file()),
+        "sections": [(s["id"], [t["id"] for t in s.get("tables", [])])
+                     for s in report["sections"]],
+        "calls": calls(report),
+        "steps": _speed_steps(report),
+    }
+
+
+def _fit_outline(
+    tmp_path: Path, background: bool, monkeypatch: pytest.MonkeyPatch
+) -> Dict[str, Any]:
+    monkeypatch.setattr(TrainprofProfiler, "_finish_in_background", background)
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    # Handed to a thread (or not) when fit returns, whether or not that thread is done yet.
+    assert (profiler._pending is not None) == background
+    report = profiler.report  # waits for the thread
+    assert report is not None and report.run_id is not None  # recorded in the run history
+    assert profiler._pending is None and trainprof.active_session() is None
+    assert not _unjoined  # its thread is done
+    assert RUN_FILES <= set(os.listdir(report.run_dir))
+    return _outline(report.run_dir)
+
+
+def test_the_background_run_folder_is_the_one_written_before_fit_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _fit_outline(tmp_path / "before", False, monkeypatch)
+    after = _fit_outline(tmp_path / "after", True, monkeypatch)
+    assert after == before
+    assert after["calls"]["run_training_batch"] == EPOCHS * TRAIN_BATCHES
+
+
+def test_the_background_thread_prints_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profiler = TrainprofProfiler(output_dir=tmp_path)
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    assert profiler.report is not None
+    out = capsys.readouterr().out
+    assert profiler.report.summary in out
+    assert f"Reports written to {profiler.report.run_dir}/" in out
+
+
+def test_two_fits_in_a_row_each_write_their_run_folder(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    trainer = _trainer(tmp_path, profiler)  # the first folder is not read in between
+    trainer.fit(TinyModule(), _loader(0), _loader(1))
+    assert profiler.report is not None
+    run_dirs = sorted(str(p.parent) for p in tmp_path.glob("*/report.json"))
+    assert len(run_dirs) == 2 and profiler.report.run_dir in run_dirs
+    for run_dir in run_dirs:
+        assert RUN_FILES <= set(os.listdir(run_dir))
+        assert calls(load_report(run_dir))["run_training_batch"] == EPOCHS * TRAIN_BATCHES
+    validated = trainer.validate(TinyModule(), _loader(1))  # and a validate after them
+    assert validated and set(profiler.reports) == {"fit", "validate"}
+
+
+class RecordingLogger(lightning.pytorch.loggers.Logger):
+    """Keeps the metrics it is given to log, and their steps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.logged: List[Dict[str, float]] = []
+        self.steps: List[int] = []
+
+    @property
+    def name(self) -> str:
+        return "recording"
+
+    @property
+    def version(self) -> int:
+        return 0
+
+    def log_hyperparams(self, params: Any, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def log_metrics(self, metrics: Dict[str, float], step: Any = None) -> None:
+        self.logged.append(dict(metrics))
+        self.steps.append(step)
+
+
+def test_the_background_thread_logs_to_the_trainers_loggers(tmp_path: Path) -> None:
+    logger = RecordingLogger()
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler, logger=logger).fit(TinyModule(), _loader(0), _loader(1))
+    assert profiler.report is not None  # waits, loggers included
+    headline = [m for m in logger.logged if any(k.startswith("trainprof/speed.") for k in m)]
+    assert len(headline) == 1
+    # At the step the trainer had reached, read when fit ended.
+    assert logger.steps[logger.logged.index(headline[0])] == EPOCHS * TRAIN_BATCHES
+    assert any("trainprof/training_rate" in m for m in logger.logged)
+
+
+class UnwritableModule(TinyModule):
+    """Puts a folder where the run folder's summary.txt goes, before the profiler finishes."""
+
+    def on_fit_end(self) -> None:
+        os.mkdir(os.path.join(self.trainer.profiler.session.run_dir, "summary.txt"))
+
+
+def test_an_error_in_the_background_is_raised_by_reading_the_report(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(UnwritableModule(), _loader(0), _loader(1))
+    with pytest.raises(trainprof.TrainprofError, match="summary.txt"):
+        profiler.report  # noqa: B018 - the read waits and raises
+    # Raised once; the run has no Report, as when fit raised it.
+    assert profiler.report is None
+    run_dirs = list(tmp_path.glob("*/report.json"))  # the other files are still written
+    assert len(run_dirs) == 1 and calls(load_report(str(run_dirs[0].parent)))
+
+
+def test_an_error_in_the_background_is_printed_by_the_next_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(UnwritableModule(), _loader(0), _loader(1))
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    err = capsys.readouterr().err
+    assert "trainprof: " in err and "summary.txt" in err
+    assert profiler.report is not None and "summary.txt" in os.listdir(profiler.report.run_dir)
+
+
+def test_summary_waits_for_the_background_thread(tmp_path: Path) -> None:
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    text = profiler.summary()
+    assert text and profiler._pending is None
+    assert Path(profiler.reports["fit"].run_dir, "summary.txt").read_text(encoding="utf-8") == text
+
+
+_EXIT_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import test_lightning as t
+from pathlib import Path
+profiler = t._profiler(Path(sys.argv[1]))
+t._trainer(Path(sys.argv[1]), profiler).fit({module}(), t._loader(0), t._loader(1))
+{then}
+"""
+
+# Forks at once; the child reads the report and exits through atexit, the parent waits for it.
+_FORK = """
+import os
+child = os.fork()
+if child == 0:
+    assert profiler.report is None or profiler.report.run_dir
+    sys.exit(0)
+assert os.waitpid(child, 0)[1] == 0
+"""
+
+
+def _fit_and_exit(tmp_path: Path, module: str, then: str = "") -> subprocess.CompletedProcess[str]:
+    """A program that fits and exits at once, without reading the report."""
+    script = _EXIT_SCRIPT.format(module=module, then=then)
+    return subprocess.run([sys.executable, "-c", script, str(tmp_path), str(Path(__file__).parent)],
+                          env=python_env(), capture_output=True, text=True, timeout=120)
+
+
+def test_the_interpreter_waits_for_the_run_folder_at_exit(tmp_path: Path) -> None:
+    done = _fit_and_exit(tmp_path, "t.TinyModule")
+    assert done.returncode == 0, done.stderr
+    run_dirs = [p.parent for p in tmp_path.glob("*/report.json")]
+    assert len(run_dirs) == 1 and RUN_FILES <= set(os.listdir(run_dirs[0]))
+    assert calls(load_report(str(run_dirs[0])))["run_training_batch"] == EPOCHS * TRAIN_BATCHES
+
+
+def test_an_error_in_the_background_is_printed_at_exit(tmp_path: Path) -> None:
+    done = _fit_and_exit(tmp_path, "t.UnwritableModule")
+    assert done.returncode == 0, done.stderr
+    assert "trainprof: " in done.stderr and "summary.txt" in done.stderr
+
+
+def test_a_forked_child_does_not_wait_for_its_parents_thread(tmp_path: Path) -> None:
+    done = _fit_and_exit(tmp_path, "t.TinyModule", then=_FORK)
+    assert done.returncode == 0, done.stderr
+    run_dirs = [p.parent for p in tmp_path.glob("*/report.json")]
+    assert len(run_dirs) == 1 and RUN_FILES <= set(os.listdir(run_dirs[0]))
+
+
+def test_a_new_session_right_after_fit_waits_for_the_background_one(tmp_path: Path) -> None:
+    """A program that opens its own Session as soon as fit returns gets it (it raised "another
+    trainprof.Session is open" while the fit's folder was still being written)."""
+    profiler = _profiler(tmp_path)
+    _trainer(tmp_path, profiler).fit(TinyModule(), _loader(0), _loader(1))
+    assert profiler._pending is not None  # the fit's Session finishes on its thread
+    with trainprof.Session(run_dir=str(tmp_path / "mine"), db="off",
+                           overrides={"output.print": False}) as mine:
+        mine.step()
+    assert RUN_FILES <= set(os.listdir(profiler.report.run_dir))
+    assert (tmp_path / "mine" / "report.json").is_file()

@@ -6,7 +6,7 @@ import atexit
 import json
 import os
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Union
 
 from trainprof import _core, _distributed
 
@@ -50,8 +50,21 @@ class Report:
         return f"trainprof.Report(run_dir={self.run_dir!r})"
 
 
+# Sessions finishing on another thread (trainprof.lightning writes a fit's run folder after fit
+# returns): objects with wait(), each removed once its Session has finished. A new Session and
+# active_session() wait for them, so a program sees one Session at a time as before.
+_finishing: Set[Any] = set()
+
+
+def _wait_for_finishing() -> None:
+    for f in list(_finishing):
+        f.wait()
+
+
 def active_session() -> Optional["Session"]:
-    """The Session that is open in this process, or None."""
+    """The Session that is open in this process, or None (after waiting for one that is being
+    finished on another thread)."""
+    _wait_for_finishing()
     return _active
 
 
@@ -128,6 +141,7 @@ class Session:
         config_path = os.fspath(config) if config is not None else None
         if config_path is not None and not os.path.isfile(config_path):
             raise _core.ConfigError(f"{config_path}: no such config file")
+        _wait_for_finishing()
         if _active is not None and not _active.finished:
             raise _core.TrainprofError(
                 "another trainprof.Session is open in this process "

@@ -25,19 +25,25 @@ Only this module needs Lightning (``lightning``, or ``pytorch_lightning`` alone)
 
 from __future__ import annotations
 
+import _thread
+import atexit
 import contextlib
 import functools
 import json
 import os
 import re
+import sys
 import tempfile
+import threading
 import time
+import traceback
 import weakref
-from typing import (Any, Callable, ContextManager, Dict, Iterable, List, Mapping, Optional, Tuple,
-                    Union)
+from typing import (Any, Callable, ContextManager, Dict, Iterable, List, Mapping, Optional, Set,
+                    Tuple, Union)
 
 import trainprof
 from trainprof import Kind, _core, _trackers
+from trainprof import _session as _session_module
 
 try:
     import lightning as _lightning_package
@@ -134,6 +140,15 @@ class TrainprofProfiler(Profiler):
     ``filename`` the report text goes to ``<dirpath>/<stage>-<filename>.txt`` (``dirpath``
     defaults to the trainer's log_dir) instead of the terminal.
 
+    At the end of a run that did not stop on an exception, the reports are printed and the run
+    folder written on a thread of its own, so that ``trainer.fit`` returns without waiting for
+    them. Reading :attr:`report` or :attr:`reports`, calling :meth:`summary`, the next ``fit``,
+    ``validate``, ``test`` or ``predict`` with this profiler, and the interpreter's exit wait for
+    that thread; an error it met (a file that could not be written) is raised by the read, else
+    printed on stderr. The run folder is written before ``fit`` returns, as it was, with
+    ``filename``, with the ``memory.*``, ``model_summary.*`` or ``snapshot.*`` keys (their
+    PyTorch hooks come off in the training thread), in a multi-rank run and under ``ddp_spawn``.
+
     When the program already has a Session open (``with trainprof.Session(): trainer.fit(...)``),
     the profiler records into that one and leaves finishing it to the program. In a multi-rank
     run every rank records and rank 0 writes the merged report; nothing special is needed.
@@ -152,7 +167,7 @@ class TrainprofProfiler(Profiler):
 
     Raises :class:`trainprof.ConfigError` (from setup, so from ``trainer.fit``) for a bad config
     file, key or value, and :class:`trainprof.TrainprofError` when the run folder cannot be
-    created or written.
+    created or written (from reading :attr:`report` when it was written in the background).
     """
 
     def __init__(
@@ -197,6 +212,12 @@ class TrainprofProfiler(Profiler):
         self._handoff: Optional[str] = None  # ddp_spawn: where rank 0 leaves its report
         # Actions Lightning ran before setup() (configure_callbacks): name -> [start, seconds].
         self._early: Dict[str, List[float]] = {}
+        # The last run's Session finishing on its own thread, until _wait() takes its Report.
+        self._pending: Optional[_Finishing] = None
+
+    # Finish a run's Session on a thread of its own where it can be (_finishes_in_background);
+    # the tests turn it off to compare with the run folder written before fit returns.
+    _finish_in_background = True
 
     @property
     def session(self) -> Optional[trainprof.Session]:
@@ -207,14 +228,20 @@ class TrainprofProfiler(Profiler):
     def report(self) -> Optional[trainprof.Report]:
         """The Report of the last run whose Session this profiler opened and finished, else None.
         ``trainer.predict`` keeps it (predict is not profiled). Under ``ddp_spawn`` the run is
-        recorded in the spawned processes; rank 0 hands its report back to this one."""
+        recorded in the spawned processes; rank 0 hands its report back to this one. Waits for
+        the run folder being written in the background, raising the error that stopped it."""
+        if self._pending is not None:
+            self._wait(raise_error=True)
         if self._report is None:
             self._take_handoff()
         return self._report
 
     @property
     def reports(self) -> Dict[str, trainprof.Report]:
-        """The last finished Report of each stage: ``{"fit": ..., "validate": ..., "test": ...}``."""
+        """The last finished Report of each stage: ``{"fit": ..., "validate": ..., "test": ...}``.
+        Waits for the run folder being written in the background, as :attr:`report` does."""
+        if self._pending is not None:
+            self._wait(raise_error=True)
         if self._report is None:
             self._take_handoff()
         return dict(self._reports)
@@ -228,6 +255,7 @@ class TrainprofProfiler(Profiler):
         adds the callback that tells of exceptions to the trainer."""
         super().setup(stage=stage, local_rank=local_rank, log_dir=log_dir)
         self._finish_session()  # one an earlier run left open
+        self._wait(raise_error=False)  # the last run's folder, being written in the background
         fn = str(getattr(stage, "value", stage))
         if fn not in _PROFILED_FNS:
             return  # predict: the last report stays
@@ -296,24 +324,32 @@ class TrainprofProfiler(Profiler):
                 return
 
     def summary(self) -> str:
-        """Finishes the Session this profiler opened and returns the report text (what
-        ``output.print`` prints, also in summary.txt); "" when there is no report."""
+        """Finishes the Session this profiler opened, waits for its run folder, and returns the
+        report text (what ``output.print`` prints, also in summary.txt); "" when there is no
+        report."""
         self._finish_session()
+        self._wait(raise_error=True)
         return self._report.summary if self._report is not None else ""
 
     def describe(self) -> None:
         """Called by the Trainer at the end of a run: finishes the Session, which prints the
-        reports and writes the run folder. With ``filename`` the report text is written to
-        ``<dirpath>/<stage>-<filename>.txt`` instead. Raises :class:`trainprof.TrainprofError`
-        naming a file that could not be written."""
-        text = self.summary()
-        if self.filename and text:
-            self._prepare_streams()
-            if self._write_stream is not None:
-                self._write_stream(text)
-            if self._output_file is not None:
-                self._output_file.flush()
+        reports and writes the run folder, on a thread of its own where it can (see the class).
+        With ``filename`` the report text is written to ``<dirpath>/<stage>-<filename>.txt``
+        instead, before this returns. Raises :class:`trainprof.TrainprofError` naming a file that
+        could not be written (from the background: when the report is read)."""
+        if self.filename:
+            self._write_summary(self.summary())
         self.teardown(stage=self._stage)
+
+    def _write_summary(self, text: str) -> None:
+        """The report text into Lightning's ``<dirpath>/<stage>-<filename>.txt``."""
+        if not text:
+            return
+        self._prepare_streams()
+        if self._write_stream is not None:
+            self._write_stream(text)
+        if self._output_file is not None:
+            self._output_file.flush()
 
     def teardown(self, stage: Optional[str]) -> None:
         """Finishes the Session if it is still open, takes the callback off the trainer and closes
@@ -328,13 +364,14 @@ class TrainprofProfiler(Profiler):
     def __getstate__(self) -> Dict[str, Any]:
         # ddp_spawn pickles the trainer: leave out this process's Session, scopes and references.
         # The spawned rank 0 writes where its report is into the handoff file this process reads.
+        self._wait(raise_error=False)
         if self._handoff is None:
             fd, self._handoff = tempfile.mkstemp(prefix="trainprof-handoff-", suffix=".json")
             os.close(fd)
             os.unlink(self._handoff)
         state = self.__dict__.copy()
         state.update(_session=None, _owns_session=False, _open=[], _trainer_ref=None, _plan={},
-                     _gated=True, _watch=None, _results=None, _train_results=None)
+                     _gated=True, _watch=None, _results=None, _train_results=None, _pending=None)
         state.pop("_lightning_module", None)
         return state
 
@@ -460,10 +497,37 @@ class TrainprofProfiler(Profiler):
         if session is None or not self._owns_session:
             return
         self._close_open_scopes()
+        loggers, step = self._loggers()
+        if self._finishes_in_background(session):
+            self._pending = _Finishing(session, self._fn, loggers, step)
+            return
         self._report = session.finish()
         self._reports[self._fn] = self._report
         self._give_handoff()
-        self._log_to_loggers()
+        _log_to_loggers(self._report, loggers, step)
+
+    def _finishes_in_background(self, session: trainprof.Session) -> bool:
+        """Whether the Session can finish on a thread of its own: not with ``filename`` (describe
+        writes the text), trainprof.torch's hooks (they come off in this thread), other ranks
+        (their exchange stays in order with the training's collectives), ddp_spawn's handoff
+        (the spawned process exits at once) or the interpreter's exit (no thread then)."""
+        return (self._finish_in_background and not self.filename and self._handoff is None
+                and session._ranks is None and not session._listeners
+                and not sys.is_finalizing())
+
+    def _wait(self, raise_error: bool) -> None:
+        """Waits for the last run's Session finishing in the background, if any, and takes its
+        Report; the error that stopped it is raised (``raise_error``) or printed, once."""
+        finishing, self._pending = self._pending, None
+        if finishing is None:
+            return
+        error = finishing.join()
+        if finishing.report is not None:
+            self._report = finishing.report
+            self._reports[finishing.fn] = finishing.report
+        if error is not None and raise_error:
+            raise error
+        _print_error(error)
 
     def _give_handoff(self) -> None:
         """In a process ddp_spawn started: rank 0 writes its report for the parent."""
@@ -485,15 +549,14 @@ class TrainprofProfiler(Profiler):
         self._report = trainprof.Report(got["run_dir"], got["summary"], got.get("run_id"))
         self._reports[got["fn"]] = self._report
 
-    def _log_to_loggers(self) -> None:
-        """The report's figures and files in the Trainer's loggers (trainprof._trackers)."""
+    def _loggers(self) -> Tuple[List[Any], int]:
+        """The Trainer's loggers that get the report (none unless ``log_to_loggers`` and rank 0)
+        and the step it is logged at, read before the Session finishes."""
         trainer = self._trainer_ref() if self._trainer_ref is not None else None
         loggers = list(getattr(trainer, "loggers", None) or []) if self._log_to_trackers else []
-        if not loggers or self._report is None or getattr(trainer, "global_rank", 0) != 0:
-            return
-        step = int(getattr(trainer, "global_step", 0) or 0)
-        for line in _trackers.log_to_loggers(loggers, self._report.run_dir, step):
-            print(f"trainprof: {line}")
+        if not loggers or getattr(trainer, "global_rank", 0) != 0:
+            return [], 0
+        return loggers, int(getattr(trainer, "global_step", 0) or 0)
 
     def _abort(self, exception: BaseException) -> None:
         """The run stopped on an exception (Lightning then calls no describe()): finishes the
@@ -540,6 +603,91 @@ class TrainprofProfiler(Profiler):
 
 
 _Event = Callable[[TrainprofProfiler], None]
+
+
+class _Finishing:
+    """A run's Session finishing on a thread of its own, once trainer.fit's describe() has
+    handed it over: the reports printed, the run folder written (the C++ part, without the GIL),
+    the run recorded in the history and logged to the Trainer's loggers. A low-level thread:
+    threading.Thread.start() would wait the ~2-4 ms a new thread takes to start in a process
+    that loaded torch; _join_at_exit waits for it before the interpreter exits."""
+
+    def __init__(self, session: trainprof.Session, fn: str, loggers: List[Any], step: int) -> None:
+        self.fn = fn
+        self.report: Optional[trainprof.Report] = None
+        self._error: Optional[BaseException] = None
+        self._done = threading.Event()
+        _unjoined.add(self)
+        _session_module._finishing.add(self)  # a new Session waits for this one
+        _thread.start_new_thread(self._run, (session, loggers, step))
+
+    def _run(self, session: trainprof.Session, loggers: List[Any], step: int) -> None:
+        try:
+            self.report = session.finish()
+            _log_to_loggers(self.report, loggers, step)
+        except BaseException as e:  # noqa: BLE001 - kept for join(), which raises or prints it
+            self._error = e
+        finally:
+            self._done.set()
+            _session_module._finishing.discard(self)
+
+    def wait(self) -> None:
+        """Waits for the thread; its error stays for join()."""
+        self._done.wait()
+
+    def join(self) -> Optional[BaseException]:
+        """Waits for the thread; returns the error that stopped it, once (None after)."""
+        self._done.wait()
+        _unjoined.discard(self)
+        error, self._error = self._error, None
+        return error
+
+
+# Sessions finishing in the background that no profiler has waited for yet.
+_unjoined: Set[_Finishing] = set()
+
+
+@atexit.register
+def _join_at_exit() -> None:
+    """At exit, before trainprof._session's _finish_at_exit (registered earlier): waits for every
+    Session still finishing, and prints each error no profiler surfaced."""
+    for finishing in list(_unjoined):
+        _print_error(finishing.join())
+
+
+def _forget_in_child() -> None:
+    """A forked child has no copy of the finishing threads (their parent writes the folders):
+    nothing of theirs to wait for, at its exit or when it reads a report."""
+    for finishing in _unjoined:
+        finishing._done = threading.Event()
+        finishing._done.set()
+    _unjoined.clear()
+    _session_module._finishing.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _print_error(error: Optional[BaseException]) -> None:
+    """A background finish's error on stderr: a TrainprofError (a file not written) in one line,
+    any other with its traceback."""
+    if error is None:
+        return
+    if isinstance(error, _core.TrainprofError):
+        print(f"trainprof: {error}", file=sys.stderr)
+        return
+    print("trainprof: finishing the run's reports failed:", file=sys.stderr)
+    traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+
+
+def _log_to_loggers(report: Optional[trainprof.Report], loggers: List[Any], step: int) -> None:
+    """The report's figures and files in the Trainer's loggers (trainprof._trackers)."""
+    if report is None or not loggers:
+        return
+    for line in _trackers.log_to_loggers(loggers, report.run_dir, step):
+        print(f"trainprof: {line}")
+
 
 # The LightningModule hooks whose actions move the Session on, each run as the action starts:
 # after every callback's hook of that name, as the step callback of earlier versions did, which
