@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
+import trainprof
 from conftest import ROOT, cli, section, table
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -305,3 +306,38 @@ def test_real_torch_compile_snapshots(tmp_path: Path, mode: str) -> None:
     assert private == sum(n for pid, n in by_id.items() if pid != "(0, 0)")
     assert sum(pools.values()) == sum(by_id.values())
     assert (private > 0) == (mode == "reduce-overhead")
+
+
+def _mcp_table(folder: Path, name: str, table_id: str) -> List[Dict[str, Any]]:
+    """Rows of one table through `trainprof mcp`'s table tool, as an agent asks for them."""
+    calls = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "pytest", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "table", "arguments": {"path": name, "table": table_id}}},
+    ]
+    out = subprocess.run([cli(), "mcp", "--root", str(folder), "--db", "off"],
+                         input="".join(json.dumps(c) + "\n" for c in calls),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    answers = {m["id"]: m for m in map(json.loads, out.stdout.splitlines()) if "id" in m}
+    result = answers[1]["result"]
+    assert not result.get("isError"), result
+    return result["structuredContent"]["rows"]
+
+
+def test_cli_python_and_mcp_give_the_same_roles(tmp_path: Path) -> None:
+    """Issue 72: memory by role is one answer whichever way in: `trainprof analyze`'s
+    report.json, trainprof.analyze()'s table and the MCP table tool."""
+    folder = ROOT / "tests" / "data" / "snapshots"
+    name = "torch2.11_h200_transformer.pickle"
+    key = lambda r: (r["device"], r["role"], r["bytes"])  # noqa: E731
+    report = analyze(folder / name)
+    cli_rows = sorted(map(key, table(report, "snapshot_roles", "snapshot_roles")["rows"]))
+    frame = trainprof.analyze(str(folder / name)).table("snapshot_roles/snapshot_roles")
+    py_rows = sorted(map(key, frame.to_dict("records")))
+    mcp_rows = sorted(map(key, _mcp_table(folder, name, "snapshot_roles")))
+    assert cli_rows and cli_rows == py_rows == mcp_rows
+    assert {role for _, role, _ in cli_rows} == {"activation", "unknown", "temporary", "gradient"}
