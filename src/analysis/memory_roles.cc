@@ -43,6 +43,7 @@ RolesAtPeak MemoryRoles(const trace::TraceModel& m, int64_t device, size_t peak_
   const memory::RoleBytes roles = memory::RolesAt(log, device, seq);
   RolesAtPeak out{{roles.begin(), roles.end()}, std::vector<int64_t>(memory::kRules, 0)};
   for (const auto& [rule, bytes] : memory::RulesAt(log, device, seq)) out.rule_bytes[rule] = bytes;
+  out.timeline = memory::RoleTimeline(log, device, seq, kRoleTimelinePoints);
   return out;
 }
 

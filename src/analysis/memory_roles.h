@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "memory/allocation_log.h"
+#include "memory/roles.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::analysis {
@@ -18,10 +19,14 @@ namespace trainprof::analysis {
 struct RolesAtPeak {
   std::vector<int64_t> role_bytes;  // by memory::Role
   std::vector<int64_t> rule_bytes;  // by memory::Rule
+  // Bytes by role over the trace at about kRoleTimelinePoints events and at the peak.
+  std::vector<memory::RolePoint> timeline;
 };
 
+inline constexpr size_t kRoleTimelinePoints = 200;
+
 // Adds the block made before the trace to `log`, infers the device's roles on it, and gives
-// them at the device's peak (`peak_event`: its index in the model's memory events).
+// them at the device's peak (`peak_event`: its index in the model's memory events) and over time.
 RolesAtPeak MemoryRoles(const trace::TraceModel& m, int64_t device, size_t peak_event,
                         memory::AllocationLog& log);
 

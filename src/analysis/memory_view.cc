@@ -244,6 +244,7 @@ MemoryResult MemoryView(const TraceModel& m) {
     LiveAtPeak(r.devices[i], peak_event[i], matched.log);
     RolesAtPeak roles = MemoryRoles(m, r.devices[i].device, peak_event[i], matched.log);
     r.devices[i].role_bytes = std::move(roles.role_bytes);
+    r.devices[i].role_timeline = std::move(roles.timeline);
     r.devices[i].rule_bytes = std::move(roles.rule_bytes);
   }
   std::ranges::sort(r.devices, {}, &DeviceMemory::device);

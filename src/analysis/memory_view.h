@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "memory/roles.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::analysis {
@@ -45,6 +46,7 @@ struct DeviceMemory {
   int64_t live_unknown = 0;
   // Memory by role at the peak (memory_roles.h): bytes by memory::Role and by memory::Rule.
   std::vector<int64_t> role_bytes, rule_bytes;
+  std::vector<memory::RolePoint> role_timeline;  // bytes by role over time, the trace's clock
 };
 
 struct Allocation {

@@ -188,6 +188,18 @@ TEST(MemoryRolesOfATrace, TheOptimizerAndAutogradOpsTellTheRoles) {
   EXPECT_EQ(d.rule_bytes[memory::kOptimizerKept], 40);
   // The live-at-peak table still names the allocating ops, and the weights as before the trace.
   EXPECT_EQ(d.live_unknown, 50);
+  // The timeline by role: a point an event (8 here), in the trace's clock; its highest point is
+  // the peak, and the weights made before the trace are in every point.
+  ASSERT_EQ(d.role_timeline.size(), 8u);
+  EXPECT_EQ(d.role_timeline.front().time, 110);
+  int64_t highest = 0;
+  for (const memory::RolePoint& p : d.role_timeline) {
+    int64_t sum = 0;
+    for (int64_t b : p.bytes) sum += b;
+    highest = std::max(highest, sum);
+    EXPECT_EQ(p.bytes[static_cast<size_t>(memory::Role::kParameter)], 50) << p.time;
+  }
+  EXPECT_EQ(highest, 118);
 }
 
 }  // namespace

@@ -123,9 +123,10 @@ template <class A> void Fields(A& a, CpWindow& w) {
 }
 template <class A> void Fields(A& a, MemoryPoint& p) { a(p.ts_ns, p.allocated, p.reserved); }
 template <class A> void Fields(A& a, LiveBytes& l) { a(l.op, l.bytes); }
+template <class A> void Fields(A& a, memory::RolePoint& p) { a(p.time, p.bytes); }
 template <class A> void Fields(A& a, DeviceMemory& d) {
   a(d.device, d.curve, d.peak_allocated, d.peak_ts_ns, d.peak_reserved, d.live_at_peak,
-    d.live_unknown, d.role_bytes, d.rule_bytes);
+    d.live_unknown, d.role_bytes, d.rule_bytes, d.role_timeline);
 }
 template <class A> void Fields(A& a, Allocation& l) {
   a(l.device, l.op, l.bytes, l.alloc_ns, l.free_ns);

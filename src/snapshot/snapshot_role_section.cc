@@ -70,15 +70,8 @@ void AddPeakRoles(report::Section& s, const std::vector<DeviceMemory>& ds) {
 }
 
 void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
-  std::vector<report::Column> cols = {{"device", "Device", Unit::kText},
-                                      {"time_s", "Time", Unit::kSeconds}};
-  std::vector<std::string> values;
-  for (int r = 0; r < memory::kRoles; ++r) {
-    const Role role = static_cast<Role>(r);
-    cols.push_back({ColumnOf(role), memory::RoleName(role), Unit::kBytes});
-    values.push_back(ColumnOf(role));
-  }
-  cols.push_back({"mark", "Mark", Unit::kText});
+  std::vector<report::Column> cols = {{"device", "Device", Unit::kText}};
+  AddRoleTimelineColumns(cols);
   report::Table& t = s.AddTable("snapshot_role_timeline", "Memory by role over time", cols,
                                 report::TableKind::kSeries);
   report::Table& p = s.AddTable("snapshot_phases", "The step's phases, as found",
@@ -87,22 +80,45 @@ void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
                                  {"start_s", "Start", Unit::kSeconds},
                                  {"end_s", "End", Unit::kSeconds}});
   for (const DeviceMemory& d : ds) {
-    const auto& tl = d.roles.timeline;
-    auto sum = [](const memory::RolePoint& x) {
-      return std::accumulate(x.bytes.begin(), x.bytes.end(), int64_t{0});
-    };
-    const auto top = std::ranges::max_element(tl, {}, sum);
-    for (auto it = tl.begin(); it != tl.end(); ++it) {
-      std::vector<report::Value> row = {Dev(d.device), Sec(it->time)};
-      for (int64_t b : it->bytes) row.push_back(b);
-      row.push_back(it == top ? "peak" : "");
-      t.rows.push_back(std::move(row));
-    }
+    AppendRoleTimeline(d.roles.timeline, 1e-6, 0, {Dev(d.device)}, t.rows);
     for (const memory::PhaseSpan& ph : d.roles.phases)
       p.rows.push_back({Dev(d.device), memory::PhaseName(ph.phase), Sec(ph.start), Sec(ph.end)});
   }
   if (p.rows.empty())
     p.notes.push_back("No phases: the source gives roles without them, or made no allocations.");
+  AddRoleTimelineChart(t);
+}
+
+}  // namespace
+
+void AddRoleTimelineColumns(std::vector<report::Column>& cols) {
+  cols.push_back({"time_s", "Time", Unit::kSeconds});
+  for (int r = 0; r < memory::kRoles; ++r) {
+    const Role role = static_cast<Role>(r);
+    cols.push_back({ColumnOf(role), memory::RoleName(role), Unit::kBytes});
+  }
+  cols.push_back({"mark", "Mark", Unit::kText});
+}
+
+void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double seconds_per_tick,
+                        int64_t t0, const std::vector<report::Value>& prefix,
+                        std::vector<std::vector<report::Value>>& rows) {
+  auto sum = [](const memory::RolePoint& x) {
+    return std::accumulate(x.bytes.begin(), x.bytes.end(), int64_t{0});
+  };
+  const auto top = std::ranges::max_element(tl, {}, sum);
+  for (auto it = tl.begin(); it != tl.end(); ++it) {
+    std::vector<report::Value> row = prefix;
+    row.push_back(static_cast<double>(it->time - t0) * seconds_per_tick);
+    for (int64_t b : it->bytes) row.push_back(b);
+    row.push_back(it == top ? "peak" : "");
+    rows.push_back(std::move(row));
+  }
+}
+
+void AddRoleTimelineChart(report::Table& t) {
+  std::vector<std::string> values;
+  for (int r = 0; r < memory::kRoles; ++r) values.push_back(ColumnOf(static_cast<Role>(r)));
   t.charts.push_back({.kind = report::ChartKind::kBars,
                       .title = "Memory by role over time (peak in red)",
                       .label = "time_s",
@@ -112,8 +128,6 @@ void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
                       .highlight_key = "mark",
                       .highlight_value = "peak"});
 }
-
-}  // namespace
 
 void AddRoleSections(report::Section& s, const std::vector<DeviceMemory>& ds) {
   AddPeakRoles(s, ds);

@@ -40,6 +40,14 @@ std::string GradientsKeptAnswer(int64_t bytes);
 // `a` to `b` by a tenth of the largest move or more, largest first; "" when no role moved by
 // 1 % of `scale` (the larger peak). For every diff by role (analysis/diff_by_role.cc too).
 std::string RoleMoves(const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t scale);
+// A timeline by role as a table for every source (the Memory view's too): after the caller's own
+// columns, time_s, one "<role>_bytes" column a role and "mark"; rows of `tl` after `prefix`, times
+// (t - t0) * seconds_per_tick, the highest point marked "peak"; the stacked chart with it red.
+void AddRoleTimelineColumns(std::vector<report::Column>& cols);
+void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double seconds_per_tick,
+                        int64_t t0, const std::vector<report::Value>& prefix,
+                        std::vector<std::vector<report::Value>>& rows);
+void AddRoleTimelineChart(report::Table& t);
 
 namespace detail {
 inline std::string Dev(int64_t device) { return "cuda:" + std::to_string(device); }

@@ -7,6 +7,7 @@
 
 #include "analysis/sections/sections.h"
 #include "memory/roles.h"
+#include "snapshot/snapshot_section.h"
 
 namespace trainprof::analysis {
 
@@ -203,6 +204,22 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
                        rows.push_back({rank, MemoryDeviceName(d.device),
                                        memory::RuleText(static_cast<uint8_t>(r)), d.rule_bytes[r]});
                });
+  std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
+                                      {"device", "Device", Unit::kText}};
+  snapshot::AddRoleTimelineColumns(cols);
+  report::Table& tl = AddRankTable(
+      s, in, "memory_role_timeline", "Memory by role over time", cols, report::TableKind::kSeries,
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (const DeviceMemory& d : a.memory.devices)
+          snapshot::AppendRoleTimeline(d.role_timeline, 1e-9, a.memory.t0_ns,
+                                       {rank, MemoryDeviceName(d.device)}, rows);
+      });
+  size_t timelines = 0;  // one chart for one device's timeline; else the CSV alone
+  for (const RankAnalysis& a : in.analyses)
+    timelines += std::ranges::count_if(
+        a.memory.devices, [](const DeviceMemory& d) { return !d.role_timeline.empty(); });
+  if (timelines == 1) snapshot::AddRoleTimelineChart(tl);
   t.notes.push_back(
       "Roles from lifetimes and phases (docs/snapshot-analysis.md): made in Optimizer.step and "
       "kept: optimizer state; made inside autograd's evaluate_function ops and kept past the "
