@@ -136,6 +136,7 @@ StatusOr<JobResult> RunFashionMnist(const JobConfig& cfg, const FashionMnistData
     Cnn model;
     model->to(device);
     torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(tc.learning_rate));
+    torch_prof->TrackRoles(*model, optimizer);  // memory by role (memory.enabled)
     LoaderOptions lo;
     lo.batch_size = tc.batch_size;
     lo.shuffle = cfg.data.shuffle;

@@ -7,6 +7,7 @@
 //   if (!torch_prof.ok()) ...;                                   // see Attach()
 //   Net model;
 //   (void)(*torch_prof)->SummarizeModel(model, first_batch);     // model_summary.enabled
+//   (*torch_prof)->TrackRoles(*model, optimizer);                // memory by role
 //   for (...) { ...forward, backward, step...; (*session)->Step(); }
 //   (*session)->Finish();   // adds the "operators" and "model_summary" sections
 #pragma once
@@ -51,6 +52,13 @@ class TorchProfiler {
   // The same for any module: `forward` runs the pass on `inputs` and returns its output.
   Status SummarizeModule(torch::nn::Module& module, std::vector<torch::Tensor> inputs,
                          const std::function<torch::Tensor()>& forward);
+
+  // Memory by role (only with memory.enabled; otherwise does nothing): at the end of each step of
+  // the operator window, the bytes of the model's parameters and buffers, their gradients and
+  // the optimizer's state (Adam, AdamW, SGD, RMSprop, Adagrad), each storage once, and on one
+  // GPU the allocator's total; the "memory_by_role" section of the report. Keep `model` and
+  // `optimizer` alive until those steps end.
+  void TrackRoles(torch::nn::Module& model, torch::optim::Optimizer& optimizer);
 
  private:
   explicit TorchProfiler(std::shared_ptr<TorchProfilerImpl> impl);

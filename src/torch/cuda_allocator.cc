@@ -46,6 +46,16 @@ StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step) {
   }
 }
 
+StatusOr<int64_t> CudaAllocatedBytes(int device) {
+  namespace alloc = c10::cuda::CUDACachingAllocator;
+  try {
+    return static_cast<int64_t>(
+        alloc::getDeviceStats(static_cast<c10::DeviceIndex>(device)).allocated_bytes[0].current);
+  } catch (const std::exception& e) {
+    return InternalError(std::string("reading the CUDA allocator's statistics: ") + e.what());
+  }
+}
+
 Status StartCudaMemoryHistory(const std::string& stacks, int64_t max_entries) {
   try {
     const size_t n = max_entries > 0 ? static_cast<size_t>(max_entries) : SIZE_MAX;
@@ -80,6 +90,7 @@ Status NoCuda() {
 bool CudaAllocatorInUse() { return false; }
 Status UseCudaDevice(int) { return NoCuda(); }
 StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t) { return NoCuda(); }
+StatusOr<int64_t> CudaAllocatedBytes(int) { return NoCuda(); }
 Status StartCudaMemoryHistory(const std::string&, int64_t) { return NoCuda(); }
 StatusOr<std::string> DumpCudaMemoryHistory() { return NoCuda(); }
 

@@ -30,6 +30,9 @@ Status UseCudaDevice(int device);
 // so the next step has its own.
 StatusOr<CudaMemoryStep> TakeCudaMemoryStep(int64_t step);
 
+// The bytes allocated on `device` now (its peaks untouched).
+StatusOr<int64_t> CudaAllocatedBytes(int device);
+
 // Starts recording every allocation and free (and the allocator's other actions), keeping the
 // last `max_entries` events, each with its stack as snapshot.stacks says: "all" records the
 // C++ frames (symbolized when dumped, which is slow); "python" records Python frames only, so a

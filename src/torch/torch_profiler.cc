@@ -11,6 +11,7 @@
 #include "torch/cuda_allocator_recorder.h"
 #include "torch/model_summary.h"
 #include "torch/op_observer.h"
+#include "torch/role_sampler.h"
 #include "trainprof/torch.h"
 #if TRAINPROF_HAVE_CUPTI
 #include "cupti/cupti_collector.h"
@@ -91,11 +92,30 @@ class TorchProfilerImpl : public session::Extension {
   std::vector<report::Diagnostic> diagnostics;
   int64_t rank = 0;
   bool skipped_rank = false;
+  std::optional<torchlib::RoleSampler> roles;  // TrackRoles()'s model and optimizer
+  std::vector<torchlib::RoleSample> role_samples;
+  std::vector<torchlib::RoleModule> role_modules;  // at the last sample
 
   void OnStep(int64_t step) override {
     std::lock_guard<std::mutex> lock(mu);
     if (observer) observer->SetStep(step, step < window.end);
     cuda.OnStep(step, diagnostics);
+    const int64_t ended = step - 1;
+    if (roles && window.Contains(ended)) {
+      role_samples.push_back(roles->Sample(ended, "end of step"));
+      role_modules = roles->ByModule();
+    }
+    if (step >= window.end) roles.reset();  // the model may go before the session ends
+  }
+
+  void AddRoles(report::Report& r) {
+    if (role_samples.empty()) return;
+    torchlib::AddRoleSection(role_samples, role_modules, r);
+    r.sections.back().notes.push_back(
+        "From LibTorch's C++ API at the end of each recorded step, when activations are "
+        "freed: what a step holds when its backward begins is the operators section's "
+        "activation_memory table. On one GPU the rest of the allocator's total is "
+        "temporaries and other.");
   }
 
   bool Claims(std::string_view key) const override {
@@ -140,6 +160,7 @@ class TorchProfilerImpl : public session::Extension {
                                  "TorchProfiler::SummarizeModel(): there is no model summary"});
       }
     }
+    AddRoles(r);
     cuda.Finish(ctx, rank);
     return st;
   }
@@ -169,6 +190,11 @@ StatusOr<std::unique_ptr<TorchProfiler>> TorchProfiler::Attach(Session& session)
   impl->cuda.Start(impl->options, impl->diagnostics);
   TRAINPROF_RETURN_IF_ERROR(session::AttachExtension(session, impl));
   return std::unique_ptr<TorchProfiler>(new TorchProfiler(std::move(impl)));
+}
+
+void TorchProfiler::TrackRoles(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->options.memory.enabled && !impl_->skipped_rank) impl_->roles.emplace(model, optimizer);
 }
 
 Status TorchProfiler::SummarizeModule(torch::nn::Module& module, std::vector<torch::Tensor> inputs,

@@ -269,6 +269,48 @@ struct TwoLayerImpl : torch::nn::Module {
 };
 TORCH_MODULE(TwoLayer);
 
+// Issue 72: memory by role from the model and its Adam, exact: 50 parameters (46 trainable, the
+// frozen layer's 4 not), their 46 gradients and Adam's two moments of each trainable one.
+TEST(TorchProfiler, RolesOfAModelAndItsAdamAreExact) {
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(TorchOptions(dir), &s, &tp));
+  TwoLayer model;
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  tp->TrackRoles(*model, adam);
+  for (int step = 0; step < 4; ++step) {
+    adam.zero_grad();
+    model->forward(torch::ones({3, 8})).sum().backward();
+    adam.step();
+    s->Step();
+  }
+  ASSERT_TRUE(s->Finish().ok());
+  const nlohmann::json r = Report(dir);
+  const nlohmann::json* roles = FindSection(r, "memory_by_role");
+  ASSERT_NE(roles, nullptr);
+  const nlohmann::json& m = roles->at("metrics");
+  EXPECT_EQ(m["parameter_bytes"]["value"], 50 * 4);
+  EXPECT_EQ(m["gradient_bytes"]["value"], 46 * 4);
+  EXPECT_EQ(m["optimizer_state_bytes"]["value"], 2 * 46 * 4);
+  EXPECT_FALSE(m.contains("other_bytes"));  // a CPU run: no allocator total
+  const nlohmann::json* samples = FindTable(*roles, "role_samples");
+  ASSERT_NE(samples, nullptr);
+  ASSERT_EQ(samples->at("rows").size(), 2u);  // the recorded steps 1 and 2
+  EXPECT_EQ(samples->at("rows")[0]["step"], 1);
+  EXPECT_TRUE(samples->at("rows")[0]["activation_bytes"].is_null());
+  const nlohmann::json* modules = FindTable(*roles, "role_modules");
+  ASSERT_NE(modules, nullptr);
+  const nlohmann::json* first = FindRow(*modules, "module", "body.0");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ((*first)["parameter_bytes"], 36 * 4);
+  EXPECT_EQ((*first)["optimizer_state_bytes"], 2 * 36 * 4);
+  const nlohmann::json* frozen = FindRow(*modules, "module", "frozen");
+  ASSERT_NE(frozen, nullptr);
+  EXPECT_EQ((*frozen)["gradient_bytes"], 0);
+  EXPECT_EQ((*frozen)["optimizer_state_bytes"], 0);
+}
+
 TEST(TorchProfiler, ModelSummaryHasTheTreeShapesParametersAndSizes) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   std::unique_ptr<Session> s;
