@@ -97,6 +97,10 @@ class TorchCollector : public session::Extension {
     std::lock_guard<std::mutex> lock(mu_);
     role_modules_ = std::move(modules);
   }
+  void SetRoleAutocast(torchlib::RoleAutocast a) {
+    std::lock_guard<std::mutex> lock(mu_);
+    role_autocast_ = std::move(a);
+  }
   void SetModelSummary(const std::string& type, const std::vector<ModuleTuple>& mods,
                        int64_t input_bytes, const std::vector<std::string>& notes) {
     torchlib::ModelSummary s;
@@ -144,7 +148,7 @@ class TorchCollector : public session::Extension {
     if (st.ok() && !trace_.empty()) st = AddTraceSections(trace_, r);
     torchlib::AddCudaMemorySection(cuda_, r);
     torchlib::AddActivationSection(activations_, r);
-    torchlib::AddRoleSection(role_samples_, role_modules_, r);
+    torchlib::AddRoleSection(role_samples_, role_modules_, r, role_autocast_);
     snapshot::AddRunSnapshots(snapshots_, r);
     if (summary_) {
       Status s = torchlib::AddModelSummary(*summary_, options_.model_summary.depth, ctx.run_dir, r);
@@ -181,6 +185,7 @@ class TorchCollector : public session::Extension {
   std::vector<torchlib::ActivationStep> activations_;
   std::vector<torchlib::RoleSample> role_samples_;
   std::vector<torchlib::RoleModule> role_modules_;
+  torchlib::RoleAutocast role_autocast_;
   std::optional<torchlib::ModelSummary> summary_;
   std::vector<report::Diagnostic> lines_;
   std::string trace_;
@@ -234,6 +239,13 @@ void AddTorchBinding(py::module_& m) {
             c.SetRoleModules(std::move(modules));
           },
           py::arg("modules"), "(module, parameter, gradient, optimizer state) bytes.")
+      .def(
+          "set_role_autocast",
+          [](TorchCollector& c, const std::string& dtype, int64_t fp32_weight_bytes) {
+            c.SetRoleAutocast({dtype, fp32_weight_bytes});
+          },
+          py::arg("dtype"), py::arg("fp32_weight_bytes"),
+          "The model's forward ran under autocast to dtype with these float32 weights.")
       .def("set_model_summary", &TorchCollector::SetModelSummary, py::arg("model_type"),
            py::arg("modules"), py::arg("input_bytes"), py::arg("notes"))
       .def("add_line", &TorchCollector::AddLine, py::arg("name"), py::arg("text"))

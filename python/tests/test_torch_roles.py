@@ -162,3 +162,27 @@ def test_hooks_are_gone_after_the_window() -> None:
     fit(model, opt, set_to_none=True, steps=3)
     assert not model._forward_hooks and not model._forward_pre_hooks
     assert "step" not in vars(opt)  # torch 1.13: the instance's wrapper is removed
+
+
+def test_fp32_weights_under_autocast_are_an_answer() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(512, 512, bias=False), nn.ReLU(),
+                          nn.Linear(512, 512, bias=False))  # 2 MiB of float32 weights
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with trainprof.Session(run_dir="run", db="off", overrides=WINDOW) as s:
+        trainprof.torch.attach(s, model, optimizer=opt)
+        s.stage("train")
+        for _ in range(2):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(torch.randn(4, 512)).float().sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            s.step()
+    roles = section(load_report(s.report.run_dir), "memory_by_role")
+    findings = [f["text"] for f in roles["findings"]]
+    autocast = [f for f in findings if "autocast" in f]
+    assert len(autocast) == 1, findings
+    assert autocast[0].startswith("the forward ran under autocast to bfloat16 while 2.00 MiB of "
+                                  "the weights are float32")
+    assert "would hold 1.00 MiB" in autocast[0]

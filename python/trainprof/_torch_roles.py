@@ -39,6 +39,16 @@ def _bytes_by_storage(tensors: Iterable[Any], skip: Dict[int, int]) -> Dict[int,
     return out
 
 
+def _autocast_dtype(named: List[Tuple[str, torch.Tensor]]) -> str:
+    """The dtype autocast runs in on the parameters' device ("bfloat16"), "" when it is off."""
+    on_cuda = any(p.is_cuda for _, p in named)
+    if on_cuda and torch.is_autocast_enabled():
+        return str(torch.get_autocast_gpu_dtype()).replace("torch.", "")
+    if not on_cuda and torch.is_autocast_cpu_enabled():
+        return str(torch.get_autocast_cpu_dtype()).replace("torch.", "")
+    return ""
+
+
 def _owner(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else _MODEL_ITSELF
 
@@ -61,6 +71,7 @@ class RoleSampler:
         self._handles: List[Any] = []
         self._wrapped: List[torch.optim.Optimizer] = []
         self._modules: Optional[List[Tuple[str, int, int, int]]] = None
+        self._autocast = ""  # the dtype autocast ran the forward in, "" when it was off
         self._on = False
 
     # ---- the window ----------------------------------------------------------------------------
@@ -90,6 +101,9 @@ class RoleSampler:
         self._wrapped = []
         if self._on and self._modules is not None:
             self._core.set_role_modules(self._modules)
+        if self._on and self._autocast:
+            fp32 = [p for _, p in self._named_parameters() if p.dtype == torch.float32]
+            self._core.set_role_autocast(self._autocast, sum(_bytes_by_storage(fp32, {}).values()))
         self._on = False
 
     def _enter(self) -> None:
@@ -138,6 +152,8 @@ class RoleSampler:
 
     def _forward_ends(self, module: Any, args: Any, output: Any) -> None:
         self._sample(FORWARD)
+        if self._on and not self._autocast:
+            self._autocast = _autocast_dtype(self._named_parameters())
 
     def _after_step(self) -> None:
         self._sample(OPTIMIZER)

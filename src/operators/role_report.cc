@@ -147,16 +147,29 @@ void AddAnswers(const std::vector<RoleSample>& samples, report::Section& s) {
   }
 }
 
+void AddAutocastAnswer(const RoleAutocast& a, report::Section& s) {
+  if (a.dtype.empty() || a.dtype == "float32" || a.fp32_weight_bytes <= 0) return;
+  s.findings.push_back(
+      {report::Severity::kInfo,
+       fmt::format("the forward ran under autocast to {} while {} of the weights are float32: "
+                   "autocast casts a {} copy of each at every use. Weights stored in {} (FSDP's "
+                   "MixedPrecision(param_dtype=torch.{}), or model.to(torch.{}) with an "
+                   "optimizer that keeps float32 master weights) would hold {}",
+                   a.dtype, Bytes(a.fp32_weight_bytes), a.dtype, a.dtype, a.dtype, a.dtype,
+                   Bytes(a.fp32_weight_bytes / 2))});
+}
+
 }  // namespace
 
 void AddRoleSection(const std::vector<RoleSample>& samples, std::vector<RoleModule> modules,
-                    report::Report& report) {
+                    report::Report& report, const RoleAutocast& autocast) {
   if (samples.empty()) return;
   report::Section& s = report.AddSection("memory_by_role", "Memory by role (exact, in the loop)");
   AddMetrics(samples, s);
   AddSamples(samples, s);
   AddModules(std::move(modules), s);
   AddAnswers(samples, s);
+  AddAutocastAnswer(autocast, s);
 }
 
 }  // namespace trainprof::torchlib

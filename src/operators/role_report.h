@@ -32,9 +32,16 @@ struct RoleModule {
   int64_t parameter = 0, gradient = 0, optimizer_state = 0;
 };
 
+// The model's forward ran under autocast to `dtype` ("bfloat16") while `fp32_weight_bytes` of
+// its parameters were float32; an empty dtype: no autocast was seen.
+struct RoleAutocast {
+  std::string dtype;
+  int64_t fp32_weight_bytes = 0;
+};
+
 // The "memory_by_role" section: the largest figure of each role as metrics, every sample as a
 // series, the modules (the top 20 and the rest), and the answers a user acts on.
 void AddRoleSection(const std::vector<RoleSample>& samples, std::vector<RoleModule> modules,
-                    report::Report& report);
+                    report::Report& report, const RoleAutocast& autocast = {});
 
 }  // namespace trainprof::torchlib

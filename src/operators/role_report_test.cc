@@ -62,5 +62,21 @@ TEST(RoleReport, ModulesKeepTheTopTwentyAndOneRestRow) {
   EXPECT_EQ(std::get<int64_t>(t->rows[20][4]), (0 + 1 + 2) * 4);
 }
 
+TEST(RoleReport, Fp32WeightsUnderAutocastAreAnAnswer) {
+  const std::vector<RoleSample> samples = {
+      {0, "end of step", 8 * kMiB, 0, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
+  report::Report r;
+  AddRoleSection(samples, {}, r, {"bfloat16", 8 * kMiB});
+  ASSERT_EQ(Roles(r).findings.size(), 1u);
+  EXPECT_NE(Roles(r).findings[0].text.find("autocast to bfloat16 while 8.00 MiB of the weights are "
+                                           "float32"),
+            std::string::npos)
+      << Roles(r).findings[0].text;
+  EXPECT_NE(Roles(r).findings[0].text.find("would hold 4.00 MiB"), std::string::npos);
+  report::Report none;
+  AddRoleSection(samples, {}, none);
+  EXPECT_TRUE(Roles(none).findings.empty());
+}
+
 }  // namespace
 }  // namespace trainprof::torchlib
