@@ -53,11 +53,12 @@ class TorchProfiler {
   Status SummarizeModule(torch::nn::Module& module, std::vector<torch::Tensor> inputs,
                          const std::function<torch::Tensor()>& forward);
 
-  // Memory by role (only with memory.enabled; otherwise does nothing): at the end of each step of
+  // Memory by role (with memory.enabled or the live view; else nothing): at the end of each step of
   // the operator window, the bytes of the model's parameters and buffers, their gradients and
   // the optimizer's state (Adam, AdamW, SGD, RMSprop, Adagrad), each storage once, and on one
-  // GPU the allocator's total; the "memory_by_role" section of the report. Keep `model` and
-  // `optimizer` alive until those steps end.
+  // GPU the allocator's total; the "memory_by_role" section of the report; with the live view
+  // on, the same figures at a step's end once a live.interval_s. Keep `model` and `optimizer`
+  // alive until the last Step().
   void TrackRoles(torch::nn::Module& model, torch::optim::Optimizer& optimizer);
 
  private:

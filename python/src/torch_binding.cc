@@ -22,6 +22,7 @@
 #include "operators/step_memory_report.h"
 #include "python/src/bindings.h"
 #include "session/extension.h"
+#include "session/live.h"
 #include "snapshot/run_snapshot.h"
 
 namespace py = pybind11;
@@ -55,12 +56,11 @@ Status AddTraceSections(const std::string& path, report::Report& r) {
                      path)});
     return Status::Ok();
   }
-  report::AdoptSections(
-      r, analysis::BuildAnalyzeReport(run.models, run.analyses, analysis::ToOptions(req), path),
-      {.skip = {"recommendations", "data_quality"},
-       .id_prefix = "trace_",
-       .title_prefix = "torch.profiler trace: ",
-       .diagnostics = false});
+  report::AdoptSections(r, analysis::ReportOfLoaded(run, req, path),
+                        {.skip = {"recommendations", "data_quality"},
+                         .id_prefix = "trace_",
+                         .title_prefix = "torch.profiler trace: ",
+                         .diagnostics = false});
   return Status::Ok();
 }
 
@@ -246,6 +246,20 @@ void AddTorchBinding(py::module_& m) {
           },
           py::arg("dtype"), py::arg("fp32_weight_bytes"),
           "The model's forward ran under autocast to dtype with these float32 weights.")
+      .def(
+          "set_live_roles",
+          [](TorchCollector&, int64_t step, int64_t parameter, int64_t gradient,
+             std::optional<int64_t> state, std::optional<int64_t> allocated) {
+            session::LiveRoleFigures f{step, static_cast<double>(parameter),
+                                       static_cast<double>(gradient)};
+            if (state) f.optimizer_state = static_cast<double>(*state);
+            if (allocated)
+              f.other = static_cast<double>(
+                  std::max<int64_t>(*allocated - parameter - gradient - state.value_or(0), 0));
+            session::SetLiveRoles(f);
+          },
+          py::arg("step"), py::arg("parameter"), py::arg("gradient"), py::arg("optimizer_state"),
+          py::arg("allocated"), "Memory by role at the end of a step, for the live view.")
       .def("set_model_summary", &TorchCollector::SetModelSummary, py::arg("model_type"),
            py::arg("modules"), py::arg("input_bytes"), py::arg("notes"))
       .def("add_line", &TorchCollector::AddLine, py::arg("name"), py::arg("text"))
@@ -279,9 +293,13 @@ void AddTorchBinding(py::module_& m) {
         d["snapshot.stacks"] = o.snapshot.stacks;
         d["snapshot.max_entries"] = o.snapshot.max_entries;
         d["snapshot.oom"] = o.snapshot.oom;
+        d["live.on"] = session::LiveViewOn(o);
+        d["live.interval_s"] = o.live.interval_s;
         return d;
       },
-      py::arg("session"), "The memory.*, model_summary.* and snapshot.* keys of a Session.");
+      py::arg("session"),
+      "The memory.*, model_summary.* and snapshot.* keys of a Session, and whether its live view "
+      "runs (live.on) at which interval.");
 }
 
 }  // namespace trainprof::python

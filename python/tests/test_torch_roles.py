@@ -5,6 +5,7 @@ which the test counts itself on a forward of its own."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -186,3 +187,28 @@ def test_fp32_weights_under_autocast_are_an_answer() -> None:
     assert autocast[0].startswith("the forward ran under autocast to bfloat16 while 2.00 MiB of "
                                   "the weights are float32")
     assert "would hold 1.00 MiB" in autocast[0]
+
+
+def test_the_live_view_shows_memory_by_role(tmp_path: Any) -> None:
+    """Issue 72: live.json carries the roles at the last sampled step, in the loop, with
+    memory.enabled off (the live view samples on its own, once a live.interval_s)."""
+    import json
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 4))
+    P = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    with trainprof.Session(run_dir="run", db="off", overrides={
+            "output.print": False, "live.mode": "lines", "live.interval_s": 0.1}) as s:
+        trainprof.torch.attach(s, model, optimizer=opt)
+        s.stage("train")
+        for _ in range(3):
+            model(torch.randn(8, 256)).sum().backward()
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+            s.step()
+    with open(os.path.join(s.report.run_dir, "live.json"), encoding="utf-8") as f:
+        live = json.load(f)
+    assert live["finished"] and 0 <= live["roles_step"] <= 2  # a step's end, sampled
+    assert live["parameter_bytes"] == live["gradient_bytes"] == 4 * P
+    assert live["optimizer_state_bytes"] == 8 * P + 2 * 2 * 4  # two moments, a step counter each
+    assert "other_bytes" not in live  # the CPU: no allocator total

@@ -72,6 +72,7 @@ class RoleSampler:
         self._wrapped: List[torch.optim.Optimizer] = []
         self._modules: Optional[List[Tuple[str, int, int, int]]] = None
         self._autocast = ""  # the dtype autocast ran the forward in, "" when it was off
+        self._window = (0, 0)  # no recorded steps until start()
         self._on = False
 
     # ---- the window ----------------------------------------------------------------------------
@@ -177,9 +178,9 @@ class RoleSampler:
             out.append(ts)
         return out
 
-    def _sample(self, at: str) -> None:
-        if not self._on:
-            return
+    def _figures(self) -> Tuple[int, int, Optional[int], Optional[int], Dict[int, int]]:
+        """(parameters, gradients, optimizer state or None without an optimizer, the allocator's
+        total or None, the weights' storages) now."""
         named = self._named_parameters()
         params = [p for _, p in named]
         buffers = list(self._model.buffers()) if self._model is not None else []
@@ -187,12 +188,25 @@ class RoleSampler:
         grads = _bytes_by_storage([p.grad for p in params], weights)
         state = _bytes_by_storage([t for ts in self._state_tensors(params) for t in ts],
                                   {**weights, **grads})
+        return (sum(weights.values()), sum(grads.values()),
+                sum(state.values()) if self._optimizers else None, self._allocated(params),
+                weights)
+
+    def _sample(self, at: str) -> None:
+        if not self._on:
+            return
+        weights, grads, state, allocated, storages = self._figures()
         forward = at == FORWARD
         act = self._activations.bytes if forward else None
-        inp = sum(v for k, v in self._input.items() if k not in weights) if forward else None
-        self._core.add_role_sample(self._step, at, sum(weights.values()), sum(grads.values()),
-                                   sum(state.values()) if self._optimizers else None, act, inp,
-                                   self._allocated(params))
+        inp = sum(v for k, v in self._input.items() if k not in storages) if forward else None
+        self._core.add_role_sample(self._step, at, weights, grads, state, act, inp, allocated)
+
+    def live_sample(self, step: int) -> None:
+        """The figures at the end of `step`, for the live view (any step, in the window or not)."""
+        if not self._on:
+            self._optimizers = self._resolve()
+        weights, grads, state, allocated, _ = self._figures()
+        self._core.set_live_roles(step, weights, grads, state, allocated)
 
     @staticmethod
     def _allocated(params: Sequence[torch.Tensor]) -> Optional[int]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
@@ -95,11 +96,15 @@ class TorchProfiler:
         self._reported = False
         self._activations: Optional[ActivationCounter] = None
         self._roles: Optional[RoleSampler] = None
+        self._live_at = float("-inf")  # when the live view last got memory by role
         self._cuda: Optional[CudaMemoryStats] = None
         self._summary: Optional[ModelSummaryHooks] = None
         self._snapshot: Optional[SnapshotRecorder] = None
         if o["memory.enabled"]:
             self._start_memory(model, optimizer)
+        if self._roles is None and o["live.on"] and (model is not None or optimizer is not None):
+            # The live view's memory by role, without memory.enabled's recorded steps.
+            self._roles = RoleSampler(model, optimizer, ActivationCounter(model), self._core)
         if o["model_summary.enabled"]:
             self._start_summary(model)
         if o["snapshot.enabled"]:
@@ -206,12 +211,22 @@ class TorchProfiler:
             self._activations.step_ended(ended, self._activation_window)
         if self._roles is not None:
             self._roles.step_ended(ended)
+            self._live_roles(ended)
         if self._snapshot is not None:  # first: its dump must not catch the profiler's next step
             self._snapshot.step_began(step)
         if self._prof is not None:
             self._prof.step()
             if step >= self._window[1]:
                 self._stop_profiler()
+
+    def _live_roles(self, step: int) -> None:
+        """Memory by role for the live view, at most once a live.interval_s."""
+        if not self._opts["live.on"]:
+            return
+        now = time.monotonic()
+        if now - self._live_at >= self._opts["live.interval_s"]:
+            self._live_at = now
+            self._roles.live_sample(step)
 
     def _stop_profiler(self) -> None:
         if self._prof is not None:

@@ -93,9 +93,7 @@ std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const st
             fmt::format("the traces in {} could not be analysed: {}", dir, run.status().message()));
     return {};
   }
-  report::AdoptSections(
-      r, analysis::BuildAnalyzeReport(run->models, run->analyses, analysis::ToOptions(req), dir),
-      {});
+  report::AdoptSections(r, analysis::ReportOfLoaded(*run, req, dir), {});
   std::vector<int64_t> offsets = OffsetsByFile(run->models, files);
   if (std::ranges::any_of(offsets, [](int64_t o) { return o != 0; }))
     Finding(

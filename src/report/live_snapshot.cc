@@ -36,6 +36,23 @@ void ForEachMeasured(S& s, F f) {
   f("cpu_pct", s.cpu_pct);
   f("epoch", s.epoch);
   f("rss_growth_bytes_per_min", s.rss_growth_bytes_per_min);
+  f("roles_step", s.roles_step);
+  f("parameter_bytes", s.parameter_bytes);
+  f("gradient_bytes", s.gradient_bytes);
+  f("optimizer_state_bytes", s.optimizer_state_bytes);
+  f("other_bytes", s.other_bytes);
+}
+
+std::string Mib(const std::optional<double>& bytes) {
+  return bytes ? fmt::format("{:.0f} MiB", *bytes / (1 << 20)) : "n/a";
+}
+
+// "weights 13 MiB, gradients 13 MiB, optimizer state 26 MiB, other n/a (step 40)"; the view
+// has the row only where roles are measured (an optimizer was given to the in-loop sampler).
+std::string RolesText(const LiveSnapshot& s) {
+  return fmt::format("weights {}, gradients {}, optimizer state {}, other {} (step {})",
+                     Mib(s.parameter_bytes), Mib(s.gradient_bytes), Mib(s.optimizer_state_bytes),
+                     Mib(s.other_bytes), *s.roles_step);
 }
 
 // f(key, field) for the split's shares.
@@ -343,6 +360,10 @@ std::vector<std::pair<std::string, double>> LiveScalars(const LiveSnapshot& s) {
   put("training_rate", s.samples_per_s);
   put("live/rss_bytes", s.rss_bytes);
   put("live/cpu_pct", s.cpu_pct);
+  put("live/parameter_bytes", s.parameter_bytes);
+  put("live/gradient_bytes", s.gradient_bytes);
+  put("live/optimizer_state_bytes", s.optimizer_state_bytes);
+  put("live/other_bytes", s.other_bytes);
   if (s.split)
     ForEachShare(*s.split, [&](const char* key, double v) {
       if (s.split->data_measured || std::string_view(key) != "data_wait")
@@ -376,6 +397,7 @@ std::vector<std::string> LiveView(const LiveSnapshot& s, int width) {
       s.rss_growth_bytes_per_min
           ? fmt::format(" ({:+.0f} MiB/min)", *s.rss_growth_bytes_per_min / (1 << 20))
           : ""));
+  if (s.roles_step) lines.push_back("memory     " + RolesText(s));
   for (const LiveDevice& d : s.devices) lines.push_back("device     " + DeviceText(d));
   if (s.devices.empty()) lines.push_back("device     n/a (no GPU sampled)");
   if (s.world) {

@@ -63,10 +63,15 @@ struct LiveSnapshot {
   std::optional<double> rss_bytes, cpu_pct;        // this process; cpu_pct of one core
   std::optional<double> rss_growth_bytes_per_min;  // over the last minute (memory creep)
   std::optional<LiveSplit> split;                  // nullopt: no scope of a known kind ran
-  std::vector<LiveDevice> devices;                 // empty: no GPU sampled
-  std::string verdict;             // "input-bound", "GPU-bound", ...; "" not known yet
-  std::string finding;             // the one sentence that matters now; "" none
-  std::optional<LiveWorld> world;  // rank 0 of a multi-rank run
+  // Memory by role at the end of the last sampled step, in the loop (trainprof.torch attached
+  // with the optimizer, or the LibTorch job's TrackRoles): bytes; other is the allocator's
+  // total less the roles (one GPU only).
+  std::optional<int64_t> roles_step;
+  std::optional<double> parameter_bytes, gradient_bytes, optimizer_state_bytes, other_bytes;
+  std::vector<LiveDevice> devices;  // empty: no GPU sampled
+  std::string verdict;              // "input-bound", "GPU-bound", ...; "" not known yet
+  std::string finding;              // the one sentence that matters now; "" none
+  std::optional<LiveWorld> world;   // rank 0 of a multi-rank run
 };
 
 constexpr size_t kLiveSpark = 40;  // steps drawn in the view's sparkline
@@ -95,6 +100,7 @@ std::string LiveLine(const LiveSnapshot& s);
 // The snapshot's figures as tracker scalars, under the names MLflow and anemoi use where they
 // have one: training_rate and live/samples_per_s (samples/s), live/step_time_s (the median),
 // live/steps_per_s, live/rss_bytes, live/cpu_pct, live/<split part>_share,
+// live/{parameter,gradient,optimizer_state,other}_bytes,
 // system/gpu_<i>_utilization_percentage, system/gpu_<i>_memory_usage_megabytes,
 // system/gpu_<i>_power_usage_watts. Unmeasured figures are left out.
 std::vector<std::pair<std::string, double>> LiveScalars(const LiveSnapshot& s);

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace trainprof::report {
 namespace {
 
@@ -79,6 +83,35 @@ TEST(LiveSnapshot, JsonReadsBackAndBadInputIsNamed) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "run/live.json: not a trainprof live.json (no \"step\")");
   EXPECT_FALSE(ParseLiveJson("{", "x").ok());
+}
+
+// Issue 72: memory by role at the last sampled step, in the JSON, the view and the trackers;
+// what is not measured stays n/a.
+TEST(LiveSnapshot, MemoryByRoleInTheJsonViewAndScalars) {
+  LiveSnapshot s = BuildLiveSnapshot(2, {0, 5'000'000, 9'000'000}, {0, 4, 4}, 9'000'000, 4);
+  const std::vector<std::string> none = LiveView(s, 200);
+  EXPECT_FALSE(std::ranges::any_of(none, [](const std::string& l) {
+    return l.starts_with("memory");
+  }));  // no row where nothing measures the roles
+  s.roles_step = 40;
+  s.parameter_bytes = 13.0 * (1 << 20);
+  s.gradient_bytes = 13.0 * (1 << 20);
+  s.optimizer_state_bytes = 26.0 * (1 << 20);
+  auto back = ParseLiveJson(LiveJson(s), "live.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->roles_step, 40);
+  EXPECT_EQ(back->optimizer_state_bytes, 26.0 * (1 << 20));
+  EXPECT_FALSE(back->other_bytes.has_value());
+  const std::vector<std::string> view = LiveView(*back, 200);
+  EXPECT_TRUE(std::ranges::any_of(view, [](const std::string& l) {
+    return l ==
+           "memory     weights 13 MiB, gradients 13 MiB, optimizer state 26 MiB, other n/a "
+           "(step 40)";
+  }));
+  const auto scalars = LiveScalars(s);
+  EXPECT_TRUE(std::ranges::any_of(scalars, [](const auto& kv) {
+    return kv.first == "live/optimizer_state_bytes" && kv.second == 26.0 * (1 << 20);
+  }));
 }
 
 LiveSnapshot WithSplit(double data, double fwd, double bwd, double opt, double comm) {

@@ -62,6 +62,31 @@ void SetLiveChannel(std::shared_ptr<LiveChannel> channel) {
   g_channel = std::move(channel);
 }
 
+namespace {
+std::mutex g_roles_mu;
+std::optional<LiveRoleFigures> g_roles;  // the latest SetLiveRoles(), until a new live view
+}  // namespace
+
+bool LiveViewOn(const Options& o) {
+  return o.live.mode != "off" || o.live.port != 0 || !o.output.mlflow.empty() ||
+         !o.output.tensorboard.empty();
+}
+
+void SetLiveRoles(const LiveRoleFigures& roles) {
+  std::lock_guard<std::mutex> lock(g_roles_mu);
+  g_roles = roles;
+}
+
+void LiveExtension::AddRoles(LiveSnapshot& s) {
+  std::lock_guard<std::mutex> lock(g_roles_mu);
+  if (!g_roles) return;
+  s.roles_step = g_roles->step;
+  s.parameter_bytes = g_roles->parameter;
+  s.gradient_bytes = g_roles->gradient;
+  s.optimizer_state_bytes = g_roles->optimizer_state;
+  s.other_bytes = g_roles->other;
+}
+
 void MailboxLiveChannel::Put(const std::string& digest) {
   std::lock_guard<std::mutex> lock(mu_);
   latest_ = digest;
@@ -87,6 +112,10 @@ LiveExtension::LiveExtension(const Options& options, LiveSources sources)
       path_(sources.run_dir + "/live.json"),
       interval_s_(options.live.interval_s),
       src_(std::move(sources)) {
+  {
+    std::lock_guard<std::mutex> lock(g_roles_mu);
+    g_roles.reset();  // an earlier session's figures are not this one's
+  }
   redraw_ = mode_ == "view" && isatty(STDERR_FILENO);
   if (redraw_) term_ = std::make_unique<LiveTerminal>(stderr);
   if (!options.output.tensorboard.empty()) {  // live/* curves that grow while it trains
@@ -180,6 +209,7 @@ void LiveExtension::Tick(bool finished) {
   AddSplit(now, finished, s);
   AddProcessFigures(now, s);
   AddDevices(s);
+  AddRoles(s);
   report::AddLiveVerdict(s);
   AddWorld(s);
   Publish(s);

@@ -17,6 +17,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -50,6 +51,20 @@ class LiveChannel {
 };
 // The channel every live view of this process uses from its next tick; null: none.
 void SetLiveChannel(std::shared_ptr<LiveChannel> channel);
+
+// Memory by role at the end of a step, sampled in the loop (the Python package's
+// trainprof.torch, the LibTorch job's TrackRoles): every live view of this process shows the
+// latest from its next tick; a new live view starts with none.
+struct LiveRoleFigures {
+  int64_t step = 0;
+  double parameter = 0, gradient = 0;
+  std::optional<double> optimizer_state, other;  // nullopt: not measured
+};
+void SetLiveRoles(const LiveRoleFigures& roles);
+
+// Whether a Session with these options runs a live view: for its print, its page, or the
+// trackers that grow while it trains.
+bool LiveViewOn(const Options& options);
 
 // A channel whose exchange runs elsewhere (the Python package's thread over torch.distributed's
 // store, so the live thread never waits for the GIL): Put keeps this rank's latest digest for
@@ -96,6 +111,7 @@ class LiveExtension : public Extension {
   void AddProcessFigures(int64_t now, report::LiveSnapshot& s);
   void AddDevices(report::LiveSnapshot& s) const;
   void AddWorld(report::LiveSnapshot& s);
+  static void AddRoles(report::LiveSnapshot& s);
   void Publish(const report::LiveSnapshot& s);
   void Warn(const Status& st);
   void StartPage(const std::string& host, int port);

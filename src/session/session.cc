@@ -131,10 +131,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Options options) {
   if (impl->options.time.cuda_events) {
     impl->extensions.push_back(std::make_shared<session::CudaTimeExtension>());
   }
-  // The live view runs for its print, its page, or the trackers that grow while it trains.
-  const Options::Live& live = impl->options.live;
-  const Options::Output& out = impl->options.output;
-  if (live.mode != "off" || live.port != 0 || !out.mlflow.empty() || !out.tensorboard.empty()) {
+  if (session::LiveViewOn(impl->options)) {
     impl->extensions.push_back(std::make_shared<session::LiveExtension>(
         impl->options, session::LiveSources{impl->run_dir, impl->start, impl->epoch_id, system}));
   }

@@ -1,13 +1,16 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 
+#include "base/clock.h"
 #include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
 #include "operators/operator_report.h"
 #include "session/extension.h"
+#include "session/live.h"
 #include "torch/cuda_allocator_recorder.h"
 #include "torch/model_summary.h"
 #include "torch/op_observer.h"
@@ -95,17 +98,34 @@ class TorchProfilerImpl : public session::Extension {
   std::optional<torchlib::RoleSampler> roles;  // TrackRoles()'s model and optimizer
   std::vector<torchlib::RoleSample> role_samples;
   std::vector<torchlib::RoleModule> role_modules;  // at the last sample
+  std::optional<int64_t> live_roles_ns;            // when the live view last got memory by role
 
   void OnStep(int64_t step) override {
     std::lock_guard<std::mutex> lock(mu);
     if (observer) observer->SetStep(step, step < window.end);
     cuda.OnStep(step, diagnostics);
     const int64_t ended = step - 1;
-    if (roles && window.Contains(ended)) {
+    if (roles && options.memory.enabled && window.Contains(ended)) {
       role_samples.push_back(roles->Sample(ended, "end of step"));
       role_modules = roles->ByModule();
     }
-    if (step >= window.end) roles.reset();  // the model may go before the session ends
+    if (roles && ended >= 0 && session::LiveViewOn(options)) LiveRoles(ended);
+  }
+
+  // Memory by role for the live view, at most once a live.interval_s.
+  void LiveRoles(int64_t step) {
+    const int64_t now = base::SteadyNowNs();
+    if (live_roles_ns && now - *live_roles_ns < static_cast<int64_t>(options.live.interval_s * 1e9))
+      return;
+    live_roles_ns = now;
+    const torchlib::RoleSample r = roles->Sample(step, "end of step");
+    session::LiveRoleFigures f{step, static_cast<double>(r.parameter),
+                               static_cast<double>(r.gradient)};
+    if (r.optimizer_state) f.optimizer_state = static_cast<double>(*r.optimizer_state);
+    if (r.allocated)
+      f.other = static_cast<double>(std::max<int64_t>(
+          *r.allocated - r.parameter - r.gradient - r.optimizer_state.value_or(0), 0));
+    session::SetLiveRoles(f);
   }
 
   void AddRoles(report::Report& r) {
@@ -194,7 +214,9 @@ StatusOr<std::unique_ptr<TorchProfiler>> TorchProfiler::Attach(Session& session)
 
 void TorchProfiler::TrackRoles(torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  if (impl_->options.memory.enabled && !impl_->skipped_rank) impl_->roles.emplace(model, optimizer);
+  const Options& o = impl_->options;
+  if ((o.memory.enabled && !impl_->skipped_rank) || session::LiveViewOn(o))
+    impl_->roles.emplace(model, optimizer);
 }
 
 Status TorchProfiler::SummarizeModule(torch::nn::Module& module, std::vector<torch::Tensor> inputs,

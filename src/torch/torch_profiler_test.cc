@@ -311,6 +311,33 @@ TEST(TorchProfiler, RolesOfAModelAndItsAdamAreExact) {
   EXPECT_EQ((*frozen)["optimizer_state_bytes"], 0);
 }
 
+// The live view gets the same figures at a step's end, without memory.enabled.
+TEST(TorchProfiler, TheLiveViewShowsRolesWithoutTheOperatorWindow) {
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  Options o = TorchOptions(dir);
+  o.memory.enabled = false;
+  o.model_summary.enabled = false;
+  o.live.mode = "file";
+  std::unique_ptr<Session> s;
+  std::unique_ptr<TorchProfiler> tp;
+  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
+  TwoLayer model;
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  tp->TrackRoles(*model, adam);
+  for (int step = 0; step < 2; ++step) {
+    adam.zero_grad();
+    model->forward(torch::ones({3, 8})).sum().backward();
+    adam.step();
+    s->Step();
+  }
+  ASSERT_TRUE(s->Finish().ok());
+  const nlohmann::json live = nlohmann::json::parse(testutil::ReadText(dir + "/live.json"));
+  EXPECT_LE(live["roles_step"], 1);  // a step's end, once a live.interval_s
+  EXPECT_EQ(live["parameter_bytes"], 50 * 4);
+  EXPECT_EQ(live["optimizer_state_bytes"], 2 * 46 * 4);
+  EXPECT_EQ(FindSection(Report(dir), "memory_by_role"), nullptr);  // memory.enabled is off
+}
+
 TEST(TorchProfiler, ModelSummaryHasTheTreeShapesParametersAndSizes) {
   const std::string dir = testutil::FreshTempDir() + "/run";
   std::unique_ptr<Session> s;

@@ -226,4 +226,9 @@ StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const 
   return l;
 }
 
+report::Report ReportOfLoaded(const LoadedRun& run, const AnalyzeRequest& r,
+                              const std::string& label) {
+  return BuildAnalyzeReport(run.models, run.analyses, ToOptions(r), label);
+}
+
 }  // namespace trainprof::analysis

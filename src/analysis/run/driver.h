@@ -120,4 +120,10 @@ StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const 
                             bool merge_processes = false,
                             std::vector<std::string>* skipped = nullptr);
 
+// The analyze report of a loaded run, as `trainprof analyze` builds it from the same models and
+// request; `label` names the input in its header. For the front ends that keep the models (run
+// --traces, the Python torch Session), which adopt its sections into their own report.
+report::Report ReportOfLoaded(const LoadedRun& run, const AnalyzeRequest& r,
+                              const std::string& label);
+
 }  // namespace trainprof::analysis
