@@ -97,9 +97,10 @@ class TorchCollector : public session::Extension {
     std::lock_guard<std::mutex> lock(mu_);
     role_modules_ = std::move(modules);
   }
-  void SetRoleAutocast(torchlib::RoleAutocast a) {
+  void SetRoleAutocast(std::string dtype, int64_t fp32_weight_bytes) {
     std::lock_guard<std::mutex> lock(mu_);
-    role_autocast_ = std::move(a);
+    role_context_.autocast_dtype = std::move(dtype);
+    role_context_.fp32_weight_bytes = fp32_weight_bytes;
   }
   void SetModelSummary(const std::string& type, const std::vector<ModuleTuple>& mods,
                        int64_t input_bytes, const std::vector<std::string>& notes) {
@@ -148,7 +149,10 @@ class TorchCollector : public session::Extension {
     if (st.ok() && !trace_.empty()) st = AddTraceSections(trace_, r);
     torchlib::AddCudaMemorySection(cuda_, r);
     torchlib::AddActivationSection(activations_, r);
-    torchlib::AddRoleSection(role_samples_, role_modules_, r, role_autocast_);
+    // The activation answer names the modules of the step that saved most.
+    const auto most = std::ranges::max_element(activations_, {}, &torchlib::ActivationStep::bytes);
+    if (most != activations_.end()) role_context_.activation_modules = most->by_module;
+    torchlib::AddRoleSection(role_samples_, role_modules_, r, role_context_);
     snapshot::AddRunSnapshots(snapshots_, r);
     if (summary_) {
       Status s = torchlib::AddModelSummary(*summary_, options_.model_summary.depth, ctx.run_dir, r);
@@ -185,7 +189,7 @@ class TorchCollector : public session::Extension {
   std::vector<torchlib::ActivationStep> activations_;
   std::vector<torchlib::RoleSample> role_samples_;
   std::vector<torchlib::RoleModule> role_modules_;
-  torchlib::RoleAutocast role_autocast_;
+  torchlib::RoleContext role_context_;
   std::optional<torchlib::ModelSummary> summary_;
   std::vector<report::Diagnostic> lines_;
   std::string trace_;
@@ -242,7 +246,7 @@ void AddTorchBinding(py::module_& m) {
       .def(
           "set_role_autocast",
           [](TorchCollector& c, const std::string& dtype, int64_t fp32_weight_bytes) {
-            c.SetRoleAutocast({dtype, fp32_weight_bytes});
+            c.SetRoleAutocast(dtype, fp32_weight_bytes);
           },
           py::arg("dtype"), py::arg("fp32_weight_bytes"),
           "The model's forward ran under autocast to dtype with these float32 weights.")

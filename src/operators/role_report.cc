@@ -75,6 +75,13 @@ void AddSamples(const std::vector<RoleSample>& samples, report::Section& s) {
   for (const RoleSample& r : samples)
     t.rows.push_back({r.step, r.at, r.parameter, r.gradient, Cell(r.optimizer_state),
                       Cell(r.activation), Cell(r.input), Cell(Other(r)), Cell(r.allocated)});
+  t.charts.push_back({.kind = report::ChartKind::kBars,
+                      .title = "Memory by role at each phase boundary",
+                      .values = {"parameter_bytes", "gradient_bytes", "optimizer_state_bytes",
+                                 "activation_bytes", "input_bytes", "other_bytes"},
+                      .limit = 0,
+                      .horizontal = false,
+                      .label_format = "step {step}: {at}"});
   t.notes.push_back(
       "Exact, by tensor identity, each storage once: parameters and buffers of the model, their "
       ".grad, the tensors in optimizer.state, the storages autograd saved for backward in this "
@@ -118,7 +125,20 @@ void AddModules(std::vector<RoleModule> modules, report::Section& s) {
       "dotted path); activations by module are in the activation_memory section.");
 }
 
-void AddAnswers(const std::vector<RoleSample>& samples, report::Section& s) {
+// "blocks.3 (12.0 MiB), blocks.2 (12.0 MiB), blocks.1 (12.0 MiB)", or "the blocks that make them
+// (the activation_modules table)" without module figures.
+std::string TopModules(const RoleContext& c) {
+  if (c.activation_modules.empty())
+    return "the blocks that make them (the activation_modules table)";
+  std::string out;
+  for (size_t i = 0; i < c.activation_modules.size() && i < 3; ++i)
+    out += fmt::format("{}{} ({})", i ? ", " : "", c.activation_modules[i].first,
+                       Bytes(c.activation_modules[i].second));
+  return "the modules that save most: " + out;
+}
+
+void AddAnswers(const std::vector<RoleSample>& samples, const RoleContext& context,
+                report::Section& s) {
   const int64_t weights =
       Largest(samples, [](const RoleSample& r) { return std::optional(r.parameter); }).value_or(0);
   const std::optional<int64_t> state =
@@ -140,36 +160,37 @@ void AddAnswers(const std::vector<RoleSample>& samples, report::Section& s) {
         {report::Severity::kInfo,
          fmt::format("activations kept for the backward are {} ({:.1f} % of the memory at the end "
                      "of step {}'s forward): activation checkpointing (torch.utils.checkpoint) "
-                     "of the blocks that make them (the activation_modules table) keeps only "
-                     "their inputs; half the micro-batch would save about {}",
-                     Bytes(*r.activation), share, r.step, Bytes(*r.activation / 2))});
+                     "of {} keeps only their inputs; half the micro-batch would save about {}",
+                     Bytes(*r.activation), share, r.step, TopModules(context),
+                     Bytes(*r.activation / 2))});
     break;
   }
 }
 
-void AddAutocastAnswer(const RoleAutocast& a, report::Section& s) {
-  if (a.dtype.empty() || a.dtype == "float32" || a.fp32_weight_bytes <= 0) return;
+void AddAutocastAnswer(const RoleContext& a, report::Section& s) {
+  const std::string& dtype = a.autocast_dtype;
+  if (dtype.empty() || dtype == "float32" || a.fp32_weight_bytes <= 0) return;
   s.findings.push_back(
       {report::Severity::kInfo,
        fmt::format("the forward ran under autocast to {} while {} of the weights are float32: "
                    "autocast casts a {} copy of each at every use. Weights stored in {} (FSDP's "
                    "MixedPrecision(param_dtype=torch.{}), or model.to(torch.{}) with an "
                    "optimizer that keeps float32 master weights) would hold {}",
-                   a.dtype, Bytes(a.fp32_weight_bytes), a.dtype, a.dtype, a.dtype, a.dtype,
+                   dtype, Bytes(a.fp32_weight_bytes), dtype, dtype, dtype, dtype,
                    Bytes(a.fp32_weight_bytes / 2))});
 }
 
 }  // namespace
 
 void AddRoleSection(const std::vector<RoleSample>& samples, std::vector<RoleModule> modules,
-                    report::Report& report, const RoleAutocast& autocast) {
+                    report::Report& report, const RoleContext& context) {
   if (samples.empty()) return;
   report::Section& s = report.AddSection("memory_by_role", "Memory by role (exact, in the loop)");
   AddMetrics(samples, s);
   AddSamples(samples, s);
   AddModules(std::move(modules), s);
-  AddAnswers(samples, s);
-  AddAutocastAnswer(autocast, s);
+  AddAnswers(samples, context, s);
+  AddAutocastAnswer(context, s);
 }
 
 }  // namespace trainprof::torchlib

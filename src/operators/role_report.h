@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/report.h"
@@ -32,16 +33,18 @@ struct RoleModule {
   int64_t parameter = 0, gradient = 0, optimizer_state = 0;
 };
 
-// The model's forward ran under autocast to `dtype` ("bfloat16") while `fp32_weight_bytes` of
-// its parameters were float32; an empty dtype: no autocast was seen.
-struct RoleAutocast {
-  std::string dtype;
+// What else the loop knew, for the answers: the model's forward ran under autocast to
+// `autocast_dtype` ("bfloat16"; "" none seen) while `fp32_weight_bytes` of its parameters were
+// float32; the modules that saved most for backward in one step, largest first.
+struct RoleContext {
+  std::string autocast_dtype;
   int64_t fp32_weight_bytes = 0;
+  std::vector<std::pair<std::string, int64_t>> activation_modules;
 };
 
 // The "memory_by_role" section: the largest figure of each role as metrics, every sample as a
 // series, the modules (the top 20 and the rest), and the answers a user acts on.
 void AddRoleSection(const std::vector<RoleSample>& samples, std::vector<RoleModule> modules,
-                    report::Report& report, const RoleAutocast& autocast = {});
+                    report::Report& report, const RoleContext& context = {});
 
 }  // namespace trainprof::torchlib

@@ -35,6 +35,19 @@ TEST(RoleReport, CpuSamplesLeaveTheRestAbsentNotZero) {
   ASSERT_EQ(s.findings.size(), 2u);  // the optimizer's 2.0x and the activations' share
   EXPECT_NE(s.findings[0].text.find("2.0x the weights"), std::string::npos);
   EXPECT_NE(s.findings[1].text.find("(61.5 % of the memory"), std::string::npos);
+  EXPECT_NE(s.findings[1].text.find("of the blocks that make them (the activation_modules table)"),
+            std::string::npos);
+  report::Report named;
+  AddRoleSection(samples, {}, named,
+                 {.activation_modules = {{"blocks.3", 6 * kMiB},
+                                         {"blocks.2", 5 * kMiB},
+                                         {"blocks.1", 4 * kMiB},
+                                         {"blocks.0", 3 * kMiB}}});
+  EXPECT_NE(Roles(named).findings[1].text.find(
+                "of the modules that save most: blocks.3 (6.00 MiB), blocks.2 (5.00 MiB), "
+                "blocks.1 (4.00 MiB) keeps"),
+            std::string::npos)
+      << Roles(named).findings[1].text;
 }
 
 TEST(RoleReport, TheAllocatorTotalGivesTheRestAndKeptGradientsAnAnswer) {
@@ -66,7 +79,7 @@ TEST(RoleReport, Fp32WeightsUnderAutocastAreAnAnswer) {
   const std::vector<RoleSample> samples = {
       {0, "end of step", 8 * kMiB, 0, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
   report::Report r;
-  AddRoleSection(samples, {}, r, {"bfloat16", 8 * kMiB});
+  AddRoleSection(samples, {}, r, {.autocast_dtype = "bfloat16", .fp32_weight_bytes = 8 * kMiB});
   ASSERT_EQ(Roles(r).findings.size(), 1u);
   EXPECT_NE(Roles(r).findings[0].text.find("autocast to bfloat16 while 8.00 MiB of the weights are "
                                            "float32"),
