@@ -12,6 +12,7 @@ import gzip
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -349,12 +350,10 @@ def test_arguments_that_change_the_answer() -> None:
         a.get_cuda_kernel_launch_stats(ranks=[5], visualize=False)
 
 
-def test_visualize_without_plotly_says_so() -> None:
-    try:
-        import plotly  # noqa: F401
-        pytest.skip("plotly is installed here: the charts are drawn")
-    except ImportError:
-        pass
+def test_visualize_without_plotly_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    # plotly made unimportable whether or not it is installed (None in sys.modules: ImportError).
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    monkeypatch.setitem(sys.modules, "plotly.express", None)
     a = TraceAnalysis(trace_dir=str(SMALL))
     with pytest.warns(UserWarning, match="plotly, which is not installed"):
         df = a.get_temporal_breakdown()  # visualize=True is HTA's default

@@ -269,23 +269,28 @@ struct TwoLayerImpl : torch::nn::Module {
 };
 TORCH_MODULE(TwoLayer);
 
-// Issue 72: memory by role from the model and its Adam, exact: 50 parameters (46 trainable, the
-// frozen layer's 4 not), their 46 gradients and Adam's two moments of each trainable one.
-TEST(TorchProfiler, RolesOfAModelAndItsAdamAreExact) {
-  const std::string dir = testutil::FreshTempDir() + "/run";
+// `steps` steps of TwoLayer with Adam, its roles tracked, then the session finished.
+void TrainTwoLayerWithAdam(const Options& o, int steps) {
   std::unique_ptr<Session> s;
   std::unique_ptr<TorchProfiler> tp;
-  ASSERT_NO_FATAL_FAILURE(Start(TorchOptions(dir), &s, &tp));
+  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
   TwoLayer model;
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
   tp->TrackRoles(*model, adam);
-  for (int step = 0; step < 4; ++step) {
+  for (int step = 0; step < steps; ++step) {
     adam.zero_grad();
     model->forward(torch::ones({3, 8})).sum().backward();
     adam.step();
     s->Step();
   }
   ASSERT_TRUE(s->Finish().ok());
+}
+
+// Issue 72: memory by role from the model and its Adam, exact: 50 parameters (46 trainable, the
+// frozen layer's 4 not), their 46 gradients and Adam's two moments of each trainable one.
+TEST(TorchProfiler, RolesOfAModelAndItsAdamAreExact) {
+  const std::string dir = testutil::FreshTempDir() + "/run";
+  ASSERT_NO_FATAL_FAILURE(TrainTwoLayerWithAdam(TorchOptions(dir), 4));
   const nlohmann::json r = Report(dir);
   const nlohmann::json* roles = FindSection(r, "memory_by_role");
   ASSERT_NE(roles, nullptr);
@@ -318,19 +323,7 @@ TEST(TorchProfiler, TheLiveViewShowsRolesWithoutTheOperatorWindow) {
   o.memory.enabled = false;
   o.model_summary.enabled = false;
   o.live.mode = "file";
-  std::unique_ptr<Session> s;
-  std::unique_ptr<TorchProfiler> tp;
-  ASSERT_NO_FATAL_FAILURE(Start(o, &s, &tp));
-  TwoLayer model;
-  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
-  tp->TrackRoles(*model, adam);
-  for (int step = 0; step < 2; ++step) {
-    adam.zero_grad();
-    model->forward(torch::ones({3, 8})).sum().backward();
-    adam.step();
-    s->Step();
-  }
-  ASSERT_TRUE(s->Finish().ok());
+  ASSERT_NO_FATAL_FAILURE(TrainTwoLayerWithAdam(o, 2));
   const nlohmann::json live = nlohmann::json::parse(testutil::ReadText(dir + "/live.json"));
   EXPECT_LE(live["roles_step"], 1);  // a step's end, once a live.interval_s
   EXPECT_EQ(live["parameter_bytes"], 50 * 4);
