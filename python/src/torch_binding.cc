@@ -254,13 +254,8 @@ void AddTorchBinding(py::module_& m) {
           "set_live_roles",
           [](TorchCollector&, int64_t step, int64_t parameter, int64_t gradient,
              std::optional<int64_t> state, std::optional<int64_t> allocated) {
-            session::LiveRoleFigures f{step, static_cast<double>(parameter),
-                                       static_cast<double>(gradient)};
-            if (state) f.optimizer_state = static_cast<double>(*state);
-            if (allocated)
-              f.other = static_cast<double>(
-                  std::max<int64_t>(*allocated - parameter - gradient - state.value_or(0), 0));
-            session::SetLiveRoles(f);
+            session::SetLiveRoles(torchlib::LiveFiguresOf(
+                {step, "end of step", parameter, gradient, state, {}, {}, allocated}));
           },
           py::arg("step"), py::arg("parameter"), py::arg("gradient"), py::arg("optimizer_state"),
           py::arg("allocated"), "Memory by role at the end of a step, for the live view.")

@@ -83,9 +83,11 @@ class RoleSampler:
         if window[0] <= first_step < window[1]:
             self._enter()
 
-    def step_ended(self, step: int) -> None:
-        if self._on:
-            self._sample(STEP_END)
+    def step_ended(self, step: int, live: bool = False) -> None:
+        """`step` ended: its sample in the window, and (`live`) the live view's figures, from
+        one count."""
+        if self._on or live:
+            self._step_end(step, live)
         self._input = {}
         self._step = step + 1
         if not self._on and self._step == self._window[0]:
@@ -192,21 +194,23 @@ class RoleSampler:
                 sum(state.values()) if self._optimizers else None, self._allocated(params),
                 weights)
 
-    def _sample(self, at: str) -> None:
+    def _sample(self, at: str, figures: Optional[Tuple[Any, ...]] = None) -> None:
         if not self._on:
             return
-        weights, grads, state, allocated, storages = self._figures()
+        weights, grads, state, allocated, storages = figures or self._figures()
         forward = at == FORWARD
         act = self._activations.bytes if forward else None
         inp = sum(v for k, v in self._input.items() if k not in storages) if forward else None
         self._core.add_role_sample(self._step, at, weights, grads, state, act, inp, allocated)
 
-    def live_sample(self, step: int) -> None:
-        """The figures at the end of `step`, for the live view (any step, in the window or not)."""
+    def _step_end(self, step: int, live: bool) -> None:
         if not self._on:
-            self._optimizers = self._resolve()
-        weights, grads, state, allocated, _ = self._figures()
-        self._core.set_live_roles(step, weights, grads, state, allocated)
+            self._optimizers = self._resolve()  # outside the window: the live view's alone
+        figures = self._figures()
+        self._sample(STEP_END, figures)
+        if live:
+            weights, grads, state, allocated, _ = figures
+            self._core.set_live_roles(step, weights, grads, state, allocated)
 
     @staticmethod
     def _allocated(params: Sequence[torch.Tensor]) -> Optional[int]:

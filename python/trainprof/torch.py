@@ -210,8 +210,7 @@ class TorchProfiler:
         if self._activations is not None:
             self._activations.step_ended(ended, self._activation_window)
         if self._roles is not None:
-            self._roles.step_ended(ended)
-            self._live_roles(ended)
+            self._roles.step_ended(ended, live=self._live_due())
         if self._snapshot is not None:  # first: its dump must not catch the profiler's next step
             self._snapshot.step_began(step)
         if self._prof is not None:
@@ -219,14 +218,15 @@ class TorchProfiler:
             if step >= self._window[1]:
                 self._stop_profiler()
 
-    def _live_roles(self, step: int) -> None:
-        """Memory by role for the live view, at most once a live.interval_s."""
+    def _live_due(self) -> bool:
+        """Whether the live view gets memory by role now: at most once a live.interval_s."""
         if not self._opts["live.on"]:
-            return
+            return False
         now = time.monotonic()
-        if now - self._live_at >= self._opts["live.interval_s"]:
-            self._live_at = now
-            self._roles.live_sample(step)
+        if now - self._live_at < self._opts["live.interval_s"]:
+            return False
+        self._live_at = now
+        return True
 
     def _stop_profiler(self) -> None:
         if self._prof is not None:

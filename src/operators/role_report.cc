@@ -182,6 +182,14 @@ void AddAutocastAnswer(const RoleContext& a, report::Section& s) {
 
 }  // namespace
 
+session::LiveRoleFigures LiveFiguresOf(const RoleSample& r) {
+  session::LiveRoleFigures f{r.step, static_cast<double>(r.parameter),
+                             static_cast<double>(r.gradient)};
+  if (r.optimizer_state) f.optimizer_state = static_cast<double>(*r.optimizer_state);
+  if (const std::optional<int64_t> other = Other(r)) f.other = static_cast<double>(*other);
+  return f;
+}
+
 void AddRoleSection(const std::vector<RoleSample>& samples, std::vector<RoleModule> modules,
                     report::Report& report, const RoleContext& context) {
   if (samples.empty()) return;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "session/live.h"
 
 namespace trainprof::torchlib {
 
@@ -41,6 +42,10 @@ struct RoleContext {
   int64_t fp32_weight_bytes = 0;
   std::vector<std::pair<std::string, int64_t>> activation_modules;
 };
+
+// A sample's figures for the live view (session::SetLiveRoles): the roles it measured, and the
+// allocator's total less them as "other" where there is a total.
+session::LiveRoleFigures LiveFiguresOf(const RoleSample& r);
 
 // The "memory_by_role" section: the largest figure of each role as metrics, every sample as a
 // series, the modules (the top 20 and the rest), and the answers a user acts on.

@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -104,28 +103,27 @@ class TorchProfilerImpl : public session::Extension {
     std::lock_guard<std::mutex> lock(mu);
     if (observer) observer->SetStep(step, step < window.end);
     cuda.OnStep(step, diagnostics);
-    const int64_t ended = step - 1;
-    if (roles && options.memory.enabled && window.Contains(ended)) {
-      role_samples.push_back(roles->Sample(ended, "end of step"));
-      role_modules = roles->ByModule();
-    }
-    if (roles && ended >= 0 && session::LiveViewOn(options)) LiveRoles(ended);
+    if (roles && step >= 1) SampleRoles(step - 1);
   }
 
-  // Memory by role for the live view, at most once a live.interval_s.
-  void LiveRoles(int64_t step) {
+  // Memory by role at the end of `step`: one sample for the report when the step is recorded,
+  // and for the live view at most once a live.interval_s.
+  void SampleRoles(int64_t step) {
+    const bool record = options.memory.enabled && !skipped_rank && window.Contains(step);
     const int64_t now = base::SteadyNowNs();
-    if (live_roles_ns && now - *live_roles_ns < static_cast<int64_t>(options.live.interval_s * 1e9))
-      return;
-    live_roles_ns = now;
-    const torchlib::RoleSample r = roles->Sample(step, "end of step");
-    session::LiveRoleFigures f{step, static_cast<double>(r.parameter),
-                               static_cast<double>(r.gradient)};
-    if (r.optimizer_state) f.optimizer_state = static_cast<double>(*r.optimizer_state);
-    if (r.allocated)
-      f.other = static_cast<double>(std::max<int64_t>(
-          *r.allocated - r.parameter - r.gradient - r.optimizer_state.value_or(0), 0));
-    session::SetLiveRoles(f);
+    const bool live = session::LiveViewOn(options) &&
+                      (!live_roles_ns ||
+                       now - *live_roles_ns >= static_cast<int64_t>(options.live.interval_s * 1e9));
+    if (!record && !live) return;
+    torchlib::RoleSample r = roles->Sample(step, "end of step");
+    if (live) {
+      live_roles_ns = now;
+      session::SetLiveRoles(torchlib::LiveFiguresOf(r));
+    }
+    if (record) {
+      role_samples.push_back(std::move(r));
+      role_modules = roles->ByModule();
+    }
   }
 
   void AddRoles(report::Report& r) {
