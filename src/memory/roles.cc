@@ -159,8 +159,8 @@ const char* RuleText(uint8_t rule) {
       "no rule applies",
       "known exactly in the training loop",
       "resident before the recorded history began (the model's weights)",
-      "resident before the history, which began after the optimizer made its state: the "
-      "weights and the optimizer's state together",
+      ("resident before the history, which began after the optimizer made its state: the "
+       "weights and the optimizer's state together"),
       "made while a module was built or moved (Module.__init__, .to, .cuda)",
       "made in the optimizer's step and alive after it",
       "made on autograd's backward thread and alive after the backward",

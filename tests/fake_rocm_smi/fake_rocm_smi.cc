@@ -51,6 +51,16 @@ struct ProcessInfo {  // rsmi_process_info_t
   uint32_t cu_occupancy;
 };
 
+// The configured processes, and the calling process's children with FAKE_RSMI_CHILD_VRAM.
+std::vector<FakeProcess> Processes() {
+  std::vector<FakeProcess> all = State().processes;
+  if (const char* vram = std::getenv("FAKE_RSMI_CHILD_VRAM")) {
+    std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
+    for (uint32_t pid = 0; in >> pid;) all.push_back({pid, std::strtoull(vram, nullptr, 10), 30});
+  }
+  return all;
+}
+
 }  // namespace
 
 extern "C" {
@@ -125,15 +135,6 @@ int rsmi_dev_energy_count_get(uint32_t dev, uint64_t* count, float* resolution, 
   *resolution = 15.25f;
   *ts = 0;
   return 0;
-}
-// The configured processes, and the calling process's children with FAKE_RSMI_CHILD_VRAM.
-std::vector<FakeProcess> Processes() {
-  std::vector<FakeProcess> all = State().processes;
-  if (const char* vram = std::getenv("FAKE_RSMI_CHILD_VRAM")) {
-    std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
-    for (uint32_t pid = 0; in >> pid;) all.push_back({pid, std::strtoull(vram, nullptr, 10), 30});
-  }
-  return all;
 }
 
 int rsmi_compute_process_info_get(ProcessInfo* procs, uint32_t* n) {

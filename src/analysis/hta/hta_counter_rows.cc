@@ -65,9 +65,12 @@ CounterRanges HtaCounterRanges(const trace::TraceModel& m, const HtaOptions& o) 
                      .tid = m.tid_of(e),
                      .name = m.name_of(e),
                      .op_stack = CpuOpStack(m, tree, calls[k])};
-    auto [lo, hi] =
-        std::ranges::equal_range(m.range_counters, e, {}, &trace::TraceModel::RangeCounter::event);
-    for (auto it = lo; it != hi; ++it) row.counters.emplace_back(m.names[it->name], it->value);
+    // lower_bound, not ranges::equal_range: clang 14 cannot build ranges::subrange with
+    // libstdc++ 12, and the sanitizer builds use clang.
+    auto it =
+        std::ranges::lower_bound(m.range_counters, e, {}, &trace::TraceModel::RangeCounter::event);
+    for (; it != m.range_counters.end() && it->event == e; ++it)
+      row.counters.emplace_back(m.names[it->name], it->value);
     r.rows.push_back(std::move(row));
   }
   return r;
