@@ -19,6 +19,7 @@
 #include "analysis/hta/hta_annotations.h"
 #include "analysis/hta/hta_aten_ops.h"
 #include "analysis/hta/hta_counter_rows.h"
+#include "analysis/hta/hta_fold.h"
 #include "analysis/hta/hta_kernel_annotations.h"
 #include "analysis/hta/hta_launches.h"
 #include "analysis/hta/hta_sequences.h"
@@ -211,19 +212,31 @@ class Analysis {
     return out;
   }
 
-  // HTA's user-annotation statistics of `rank` (hta_annotations.h), the GPU's or the CPU's:
-  // (whether the trace has that category at all, rows of name, count, sum, min, max and std in
-  // µs); (False, []) without the launches' analysis.
-  std::pair<bool, std::vector<std::tuple<std::string, int64_t, double, double, double, double>>>
-  AnnotationStats(int64_t rank, bool gpu) const {
-    std::vector<std::tuple<std::string, int64_t, double, double, double, double>> rows;
+  // HTA's user-annotation breakdown of `rank` (hta_annotations.h), the GPU's or the CPU's,
+  // folded as HTA folds it (hta_fold.h): (whether the trace has that category at all, rows of
+  // name, sum, max, min, mean and std in µs); (False, []) without the launches' analysis.
+  using AnnotationRow = std::tuple<std::string, double, double, double, double, double>;
+  std::pair<bool, std::vector<AnnotationRow>> AnnotationStats(
+      int64_t rank, bool gpu, size_t top, double duration_ratio,
+      std::vector<std::string> allowlist) const {
+    std::vector<AnnotationRow> rows;
     auto it = annotations.find(rank);
     if (it == annotations.end()) return {false, rows};
-    auto us = [](double ns) { return ns / 1000.0; };
+    std::vector<analysis::KernelStats> per_name;
     for (const analysis::AnnotationStats& a : gpu ? it->second.gpu : it->second.cpu)
-      rows.emplace_back(a.name, a.count, us(static_cast<double>(a.sum_ns)),
-                        us(static_cast<double>(a.min_ns)), us(static_cast<double>(a.max_ns)),
-                        us(a.std_ns));
+      per_name.push_back({.name = a.name,
+                          .count = a.count,
+                          .sum_ns = a.sum_ns,
+                          .min_ns = a.min_ns,
+                          .max_ns = a.max_ns,
+                          .std_ns = a.std_ns});
+    const analysis::HtaFoldRule rule{
+        .top = top, .duration_ratio = duration_ratio, .allowlist = std::move(allowlist)};
+    auto us = [](double ns) { return ns / 1000.0; };
+    for (const analysis::KernelStats& k : analysis::HtaFold(std::move(per_name), rule))
+      rows.emplace_back(k.name, us(static_cast<double>(k.sum_ns)),
+                        us(static_cast<double>(k.max_ns)), us(static_cast<double>(k.min_ns)),
+                        us(k.mean_ns), us(k.std_ns));
     return {gpu ? it->second.any_gpu : it->second.any_cpu, rows};
   }
 
@@ -618,7 +631,8 @@ void AddAnalysisBinding(py::module_& m) {
       .def("text", &Analysis::Text)
       .def("launches", &Analysis::Launches, py::arg("rank"))
       .def("trace_duration", &Analysis::TraceDuration, py::arg("rank"))
-      .def("annotation_stats", &Analysis::AnnotationStats, py::arg("rank"), py::arg("gpu"))
+      .def("annotation_stats", &Analysis::AnnotationStats, py::arg("rank"), py::arg("gpu"),
+           py::arg("top"), py::arg("duration_ratio"), py::arg("allowlist"))
       .def("aten_op_launches", &Analysis::AtenOpLaunches, py::arg("rank"))
       .def("kernels_with_annotations", &Analysis::KernelsWithAnnotations, py::arg("rank"))
       .def("straggler_rows", &Analysis::StragglerRows, py::arg("rank"))

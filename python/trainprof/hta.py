@@ -45,29 +45,6 @@ def _warn_no_rows(method: str, rank: int, what: str) -> None:
     warnings.warn(f"trainprof.hta: {method}: rank {rank} has no rows: {what}", stacklevel=3)
 
 
-def _hta_fold(rows: List[Any], duration_ratio: float, num_kernels: int,
-              allowlist_patterns: Optional[List[str]], re: Any) -> Any:
-    """HTA's _aggr_gpu_kernel_time on per-name statistics (name, count, sum, min, max, std):
-    sorted by sum, and past num_kernels names or the duration_ratio quantile of the running sum
-    the names fold into "others", whose statistics (and then every row's) are over the
-    per-name sums."""
-    pd = _pandas()
-    df = pd.DataFrame([(n, s, mx, mn, s / c, sd) for n, c, s, mn, mx, sd in rows],
-                      columns=["name", "sum", "max", "min", "mean", "std"])
-    df = df.astype({c: "float64" for c in ["sum", "max", "min", "mean", "std"]})
-    df = df.sort_values(by=["sum"], ascending=False, ignore_index=True)
-    df = df.fillna({"std": 0})
-    if len(df) <= num_kernels:
-        return df
-    keep = df["name"].str.contains("|".join(re.escape(p) for p in allowlist_patterns)) \
-        if allowlist_patterns else df["sum"] < 0
-    cumsum = df["sum"].cumsum()
-    df.loc[~keep & (cumsum > cumsum.quantile(duration_ratio)), "name"] = "others"
-    df.loc[~keep & (df.index >= num_kernels), "name"] = "others"
-    df = df.groupby(by=["name"])["sum"].agg(["sum", "max", "min", "mean", "std"]).reset_index()
-    return df.fillna({"std": 0})
-
-
 def _us(seconds: float) -> float:
     # Report times are exact ns as seconds; back to µs at ns resolution.
     return round(seconds * 1e6, 3)
@@ -591,14 +568,14 @@ class TraceAnalysis:
         contain an allowlist pattern excepted), as HTA folds them. None, with a warning, when
         no rank has that kind of annotation."""
         pd = _pandas()
-        import re
-
         frames, any_events = [], False
         for rank in self._hta_ranks:
             core, core_rank = self._core_at(rank)
-            has, rows = core.annotation_stats(core_rank, use_gpu_annotation)
+            has, rows = core.annotation_stats(core_rank, use_gpu_annotation, int(num_kernels),
+                                              float(duration_ratio), list(allowlist_patterns or []))
             any_events = any_events or has
-            df = _hta_fold(rows, duration_ratio, num_kernels, allowlist_patterns, re)
+            df = pd.DataFrame(rows, columns=["name", "sum", "max", "min", "mean", "std"])
+            df = df.astype({c: "float64" for c in ["sum", "max", "min", "mean", "std"]})
             df["rank"] = int(rank)
             frames.append(df)
         if not any_events:

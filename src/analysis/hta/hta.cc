@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/hta/hta_events.h"
+#include "analysis/hta/hta_fold.h"
 #include "analysis/intervals.h"
 #include "base/stats.h"
 
@@ -191,46 +191,6 @@ std::vector<std::pair<std::string, int64_t>> KernelTypeBreakdown(const HtaEvents
   return out;
 }
 
-// HTA 0.6.1's fold of kernels into "others" (--hta-compat), for more kernels than `top`: a
-// kernel past the top ones, or whose running sum (largest first) is past the 0.8 quantile of the
-// running sums, is "others"; then every row's max, min, mean and std are over the per-name sums
-// it holds, as HTA's second groupby gives them (a kept kernel's max is its sum, its std 0).
-std::vector<KernelStats> HtaFoldedKernels(const std::vector<std::pair<uint32_t, KernelStats>>& rows,
-                                          size_t top, const trace::TraceModel& m, KernelType type) {
-  const size_t n = rows.size();
-  std::vector<double> cum(n);
-  double run = 0;
-  for (size_t i = 0; i < n; ++i) cum[i] = run += static_cast<double>(rows[i].second.sum_ns);
-  const double pos = 0.8 * static_cast<double>(n - 1);  // pandas' linear quantile
-  const size_t lo = static_cast<size_t>(pos), hi = std::min(lo + 1, n - 1);
-  const double q = cum[lo] + (cum[hi] - cum[lo]) * (pos - static_cast<double>(lo));
-  std::map<std::string, std::vector<const KernelStats*>> groups;
-  for (size_t i = 0; i < n; ++i) {
-    const bool folded = i >= top || cum[i] > q;
-    groups[folded ? "others" : m.names[rows[i].first]].push_back(&rows[i].second);
-  }
-  std::vector<KernelStats> out;
-  for (const auto& [name, members] : groups) {
-    KernelStats s{.name = name, .type = type};
-    s.min_ns = members.front()->sum_ns;
-    for (const KernelStats* k : members) {
-      s.count += k->count;
-      s.sum_ns += k->sum_ns;
-      s.min_ns = std::min(s.min_ns, k->sum_ns);
-      s.max_ns = std::max(s.max_ns, k->sum_ns);
-    }
-    const double size = static_cast<double>(members.size());
-    s.mean_ns = static_cast<double>(s.sum_ns) / size;
-    double sq = 0;
-    for (const KernelStats* k : members)
-      sq += (static_cast<double>(k->sum_ns) - s.mean_ns) *
-            (static_cast<double>(k->sum_ns) - s.mean_ns);
-    s.std_ns = members.size() > 1 ? std::sqrt(sq / (size - 1)) : 0;
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
 // Top kernels per type, with true per-instance statistics (also for "others"); HTA's fold with
 // --hta-compat.
 std::vector<KernelStats> GpuKernelBreakdown(const HtaEvents& ev, const HtaOptions& o) {
@@ -258,7 +218,14 @@ std::vector<KernelStats> GpuKernelBreakdown(const HtaEvents& ev, const HtaOption
     size_t top = std::min<size_t>(rows.size(), static_cast<size_t>(std::max(o.top_kernels, 0)));
     bool others = rows.size() > top;
     if (o.hta_compat && others) {
-      std::vector<KernelStats> folded = HtaFoldedKernels(rows, top, m, static_cast<KernelType>(t));
+      std::vector<KernelStats> named;
+      named.reserve(rows.size());
+      for (auto& [name, stats] : rows) {
+        named.push_back(std::move(stats));
+        named.back().name = m.names[name];
+        named.back().type = static_cast<KernelType>(t);
+      }
+      std::vector<KernelStats> folded = HtaFold(std::move(named), {.top = top});
       result.insert(result.end(), folded.begin(), folded.end());
       continue;
     }
