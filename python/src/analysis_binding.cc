@@ -16,10 +16,10 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/hta/hta.h"
 #include "analysis/hta/hta_annotations.h"
 #include "analysis/hta/hta_aten_ops.h"
 #include "analysis/hta/hta_counter_rows.h"
-#include "analysis/hta/hta_fold.h"
 #include "analysis/hta/hta_kernel_annotations.h"
 #include "analysis/hta/hta_launches.h"
 #include "analysis/hta/hta_sequences.h"
@@ -213,7 +213,7 @@ class Analysis {
   }
 
   // HTA's user-annotation breakdown of `rank` (hta_annotations.h), the GPU's or the CPU's,
-  // folded as HTA folds it (hta_fold.h): (whether the trace has that category at all, rows of
+  // folded as HTA folds it (HtaFold): (whether the trace has that category at all, rows of
   // name, sum, max, min, mean and std in µs); (False, []) without the launches' analysis.
   using AnnotationRow = std::tuple<std::string, double, double, double, double, double>;
   std::pair<bool, std::vector<AnnotationRow>> AnnotationStats(

@@ -9,7 +9,6 @@
 #include <unordered_set>
 
 #include "analysis/hta/hta_events.h"
-#include "analysis/hta/hta_fold.h"
 #include "analysis/intervals.h"
 #include "base/stats.h"
 

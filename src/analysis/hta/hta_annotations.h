@@ -1,7 +1,7 @@
 // HTA's user-annotation statistics (get_gpu_user_annotation_breakdown, and its CPU form): per
 // annotation name, the count, sum, min, max and sample standard deviation of the durations of
 // the user_annotation (CPU) or gpu_user_annotation events HTA keeps, on its µs times
-// (--hta-compat). HTA's fold of the smaller names into "others" is hta_fold.h's.
+// (--hta-compat). HTA's fold of the smaller names into "others" is hta.h's HtaFold.
 //
 //   HtaAnnotations a = HtaAnnotationStats(model, RankHtaOptions(model, options.hta));
 //   a.cpu[0].name, a.cpu[0].sum_ns

@@ -1,8 +1,8 @@
-#include "analysis/hta/hta_fold.h"
-
 #include <algorithm>
 #include <cmath>
 #include <map>
+
+#include "analysis/hta/hta.h"
 
 namespace trainprof::analysis {
 namespace {

@@ -1,13 +1,13 @@
 // HTA's fold into "others" on four names whose sums (50, 30, 15 and 5) make each quantile easy to
 // work out by hand: the running sums are 50, 80, 95 and 100.
-#include "analysis/hta/hta_fold.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "analysis/hta/hta.h"
 
 namespace trainprof::analysis {
 namespace {
