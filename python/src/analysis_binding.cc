@@ -495,6 +495,7 @@ std::optional<analysis::OptionValue> ToOptionValue(const analysis::AnalyzeOption
       return analysis::OptionValue{PyObject_IsTrue(v.ptr()) == 1};
     case K::kInt:
     case K::kPositive:
+    case K::kFraction:
     case K::kSeconds: {
       if (is_bool) return std::nullopt;
       if (o.kind != K::kInt && py::isinstance<py::float_>(v))

@@ -448,6 +448,19 @@ def test_user_annotation_breakdown_sums_each_name(tmp_path: Path) -> None:
         assert a.get_gpu_user_annotation_breakdown(visualize=False) is None
 
 
+def test_kernel_breakdown_folds_at_the_duration_ratio_asked(tmp_path: Path) -> None:
+    # Two steps of k3, k2, k1 (60, 40 and 20 µs in all): running sums 60, 100, 120. With two
+    # names kept, HTA's 0.8 quantile of them is 112, so only k1 folds; at 0.4 it is 92, so k2
+    # folds too.
+    write_linear_steps(tmp_path)
+    a = TraceAnalysis(trace_dir=str(tmp_path))
+    for ratio, want in [(0.8, {"k3": 60.0, "k2": 40.0, "others": 20.0}),
+                        (0.4, {"k3": 60.0, "others": 60.0})]:
+        _, kernels = a.get_gpu_kernel_breakdown(visualize=False, num_kernels=2,
+                                                duration_ratio=ratio)
+        assert dict(zip(kernels["name"], kernels["sum (us)"])) == want, ratio
+
+
 def test_aten_op_kernels_and_delay_group_each_calls_launches(tmp_path: Path) -> None:
     # aten::linear starts 2 µs before its first launch, whose kernel starts 88 µs later; two
     # calls (HTA leaves out the last step), each launching k1, k2, k3.

@@ -224,14 +224,13 @@ class TraceAnalysis:
                                  image_renderer: str = "") -> Tuple[Any, Any]:
         """(time per kernel type and overlap of types, the top kernels of each type per rank
         with the rest as "others"), µs."""
-        if duration_ratio != 0.8:
-            _not_implemented(f"get_gpu_kernel_breakdown(duration_ratio={duration_ratio})",
-                             "trainprof folds kernels into 'others' at HTA's default, 0.8")
         if not include_memory_kernels:
             _not_implemented("get_gpu_kernel_breakdown(include_memory_kernels=False)",
                              "trainprof's kernel types always include MEMORY")
         pd = _pandas()
-        options = {} if num_kernels == 10 else {"top_kernels": int(num_kernels)}
+        options: Dict[str, Any] = {} if num_kernels == 10 else {"top_kernels": int(num_kernels)}
+        if duration_ratio != 0.8:
+            options["hta_duration_ratio"] = float(duration_ratio)
         kt = self._table("kernel_type_breakdown", **options)
         kt = kt.groupby("kernel_type", sort=False, as_index=False)["time_s"].sum()
         sums = kt["time_s"].map(_us)

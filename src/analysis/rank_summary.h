@@ -40,7 +40,7 @@ void Compact(RankSummary& s);
 
 // The file format: "TPSUMMARY", a format version, then the fields in a fixed order
 // (little-endian integers and doubles, strings and lists with their length first).
-inline constexpr uint32_t kSummaryVersion = 12;
+inline constexpr uint32_t kSummaryVersion = 13;
 inline constexpr std::string_view kSummaryExtension = ".tpsum";
 std::string EncodeSummary(const RankSummary& s);
 // Errors: not a summary, another version, or cut short (the message says which).

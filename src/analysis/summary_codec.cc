@@ -21,7 +21,7 @@ constexpr std::string_view kMagic = "TPSUMMARY";
 // clang-format off
 template <class A> void Fields(A& a, HtaOptions& o) {
   a(o.hta_compat, o.compat_drop_last_step, o.consecutive_kernel_delay_ns, o.runtime_cutoff_ns,
-    o.launch_delay_cutoff_ns, o.top_kernels, o.keep_last_step);
+    o.launch_delay_cutoff_ns, o.top_kernels, o.keep_last_step, o.duration_ratio);
 }
 template <class A> void Fields(A& a, AnalyzeOptions& o) {
   a(o.steps, o.hta, o.dataloader_patterns, o.steps_from, o.critical_path, o.critical_path_data_load,

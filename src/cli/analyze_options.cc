@@ -43,6 +43,11 @@ void AddFlag(CLI::App* sub, const AnalyzeOption& o, AnalyzeRequest* r,
       if (Field<double>(o, r) > 0) opt->capture_default_str();  // 0: none given (the table's)
       return;
     }
+    case OptionKind::kFraction:
+      sub->add_option(flag, Field<double>(o, r), help)
+          ->check(CLI::Range(0.0, 1.0))
+          ->capture_default_str();
+      return;
     case OptionKind::kSeconds:
       sub->add_option(flag, Field<double>(o, r), help)->check(CLI::NonNegativeNumber);
       return;

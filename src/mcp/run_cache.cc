@@ -30,6 +30,8 @@ Json OptionSchema(const AnalyzeOption& o) {
       return {{"type", "integer"}, {"minimum", o.min}, {"maximum", o.max}, {"description", help}};
     case OptionKind::kPositive:
       return {{"type", "number"}, {"exclusiveMinimum", 0}, {"description", help}};
+    case OptionKind::kFraction:
+      return {{"type", "number"}, {"exclusiveMinimum", 0}, {"maximum", 1}, {"description", help}};
     case OptionKind::kSeconds:
       return {{"type", "number"}, {"minimum", 0}, {"description", help}};
     case OptionKind::kTexts:

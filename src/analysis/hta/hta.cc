@@ -224,7 +224,8 @@ std::vector<KernelStats> GpuKernelBreakdown(const HtaEvents& ev, const HtaOption
         named.back().name = m.names[name];
         named.back().type = static_cast<KernelType>(t);
       }
-      std::vector<KernelStats> folded = HtaFold(std::move(named), {.top = top});
+      std::vector<KernelStats> folded =
+          HtaFold(std::move(named), {.top = top, .duration_ratio = o.duration_ratio});
       result.insert(result.end(), folded.begin(), folded.end());
       continue;
     }

@@ -29,6 +29,7 @@ struct HtaOptions {
   int64_t runtime_cutoff_ns = 50'000;            // launches longer: runtime outliers
   int64_t launch_delay_cutoff_ns = 100'000;      // launch delays longer: delay outliers
   int top_kernels = 10;                          // kernels listed per type, the rest "others"
+  double duration_ratio = 0.8;  // --hta-compat's fold of the kernels past it (HtaFold)
 };
 
 inline constexpr int64_t kNoLaunch = std::numeric_limits<int64_t>::min();

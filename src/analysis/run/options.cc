@@ -72,6 +72,12 @@ const std::vector<AnalyzeOption>& List() {
        .expects = "an int from 1 to 10000",
        .min = 1,
        .max = 10000},
+      {.keyword = "hta_duration_ratio",
+       .kind = OptionKind::kFraction,
+       .field = &R::hta_duration_ratio,
+       .help = "With --hta-compat, kernels past this share of the running sum of their type's "
+               "time fold into \"others\" (HTA's duration_ratio)",
+       .expects = "a number above 0, at most 1"},
       {.keyword = "dataloader_pattern",
        .kind = OptionKind::kTexts,
        .field = &R::dataloader_patterns,
@@ -183,7 +189,8 @@ StatusOr<OptionValue> Checked(const AnalyzeOption& o, const OptionValue& v) {
       if (i == nullptr || *i < o.min || *i > o.max) return Wrong(o);
       return v;
     }
-    case OptionKind::kPositive: {
+    case OptionKind::kPositive:
+    case OptionKind::kFraction: {
       double d = 0;
       if (const auto* i = std::get_if<int64_t>(&v))
         d = static_cast<double>(*i);
@@ -191,7 +198,7 @@ StatusOr<OptionValue> Checked(const AnalyzeOption& o, const OptionValue& v) {
         d = *x;
       else
         return Wrong(o);
-      if (!(d > 0)) return Wrong(o);
+      if (!(d > 0) || (o.kind == OptionKind::kFraction && !(d <= 1))) return Wrong(o);
       return OptionValue{d};
     }
     case OptionKind::kSeconds: {

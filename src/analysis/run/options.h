@@ -29,6 +29,7 @@ enum class OptionKind {
   kChoice,        // one of `choices` (--steps all)
   kInt,           // a whole number in [min, max]
   kPositive,      // a number above 0
+  kFraction,      // a number above 0, at most 1
   kSeconds,       // a number of seconds, 0 or more (not given: NaN)
   kTexts,         // non-empty texts, the flag repeatable (--dataloader-pattern)
   kPaths,         // paths that exist, the flag repeatable (--capture-trace)

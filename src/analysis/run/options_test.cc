@@ -45,6 +45,7 @@ TEST(AnalyzeOptions, ValuesLandInTheirFields) {
   ASSERT_TRUE(SetOption(Opt("top_kernels"), OptionValue{int64_t{5}}, r).ok());
   ASSERT_TRUE(SetOption(Opt("kernel_wait_us"), OptionValue{int64_t{7}}, r).ok());
   ASSERT_TRUE(SetOption(Opt("peak_tflops"), OptionValue{989.5}, r).ok());
+  ASSERT_TRUE(SetOption(Opt("hta_duration_ratio"), OptionValue{int64_t{1}}, r).ok());
   ASSERT_TRUE(SetOption(Opt("dataloader_pattern"), OptionValue{std::string("load_batch")}, r).ok());
   ASSERT_TRUE(
       SetOption(Opt("capture_trace"),
@@ -66,6 +67,7 @@ TEST(AnalyzeOptions, ValuesLandInTheirFields) {
   ASSERT_TRUE(SetOption(Opt("critical_path"), OptionValue{false}, r).ok());
   EXPECT_FALSE(r.critical_path.has_value());
   EXPECT_EQ(ToOptions(r).hta.top_kernels, 5);
+  EXPECT_EQ(ToOptions(r).hta.duration_ratio, 1.0);
 }
 
 TEST(AnalyzeOptions, BadValuesAreRefusedAndChangeNothing) {
@@ -81,6 +83,8 @@ TEST(AnalyzeOptions, BadValuesAreRefusedAndChangeNothing) {
   refused("threads", OptionValue{int64_t{1025}}, "expected an int from 0 to 1024");
   refused("kernel_wait_us", OptionValue{-1.0}, "expected a number > 0");
   refused("kernel_wait_us", OptionValue{std::string("5")}, "expected a number > 0");
+  refused("hta_duration_ratio", OptionValue{1.5}, "expected a number above 0, at most 1");
+  refused("hta_duration_ratio", OptionValue{0.0}, "expected a number above 0, at most 1");
   refused("dataloader_pattern", OptionValue{std::vector<std::string>{"a", ""}},
           "expected a non-empty str or a list of them");
   refused("capture_trace", OptionValue{std::string("no/such/place")},

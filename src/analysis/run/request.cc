@@ -19,6 +19,7 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r) {
   o.hta.runtime_cutoff_ns = static_cast<int64_t>(r.runtime_cutoff_us * 1000);
   o.hta.launch_delay_cutoff_ns = static_cast<int64_t>(r.launch_delay_cutoff_us * 1000);
   o.hta.top_kernels = r.top_kernels;
+  o.hta.duration_ratio = r.hta_duration_ratio;
   o.dataloader_patterns = r.dataloader_patterns;
   o.steps_from = r.steps_from;
   o.flops.peak_tflops = r.peak_tflops;

@@ -27,6 +27,7 @@ struct AnalyzeRequest {
   bool hta_last_step = false;      // --hta-last-step: --hta-compat keeps the last ProfilerStep
   double kernel_wait_us = 30, runtime_cutoff_us = 50, launch_delay_cutoff_us = 100;
   int top_kernels = 10;
+  double hta_duration_ratio = 0.8;               // --hta-duration-ratio: HTA's fold (hta.h)
   std::vector<std::string> dataloader_patterns;  // --dataloader-pattern, repeatable
   std::vector<std::string> steps_from;           // --steps-from, repeatable
   double peak_tflops = 0;                        // --peak-tflops; 0: the table's, by GPU name

@@ -74,6 +74,8 @@ void AddAnalyzeConfig(report::Report& r, const std::vector<RankInfo>& models,
   r.config.emplace_back("analyze.launch_delay_cutoff_us",
                         Seconds(o.hta.launch_delay_cutoff_ns) * 1e6);
   r.config.emplace_back("analyze.top_kernels", static_cast<int64_t>(o.hta.top_kernels));
+  if (o.hta.duration_ratio != HtaOptions{}.duration_ratio)  // new: older reports stay as they were
+    r.config.emplace_back("analyze.hta_duration_ratio", o.hta.duration_ratio);
   if (o.flops.peak_tflops > 0) r.config.emplace_back("analyze.peak_tflops", o.flops.peak_tflops);
   if (!o.dataloader_patterns.empty())
     r.config.emplace_back("analyze.dataloader_patterns",
