@@ -3,9 +3,11 @@
 // `trainprof profile`, so a bad key gets the same message.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "python/src/bindings.h"
@@ -84,6 +86,19 @@ void AddConfig(PySession& p, const std::string& key, const py::object& value) {
 
 Session& CoreSession(py::handle session) { return py::cast<PySession&>(session).s(); }
 
+py::dict OptionKeys(const Options& o, std::initializer_list<std::string_view> sections) {
+  Options copy = o;  // the schema binds to fields it may write; this one only reads
+  base::ConfigSchema schema;
+  AddOptionsKeys(schema, copy);
+  py::dict d;
+  for (const auto& [key, value] : schema.CurrentValues()) {
+    const std::string_view section = std::string_view(key).substr(0, key.find('.'));
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) continue;
+    std::visit([&](const auto& v) { d[py::str(key)] = py::cast(v); }, value);
+  }
+  return d;
+}
+
 void AddSessionBinding(py::module_& m) {
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::optional<std::string>&, const std::vector<std::string>&>(),
@@ -106,21 +121,7 @@ void AddSessionBinding(py::module_& m) {
   m.def(
       "check_config",
       [](const std::optional<std::string>& config, const std::vector<std::string>& overrides) {
-        Options o = BuildOptions(config, overrides);
-        py::dict d;
-        d["output.dir"] = o.output.dir;
-        d["output.name"] = o.output.name;
-        d["output.run_dir"] = o.output.run_dir;
-        d["output.print"] = o.output.print;
-        d["output.csv"] = o.output.csv;
-        d["output.trace"] = o.output.trace;
-        d["output.mlflow"] = o.output.mlflow;
-        d["output.mlflow_experiment"] = o.output.mlflow_experiment;
-        d["output.tensorboard"] = o.output.tensorboard;
-        d["live.mode"] = o.live.mode;
-        d["live.port"] = o.live.port;
-        d["live.interval_s"] = o.live.interval_s;
-        return d;
+        return OptionKeys(BuildOptions(config, overrides), {"output", "live"});
       },
       py::arg("config"), py::arg("overrides"),
       "Validates a config file and overrides as Session() would; returns the output keys.");

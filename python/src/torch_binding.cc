@@ -278,22 +278,8 @@ void AddTorchBinding(py::module_& m) {
       "torch_options",
       [](py::handle session) {
         const Options& o = CoreSession(session).options();
-        py::dict d;
-        d["memory.enabled"] = o.memory.enabled;
-        d["memory.warmup"] = o.memory.warmup;
-        d["memory.steps"] = o.memory.steps;
-        d["memory.trace_rank0_only"] = o.memory.trace_rank0_only;
-        d["memory.record_shapes"] = o.memory.record_shapes;
-        d["model_summary.enabled"] = o.model_summary.enabled;
-        d["model_summary.depth"] = o.model_summary.depth;
-        d["snapshot.enabled"] = o.snapshot.enabled;
-        d["snapshot.warmup"] = o.snapshot.warmup;
-        d["snapshot.steps"] = o.snapshot.steps;
-        d["snapshot.stacks"] = o.snapshot.stacks;
-        d["snapshot.max_entries"] = o.snapshot.max_entries;
-        d["snapshot.oom"] = o.snapshot.oom;
-        d["live.on"] = session::LiveViewOn(o);
-        d["live.interval_s"] = o.live.interval_s;
+        py::dict d = OptionKeys(o, {"memory", "model_summary", "snapshot", "live"});
+        d["live.on"] = session::LiveViewOn(o);  // computed from live.mode and the outputs
         return d;
       },
       py::arg("session"),

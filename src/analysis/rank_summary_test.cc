@@ -66,7 +66,7 @@ TEST(RankSummary, RefusesWhatIsNotAWholeSummaryOfThisVersion) {
   EXPECT_NE(DecodeSummary(other).status().message().find("version"), std::string::npos);
   // A corrupt length asks for more than the file holds: refused, not allocated.
   std::string huge = bytes;
-  for (size_t i = 51; i < 59; ++i) huge[i] = '\xff';  // the length of dataloader_patterns
+  for (size_t i = 59; i < 67; ++i) huge[i] = '\xff';  // the length of dataloader_patterns
   EXPECT_FALSE(DecodeSummary(huge).ok());
   // A communication kernel naming a name its rank does not hold.
   RankSummary bad = Sample(0);
