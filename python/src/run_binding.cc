@@ -3,6 +3,7 @@
 // history/run_db.h).
 #include <pybind11/stl.h>
 
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "python/src/bindings.h"
 #include "report/json_reader.h"
 #include "report/run_folder.h"
+#include "report/run_writers.h"
 #include "session/rank_merge.h"
 
 namespace py = pybind11;
@@ -36,8 +38,7 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
                        const std::string& run_dir, const std::string& clock_method,
                        const std::vector<RankTuple>& ranks,
                        const std::vector<std::pair<int64_t, std::string>>& missing, bool csv,
-                       bool trace, const std::string& mlflow, const std::string& mlflow_experiment,
-                       const std::string& tensorboard) {
+                       bool trace, const std::map<std::string, std::string>& exporters) {
   session::MergeInput in;
   in.world_size = world_size;
   in.launcher = launcher;
@@ -55,9 +56,8 @@ std::string MergeRanks(int64_t world_size, const std::string& launcher, const st
     Options::Output out;
     out.csv = csv;
     out.trace = trace;
-    out.mlflow = mlflow;
-    out.mlflow_experiment = mlflow_experiment;
-    out.tensorboard = tensorboard;
+    for (const report::ExportKey& k : report::ExportKeys())
+      if (auto it = exporters.find(k.key); it != exporters.end()) out.*(k.field) = it->second;
     st = session::WriteMergedRun(in, out, &summary);
   }
   ThrowIfError(st, false);
@@ -83,8 +83,16 @@ void AddRunBinding(py::module_& m) {
         "Creates <dir>/<UTC time>-<name>[-N] and returns it.");
   m.def("merge_ranks", &MergeRanks, py::arg("world_size"), py::arg("launcher"), py::arg("name"),
         py::arg("run_dir"), py::arg("clock_method"), py::arg("ranks"), py::arg("missing"),
-        py::arg("csv"), py::arg("trace"), py::arg("mlflow") = "", py::arg("mlflow_experiment") = "",
-        py::arg("tensorboard") = "");
+        py::arg("csv"), py::arg("trace"),
+        py::arg("exporters") = std::map<std::string, std::string>{});
+  m.def(
+      "exporter_keys",
+      [] {
+        std::vector<std::string> keys;
+        for (const report::ExportKey& k : report::ExportKeys()) keys.emplace_back(k.key);
+        return keys;
+      },
+      "The output.* keys of the exporters (MLflow, TensorBoard), as run_writers.cc declares them.");
   m.def("record_run", &RecordRun, py::arg("run_dir"), py::arg("db") = "");
   m.def("steady_ns", &base::SteadyNowNs, "The steady clock the recorder's timestamps are on.");
 }

@@ -530,3 +530,14 @@ def test_run_shows_the_steps_of_a_session_inside_it_live(tmp_path: Path) -> None
     live = json.loads((run_dir / "live.json").read_text())
     assert live["finished"] and live["step"] == 60 and live["rss_bytes"] > 0
     assert (run_dir / "session" / "live.json").is_file()
+
+
+def test_the_exporters_keys_are_config_keys_and_reach_python():
+    # run_writers.cc declares each exporter's keys once; the config schema must know them, and
+    # check_config (what a multi-rank run reads them with) returns them.
+    keys = trainprof._core.exporter_keys()
+    assert keys == ["output.mlflow", "output.mlflow_experiment", "output.tensorboard"]
+    out = trainprof._core.check_config(None, ["output.mlflow=mlruns", "output.tensorboard=tb"])
+    assert {k: out[k] for k in keys} == {"output.mlflow": "mlruns",
+                                         "output.mlflow_experiment": "",
+                                         "output.tensorboard": "tb"}

@@ -58,7 +58,7 @@ class Ranks:
         self.name = name
         self.csv = csv
         self.trace = trace
-        # output.mlflow, output.mlflow_experiment, output.tensorboard: the merged run's only
+        # _core.exporter_keys() (output.mlflow, ...) -> value: the merged run's only
         self.exporters = exporters or {}
         self.live = False  # the live view is on: its digests travel while the run trains
         self.live_interval_s = 1.0
@@ -138,7 +138,7 @@ class Ranks:
                    for r in range(self.world_size) if r not in have]
         merged = _core.merge_ranks(
             self.world_size, _launcher(), self.name, self.merged_dir, CLOCK_METHOD, got, missing,
-            self.csv, self.trace, **self.exporters,
+            self.csv, self.trace, self.exporters,
         )
         if core.print:
             sys.stdout.write(summary)
@@ -168,7 +168,7 @@ def join(config: Optional[str], sets: List[str]) -> Optional[Ranks]:
     dist.broadcast_object_list(folder, src=0)
     if isinstance(folder[0], BaseException):
         raise _core.TrainprofError(str(folder[0]))
-    exporters = {k: out[f"output.{k}"] for k in ("mlflow", "mlflow_experiment", "tensorboard")}
+    exporters = {k: out[k] for k in _core.exporter_keys()}
     ranks = Ranks(dist, folder[0], out["output.name"], out["output.csv"], out["output.trace"],
                   exporters)
     ranks.live = out["live.mode"] != "off" or out["live.port"] != 0

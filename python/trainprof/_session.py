@@ -151,7 +151,7 @@ class Session:
         self._ranks = _distributed.join(config_path, sets)
         if self._ranks is not None:
             sets.append(f"output.run_dir={self._ranks.rank_dir}")
-            sets += ["output.mlflow=", "output.tensorboard="]  # the merged run exports
+            sets += [f"{k}=" for k in _core.exporter_keys()]  # the merged run exports
         self._core = _core.Session(config_path, sets)
         self._stop_live: Optional[Callable[[], None]] = None
         if self._ranks is not None and self._ranks.live:

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "record/options_schema.h"
 #include "report/json_reader.h"
 #include "report/run_writers.h"
 
@@ -31,22 +32,23 @@ int Export(const ExportFlags& f) {
                      s.code() == StatusCode::kFailedPrecondition;  // exported already
     return bad ? kExitBadInput : kExitFailure;
   }
-  if (!f.out.mlflow.empty())
-    fmt::print("trainprof export: {} -> MLflow store {}\n", f.run_dir, f.out.mlflow);
-  if (!f.out.tensorboard.empty())
-    fmt::print("trainprof export: {} -> TensorBoard log dir {}\n", f.run_dir, f.out.tensorboard);
+  for (const report::RunWriter* w : report::EnabledExporters(f.out))
+    fmt::print("trainprof export: {} -> {} {}\n", f.run_dir, w->what, f.out.*(w->keys.at(0).field));
   return kExitOk;
 }
 
 }  // namespace
 
 void AddExportOptions(CLI::App* sub, Options::Output* out) {
-  sub->add_option("--mlflow", out->mlflow,
-                  "Add the run to this MLflow file store (output.mlflow; e.g. mlruns)");
-  sub->add_option("--mlflow-experiment", out->mlflow_experiment,
-                  "Its MLflow experiment (output.mlflow_experiment; default: the run's name)");
-  sub->add_option("--tensorboard", out->tensorboard,
-                  "Write a TensorBoard events file into this log dir (output.tensorboard)");
+  // Each exporter's keys, with the help the config schema gives them.
+  Options defaults;
+  base::ConfigSchema schema;
+  AddOptionsKeys(schema, defaults);
+  for (const report::ExportKey& k : report::ExportKeys()) {
+    const base::ConfigKey* key = schema.Find(k.key);
+    const std::string help = key != nullptr ? key->help : "";
+    sub->add_option(report::ExportFlag(k), out->*(k.field), fmt::format("{} ({})", help, k.key));
+  }
 }
 
 void AddExportCommand(CLI::App& app, std::function<int()>* run) {

@@ -101,8 +101,7 @@ StatusOr<RankRun> JoinRanks(const jobs::LaunchEnv& env, jobs::JobConfig& cfg) {
   cfg.profiler.output.run_dir = fmt::format("{}/rank{}", rr.merged_dir, env.rank);
   // The exporters get the merged run, not each rank's.
   rr.merged_output = cfg.profiler.output;
-  cfg.profiler.output.mlflow.clear();
-  cfg.profiler.output.tensorboard.clear();
+  report::ClearExporters(cfg.profiler.output);
   // As torchrun sets OMP_NUM_THREADS: the node's cores shared among its ranks.
   if (cfg.training.threads == 0) {
     cfg.training.threads = std::max<int64_t>(
@@ -331,8 +330,7 @@ int RunProfile(const ProfileFlags& f) {
   if (repeat_dir != nullptr) {
     cfg.profiler.output.run_dir = repeat_dir;
     cfg.profiler.output.overwrite = false;
-    cfg.profiler.output.mlflow.clear();  // the parent exports the pooled run
-    cfg.profiler.output.tensorboard.clear();
+    report::ClearExporters(cfg.profiler.output);  // the parent exports the pooled run
   }
   auto env = jobs::ParseLaunchEnv([](const char* k) { return std::getenv(k); });
   if (!env.ok()) return Fail(kExitBadInput, env.status());

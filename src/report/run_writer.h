@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report/report.h"
 #include "trainprof/options.h"
@@ -26,11 +27,21 @@ struct RunFiles {
 // folder is written (exporters copy them).
 enum class WritePhase { kMain, kSide, kExport };
 
+// An output.* key an exporter reads, and the field it sets.
+struct ExportKey {
+  const char* key;                      // "output.mlflow"
+  std::string Options::Output::*field;  // &Options::Output::mlflow
+};
+
 struct RunWriter {
   const char* what;  // "report.json", "MLflow store": names the output in errors
   WritePhase phase;
+  // Whether the options enable it; null for an exporter: its first key is not empty.
   bool (*enabled)(const Options::Output& o);
   Status (*write)(const RunFiles& f);
+  // An exporter's keys, the one that turns it on (its destination) first: declared here once,
+  // they become `trainprof export`'s flags, the keys a rank's own run leaves off and Python's.
+  std::vector<ExportKey> keys = {};
 };
 
 }  // namespace trainprof::report

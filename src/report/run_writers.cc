@@ -1,6 +1,10 @@
 #include "report/run_writers.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "base/atomic_file.h"
@@ -28,11 +32,15 @@ Status WriteHtml(const RunFiles& f) {
 }
 Status WriteCsv(const RunFiles& f) { return WriteCsvFiles(f.report, f.dir, nullptr); }
 
+bool Enabled(const RunWriter& w, const Options::Output& o) {
+  return w.enabled != nullptr ? w.enabled(o) : !(o.*(w.keys.at(0).field)).empty();
+}
+
 // Runs the enabled writers of one phase; the first error (each names its file or store) is
 // kept, and the others still run.
 void RunPhase(WritePhase phase, const RunFiles& f, Status& first) {
   for (const RunWriter& w : RunWriters()) {
-    if (w.phase != phase || !w.enabled(f.output)) continue;
+    if (w.phase != phase || !Enabled(w, f.output)) continue;
     Status s = w.write(f);
     if (!s.ok() && first.ok()) first = std::move(s);
   }
@@ -40,16 +48,46 @@ void RunPhase(WritePhase phase, const RunFiles& f, Status& first) {
 
 }  // namespace
 
+std::vector<ExportKey> ExportKeys() {
+  std::vector<ExportKey> out;
+  for (const RunWriter& w : RunWriters()) out.insert(out.end(), w.keys.begin(), w.keys.end());
+  return out;
+}
+
+void ClearExporters(Options::Output& o) {
+  for (const ExportKey& k : ExportKeys()) (o.*(k.field)).clear();
+}
+
+std::string ExportFlag(const ExportKey& k) {
+  std::string flag = "--" + std::string(k.key).substr(std::string_view("output.").size());
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+std::vector<const RunWriter*> EnabledExporters(const Options::Output& o) {
+  std::vector<const RunWriter*> out;
+  for (const RunWriter& w : RunWriters())
+    if (w.phase == WritePhase::kExport && Enabled(w, o)) out.push_back(&w);
+  return out;
+}
+
 std::vector<RunWriter>& RunWriters() {
   static std::vector<RunWriter> kRunWriters = {
       {"summary.txt", WritePhase::kMain, Always, WriteSummary},
       {"report.html", WritePhase::kMain, Always, WriteHtml},
       {"report.json", WritePhase::kSide, Always, WriteJson},
       {"CSV files", WritePhase::kSide, [](const Options::Output& o) { return o.csv; }, WriteCsv},
-      {"MLflow store", WritePhase::kExport,
-       [](const Options::Output& o) { return !o.mlflow.empty(); }, ExportToMlflow},
-      {"TensorBoard log dir", WritePhase::kExport,
-       [](const Options::Output& o) { return !o.tensorboard.empty(); }, ExportToTensorBoard},
+      {"MLflow store",
+       WritePhase::kExport,
+       nullptr,
+       ExportToMlflow,
+       {{"output.mlflow", &Options::Output::mlflow},
+        {"output.mlflow_experiment", &Options::Output::mlflow_experiment}}},
+      {"TensorBoard log dir",
+       WritePhase::kExport,
+       nullptr,
+       ExportToTensorBoard,
+       {{"output.tensorboard", &Options::Output::tensorboard}}},
   };
   return kRunWriters;
 }
@@ -97,10 +135,13 @@ Status ExportRun(const Report& r, const std::string& dir, const Options::Output&
     summary = out.str();
   }
   const RunFiles files{r, dir, output, summary, replace};
-  bool any = false;
-  for (const RunWriter& w : RunWriters())
-    any = any || (w.phase == WritePhase::kExport && w.enabled(output));
-  if (!any) return InvalidArgument("no exporter chosen (--mlflow DIR, --tensorboard DIR)");
+  if (EnabledExporters(output).empty()) {
+    std::string flags;
+    for (const RunWriter& w : RunWriters())
+      if (w.phase == WritePhase::kExport)
+        flags += (flags.empty() ? "" : ", ") + ExportFlag(w.keys.at(0)) + " DIR";
+    return InvalidArgument(fmt::format("no exporter chosen ({})", flags));
+  }
   Status first = Status::Ok();
   RunPhase(WritePhase::kExport, files, first);
   return first;

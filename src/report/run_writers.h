@@ -2,7 +2,8 @@
 // table, report.html, the files only the caller can write (trace.json,
 // critical_path.trace.json), then the exporters that copy the run elsewhere (an MLflow store, a
 // TensorBoard log dir). Each entry is enabled by Options::Output; a new output is one file with
-// its function and one line in kRunWriters (run_writers.cc).
+// its function and one line in kRunWriters (run_writers.cc), where an exporter also declares its
+// output.* keys (the CLI's export flags and Python's lists come from them).
 //
 //   std::string summary;
 //   report::ExtraFile trace{"trace.json", [&] { return WriteTrace(t, dir + "/trace.json"); }};
@@ -23,6 +24,15 @@ namespace trainprof::report {
 // The list, in the order written within each phase. Mutable so that a test can add a writer of
 // its own (and remove it again).
 std::vector<RunWriter>& RunWriters();
+
+// Every exporter's keys (RunWriter::keys), in the list's order.
+std::vector<ExportKey> ExportKeys();
+// Turns every exporter off: a rank's own folder, or one repeat of a pooled run, is not exported.
+void ClearExporters(Options::Output& o);
+// The command-line flag of an exporter's key: "--mlflow-experiment" for output.mlflow_experiment.
+std::string ExportFlag(const ExportKey& k);
+// The exporters `o` turns on.
+std::vector<const RunWriter*> EnabledExporters(const Options::Output& o);
 
 // A file only the caller can write (its data is not in the Report: trace.json), written after
 // the main and side phases and before the exporters.

@@ -85,5 +85,23 @@ TEST(RunWriters, ExportWithoutAnExporterIsRefused) {
   EXPECT_EQ(s.message(), "no exporter chosen (--mlflow DIR, --tensorboard DIR)");
 }
 
+TEST(RunWriters, ExportersDeclareTheirKeysOnce) {
+  std::vector<std::string> keys, flags;
+  for (const ExportKey& k : ExportKeys()) keys.push_back(k.key), flags.push_back(ExportFlag(k));
+  EXPECT_EQ(keys, (std::vector<std::string>{"output.mlflow", "output.mlflow_experiment",
+                                            "output.tensorboard"}));
+  EXPECT_EQ(flags, (std::vector<std::string>{"--mlflow", "--mlflow-experiment", "--tensorboard"}));
+  Options::Output o;
+  o.mlflow = "mlruns";
+  o.tensorboard = "tb";
+  o.csv = true;
+  ASSERT_EQ(EnabledExporters(o).size(), 2u);
+  EXPECT_STREQ(EnabledExporters(o)[1]->what, "TensorBoard log dir");
+  ClearExporters(o);
+  EXPECT_TRUE(o.mlflow.empty() && o.tensorboard.empty());
+  EXPECT_TRUE(o.csv);  // not an exporter's key
+  EXPECT_TRUE(EnabledExporters(o).empty());
+}
+
 }  // namespace
 }  // namespace trainprof::report
