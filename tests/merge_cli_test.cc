@@ -177,6 +177,20 @@ TEST(Merge, RefusesSummariesOfDifferentOptionsAndCorruptFiles) {
   EXPECT_NE(m.err.find("rank1.pt.trace.json.tpsum"), std::string::npos) << m.err;
   m = RunProcess(Cli({"merge", tmp + "/empty-does-not-exist"}));
   EXPECT_EQ(m.exit_code, 2);
+  // Told by its bytes, whatever its name: a trace named like a summary is refused as a trace.
+  std::filesystem::copy_file(traces + "/rank0.pt.trace.json", tmp + "/renamed.tpsum");
+  m = RunProcess(Cli({"merge", tmp + "/renamed.tpsum"}));
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_NE(m.err.find(tmp + "/renamed.tpsum: a PyTorch profiler trace, not a rank summary or "
+                             "digest (`trainprof analyze` reads traces)"),
+            std::string::npos)
+      << m.err;
+  // And a summary given to analyze says what reads it.
+  auto an = RunProcess(Cli({"analyze", tmp + "/s/rank0.pt.trace.json.tpsum"}));
+  EXPECT_EQ(an.exit_code, 2);
+  EXPECT_NE(an.err.find("a trainprof rank summary, not a trace (trainprof merge reads it)"),
+            std::string::npos)
+      << an.err;
 }
 
 // mpirun -n 2 == -n 1 == no MPI. Skips when mpirun is not installed, or trainprof was built

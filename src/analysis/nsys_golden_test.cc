@@ -15,7 +15,7 @@
 
 #include "analysis/analyze.h"
 #include "trace/nsys/nsys_names.h"
-#include "trace/nsys/sqlite_db.h"
+#include "trace/sqlite_db.h"
 #include "trace/trace_files.h"
 
 namespace trainprof::analysis {

@@ -10,13 +10,14 @@
 #include <type_traits>
 
 #include "analysis/rank_summary.h"
+#include "trace/input_kind.h"
 
 namespace trainprof::analysis {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "the summary file is little-endian");
 
-constexpr std::string_view kMagic = "TPSUMMARY";
+constexpr std::string_view kMagic = trace::kRankSummaryMagic;  // the input list tells it by this
 
 // clang-format off
 template <class A> void Fields(A& a, HtaOptions& o) {

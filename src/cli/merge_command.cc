@@ -17,15 +17,17 @@
 #include "base/parallel.h"
 #include "cli/analyze_run.h"
 #include "cli/commands.h"
+#include "trace/input_kind.h"
 
 namespace trainprof::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool IsSummaryFile(const fs::path& p) {
-  return p.extension() == analysis::kSummaryExtension ||
-         p.filename().string().ends_with(analysis::kDigestSuffix);
+// Summaries and digests are told by their bytes (the input list, trace/input_kind.h), never
+// by their names.
+bool IsSummaryKind(trace::InputKind k) {
+  return k == trace::InputKind::kRankSummary || k == trace::InputKind::kRankDigest;
 }
 
 // The .tpsum and digest files of the arguments: a file as is, a folder's (not recursing), sorted
@@ -36,12 +38,19 @@ StatusOr<std::vector<std::string>> ListSummaryFiles(const std::vector<std::strin
     std::error_code ec;
     if (!fs::is_directory(p, ec)) {
       if (!fs::exists(p, ec)) return InvalidArgument(fmt::format("{}: no such file or folder", p));
+      if (const trace::InputKind k = trace::SniffInput(p); !IsSummaryKind(k)) {
+        const trace::InputFormat* f = trace::FindInputFormat(k);
+        return InvalidArgument(
+            fmt::format("{}: {}, not a rank summary or digest (`trainprof analyze` reads traces)",
+                        p, f != nullptr ? "a " + std::string(f->name) : "no kind trainprof reads"));
+      }
       out.push_back(p);
       continue;
     }
     std::vector<std::string> here;
     for (const fs::directory_entry& e : fs::directory_iterator(p, ec))
-      if (IsSummaryFile(e.path())) here.push_back(e.path().string());
+      if (e.is_regular_file(ec) && IsSummaryKind(trace::SniffInput(e.path().string())))
+        here.push_back(e.path().string());
     if (ec) return InvalidArgument(fmt::format("{}: {}", p, ec.message()));
     if (here.empty()) {
       return InvalidArgument(
@@ -56,7 +65,8 @@ StatusOr<std::vector<std::string>> ListSummaryFiles(const std::vector<std::strin
 }
 
 StatusOr<analysis::RankSummary> ReadOne(const std::string& file, analysis::DigestPart part) {
-  if (file.ends_with(analysis::kDigestSuffix)) return analysis::ReadDigest(file, part);
+  if (trace::SniffInput(file) == trace::InputKind::kRankDigest)
+    return analysis::ReadDigest(file, part);
   TRAINPROF_ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(file, "rank summary"));
   StatusOr<analysis::RankSummary> s = analysis::DecodeSummary(bytes);
   if (!s.ok()) return InvalidArgument(fmt::format("{}: {}", file, s.status().message()));

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "trace/kineto/kineto_reader.h"
 #include "trace/nsys/nsys_reader.h"
@@ -64,14 +65,43 @@ bool SniffTorchTimeline(std::string_view head) {
   return i < head.size() && (head[i] == '-' || std::isdigit(static_cast<unsigned char>(head[i])));
 }
 
-// The memory timeline first: a Chrome trace may be a bare JSON array too ("[{").
+bool SniffRankSummary(std::string_view head) { return head.starts_with(kRankSummaryMagic); }
+
+// An SQLite file's kinds by its header's application_id (big-endian, at byte 68): Nsight Systems
+// leaves it 0; trainprof's digests set theirs; any other is another program's database.
+std::optional<uint32_t> SqliteApplicationId(std::string_view head) {
+  if (!SniffSqlite(head) || head.size() < 72) return std::nullopt;
+  uint32_t id = 0;
+  for (size_t i = 68; i < 72; ++i) id = (id << 8) | static_cast<uint8_t>(head[i]);
+  return id;
+}
+bool SniffNsysSqlite(std::string_view head) { return SqliteApplicationId(head) == 0u; }
+bool SniffRankDigest(std::string_view head) {
+  return SqliteApplicationId(head) == kRankDigestApplicationId;
+}
+bool SniffOtherSqlite(std::string_view head) { return SqliteApplicationId(head).has_value(); }
+
+constexpr std::string_view kMergeReads = "trainprof merge reads it";
+constexpr std::string_view kAnalyzeReads = "trainprof analyze reads it on its own";
+
+// The memory timeline first: a Chrome trace may be a bare JSON array too ("[{"). Among SQLite
+// files, Nsight's and the digests' application_ids before any other's.
 constexpr std::array kFormats{
     InputFormat{InputKind::kMemoryTimeline, "PyTorch memory timeline (export_memory_timeline_raw)",
-                SniffTorchTimeline, nullptr},
+                SniffTorchTimeline, nullptr, nullptr, kAnalyzeReads},
     InputFormat{InputKind::kKinetoJson, "PyTorch profiler trace", SniffKinetoJson, ReadTraceFile},
-    InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr},
-    InputFormat{InputKind::kNsysSqlite, "Nsight Systems SQLite export", SniffSqlite, ReadNsysFile,
-                NsysParts},
+    InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr,
+                nullptr, kAnalyzeReads},
+    InputFormat{InputKind::kNsysSqlite, "Nsight Systems SQLite export", SniffNsysSqlite,
+                ReadNsysFile, NsysParts},
+    InputFormat{InputKind::kRankSummary, "trainprof rank summary", SniffRankSummary, nullptr,
+                nullptr, kMergeReads},
+    InputFormat{InputKind::kRankDigest, "trainprof rank digest", SniffRankDigest, nullptr, nullptr,
+                kMergeReads},
+    InputFormat{InputKind::kOtherSqlite,
+                "SQLite database of another program (its application_id is not Nsight's 0)",
+                SniffOtherSqlite, nullptr, nullptr,
+                "trainprof reads Nsight Systems exports and its own digests only"},
 };
 
 }  // namespace
@@ -144,10 +174,8 @@ StatusOr<TraceModel> ReadInput(const std::string& input, const ReadOptions& opti
   }
   const InputFormat* f =
       FindInputFormat(kind == InputKind::kUnknown ? InputKind::kKinetoJson : kind);
-  if (f->read == nullptr) {
-    return InvalidArgument(fmt::format(
-        "{}: a {}, not a trace (trainprof analyze reads it on its own)", path, f->name));
-  }
+  if (f->read == nullptr)
+    return InvalidArgument(fmt::format("{}: a {}, not a trace ({})", path, f->name, f->read_by));
   if (part.empty()) return f->read(path, options);
   ReadOptions o = options;
   o.part = part;

@@ -7,6 +7,7 @@
 //   StatusOr<TraceModel> m = ReadInput("rank0.pt.trace.json.gz", {});
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,7 +26,16 @@ enum class InputKind {
   kMemorySnapshot,  // a PyTorch CUDA allocator snapshot pickle (torch.cuda.memory._snapshot)
   kNsysSqlite,      // an Nsight Systems profile exported as SQLite (nsys export --type sqlite)
   kMemoryTimeline,  // torch.profiler's export_memory_timeline_raw: [[time, action, bytes, cat]]
+  kRankSummary,     // a rank's summary, `analyze --summary-only` (rank_summary.h): `merge` reads it
+  kRankDigest,      // a rank's digest, `analyze --digest` (digest.h): SQLite, `merge` reads it
+  kOtherSqlite,     // an SQLite database of another program (a run history, ...): never read
 };
+
+// The first bytes of a rank summary (.tpsum), and the SQLite application_id of a rank digest
+// ("tpdg"), by which the list tells them from other files. Nsight Systems leaves its exports'
+// application_id 0.
+inline constexpr std::string_view kRankSummaryMagic = "TPSUMMARY";
+inline constexpr uint32_t kRankDigestApplicationId = 0x74706467;
 
 struct InputFormat {
   InputKind kind;
@@ -39,6 +49,9 @@ struct InputFormat {
   // For a kind whose file can hold several ranks: their parts (ReadOptions::part), empty when
   // the file is one rank; null when it always is. Errors: the file is not of this kind.
   StatusOr<std::vector<std::string>> (*parts)(const std::string& path) = nullptr;
+  // For a kind that is not a timeline: what reads it, for the error of a command that does not
+  // ("`trainprof merge` reads it").
+  std::string_view read_by = {};
 };
 
 inline constexpr size_t kSniffBytes = 4096;

@@ -43,6 +43,37 @@ TEST(InputKind, ToldByTheBytesNotTheName) {
   EXPECT_EQ(SniffInput(dir + "/missing"), InputKind::kUnknown);
 }
 
+// An SQLite file's first 100 bytes with `application_id` at byte 68, big-endian.
+std::string SqliteHeader(uint32_t application_id) {
+  std::string h("SQLite format 3\0", 16);
+  h.resize(100, '\0');
+  for (int i = 0; i < 4; ++i) h[68 + i] = static_cast<char>(application_id >> (24 - 8 * i));
+  return h;
+}
+
+TEST(InputKind, SummariesDigestsAndOtherDatabasesAreKindsOfTheirOwn) {
+  const std::string dir = testutil::FreshTempDir();
+  EXPECT_EQ(SniffInput(WriteInput(dir, "r.bin", std::string(kRankSummaryMagic) + "\x0d")),
+            InputKind::kRankSummary);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "n.db", SqliteHeader(0))), InputKind::kNsysSqlite);
+  EXPECT_EQ(SniffInput(WriteInput(dir, "d.db", SqliteHeader(kRankDigestApplicationId))),
+            InputKind::kRankDigest);
+  const std::string history = WriteInput(dir, "trainprof.db", SqliteHeader(0x74707266));
+  EXPECT_EQ(SniffInput(history), InputKind::kOtherSqlite);
+  // Named, never read as Nsight: the reader says what it is and what reads such files.
+  auto read = ReadInput(history, {});
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find(
+                "a SQLite database of another program (its application_id is not Nsight's 0), "
+                "not a trace (trainprof reads Nsight Systems exports and its own digests only)"),
+            std::string::npos)
+      << read.status().message();
+  auto summary = ReadInput(dir + "/r.bin", {});
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().message(),
+            dir + "/r.bin: a trainprof rank summary, not a trace (trainprof merge reads it)");
+}
+
 TEST(InputKind, EveryKindHasANameAndOnlyTimelinesARead) {
   ASSERT_GE(InputFormats().size(), 2u);
   for (const InputFormat& f : InputFormats()) {

@@ -54,6 +54,11 @@ std::optional<std::vector<std::string>> ListedInputs(const fs::path& p,
     if (!IsTraceName(name)) return std::nullopt;
     return std::vector<std::string>{p.string()};
   }
+  if (kind == InputKind::kOtherSqlite) {  // a run history beside the traces: named, not read
+    if (said != nullptr)
+      said->push_back(fmt::format("{}: a {}: not read", p.string(), FindInputFormat(kind)->name));
+    return std::nullopt;
+  }
   if (FindInputFormat(kind)->read == nullptr) return std::nullopt;
   StatusOr<std::vector<std::string>> inputs = InputsOfFile(p.string(), kind);
   if (!inputs.ok()) {  // an SQLite database that is no Nsight export: named, not read

@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "analysis/overview.h"
-#include "trace/nsys/sqlite_db.h"
+#include "trace/input_kind.h"
+#include "trace/sqlite_db.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -209,7 +210,9 @@ Status WriteDigest(const RankSummary& s, const std::string& path) {
   const int rc = OpenDb(tmp, &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   DbPtr db(raw, &sqlite3_close);
   if (rc != SQLITE_OK) return Fail(raw, path);
-  const std::string setup = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;" + Schema();
+  const std::string setup = fmt::format(
+      "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA application_id={}; BEGIN;{}",
+      trace::kRankDigestApplicationId, Schema());
   bool ok = sqlite3_exec(raw, setup.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
   ok = ok && WriteMeta(raw, s) && WriteSteps(raw, s.analysis) &&
        WriteCollectives(raw, s.analysis) && WriteTops(raw, s.analysis) && WriteBlobs(raw, s);

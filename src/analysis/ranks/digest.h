@@ -21,7 +21,7 @@
 namespace trainprof::analysis {
 
 inline constexpr std::string_view kDigestSuffix = ".digest.sqlite";
-inline constexpr int kDigestVersion = 1;
+inline constexpr int kDigestVersion = 2;  // 2: the SQLite application_id says a digest
 // Rows of the kernels and operators tables: the rank's longest, by total (device) time.
 inline constexpr size_t kDigestTopRows = 50;
 

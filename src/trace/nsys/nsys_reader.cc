@@ -11,7 +11,7 @@
 
 #include "trace/model_finish.h"
 #include "trace/nsys/nsys_names.h"
-#include "trace/nsys/sqlite_db.h"
+#include "trace/sqlite_db.h"
 
 namespace trainprof::trace {
 namespace {

@@ -1,4 +1,4 @@
-#include "trace/nsys/sqlite_db.h"
+#include "trace/sqlite_db.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
