@@ -83,6 +83,19 @@ def _inputs(tmp_path: Path, kind: str) -> Path:
         return out
     if kind == "nsys":
         return _nsys_export(tmp_path / "profile.sqlite")
+    if kind == "capture":  # vLLM's layout: the run's trace beside capture_traces/, its data
+        run = tmp_path / "vllm"
+        (run / "capture_traces").mkdir(parents=True)
+        (run / "decode.json").write_bytes((SMALL / "rank0.json").read_bytes())
+        (run / "capture_traces" / "capture.json").write_bytes((SMALL / "rank0.json").read_bytes())
+        return run
+    if kind == "cycles":  # tensorboard_trace_handler: one file per profiling cycle of a process
+        cycles = tmp_path / "cycles"
+        cycles.mkdir()
+        for k in range(2):  # the same process, so one rank of two files
+            (cycles / f"host_7.17000000000{k}.pt.trace.json").write_bytes(
+                (SMALL / "rank0.json").read_bytes())
+        return cycles
     runs = _rank_copies(tmp_path / "ranks", 3, "worker{}.trace")
     (runs / "config.json").write_text('{"lr": 0.1}')  # a stray: skipped, and said
     return runs
@@ -135,7 +148,8 @@ def test_an_nsight_systems_export_is_a_run_of_its_processes(tmp_path: Path) -> N
         trainprof.analyze(rep)
 
 
-@pytest.mark.parametrize("kind", ["folder", "file", "renamed", "gzip_renamed", "ranks", "nsys"])
+@pytest.mark.parametrize("kind", ["folder", "file", "renamed", "gzip_renamed", "ranks", "nsys",
+                                  "capture", "cycles"])
 def test_the_cli_and_python_give_one_report(tmp_path: Path, kind: str) -> None:
     # Both go through the one driver: the same report.json but for the meta of the writing
     # (time, run folder).
