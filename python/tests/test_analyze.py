@@ -89,6 +89,12 @@ def _inputs(tmp_path: Path, kind: str) -> Path:
         (run / "decode.json").write_bytes((SMALL / "rank0.json").read_bytes())
         (run / "capture_traces" / "capture.json").write_bytes((SMALL / "rank0.json").read_bytes())
         return run
+    if kind == "snapshot_folder":  # a folder whose one input is a memory snapshot
+        folder = tmp_path / "snapshots" / "step_10"
+        folder.mkdir(parents=True)
+        (folder / "memory.pickle").write_bytes(
+            (ROOT / "tests/data/snapshots/torch2.11_h200_transformer.pickle").read_bytes())
+        return folder.parent
     if kind == "cycles":  # tensorboard_trace_handler: one file per profiling cycle of a process
         cycles = tmp_path / "cycles"
         cycles.mkdir()
@@ -149,7 +155,7 @@ def test_an_nsight_systems_export_is_a_run_of_its_processes(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("kind", ["folder", "file", "renamed", "gzip_renamed", "ranks", "nsys",
-                                  "capture", "cycles"])
+                                  "capture", "cycles", "snapshot_folder"])
 def test_the_cli_and_python_give_one_report(tmp_path: Path, kind: str) -> None:
     # Both go through the one driver: the same report.json but for the meta of the writing
     # (time, run folder).
@@ -179,6 +185,15 @@ def test_a_memory_snapshot_is_analysed_as_the_cli_does(tmp_path: Path) -> None:
     assert ours["sections"] == theirs["sections"]
     assert a.ranks == [] and a.files == [str(snap)]
     assert len(a.tables) > 0 and len(a.table(a.tables[0][1])) > 0
+
+
+def test_a_folder_of_several_snapshots_names_them(tmp_path: Path) -> None:
+    # The CLI writes a report for each; one Analysis holds one run, so Python says which.
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.pickle").write_bytes(
+            (ROOT / "tests/data/snapshots/torch2.11_h200_transformer.pickle").read_bytes())
+    with pytest.raises(ValueError, match=r"holds 2 memory snapshots \(.*a\.pickle, .*b\.pickle\)"):
+        trainprof.analyze(tmp_path)
 
 
 def test_a_snapshots_window_is_the_clis_from_and_to(tmp_path: Path) -> None:

@@ -4,30 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "analysis/run/snapshot_run.h"
 #include "snapshot/snapshot_section.h"
 #include "trace/input_kind.h"
+#include "trace/trace_files.h"
 
 namespace trainprof::cli {
 namespace {
-
-namespace fs = std::filesystem;
-
-// The snapshot pickles below a folder, told by their bytes, sorted; symlinked folders are not
-// followed.
-std::vector<std::string> SnapshotsIn(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (trace::IsMemorySnapshot(it->path().string())) out.push_back(it->path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 bool HasOtherInputs(const std::string& dir) {
   auto listing = trace::ListTraceRuns(dir);
@@ -51,7 +35,7 @@ bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code) {
     *code = AnalyzeOne(f.path, f, f.out);
     return true;
   }
-  const std::vector<std::string> files = SnapshotsIn(f.path);
+  const std::vector<std::string> files = trace::ListMemorySnapshots(f.path);
   if (files.empty()) return false;
   for (size_t i = 0; i < files.size(); ++i) {
     Options::Output out = f.out;

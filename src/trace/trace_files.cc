@@ -84,6 +84,18 @@ constexpr std::string_view kLookedFor =
     "by their contents";
 }  // namespace
 
+std::vector<std::string> ListMemorySnapshots(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (IsMemorySnapshot(it->path().string())) out.push_back(it->path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   std::error_code ec;
   auto st = fs::status(path, ec);

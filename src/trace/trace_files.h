@@ -43,6 +43,10 @@ struct TraceListing {
 // Errors: the path does not exist; no trace file anywhere below the folder (naming it).
 StatusOr<TraceListing> ListTraceRuns(const std::string& path);
 
+// The memory snapshots (and memory timelines) in `dir` and below it, told by their bytes, sorted;
+// symlinked folders are not followed. Empty for a file or a folder without any.
+std::vector<std::string> ListMemorySnapshots(const std::string& dir);
+
 struct ReadManyOptions {
   int threads = 0;  // 0: one per core, at most one per file
   // Called from reading threads (serialised) with bytes done and bytes in all files.

@@ -1,6 +1,7 @@
 #include "analysis/run/driver.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <optional>
@@ -107,10 +108,23 @@ StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
   if (paths.empty())
     return InvalidArgument("no trace given: name a trace file or a folder of traces");
   RunInputs in;
-  if (paths.size() == 1 && trace::IsMemorySnapshot(paths[0])) {
+  // A snapshot, or a folder of no traces whose one memory snapshot it is (as the CLI reads it).
+  std::vector<std::string> snapshots;
+  if (paths.size() == 1 && trace::IsMemorySnapshot(paths[0])) snapshots = paths;
+  if (paths.size() == 1 && IsFolder(paths[0])) {
+    auto listing = trace::ListTraceRuns(paths[0]);
+    if (!listing.ok() || listing->runs.empty()) snapshots = trace::ListMemorySnapshots(paths[0]);
+  }
+  if (snapshots.size() > 1) {
+    return InvalidArgument(fmt::format(
+        "{}: holds {} memory snapshots ({}); {}: name one of them (`trainprof analyze {}` "
+        "writes a report for each)",
+        paths[0], snapshots.size(), fmt::join(snapshots, ", "), one_run_why, paths[0]));
+  }
+  if (snapshots.size() == 1) {
     in.kind = trace::InputKind::kMemorySnapshot;
-    in.files = paths;
-    in.input = in.what = paths[0];
+    in.files = snapshots;
+    in.input = in.what = snapshots[0];
     return in;
   }
   for (const std::string& path : paths) {
