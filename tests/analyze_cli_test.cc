@@ -633,7 +633,16 @@ TEST(Analyze, CutTracesGiveNoGpuFigureAndAnErrorFinding) {
   }
 }
 
+// Under ASan: g++ says so with __SANITIZE_ADDRESS__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define TRAINPROF_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TRAINPROF_TEST_ASAN 1
+#endif
+#endif
+
+#ifdef TRAINPROF_TEST_ASAN
 // ASan keeps freed blocks in a 256 MiB quarantine and adds shadow memory: allocator overhead that
 // is not the reader's. Buffering the string would still need more than 1 GiB.
 constexpr long kSanitizerExtraMiB = 256;
