@@ -103,32 +103,42 @@ RunInputs InputsOfListedRun(const trace::TraceListing& listing, size_t run,
   return in;
 }
 
-StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
+namespace {
+
+// The run of the memory snapshots `path` is or holds: one is the run, several are an error that
+// names them.
+StatusOr<RunInputs> SnapshotInputs(const std::string& path, std::vector<std::string> snapshots,
                                    const std::string& one_run_why) {
-  if (paths.empty())
-    return InvalidArgument("no trace given: name a trace file or a folder of traces");
-  RunInputs in;
-  // A snapshot, or a folder of no traces whose one memory snapshot it is (as the CLI reads it).
-  std::vector<std::string> snapshots;
-  if (paths.size() == 1 && trace::IsMemorySnapshot(paths[0])) snapshots = paths;
-  if (paths.size() == 1 && IsFolder(paths[0])) {
-    auto listing = trace::ListTraceRuns(paths[0]);
-    if (!listing.ok() || listing->runs.empty()) snapshots = trace::ListMemorySnapshots(paths[0]);
-  }
   if (snapshots.size() > 1) {
     return InvalidArgument(fmt::format(
         "{}: holds {} memory snapshots ({}); {}: name one of them (`trainprof analyze {}` "
         "writes a report for each)",
-        paths[0], snapshots.size(), fmt::join(snapshots, ", "), one_run_why, paths[0]));
+        path, snapshots.size(), fmt::join(snapshots, ", "), one_run_why, path));
   }
-  if (snapshots.size() == 1) {
-    in.kind = trace::InputKind::kMemorySnapshot;
-    in.files = snapshots;
-    in.input = in.what = snapshots[0];
-    return in;
-  }
+  RunInputs in;
+  in.kind = trace::InputKind::kMemorySnapshot;
+  in.files = std::move(snapshots);
+  in.input = in.what = in.files[0];
+  return in;
+}
+
+}  // namespace
+
+StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
+                                   const std::string& one_run_why) {
+  if (paths.empty())
+    return InvalidArgument("no trace given: name a trace file or a folder of traces");
+  if (paths.size() == 1 && trace::IsMemorySnapshot(paths[0]))
+    return SnapshotInputs(paths[0], paths, one_run_why);
+  RunInputs in;
   for (const std::string& path : paths) {
-    TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, trace::ListTraceRuns(path));
+    StatusOr<trace::TraceListing> listed = trace::ListTraceRuns(path);
+    // A folder of no traces whose memory snapshots are the input, as the CLI reads it.
+    if (paths.size() == 1 && IsFolder(path) && (!listed.ok() || listed->runs.empty())) {
+      std::vector<std::string> snapshots = trace::ListMemorySnapshots(path);
+      if (!snapshots.empty()) return SnapshotInputs(path, std::move(snapshots), one_run_why);
+    }
+    TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, std::move(listed));
     if (listing.runs.size() > 1) {
       return InvalidArgument(
           fmt::format("{}: holds the traces of {} runs ({}); {}: name one of "
