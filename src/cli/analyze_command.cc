@@ -166,9 +166,12 @@ namespace {
 // error. The exit code is the worst run's. With --summary-only, each run's rank summaries are
 // written to -o DIR (DIR/runK/ when the input holds several runs) instead of its report.
 int RunAnalyze(const AnalyzeFlags& f) {
-  int snapshots = kExitOk;  // memory snapshot pickles: one report each (snapshot_command.cc)
-  if (AnalyzeSnapshotInputs(f, &snapshots)) return snapshots;
+  // Memory snapshots are a report each (snapshot_command.cc): the file itself, or those the
+  // folder's one listing met.
+  if (trace::IsMemorySnapshot(f.path)) return AnalyzeSnapshots({f.path}, f);
   auto listing = trace::ListTraceRuns(f.path);
+  const int snapshots = listing.ok() ? AnalyzeSnapshots(listing->snapshots, f) : kExitOk;
+  if (listing.ok() && listing->runs.empty()) return snapshots;
   size_t files = 0;
   for (const trace::TraceRun& run : listing.ok() ? listing->runs : std::vector<trace::TraceRun>{})
     files += run.files.size();

@@ -9,11 +9,9 @@
 
 namespace trainprof::cli {
 
-// Analyses the snapshots of f.path: the file itself when it is a pickle, or the snapshot
-// pickles (*.pickle, *.pkl) below a folder, each with its own report. Returns true when the
-// input holds nothing else to analyse (then *code is the exit code); false when traces remain
-// (*code: the snapshots' worst exit code, kExitOk when there were none).
-bool AnalyzeSnapshotInputs(const AnalyzeFlags& f, int* code);
+// One report per memory snapshot (a pickle or a memory timeline, told by its bytes), each in
+// its own run folder (RUN_DIR/snapshotK with several); the worst exit code.
+int AnalyzeSnapshots(const std::vector<std::string>& files, const AnalyzeFlags& f);
 
 // Both sides are snapshot pickles: true, and *code is the diff's exit code.
 bool DiffSnapshotInputs(const AnalyzeFlags& f, const std::string& b_path, int* code);

@@ -46,10 +46,15 @@ bool IsTraceName(const std::string& n) {
 // file whose kind's reader cannot tell its parts: the SQLite header is every SQLite file's, and
 // a run history (runs/trainprof.db) beside the traces is not an input.
 std::optional<std::vector<std::string>> ListedInputs(const fs::path& p,
-                                                     std::vector<std::string>* said = nullptr) {
+                                                     TraceListing* listing = nullptr) {
   const std::string name = p.filename().string();
   if (name == "report.json") return std::nullopt;
   const InputKind kind = SniffInput(p.string());
+  std::vector<std::string>* said = listing == nullptr ? nullptr : &listing->skipped;
+  if (kind == InputKind::kMemorySnapshot || kind == InputKind::kMemoryTimeline) {
+    if (listing != nullptr) listing->snapshots.push_back(p.string());
+    return std::nullopt;
+  }
   if (kind == InputKind::kUnknown) {
     if (!IsTraceName(name)) return std::nullopt;
     return std::vector<std::string>{p.string()};
@@ -83,18 +88,6 @@ constexpr std::string_view kLookedFor =
     "looked for PyTorch profiler traces (JSON, plain or gzip) and Nsight Systems SQLite exports "
     "by their contents";
 }  // namespace
-
-std::vector<std::string> ListMemorySnapshots(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (IsMemorySnapshot(it->path().string())) out.push_back(it->path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path) {
   std::error_code ec;
@@ -163,14 +156,15 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
       continue;
     }
     std::optional<std::vector<std::string>> inputs;
-    if (fs::is_regular_file(s)) inputs = ListedInputs(p, &out.skipped);
+    if (fs::is_regular_file(s)) inputs = ListedInputs(p, &out);
     if (inputs) by_dir[p.parent_path().string()].emplace_back(p.string(), std::move(*inputs));
   }
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
   for (auto& [dir, files] : by_dir) {
     out.runs.push_back({dir, SortedInputs(std::move(files))});
   }
-  if (out.runs.empty()) {
+  std::sort(out.snapshots.begin(), out.snapshots.end());
+  if (out.runs.empty() && out.snapshots.empty()) {
     return InvalidArgument(
         fmt::format("{}: no trace files in this folder or below it ({})", path, kLookedFor));
   }

@@ -31,21 +31,21 @@ StatusOr<std::vector<std::string>> ListTraceFiles(const std::string& path);
 // trace.json already holds its ranks). An entry that cannot be read (a dangling symlink, a symlink
 // loop, a folder without permission) is skipped and said in `skipped`, one line each. A
 // capture_traces/ folder beside a run's trace (vLLM, SGLang) is that run's graph capture data,
-// read with it (graph_capture.h), not a run: it is said in `skipped` too.
+// read with it (graph_capture.h), not a run: it is said in `skipped` too. The memory snapshots
+// and memory timelines met on the way (told by their bytes) are in `snapshots`: each is a report
+// of its own, so the one walk lists them too.
 struct TraceRun {
   std::string dir;                 // the folder (or the file) of the run
   std::vector<std::string> files;  // sorted
 };
 struct TraceListing {
-  std::vector<TraceRun> runs;        // sorted by folder
-  std::vector<std::string> skipped;  // why each skipped entry was skipped
+  std::vector<TraceRun> runs;          // sorted by folder
+  std::vector<std::string> skipped;    // why each skipped entry was skipped
+  std::vector<std::string> snapshots;  // memory snapshots and timelines in the folder, sorted
 };
-// Errors: the path does not exist; no trace file anywhere below the folder (naming it).
+// Errors: the path does not exist; neither a trace file nor a memory snapshot anywhere below the
+// folder (naming it). A folder of snapshots only lists no run.
 StatusOr<TraceListing> ListTraceRuns(const std::string& path);
-
-// The memory snapshots (and memory timelines) in `dir` and below it, told by their bytes, sorted;
-// symlinked folders are not followed. Empty for a file or a folder without any.
-std::vector<std::string> ListMemorySnapshots(const std::string& dir);
 
 struct ReadManyOptions {
   int threads = 0;  // 0: one per core, at most one per file

@@ -133,12 +133,13 @@ StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
   RunInputs in;
   for (const std::string& path : paths) {
     StatusOr<trace::TraceListing> listed = trace::ListTraceRuns(path);
-    // A folder of no traces whose memory snapshots are the input, as the CLI reads it.
-    if (paths.size() == 1 && IsFolder(path) && (!listed.ok() || listed->runs.empty())) {
-      std::vector<std::string> snapshots = trace::ListMemorySnapshots(path);
-      if (!snapshots.empty()) return SnapshotInputs(path, std::move(snapshots), one_run_why);
-    }
     TRAINPROF_ASSIGN_OR_RETURN(trace::TraceListing listing, std::move(listed));
+    if (listing.runs.empty()) {  // a folder of memory snapshots only, as the CLI reads it
+      if (paths.size() == 1) return SnapshotInputs(path, std::move(listing.snapshots), one_run_why);
+      return InvalidArgument(fmt::format(
+          "{}: holds memory snapshots only ({}); a snapshot is a report of its own: name it alone",
+          path, fmt::join(listing.snapshots, ", ")));
+    }
     if (listing.runs.size() > 1) {
       return InvalidArgument(
           fmt::format("{}: holds the traces of {} runs ({}); {}: name one of "
