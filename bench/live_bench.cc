@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "report/live_snapshot.h"
-#include "report/live_world.h"
+#include "live/snapshot.h"
+#include "live/world.h"
 #include "trainprof/session.h"
 
 namespace {
@@ -36,7 +36,7 @@ BENCHMARK(BM_Session_Step)->Arg(0)->Arg(1)->ArgName("live");
 // full window of 100 steps, the verdict, live.json's text and the terminal view's rows, with
 // one GPU and a world of 8 ranks. A tick a second costs this share of one core.
 void BM_LiveSnapshot_Build(benchmark::State& state) {
-  using namespace trainprof::report;
+  using namespace trainprof::live;
   std::vector<int64_t> bounds, batches;
   for (int64_t i = 0; i <= 100; ++i) {
     bounds.push_back(i * 40'000'000 + (i % 7) * 1'000'000);

@@ -7,8 +7,8 @@
 
 #include "base/atomic_file.h"
 #include "base/clock.h"
-#include "report/live_snapshot.h"
-#include "system/live_figures.h"
+#include "live/snapshot.h"
+#include "live/system_figures.h"
 
 namespace trainprof::cli {
 
@@ -27,7 +27,7 @@ RunLiveView::RunLiveView(const Options& o, std::string run_dir,
       interval_s_(o.live.interval_s),
       print_(o.live.mode != "off") {
   if (o.live.port != 0) {
-    auto page = report::LivePage::Start(o.live.host, static_cast<int>(o.live.port));
+    auto page = live::LivePage::Start(o.live.host, static_cast<int>(o.live.port));
     if (page.ok()) {
       page_ = std::move(*page);
       fmt::print(stderr, "trainprof run: live page at http://{}:{}/\n", o.live.host, page_->port());
@@ -62,24 +62,24 @@ void RunLiveView::Run() {
 // The command's Session's snapshot when it writes one, the tree and the GPUs always, the
 // verdict from what is known.
 void RunLiveView::Tick(bool finished) {
-  report::LiveSnapshot s;
+  live::LiveSnapshot s;
   if (StatusOr<std::string> text = base::ReadFile(dir_ + "/session/live.json"); text.ok()) {
-    if (auto inner = report::ParseLiveJson(*text, "session/live.json"); inner.ok()) s = *inner;
+    if (auto inner = live::ParseLiveJson(*text, "session/live.json"); inner.ok()) s = *inner;
   }
   s.elapsed_s = static_cast<double>(base::SteadyNowNs() - t0_ns_) * 1e-9;
   s.finished = finished;
-  s.rss_bytes = last_rss_;  // the tree's, kept when the last sample no longer sees it
-  system::AddLiveProcessTree(sampler_, s);  // the command's whole tree, not one process
+  s.rss_bytes = last_rss_;                // the tree's, kept when the last sample no longer sees it
+  live::AddLiveProcessTree(sampler_, s);  // the command's whole tree, not one process
   last_rss_ = s.rss_bytes;
-  s.devices = system::LiveDevices(sampler_);
+  s.devices = live::LiveDevices(sampler_);
   s.verdict.clear();
   s.finding.clear();
-  report::AddLiveVerdict(s);
-  const std::string json = report::LiveJson(s);
+  live::AddLiveVerdict(s);
+  const std::string json = live::LiveJson(s);
   (void)base::WriteFileAtomically(dir_ + "/live.json", json);  // the folder is the run's own
   if (page_ != nullptr) page_->Publish(json);
   if (print_) {
-    std::fprintf(stderr, "%s\n", report::LiveLine(s).c_str());
+    std::fprintf(stderr, "%s\n", live::LiveLine(s).c_str());
     std::fflush(stderr);
   }
 }

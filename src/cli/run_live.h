@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "report/live_page.h"
+#include "live/page.h"
 #include "system/sampler.h"
 #include "trainprof/options.h"
 
@@ -48,7 +48,7 @@ class RunLiveView {
   std::condition_variable cv_;
   bool stop_ = false;
   std::optional<double> last_rss_;
-  std::unique_ptr<report::LivePage> page_;
+  std::unique_ptr<live::LivePage> page_;
   std::thread thread_;
 };
 

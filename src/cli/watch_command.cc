@@ -1,7 +1,7 @@
 // `trainprof watch RUN_DIR`: the live view of a running job from another terminal, read-only:
-// it reads <RUN_DIR>/live.json (report/live_snapshot.h), which the job's Session rewrites every
+// it reads <RUN_DIR>/live.json (live/snapshot.h), which the job's Session rewrites every
 // live.interval_s when its live.mode is on, and prints a line each time it changes, until the
-// job finishes. --port also serves the live page (report/live_page.h) with what it reads.
+// job finishes. --port also serves the live page (live/page.h) with what it reads.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 #include "base/atomic_file.h"
 #include "cli/commands.h"
-#include "report/live_page.h"
-#include "report/live_snapshot.h"
+#include "live/page.h"
+#include "live/snapshot.h"
 
 namespace trainprof::cli {
 
@@ -30,20 +30,20 @@ struct WatchFlags {
 
 // The live page, showing each snapshot the watch loop reads. Null when --port is 0; an error
 // when the port cannot be had.
-StatusOr<std::unique_ptr<report::LivePage>> ServePage(const WatchFlags& f) {
-  if (f.port == 0) return std::unique_ptr<report::LivePage>();
-  TRAINPROF_ASSIGN_OR_RETURN(auto page, report::LivePage::Start(f.host, f.port));
+StatusOr<std::unique_ptr<live::LivePage>> ServePage(const WatchFlags& f) {
+  if (f.port == 0) return std::unique_ptr<live::LivePage>();
+  TRAINPROF_ASSIGN_OR_RETURN(auto page, live::LivePage::Start(f.host, f.port));
   fmt::print(stderr, "trainprof watch: live page at http://{}:{}/ (Ctrl-C stops it)\n", f.host,
              page->port());
   return page;
 }
 
 // The snapshot in RUN_DIR, or nullopt while there is none; errors: a file that is not one.
-StatusOr<std::optional<report::LiveSnapshot>> ReadSnapshot(const std::string& path) {
+StatusOr<std::optional<live::LiveSnapshot>> ReadSnapshot(const std::string& path) {
   StatusOr<std::string> text = base::ReadFile(path);
-  if (!text.ok()) return std::optional<report::LiveSnapshot>{};
-  TRAINPROF_ASSIGN_OR_RETURN(report::LiveSnapshot s, report::ParseLiveJson(*text, path));
-  return std::optional<report::LiveSnapshot>{s};
+  if (!text.ok()) return std::optional<live::LiveSnapshot>{};
+  TRAINPROF_ASSIGN_OR_RETURN(live::LiveSnapshot s, live::ParseLiveJson(*text, path));
+  return std::optional<live::LiveSnapshot>{s};
 }
 
 int Watch(const WatchFlags& f) {
@@ -53,7 +53,7 @@ int Watch(const WatchFlags& f) {
     return kExitBadInput;
   }
   const std::string path = f.run_dir + "/live.json";
-  StatusOr<std::unique_ptr<report::LivePage>> page = ServePage(f);
+  StatusOr<std::unique_ptr<live::LivePage>> page = ServePage(f);
   if (!page.ok()) {
     PrintError(page.status());
     return kExitBadInput;
@@ -62,7 +62,7 @@ int Watch(const WatchFlags& f) {
   const auto start = std::chrono::steady_clock::now();
   std::string last;
   for (;;) {
-    StatusOr<std::optional<report::LiveSnapshot>> s = ReadSnapshot(path);
+    StatusOr<std::optional<live::LiveSnapshot>> s = ReadSnapshot(path);
     if (!s.ok()) {
       PrintError(s.status());
       return kExitBadInput;
@@ -78,8 +78,8 @@ int Watch(const WatchFlags& f) {
         return kExitBadInput;
       }
     } else {
-      if (*page != nullptr) (*page)->Publish(report::LiveJson(**s));
-      if (const std::string line = report::LiveLine(**s); line != last) {
+      if (*page != nullptr) (*page)->Publish(live::LiveJson(**s));
+      if (const std::string line = live::LiveLine(**s); line != last) {
         fmt::print(fmt::runtime(redraw ? "\r\033[2K{}" : "{}\n"), line);
         std::fflush(stdout);
         last = line;

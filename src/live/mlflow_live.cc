@@ -1,15 +1,15 @@
-#include "report/mlflow_live.h"
+#include "live/mlflow_live.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <filesystem>
 
-namespace trainprof::report {
+namespace trainprof::live {
 
-using namespace mlflow_store;  // NOLINT: the store's helpers
+using namespace report::mlflow_store;  // NOLINT: the store's helpers
 
-StatusOr<std::unique_ptr<MlflowLiveRun>> MlflowLiveRun::Begin(const MlflowTarget& t,
+StatusOr<std::unique_ptr<MlflowLiveRun>> MlflowLiveRun::Begin(const report::MlflowTarget& t,
                                                               const std::string& run_id,
                                                               const std::string& run_name,
                                                               int64_t start_ms,
@@ -55,4 +55,4 @@ Status MlflowLiveRun::End(bool failed, int64_t end_ms) {
   return WriteRunMeta(dir_, meta_);
 }
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -5,7 +5,7 @@
 // FAILED when the run was stopped by an error (report meta stopped_by). A run that dies without
 // finishing stays RUNNING, as MLflow's own client leaves it.
 //
-//   auto run = report::MlflowLiveRun::Begin({.store = "mlruns"}, run_id, "20261128T...-mnist",
+//   auto run = live::MlflowLiveRun::Begin({.store = "mlruns"}, run_id, "20261128T...-mnist",
 //                                           start_ms, "mnist");
 //   (*run)->Log(step, now_ms, {{"training_rate", 812.5}});
 #pragma once
@@ -20,12 +20,12 @@
 #include "report/mlflow_store.h"
 #include "trainprof/status.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 class MlflowLiveRun {
  public:
   // Makes the run (RUNNING) in experiment `experiment` of t.store. Errors name the folder.
-  static StatusOr<std::unique_ptr<MlflowLiveRun>> Begin(const MlflowTarget& t,
+  static StatusOr<std::unique_ptr<MlflowLiveRun>> Begin(const report::MlflowTarget& t,
                                                         const std::string& run_id,
                                                         const std::string& run_name,
                                                         int64_t start_ms,
@@ -38,7 +38,7 @@ class MlflowLiveRun {
 
  private:
   std::string dir_;
-  mlflow_store::RunMeta meta_;
+  report::mlflow_store::RunMeta meta_;
 };
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -1,4 +1,4 @@
-#include "report/mlflow_live.h"
+#include "live/mlflow_live.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include "report/mlflow_export.h"
 #include "util/golden.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 namespace {
 
 namespace fs = std::filesystem;
@@ -19,15 +19,15 @@ std::string StatusLine(const std::string& meta_path) {
   return at == std::string::npos ? "" : text.substr(at + 1, text.find('\n', at + 1) - at - 1);
 }
 
-Report FinishedRun(const std::string& run_dir, bool stopped) {
-  Report r;
+report::Report FinishedRun(const std::string& run_dir, bool stopped) {
+  report::Report r;
   r.title = "trainprof report: mnist";
   r.kind = "profile";
   r.AddMeta("created_utc", std::string("2026-11-28T20:00:00Z"));
   r.AddMeta("run_dir", run_dir);
   if (stopped) r.AddMeta("stopped_by", std::string("RuntimeError: boom"));
   r.config = {{"output.name", std::string("mnist")}};
-  r.AddSection("time", "Time").AddMetric("wall_time_s", "Wall time", 2.5, Unit::kSeconds);
+  r.AddSection("time", "Time").AddMetric("wall_time_s", "Wall time", 2.5, report::Unit::kSeconds);
   return r;
 }
 
@@ -38,7 +38,7 @@ TEST(MlflowLiveRun, RunningThenFinishedOrFailed) {
   for (const bool stopped : {false, true}) {
     const std::string tmp = testutil::FreshTempDir(), store = tmp + "/mlruns";
     const std::string run_dir = tmp + "/20261128T200000Z-mnist";
-    const std::string id = MlflowRunIdFor(run_dir, "2026-11-28T20:00:00Z", "profile");
+    const std::string id = report::MlflowRunIdFor(run_dir, "2026-11-28T20:00:00Z", "profile");
     auto live = MlflowLiveRun::Begin({.store = store}, id, "20261128T200000Z-mnist",
                                      1'796'000'000'000, "mnist");
     ASSERT_TRUE(live.ok()) << live.status().message();
@@ -51,7 +51,7 @@ TEST(MlflowLiveRun, RunningThenFinishedOrFailed) {
     EXPECT_EQ(testutil::ReadText(run + "/metrics/live.step_time_s"), "1000 0.04 1\n");
 
     fs::create_directories(run_dir);
-    auto done = WriteMlflowRun(FinishedRun(run_dir, stopped), run_dir, {.store = store});
+    auto done = report::WriteMlflowRun(FinishedRun(run_dir, stopped), run_dir, {.store = store});
     ASSERT_TRUE(done.ok()) << done.status().message();
     EXPECT_EQ(*done, id);
     EXPECT_EQ(StatusLine(run + "/meta.yaml"), stopped ? "status: 4" : "status: 3");
@@ -72,4 +72,4 @@ TEST(MlflowLiveRun, AStoreThatCannotBeWrittenIsNamed) {
 }
 
 }  // namespace
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -1,4 +1,4 @@
-#include "report/live_page.h"
+#include "live/page.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #endif
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 namespace {
 
@@ -95,7 +95,7 @@ std::string LivePageHtml() {
       "<section><h2>Devices</h2><table id=\"devices\"></table></section>"
       "<section><h2>Ranks</h2><p class=\"sub\" id=\"worldsub\"></p><table id=\"world\"></table>"
       "</section></main><script>{}</script></body></html>\n",
-      ReportStyle(), kLiveStyle, kLiveScript);
+      report::ReportStyle(), kLiveStyle, kLiveScript);
 }
 
 void LivePage::Publish(std::string json) {
@@ -168,4 +168,4 @@ LivePage::~LivePage() = default;
 
 #endif
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -6,7 +6,7 @@
 // `trainprof watch RUN_DIR --port` (each read of live.json) serve the same page. A closed
 // browser costs nothing; the server never blocks the caller.
 //
-//   auto page = report::LivePage::Start("127.0.0.1", 8765);
+//   auto page = live::LivePage::Start("127.0.0.1", 8765);
 //   if (!page.ok()) say(page.status());   // "cannot serve the live page on 127.0.0.1:8765: ..."
 //   (*page)->Publish(LiveJson(snapshot));
 #pragma once
@@ -17,7 +17,7 @@
 
 #include "trainprof/status.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 // The page itself: HTML, CSS and the script that polls /live.json.
 std::string LivePageHtml();
@@ -43,4 +43,4 @@ class LivePage {
   int port_ = 0;
 };
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -1,4 +1,4 @@
-#include "report/live_snapshot.h"
+#include "live/snapshot.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 
 #include "base/stats.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 namespace {
 
@@ -410,4 +410,4 @@ std::vector<std::string> LiveView(const LiveSnapshot& s, int width) {
   return lines;
 }
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -15,7 +15,7 @@
 
 #include "trainprof/status.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 // Shares (0..1) of the loop thread's time since the last tick in the scopes of each kind
 // (ActionKind): data wait (dataloader), forward, backward, optimizer, communication; other is
@@ -33,7 +33,7 @@ struct LiveDevice {
   std::optional<double> util_pct, memory_bytes, memory_pct, power_w;
 };
 
-// One rank as rank 0 sees it in a multi-rank run (report/live_world.h).
+// One rank as rank 0 sees it in a multi-rank run (live/world.h).
 struct LiveRank {
   int64_t rank = 0, step = 0;
   std::optional<double> step_median_s, samples_per_s, communication;  // communication: share
@@ -109,4 +109,4 @@ std::vector<std::pair<std::string, double>> LiveScalars(const LiveSnapshot& s);
 // rows, the verdict; `width` columns at most per line.
 std::vector<std::string> LiveView(const LiveSnapshot& s, int width);
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -1,4 +1,4 @@
-#include "report/live_snapshot.h"
+#include "live/snapshot.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace trainprof::report {
+namespace trainprof::live {
 namespace {
 
 // Steps of 10, 20, 30 and 40 ms after the start: last 40, median 25, p95 38.5 (numpy's
@@ -175,4 +175,4 @@ TEST(LiveSnapshot, SplitDevicesAndVerdictInTheJsonLineAndView) {
 }
 
 }  // namespace
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -1,8 +1,8 @@
-#include "session/live_split.h"
+#include "live/split.h"
 
 #include <algorithm>
 
-namespace trainprof::session {
+namespace trainprof::live {
 
 namespace {
 
@@ -53,7 +53,7 @@ void LiveSplitter::Add(ActionKind kind, int64_t begin_ns, int64_t end_ns) {
   spans.push_back({begin_ns, end_ns});
 }
 
-std::optional<report::LiveSplit> LiveSplitter::Take(int64_t begin_ns, int64_t end_ns) {
+std::optional<live::LiveSplit> LiveSplitter::Take(int64_t begin_ns, int64_t end_ns) {
   std::array<double, kKinds> ns{};
   std::vector<Span> all;  // every kind's clipped spans: what the split covers, once
   bool any = false;
@@ -78,10 +78,10 @@ std::optional<report::LiveSplit> LiveSplitter::Take(int64_t begin_ns, int64_t en
   const double scale = sum > covered ? covered / sum : 1.0;
   std::array<double, kKinds> share{};
   for (size_t k = 0; k < kKinds; ++k) share[k] = ns[k] * scale / window;
-  report::LiveSplit p{share[0], share[1], share[2], share[3], share[4], 0};
+  live::LiveSplit p{share[0], share[1], share[2], share[3], share[4], 0};
   p.other = std::max(0.0, 1.0 - covered / window);
   p.data_measured = data_seen_;
   return p;
 }
 
-}  // namespace trainprof::session
+}  // namespace trainprof::live

@@ -10,7 +10,7 @@
 //
 //   LiveSplitter split;
 //   split.Add(loc->kind, begin_ns, end_ns);        // events in the order they ended
-//   std::optional<report::LiveSplit> p = split.Take(t0, t1);
+//   std::optional<live::LiveSplit> p = split.Take(t0, t1);
 #pragma once
 
 #include <array>
@@ -18,10 +18,10 @@
 #include <optional>
 #include <vector>
 
-#include "report/live_snapshot.h"
+#include "live/snapshot.h"
 #include "trainprof/scope.h"
 
-namespace trainprof::session {
+namespace trainprof::live {
 
 class LiveSplitter {
  public:
@@ -30,7 +30,7 @@ class LiveSplitter {
   // The shares of [begin_ns, end_ns) that the scopes added so far cover, per kind; nullopt when
   // no scope of a split kind overlaps it. Forgets the scopes that end by end_ns: the next
   // window starts there.
-  std::optional<report::LiveSplit> Take(int64_t begin_ns, int64_t end_ns);
+  std::optional<live::LiveSplit> Take(int64_t begin_ns, int64_t end_ns);
 
  private:
   static constexpr size_t kKinds = 5;  // data wait, forward, backward, optimizer, communication
@@ -41,4 +41,4 @@ class LiveSplitter {
   bool data_seen_ = false;  // a data-loader scope was ever added: the data wait is measured
 };
 
-}  // namespace trainprof::session
+}  // namespace trainprof::live

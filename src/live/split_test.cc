@@ -1,8 +1,8 @@
-#include "session/live_split.h"
+#include "live/split.h"
 
 #include <gtest/gtest.h>
 
-namespace trainprof::session {
+namespace trainprof::live {
 namespace {
 
 constexpr int64_t kMs = 1'000'000;
@@ -91,4 +91,4 @@ TEST(LiveSplitter, OtherIsTheTimeNoKindCovers) {
 }
 
 }  // namespace
-}  // namespace trainprof::session
+}  // namespace trainprof::live

@@ -1,17 +1,17 @@
-#include "system/live_figures.h"
+#include "live/system_figures.h"
 
 #include <cmath>
 #include <optional>
 #include <string>
 
-namespace trainprof::system {
+namespace trainprof::live {
 
 namespace {
 
 // The latest sample's value of `key`, or nullopt (no such column, NaN, no sample).
-std::optional<double> LatestValue(const SystemSampler::Latest& latest,
-                                  const std::vector<SeriesColumn>& cols, const std::string& key) {
-  const int c = FindColumn(cols, key);
+std::optional<double> LatestValue(const system::SystemSampler::Latest& latest,
+                                  const std::vector<system::SeriesColumn>& cols, const std::string& key) {
+  const int c = system::FindColumn(cols, key);
   if (c < 0 || static_cast<size_t>(c) >= latest.values.size() ||
       std::isnan(latest.values[static_cast<size_t>(c)]))
     return std::nullopt;
@@ -20,12 +20,12 @@ std::optional<double> LatestValue(const SystemSampler::Latest& latest,
 
 }  // namespace
 
-std::vector<report::LiveDevice> LiveDevices(const SystemSampler& sampler) {
-  std::vector<report::LiveDevice> out;
-  const SystemSampler::Latest latest = sampler.LatestSample();
+std::vector<live::LiveDevice> LiveDevices(const system::SystemSampler& sampler) {
+  std::vector<live::LiveDevice> out;
+  const system::SystemSampler::Latest latest = sampler.LatestSample();
   if (latest.t_ns < 0) return out;
   const auto& cols = sampler.columns();
-  for (int i = 0; FindColumn(cols, "gpu" + std::to_string(i) + "_utilization_percent") >= 0; ++i) {
+  for (int i = 0; system::FindColumn(cols, "gpu" + std::to_string(i) + "_utilization_percent") >= 0; ++i) {
     const std::string gpu = "gpu" + std::to_string(i) + "_";
     out.push_back({i, LatestValue(latest, cols, gpu + "utilization_percent"),
                    LatestValue(latest, cols, gpu + "memory_used_bytes"),
@@ -35,11 +35,11 @@ std::vector<report::LiveDevice> LiveDevices(const SystemSampler& sampler) {
   return out;
 }
 
-void AddLiveProcessTree(const SystemSampler& sampler, report::LiveSnapshot& s) {
-  const SystemSampler::Latest latest = sampler.LatestSample();
+void AddLiveProcessTree(const system::SystemSampler& sampler, live::LiveSnapshot& s) {
+  const system::SystemSampler::Latest latest = sampler.LatestSample();
   if (latest.t_ns < 0) return;
   if (auto rss = LatestValue(latest, sampler.columns(), "process_rss_bytes")) s.rss_bytes = rss;
   if (auto cpu = LatestValue(latest, sampler.columns(), "process_cpu_percent")) s.cpu_pct = cpu;
 }
 
-}  // namespace trainprof::system
+}  // namespace trainprof::live

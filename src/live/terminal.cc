@@ -1,10 +1,10 @@
-#include "session/live_terminal.h"
+#include "live/terminal.h"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-namespace trainprof::session {
+namespace trainprof::live {
 
 namespace {
 
@@ -61,4 +61,4 @@ void LiveTerminal::End(const std::vector<std::string>& lines) {
   reserved_ = 0;
 }
 
-}  // namespace trainprof::session
+}  // namespace trainprof::live

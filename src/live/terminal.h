@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace trainprof::session {
+namespace trainprof::live {
 
 class LiveTerminal {
  public:
@@ -27,4 +27,4 @@ class LiveTerminal {
   int rows_ = 0, reserved_ = 0;  // the terminal's rows, and the bottom rows the view owns
 };
 
-}  // namespace trainprof::session
+}  // namespace trainprof::live

@@ -1,4 +1,4 @@
-#include "report/live_world.h"
+#include "live/world.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "base/stats.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 namespace {
 
@@ -103,4 +103,4 @@ LiveWorld BuildLiveWorld(const std::vector<std::string>& digests, int64_t world_
   return w;
 }
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "report/live_snapshot.h"
+#include "live/snapshot.h"
 
-namespace trainprof::report {
+namespace trainprof::live {
 
 std::string LiveRankDigest(const LiveSnapshot& s, int64_t rank, int64_t wall_ms);
 // `digests[r]`: rank r's latest ("" none yet). A rank is missing when it sent nothing, or sent
@@ -23,4 +23,4 @@ std::string LiveRankDigest(const LiveSnapshot& s, int64_t rank, int64_t wall_ms)
 LiveWorld BuildLiveWorld(const std::vector<std::string>& digests, int64_t world_size,
                          int64_t now_ms, double interval_s);
 
-}  // namespace trainprof::report
+}  // namespace trainprof::live

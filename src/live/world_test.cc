@@ -1,8 +1,8 @@
-#include "report/live_world.h"
+#include "live/world.h"
 
 #include <gtest/gtest.h>
 
-namespace trainprof::report {
+namespace trainprof::live {
 namespace {
 
 LiveSnapshot RankSnapshot(double step_s, double comm, double samples) {
@@ -79,4 +79,4 @@ TEST(LiveWorld, InTheJsonAndTheView) {
 }
 
 }  // namespace
-}  // namespace trainprof::report
+}  // namespace trainprof::live

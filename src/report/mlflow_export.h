@@ -34,7 +34,7 @@ struct MlflowTarget {
 // empty) as one run of the experiment named by `t`, reused when the store has it, else made with
 // the next free numeric id. Returns the run id: 32 hex digits derived from the run folder and
 // created_utc, so the same run exported twice is recognised; the live run of the same run
-// (report/mlflow_live.h) is taken over, its metrics kept. Errors name the file or folder: the
+// (live/mlflow_live.h) is taken over, its metrics kept. Errors name the file or folder: the
 // store cannot be created or written; an experiment's meta.yaml cannot be parsed; `run_dir` is
 // not a folder; the run is already in the store (FailedPrecondition) and `t.replace` is off.
 StatusOr<std::string> WriteMlflowRun(const Report& r, const std::string& run_dir,

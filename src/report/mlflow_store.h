@@ -1,6 +1,6 @@
 // The MLflow file store ("mlruns") as MLflow 3.x's FileStore lays it out: its folders,
 // meta.yaml files and metric lines, shared by the finished-run export (report/mlflow_export.h)
-// and the live run (report/mlflow_live.h).
+// and the live run (live/mlflow_live.h).
 //
 //   TRAINPROF_RETURN_IF_ERROR(mlflow_store::OpenStore("mlruns"));
 //   auto id = mlflow_store::FindOrMakeExperiment("mlruns", "mnist");

@@ -10,17 +10,17 @@
 
 #include "base/atomic_file.h"
 #include "base/text.h"
+#include "live/mlflow_live.h"
+#include "live/snapshot.h"
+#include "live/system_figures.h"
+#include "live/world.h"
 #include "report/format.h"
-#include "report/live_snapshot.h"
-#include "report/live_world.h"
-#include "report/mlflow_live.h"
 #include "report/tensorboard_export.h"
-#include "system/live_figures.h"
 #include "system/proc_parse.h"
 
 namespace trainprof::session {
 
-using report::LiveSnapshot;
+using live::LiveSnapshot;
 
 namespace {
 
@@ -38,14 +38,14 @@ int64_t LiveWallMs() { return base::WallNowNs() / 1'000'000; }
 
 // The live MLflow run of output.mlflow, with the id the finished export will give the run, so
 // that export takes it over. Null (said once) when the store cannot be written.
-std::unique_ptr<report::MlflowLiveRun> BeginMlflow(const Options& o, const LiveSources& src) {
+std::unique_ptr<live::MlflowLiveRun> BeginMlflow(const Options& o, const LiveSources& src) {
   if (o.output.mlflow.empty()) return nullptr;
   const std::string experiment = !o.output.mlflow_experiment.empty() ? o.output.mlflow_experiment
                                  : !o.output.name.empty()            ? o.output.name
                                                                      : "trainprof report: ";
   const std::string id =
       report::MlflowRunIdFor(src.run_dir, base::UtcIso8601(src.start.wall_ns), "profile");
-  auto run = report::MlflowLiveRun::Begin(
+  auto run = live::MlflowLiveRun::Begin(
       {.store = o.output.mlflow}, id,
       std::filesystem::path(src.run_dir).lexically_normal().filename().string(),
       src.start.wall_ns / 1'000'000, experiment);
@@ -117,7 +117,7 @@ LiveExtension::LiveExtension(const Options& options, LiveSources sources)
     g_roles.reset();  // an earlier session's figures are not this one's
   }
   redraw_ = mode_ == "view" && isatty(STDERR_FILENO);
-  if (redraw_) term_ = std::make_unique<LiveTerminal>(stderr);
+  if (redraw_) term_ = std::make_unique<live::LiveTerminal>(stderr);
   if (!options.output.tensorboard.empty()) {  // live/* curves that grow while it trains
     auto tb = report::TensorBoardStream::Open(options.output.tensorboard);
     if (tb.ok())
@@ -203,14 +203,14 @@ void LiveExtension::Tick(bool finished) {
     batch = batch_size_;
     epoch = epoch_;
   }
-  LiveSnapshot s = report::BuildLiveSnapshot(steps, bounds, batches, now, batch);
+  LiveSnapshot s = live::BuildLiveSnapshot(steps, bounds, batches, now, batch);
   s.finished = finished;
   if (epoch >= 0) s.epoch = epoch;
   AddSplit(now, finished, s);
   AddProcessFigures(now, s);
   AddDevices(s);
   AddRoles(s);
-  report::AddLiveVerdict(s);
+  live::AddLiveVerdict(s);
   AddWorld(s);
   Publish(s);
 }
@@ -269,7 +269,7 @@ void LiveExtension::AddProcessFigures(int64_t now, LiveSnapshot& s) {
 
 // Each GPU of the system sampler's latest sample.
 void LiveExtension::AddDevices(LiveSnapshot& s) const {
-  if (src_.system != nullptr) s.devices = system::LiveDevices(src_.system->sampler());
+  if (src_.system != nullptr) s.devices = live::LiveDevices(src_.system->sampler());
 }
 
 // A multi-rank run: every rank puts its digest; rank 0 reads the world's.
@@ -277,35 +277,35 @@ void LiveExtension::AddWorld(LiveSnapshot& s) {
   const std::shared_ptr<LiveChannel> channel = CurrentChannel();
   if (channel == nullptr) return;
   const int64_t now_ms = LiveWallMs();
-  channel->Put(report::LiveRankDigest(s, channel->rank(), now_ms));
+  channel->Put(live::LiveRankDigest(s, channel->rank(), now_ms));
   quiet_ =
       quiet_ || channel->rank() != 0;  // rank 0 shows the world; the others only put their digest
   if (channel->rank() == 0)
     s.world =
-        report::BuildLiveWorld(channel->GatherAll(), channel->world_size(), now_ms, interval_s_);
+        live::BuildLiveWorld(channel->GatherAll(), channel->world_size(), now_ms, interval_s_);
 }
 
 // live.json (replaced whole), the live TensorBoard and MLflow metrics, the view on stderr. An
 // output that cannot be written is said once: the run goes on.
 void LiveExtension::Publish(const LiveSnapshot& s) {
-  const std::string json = report::LiveJson(s);
+  const std::string json = live::LiveJson(s);
   Warn(base::WriteFileAtomically(path_, json));
   if (page_ != nullptr) page_->Publish(json);
-  const auto scalars = report::LiveScalars(s);
+  const auto scalars = live::LiveScalars(s);
   if (tb_ != nullptr) Warn(tb_->Add(s.step, scalars));
   if (mlflow_ != nullptr) Warn(mlflow_->Log(s.step, LiveWallMs(), scalars));
   if (quiet_) {
   } else if (term_ != nullptr) {
-    last_view_ = report::LiveView(s, term_->Columns() - 1);
+    last_view_ = live::LiveView(s, term_->Columns() - 1);
     term_->Draw(last_view_);
   } else {
-    std::fprintf(stderr, "%s\n", report::LiveLine(s).c_str());
+    std::fprintf(stderr, "%s\n", live::LiveLine(s).c_str());
     std::fflush(stderr);
   }
 }
 
 void LiveExtension::StartPage(const std::string& host, int port) {
-  auto page = report::LivePage::Start(host, port);
+  auto page = live::LivePage::Start(host, port);
   if (!page.ok()) {
     std::fprintf(stderr, "trainprof: live view: %s; the run goes on without the page\n",
                  page.status().message().c_str());

@@ -1,5 +1,5 @@
 // The live view of a running Session (issue 57): every live.interval_s a background thread
-// builds a snapshot of the run (report/live_snapshot.h): the step figures from the steps' end
+// builds a snapshot of the run (live/snapshot.h): the step figures from the steps' end
 // times the Session hands it (OnStep: one clock read and a push under the view's own lock), the
 // split of the loop into its scopes' kinds (read from the recorder's published events,
 // record::ScanNew, off the scopes' path), the GPUs from the system sampler's latest sample, this
@@ -24,14 +24,14 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "live/mlflow_live.h"
+#include "live/page.h"
+#include "live/snapshot.h"
+#include "live/split.h"
+#include "live/terminal.h"
 #include "record/recorder.h"
-#include "report/live_page.h"
-#include "report/live_snapshot.h"
-#include "report/mlflow_live.h"
 #include "report/tensorboard_export.h"
 #include "session/extension.h"
-#include "session/live_split.h"
-#include "session/live_terminal.h"
 #include "session/rss_trend.h"
 #include "session/system_extension.h"
 #include "trainprof/status.h"
@@ -39,7 +39,7 @@
 namespace trainprof::session {
 
 // How the ranks of a multi-rank run see each other live: each rank puts its digest
-// (report::LiveRankDigest), rank 0 reads every rank's latest. The job sets it over the channel
+// (live::LiveRankDigest), rank 0 reads every rank's latest. The job sets it over the channel
 // its ranks already share (the c10d store of `trainprof profile`); no new server.
 class LiveChannel {
  public:
@@ -107,12 +107,12 @@ class LiveExtension : public Extension {
  private:
   void Run();
   void Tick(bool finished);
-  void AddSplit(int64_t now, bool finished, report::LiveSnapshot& s);
-  void AddProcessFigures(int64_t now, report::LiveSnapshot& s);
-  void AddDevices(report::LiveSnapshot& s) const;
-  void AddWorld(report::LiveSnapshot& s);
-  static void AddRoles(report::LiveSnapshot& s);
-  void Publish(const report::LiveSnapshot& s);
+  void AddSplit(int64_t now, bool finished, live::LiveSnapshot& s);
+  void AddProcessFigures(int64_t now, live::LiveSnapshot& s);
+  void AddDevices(live::LiveSnapshot& s) const;
+  void AddWorld(live::LiveSnapshot& s);
+  static void AddRoles(live::LiveSnapshot& s);
+  void Publish(const live::LiveSnapshot& s);
   void Warn(const Status& st);
   void StartPage(const std::string& host, int port);
 
@@ -130,18 +130,18 @@ class LiveExtension : public Extension {
   int64_t steps_ = 0, batch_size_ = 0, epoch_ = -1, loop_tid_ = 0;
   // Live thread only:
   record::ScanCursor cursor_;
-  LiveSplitter split_;
+  live::LiveSplitter split_;
   int64_t split_at_ns_ = 0;     // the end of the last window
   int64_t told_until_ns_ = -1;  // the end of the last window told (a tick behind), -1: none
-  std::optional<report::LiveSplit> last_split_;
+  std::optional<live::LiveSplit> last_split_;
   uint64_t cpu_ticks_ = 0;
   int64_t cpu_at_ns_ = 0;
   RssTrend rss_;  // RSS growth per minute, after the warm-up
   std::vector<std::string> last_view_;
-  std::unique_ptr<LiveTerminal> term_;
+  std::unique_ptr<live::LiveTerminal> term_;
   std::unique_ptr<report::TensorBoardStream> tb_;  // output.tensorboard's live/* curves
-  std::unique_ptr<report::MlflowLiveRun> mlflow_;  // output.mlflow's run, RUNNING until the end
-  std::unique_ptr<report::LivePage> page_;         // live.port's page; null: none
+  std::unique_ptr<live::MlflowLiveRun> mlflow_;    // output.mlflow's run, RUNNING until the end
+  std::unique_ptr<live::LivePage> page_;           // live.port's page; null: none
   std::thread thread_;
 };
 

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "report/live_snapshot.h"
-#include "report/live_world.h"
+#include "live/snapshot.h"
+#include "live/world.h"
 #include "trainprof/scope.h"
 #include "trainprof/session.h"
 #include "util/golden.h"
@@ -121,17 +121,17 @@ class TwoRanks : public session::LiveChannel {
 // communication scopes: 0 %) is the late one; when rank 1 goes quiet it is named.
 TEST(LiveView, RankZeroShowsTheWorld) {
   auto channel = std::make_shared<TwoRanks>();
-  report::LiveSnapshot peer;
+  live::LiveSnapshot peer;
   peer.step = 7;
   peer.step_median_s = 0.010;
   peer.samples_per_s = 800;
-  peer.split = report::LiveSplit{0, 0.1, 0.1, 0.1, 0.6, 0.1};
+  peer.split = live::LiveSplit{0, 0.1, 0.1, 0.1, 0.6, 0.1};
   const auto now_ms = [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
-  channel->other = report::LiveRankDigest(peer, 1, now_ms());
+  channel->other = live::LiveRankDigest(peer, 1, now_ms());
   session::SetLiveChannel(channel);
   const std::string dir = testutil::FreshTempDir() + "/run";
   Options o;
@@ -144,7 +144,7 @@ TEST(LiveView, RankZeroShowsTheWorld) {
   ASSERT_TRUE(s.ok());
   (*s)->SetBatchSize(8);
   for (int i = 0; i < 30; ++i) LiveLoopStep(**s);
-  channel->other = report::LiveRankDigest(peer, 1, now_ms() - 30'000);  // quiet for 30 s
+  channel->other = live::LiveRankDigest(peer, 1, now_ms() - 30'000);  // quiet for 30 s
   Sleep(300);
   ASSERT_TRUE((*s)->Finish().ok());
   session::SetLiveChannel(nullptr);
