@@ -137,7 +137,7 @@ const std::vector<FindingRule>& FindingRules() {
 
 const FindingRule* FindFindingRule(std::string_view key) {
   for (const FindingRule& r : FindingRules())
-    if (r.key == key) return &r;
+    if (r.key.key() == key) return &r;
   return nullptr;
 }
 

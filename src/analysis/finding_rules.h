@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/rule_keys.h"
+
 namespace trainprof::analysis {
 
 // A table that shows a rule's figure: "section/table", and the column that holds it ("" when the
@@ -21,7 +23,7 @@ struct EvidenceTable {
 };
 
 struct FindingRule {
-  std::string key;         // Candidate::key, report::Finding::rule: "dataloader"
+  RuleKey key;             // Candidate::key, report::Finding::rule: "dataloader"
   std::string title;       // "Data loading stalls the step"
   std::string definition;  // what the rule measures, in one or two sentences
   std::string threshold;   // when it fires: "DataLoader > 5% of the average step"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/ranks/critical_path.h"
+#include "analysis/rule_keys.h"
 #include "report/report.h"
 #include "trace/trace_model.h"
 
@@ -40,28 +41,6 @@ struct RankInfo {
 bool ProfilesPyTorch(const trace::TraceModel& m);
 RankInfo InfoOf(const trace::TraceModel& m);
 std::vector<RankInfo> InfosOf(const std::vector<trace::TraceModel>& models);
-
-// The recommendation rules' keys, in docs/trace-analysis.md's order: finding_rules.cc gives
-// each its definition (a test holds the two lists equal), and a candidate names its rule by a
-// RuleKey, checked against this list when it compiles (as a diagnostic's name is).
-inline constexpr std::string_view kFindingRuleKeys[] = {
-    "dataloader",          "low_utilization", "tensor_cores",  "copies",       "communication",
-    "memory_near_limit",   "host_wait",       "short_kernels", "launch_delay", "straggler",
-    "waits_for_straggler", "rank_imbalance",  "graphs",        "truncated"};
-
-class RuleKey {
- public:
-  // A key not in kFindingRuleKeys does not compile.
-  consteval RuleKey(const char* key) : key_(key) {  // NOLINT: implicit by design
-    bool known = false;
-    for (std::string_view k : kFindingRuleKeys) known = known || k == key_;
-    if (!known) throw "not a finding rule: add it to kFindingRuleKeys and finding_rules.cc";
-  }
-  constexpr std::string_view key() const { return key_; }
-
- private:
-  std::string_view key_;
-};
 
 struct Candidate {
   std::string key;  // the rule (a RuleKey's): "dataloader", "host_wait", "rank_imbalance", ...

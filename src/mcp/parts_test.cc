@@ -102,7 +102,7 @@ TEST(McpRunCache, ACancelledReadStops) {
 // Every key a candidate may name (RuleKey, checked when it compiles) has its rule, in order.
 TEST(FindingRules, EachKeyHasItsRule) {
   std::vector<std::string_view> keys;
-  for (const analysis::FindingRule& r : analysis::FindingRules()) keys.push_back(r.key);
+  for (const analysis::FindingRule& r : analysis::FindingRules()) keys.push_back(r.key.key());
   EXPECT_EQ(keys, std::vector<std::string_view>(std::begin(analysis::kFindingRuleKeys),
                                                 std::end(analysis::kFindingRuleKeys)));
 }
@@ -112,7 +112,7 @@ TEST(FindingRules, EachRuleAndSectionHasItsDocHeading) {
   const std::string text((std::istreambuf_iterator<char>(doc)), {});
   for (const analysis::FindingRule& r : analysis::FindingRules()) {
     const std::string d = analysis::DocOfSection(r.section);
-    ASSERT_FALSE(d.empty()) << r.key;
+    ASSERT_FALSE(d.empty()) << r.key.key();
     const std::string heading = d.substr(d.find('"') + 1, d.rfind('"') - d.find('"') - 1);
     EXPECT_NE(text.find("## " + heading + "\n"), std::string::npos) << heading;
     for (const analysis::EvidenceTable& e : r.evidence)

@@ -18,7 +18,7 @@ Json RuleJson(const analysis::FindingRule& rule) {
   Json tables = Json::array();
   for (const analysis::EvidenceTable& e : rule.evidence) tables.push_back(e.table);
   return {{"kind", "rule"},
-          {"rule", rule.key},
+          {"rule", std::string(rule.key.key())},
           {"title", rule.title},
           {"definition", rule.definition},
           {"threshold", rule.threshold},
@@ -28,7 +28,8 @@ Json RuleJson(const analysis::FindingRule& rule) {
 
 std::string RuleKeys() {
   std::vector<std::string> keys;
-  for (const analysis::FindingRule& r : analysis::FindingRules()) keys.push_back(r.key);
+  for (const analysis::FindingRule& r : analysis::FindingRules())
+    keys.push_back(std::string(r.key.key()));
   return fmt::format("{}", fmt::join(keys, ", "));
 }
 
