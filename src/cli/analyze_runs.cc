@@ -45,34 +45,50 @@ void ReadProgress::Update(int64_t done, int64_t total) {
   progress_.Update(done >> 20, "");
 }
 
+namespace {
+
+bool MakeDigestFolder(const AnalyzeFlags& f) {
+  std::error_code ec;
+  std::filesystem::create_directories(f.digest, ec);
+  if (!ec) return true;
+  fmt::print(stderr, "trainprof: {}: cannot create: {}\n", f.digest, ec.message());
+  return false;
+}
+
+bool WriteOneDigest(const analysis::RankSummary& s, const AnalyzeFlags& f) {
+  Status w = analysis::WriteDigest(
+      s, fmt::format("{}/{}", f.digest, analysis::DigestFileName(s.info.rank)));
+  if (!w.ok()) fmt::print(stderr, "trainprof: {}\n", w.message());
+  return w.ok();
+}
+
+}  // namespace
+
 bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
                   const AnalyzeFlags& f) {
   if (f.digest.empty()) return true;
-  std::error_code ec;
-  std::filesystem::create_directories(f.digest, ec);
-  if (ec) {
-    fmt::print(stderr, "trainprof: {}: cannot create: {}\n", f.digest, ec.message());
-    return false;
-  }
+  if (!MakeDigestFolder(f)) return false;
   std::atomic<bool> ok{true};
   base::ParallelFor(results.size(), f.threads, [&](size_t i) {
-    if (!results[i].ok()) return;
-    const analysis::RankSummary& s = *results[i];
-    Status w = analysis::WriteDigest(
-        s, fmt::format("{}/{}", f.digest, analysis::DigestFileName(s.info.rank)));
-    if (w.ok()) return;
-    fmt::print(stderr, "trainprof: {}\n", w.message());
-    ok = false;
+    if (results[i].ok() && !WriteOneDigest(*results[i], f)) ok = false;
   });
   return ok;
 }
 
-std::vector<StatusOr<analysis::RankSummary>> SummariseEach(const std::vector<std::string>& files,
-                                                           const AnalyzeFlags& f,
-                                                           const std::string& input) {
+std::vector<StatusOr<analysis::RankSummary>> SummariseEach(
+    const std::vector<std::string>& files, const AnalyzeFlags& f, const std::string& input,
+    const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take) {
   ReadProgress progress(f, files.size());
-  auto results = analysis::SummariseFiles(files, f, input, {progress.Callback(), {}, {}});
-  if (!WriteDigests(results, f)) DigestFailed().store(true);
+  analysis::RunHooks hooks{progress.Callback(), {}, {}, {}};
+  if (take) {
+    if (!f.digest.empty() && !MakeDigestFolder(f)) DigestFailed().store(true);
+    hooks.take = [&](size_t i, StatusOr<analysis::RankSummary> r) {
+      if (r.ok() && !f.digest.empty() && !WriteOneDigest(*r, f)) DigestFailed().store(true);
+      take(i, std::move(r));
+    };
+  }
+  auto results = analysis::SummariseFiles(files, f, input, hooks);
+  if (!take && !WriteDigests(results, f)) DigestFailed().store(true);
   return results;
 }
 

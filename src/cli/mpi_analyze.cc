@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <functional>
 #include <utility>
 #endif
@@ -33,27 +34,73 @@ int RunAnalyzeMpi(const AnalyzeFlags&, const StatusOr<trace::TraceListing>&) {
 namespace {
 
 // One process's results for a run, in messages of about kChunkBytes: per file it read, its
-// index in the run, 1 and the summary's bytes, or 0 and the error message. Each result is let go
-// as it is packed.
+// index in the run, 1 and the summary's bytes, or 0 and the error message. A process other than
+// 0 writes each result to a scratch file as soon as it is made (Add, on the reading threads, one
+// at a time) and lets it go, so it holds a few summaries, not its share; then sends the file.
+// Without a scratch file (no writable TMPDIR) the records wait in memory instead.
 constexpr size_t kChunkBytes = size_t{4} << 20;
 
-std::vector<std::string> Pack(const std::vector<size_t>& index,
-                              std::vector<StatusOr<analysis::RankSummary> >& results) {
-  std::vector<std::string> chunks(1);
-  for (size_t k = 0; k < index.size(); ++k) {
-    const bool ok = results[k].ok();
-    const std::string bytes =
-        ok ? analysis::EncodeSummary(*results[k]) : std::string(results[k].status().message());
-    results[k] = InvalidArgument("sent");
-    if (chunks.back().size() + bytes.size() > kChunkBytes && !chunks.back().empty())
-      chunks.emplace_back();
-    std::string& out = chunks.back();
-    base::PutU64(out, index[k]);
-    base::PutU64(out, ok ? 1 : 0);
-    base::PutText(out, bytes);
+class Spill {
+ public:
+  Spill() : file_(std::tmpfile()) {}
+  ~Spill() { Close(); }
+  Spill(const Spill&) = delete;
+  Spill& operator=(const Spill&) = delete;
+
+  void Add(uint64_t index, StatusOr<analysis::RankSummary> result) {
+    std::string record;
+    base::PutU64(record, index);
+    base::PutU64(record, result.ok() ? 1 : 0);
+    base::PutText(record, result.ok() ? analysis::EncodeSummary(*result)
+                                      : std::string(result.status().message()));
+    // After a failed write (a full disk) the file takes no more: its last record may be cut,
+    // which Next stops at, and this one and the rest wait in memory.
+    if (file_ == nullptr || full_ ||
+        std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
+      full_ = file_ != nullptr;
+      Keep(std::move(record));
+    }
   }
-  return chunks;
-}
+
+  // The next message of about kChunkBytes (whole records), read back from the scratch file one
+  // message at a time, then those kept in memory; false when none is left.
+  bool Next(std::string* out) {
+    out->clear();
+    std::string head(3 * sizeof(uint64_t), '\0');
+    if (file_ != nullptr && !reading_ && std::fseek(file_, 0, SEEK_SET) != 0) Close();
+    reading_ = true;
+    while (file_ != nullptr && out->size() < kChunkBytes &&
+           std::fread(head.data(), 1, head.size(), file_) == head.size()) {
+      base::ByteReader r{head};
+      r.U64(), r.U64();
+      const size_t body = r.U64(), at = out->size() + head.size();
+      out->append(head).resize(at + body);
+      if (std::fread(out->data() + at, 1, body, file_) != body) {
+        out->resize(at - head.size());  // cut short: the rest is said missing at process 0
+        Close();
+      }
+    }
+    if (out->empty() && !kept_.empty()) {
+      *out = std::move(kept_.back());
+      kept_.pop_back();
+    }
+    return !out->empty();
+  }
+
+ private:
+  void Close() {
+    if (file_ != nullptr) std::fclose(file_);
+    file_ = nullptr;
+  }
+  void Keep(std::string record) {
+    if (kept_.empty() || kept_.back().size() + record.size() > kChunkBytes) kept_.emplace_back();
+    kept_.back() += record;
+  }
+
+  std::FILE* file_;
+  bool full_ = false, reading_ = false;
+  std::vector<std::string> kept_;
+};
 
 // Decodes one process's packed results into their places in `out` (the run's file order).
 void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out) {
@@ -92,21 +139,22 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
   const std::vector<size_t> index = trace::FilesOf(shared, r, rank);
   std::vector<std::string> mine;
   for (size_t i : index) mine.push_back(run.files[i]);
-  std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
   if (rank != 0) {
-    std::vector<std::string> chunks = Pack(index, results);
-    results.clear();
+    Spill spill;
+    SummariseEach(mine, f, run.dir, [&](size_t k, StatusOr<analysis::RankSummary> result) {
+      spill.Add(index[k], std::move(result));
+    });
     // Then an empty message: the end. One over INT_MAX bytes (a single summary that large)
     // cannot be counted in a message: it ends the results early, said as missing ones.
-    chunks.emplace_back();
-    for (std::string& chunk : chunks) {
-      const int len = chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
+    std::string chunk;
+    for (bool more = spill.Next(&chunk);; more = spill.Next(&chunk)) {
+      const int len = !more || chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
       MPI_Send(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
-      std::string().swap(chunk);
       if (len == 0) break;
     }
     return {};
   }
+  std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
   std::vector<StatusOr<analysis::RankSummary> > out;
   out.reserve(run.files.size());
   for (size_t i = 0; i < run.files.size(); ++i)

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "analysis/analyze.h"
@@ -166,18 +167,22 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
   AnalyzeOptions o = ToOptions(r);
   o.split_lone_rank = LoneRankHasSpareCore(files.size(), r.threads);
   std::vector<std::optional<StatusOr<RankSummary>>> results(files.size());
-  const bool compact = files.size() > kInlineRanks;
+  const bool compact = files.size() > kInlineRanks && !hooks.take;
+  std::mutex taking;  // hooks.take is called one result at a time
+  auto keep = [&](size_t i, StatusOr<RankSummary> result) {
+    if (!hooks.take) return results[i].emplace(std::move(result)), void();
+    std::lock_guard<std::mutex> lock(taking);
+    hooks.take(i, std::move(result));
+  };
   trace::ForEachTraceFile(files, ReadOptionsOf(r, hooks),
                           [&](size_t i, StatusOr<trace::TraceModel> m) {
-                            if (!m.ok()) {
-                              results[i].emplace(m.status());
-                              return;
-                            }
+                            if (!m.ok()) return keep(i, m.status());
                             RankSummary s = SummariseRank(*m, o, input);
                             if (hooks.model) hooks.model(i, *m, s);
                             if (compact) Compact(s);  // many ranks: held until the report
-                            results[i].emplace(std::move(s));
+                            keep(i, std::move(s));
                           });
+  if (hooks.take) return {};
   std::vector<StatusOr<RankSummary>> out;
   out.reserve(files.size());
   for (auto& res : results) out.push_back(std::move(*res));

@@ -65,6 +65,10 @@ struct RunHooks {
   ModelHook model;
   // True stops the reading (trace/trace_files.h): the call fails with kCancelled.
   std::function<bool()> cancelled;
+  // When set, each file's result (its index, then the summary or the error) is handed here as
+  // soon as it is made, from the reading threads, one call at a time, and is not kept:
+  // SummariseFiles then returns no results (`--mpi` sends each on its way).
+  std::function<void(size_t, StatusOr<RankSummary>)> take;
 };
 
 // The summaries that were read, in file order, and the run's skipped entries (the inputs' and
