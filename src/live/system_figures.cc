@@ -10,7 +10,8 @@ namespace {
 
 // The latest sample's value of `key`, or nullopt (no such column, NaN, no sample).
 std::optional<double> LatestValue(const system::SystemSampler::Latest& latest,
-                                  const std::vector<system::SeriesColumn>& cols, const std::string& key) {
+                                  const std::vector<system::SeriesColumn>& cols,
+                                  const std::string& key) {
   const int c = system::FindColumn(cols, key);
   if (c < 0 || static_cast<size_t>(c) >= latest.values.size() ||
       std::isnan(latest.values[static_cast<size_t>(c)]))
@@ -25,7 +26,8 @@ std::vector<live::LiveDevice> LiveDevices(const system::SystemSampler& sampler) 
   const system::SystemSampler::Latest latest = sampler.LatestSample();
   if (latest.t_ns < 0) return out;
   const auto& cols = sampler.columns();
-  for (int i = 0; system::FindColumn(cols, "gpu" + std::to_string(i) + "_utilization_percent") >= 0; ++i) {
+  for (int i = 0; system::FindColumn(cols, "gpu" + std::to_string(i) + "_utilization_percent") >= 0;
+       ++i) {
     const std::string gpu = "gpu" + std::to_string(i) + "_";
     out.push_back({i, LatestValue(latest, cols, gpu + "utilization_percent"),
                    LatestValue(latest, cols, gpu + "memory_used_bytes"),
