@@ -37,7 +37,7 @@ namespace {
 // index in the run, 1 and the summary's bytes, or 0 and the error message. A process other than
 // 0 writes each result to a scratch file as soon as it is made (Add, on the reading threads, one
 // at a time) and lets it go, so it holds a few summaries, not its share; then sends the file.
-// Without a scratch file (no writable TMPDIR) the records wait in memory instead.
+// Without a scratch file (std::tmpfile failed: no writable /tmp) the records wait in memory.
 constexpr size_t kChunkBytes = size_t{4} << 20;
 
 class Spill {
