@@ -128,7 +128,10 @@ InputKind SniffInput(const std::string& path) {
 bool IsMemorySnapshot(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
-  const InputKind k = SniffInput(path);
+  return IsMemorySnapshotKind(SniffInput(path));
+}
+
+bool IsMemorySnapshotKind(InputKind k) {
   return k == InputKind::kMemorySnapshot || k == InputKind::kMemoryTimeline;
 }
 

@@ -86,6 +86,9 @@ std::pair<std::string, std::string> SplitInputPart(const std::string& input);
 // Whether `path` is a regular file that sniffs as a memory snapshot, or as PyTorch's memory
 // timeline export (read by the snapshot room too).
 bool IsMemorySnapshot(const std::string& path);
+// Whether a kind is one of the memory snapshot kinds (a snapshot pickle or a memory timeline):
+// a report of its own, never a rank of a run.
+bool IsMemorySnapshotKind(InputKind k);
 
 // The input (a file, or "<file>#<part>") read by its kind's reader. A timeline of no kind the
 // list knows (a file that cannot be opened, an empty one, text that is not JSON) goes to the

@@ -51,7 +51,7 @@ std::optional<std::vector<std::string>> ListedInputs(const fs::path& p,
   if (name == "report.json") return std::nullopt;
   const InputKind kind = SniffInput(p.string());
   std::vector<std::string>* said = listing == nullptr ? nullptr : &listing->skipped;
-  if (kind == InputKind::kMemorySnapshot || kind == InputKind::kMemoryTimeline) {
+  if (IsMemorySnapshotKind(kind)) {
     if (listing != nullptr) listing->snapshots.push_back(p.string());
     return std::nullopt;
   }
