@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Checks that includes run downhill (as Perfetto's tools/check_include_violations does).
 
-Two rules, over include/ and src/:
+Three rules, over include/ and src/:
 1. A folder includes only itself and the folders below it in the layering of
    docs/architecture.md ("Folders and their layers"), which LAYERS below restates: a folder's
    allowed set is its own layer list and everything those allow, transitively.
 2. No include loop between modules (foo.h and foo.cc are one module, with the private headers
    PRIVATE_PARTS names): a file may not include a header whose module, directly or through
    others, includes the file's module back.
+3. The driver's doors (DOORS) include no header of the analyses (analysis/ outside analysis/run/):
+   they declare the analyses' types they name, so a front end that asks for a report through
+   them compiles none of the analyses.
 
 Prints each violation as FILE:LINE: what, and exits 1 when there is any; 0 and a one-line
 summary otherwise. Usage: scripts/check-includes.py [ROOT] (default: the checkout).
@@ -52,6 +55,10 @@ PRIVATE_PARTS: Dict[str, str] = {
     "history/compare_parts": "history/compare",  # compare.cc's and gate.cc's shared pieces
     "snapshot/pickle_machine": "snapshot/pickle_reader",  # PickleReader::Machine, its pimpl
 }
+
+# The headers a front end (cli/, mcp/, the Python bindings, the torch Session) asks for a report
+# through; the few front ends that handle rank summaries themselves include rank_summary.h.
+DOORS: Set[str] = {"analysis/run/driver.h", "analysis/run/request.h", "analysis/run/options.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -116,6 +123,9 @@ def main() -> int:
                 if mine in allowed and theirs not in allowed[mine] and not rel.endswith("_test.cc"):
                     problems.append(f"{path}:{n}: {mine}/ includes {inc}, which is in {theirs}/, "
                                     f"not below {mine}/ in the layering")
+                if rel in DOORS and theirs.startswith("analysis") and theirs != "analysis/run":
+                    problems.append(f"{path}:{n}: the driver's door {rel} includes {inc}; "
+                                    "declare the analyses' types it names instead")
                 a, b = module(rel), module(inc)
                 if a != b and not rel.endswith("_test.cc"):
                     edges.setdefault(a, set()).add(b)

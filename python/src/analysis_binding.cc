@@ -24,6 +24,7 @@
 #include "analysis/hta/hta_launches.h"
 #include "analysis/hta/hta_sequences.h"
 #include "analysis/hta/hta_stragglers.h"
+#include "analysis/rank_summary.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
 #include "base/text.h"
@@ -189,7 +190,7 @@ class Analysis {
       py::gil_scoped_release release;
       StatusOr<trace::TraceModel> m = trace::ReadModel(PathOfRank(rank), {}, capture_traces);
       if (m.ok()) {
-        out = f(*m, analysis::RankHtaOptions(*m, run->summaries.options.hta));
+        out = f(*m, analysis::RankHtaOptions(*m, run->summaries->options.hta));
       } else {
         failed = m.status();
       }
@@ -341,7 +342,7 @@ class Analysis {
 
   // The file of `rank`, "" when none.
   std::string PathOfRank(int64_t rank) const {
-    for (const analysis::RankInfo& r : run->summaries.ranks)
+    for (const analysis::RankInfo& r : run->summaries->ranks)
       if (r.rank == rank) return r.path;
     return "";
   }
@@ -361,9 +362,9 @@ class Analysis {
       std::tuple<int64_t, std::vector<double>, std::vector<bool>, std::vector<double>>;
   std::vector<StreamIdleRow> Idle(int64_t rank) const {
     std::vector<StreamIdleRow> out;
-    for (size_t i = 0; i < run->summaries.ranks.size(); ++i) {
-      if (run->summaries.ranks[i].rank != rank) continue;
-      for (const analysis::StreamIdle& s : run->summaries.analyses[i].hta.idle) {
+    for (size_t i = 0; i < run->summaries->ranks.size(); ++i) {
+      if (run->summaries->ranks[i].rank != rank) continue;
+      for (const analysis::StreamIdle& s : run->summaries->analyses[i].hta.idle) {
         std::vector<double> us;
         std::vector<bool> present;
         for (int c = 0; c < analysis::kNumIdle; ++c) {
@@ -387,10 +388,10 @@ class Analysis {
   // rank has no analysed window (the section's note says why).
   py::object CriticalPath(int64_t rank) const {
     const analysis::CpWindow* w = nullptr;
-    for (size_t i = 0; i < run->summaries.ranks.size() && w == nullptr; ++i)
-      if (run->summaries.ranks[i].rank == rank &&
-          !run->summaries.analyses[i].critical_paths.empty())
-        w = &run->summaries.analyses[i].critical_paths.front();
+    for (size_t i = 0; i < run->summaries->ranks.size() && w == nullptr; ++i)
+      if (run->summaries->ranks[i].rank == rank &&
+          !run->summaries->analyses[i].critical_paths.empty())
+        w = &run->summaries->analyses[i].critical_paths.front();
     if (w == nullptr || !w->note.empty()) return py::none();
     py::list nodes, events, edges, others;
     for (const auto& e : w->edges) {
@@ -408,7 +409,7 @@ class Analysis {
 
   std::vector<int64_t> Ranks() const {
     std::vector<int64_t> out;
-    for (const analysis::RankInfo& r : run->summaries.ranks) out.push_back(r.rank);
+    for (const analysis::RankInfo& r : run->summaries->ranks) out.push_back(r.rank);
     return out;
   }
 
@@ -462,8 +463,7 @@ std::string Analysis::Write(const std::string& dir, bool overwrite) const {
     py::gil_scoped_release release;
     report::Report r = run->report;  // the folder's own meta, as the CLI adds it
     std::string summary;
-    written = report::WriteRunFolder(r, out, WallNs(), &summary,
-                                     analysis::RunExtras(run->summaries, run->matched), &exported);
+    written = report::WriteRunFolder(r, out, WallNs(), &summary, run->Extras(), &exported);
   }
   ThrowIfError(written.status(), false);
   ThrowIfError(exported, false);  // the folder stands; a copy of it elsewhere failed

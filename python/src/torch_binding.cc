@@ -13,7 +13,6 @@
 #include <tuple>
 #include <vector>
 
-#include "analysis/analyze.h"
 #include "analysis/run/driver.h"
 #include "operators/module_table.h"
 #include "operators/op_tree.h"

@@ -2,6 +2,7 @@
 // a folder of ranks, read in parallel, analysed (overview, GPU summary, HTA breakdowns,
 // recommendations) and written to a run folder like `profile`'s.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <malloc.h>
 
 #include <algorithm>
@@ -11,11 +12,6 @@
 #include <memory>
 #include <optional>
 
-#include "analysis/analyze.h"
-#include "analysis/diff.h"
-#include "analysis/rank_summary.h"
-#include "analysis/ranks/critical_path_report.h"
-#include "analysis/ranks/distributed.h"
 #include "analysis/run/driver.h"
 #include "base/atomic_file.h"
 #include "base/progress.h"
@@ -76,24 +72,18 @@ StatusOr<std::string> TracesOfRun(const std::string& name, const std::string& db
   return traces;
 }
 
-// One side of a diff, read and analysed: a trace file, or a folder holding one run's traces at
-// any depth (a TensorBoard log dir's plugins/profile/<run>/, trainprof run's traces/), as
+// One side of a diff: a trace file or a memory snapshot, or a folder holding one run's traces
+// at any depth (a TensorBoard log dir's plugins/profile/<run>/, trainprof run's traces/), as
 // analyze finds them; a file that cannot be read is the error, as for a file given by name.
-std::optional<analysis::LoadedRun> LoadAndAnalyze(const std::string& side, const AnalyzeFlags& f) {
-  StatusOr<analysis::LoadedRun> l = [&]() -> StatusOr<analysis::LoadedRun> {
-    TRAINPROF_ASSIGN_OR_RETURN(const std::string path, TracesOfRun(side, f.db));
-    TRAINPROF_ASSIGN_OR_RETURN(
-        analysis::RunInputs in,
-        analysis::InputsOfOneRun({path}, "diff compares one run with another"));
-    in.skip_unreadable = false;
-    ReadProgress progress(f, in.files.size());
-    return analysis::LoadRun(in, f, {progress.Callback(), {}, {}});
-  }();
-  if (!l.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", l.status().message());
-    return std::nullopt;
-  }
-  return std::move(*l);
+// The report labels the side with `side`, as given.
+StatusOr<analysis::RunInputs> DiffSideInputs(const std::string& side, const AnalyzeFlags& f) {
+  TRAINPROF_ASSIGN_OR_RETURN(const std::string path, TracesOfRun(side, f.db));
+  TRAINPROF_ASSIGN_OR_RETURN(
+      analysis::RunInputs in,
+      analysis::InputsOfOneRun({path}, "diff compares one run with another"));
+  in.skip_unreadable = false;
+  in.input = side;
+  return in;
 }
 
 }  // namespace
@@ -148,8 +138,7 @@ int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& 
 int EmitRun(analysis::RunResult& run, const AnalyzeFlags& f, const Options::Output& out,
             std::string* json) {
   report::Report& r = run.report;
-  const int code =
-      Emit(r, f, /*record=*/true, json, &out, analysis::RunExtras(run.summaries, run.matched));
+  const int code = Emit(r, f, /*record=*/true, json, &out, run.Extras());
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.
   for (const report::Diagnostic& d : r.diagnostics)
@@ -182,29 +171,30 @@ int RunAnalyze(const AnalyzeFlags& f) {
     fmt::print(stderr, "trainprof: {}\n", listing.status().message());
     return kExitBadInput;
   }
-  const int code = std::max(snapshots, AnalyzeRuns(f, *listing, [&f](const trace::TraceRun& run) {
-                              return SummariseEach(run.files, f, run.dir);
-                            }));
+  const int code = std::max(snapshots, AnalyzeRuns(f, *listing));
   return DigestFailed().load() ? std::max(code, kExitNoOutput) : code;
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
-  if (int code = 0; DiffSnapshotInputs(f, b_path, &code)) return code;
   ReturnFreedMemory(1);  // each side is held whole, as one big trace is
-  std::optional<analysis::LoadedRun> a = LoadAndAnalyze(f.path, f);
-  if (!a) return kExitBadInput;
-  std::optional<analysis::LoadedRun> b = LoadAndAnalyze(b_path, f);
-  if (!b) return kExitBadInput;
-  report::Report r = analysis::BuildDiffReport({f.path, &a->models, &a->analyses},
-                                               {b_path, &b->models, &b->analyses}, f.top_kernels);
-  const int code = Emit(r, f, /*record=*/false);
+  StatusOr<analysis::RunInputs> a = DiffSideInputs(f.path, f);
+  StatusOr<analysis::RunInputs> b = a.ok() ? DiffSideInputs(b_path, f) : a.status();
+  std::vector<std::string> cut;
+  StatusOr<report::Report> r = b.status();
+  if (b.ok()) {
+    ReadProgress pa(f, a->files.size()), pb(f, b->files.size());
+    r = analysis::DiffRun(*a, *b, f, {pa.Callback(), {}, {}, {}}, {pb.Callback(), {}, {}, {}},
+                          &cut);
+  }
+  if (!r.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", r.status().message());
+    return kExitBadInput;
+  }
+  const int code = Emit(*r, f, /*record=*/false);
   // As analyze: a side cut short is a data error, exit 4 after the reports are written.
-  std::string cut;
-  for (const analysis::LoadedRun* side : {&*a, &*b})
-    for (size_t i = 0; i < side->models.size(); ++i)
-      if (side->models[i].truncated) cut += (cut.empty() ? "" : ", ") + side->models[i].path;
   if (code != kExitOk || cut.empty()) return code;
-  fmt::print(stderr, "trainprof: {}: cut short; the diff leaves out what was lost\n", cut);
+  fmt::print(stderr, "trainprof: {}: cut short; the diff leaves out what was lost\n",
+             fmt::join(cut, ", "));
   return f.allow_data_errors ? code : kExitDataError;
 }
 

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/rank_summary.h"
 #include "analysis/run/driver.h"
 #include "base/progress.h"
 #include "cli/commands.h"
@@ -90,12 +89,13 @@ int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
               std::vector<StatusOr<analysis::RankSummary>> read, const Options::Output& out,
               bool many, std::string* json);
 
-// Every run of the listing, each summarised by `summarise` (in file order) and reported with
-// ReportRun; the exit code is the worst run's (kExitBadInput when none could be read).
+// Every run of the listing, each summarised by `summarise` (in file order; empty: SummariseEach
+// here) and reported with ReportRun; the exit code is the worst run's (kExitBadInput when none
+// could be read).
 using SummariseRunFn =
     std::function<std::vector<StatusOr<analysis::RankSummary>>(const trace::TraceRun&)>;
 int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
-                const SummariseRunFn& summarise);
+                const SummariseRunFn& summarise = {});
 
 // DIR/<trace file name>.tpsum for each summary. Errors: the folder or a file cannot be written.
 Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir);

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/rank_summary.h"
 #include "analysis/ranks/digest.h"
 #include "base/atomic_file.h"
 #include "base/parallel.h"
@@ -166,7 +167,8 @@ int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
       out.run_dir = fmt::format("{}/run{}", f.out.run_dir, emitted + 1);
     if (n > 1 && f.summary_only) out.dir = fmt::format("{}/run{}", f.out.dir, emitted + 1);
     const trace::TraceRun& run = listing.runs[i];
-    int c = ReportRun(analysis::InputsOfListedRun(listing, i, f.path), f, summarise(run), out,
+    auto read = summarise ? summarise(run) : SummariseEach(run.files, f, run.dir);
+    int c = ReportRun(analysis::InputsOfListedRun(listing, i, f.path), f, std::move(read), out,
                       n > 1, n > 1 ? &json : nullptr);
     if (c == kRunUnreadable) continue;
     code = std::max(code, c);

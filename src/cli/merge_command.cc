@@ -133,7 +133,9 @@ int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs, const std::s
   // The summaries' own input when they agree (CombineSummaries), else the folders given; the
   // error names (in.what) follow from it.
   in.input = fmt::format("{}", fmt::join(dirs, ", "));
-  auto run = analysis::ReportRun({std::move(*summaries), {}}, in);
+  analysis::ReadRunResult read;
+  read.summaries = std::move(*summaries);
+  auto run = analysis::ReportRun(std::move(read), in);
   if (!run.ok()) {
     fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;

@@ -7,6 +7,7 @@
 // (TRAINPROF_HAVE_MPI); otherwise --mpi is an error that says so.
 #include <fmt/format.h>
 
+#include "analysis/rank_summary.h"
 #include "base/bytes.h"
 #include "cli/analyze_run.h"
 #include "trace/file_shares.h"

@@ -6,9 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "analysis/analyze.h"
-#include "analysis/ranks/collectives.h"
-#include "analysis/ranks/distributed.h"
 #include "analysis/run/driver.h"
 #include "trace/trace_files.h"
 #include "trace/trace_merge.h"
@@ -64,20 +61,8 @@ void Finding(report::Report& r, report::Severity s, std::string text) {
   run->findings.push_back({s, std::move(text)});
 }
 
-// Per file, the clock offset of its rank when the collectives can be trusted to give one.
-std::vector<int64_t> OffsetsByFile(const std::vector<trace::TraceModel>& models,
-                                   const std::vector<std::string>& files) {
-  const analysis::CollectivesResult c = analysis::MatchCollectives(models);
-  if (c.collectives.empty() || analysis::MatchDoubtful(c)) return {};
-  std::vector<int64_t> out(files.size(), 0);
-  for (size_t m = 0; m < models.size() && m < c.offsets.size(); ++m) {
-    auto it = std::ranges::find(files, models[m].path);
-    if (it != files.end()) out[static_cast<size_t>(it - files.begin())] = c.offsets[m].offset_ns;
-  }
-  return out;
-}
-
-// The analysis sections of the traces, added to `r`; returns their clock offsets (OffsetsByFile).
+// The analysis sections of the traces, added to `r`; returns their clock offsets
+// (ClockOffsetsByFile).
 std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const std::string& dir,
                                  report::Report& r) {
   analysis::RunInputs in;
@@ -94,7 +79,7 @@ std::vector<int64_t> AddAnalysis(const std::vector<std::string>& files, const st
     return {};
   }
   report::AdoptSections(r, analysis::ReportOfLoaded(*run, req, dir), {});
-  std::vector<int64_t> offsets = OffsetsByFile(run->models, files);
+  std::vector<int64_t> offsets = analysis::ClockOffsetsByFile(*run);
   if (std::ranges::any_of(offsets, [](int64_t o) { return o != 0; }))
     Finding(
         r, report::Severity::kInfo,

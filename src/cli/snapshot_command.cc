@@ -1,4 +1,4 @@
-// `trainprof analyze snapshot.pickle` and `trainprof diff a.pickle b.pickle`.
+// `trainprof analyze snapshot.pickle` (the diff of two is the driver's DiffRun).
 #include "cli/snapshot_command.h"
 
 #include <fmt/format.h>
@@ -32,18 +32,6 @@ int AnalyzeSnapshots(const std::vector<std::string>& files, const AnalyzeFlags& 
     code = std::max(code, AnalyzeOne(files[i], f, out));
   }
   return code;
-}
-
-bool DiffSnapshotInputs(const AnalyzeFlags& f, const std::string& b_path, int* code) {
-  if (!trace::IsMemorySnapshot(f.path) && !trace::IsMemorySnapshot(b_path)) return false;
-  StatusOr<report::Report> r = analysis::SnapshotDiffReport(f.path, b_path, f);
-  if (!r.ok()) {
-    fmt::print(stderr, "trainprof: {}\n", r.status().message());
-    *code = kExitBadInput;
-    return true;
-  }
-  *code = EmitReport(*r, f, f.out);
-  return true;
 }
 
 }  // namespace trainprof::cli

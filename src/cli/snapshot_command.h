@@ -1,5 +1,5 @@
 // `trainprof analyze` and `trainprof diff` on PyTorch memory snapshots (pickles, told by their
-// first byte, 0x80): one report per snapshot, and the diff of two.
+// first byte, 0x80): one report per snapshot.
 #pragma once
 
 #include <string>
@@ -12,9 +12,6 @@ namespace trainprof::cli {
 // One report per memory snapshot (a pickle or a memory timeline, told by its bytes), each in
 // its own run folder (RUN_DIR/snapshotK with several); the worst exit code.
 int AnalyzeSnapshots(const std::vector<std::string>& files, const AnalyzeFlags& f);
-
-// Both sides are snapshot pickles: true, and *code is the diff's exit code.
-bool DiffSnapshotInputs(const AnalyzeFlags& f, const std::string& b_path, int* code);
 
 // Writes the run folder and prints the report (analyze_command.cc).
 int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& out);

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <optional>
 
 #include "analysis/analyze.h"
+#include "analysis/diff.h"
 #include "analysis/ranks/cross_rank_path.h"
 #include "analysis/ranks/digest.h"
 #include "analysis/run/snapshot_run.h"
@@ -189,6 +191,21 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
   return out;
 }
 
+ReadRunResult::ReadRunResult() = default;
+ReadRunResult::ReadRunResult(ReadRunResult&&) noexcept = default;
+ReadRunResult& ReadRunResult::operator=(ReadRunResult&&) noexcept = default;
+ReadRunResult::~ReadRunResult() = default;
+
+RunResult::RunResult() : summaries(std::make_unique<Summaries>()) {}
+RunResult::~RunResult() = default;
+
+report::ExtrasFor RunResult::Extras() const { return RunExtras(*summaries, matched); }
+
+LoadedRun::LoadedRun() = default;
+LoadedRun::LoadedRun(LoadedRun&&) noexcept = default;
+LoadedRun& LoadedRun::operator=(LoadedRun&&) noexcept = default;
+LoadedRun::~LoadedRun() = default;
+
 StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSummary>> results) {
   ReadRunResult out;
   out.skipped = in.skipped;
@@ -220,10 +237,10 @@ StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInpu
                                             : fmt::format("{} ({} files)", all.input, n);
   if (std::string why = NothingToAnalyse(all, what); !why.empty()) return InvalidArgument(why);
   auto out = std::make_unique<RunResult>();
-  out->summaries = std::move(all);
+  *out->summaries = std::move(all);
   // Built in place: with many ranks its tables read out->summaries as they are written.
-  out->matched = MatchRanks(out->summaries.ranks, out->summaries.analyses);
-  out->report = BuildRunReport(out->summaries, out->matched, in, read.skipped);
+  out->matched = MatchRanks(out->summaries->ranks, out->summaries->analyses);
+  out->report = BuildRunReport(*out->summaries, out->matched, in, read.skipped);
   out->files = in.files;
   return out;
 }
@@ -254,6 +271,45 @@ StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const 
   if (merge_processes) l.models = trace::MergeFilesOfOneProcess(std::move(l.models));
   l.analyses = AnalyzeAll(l.models, ToOptions(r));
   return l;
+}
+
+namespace {
+
+bool IsSnapshotRun(const RunInputs& in) { return in.kind == trace::InputKind::kMemorySnapshot; }
+
+void AddCut(const LoadedRun& run, std::vector<std::string>* cut) {
+  for (const trace::TraceModel& m : run.models)
+    if (m.truncated && cut != nullptr) cut->push_back(m.path);
+}
+
+}  // namespace
+
+std::vector<int64_t> ClockOffsetsByFile(const LoadedRun& run) {
+  const CollectivesResult c = MatchCollectives(run.models);
+  if (c.collectives.empty() || MatchDoubtful(c)) return {};
+  std::vector<int64_t> out(run.files.size(), 0);
+  for (size_t m = 0; m < run.models.size() && m < c.offsets.size(); ++m) {
+    auto it = std::ranges::find(run.files, run.models[m].path);
+    if (it != run.files.end())
+      out[static_cast<size_t>(it - run.files.begin())] = c.offsets[m].offset_ns;
+  }
+  return out;
+}
+
+StatusOr<report::Report> DiffRun(const RunInputs& a, const RunInputs& b, const AnalyzeRequest& r,
+                                 const RunHooks& ha, const RunHooks& hb,
+                                 std::vector<std::string>* cut) {
+  if (IsSnapshotRun(a) || IsSnapshotRun(b)) {
+    if (a.files.size() != 1 || b.files.size() != 1)
+      return InvalidArgument("diff: a memory snapshot is compared with one other snapshot");
+    return SnapshotDiffReport(a.files[0], b.files[0], r);
+  }
+  TRAINPROF_ASSIGN_OR_RETURN(LoadedRun la, LoadRun(a, r, ha));
+  TRAINPROF_ASSIGN_OR_RETURN(LoadedRun lb, LoadRun(b, r, hb));
+  AddCut(la, cut);
+  AddCut(lb, cut);
+  return BuildDiffReport({a.input, &la.models, &la.analyses}, {b.input, &lb.models, &lb.analyses},
+                         r.top_kernels);
 }
 
 report::Report ReportOfLoaded(const LoadedRun& run, const AnalyzeRequest& r,

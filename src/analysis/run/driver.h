@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "analysis/rank_summary.h"
 #include "analysis/run/request.h"
 #include "report/report.h"
 #include "trace/input_kind.h"
@@ -27,6 +26,13 @@
 #include "trainprof/status.h"
 
 namespace trainprof::analysis {
+
+// The analyses' types stay out of this header (request.h declares them): the structs below that
+// hold them define their special members in driver.cc, so a front end that asks for a report
+// and reads RunResult::report compiles none of the analyses' headers. The front ends that handle
+// summaries themselves (merge, --mpi, --summary-only, Python's HTA methods) include
+// rank_summary.h.
+struct RankAnalysis;
 
 // One run's inputs: its trace files and how the run is named.
 struct RunInputs {
@@ -74,6 +80,10 @@ struct RunHooks {
 // The summaries that were read, in file order, and the run's skipped entries (the inputs' and
 // the unreadable files').
 struct ReadRunResult {
+  ReadRunResult();
+  ReadRunResult(ReadRunResult&&) noexcept;
+  ReadRunResult& operator=(ReadRunResult&&) noexcept;
+  ~ReadRunResult();
   std::vector<RankSummary> summaries;
   std::vector<std::string> skipped;
 };
@@ -94,7 +104,14 @@ StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSu
 // A run analysed: its report, and the summaries it is built from, which many-rank tables read
 // as they are written (keep the result until the report is written).
 struct RunResult {
-  Summaries summaries;
+  RunResult();
+  ~RunResult();
+  RunResult(const RunResult&) = delete;
+  RunResult& operator=(const RunResult&) = delete;
+  // The files a run folder of this run gets beyond the report's own (RunExtras); the result
+  // must outlive the writing.
+  report::ExtrasFor Extras() const;
+  std::unique_ptr<Summaries> summaries;         // never null
   std::shared_ptr<const RanksMatched> matched;  // the report's, kept for the run's files
   report::Report report;
   std::vector<std::string> files;  // as read (meta files.N)
@@ -111,6 +128,10 @@ StatusOr<std::unique_ptr<RunResult>> AnalyzeRun(const RunInputs& in, const Analy
 
 // A run's models, kept whole, and their analyses (diff, run --traces).
 struct LoadedRun {
+  LoadedRun();
+  LoadedRun(LoadedRun&&) noexcept;
+  LoadedRun& operator=(LoadedRun&&) noexcept;
+  ~LoadedRun();
   std::vector<std::string> files;
   std::vector<trace::TraceModel> models;
   std::vector<RankAnalysis> analyses;
@@ -123,6 +144,19 @@ struct LoadedRun {
 StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const RunHooks& hooks,
                             bool merge_processes = false,
                             std::vector<std::string>* skipped = nullptr);
+
+// Per file of `run` (its `files`), the clock offset of its rank in ns, when the run's collectives
+// can be trusted to give one (the distributed section's clock_offsets); else empty.
+std::vector<int64_t> ClockOffsetsByFile(const LoadedRun& run);
+
+// Two runs compared, as `trainprof diff A B` and MCP's diff report them: two memory snapshots
+// side by side (SnapshotDiffReport), or two runs' traces, each read whole and analysed (LoadRun,
+// with `ha` and `hb`), then diffed; each side is labelled with its `input`. `cut` (may be null)
+// gets the traces that were cut short. Errors: a snapshot compared with more than one file (or
+// one that is not a snapshot: SnapshotDiffReport's); as LoadRun.
+StatusOr<report::Report> DiffRun(const RunInputs& a, const RunInputs& b, const AnalyzeRequest& r,
+                                 const RunHooks& ha, const RunHooks& hb,
+                                 std::vector<std::string>* cut = nullptr);
 
 // The analyze report of a loaded run, as `trainprof analyze` builds it from the same models and
 // request; `label` names the input in its header. For the front ends that keep the models (run

@@ -40,7 +40,7 @@ TEST(Driver, AnalyzeRunGivesTheReportWithItsFilesAndSkippedEntries) {
   auto run = AnalyzeRun(*in, {}, {});
   ASSERT_TRUE(run.ok()) << run.status().message();
   const report::Report& r = (*run)->report;
-  EXPECT_EQ((*run)->summaries.ranks.size(), 2u);
+  EXPECT_EQ((*run)->summaries->ranks.size(), 2u);
   EXPECT_EQ(MetaOf(r, "files.0"), dir + "/config.json");
   EXPECT_EQ(MetaOf(r, "files.2"), dir + "/rank1.json");
   ASSERT_NE(r.FindSection("overview"), nullptr);

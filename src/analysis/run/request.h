@@ -13,11 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "analysis/rank_summary.h"
 #include "report/run_writers.h"
 #include "trace/trace_model.h"
 
 namespace trainprof::analysis {
+
+// Declared here, defined with the analyses (rank_analysis.h, rank_summary.h, cross_rank_path.h):
+// a front end that only asks for a report never compiles them.
+struct AnalyzeOptions;
+struct RankSummary;
+struct Summaries;
+struct RanksMatched;
 
 // The analysis options of `trainprof analyze`, as the flags spell them (units as given). Their
 // flags, keywords, checks and help are defined once, in options.h.
@@ -50,8 +56,6 @@ AnalyzeOptions ToOptions(const AnalyzeRequest& r);
 // Called on the reading thread with each file's model and its summary, before the model is
 // dropped (concurrently for different files): what a caller computes beyond the summary.
 using ModelHook = std::function<void(size_t file, const trace::TraceModel&, const RankSummary&)>;
-
-struct RanksMatched;  // cross_rank_path.h
 
 // critical_path.trace.json in `dir`: the paths of --critical-path for Perfetto, the ranks on
 // one clock (`m`: MatchRanks of `s`, made here when null). `s` must outlive the returned writer.

@@ -1,11 +1,9 @@
 // `diff`: what changed from one run's traces to another's, as `trainprof diff A B` reports it.
-#include "analysis/diff.h"
+#include "analysis/run/driver.h"
 #include "analysis/run/options.h"
-#include "analysis/run/snapshot_run.h"
 #include "mcp/arguments.h"
 #include "mcp/report_parts.h"
 #include "mcp/run_cache.h"
-#include "trace/input_kind.h"
 
 namespace trainprof::mcp {
 
@@ -15,7 +13,6 @@ namespace {
 struct Side {
   std::vector<std::string> paths;
   analysis::AnalyzeRequest req;
-  bool snapshot() const { return paths.size() == 1 && trace::IsMemorySnapshot(paths[0]); }
 };
 
 StatusOr<Side> SideOf(const Json& side, const Json& args, ToolContext& ctx) {
@@ -27,32 +24,26 @@ StatusOr<Side> SideOf(const Json& side, const Json& args, ToolContext& ctx) {
   return s;
 }
 
-StatusOr<analysis::LoadedRun> LoadSide(const Side& s, ToolContext& ctx) {
+StatusOr<analysis::RunInputs> InputsOf(const Side& s, const Json& label) {
   TRAINPROF_ASSIGN_OR_RETURN(
       analysis::RunInputs in,
       analysis::InputsOfOneRun(s.paths, "diff compares one run with another"));
   in.skip_unreadable = false;
-  analysis::RunHooks hooks;
-  hooks.progress = ctx.progress;
-  hooks.cancelled = ctx.cancelled;
-  return analysis::LoadRun(in, s.req, hooks);
+  in.input = Line(label);
+  return in;
 }
 
 // Two snapshots are compared as `trainprof diff a.pickle b.pickle` compares them; two runs'
-// traces as `trainprof diff A B`.
+// traces as `trainprof diff A B` (the driver's DiffRun, for both).
 StatusOr<report::Report> DiffReport(const Json& args, ToolContext& ctx) {
   TRAINPROF_ASSIGN_OR_RETURN(Side a, SideOf(args["baseline"], args, ctx));
   TRAINPROF_ASSIGN_OR_RETURN(Side b, SideOf(args["candidate"], args, ctx));
-  if (a.snapshot() || b.snapshot()) {
-    if (a.paths.size() != 1 || b.paths.size() != 1)
-      return BadCall("diff: a memory snapshot is compared with one other snapshot");
-    return analysis::SnapshotDiffReport(a.paths[0], b.paths[0], a.req);
-  }
-  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun ra, LoadSide(a, ctx));
-  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun rb, LoadSide(b, ctx));
-  return analysis::BuildDiffReport({Line(args["baseline"]), &ra.models, &ra.analyses},
-                                   {Line(args["candidate"]), &rb.models, &rb.analyses},
-                                   b.req.top_kernels);
+  TRAINPROF_ASSIGN_OR_RETURN(analysis::RunInputs ia, InputsOf(a, args["baseline"]));
+  TRAINPROF_ASSIGN_OR_RETURN(analysis::RunInputs ib, InputsOf(b, args["candidate"]));
+  analysis::RunHooks hooks;
+  hooks.progress = ctx.progress;
+  hooks.cancelled = ctx.cancelled;
+  return analysis::DiffRun(ia, ib, b.req, hooks, hooks);
 }
 
 StatusOr<Json> DiffCall(const Json& args, ToolContext& ctx) {
