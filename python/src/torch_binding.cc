@@ -45,21 +45,13 @@ Status AddTraceSections(const std::string& path, report::Report& r) {
   req.steps = "all";
   req.threads = 1;
   TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun run, analysis::LoadRun(in, req, {}));
-  const auto& kinds = run.models[0].kind;
-  if (std::none_of(kinds.begin(), kinds.end(),
-                   [](trace::EventKind k) { return trace::IsGpuKind(k); })) {
+  if (!analysis::AdoptGpuSections(run, req, path, "torch.profiler trace: ", r)) {
     r.diagnostics.push_back(
         {report::DiagnosticId::kTorchTraceWithoutGpu, 1,
          fmt::format("{}: no GPU activity in the torch.profiler trace, so no overview, GPU or "
                      "HTA sections (they need a CUDA run with Kineto)",
                      path)});
-    return Status::Ok();
   }
-  report::AdoptSections(r, analysis::ReportOfLoaded(run, req, path),
-                        {.skip = {"recommendations", "data_quality"},
-                         .id_prefix = "trace_",
-                         .title_prefix = "torch.profiler trace: ",
-                         .diagnostics = false});
   return Status::Ok();
 }
 

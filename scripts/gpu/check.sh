@@ -138,6 +138,11 @@ for s in r["sections"]:
         for t in s.get("tables", [])[:1]:
             print("  ", t["id"], [c["key"] for c in t["columns"]][:14], len(t.get("rows", [])), "rows")
 print("diagnostics:", [(d["name"], d["message"][:160]) for d in r.get("diagnostics", [])])
+# analyze's views of the in-process recording (trace/inprocess/): compare with cpp-analyze.txt
+print("in-process analyze sections:", [s["id"] for s in r["sections"] if s["id"].startswith("trace_")])
+for s in r["sections"]:
+    if s["id"] in ("trace_overview", "trace_kernels"):
+        print(s["id"], {k: m.get("value") for k, m in s.get("metrics", {}).items()})
 PY
   "$T" analyze "$dir/memory_snapshot.pickle" -o "$RES/cpp-snapshot" --db off \
     >"$RES/cpp-snapshot.txt" 2>&1

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "gpu/activity.h"
+#include "trace/inprocess/activity.h"
 #include "trainprof/status.h"
 
 namespace trainprof::cupti {

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "gpu/activity.h"
+#include "trace/inprocess/activity.h"
 
 namespace trainprof::cupti {
 

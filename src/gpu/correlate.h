@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "gpu/activity.h"
 #include "operators/op_events.h"
+#include "trace/inprocess/activity.h"
 
 namespace trainprof::gpu {
 

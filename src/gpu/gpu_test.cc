@@ -2,11 +2,13 @@
 
 #include <filesystem>
 
+#include "analysis/op_tree.h"
 #include "analysis/overview.h"
 #include "analysis/steps.h"
-#include "gpu/activity.h"
 #include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
+#include "trace/inprocess/activity.h"
+#include "trace/inprocess/inprocess_reader.h"
 #include "trace/kineto/kineto_reader.h"
 #include "util/golden.h"
 
@@ -62,6 +64,44 @@ TEST(AttributeDeviceTime, BackToBackCallsAreSiblingsNotNested) {
   AttributeDeviceTime(a, ops);
   EXPECT_EQ(ops.ops[0].device_ns, 4);
   EXPECT_EQ(ops.ops[1].device_ns, 6);
+}
+
+// The same calls and work read as a model (trace/inprocess/): the analysis op tree, which
+// attributes a launch to the innermost range around it on its thread, gives each call the Self
+// CUDA and CUDA total that the external correlation records give here. Each launch lies inside
+// the call its record names; the kernel launched outside every call lies outside them all.
+TEST(AttributeDeviceTime, TheAnalysisOpTreeGivesTheSameTimes) {
+  torchlib::OpData ops;
+  ops.names = {"A", "D", "B", "C"};
+  ops.ops = {Call(1, 0, 100, 1, 0), Call(2, 0, 100, 4, 0), Call(1, 10, 50, 2, 1),
+             Call(1, 60, 90, 3, 1)};
+  for (uint32_t i = 0; i < 4; ++i) ops.ops[i].name = i;
+  ActivityData a;
+  a.names = {"cudaLaunchKernel", "k", "cudaStreamSynchronize"};
+  a.device = {Work(ActivityKind::kKernel, 11, 200, 220), Work(ActivityKind::kKernel, 12, 230, 235),
+              Work(ActivityKind::kMemcpy, 13, 240, 247), Work(ActivityKind::kSync, 14, 0, 100),
+              Work(ActivityKind::kKernel, 15, 300, 303), Work(ActivityKind::kKernel, 16, 310, 319)};
+  for (DeviceActivity& d : a.device) d.name = d.kind == ActivityKind::kSync ? 2 : 1;
+  auto launch = [](int64_t tid, int64_t at, uint32_t corr) {
+    return ApiCall{.name = 0, .tid = tid, .begin_ns = at, .end_ns = at + 2, .correlation = corr};
+  };
+  a.api = {launch(1, 20, 11), launch(1, 55, 12),  launch(1, 70, 13),
+           launch(1, 75, 14), launch(1, 150, 15), launch(2, 50, 16)};
+  a.external = {{11, 2}, {12, 1}, {13, 3}, {14, 3}, {16, 4}};
+  const trace::TraceModel m = trace::ReadInProcess({.label = "job", .ops = &ops, .gpu = &a});
+  AttributeDeviceTime(a, ops);
+  const analysis::OpTree t = analysis::BuildOpTree(m);
+  int compared = 0;
+  for (size_t k = 0; k < t.nodes.size(); ++k) {
+    const std::string& name = m.name_of(t.nodes[k].event);
+    for (const torchlib::OpEvent& e : ops.ops) {
+      if (ops.names[e.name] != name) continue;
+      EXPECT_EQ(t.device_self_ns[k], e.self_device_ns) << name;
+      EXPECT_EQ(t.device_total_ns[k], e.device_ns) << name;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 4);
 }
 
 // A step of 1 ms on the CPU thread; two kernels of 200 and 300 us and a 100 us copy, each

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "gpu/activity.h"
 #include "session/trace_export.h"
+#include "trace/inprocess/activity.h"
 
 namespace trainprof::gpu {
 

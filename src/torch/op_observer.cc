@@ -223,7 +223,8 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     }
     t->mem.Append({static_cast<int64_t>(base::Ticks()), g_step.load(std::memory_order_relaxed),
                    reinterpret_cast<uint64_t>(ptr), bytes, total_allocated, total_reserved,
-                   static_cast<int16_t>(device.type()), static_cast<int16_t>(device.index()), op});
+                   static_cast<int16_t>(device.type()), static_cast<int16_t>(device.index()), op,
+                   t->tid});
   }
   // True for as long as the observer is installed, so the CPU allocator keeps the size of every
   // block (and can report its free) even between the recorded steps.

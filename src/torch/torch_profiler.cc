@@ -1,9 +1,11 @@
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 
+#include "analysis/run/driver.h"
 #include "base/clock.h"
 #include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
@@ -14,6 +16,7 @@
 #include "torch/model_summary.h"
 #include "torch/op_observer.h"
 #include "torch/role_sampler.h"
+#include "trace/inprocess/inprocess_reader.h"
 #include "trainprof/torch.h"
 #if TRAINPROF_HAVE_CUPTI
 #include "cupti/cupti_collector.h"
@@ -57,11 +60,14 @@ class GpuActivity {
                                  mode, why)});
   }
 
+  // What the collector recorded, once Finish stopped it; null without a collector.
+  const gpu::ActivityData* data() const { return data_ ? &*data_ : nullptr; }
+
   // Stops the collector; charges each call's kernels and adds them to the trace.
   void Finish(session::FinishContext& ctx, torchlib::OpData* ops) {
 #if TRAINPROF_HAVE_CUPTI
     if (!collector_) return;
-    gpu::ActivityData d = collector_->Stop(ctx.t0_ns);
+    gpu::ActivityData& d = data_.emplace(collector_->Stop(ctx.t0_ns));
     collector_.reset();
     if (ops != nullptr) gpu::AttributeDeviceTime(d, *ops);
     if (ctx.trace != nullptr) gpu::AddGpuTrace(d, *ctx.trace);
@@ -76,6 +82,7 @@ class GpuActivity {
   }
 
  private:
+  std::optional<gpu::ActivityData> data_;
 #if TRAINPROF_HAVE_CUPTI
   std::unique_ptr<cupti::Collector> collector_;
 #endif
@@ -136,6 +143,35 @@ class TorchProfilerImpl : public session::Extension {
         "temporaries and other.");
   }
 
+  // The recording as a model (trace/inprocess/), for analyze's views of it.
+  trace::TraceModel RecordingModel(const session::FinishContext& ctx) const {
+    trace::InProcessRecording rec;
+    rec.label = ctx.run_dir;
+    rec.base_time_ns = base::WallNowNs() - (base::SteadyNowNs() - ctx.t0_ns);
+    rec.pid = static_cast<int64_t>(getpid());
+    rec.rank = rank;
+    rec.world_size = torchlib::EnvInt({"WORLD_SIZE", "SLURM_NTASKS"}, 0);
+    rec.ops = data ? &*data : nullptr;
+    rec.gpu = gpu.data();
+    for (const record::StepMark& s : ctx.steps)
+      if (window.Contains(s.profiler_step))
+        rec.steps.push_back({s.profiler_step, s.begin_ns, s.end_ns, s.tid});
+    return trace::ReadInProcess(rec);
+  }
+
+  // The sections `trainprof analyze` gives a trace of these steps (overview, GPU kernels,
+  // HTA's views...), computed by the same code from the recording, when it holds GPU work.
+  void AddAnalyzeSections(const session::FinishContext& ctx, report::Report& r) const {
+    if (gpu.data() == nullptr) return;
+    analysis::AnalyzeRequest req;
+    req.steps = "all";
+    req.threads = 1;
+    std::vector<trace::TraceModel> models;
+    models.push_back(RecordingModel(ctx));
+    const analysis::LoadedRun run = analysis::AnalyzeModels(std::move(models), req);
+    analysis::AdoptGpuSections(run, req, ctx.run_dir, "in-process recording: ", r);
+  }
+
   bool Claims(std::string_view key) const override {
     return key == "memory.enabled" || key == "model_summary.enabled" || key == "snapshot.enabled";
   }
@@ -161,6 +197,7 @@ class TorchProfilerImpl : public session::Extension {
                                        static_cast<int64_t>(ctx.steps.size())};
       torchlib::AddOperatorSection(in, r);
       if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
+      AddAnalyzeSections(ctx, r);
     } else if (skipped_rank) {
       r.diagnostics.push_back(
           {report::DiagnosticId::kOperatorsNotOnThisRank, 1,

@@ -312,6 +312,28 @@ StatusOr<report::Report> DiffRun(const RunInputs& a, const RunInputs& b, const A
                          r.top_kernels);
 }
 
+LoadedRun AnalyzeModels(std::vector<trace::TraceModel> models, const AnalyzeRequest& r) {
+  LoadedRun l;
+  for (const trace::TraceModel& m : models) l.files.push_back(m.path);
+  l.models = std::move(models);
+  l.analyses = AnalyzeAll(l.models, ToOptions(r));
+  return l;
+}
+
+bool AdoptGpuSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
+                      const std::string& title_prefix, report::Report& into) {
+  const bool gpu = std::ranges::any_of(run.models, [](const trace::TraceModel& m) {
+    return std::ranges::any_of(m.kind, trace::IsGpuKind);
+  });
+  if (!gpu) return false;
+  report::AdoptSections(into, ReportOfLoaded(run, r, label),
+                        {.skip = {"recommendations", "data_quality"},
+                         .id_prefix = "trace_",
+                         .title_prefix = title_prefix,
+                         .diagnostics = false});
+  return true;
+}
+
 report::Report ReportOfLoaded(const LoadedRun& run, const AnalyzeRequest& r,
                               const std::string& label) {
   return BuildAnalyzeReport(run.models, run.analyses, ToOptions(r), label);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "trace/inprocess/inprocess_reader.h"
 #include "util/golden.h"
 
 namespace trainprof::analysis {
@@ -122,6 +123,47 @@ TEST(Driver, NothingToAnalyseIsAnErrorNamingTheRun) {
             dir +
                 "/rank0.json: nothing to analyse: the trace holds no events (was the profiler "
                 "stopped before its first active step?)");
+}
+
+// The C++ job's recording (trace/inprocess/): one step in which aten::addmm launches a 300 ns
+// kernel. Its analyze sections join the job's report, with the figures
+// analyze gives; a recording without GPU work adds nothing.
+TEST(Driver, AnInProcessRecordingGetsAnalyzesSections) {
+  torchlib::OpData ops;
+  ops.names = {"aten::addmm"};
+  ops.ops = {{.begin_ns = 100, .dur_ns = 700, .tid = 7, .id = 1}};
+  gpu::ActivityData a;
+  a.names = {"cudaLaunchKernel", "gemm"};
+  a.api = {{.name = 0, .tid = 7, .begin_ns = 200, .end_ns = 250, .correlation = 5}};
+  a.device = {{.name = 1, .stream = 7, .begin_ns = 400, .end_ns = 700, .correlation = 5}};
+  a.external = {{5, 1}};
+  trace::InProcessRecording rec{.label = "job",
+                                .base_time_ns = 1'000'000'000,
+                                .pid = 1,
+                                .ops = &ops,
+                                .gpu = &a,
+                                .steps = {{0, 0, 1000, 7}}};
+  AnalyzeRequest req;
+  req.steps = "all";
+  std::vector<trace::TraceModel> models;
+  models.push_back(trace::ReadInProcess(rec));
+  const LoadedRun run = AnalyzeModels(std::move(models), req);
+  EXPECT_EQ(run.files, std::vector<std::string>{"job"});
+  report::Report r;
+  ASSERT_TRUE(AdoptGpuSections(run, req, "job", "in-process recording: ", r));
+  const report::Table* t = r.FindTable("operator_view", "operator_view");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->rows.size(), 1u);
+  const report::Value& self = t->rows[0][static_cast<size_t>(t->ColumnIndex("device_self_s"))];
+  EXPECT_DOUBLE_EQ(std::get<double>(self), 300e-9);
+  EXPECT_EQ(r.FindSection("recommendations"), nullptr);
+
+  rec.gpu = nullptr;
+  std::vector<trace::TraceModel> cpu;
+  cpu.push_back(trace::ReadInProcess(rec));
+  report::Report none;
+  EXPECT_FALSE(AdoptGpuSections(AnalyzeModels(std::move(cpu), req), req, "job", "", none));
+  EXPECT_TRUE(none.sections.empty());
 }
 
 }  // namespace

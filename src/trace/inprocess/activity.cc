@@ -1,4 +1,4 @@
-#include "gpu/activity.h"
+#include "trace/inprocess/activity.h"
 
 #include <iterator>
 
