@@ -1,27 +1,23 @@
-// Ties the device work a GPU collector recorded to the operator calls that launched it, as
-// PyTorch's profiler does: a kernel's correlation id names its launching runtime call, whose
-// external correlation id names the innermost operator call on the launching thread.
+// Each operator call's GPU time, from the one kernel → operator attribution: the analysis op
+// tree (analysis/op_tree.h) of the C++ job's recording read as a model (trace/inprocess/). A
+// kernel's launching runtime call belongs to the innermost operator call around it on its
+// thread, as in the TensorBoard plugin and in `trainprof analyze`; so a change there reaches the
+// job's operator table too.
 //
-//   gpu::DeviceTimeStats s = gpu::AttributeDeviceTime(activity, op_data);
-//   // op_data.ops[i].self_device_ns / device_ns now hold Self CUDA and CUDA total
+//   trace::TraceModel m = trace::ReadInProcess(rec);   // rec.ops == &op_data
+//   gpu::SetDeviceTimes(rec, m, op_data);              // Self CUDA / CUDA total per call
 #pragma once
 
-#include <cstdint>
-
-#include "operators/op_events.h"
-#include "trace/inprocess/activity.h"
+#include "trace/inprocess/inprocess_reader.h"
+#include "trace/inprocess/op_data.h"
+#include "trace/trace_model.h"
 
 namespace trainprof::gpu {
 
-struct DeviceTimeStats {
-  int64_t attributed = 0;    // kernels, copies and memsets charged to an operator call
-  int64_t unattributed = 0;  // launched outside every observed operator call
-  int64_t attributed_ns = 0, unattributed_ns = 0;
-};
-
 // Sets each call's self_device_ns (the kernels, copies and memsets it launched itself) and
-// device_ns (with those of the calls nested inside it on the same thread). Synchronization
-// records are not work and count nowhere.
-DeviceTimeStats AttributeDeviceTime(const ActivityData& activity, torchlib::OpData& ops);
+// device_ns (with those of the calls nested inside it on its thread) from `m`, which is
+// ReadInProcess(r) with r.ops == &ops. Without GPU work every figure is 0.
+void SetDeviceTimes(const trace::InProcessRecording& r, const trace::TraceModel& m,
+                    torchlib::OpData& ops);
 
 }  // namespace trainprof::gpu

@@ -63,13 +63,12 @@ class GpuActivity {
   // What the collector recorded, once Finish stopped it; null without a collector.
   const gpu::ActivityData* data() const { return data_ ? &*data_ : nullptr; }
 
-  // Stops the collector; charges each call's kernels and adds them to the trace.
-  void Finish(session::FinishContext& ctx, torchlib::OpData* ops) {
+  // Stops the collector and adds what it recorded to the trace.
+  void Finish(session::FinishContext& ctx) {
 #if TRAINPROF_HAVE_CUPTI
     if (!collector_) return;
     gpu::ActivityData& d = data_.emplace(collector_->Stop(ctx.t0_ns));
     collector_.reset();
-    if (ops != nullptr) gpu::AttributeDeviceTime(d, *ops);
     if (ctx.trace != nullptr) gpu::AddGpuTrace(d, *ctx.trace);
     if (d.dropped > 0) {
       ctx.report.diagnostics.push_back(
@@ -77,7 +76,7 @@ class GpuActivity {
            "CUPTI dropped GPU activity records (its buffers were full): GPU times are low"});
     }
 #else
-    (void)ctx, (void)ops;
+    (void)ctx;
 #endif
   }
 
@@ -143,8 +142,8 @@ class TorchProfilerImpl : public session::Extension {
         "temporaries and other.");
   }
 
-  // The recording as a model (trace/inprocess/), for analyze's views of it.
-  trace::TraceModel RecordingModel(const session::FinishContext& ctx) const {
+  // The recording (trace/inprocess/): the observed calls and the collector's GPU activity.
+  trace::InProcessRecording Recording(const session::FinishContext& ctx) const {
     trace::InProcessRecording rec;
     rec.label = ctx.run_dir;
     rec.base_time_ns = base::WallNowNs() - (base::SteadyNowNs() - ctx.t0_ns);
@@ -156,20 +155,26 @@ class TorchProfilerImpl : public session::Extension {
     for (const record::StepMark& s : ctx.steps)
       if (window.Contains(s.profiler_step))
         rec.steps.push_back({s.profiler_step, s.begin_ns, s.end_ns, s.tid});
-    return trace::ReadInProcess(rec);
+    return rec;
   }
 
-  // The sections `trainprof analyze` gives a trace of these steps (overview, GPU kernels,
-  // HTA's views...), computed by the same code from the recording, when it holds GPU work.
-  void AddAnalyzeSections(const session::FinishContext& ctx, report::Report& r) const {
-    if (gpu.data() == nullptr) return;
+  // What analyze is asked for the recording: every step of it, on this thread.
+  static analysis::AnalyzeRequest AnalyzeRequest() {
     analysis::AnalyzeRequest req;
     req.steps = "all";
     req.threads = 1;
+    return req;
+  }
+
+  // The recording read as a model and analysed, when it holds GPU activity; each call's GPU
+  // time is set from its op tree, the attribution `trainprof analyze` makes.
+  std::optional<analysis::LoadedRun> AnalyzeRecording(const session::FinishContext& ctx) {
+    if (gpu.data() == nullptr) return std::nullopt;
+    const trace::InProcessRecording rec = Recording(ctx);
     std::vector<trace::TraceModel> models;
-    models.push_back(RecordingModel(ctx));
-    const analysis::LoadedRun run = analysis::AnalyzeModels(std::move(models), req);
-    analysis::AdoptGpuSections(run, req, ctx.run_dir, "in-process recording: ", r);
+    models.push_back(trace::ReadInProcess(rec));
+    gpu::SetDeviceTimes(rec, models[0], *data);
+    return analysis::AnalyzeModels(std::move(models), AnalyzeRequest());
   }
 
   bool Claims(std::string_view key) const override {
@@ -191,13 +196,18 @@ class TorchProfilerImpl : public session::Extension {
     for (report::Diagnostic& d : diagnostics) r.diagnostics.push_back(std::move(d));
     diagnostics.clear();
     if (data) torchlib::ToSessionTime(*data, ctx.conv, ctx.t0_ns);
-    gpu.Finish(ctx, data ? &*data : nullptr);
+    gpu.Finish(ctx);
     if (data) {
+      const std::optional<analysis::LoadedRun> run = AnalyzeRecording(ctx);
       torchlib::OperatorReportInput in{*data, window, options.memory,
                                        static_cast<int64_t>(ctx.steps.size())};
       torchlib::AddOperatorSection(in, r);
       if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
-      AddAnalyzeSections(ctx, r);
+      // The sections analyze gives a trace of these steps (overview, GPU kernels, HTA's
+      // views...), computed by the same code.
+      if (run)
+        analysis::AdoptGpuSections(*run, AnalyzeRequest(), ctx.run_dir,
+                                   "in-process recording: ", r);
     } else if (skipped_rank) {
       r.diagnostics.push_back(
           {report::DiagnosticId::kOperatorsNotOnThisRank, 1,

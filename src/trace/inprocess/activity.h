@@ -4,7 +4,7 @@
 // No CUDA types, so everything computed from it is tested on hand-made records.
 //
 //   gpu::ActivityData d = collector.Stop();           // times in ns since the session start
-//   gpu::AttributeDeviceTime(d, op_data);             // Self CUDA / CUDA total per operator call
+//   gpu::SetDeviceTimes(rec, model, op_data);         // Self CUDA / CUDA total (gpu/correlate.h)
 //   gpu::AddGpuTrace(d, trace);                       // kernels etc. in Kineto's trace format
 #pragma once
 

@@ -43,4 +43,8 @@ struct InProcessRecording {
 // Unix ns. Synchronization records are not work and are left out, as Kineto leaves them.
 TraceModel ReadInProcess(const InProcessRecording& r);
 
+// The model's events come in this order: the steps, the operator calls in r.ops' order, then
+// the runtime calls and the device work. The index of r.ops->ops[0]'s event:
+inline size_t FirstCallEvent(const InProcessRecording& r) { return r.steps.size(); }
+
 }  // namespace trainprof::trace
