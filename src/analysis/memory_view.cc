@@ -1,6 +1,7 @@
 #include "analysis/memory_view.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <string_view>
@@ -61,6 +62,22 @@ class OpenOps {
   std::vector<uint32_t> stack_;
 };
 
+}  // namespace
+
+void ForEachMemoryEventStack(const TraceModel& m,
+                             const std::function<void(size_t, const std::vector<uint32_t>&)>& f) {
+  const auto by_track = OpsByTrack(m);
+  std::unordered_map<uint32_t, OpenOps> open;
+  for (const auto& [track, ops] : by_track) open.try_emplace(track, m, ops);
+  for (size_t k = 0; k < m.memory_events.size(); ++k) {
+    const MemoryEvent& e = m.memory_events[k];
+    const std::vector<uint32_t>& stack = open.at(e.track).At(e.ts_ns);
+    if (!stack.empty()) f(k, stack);
+  }
+}
+
+namespace {
+
 using OpKey = std::pair<int64_t, uint32_t>;  // device, operator name id
 
 void CountBytes(OperatorMemory& o, int64_t bytes, bool self) {
@@ -89,18 +106,13 @@ std::vector<uint32_t> Attribute(const TraceModel& m, std::map<OpKey, OperatorMem
                                 std::vector<uint8_t>& origin) {
   std::vector<uint32_t> owner(m.memory_events.size(), kNoOp);
   origin.assign(m.memory_events.size(), 0);
-  const auto by_track = OpsByTrack(m);
-  std::unordered_map<uint32_t, OpenOps> open;
-  for (const auto& [track, ops] : by_track) open.try_emplace(track, m, ops);
-  for (size_t k = 0; k < m.memory_events.size(); ++k) {
+  ForEachMemoryEventStack(m, [&](size_t k, const std::vector<uint32_t>& stack) {
     const MemoryEvent& e = m.memory_events[k];
-    const std::vector<uint32_t>& stack = open.at(e.track).At(e.ts_ns);
-    if (stack.empty()) continue;
     owner[k] = stack.back();
     origin[k] = OriginOf(m, stack);
     CountBytes(per_op[{e.device_id, m.name[stack.back()]}], e.bytes, true);
     for (uint32_t op : stack) CountBytes(per_op[{e.device_id, m.name[op]}], e.bytes, false);
-  }
+  });
   return owner;
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "memory/roles.h"
@@ -64,6 +65,11 @@ struct OperatorMemory {
   int64_t self_count = 0, self_bytes = 0, self_increase = 0;
   int64_t total_count = 0, total_bytes = 0, total_increase = 0;
 };
+
+// The attribution the Memory view makes: for each memory event of `m` (its index) inside a
+// cpu_op, the cpu_ops open around it on its thread, outermost first, in the events' time order.
+void ForEachMemoryEventStack(const trace::TraceModel& m,
+                             const std::function<void(size_t, const std::vector<uint32_t>&)>& f);
 
 struct MemoryResult {
   std::vector<DeviceMemory> devices;      // by device id

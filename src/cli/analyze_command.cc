@@ -182,9 +182,13 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   std::vector<std::string> cut;
   StatusOr<report::Report> r = b.status();
   if (b.ok()) {
+    // One side's progress line, then the other's.
     ReadProgress pa(f, a->files.size()), pb(f, b->files.size());
-    r = analysis::DiffRun(*a, *b, f, {pa.Callback(), {}, {}, {}}, {pb.Callback(), {}, {}, {}},
-                          &cut);
+    auto b_progress = [&pa, on_b = pb.Callback()](int64_t done, int64_t total) {
+      pa.End();
+      on_b(done, total);
+    };
+    r = analysis::DiffRun(*a, *b, f, {pa.Callback(), {}, {}, {}}, {b_progress, {}, {}, {}}, &cut);
   }
   if (!r.ok()) {
     fmt::print(stderr, "trainprof: {}\n", r.status().message());

@@ -64,6 +64,8 @@ class ReadProgress {
   ~ReadProgress();
   // For trace::ReadManyOptions::progress; valid while this object lives.
   std::function<void(int64_t, int64_t)> Callback();
+  // Ends the line now (the destructor does otherwise): before another reading's progress.
+  void End();
 
  private:
   void Update(int64_t done, int64_t total);

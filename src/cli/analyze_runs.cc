@@ -23,8 +23,11 @@ namespace trainprof::cli {
 ReadProgress::ReadProgress(const AnalyzeFlags& f, size_t files)
     : progress_(f.format == "json" || f.quiet ? "off" : f.progress), files_(files) {}
 
-ReadProgress::~ReadProgress() {
+ReadProgress::~ReadProgress() { End(); }
+
+void ReadProgress::End() {
   if (began_) progress_.End();
+  began_ = false;
 }
 
 std::function<void(int64_t, int64_t)> ReadProgress::Callback() {

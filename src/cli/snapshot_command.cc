@@ -7,7 +7,6 @@
 
 #include "analysis/run/snapshot_run.h"
 #include "snapshot/snapshot_section.h"
-#include "trace/input_kind.h"
 
 namespace trainprof::cli {
 namespace {

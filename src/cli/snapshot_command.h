@@ -1,5 +1,5 @@
-// `trainprof analyze` and `trainprof diff` on PyTorch memory snapshots (pickles, told by their
-// first byte, 0x80): one report per snapshot.
+// `trainprof analyze` on PyTorch memory snapshots (pickles, told by their first byte, 0x80): one
+// report per snapshot (the diff of two is the driver's DiffRun).
 #pragma once
 
 #include <string>

@@ -119,6 +119,13 @@ StatusOr<std::unique_ptr<Collector>> Collector::Start(const CollectorOptions& op
   if (s.ok()) {
     s = Check(cuptiActivityRegisterTimestampCallback(&SteadyNowNs), "setting the clock");
   }
+  // Runtime calls on the thread ids the operator observer records (gettid): CUPTI's default is
+  // pthread_self(), which would put every launch on a thread of its own, outside the operator
+  // that made it, in trace.json and in the op tree that charges kernels to operators.
+  if (s.ok()) {
+    s = Check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM),
+              "asking for system thread ids");
+  }
   for (CUpti_ActivityKind k : kKinds) {
     if (s.ok()) s = Check(cuptiActivityEnable(k), "enabling an activity kind");
   }

@@ -3,9 +3,10 @@
 
 #include <string>
 
+#include "analysis/key_averages.h"
 #include "cupti/cupti_collector.h"
 #include "cupti/cupti_records.h"
-#include "gpu/correlate.h"
+#include "trace/inprocess/inprocess_reader.h"
 
 namespace trainprof::cupti {
 namespace {
@@ -95,9 +96,11 @@ TEST(CuptiRecords, TheOperatorGetsItsKernelAndCopyTime) {
   call.id = 9, call.tid = 77, call.begin_ns = 0, call.dur_ns = 500;
   ops.ops.push_back(call);
   ops.names = {"aten::mm"};
-  const trace::InProcessRecording rec{.label = "job", .ops = &ops, .gpu = &d};
-  gpu::SetDeviceTimes(rec, trace::ReadInProcess(rec), ops);
-  EXPECT_EQ(ops.ops[0].self_device_ns, 3'000 + 500);
+  const trace::TraceModel m = trace::ReadInProcess({.label = "job", .ops = &ops, .gpu = &d});
+  const std::vector<analysis::KeyAverage> rows =
+      analysis::KeyAverages(m, analysis::BuildOpTree(m), false);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].self_device_ns, 3'000 + 500);
 }
 
 // Without a driver the collector refuses to start, saying why; with one it starts and stops.

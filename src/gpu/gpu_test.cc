@@ -4,87 +4,19 @@
 
 #include "analysis/overview.h"
 #include "analysis/steps.h"
-#include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
 #include "trace/inprocess/activity.h"
-#include "trace/inprocess/inprocess_reader.h"
 #include "trace/kineto/kineto_reader.h"
 #include "util/golden.h"
 
 namespace trainprof::gpu {
 namespace {
 
-torchlib::OpEvent Call(int64_t tid, int64_t begin, int64_t end, uint64_t id, uint32_t depth) {
-  torchlib::OpEvent e;
-  e.tid = tid, e.begin_ns = begin, e.dur_ns = end - begin, e.self_ns = e.dur_ns;
-  e.id = id, e.depth = depth;
-  return e;
-}
-
 DeviceActivity Work(ActivityKind kind, uint32_t correlation, int64_t begin, int64_t end) {
   DeviceActivity a;
   a.kind = kind, a.correlation = correlation, a.begin_ns = begin, a.end_ns = end;
   a.stream = 7;
   return a;
-}
-
-// Thread 1 runs A [0, 100) around B [10, 50) and C [60, 90); thread 2 runs D. Each launch lies
-// inside the call that made it: A launches k2 itself, B k1, C a copy and a sync, D k4; one
-// kernel was launched outside every call. The external correlation records say the same, as
-// CUPTI's do; the attribution (the analysis op tree's) needs only the launch's place.
-struct FourCalls {
-  torchlib::OpData ops;
-  ActivityData a;
-  trace::InProcessRecording rec;
-  FourCalls() {
-    ops.names = {"A", "D", "B", "C"};
-    ops.ops = {Call(1, 0, 100, 1, 0), Call(2, 0, 100, 4, 0), Call(1, 10, 50, 2, 1),
-               Call(1, 60, 90, 3, 1)};
-    for (uint32_t i = 0; i < 4; ++i) ops.ops[i].name = i;
-    a.names = {"cudaLaunchKernel", "k", "cudaStreamSynchronize"};
-    a.device = {
-        Work(ActivityKind::kKernel, 11, 200, 220), Work(ActivityKind::kKernel, 12, 230, 235),
-        Work(ActivityKind::kMemcpy, 13, 240, 247), Work(ActivityKind::kSync, 14, 0, 100),
-        Work(ActivityKind::kKernel, 15, 300, 303), Work(ActivityKind::kKernel, 16, 310, 319)};
-    for (DeviceActivity& d : a.device) d.name = d.kind == ActivityKind::kSync ? 2 : 1;
-    auto launch = [](int64_t tid, int64_t at, uint32_t corr) {
-      return ApiCall{.name = 0, .tid = tid, .begin_ns = at, .end_ns = at + 2, .correlation = corr};
-    };
-    a.api = {launch(1, 20, 11), launch(1, 55, 12),  launch(1, 70, 13),
-             launch(1, 75, 14), launch(1, 150, 15), launch(2, 50, 16)};
-    a.external = {{11, 2}, {12, 1}, {13, 3}, {14, 3}, {16, 4}};
-    rec = {.label = "job", .ops = &ops, .gpu = &a, .steps = {{0, 0, 400, 1}}};
-  }
-};
-
-TEST(SetDeviceTimes, SelfAndTotalFollowTheLaunchingCall) {
-  FourCalls f;
-  SetDeviceTimes(f.rec, trace::ReadInProcess(f.rec), f.ops);
-  const std::vector<torchlib::OpEvent>& ops = f.ops.ops;
-  EXPECT_EQ(ops[0].self_device_ns, 5);   // A: k2
-  EXPECT_EQ(ops[0].device_ns, 32);       // A: k2 + B's k1 + C's copy
-  EXPECT_EQ(ops[2].self_device_ns, 20);  // B
-  EXPECT_EQ(ops[2].device_ns, 20);
-  EXPECT_EQ(ops[3].self_device_ns, 7);  // C: the copy; its sync is not work
-  EXPECT_EQ(ops[3].device_ns, 7);
-  EXPECT_EQ(ops[1].self_device_ns, 9);  // D, on its own thread: nothing of A's tree
-  EXPECT_EQ(ops[1].device_ns, 9);
-}
-
-TEST(SetDeviceTimes, BackToBackCallsAreSiblingsNotNested) {
-  torchlib::OpData ops;
-  ops.names = {"x"};
-  ops.ops = {Call(1, 0, 10, 1, 0), Call(1, 10, 20, 2, 0)};
-  ActivityData a;
-  a.names = {"cudaLaunchKernel", "k"};
-  a.device = {Work(ActivityKind::kKernel, 1, 0, 4), Work(ActivityKind::kKernel, 2, 5, 11)};
-  for (DeviceActivity& d : a.device) d.name = 1;
-  a.api = {{.name = 0, .tid = 1, .begin_ns = 2, .end_ns = 3, .correlation = 1},
-           {.name = 0, .tid = 1, .begin_ns = 12, .end_ns = 13, .correlation = 2}};
-  const trace::InProcessRecording rec{.label = "job", .ops = &ops, .gpu = &a};
-  SetDeviceTimes(rec, trace::ReadInProcess(rec), ops);
-  EXPECT_EQ(ops.ops[0].device_ns, 4);
-  EXPECT_EQ(ops.ops[1].device_ns, 6);
 }
 
 // A step of 1 ms on the CPU thread; two kernels of 200 and 300 us and a 100 us copy, each

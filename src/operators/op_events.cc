@@ -38,6 +38,28 @@ std::vector<OpRow> AggregateOps(const OpData& data, StepRange steps, bool by_sha
   return rows;
 }
 
+std::vector<OpRow> RowsOfKeyAverages(const std::vector<analysis::KeyAverage>& averages) {
+  std::vector<OpRow> rows;
+  rows.reserve(averages.size());
+  for (const analysis::KeyAverage& a : averages) {
+    OpRow& r = rows.emplace_back();
+    r.name = a.name;
+    r.shapes = a.shapes;
+    r.calls = a.calls;
+    r.self_s = static_cast<double>(a.self_ns) * 1e-9;
+    r.total_s = static_cast<double>(a.total_ns) * 1e-9;
+    r.self_device_s = static_cast<double>(a.self_device_ns) * 1e-9;
+    r.device_total_s = static_cast<double>(a.device_total_ns) * 1e-9;
+    for (int d = 0; d < kDeviceClasses; ++d) {
+      r.self_alloc[d] = a.self_alloc[d];
+      r.self_freed[d] = a.self_freed[d];
+      r.self_net[d] = a.self_alloc[d] - a.self_freed[d];
+      r.total_net[d] = a.total_net[d];
+    }
+  }
+  return rows;
+}
+
 bool ParseSortKey(const std::string& name, SortKey* out) {
   static const std::pair<const char*, SortKey> kKeys[] = {
       {"cpu_time_total", SortKey::kCpuTimeTotal},

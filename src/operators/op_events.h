@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/key_averages.h"
 #include "trace/inprocess/op_data.h"
 
 namespace trainprof::torchlib {
@@ -31,6 +32,10 @@ struct OpRow {
 // Rows of the calls whose step is in `steps`, grouped by name (and shapes when `by_shapes`),
 // in first-seen order.
 std::vector<OpRow> AggregateOps(const OpData& data, StepRange steps, bool by_shapes);
+
+// The same rows from PyTorch's key_averages() on the one op tree (analysis/key_averages.h), in
+// their order.
+std::vector<OpRow> RowsOfKeyAverages(const std::vector<analysis::KeyAverage>& averages);
 
 enum class SortKey {
   kCpuTimeTotal,

@@ -224,7 +224,8 @@ void AddOperatorSection(const OperatorReportInput& in, report::Report& report) {
          fmt::format("{} operator calls nested more than 128 deep were not timed", d.too_deep)});
   }
 
-  std::vector<OpRow> rows = AggregateOps(d, in.steps, o.group_by_input_shape);
+  std::vector<OpRow> rows =
+      in.rows != nullptr ? *in.rows : AggregateOps(d, in.steps, o.group_by_input_shape);
   SortKey key = SortKey::kCpuTimeTotal;
   ParseSortKey(o.sort_by, &key);  // validated with the options
   SortOps(rows, key);

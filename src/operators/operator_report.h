@@ -24,6 +24,9 @@ struct OperatorReportInput {
   int64_t steps_in_run = 0;  // Step() calls of the whole session
   bool gross_memory = true;  // the calls carry gross bytes allocated and freed (CSV columns)
   bool cuda_memory = false;  // show the CUDA Mem columns even without CUDA allocator events
+  // The operator rows when the caller made them from the op tree of its recording (the C++ job:
+  // RowsOfKeyAverages); null: AggregateOps of `data`'s calls in `steps`.
+  const std::vector<OpRow>* rows = nullptr;
 };
 
 // Adds the section and its diagnostics (schedule longer than the run, dropped events).

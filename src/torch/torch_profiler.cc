@@ -5,9 +5,10 @@
 #include <mutex>
 #include <optional>
 
+#include "analysis/key_averages.h"
+#include "analysis/op_tree.h"
 #include "analysis/run/driver.h"
 #include "base/clock.h"
-#include "gpu/correlate.h"
 #include "gpu/gpu_trace.h"
 #include "operators/operator_report.h"
 #include "session/extension.h"
@@ -142,15 +143,17 @@ class TorchProfilerImpl : public session::Extension {
         "temporaries and other.");
   }
 
-  // The recording (trace/inprocess/): the observed calls and the collector's GPU activity.
-  trace::InProcessRecording Recording(const session::FinishContext& ctx) const {
+  // The recording (trace/inprocess/): `calls` (the observed ones of the recorded steps, all the
+  // allocator's reports) and the collector's GPU activity.
+  trace::InProcessRecording Recording(const session::FinishContext& ctx,
+                                      const torchlib::OpData& calls) const {
     trace::InProcessRecording rec;
     rec.label = ctx.run_dir;
     rec.base_time_ns = base::WallNowNs() - (base::SteadyNowNs() - ctx.t0_ns);
     rec.pid = static_cast<int64_t>(getpid());
     rec.rank = rank;
     rec.world_size = torchlib::EnvInt({"WORLD_SIZE", "SLURM_NTASKS"}, 0);
-    rec.ops = data ? &*data : nullptr;
+    rec.ops = &calls;
     rec.gpu = gpu.data();
     for (const record::StepMark& s : ctx.steps)
       if (window.Contains(s.profiler_step))
@@ -166,15 +169,25 @@ class TorchProfilerImpl : public session::Extension {
     return req;
   }
 
-  // The recording read as a model and analysed, when it holds GPU activity; each call's GPU
-  // time is set from its op tree, the attribution `trainprof analyze` makes.
-  std::optional<analysis::LoadedRun> AnalyzeRecording(const session::FinishContext& ctx) {
-    if (gpu.data() == nullptr) return std::nullopt;
-    const trace::InProcessRecording rec = Recording(ctx);
+  // The operator section from the recording read as a model: its rows are PyTorch's
+  // key_averages() on the op tree `trainprof analyze` builds (analysis/key_averages.h); then,
+  // when the recording holds GPU activity, the sections analyze gives a trace of these steps
+  // (overview, GPU kernels, HTA's views...), computed by the same code.
+  void AddOperatorSections(session::FinishContext& ctx, report::Report& r) {
+    torchlib::OpData calls = *data;
+    std::erase_if(calls.ops, [&](const torchlib::OpEvent& e) { return !window.Contains(e.step); });
     std::vector<trace::TraceModel> models;
-    models.push_back(trace::ReadInProcess(rec));
-    gpu::SetDeviceTimes(rec, models[0], *data);
-    return analysis::AnalyzeModels(std::move(models), AnalyzeRequest());
+    models.push_back(trace::ReadInProcess(Recording(ctx, calls)));
+    const std::vector<torchlib::OpRow> rows = torchlib::RowsOfKeyAverages(analysis::KeyAverages(
+        models[0], analysis::BuildOpTree(models[0]), options.memory.group_by_input_shape));
+    torchlib::OperatorReportInput in{*data, window, options.memory,
+                                     static_cast<int64_t>(ctx.steps.size())};
+    in.rows = &rows;
+    torchlib::AddOperatorSection(in, r);
+    if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
+    if (gpu.data() == nullptr) return;
+    const analysis::LoadedRun run = analysis::AnalyzeModels(std::move(models), AnalyzeRequest());
+    analysis::AdoptGpuSections(run, AnalyzeRequest(), ctx.run_dir, "in-process recording: ", r);
   }
 
   bool Claims(std::string_view key) const override {
@@ -198,16 +211,7 @@ class TorchProfilerImpl : public session::Extension {
     if (data) torchlib::ToSessionTime(*data, ctx.conv, ctx.t0_ns);
     gpu.Finish(ctx);
     if (data) {
-      const std::optional<analysis::LoadedRun> run = AnalyzeRecording(ctx);
-      torchlib::OperatorReportInput in{*data, window, options.memory,
-                                       static_cast<int64_t>(ctx.steps.size())};
-      torchlib::AddOperatorSection(in, r);
-      if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
-      // The sections analyze gives a trace of these steps (overview, GPU kernels, HTA's
-      // views...), computed by the same code.
-      if (run)
-        analysis::AdoptGpuSections(*run, AnalyzeRequest(), ctx.run_dir,
-                                   "in-process recording: ", r);
+      AddOperatorSections(ctx, r);
     } else if (skipped_rank) {
       r.diagnostics.push_back(
           {report::DiagnosticId::kOperatorsNotOnThisRank, 1,

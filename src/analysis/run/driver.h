@@ -27,11 +27,11 @@
 
 namespace trainprof::analysis {
 
-// The analyses' types stay out of this header (request.h declares them): the structs below that
-// hold them define their special members in driver.cc, so a front end that asks for a report
-// and reads RunResult::report compiles none of the analyses' headers. The front ends that handle
-// summaries themselves (merge, --mpi, --summary-only, Python's HTA methods) include
-// rank_summary.h.
+// The analyses' types stay out of this header (request.h and this header declare them): the
+// structs below that hold them define their special members in driver.cc, so a front end that
+// asks for a report and reads RunResult::report compiles none of the analyses' headers. The front
+// ends that handle summaries themselves (merge, --mpi, --summary-only, Python's HTA methods)
+// include rank_summary.h.
 struct RankAnalysis;
 
 // One run's inputs: its trace files and how the run is named.

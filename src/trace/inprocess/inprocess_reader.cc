@@ -130,16 +130,14 @@ class InProcessBuilder {
   }
 
   void AddDevice(const gpu::DeviceInfo& d) {
-    DeviceInfo out;
-    out.id = d.id;
-    out.name = d.name;
-    out.total_memory_bytes = d.total_memory;
-    out.compute_major = d.major;
-    out.compute_minor = d.minor;
-    out.num_sms = d.sms;
-    out.max_threads_per_sm = d.max_threads_per_sm;
-    out.vendor = "NVIDIA";
-    m_.devices.push_back(std::move(out));
+    m_.devices.push_back({.id = d.id,
+                          .name = d.name,
+                          .total_memory_bytes = d.total_memory,
+                          .compute_major = d.major,
+                          .compute_minor = d.minor,
+                          .num_sms = d.sms,
+                          .max_threads_per_sm = d.max_threads_per_sm,
+                          .vendor = "NVIDIA"});
   }
 
   const InProcessRecording& r_;
