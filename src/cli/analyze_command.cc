@@ -179,17 +179,19 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   ReturnFreedMemory(1);  // each side is held whole, as one big trace is
   StatusOr<analysis::RunInputs> a = DiffSideInputs(f.path, f);
   StatusOr<analysis::RunInputs> b = a.ok() ? DiffSideInputs(b_path, f) : a.status();
-  std::vector<std::string> cut;
-  StatusOr<report::Report> r = b.status();
-  if (b.ok()) {
-    // One side's progress line, then the other's.
-    ReadProgress pa(f, a->files.size()), pb(f, b->files.size());
-    auto b_progress = [&pa, on_b = pb.Callback()](int64_t done, int64_t total) {
-      pa.End();
-      on_b(done, total);
-    };
-    r = analysis::DiffRun(*a, *b, f, {pa.Callback(), {}, {}, {}}, {b_progress, {}, {}, {}}, &cut);
+  if (!b.ok()) {
+    fmt::print(stderr, "trainprof: {}\n", b.status().message());
+    return kExitBadInput;
   }
+  // One side's progress line, then the other's.
+  ReadProgress pa(f, a->files.size()), pb(f, b->files.size());
+  auto b_progress = [&pa, on_b = pb.Callback()](int64_t done, int64_t total) {
+    pa.End();
+    on_b(done, total);
+  };
+  std::vector<std::string> cut;
+  StatusOr<report::Report> r =
+      analysis::DiffRun(*a, *b, f, {pa.Callback(), {}, {}, {}}, {b_progress, {}, {}, {}}, &cut);
   if (!r.ok()) {
     fmt::print(stderr, "trainprof: {}\n", r.status().message());
     return kExitBadInput;
