@@ -1,6 +1,5 @@
 #include "analysis/key_averages.h"
 
-#include <algorithm>
 #include <unordered_map>
 
 #include "analysis/memory_view.h"
@@ -8,23 +7,34 @@
 namespace trainprof::analysis {
 namespace {
 
-// Each call's own figures before they are grouped: the tree's times and the memory inside it.
+using trace::EventKind;
+
+// A row of the table: an operator call, or a runtime or driver call (torch.profiler lists
+// cudaLaunchKernel and the like as rows of their own; the op tree takes their time out of the
+// operator around them).
+bool IsRow(EventKind k) {
+  return k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver;
+}
+
+// Each call's own figures before they are grouped: the tree's times and the memory inside it,
+// by event index. A runtime call is no node of the tree: all of its time is its own.
 struct CallFigures {
   int64_t self_ns = 0, self_device_ns = 0, device_total_ns = 0;
   int64_t self_alloc[2] = {0, 0}, self_freed[2] = {0, 0}, total_net[2] = {0, 0};
 };
 
-std::unordered_map<uint32_t, CallFigures> FiguresByCall(const trace::TraceModel& m,
-                                                        const OpTree& t) {
-  std::unordered_map<uint32_t, CallFigures> by;
+std::vector<CallFigures> FiguresByEvent(const trace::TraceModel& m, const OpTree& t) {
+  std::vector<CallFigures> by(m.size());
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m.kind[i] != EventKind::kCpuOp) by[i].self_ns = m.dur_ns[i];
   for (size_t k = 0; k < t.nodes.size(); ++k) {
     const uint32_t e = t.nodes[k].event;
-    if (m.kind[e] != trace::EventKind::kCpuOp) continue;
-    by[e] = {t.host_self_ns[k], t.device_self_ns[k], t.device_total_ns[k]};
+    if (m.kind[e] == EventKind::kCpuOp)
+      by[e] = {t.host_self_ns[k], t.device_self_ns[k], t.device_total_ns[k]};
   }
   ForEachMemoryEventStack(m, [&](size_t i, const std::vector<uint32_t>& stack) {
     const trace::MemoryEvent& ev = m.memory_events[i];
-    const int c = ev.device_type == 0 ? 0 : 1;
+    const int c = ev.device_type == 1 ? 1 : 0;  // CUDA (and HIP, which PyTorch calls CUDA)
     CallFigures& own = by[stack.back()];
     (ev.bytes > 0 ? own.self_alloc[c] : own.self_freed[c]) += ev.bytes > 0 ? ev.bytes : -ev.bytes;
     for (uint32_t op : stack) by[op].total_net[c] += ev.bytes;
@@ -47,13 +57,13 @@ void Add(KeyAverage& r, int64_t dur_ns, const CallFigures& f) {
 
 }  // namespace
 
-std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes) {
-  const std::unordered_map<uint32_t, CallFigures> figures = FiguresByCall(m, t);
+std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes,
+                                    const std::vector<bool>* counted) {
+  const std::vector<CallFigures> figures = FiguresByEvent(m, t);
   std::vector<KeyAverage> rows;
   std::unordered_map<uint64_t, size_t> index;  // (name << 32 | Input Dims) -> row
-  const CallFigures none;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m.kind[i] != trace::EventKind::kCpuOp) continue;
+    if (!IsRow(m.kind[i]) || (counted != nullptr && !(*counted)[i])) continue;
     const trace::OpInputs* in = by_shapes ? m.InputsOf(i) : nullptr;
     const uint32_t dims = in != nullptr ? in->dims : trace::kNoName;
     auto [it, added] = index.emplace((uint64_t{m.name[i]} << 32) | dims, rows.size());
@@ -61,8 +71,7 @@ std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t,
       rows.push_back(
           {.name = m.name_of(i), .shapes = dims != trace::kNoName ? m.names[dims] : std::string()});
     }
-    auto f = figures.find(static_cast<uint32_t>(i));
-    Add(rows[it->second], m.dur_ns[i], f != figures.end() ? f->second : none);
+    Add(rows[it->second], m.dur_ns[i], figures[i]);
   }
   return rows;
 }

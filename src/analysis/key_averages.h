@@ -6,7 +6,7 @@
 //   memory            = the [memory] events inside the call on its thread, as the Memory view
 //                       attributes them (memory_view.h): "self" those whose innermost cpu_op it
 //                       is, "total" with those of the calls nested inside it; per device class
-//                       (CPU: Device Type 0, else a GPU).
+//                       (a GPU: Device Type 1, CUDA or HIP; else the CPU, as PyTorch counts them).
 //
 //   OpTree t = BuildOpTree(m);
 //   std::vector<KeyAverage> rows = KeyAverages(m, t, /*by_shapes=*/false);
@@ -32,9 +32,12 @@ struct KeyAverage {
   int64_t self_alloc[2] = {0, 0}, self_freed[2] = {0, 0}, total_net[2] = {0, 0};
 };
 
-// One row per cpu_op name (and "Input Dims" with `by_shapes`), in the order of each row's first
-// call in the model; the calls are every cpu_op of `m`. No call is merged into its parent
-// (torch's EventList dedup is the TensorBoard views', MergedIntoParent).
-std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes);
+// One row per name of a cpu_op, runtime or driver call (and "Input Dims" with `by_shapes`), in
+// the order of each row's first call in the model, as torch.profiler's table lists them: the op
+// tree takes a runtime call's time out of the operator around it, and its own row shows it. The
+// calls are those `counted` marks (by event index; null: all). No call is merged into its
+// parent (torch's EventList dedup is the TensorBoard views', MergedIntoParent).
+std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes,
+                                    const std::vector<bool>* counted = nullptr);
 
 }  // namespace trainprof::analysis

@@ -69,6 +69,24 @@ TEST(KeyAverages, DeviceTimeFollowsTheLaunchingCall) {
   EXPECT_EQ(rows["A"].self_ns, 28);
   EXPECT_EQ(rows["A"].total_ns, 100);
   EXPECT_EQ(rows["C"].self_ns, 26);
+  // ... and the launches are rows of their own, as in torch.profiler's table.
+  EXPECT_EQ(rows["cudaLaunchKernel"].calls, 6);
+  EXPECT_EQ(rows["cudaLaunchKernel"].self_ns, 12);
+  EXPECT_EQ(rows["cudaLaunchKernel"].device_total_ns, 0);
+}
+
+// The calls a table counts (the C++ job's recorded steps): the others stay in the tree, so a
+// counted call keeps its uncounted children out of its self time.
+TEST(KeyAverages, UncountedCallsStillNest) {
+  torchlib::OpData ops;
+  ops.names = {"outer", "inner"};
+  ops.ops = {Call(0, 1, 0, 100), Call(1, 1, 10, 50)};
+  const trace::TraceModel m = trace::ReadInProcess({.label = "job", .ops = &ops});
+  const std::vector<bool> counted = {true, false};
+  const std::vector<KeyAverage> rows = KeyAverages(m, BuildOpTree(m), false, &counted);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].name, "outer");
+  EXPECT_EQ(rows[0].self_ns, 60);
 }
 
 TEST(KeyAverages, BackToBackCallsAreSiblingsNotNested) {

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -143,8 +144,8 @@ class TorchProfilerImpl : public session::Extension {
         "temporaries and other.");
   }
 
-  // The recording (trace/inprocess/): `calls` (the observed ones of the recorded steps, all the
-  // allocator's reports) and the collector's GPU activity.
+  // The recording (trace/inprocess/): `calls` (the observed calls and the allocator's reports)
+  // and the collector's GPU activity.
   trace::InProcessRecording Recording(const session::FinishContext& ctx,
                                       const torchlib::OpData& calls) const {
     trace::InProcessRecording rec;
@@ -169,17 +170,35 @@ class TorchProfilerImpl : public session::Extension {
     return req;
   }
 
+  // The calls the operator table counts, by event of `m` (ReadInProcess(rec)): the operator
+  // calls that began in a recorded step, and the runtime calls inside a recorded step's span.
+  // Every call is in the model, so a call keeps its children whatever step they began in.
+  std::vector<bool> CountedCalls(const trace::InProcessRecording& rec,
+                                 const trace::TraceModel& m) const {
+    std::vector<bool> counted(m.size(), false);
+    for (size_t k = 0; k < data->ops.size(); ++k)
+      counted[trace::FirstCallEvent(rec) + k] = window.Contains(data->ops[k].step);
+    for (size_t i = trace::FirstCallEvent(rec) + data->ops.size(); i < m.size(); ++i) {
+      const int64_t t = m.ts_ns[i] - rec.base_time_ns;
+      counted[i] = std::ranges::any_of(rec.steps, [t](const trace::InProcessStep& s) {
+        return t >= s.begin_ns && t < s.end_ns;
+      });
+    }
+    return counted;
+  }
+
   // The operator section from the recording read as a model: its rows are PyTorch's
   // key_averages() on the op tree `trainprof analyze` builds (analysis/key_averages.h); then,
   // when the recording holds GPU activity, the sections analyze gives a trace of these steps
   // (overview, GPU kernels, HTA's views...), computed by the same code.
   void AddOperatorSections(session::FinishContext& ctx, report::Report& r) {
-    torchlib::OpData calls = *data;
-    std::erase_if(calls.ops, [&](const torchlib::OpEvent& e) { return !window.Contains(e.step); });
+    const trace::InProcessRecording rec = Recording(ctx, *data);
     std::vector<trace::TraceModel> models;
-    models.push_back(trace::ReadInProcess(Recording(ctx, calls)));
+    models.push_back(trace::ReadInProcess(rec));
+    const trace::TraceModel& m = models[0];
+    const std::vector<bool> counted = CountedCalls(rec, m);
     const std::vector<torchlib::OpRow> rows = torchlib::RowsOfKeyAverages(analysis::KeyAverages(
-        models[0], analysis::BuildOpTree(models[0]), options.memory.group_by_input_shape));
+        m, analysis::BuildOpTree(m), options.memory.group_by_input_shape, &counted));
     torchlib::OperatorReportInput in{*data, window, options.memory,
                                      static_cast<int64_t>(ctx.steps.size())};
     in.rows = &rows;
