@@ -16,42 +16,51 @@ bool IsRow(EventKind k) {
   return k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver;
 }
 
-// Each call's own figures before they are grouped: the tree's times and the memory inside it,
-// by event index. A runtime call is no node of the tree: all of its time is its own.
-struct CallFigures {
-  int64_t self_ns = 0, self_device_ns = 0, device_total_ns = 0;
+// The memory inside each call, per node of the tree.
+struct CallMemory {
   int64_t self_alloc[2] = {0, 0}, self_freed[2] = {0, 0}, total_net[2] = {0, 0};
 };
 
-std::vector<CallFigures> FiguresByEvent(const trace::TraceModel& m, const OpTree& t) {
-  std::vector<CallFigures> by(m.size());
-  for (size_t i = 0; i < m.size(); ++i)
-    if (m.kind[i] != EventKind::kCpuOp) by[i].self_ns = m.dur_ns[i];
-  for (size_t k = 0; k < t.nodes.size(); ++k) {
-    const uint32_t e = t.nodes[k].event;
-    if (m.kind[e] == EventKind::kCpuOp)
-      by[e] = {t.host_self_ns[k], t.device_self_ns[k], t.device_total_ns[k]};
-  }
+// Per event, its node in the tree (-1: none; every cpu_op is one).
+std::vector<int32_t> NodeOfEvent(const trace::TraceModel& m, const OpTree& t) {
+  std::vector<int32_t> node(m.size(), -1);
+  for (size_t k = 0; k < t.nodes.size(); ++k) node[t.nodes[k].event] = static_cast<int32_t>(k);
+  return node;
+}
+
+std::vector<CallMemory> MemoryByNode(const trace::TraceModel& m, const OpTree& t,
+                                     const std::vector<int32_t>& node) {
+  std::vector<CallMemory> by(t.nodes.size());
   ForEachMemoryEventStack(m, [&](size_t i, const std::vector<uint32_t>& stack) {
     const trace::MemoryEvent& ev = m.memory_events[i];
     const int c = ev.device_type == 1 ? 1 : 0;  // CUDA (and HIP, which PyTorch calls CUDA)
-    CallFigures& own = by[stack.back()];
-    (ev.bytes > 0 ? own.self_alloc[c] : own.self_freed[c]) += ev.bytes > 0 ? ev.bytes : -ev.bytes;
-    for (uint32_t op : stack) by[op].total_net[c] += ev.bytes;
+    if (const int32_t own = node[stack.back()]; own >= 0) {
+      CallMemory& o = by[static_cast<size_t>(own)];
+      (ev.bytes > 0 ? o.self_alloc[c] : o.self_freed[c]) += ev.bytes > 0 ? ev.bytes : -ev.bytes;
+    }
+    for (uint32_t op : stack)
+      if (node[op] >= 0) by[static_cast<size_t>(node[op])].total_net[c] += ev.bytes;
   });
   return by;
 }
 
-void Add(KeyAverage& r, int64_t dur_ns, const CallFigures& f) {
+// One call added to its row: a node's times and memory, or a runtime call's own time.
+void Add(KeyAverage& r, const trace::TraceModel& m, size_t i, const OpTree& t, int32_t k,
+         const std::vector<CallMemory>& memory) {
   ++r.calls;
-  r.total_ns += dur_ns;
-  r.self_ns += f.self_ns;
-  r.self_device_ns += f.self_device_ns;
-  r.device_total_ns += f.device_total_ns;
+  r.total_ns += m.dur_ns[i];
+  if (k < 0) {
+    r.self_ns += m.dur_ns[i];
+    return;
+  }
+  const auto n = static_cast<size_t>(k);
+  r.self_ns += t.host_self_ns[n];
+  r.self_device_ns += t.device_self_ns[n];
+  r.device_total_ns += t.device_total_ns[n];
   for (int c = 0; c < 2; ++c) {
-    r.self_alloc[c] += f.self_alloc[c];
-    r.self_freed[c] += f.self_freed[c];
-    r.total_net[c] += f.total_net[c];
+    r.self_alloc[c] += memory[n].self_alloc[c];
+    r.self_freed[c] += memory[n].self_freed[c];
+    r.total_net[c] += memory[n].total_net[c];
   }
 }
 
@@ -59,7 +68,8 @@ void Add(KeyAverage& r, int64_t dur_ns, const CallFigures& f) {
 
 std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes,
                                     const std::vector<bool>* counted) {
-  const std::vector<CallFigures> figures = FiguresByEvent(m, t);
+  const std::vector<int32_t> node = NodeOfEvent(m, t);
+  const std::vector<CallMemory> memory = MemoryByNode(m, t, node);
   std::vector<KeyAverage> rows;
   std::unordered_map<uint64_t, size_t> index;  // (name << 32 | Input Dims) -> row
   for (size_t i = 0; i < m.size(); ++i) {
@@ -71,7 +81,8 @@ std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t,
       rows.push_back(
           {.name = m.name_of(i), .shapes = dims != trace::kNoName ? m.names[dims] : std::string()});
     }
-    Add(rows[it->second], m.dur_ns[i], figures[i]);
+    const int32_t k = m.kind[i] == EventKind::kCpuOp ? node[i] : -1;
+    Add(rows[it->second], m, i, t, k, memory);
   }
   return rows;
 }

@@ -144,17 +144,16 @@ class TorchProfilerImpl : public session::Extension {
         "temporaries and other.");
   }
 
-  // The recording (trace/inprocess/): `calls` (the observed calls and the allocator's reports)
-  // and the collector's GPU activity.
-  trace::InProcessRecording Recording(const session::FinishContext& ctx,
-                                      const torchlib::OpData& calls) const {
+  // The recording (trace/inprocess/): the observed calls and the allocator's reports, and the
+  // collector's GPU activity.
+  trace::InProcessRecording Recording(const session::FinishContext& ctx) const {
     trace::InProcessRecording rec;
     rec.label = ctx.run_dir;
     rec.base_time_ns = base::WallNowNs() - (base::SteadyNowNs() - ctx.t0_ns);
     rec.pid = static_cast<int64_t>(getpid());
     rec.rank = rank;
     rec.world_size = torchlib::EnvInt({"WORLD_SIZE", "SLURM_NTASKS"}, 0);
-    rec.ops = &calls;
+    rec.ops = &*data;
     rec.gpu = gpu.data();
     for (const record::StepMark& s : ctx.steps)
       if (window.Contains(s.profiler_step))
@@ -192,7 +191,7 @@ class TorchProfilerImpl : public session::Extension {
   // when the recording holds GPU activity, the sections analyze gives a trace of these steps
   // (overview, GPU kernels, HTA's views...), computed by the same code.
   void AddOperatorSections(session::FinishContext& ctx, report::Report& r) {
-    const trace::InProcessRecording rec = Recording(ctx, *data);
+    const trace::InProcessRecording rec = Recording(ctx);
     std::vector<trace::TraceModel> models;
     models.push_back(trace::ReadInProcess(rec));
     const trace::TraceModel& m = models[0];

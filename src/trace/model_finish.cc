@@ -39,6 +39,15 @@ void PeaksFromDeltas(TraceModel& m, std::string_view file, std::vector<MemoryDel
 
 }  // namespace
 
+void RaisePeak(TraceModel& m, int64_t device, int64_t total_allocated) {
+  auto& peaks = m.peak_allocated_bytes;
+  auto it = std::ranges::find_if(peaks, [device](const auto& p) { return p.first == device; });
+  if (it == peaks.end())
+    peaks.emplace_back(device, total_allocated);
+  else
+    it->second = std::max(it->second, total_allocated);
+}
+
 void NameRank(TraceModel& m, std::string_view file) {
   if (!m.rank_source.empty()) return;
   const size_t slash = file.find_last_of('/');

@@ -21,6 +21,10 @@ struct MemoryDelta {
   int64_t device = 0, ts_ns = 0, bytes = 0;
 };
 
+// A device's "Total Allocated" seen at one memory event: its peak (TraceModel's
+// peak_allocated_bytes, keyed by Device Id, -1 for the CPU) raised to it.
+void RaisePeak(TraceModel& m, int64_t device, int64_t total_allocated);
+
 // When the contents named no rank (m.rank_source empty): the file name's (RankFromFileName,
 // source "file name"), else rank 0 with a rank_unknown diagnostic naming `file`.
 void NameRank(TraceModel& m, std::string_view file);

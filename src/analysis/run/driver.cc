@@ -275,7 +275,9 @@ StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const 
 
 namespace {
 
-bool IsSnapshotRun(const RunInputs& in) { return in.kind == trace::InputKind::kMemorySnapshot; }
+bool EitherIsSnapshot(const RunInputs& a, const RunInputs& b) {
+  return trace::IsMemorySnapshotKind(a.kind) || trace::IsMemorySnapshotKind(b.kind);
+}
 
 void AddCut(const LoadedRun& run, std::vector<std::string>* cut) {
   for (const trace::TraceModel& m : run.models)
@@ -296,14 +298,17 @@ std::vector<int64_t> ClockOffsetsByFile(const LoadedRun& run) {
   return out;
 }
 
+Status CheckDiffPair(const RunInputs& a, const RunInputs& b) {
+  if (EitherIsSnapshot(a, b) && (a.files.size() != 1 || b.files.size() != 1))
+    return InvalidArgument("diff: a memory snapshot is compared with one other snapshot");
+  return Status::Ok();
+}
+
 StatusOr<report::Report> DiffRun(const RunInputs& a, const RunInputs& b, const AnalyzeRequest& r,
                                  const RunHooks& ha, const RunHooks& hb,
                                  std::vector<std::string>* cut) {
-  if (IsSnapshotRun(a) || IsSnapshotRun(b)) {
-    if (a.files.size() != 1 || b.files.size() != 1)
-      return InvalidArgument("diff: a memory snapshot is compared with one other snapshot");
-    return SnapshotDiffReport(a.files[0], b.files[0], r);
-  }
+  TRAINPROF_RETURN_IF_ERROR(CheckDiffPair(a, b));
+  if (EitherIsSnapshot(a, b)) return SnapshotDiffReport(a.files[0], b.files[0], r);
   TRAINPROF_ASSIGN_OR_RETURN(LoadedRun la, LoadRun(a, r, ha));
   TRAINPROF_ASSIGN_OR_RETURN(LoadedRun lb, LoadRun(b, r, hb));
   AddCut(la, cut);

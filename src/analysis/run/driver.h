@@ -149,11 +149,15 @@ StatusOr<LoadedRun> LoadRun(const RunInputs& in, const AnalyzeRequest& r, const 
 // can be trusted to give one (the distributed section's clock_offsets); else empty.
 std::vector<int64_t> ClockOffsetsByFile(const LoadedRun& run);
 
+// Whether `a` and `b` can be compared (DiffRun checks it first). Errors: a memory snapshot with
+// anything but one other file.
+Status CheckDiffPair(const RunInputs& a, const RunInputs& b);
+
 // Two runs compared, as `trainprof diff A B` and MCP's diff report them: two memory snapshots
 // side by side (SnapshotDiffReport), or two runs' traces, each read whole and analysed (LoadRun,
 // with `ha` and `hb`), then diffed; each side is labelled with its `input`. `cut` (may be null)
-// gets the traces that were cut short. Errors: a snapshot compared with more than one file (or
-// one that is not a snapshot: SnapshotDiffReport's); as LoadRun.
+// gets the traces that were cut short. Errors: CheckDiffPair's; a snapshot compared with a file
+// that is not one (SnapshotDiffReport's); as LoadRun.
 StatusOr<report::Report> DiffRun(const RunInputs& a, const RunInputs& b, const AnalyzeRequest& r,
                                  const RunHooks& ha, const RunHooks& hb,
                                  std::vector<std::string>* cut = nullptr);

@@ -4,7 +4,6 @@
 #include "mcp/arguments.h"
 #include "mcp/report_parts.h"
 #include "mcp/run_cache.h"
-#include "trace/input_kind.h"
 
 namespace trainprof::mcp {
 
@@ -41,10 +40,8 @@ StatusOr<report::Report> DiffReport(const Json& args, ToolContext& ctx) {
   TRAINPROF_ASSIGN_OR_RETURN(Side b, SideOf(args["candidate"], args, ctx));
   TRAINPROF_ASSIGN_OR_RETURN(analysis::RunInputs ia, InputsOf(a, args["baseline"]));
   TRAINPROF_ASSIGN_OR_RETURN(analysis::RunInputs ib, InputsOf(b, args["candidate"]));
-  const bool snapshots =
-      trace::IsMemorySnapshotKind(ia.kind) || trace::IsMemorySnapshotKind(ib.kind);
-  if (snapshots && (ia.files.size() != 1 || ib.files.size() != 1))
-    return BadCall("diff: a memory snapshot is compared with one other snapshot");
+  if (Status pair = analysis::CheckDiffPair(ia, ib); !pair.ok())
+    return BadCall(std::string(pair.message()));
   analysis::RunHooks hooks;
   hooks.progress = ctx.progress;
   hooks.cancelled = ctx.cancelled;

@@ -73,12 +73,7 @@ class InProcessBuilder {
     out.device_type = static_cast<int8_t>(std::clamp<int>(e.device_type, -1, 127));
     out.device_id = e.device_type == 0 ? int16_t{-1} : e.device_index;
     m_.memory_events.push_back(out);
-    auto& peaks = m_.peak_allocated_bytes;
-    auto it = std::ranges::find_if(peaks, [&](const auto& p) { return p.first == out.device_id; });
-    if (it == peaks.end())
-      peaks.emplace_back(out.device_id, e.total_allocated);
-    else
-      it->second = std::max(it->second, e.total_allocated);
+    RaisePeak(m_, out.device_id, e.total_allocated);
   }
 
   void AddGpu(const gpu::ActivityData& a) {

@@ -30,7 +30,9 @@ struct OpEvent {
   // Net bytes (allocated - freed) including the operators called inside it.
   int64_t total_net[kDeviceClasses] = {0, 0};
   // GPU time of the kernels this call launched itself (PyTorch's "Self CUDA"), and with those
-  // of the operators called inside it ("CUDA total"). 0 without a GPU trace.
+  // of the operators called inside it ("CUDA total"), as the Python Session's torch.profiler
+  // events give them; 0 from the LibTorch observer (the C++ job's table takes them from the op
+  // tree of its recording: analysis/key_averages.h).
   int64_t self_device_ns = 0;
   int64_t device_ns = 0;
   // The call's id as pushed to a GPU collector as its external correlation id (the

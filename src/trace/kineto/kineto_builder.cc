@@ -204,13 +204,7 @@ bool EventBuilder::AddMemory(const RawEvent& ev) {
     if (ts && bytes) memory_deltas_.push_back({dev, *ts, *bytes});
     return true;
   }
-  const int64_t total = ToInt(ev.total_allocated.text).value_or(0);
-  auto& peaks = m_.peak_allocated_bytes;
-  auto it = std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) { return p.first == dev; });
-  if (it == peaks.end())
-    peaks.emplace_back(dev, total);
-  else
-    it->second = std::max(it->second, total);
+  RaisePeak(m_, dev, ToInt(ev.total_allocated.text).value_or(0));
   return true;
 }
 
