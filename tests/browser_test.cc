@@ -155,7 +155,7 @@ TEST(BrowserTest, ProfileReport) {
   for (const auto& s : file["sections"])
     for (const auto& c : s["charts"]) charts.push_back(c["id"]);
   for (const char* id : {"time_report", "throughput", "dataloader_wait", "system_cpu",
-                         "system_memory", "memory_timeline", "operators_top"})
+                         "system_memory", "memory_curve_r0_cpu", "operators_top"})
     EXPECT_NE(std::find(charts.begin(), charts.end(), id), charts.end()) << id;
 }
 #endif

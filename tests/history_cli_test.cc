@@ -174,12 +174,12 @@ TEST_F(HistoryCli, BadInputIsOneClearLine) {
   EXPECT_NE(empty.err.find("has no report.json"), std::string::npos) << empty.err;
   // A report of a newer schema.
   fs::create_directories(dir_ + "/future");
-  std::ofstream(dir_ + "/future/report.json") << R"({"schema_version": 2, "sections": []})";
+  std::ofstream(dir_ + "/future/report.json") << R"({"schema_version": 3, "sections": []})";
   auto future = RunProcess({kCli, "compare", dir_ + "/control", dir_ + "/future"});
   EXPECT_EQ(future.exit_code, 2);
   EXPECT_EQ(future.err, "trainprof: " + dir_ +
-                            "/future/report.json: report schema_version 2 is newer than this "
-                            "trainprof reads (1); use a newer trainprof\n");
+                            "/future/report.json: report schema_version 3 is newer than this "
+                            "trainprof reads (2); use a newer trainprof\n");
   // An unknown run.
   auto unknown = RunProcess({kCli, "runs", "show", "20990101"});
   EXPECT_EQ(unknown.exit_code, 2);

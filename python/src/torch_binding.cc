@@ -15,7 +15,6 @@
 
 #include "analysis/run/driver.h"
 #include "operators/module_table.h"
-#include "operators/op_tree.h"
 #include "operators/operator_report.h"
 #include "operators/role_report.h"
 #include "operators/step_memory_report.h"
@@ -23,37 +22,20 @@
 #include "session/extension.h"
 #include "session/live.h"
 #include "snapshot/run_snapshot.h"
+#include "trace/inprocess/function_events.h"
+#include "trace/inprocess/inprocess_reader.h"
 
 namespace py = pybind11;
 
 namespace trainprof::python {
 namespace {
 
-// name, shapes, begin_ns, end_ns, tid, parent, cpu_net, cuda_net, kernels_ns
-using OpTuple = std::tuple<std::string, std::string, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t>;
+// name, shapes, begin_ns, end_ns, tid, cpu_net, cuda_net
+using OpTuple = std::tuple<std::string, std::string, int64_t, int64_t, int64_t, int64_t, int64_t>;
 // name, type, depth, index, leaf, has_shapes, input_shape, output_shape, output_bytes, params,
 // trainable, param_bytes
 using ModuleTuple = std::tuple<std::string, std::string, int, int, bool, bool, std::vector<int64_t>,
                                std::vector<int64_t>, int64_t, int64_t, int64_t, int64_t>;
-
-// The sections of `trainprof analyze` for the torch.profiler trace, when it holds GPU work.
-Status AddTraceSections(const std::string& path, report::Report& r) {
-  analysis::RunInputs in;
-  in.files = {path};
-  analysis::AnalyzeRequest req;
-  req.steps = "all";
-  req.threads = 1;
-  TRAINPROF_ASSIGN_OR_RETURN(analysis::LoadedRun run, analysis::LoadRun(in, req, {}));
-  if (!analysis::AdoptGpuSections(run, req, path, "torch.profiler trace: ", r)) {
-    r.diagnostics.push_back(
-        {report::DiagnosticId::kTorchTraceWithoutGpu, 1,
-         fmt::format("{}: no GPU activity in the torch.profiler trace, so no overview, GPU or "
-                     "HTA sections (they need a CUDA run with Kineto)",
-                     path)});
-  }
-  return Status::Ok();
-}
 
 class TorchCollector : public session::Extension {
  public:
@@ -66,9 +48,8 @@ class TorchCollector : public session::Extension {
 
   void AddOps(const std::vector<OpTuple>& ops, int64_t first_step, int64_t end_step) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [name, shapes, b, e, tid, parent, cpu, cuda, kernels] : ops) {
-      calls_.push_back({name, shapes, b, e, tid, parent, cpu, cuda, kernels});
-    }
+    for (const auto& [name, shapes, b, e, tid, cpu, cuda] : ops)
+      calls_.push_back({name, shapes, b, e, tid, cpu, cuda});
     window_ = {first_step, end_step};
     have_ops_ = true;
   }
@@ -127,17 +108,17 @@ class TorchCollector : public session::Extension {
     std::lock_guard<std::mutex> lock(mu_);
     if (!snapshots_.oom) snapshots_.oom = oom;  // the first one: later ones follow from it
   }
-  void SetTrace(const std::string& path) {
+  void SetTrace(const std::string& path, int64_t first_step, int64_t end_step) {
     std::lock_guard<std::mutex> lock(mu_);
     trace_ = path;
+    window_ = {first_step, end_step};
   }
 
   Status OnFinish(session::FinishContext& ctx) override {
     std::lock_guard<std::mutex> lock(mu_);
     report::Report& r = ctx.report;
     Status st = Status::Ok();
-    if (have_ops_) st = AddOperators(ctx);
-    if (st.ok() && !trace_.empty()) st = AddTraceSections(trace_, r);
+    if (!trace_.empty() || have_ops_) st = AddOperators(ctx);
     torchlib::AddCudaMemorySection(cuda_, r);
     torchlib::AddActivationSection(activations_, r);
     // The activation answer names the modules of the step that saved most.
@@ -155,25 +136,47 @@ class TorchCollector : public session::Extension {
   }
 
  private:
+  // One operator table and the views of analyze, from the torch.profiler trace when torch has
+  // Kineto, else from its events (the legacy trace has neither shapes nor memory).
   Status AddOperators(session::FinishContext& ctx) {
-    TRAINPROF_ASSIGN_OR_RETURN(torchlib::OpData data,
-                               torchlib::OpDataFromTree(calls_, window_.first));
-    torchlib::OperatorReportInput in{data, window_, options_.memory,
+    torchlib::OperatorReportInput in{window_, options_.memory,
                                      static_cast<int64_t>(ctx.steps.size())};
-    in.gross_memory = false;  // torch.profiler's events carry net bytes only
+    in.gross_memory = false;  // torch.profiler gives net bytes only
     in.cuda_memory = !cuda_.empty();
-    torchlib::AddOperatorSection(in, ctx.report);
-    if (report::Section& s = ctx.report.sections.back(); s.id == "operators") {
-      s.notes.push_back(
-          "From torch.profiler's events: times as it measured them; memory columns are net bytes "
-          "(allocated minus freed) while each operator ran.");
+    if (trace_.empty()) return AddEventSections(ctx, in);
+    analysis::RunInputs files;
+    files.files = {trace_};
+    TRAINPROF_ASSIGN_OR_RETURN(const analysis::LoadedRun run,
+                               analysis::LoadRun(files, torchlib::RecordingRequest(), {}));
+    in.notes.push_back(fmt::format("From the torch.profiler trace {}.", trace_));
+    if (!torchlib::AddRecordingSections(run, in, trace_, "torch.profiler trace: ", ctx.report)) {
+      ctx.report.diagnostics.push_back(
+          {report::DiagnosticId::kTorchTraceWithoutGpu, 1,
+           fmt::format("{}: no GPU activity in the torch.profiler trace, so no GPU or HTA "
+                       "sections (they need a CUDA run with Kineto)",
+                       trace_)});
     }
+    return Status::Ok();
+  }
+
+  Status AddEventSections(session::FinishContext& ctx, torchlib::OperatorReportInput& in) {
+    TRAINPROF_ASSIGN_OR_RETURN(const torchlib::OpData data,
+                               trace::OpDataOfFunctionEvents(calls_, window_.first));
+    std::vector<trace::TraceModel> models;
+    models.push_back(trace::ReadInProcess({.label = ctx.run_dir, .ops = &data}));
+    in.notes.push_back(
+        "From torch.profiler's events (torch without Kineto): times as it measured them; torch "
+        "gives each operator's net bytes only (allocated minus freed while it ran), so the "
+        "memory section's curve moves once per operator, from 0 at the first recorded call.");
+    const analysis::LoadedRun run =
+        analysis::AnalyzeModels(std::move(models), torchlib::RecordingRequest());
+    torchlib::AddRecordingSections(run, in, ctx.run_dir, "torch.profiler events: ", ctx.report);
     return Status::Ok();
   }
 
   std::mutex mu_;
   Options options_;
-  std::vector<torchlib::TreeOp> calls_;
+  std::vector<trace::FunctionEvent> calls_;
   torchlib::StepRange window_;
   bool have_ops_ = false;
   std::vector<torchlib::CudaMemoryStep> cuda_;
@@ -264,7 +267,10 @@ void AddTorchBinding(py::module_& m) {
           py::arg("device"), py::arg("requested"), py::arg("device_allocated"),
           py::arg("device_free"), py::arg("file"),
           "An out-of-memory error and the snapshot written then, analysed into the report.")
-      .def("set_trace", &TorchCollector::SetTrace, py::arg("path"));
+      .def("set_trace", &TorchCollector::SetTrace, py::arg("path"), py::arg("first_step") = 0,
+           py::arg("end_step") = 0,
+           "The torch.profiler trace of steps [first_step, end_step) (0, 0: unknown), whose "
+           "operator table and analyze sections join the report.");
   m.def(
       "torch_options",
       [](py::handle session) {

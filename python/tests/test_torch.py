@@ -9,7 +9,7 @@ import importlib.util
 import json
 import os
 from collections import OrderedDict
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Set
 
 import pytest
 
@@ -59,6 +59,33 @@ def diagnostics(report: Dict[str, Any]) -> Dict[str, str]:
     return {d["name"]: d["message"] for d in report["diagnostics"]}
 
 
+def _began_inside(e: Any, open_call: Any) -> bool:
+    begin, end = e.time_range.start, e.time_range.end
+    return begin < open_call.time_range.end or begin == end == open_call.time_range.end
+
+
+def _nested_as_timed(events: Any) -> Set[str]:
+    """The names whose every call has, as torch's cpu_children, the calls nested in it by time
+    on its thread (as the C++ core nests them). With microsecond times torch can make a callee
+    its caller's sibling, and its self figures then subtract it twice."""
+    order = sorted(range(len(events)), key=lambda i: (events[i].thread,
+                   events[i].time_range.start, -events[i].time_range.end, i))
+    kids: Dict[int, Set[int]] = {i: set() for i in range(len(events))}
+    stack: List[int] = []
+    for i in order:
+        e = events[i]
+        while stack and (events[stack[-1]].thread != e.thread
+                         or not _began_inside(e, events[stack[-1]])):
+            stack.pop()
+        if stack:
+            kids[stack[-1]].add(i)
+        stack.append(i)
+    index = {id(e): i for i, e in enumerate(events)}
+    bad = {events[i].name for i in kids
+           if {index[id(c)] for c in events[i].cpu_children} != kids[i]}
+    return {e.name for e in events} - bad
+
+
 def test_operator_table_matches_torchs_key_averages() -> None:
     s, prof = train(Cnn(), {"memory.enabled": True, "memory.warmup": 1, "memory.steps": 2}, 4,
                     [4, 1, 28, 28])
@@ -66,13 +93,20 @@ def test_operator_table_matches_torchs_key_averages() -> None:
     ours = rows_by(report, "operators", "operators", "name")
     theirs = {e.key: e for e in prof.profiler.key_averages()}
     assert set(ours) == set(theirs)
+    timed = _nested_as_timed(prof.profiler.events())
+    assert len(timed & set(theirs)) >= 10  # about half; which half varies from run to run
     for name, e in theirs.items():
         row = ours[name]
         assert row["calls"] == e.count, name
-        assert row["self_cpu_s"] == pytest.approx(e.self_cpu_time_total * 1e-6, abs=1e-6), name
-        assert row["cpu_total_s"] == pytest.approx(e.cpu_time_total * 1e-6, abs=1e-6), name
+        # torch's times are whole µs; a callee can end 1 µs after its caller, which then ends
+        # with it here: 1 µs a call at most.
+        assert row["cpu_total_s"] == pytest.approx(e.cpu_time_total * 1e-6,
+                                                   abs=1e-6 * e.count), name
         assert row["cpu_mem"] == e.cpu_memory_usage, name
-        assert row["self_cpu_mem"] == e.self_cpu_memory_usage, name
+        if name in timed:
+            assert row["self_cpu_s"] == pytest.approx(e.self_cpu_time_total * 1e-6,
+                                                      abs=1e-6 * e.count), name
+            assert row["self_cpu_mem"] == e.self_cpu_memory_usage, name
     assert ours["ProfilerStep*"]["calls"] == 2
     # The CNN's relu and max_pool are functional calls in its own forward.
     saved = rows_by(report, "activation_memory", "activation_modules", "module")

@@ -184,10 +184,13 @@ class TorchProfiler:
             shutil.copyfileobj(src, dst)
         os.replace(path + ".tmp", path)
         os.remove(plain)
-        self._core.add_ops(_op_tuples(prof.events()), max(self._window[0], self._start),
-                           self._window[1])
+        first, end = max(self._window[0], self._start), self._window[1]
+        # One operator table: from the Kineto trace; without Kineto from the events, as the
+        # legacy trace has neither input shapes nor memory.
         if _kineto():
-            self._core.set_trace(path)
+            self._core.set_trace(path, first, end)
+        else:
+            self._core.add_ops(_op_tuples(prof.events()), first, end)
 
     # ---- model_summary.* -----------------------------------------------------------------------
 
@@ -270,28 +273,14 @@ def _shapes_text(shapes: Any) -> str:
     return "[" + ", ".join("[" + ", ".join(str(d) for d in s) + "]" for s in shapes) + "]"
 
 
-def _kernel_ns(evt: Any) -> int:
-    kernels = getattr(evt, "kernels", None) or []
-    return int(sum(k.duration for k in kernels) * 1000)
-
-
-def _op_tuples(events: Any) -> List[Tuple[str, str, int, int, int, int, int, int, int]]:
-    """torch.profiler's FunctionEvents as the C++ core's operator calls."""
-    index = {id(e): i for i, e in enumerate(events)}
-    out: List[Tuple[str, str, int, int, int, int, int, int, int]] = []
-    for e in events:
-        parent = getattr(e, "cpu_parent", None)
-        begin = int(e.time_range.start * 1000)
-        end = int(e.time_range.end * 1000)
-        out.append((
-            str(e.name),
-            _shapes_text(getattr(e, "input_shapes", None)),
-            begin,
-            end,
-            int(e.thread),
-            index.get(id(parent), -1) if parent is not None else -1,
-            int(getattr(e, "cpu_memory_usage", 0) or 0),
-            int(getattr(e, "cuda_memory_usage", getattr(e, "device_memory_usage", 0)) or 0),
-            _kernel_ns(e),
-        ))
-    return out
+def _op_tuples(events: Any) -> List[Tuple[str, str, int, int, int, int, int]]:
+    """torch.profiler's FunctionEvents as the C++ core's operator calls (which nest by time)."""
+    return [(
+        str(e.name),
+        _shapes_text(getattr(e, "input_shapes", None)),
+        int(e.time_range.start * 1000),
+        int(e.time_range.end * 1000),
+        int(e.thread),
+        int(getattr(e, "cpu_memory_usage", 0) or 0),
+        int(getattr(e, "cuda_memory_usage", getattr(e, "device_memory_usage", 0)) or 0),
+    ) for e in events]

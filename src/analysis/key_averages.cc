@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "analysis/memory_view.h"
+#include "analysis/steps.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -14,6 +15,16 @@ using trace::EventKind;
 // operator around them).
 bool IsRow(EventKind k) {
   return k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver;
+}
+
+// The calls of every "ProfilerStep#N" (a cpu_op in torch's legacy profiler) are one row,
+// "ProfilerStep*", as torch.profiler's events() rename them: by name id, whether it is one.
+constexpr uint32_t kStepRow = trace::kNoName - 1;
+std::vector<bool> StepNames(const trace::TraceModel& m) {
+  std::vector<bool> step(m.names.size());
+  for (size_t n = 0; n < step.size(); ++n)
+    step[n] = ProfilerStepNumber(m.names[static_cast<uint32_t>(n)]) >= 0;
+  return step;
 }
 
 // The memory inside each call, per node of the tree.
@@ -72,14 +83,16 @@ std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t,
   const std::vector<CallMemory> memory = MemoryByNode(m, t, node);
   std::vector<KeyAverage> rows;
   std::unordered_map<uint64_t, size_t> index;  // (name << 32 | Input Dims) -> row
+  const std::vector<bool> step = StepNames(m);
   for (size_t i = 0; i < m.size(); ++i) {
     if (!IsRow(m.kind[i]) || (counted != nullptr && !(*counted)[i])) continue;
     const trace::OpInputs* in = by_shapes ? m.InputsOf(i) : nullptr;
     const uint32_t dims = in != nullptr ? in->dims : trace::kNoName;
-    auto [it, added] = index.emplace((uint64_t{m.name[i]} << 32) | dims, rows.size());
+    const uint32_t name = step[m.name[i]] ? kStepRow : m.name[i];
+    auto [it, added] = index.emplace((uint64_t{name} << 32) | dims, rows.size());
     if (added) {
-      rows.push_back(
-          {.name = m.name_of(i), .shapes = dims != trace::kNoName ? m.names[dims] : std::string()});
+      rows.push_back({.name = name == kStepRow ? "ProfilerStep*" : m.name_of(i),
+                      .shapes = dims != trace::kNoName ? m.names[dims] : std::string()});
     }
     const int32_t k = m.kind[i] == EventKind::kCpuOp ? node[i] : -1;
     Add(rows[it->second], m, i, t, k, memory);

@@ -34,7 +34,8 @@ struct KeyAverage {
 
 // One row per name of a cpu_op, runtime or driver call (and "Input Dims" with `by_shapes`), in
 // the order of each row's first call in the model, as torch.profiler's table lists them: the op
-// tree takes a runtime call's time out of the operator around it, and its own row shows it. The
+// tree takes a runtime call's time out of the operator around it, and its own row shows it (the
+// calls of every "ProfilerStep#N" cpu_op are one row, "ProfilerStep*", as torch names them). The
 // calls are those `counted` marks (by event index; null: all). No call is merged into its
 // parent (torch's EventList dedup is the TensorBoard views', MergedIntoParent).
 std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes,

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "trace/inprocess/function_events.h"
 #include "trace/inprocess/inprocess_reader.h"
 
 namespace trainprof::analysis {
@@ -136,6 +137,35 @@ TEST(KeyAverages, MemoryIsTheCallsOwnAndItsNestedCalls) {
   EXPECT_EQ(shaped["aten::addmm[[8, 4]]"].calls, 1);
   EXPECT_EQ(shaped["aten::addmm[[2, 4]]"].calls, 1);
   EXPECT_EQ(shaped["aten::linear"].calls, 2);
+}
+
+// torch.profiler's events on a torch without Kineto (the Python Session's legacy path): each
+// call's net bytes, turned into reports by OpDataOfFunctionEvents, give back the net bytes torch
+// printed; the steps are one row, "ProfilerStep*", as in torch's table.
+TEST(KeyAverages, TorchsLegacyEventsGiveBackTheirOwnFigures) {
+  auto call = [](std::string name, int64_t b, int64_t e, int64_t cpu) {
+    return trace::FunctionEvent{
+        .name = std::move(name), .begin_ns = b, .end_ns = e, .tid = 1, .cpu_net = cpu};
+  };
+  std::vector<trace::FunctionEvent> calls;
+  for (int64_t t0 : {0, 1000}) {
+    calls.push_back(call("ProfilerStep*", t0, t0 + 900, 100));
+    calls.push_back(call("aten::linear", t0 + 10, t0 + 110, 80));
+    calls.push_back(call("aten::addmm", t0 + 10, t0 + 100, 64));
+  }
+  StatusOr<torchlib::OpData> ops = trace::OpDataOfFunctionEvents(calls, 5);
+  ASSERT_TRUE(ops.ok());
+  auto rows = ByName(*ops, nullptr);
+  ASSERT_EQ(rows.size(), 3u);
+  const KeyAverage& step = rows["ProfilerStep*"];
+  EXPECT_EQ(step.calls, 2);
+  EXPECT_EQ(step.total_net[0], 200);
+  EXPECT_EQ(step.self_alloc[0], 40);
+  EXPECT_EQ(step.self_ns, 2 * (900 - 100));
+  EXPECT_EQ(rows["aten::linear"].total_net[0], 160);
+  EXPECT_EQ(rows["aten::linear"].self_alloc[0], 32);
+  EXPECT_EQ(rows["aten::addmm"].self_alloc[0], 128);
+  EXPECT_EQ(rows["aten::addmm"].self_ns, 2 * 89);  // it began with linear: 1 ns later
 }
 
 }  // namespace

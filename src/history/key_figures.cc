@@ -60,21 +60,26 @@ double FirstFinite(std::initializer_list<double> vs) {
   return kNaN;
 }
 
-// The largest "peak_allocated_cuda*" metric of the operators section (the LibTorch observer), or
-// the peak of the cuda_memory section (torch.cuda.memory_stats from the Python package).
+// The largest GPU peak of the memory section's memory_peaks table (the torch reports' recording:
+// the LibTorch observer's allocator reports, or a torch.profiler trace), or the peak of the
+// cuda_memory section (torch.cuda.memory_stats from the Python package).
 double PeakCuda(const report::Report& r) {
   double peak = kNaN;
-  auto consider = [&](const report::Metric& m) {
-    double v = report::AsNumber(m.value);
+  auto consider = [&](const report::Value& value) {
+    double v = report::AsNumber(value);
     if (std::isfinite(v) && !(v <= peak)) peak = v;
   };
-  if (const report::Section* s = r.FindSection("operators")) {
-    for (const report::Metric& m : s->metrics)
-      if (m.key.starts_with("peak_allocated_cuda")) consider(m);
+  if (const report::Table* t = r.FindTable("memory", "memory_peaks")) {
+    const int device = t->ColumnIndex("device"), peak = t->ColumnIndex("peak_allocated_bytes");
+    for (const std::vector<report::Value>& row : t->rows) {
+      if (device < 0 || peak < 0) break;
+      const auto* name = std::get_if<std::string>(&row[static_cast<size_t>(device)]);
+      if (name != nullptr && name->starts_with("GPU")) consider(row[static_cast<size_t>(peak)]);
+    }
   }
   if (const report::Section* s = r.FindSection("cuda_memory")) {
     for (const report::Metric& m : s->metrics)
-      if (m.key == "peak_allocated_bytes") consider(m);
+      if (m.key == "peak_allocated_bytes") consider(m.value);
   }
   return peak;
 }

@@ -20,9 +20,10 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
   s.AddInt("speed.warmup_batches", &o.speed.warmup_batches, 0, kBig,
            "Batches at the start of each stage left out of the averaged throughput.");
   s.AddBool("memory.enabled", &o.memory.enabled,
-            "Operator and memory report (LibTorch programs that attach a TorchProfiler; the "
+            "Operator table and memory (LibTorch programs that attach a TorchProfiler; the "
             "built-in job does): per operator calls, self and total CPU time and memory, as "
-            "PyTorch's key_averages().table(); the memory timeline and activation memory.");
+            "PyTorch's key_averages().table(); activation memory per step, and the memory "
+            "section of the recording (peak, what was live at it, the curve).");
   s.AddInt("memory.steps", &o.memory.steps, 1, kBig,
            "Steps the operator observer records (after memory.warmup).");
   s.AddInt("memory.warmup", &o.memory.warmup, 0, kBig,
@@ -30,7 +31,7 @@ void AddOptionsKeys(base::ConfigSchema& s, Options& o) {
            "costs stay out of the report).");
   s.AddBool("memory.extra_plots", &o.memory.extra_plots,
             "Also write every allocation and free of the recorded steps (memory_events.csv: "
-            "time, bytes, address, device, operator), besides the memory timeline.");
+            "time, bytes, address, device, operator), besides the memory section's curve.");
   s.AddBool("memory.trace_rank0_only", &o.memory.trace_rank0_only,
             "Observe operators on rank 0 only (the rank is read from RANK, then SLURM_PROCID).");
   s.AddBool("memory.record_shapes", &o.memory.record_shapes,

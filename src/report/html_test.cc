@@ -508,7 +508,7 @@ TEST(JsonReaderTest, BadInputIsOneClearError) {
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(newer.status().message(),
-            "n.json: report schema_version 99 is newer than this trainprof reads (1); use a "
+            "n.json: report schema_version 99 is newer than this trainprof reads (2); use a "
             "newer trainprof");
   auto bad_table = ParseReportJson(
       "{\"schema_version\": 1, \"sections\": [{\"id\": \"s\", \"tables\": [{\"id\": 3}]}]}",

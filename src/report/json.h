@@ -3,8 +3,8 @@
 //
 //   std::string text = report::RenderJsonString(report);
 //
-// Layout (schema_version 1):
-//   {"schema_version": 1, "kind": "profile", "title": "...",
+// Layout (schema_version 2):
+//   {"schema_version": 2, "kind": "profile", "title": "...",
 //    "meta": {"trainprof_version": "...", "created_utc": "...", "host": {"name": ...}, ...},
 //    "config": {"time": {"enabled": true, ...}, ...},
 //    "sections": [{"id": "time", "title": "...", "notes": [...],
@@ -16,7 +16,11 @@
 //                              "rows": [{"<key>": value, ...}], "footer": [...],
 //                              "notes": [...]}]}],
 //    "diagnostics": [{"severity": "warning", "name": ..., "count": 3, "message": ...}]}
-// Empty values are null; dotted meta and config keys are nested objects.
+// Empty values are null; dotted meta and config keys are nested objects. Version 2 (the layout is
+// version 1's, and version 1 files are read): the torch reports' "operators" section is PyTorch's
+// key_averages table alone; its memory tables (peak_allocated_* metrics, memory_at_peak,
+// memory_timeline, memory_events) are the "memory" section's, analyze's Memory view of the same
+// recording (memory_peaks, memory_live_at_peak, memory_curve_r0_*).
 #pragma once
 
 #include <string>

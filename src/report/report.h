@@ -23,7 +23,7 @@
 
 namespace trainprof::report {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // report/json.h says what each version changed
 
 // How a value is shown. Values are stored in base units: seconds, bytes, percent (0-100).
 enum class Unit {

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "operators/op_events.h"
 #include "operators/step_memory_report.h"
 #include "report/report.h"
 #include "session/extension.h"
+#include "trace/inprocess/op_data.h"
 #include "trainprof/options.h"
 
 namespace trainprof::torchlib {

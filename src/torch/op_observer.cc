@@ -199,11 +199,7 @@ void OnOpEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   f.ev.self_ns = static_cast<int64_t>(dur - std::min(f.child_ticks, dur));
   f.ev.tid = t->tid;
   t->ops.Append(f.ev);
-  if (d >= 2) {
-    Frame& parent = t->stack[d - 2];
-    parent.child_ticks += dur;
-    for (int c = 0; c < kDeviceClasses; ++c) parent.ev.total_net[c] += f.ev.total_net[c];
-  }
+  if (d >= 2) t->stack[d - 2].child_ticks += dur;
 }
 
 class MemoryReporter final : public c10::MemoryReportingInfoBase {
@@ -213,14 +209,7 @@ class MemoryReporter final : public c10::MemoryReportingInfoBase {
     if (!g_observing.load(std::memory_order_relaxed)) return;
     ThreadLog* t = Log();
     if (t == nullptr) return;
-    const int dc = device.is_cuda() ? kCuda : kCpu;
-    uint32_t op = MemEvent::kNoOp;
-    if (t->depth > 0) {
-      OpEvent& ev = t->stack[t->depth - 1].ev;
-      op = ev.name;
-      (bytes > 0 ? ev.self_alloc[dc] : ev.self_freed[dc]) += bytes > 0 ? bytes : -bytes;
-      ev.total_net[dc] += bytes;
-    }
+    const uint32_t op = t->depth > 0 ? t->stack[t->depth - 1].ev.name : MemEvent::kNoOp;
     t->mem.Append({static_cast<int64_t>(base::Ticks()), g_step.load(std::memory_order_relaxed),
                    reinterpret_cast<uint64_t>(ptr), bytes, total_allocated, total_reserved,
                    static_cast<int16_t>(device.type()), static_cast<int16_t>(device.index()), op,

@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "base/clock.h"
-#include "operators/op_events.h"
+#include "trace/inprocess/op_data.h"
 #include "trainprof/status.h"
 
 namespace trainprof::torchlib {

@@ -6,9 +6,6 @@
 #include <mutex>
 #include <optional>
 
-#include "analysis/key_averages.h"
-#include "analysis/op_tree.h"
-#include "analysis/run/driver.h"
 #include "base/clock.h"
 #include "gpu/gpu_trace.h"
 #include "operators/operator_report.h"
@@ -158,26 +155,21 @@ class TorchProfilerImpl : public session::Extension {
     for (const record::StepMark& s : ctx.steps)
       if (window.Contains(s.profiler_step))
         rec.steps.push_back({s.profiler_step, s.begin_ns, s.end_ns, s.tid});
+    if (!rec.steps.empty()) {
+      rec.from_ns = std::ranges::min(rec.steps, {}, &trace::InProcessStep::begin_ns).begin_ns;
+      rec.to_ns = std::ranges::max(rec.steps, {}, &trace::InProcessStep::end_ns).end_ns;
+    }
     return rec;
   }
 
-  // What analyze is asked for the recording: every step of it, on this thread.
-  static analysis::AnalyzeRequest AnalyzeRequest() {
-    analysis::AnalyzeRequest req;
-    req.steps = "all";
-    req.threads = 1;
-    return req;
-  }
-
   // The calls the operator table counts, by event of `m` (ReadInProcess(rec)): the operator
-  // calls that began in a recorded step, and the runtime calls inside a recorded step's span.
-  // Every call is in the model, so a call keeps its children whatever step they began in.
-  std::vector<bool> CountedCalls(const trace::InProcessRecording& rec,
-                                 const trace::TraceModel& m) const {
+  // and runtime calls that began in a recorded step. The model has every call that overlaps the
+  // recorded steps, so a call keeps its children whatever step they began in.
+  static std::vector<bool> CountedCalls(const trace::InProcessRecording& rec,
+                                        const trace::TraceModel& m) {
     std::vector<bool> counted(m.size(), false);
-    for (size_t k = 0; k < data->ops.size(); ++k)
-      counted[trace::FirstCallEvent(rec) + k] = window.Contains(data->ops[k].step);
-    for (size_t i = trace::FirstCallEvent(rec) + data->ops.size(); i < m.size(); ++i) {
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m.kind[i] == trace::EventKind::kUserAnnotation || trace::IsGpuKind(m.kind[i])) continue;
       const int64_t t = m.ts_ns[i] - rec.base_time_ns;
       counted[i] = std::ranges::any_of(rec.steps, [t](const trace::InProcessStep& s) {
         return t >= s.begin_ns && t < s.end_ns;
@@ -186,26 +178,22 @@ class TorchProfilerImpl : public session::Extension {
     return counted;
   }
 
-  // The operator section from the recording read as a model: its rows are PyTorch's
-  // key_averages() on the op tree `trainprof analyze` builds (analysis/key_averages.h); then,
-  // when the recording holds GPU activity, the sections analyze gives a trace of these steps
-  // (overview, GPU kernels, HTA's views...), computed by the same code.
+  // The recording read as a model gives the operator section (PyTorch's key_averages() on the
+  // op tree `trainprof analyze` builds) and the sections analyze gives a trace of these steps
+  // (memory; with GPU activity the overview, GPU kernels, HTA's views...), by the same code.
   void AddOperatorSections(session::FinishContext& ctx, report::Report& r) {
     const trace::InProcessRecording rec = Recording(ctx);
     std::vector<trace::TraceModel> models;
     models.push_back(trace::ReadInProcess(rec));
-    const trace::TraceModel& m = models[0];
-    const std::vector<bool> counted = CountedCalls(rec, m);
-    const std::vector<torchlib::OpRow> rows = torchlib::RowsOfKeyAverages(analysis::KeyAverages(
-        m, analysis::BuildOpTree(m), options.memory.group_by_input_shape, &counted));
-    torchlib::OperatorReportInput in{*data, window, options.memory,
+    const std::vector<bool> counted = CountedCalls(rec, models[0]);
+    torchlib::OperatorReportInput in{window, options.memory,
                                      static_cast<int64_t>(ctx.steps.size())};
-    in.rows = &rows;
-    torchlib::AddOperatorSection(in, r);
-    if (ctx.trace != nullptr) torchlib::AddOperatorTrace(in, *ctx.trace);
-    if (gpu.data() == nullptr) return;
-    const analysis::LoadedRun run = analysis::AnalyzeModels(std::move(models), AnalyzeRequest());
-    analysis::AdoptGpuSections(run, AnalyzeRequest(), ctx.run_dir, "in-process recording: ", r);
+    in.counted = &counted;
+    in.data = &*data;
+    const analysis::LoadedRun run =
+        analysis::AnalyzeModels(std::move(models), torchlib::RecordingRequest());
+    torchlib::AddRecordingSections(run, in, ctx.run_dir, "in-process recording: ", r);
+    if (ctx.trace != nullptr) torchlib::AddOperatorTrace(*data, window, *ctx.trace);
   }
 
   bool Claims(std::string_view key) const override {

@@ -325,18 +325,18 @@ LoadedRun AnalyzeModels(std::vector<trace::TraceModel> models, const AnalyzeRequ
   return l;
 }
 
-bool AdoptGpuSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
-                      const std::string& title_prefix, report::Report& into) {
-  const bool gpu = std::ranges::any_of(run.models, [](const trace::TraceModel& m) {
-    return std::ranges::any_of(m.kind, trace::IsGpuKind);
-  });
-  if (!gpu) return false;
-  report::AdoptSections(into, ReportOfLoaded(run, r, label),
-                        {.skip = {"recommendations", "data_quality"},
+bool AdoptTraceSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
+                        const std::string& title_prefix, report::Report& into) {
+  report::Report from = ReportOfLoaded(run, r, label);
+  std::erase_if(from.sections, [](const report::Section& s) { return !s.no_data.empty(); });
+  report::AdoptSections(into, std::move(from),
+                        {.skip = {"operator_view", "recommendations", "data_quality"},
                          .id_prefix = "trace_",
                          .title_prefix = title_prefix,
                          .diagnostics = false});
-  return true;
+  return std::ranges::any_of(run.models, [](const trace::TraceModel& m) {
+    return std::ranges::any_of(m.kind, trace::IsGpuKind);
+  });
 }
 
 report::Report ReportOfLoaded(const LoadedRun& run, const AnalyzeRequest& r,

@@ -166,13 +166,15 @@ StatusOr<report::Report> DiffRun(const RunInputs& a, const RunInputs& b, const A
 // analyses the models it reads; `files` are the models' paths.
 LoadedRun AnalyzeModels(std::vector<trace::TraceModel> models, const AnalyzeRequest& r);
 
-// The analyze sections of `run` (ReportOfLoaded) added to a front end's own report `into` (the
-// torch Session's torch.profiler trace, the C++ job's recording), when the run holds GPU work:
-// an id `into` has already prefixed "trace_", titles with `title_prefix`, without the
-// recommendations, the data quality and the diagnostics, which the front end's report has of its
-// own. False, and nothing added, without GPU work: the views would all be empty.
-bool AdoptGpuSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
-                      const std::string& title_prefix, report::Report& into);
+// The analyze sections of `run` (ReportOfLoaded) added to a torch report `into` (the torch
+// Session's torch.profiler trace or events, the C++ job's recording): an id `into` has already
+// prefixed "trace_", titles with `title_prefix`, without analyze's operator view (the torch
+// report's operator table is PyTorch's key_averages, operators/operator_report.h), the
+// recommendations, the data quality and the diagnostics, which the torch report has of its own,
+// and without the views that have nothing to show (the GPU views of a CPU-only run). True when
+// the run holds GPU work.
+bool AdoptTraceSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
+                        const std::string& title_prefix, report::Report& into);
 
 // The analyze report of a loaded run, as `trainprof analyze` builds it from the same models and
 // request; `label` names the input in its header. For the front ends that keep the models (run

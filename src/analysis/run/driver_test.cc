@@ -127,7 +127,7 @@ TEST(Driver, NothingToAnalyseIsAnErrorNamingTheRun) {
 
 // The C++ job's recording (trace/inprocess/): one step in which aten::addmm launches a 300 ns
 // kernel. Its analyze sections join the job's report, with the figures
-// analyze gives; a recording without GPU work adds nothing.
+// analyze gives but its operator view; a recording without GPU work has no GPU views.
 TEST(Driver, AnInProcessRecordingGetsAnalyzesSections) {
   torchlib::OpData ops;
   ops.names = {"aten::addmm"};
@@ -150,20 +150,23 @@ TEST(Driver, AnInProcessRecordingGetsAnalyzesSections) {
   const LoadedRun run = AnalyzeModels(std::move(models), req);
   EXPECT_EQ(run.files, std::vector<std::string>{"job"});
   report::Report r;
-  ASSERT_TRUE(AdoptGpuSections(run, req, "job", "in-process recording: ", r));
-  const report::Table* t = r.FindTable("operator_view", "operator_view");
+  ASSERT_TRUE(AdoptTraceSections(run, req, "job", "in-process recording: ", r));
+  const report::Section* gpu = r.FindSection("gpu");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_TRUE(gpu->title.starts_with("in-process recording: "));
+  const report::Table* t = r.FindTable("kernel_view", "kernel_view");
   ASSERT_NE(t, nullptr);
   ASSERT_EQ(t->rows.size(), 1u);
-  const report::Value& self = t->rows[0][static_cast<size_t>(t->ColumnIndex("device_self_s"))];
-  EXPECT_DOUBLE_EQ(std::get<double>(self), 300e-9);
+  // The torch report's operator table is its own (key_averages): analyze's is left out.
+  EXPECT_EQ(r.FindSection("operator_view"), nullptr);
   EXPECT_EQ(r.FindSection("recommendations"), nullptr);
 
   rec.gpu = nullptr;
   std::vector<trace::TraceModel> cpu;
   cpu.push_back(trace::ReadInProcess(rec));
   report::Report none;
-  EXPECT_FALSE(AdoptGpuSections(AnalyzeModels(std::move(cpu), req), req, "job", "", none));
-  EXPECT_TRUE(none.sections.empty());
+  EXPECT_FALSE(AdoptTraceSections(AnalyzeModels(std::move(cpu), req), req, "job", "", none));
+  EXPECT_EQ(none.FindSection("gpu"), nullptr);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analyze.h"
+#include "analysis/rank_summary.h"
 #include "analysis/ranks/critical_path_report.h"
 #include "analysis/ranks/cross_rank_path.h"
 #include "analysis/ranks/distributed.h"

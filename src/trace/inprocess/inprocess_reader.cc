@@ -35,6 +35,8 @@ class InProcessBuilder {
 
  private:
   int64_t Unix(int64_t t_ns) const { return r_.base_time_ns + t_ns; }
+  bool Overlaps(int64_t begin, int64_t end) const { return begin < r_.to_ns && end > r_.from_ns; }
+  bool Inside(int64_t t) const { return t >= r_.from_ns && t < r_.to_ns; }
 
   uint32_t HostTrack(int64_t tid) { return m_.FindOrAddTrack({r_.pid, tid, -1, -1}); }
 
@@ -48,6 +50,7 @@ class InProcessBuilder {
   void AddOps(const torchlib::OpData& d) {
     m_.ReserveEvents(m_.size() + d.ops.size());
     for (const torchlib::OpEvent& e : d.ops) {
+      if (!Overlaps(e.begin_ns, e.begin_ns + std::max<int64_t>(e.dur_ns, 1))) continue;
       const size_t i =
           m_.Add(EventKind::kCpuOp, d.names[e.name], Unix(e.begin_ns), e.dur_ns, HostTrack(e.tid));
       if (e.id != 0) m_.external_id.Set(i, static_cast<int64_t>(e.id));
@@ -57,7 +60,8 @@ class InProcessBuilder {
         m_.AddInputs(static_cast<uint32_t>(i), in);
       }
     }
-    for (const torchlib::MemEvent& e : d.mem) AddMemory(e);
+    for (const torchlib::MemEvent& e : d.mem)
+      if (Inside(e.t_ns)) AddMemory(e);
   }
 
   // A [memory] event as Kineto writes one: Device Type, Device Id (-1 for the CPU), Bytes,
@@ -86,12 +90,15 @@ class InProcessBuilder {
     };
     m_.ReserveEvents(m_.size() + a.api.size() + a.device.size());
     for (const gpu::ApiCall& c : a.api) {
+      if (!Overlaps(c.begin_ns, std::max(c.end_ns, c.begin_ns + 1))) continue;
       const EventKind k = c.driver ? EventKind::kDriver : EventKind::kRuntime;
       tie(m_.Add(k, a.names[c.name], Unix(c.begin_ns), c.end_ns - c.begin_ns, HostTrack(c.tid)),
           c.correlation);
     }
     for (const gpu::DeviceActivity& d : a.device) {
-      if (d.kind == gpu::ActivityKind::kSync) continue;
+      if (d.kind == gpu::ActivityKind::kSync ||
+          !Overlaps(d.begin_ns, std::max(d.end_ns, d.begin_ns + 1)))
+        continue;
       const size_t i =
           m_.Add(KindOf(d.kind), a.names[d.name], Unix(d.begin_ns), d.end_ns - d.begin_ns,
                  m_.FindOrAddTrack({d.device, d.stream, d.device, d.stream}));

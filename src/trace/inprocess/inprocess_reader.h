@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -34,17 +35,17 @@ struct InProcessRecording {
   const torchlib::OpData* ops = nullptr;   // times in ns since t0; may be null
   const gpu::ActivityData* gpu = nullptr;  // times in ns since t0; may be null
   std::vector<InProcessStep> steps;        // the recorded steps
+  // The span kept, in ns since t0: the calls that overlap it, the allocator reports and GPU work
+  // inside it (the observer also records the schedule's warm-up steps, which reports leave out).
+  int64_t from_ns = INT64_MIN, to_ns = INT64_MAX;
 };
 
 // The recording as a model: each step a ProfilerStep#N user annotation, each operator call a
 // cpu_op (with its input shapes as Input Dims and its call id as External id), each allocator
 // report a [memory] event on its thread, each runtime or driver call and each kernel, copy and
 // memset on the host thread or device stream that ran it, tied by correlation id. Times become
-// Unix ns. Synchronization records are not work and are left out, as Kineto leaves them.
+// Unix ns; only what lies in [r.from_ns, r.to_ns). Synchronization records are not work and are
+// left out, as Kineto leaves them.
 TraceModel ReadInProcess(const InProcessRecording& r);
-
-// The model's events come in this order: the steps, the operator calls in r.ops' order, then
-// the runtime calls and the device work. The index of r.ops->ops[0]'s event:
-inline size_t FirstCallEvent(const InProcessRecording& r) { return r.steps.size(); }
 
 }  // namespace trainprof::trace

@@ -134,5 +134,21 @@ TEST(InProcessReader, WithoutARankTheLabelOrTheDefaultNamesIt) {
   EXPECT_TRUE(m.devices.empty());
 }
 
+// Only the span asked for: [250, 880) keeps every call (each overlaps it), the launch, the kernel
+// and both allocator reports; [820, 880) keeps aten::linear (to 900) and the free at 850 only.
+TEST(InProcessReader, OnlyWhatOverlapsTheSpan) {
+  Recording r;
+  r.rec.from_ns = 250, r.rec.to_ns = 880;
+  TraceModel m = ReadInProcess(r.rec);
+  EXPECT_EQ(m.size(), 5u);  // the step, both operators, the launch and the kernel
+  ASSERT_EQ(m.memory_events.size(), 2u);
+  r.rec.from_ns = 820;
+  m = ReadInProcess(r.rec);
+  EXPECT_EQ(m.size(), 2u);  // the step and aten::linear
+  Find(m, "aten::linear");
+  ASSERT_EQ(m.memory_events.size(), 1u);
+  EXPECT_EQ(m.memory_events[0].bytes, -4096);
+}
+
 }  // namespace
 }  // namespace trainprof::trace

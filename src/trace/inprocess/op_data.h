@@ -1,5 +1,5 @@
 // What the LibTorch operator observer (src/torch/op_observer.h) records, as plain data: the
-// operator calls, with their shapes and the bytes they allocated, and the allocator's reports.
+// operator calls, with their shapes, and the allocator's reports (each naming the innermost call).
 // No LibTorch types, so the in-process reader (inprocess_reader.h) and the statistics
 // (operators/) are tested on hand-made events.
 #pragma once
@@ -24,17 +24,6 @@ struct OpEvent {
   uint32_t shapes = 0;    // index into OpData::shapes; 0 = not recorded ("")
   uint32_t depth = 0;     // 0 = called outside any other observed operator
   bool backward = false;  // run by the autograd engine (RecordScope::BACKWARD_FUNCTION)
-  // Bytes allocated and freed while this call was the innermost operator, per device class.
-  int64_t self_alloc[kDeviceClasses] = {0, 0};
-  int64_t self_freed[kDeviceClasses] = {0, 0};
-  // Net bytes (allocated - freed) including the operators called inside it.
-  int64_t total_net[kDeviceClasses] = {0, 0};
-  // GPU time of the kernels this call launched itself (PyTorch's "Self CUDA"), and with those
-  // of the operators called inside it ("CUDA total"), as the Python Session's torch.profiler
-  // events give them; 0 from the LibTorch observer (the C++ job's table takes them from the op
-  // tree of its recording: analysis/key_averages.h).
-  int64_t self_device_ns = 0;
-  int64_t device_ns = 0;
   // The call's id as pushed to a GPU collector as its external correlation id (the
   // RecordFunction handle); 0 when none was pushed.
   uint64_t id = 0;
