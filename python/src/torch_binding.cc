@@ -149,6 +149,7 @@ class TorchCollector : public session::Extension {
     TRAINPROF_ASSIGN_OR_RETURN(const analysis::LoadedRun run,
                                analysis::LoadRun(files, torchlib::RecordingRequest(), {}));
     in.notes.push_back(fmt::format("From the torch.profiler trace {}.", trace_));
+    in.annotation_rows = true;  // record_function ranges and ProfilerStep*, as torch's table
     if (!torchlib::AddRecordingSections(run, in, trace_, "torch.profiler trace: ", ctx.report)) {
       ctx.report.diagnostics.push_back(
           {report::DiagnosticId::kTorchTraceWithoutGpu, 1,
@@ -165,9 +166,11 @@ class TorchCollector : public session::Extension {
     std::vector<trace::TraceModel> models;
     models.push_back(trace::ReadInProcess({.label = ctx.run_dir, .ops = &data}));
     in.notes.push_back(
-        "From torch.profiler's events (torch without Kineto): times as it measured them; torch "
-        "gives each operator's net bytes only (allocated minus freed while it ran), so the "
-        "memory section's curve moves once per operator, from 0 at the first recorded call.");
+        "From torch.profiler's events (torch without Kineto, whose trace has neither shapes nor "
+        "memory): times as it measured them, in whole microseconds; memory columns are net "
+        "bytes (allocated minus freed while each operator ran), which is all torch gives, so "
+        "there is no memory view of live blocks.");
+    in.memory_view = false;
     const analysis::LoadedRun run =
         analysis::AnalyzeModels(std::move(models), torchlib::RecordingRequest());
     torchlib::AddRecordingSections(run, in, ctx.run_dir, "torch.profiler events: ", ctx.report);

@@ -351,6 +351,10 @@ def test_a_cuda_trace_adds_analyzes_sections_and_a_cpu_trace_says_why_not() -> N
         if gpu_trace:
             assert ids["gpu"].startswith("torch.profiler trace: GPU summary")
             assert "overview" in ids and "hta" in ids and "recommendations" not in ids
+            # One operator table: torch's, with its ProfilerStep* row; not analyze's own view.
+            assert "operator_view" not in ids
+            ops = rows_by(report, "operators", "operators", "name")
+            assert ops["ProfilerStep*"]["calls"] == 1 and "cudaLaunchKernel" in ops
         else:
             assert "gpu" not in ids
             assert "no GPU activity" in diagnostics(report)["torch_trace_without_gpu"]

@@ -13,8 +13,9 @@ using trace::EventKind;
 // A row of the table: an operator call, or a runtime or driver call (torch.profiler lists
 // cudaLaunchKernel and the like as rows of their own; the op tree takes their time out of the
 // operator around them).
-bool IsRow(EventKind k) {
-  return k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver;
+bool IsRow(EventKind k, bool annotations) {
+  return k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver ||
+         (annotations && k == EventKind::kUserAnnotation);
 }
 
 // The calls of every "ProfilerStep#N" (a cpu_op in torch's legacy profiler) are one row,
@@ -78,14 +79,14 @@ void Add(KeyAverage& r, const trace::TraceModel& m, size_t i, const OpTree& t, i
 }  // namespace
 
 std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes,
-                                    const std::vector<bool>* counted) {
+                                    const std::vector<bool>* counted, bool annotations) {
   const std::vector<int32_t> node = NodeOfEvent(m, t);
   const std::vector<CallMemory> memory = MemoryByNode(m, t, node);
   std::vector<KeyAverage> rows;
   std::unordered_map<uint64_t, size_t> index;  // (name << 32 | Input Dims) -> row
   const std::vector<bool> step = StepNames(m);
   for (size_t i = 0; i < m.size(); ++i) {
-    if (!IsRow(m.kind[i]) || (counted != nullptr && !(*counted)[i])) continue;
+    if (!IsRow(m.kind[i], annotations) || (counted != nullptr && !(*counted)[i])) continue;
     const trace::OpInputs* in = by_shapes ? m.InputsOf(i) : nullptr;
     const uint32_t dims = in != nullptr ? in->dims : trace::kNoName;
     const uint32_t name = step[m.name[i]] ? kStepRow : m.name[i];
@@ -94,7 +95,8 @@ std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t,
       rows.push_back({.name = name == kStepRow ? "ProfilerStep*" : m.name_of(i),
                       .shapes = dims != trace::kNoName ? m.names[dims] : std::string()});
     }
-    const int32_t k = m.kind[i] == EventKind::kCpuOp ? node[i] : -1;
+    const int32_t k =
+        m.kind[i] == EventKind::kRuntime || m.kind[i] == EventKind::kDriver ? -1 : node[i];
     Add(rows[it->second], m, i, t, k, memory);
   }
   return rows;

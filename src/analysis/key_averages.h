@@ -32,13 +32,16 @@ struct KeyAverage {
   int64_t self_alloc[2] = {0, 0}, self_freed[2] = {0, 0}, total_net[2] = {0, 0};
 };
 
-// One row per name of a cpu_op, runtime or driver call (and "Input Dims" with `by_shapes`), in
-// the order of each row's first call in the model, as torch.profiler's table lists them: the op
-// tree takes a runtime call's time out of the operator around it, and its own row shows it (the
-// calls of every "ProfilerStep#N" cpu_op are one row, "ProfilerStep*", as torch names them). The
-// calls are those `counted` marks (by event index; null: all). No call is merged into its
-// parent (torch's EventList dedup is the TensorBoard views', MergedIntoParent).
+// One row per name of a cpu_op, runtime or driver call, and with `annotations` of a host user
+// annotation (record_function ranges and the ProfilerSteps, which torch.profiler's own table
+// lists; they have times, not memory), and "Input Dims" with `by_shapes`, in the order of each
+// row's first call in the model, as torch.profiler's table lists them: the op tree takes a
+// runtime call's time out of the operator around it, and its own row shows it (the calls of
+// every "ProfilerStep#N" are one row, "ProfilerStep*", as torch names them). The calls are
+// those `counted` marks (by event index; null: all). No call is merged into its parent (torch's
+// EventList dedup is the TensorBoard views', MergedIntoParent).
 std::vector<KeyAverage> KeyAverages(const trace::TraceModel& m, const OpTree& t, bool by_shapes,
-                                    const std::vector<bool>* counted = nullptr);
+                                    const std::vector<bool>* counted = nullptr,
+                                    bool annotations = false);
 
 }  // namespace trainprof::analysis

@@ -168,5 +168,24 @@ TEST(KeyAverages, TorchsLegacyEventsGiveBackTheirOwnFigures) {
   EXPECT_EQ(rows["aten::addmm"].self_ns, 2 * 89);  // it began with linear: 1 ns later
 }
 
+// A Kineto trace's ProfilerStep#N and record_function ranges are user annotations: rows only
+// when asked (torch.profiler's table lists them), the steps as one "ProfilerStep*" row.
+TEST(KeyAverages, AnnotationsAreRowsWhenAsked) {
+  torchlib::OpData ops;
+  ops.names = {"aten::mm"};
+  ops.ops = {Call(0, 7, 100, 400), Call(0, 7, 1100, 1300)};
+  const trace::TraceModel m = trace::ReadInProcess(
+      {.label = "job", .ops = &ops, .steps = {{3, 0, 1000, 7}, {4, 1000, 2000, 7}}});
+  const OpTree t = BuildOpTree(m);
+  EXPECT_EQ(KeyAverages(m, t, false).size(), 1u);
+  const std::vector<KeyAverage> rows = KeyAverages(m, t, false, nullptr, /*annotations=*/true);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "ProfilerStep*");
+  EXPECT_EQ(rows[0].calls, 2);
+  EXPECT_EQ(rows[0].total_ns, 2000);
+  EXPECT_EQ(rows[0].self_ns, 2000 - 300 - 200);
+  EXPECT_EQ(rows[1].name, "aten::mm");
+}
+
 }  // namespace
 }  // namespace trainprof::analysis

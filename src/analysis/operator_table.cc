@@ -111,7 +111,8 @@ bool HasGpuMemory(const trace::TraceModel& m) {
 
 void AddOperatorTables(const trace::TraceModel& m, const std::vector<bool>* counted,
                        const OperatorTableOptions& o, report::Section& s) {
-  std::vector<KeyAverage> rows = KeyAverages(m, BuildOpTree(m), o.by_shapes, counted);
+  std::vector<KeyAverage> rows =
+      KeyAverages(m, BuildOpTree(m), o.by_shapes, counted, o.annotation_rows);
   const SortValue value = SortValueOf(o.sort_by);
   std::ranges::stable_sort(rows, [&](const KeyAverage& a, const KeyAverage& b) {
     const double va = value(a), vb = value(b);

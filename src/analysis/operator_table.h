@@ -22,6 +22,9 @@ struct OperatorTableOptions {
   int64_t row_limit = 100;                 // rows of "operators_top"; "operators" has all
   bool gross_memory = true;  // CSV-only columns of the bytes allocated and freed themselves
   bool cuda_memory = false;  // the CUDA Mem columns even without a GPU [memory] event
+  // Rows for the host user annotations too (record_function, ProfilerStep#N): a Kineto trace's,
+  // as torch.profiler's table has them; not the steps an in-process recording adds.
+  bool annotation_rows = false;
 };
 
 // Adds to `s` the metrics self_cpu_time_total_s, self_cuda_time_total_s (with device time) and

@@ -93,7 +93,7 @@ void AddOperatorSection(const trace::TraceModel& m, const OperatorReportInput& i
       report.AddSection("operators", "Operator table (torch.profiler's key_averages)");
   s.notes.push_back(fmt::format(
       "Recorded {} (memory.warmup = {}, memory.steps = {}); CPU times of the calling threads, "
-      "as PyTorch's profiler measures them. The memory of these steps is in the memory section.",
+      "as PyTorch's profiler measures them.",
       StepsText(in.steps), o.warmup, o.steps));
   s.notes.insert(s.notes.end(), in.notes.begin(), in.notes.end());
   AddScheduleDiagnostic(in, report);
@@ -103,7 +103,8 @@ void AddOperatorSection(const trace::TraceModel& m, const OperatorReportInput& i
                                .sort_by = o.sort_by,
                                .row_limit = o.row_limit,
                                .gross_memory = in.gross_memory,
-                               .cuda_memory = in.cuda_memory},
+                               .cuda_memory = in.cuda_memory,
+                               .annotation_rows = in.annotation_rows},
                               s);
   if (in.data == nullptr) return;
   AddActivationTable(*in.data, in.steps, s);
@@ -122,7 +123,19 @@ bool AddRecordingSections(const analysis::LoadedRun& run, const OperatorReportIn
                           report::Report& report) {
   if (run.models.empty()) return false;
   AddOperatorSection(run.models[0], in, report);
-  return analysis::AdoptTraceSections(run, RecordingRequest(), label, title_prefix, report);
+  const size_t ops = report.sections.size() - 1;
+  std::vector<std::string> skip;
+  if (!in.memory_view) skip.push_back("memory");
+  const bool gpu =
+      analysis::AdoptTraceSections(run, RecordingRequest(), label, title_prefix, report, skip);
+  for (size_t i = ops + 1; i < report.sections.size(); ++i) {
+    const std::string& id = report.sections[i].id;
+    if (id == "memory" || id == "trace_memory") {
+      report.sections[ops].notes.push_back(
+          fmt::format("The memory of these steps: the {} section.", id));
+    }
+  }
+  return gpu;
 }
 
 void AddOperatorTrace(const OpData& d, StepRange steps, session::TraceInput& trace) {

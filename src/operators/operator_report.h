@@ -33,8 +33,12 @@ struct OperatorReportInput {
   const std::vector<bool>* counted = nullptr;
   // The observer's recording (the C++ job): dropped events, too deep calls, activation memory.
   const OpData* data = nullptr;
-  bool gross_memory = true;        // the calls carry gross bytes allocated and freed (CSV columns)
-  bool cuda_memory = false;        // show the CUDA Mem columns even without CUDA allocator events
+  bool gross_memory = true;      // the calls carry gross bytes allocated and freed (CSV columns)
+  bool cuda_memory = false;      // show the CUDA Mem columns even without CUDA allocator events
+  bool annotation_rows = false;  // record_function ranges are rows (a Kineto trace's, as torch's)
+  // The model's [memory] events are allocations and frees with addresses: the memory view of
+  // them joins the report. False for torch's net bytes per call (no pairs, so no live blocks).
+  bool memory_view = true;
   std::vector<std::string> notes;  // said under the section's first note
 };
 

@@ -18,9 +18,10 @@
 //    "diagnostics": [{"severity": "warning", "name": ..., "count": 3, "message": ...}]}
 // Empty values are null; dotted meta and config keys are nested objects. Version 2 (the layout is
 // version 1's, and version 1 files are read): the torch reports' "operators" section is PyTorch's
-// key_averages table alone; its memory tables (peak_allocated_* metrics, memory_at_peak,
-// memory_timeline, memory_events) are the "memory" section's, analyze's Memory view of the same
-// recording (memory_peaks, memory_live_at_peak, memory_curve_r0_*).
+// key_averages table (with activation_memory and memory_events, which only the C++ job's
+// observer knows); its other memory tables (peak_allocated_* metrics, memory_at_peak,
+// memory_timeline) are the "memory" section's, analyze's Memory view of the same recording
+// (memory_peaks, memory_live_at_peak, memory_curve_r0_*).
 #pragma once
 
 #include <string>

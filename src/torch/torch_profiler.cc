@@ -163,17 +163,16 @@ class TorchProfilerImpl : public session::Extension {
   }
 
   // The calls the operator table counts, by event of `m` (ReadInProcess(rec)): the operator
-  // and runtime calls that began in a recorded step. The model has every call that overlaps the
-  // recorded steps, so a call keeps its children whatever step they began in.
+  // and runtime calls that began in the recorded steps' span (between two steps too). The model
+  // has every call that overlaps it, so a call keeps its children whatever step they began in.
   static std::vector<bool> CountedCalls(const trace::InProcessRecording& rec,
                                         const trace::TraceModel& m) {
     std::vector<bool> counted(m.size(), false);
+    if (rec.steps.empty()) return counted;
     for (size_t i = 0; i < m.size(); ++i) {
       if (m.kind[i] == trace::EventKind::kUserAnnotation || trace::IsGpuKind(m.kind[i])) continue;
       const int64_t t = m.ts_ns[i] - rec.base_time_ns;
-      counted[i] = std::ranges::any_of(rec.steps, [t](const trace::InProcessStep& s) {
-        return t >= s.begin_ns && t < s.end_ns;
-      });
+      counted[i] = t >= rec.from_ns && t < rec.to_ns;
     }
     return counted;
   }

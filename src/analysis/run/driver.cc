@@ -326,11 +326,14 @@ LoadedRun AnalyzeModels(std::vector<trace::TraceModel> models, const AnalyzeRequ
 }
 
 bool AdoptTraceSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
-                        const std::string& title_prefix, report::Report& into) {
+                        const std::string& title_prefix, report::Report& into,
+                        const std::vector<std::string>& also_skip) {
   report::Report from = ReportOfLoaded(run, r, label);
   std::erase_if(from.sections, [](const report::Section& s) { return !s.no_data.empty(); });
+  std::vector<std::string> skip = {"operator_view", "recommendations", "data_quality"};
+  skip.insert(skip.end(), also_skip.begin(), also_skip.end());
   report::AdoptSections(into, std::move(from),
-                        {.skip = {"operator_view", "recommendations", "data_quality"},
+                        {.skip = std::move(skip),
                          .id_prefix = "trace_",
                          .title_prefix = title_prefix,
                          .diagnostics = false});

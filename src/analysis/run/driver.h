@@ -171,10 +171,11 @@ LoadedRun AnalyzeModels(std::vector<trace::TraceModel> models, const AnalyzeRequ
 // prefixed "trace_", titles with `title_prefix`, without analyze's operator view (the torch
 // report's operator table is PyTorch's key_averages, operators/operator_report.h), the
 // recommendations, the data quality and the diagnostics, which the torch report has of its own,
-// and without the views that have nothing to show (the GPU views of a CPU-only run). True when
-// the run holds GPU work.
+// and without the views that have nothing to show (the GPU views of a CPU-only run) or that
+// `also_skip` names. True when the run holds GPU work.
 bool AdoptTraceSections(const LoadedRun& run, const AnalyzeRequest& r, const std::string& label,
-                        const std::string& title_prefix, report::Report& into);
+                        const std::string& title_prefix, report::Report& into,
+                        const std::vector<std::string>& also_skip = {});
 
 // The analyze report of a loaded run, as `trainprof analyze` builds it from the same models and
 // request; `label` names the input in its header. For the front ends that keep the models (run

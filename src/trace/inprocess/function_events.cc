@@ -89,9 +89,11 @@ Tree NestByTime(const std::vector<FunctionEvent>& calls) {
   Tree t{std::vector<std::vector<size_t>>(calls.size()), {}, std::vector<uint32_t>(calls.size())};
   std::vector<size_t> open;
   for (size_t c : order) {
-    while (!open.empty() &&
-           (calls[open.back()].tid != calls[c].tid || !Inside(calls[c], calls[open.back()])))
-      open.pop_back();
+    // Close the outermost open call the new one is not inside, and every call within it.
+    auto closed = std::ranges::find_if(open, [&](size_t o) {
+      return calls[o].tid != calls[c].tid || !Inside(calls[c], calls[o]);
+    });
+    open.erase(closed, open.end());
     (open.empty() ? t.roots : t.children[open.back()]).push_back(c);
     t.depth[c] = static_cast<uint32_t>(open.size());
     open.push_back(c);

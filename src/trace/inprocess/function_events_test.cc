@@ -105,6 +105,17 @@ TEST(FunctionEvents, ACalleeEndingAfterItsCallerStaysInside) {
   EXPECT_EQ(d->ops[2].begin_ns, 4503002);
 }
 
+// A callee that ended 1 µs after its caller is closed with it: the next call after the caller
+// is their sibling, not the callee's.
+TEST(FunctionEvents, ACallAfterItsCallerIsNotInsideItsLateCallee) {
+  StatusOr<OpData> d = OpDataOfFunctionEvents(
+      {Call("a", 0, 10000), Call("b", 5000, 11000), Call("c", 10000, 15000)}, 0);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->ops[1].depth, 1u);
+  EXPECT_EQ(d->ops[2].depth, 0u);
+  EXPECT_EQ(d->ops[0].dur_ns, 11001);  // a ends 1 ns after b
+}
+
 TEST(FunctionEvents, ACallEndingBeforeItBeginsIsAnErrorNamingIt) {
   StatusOr<OpData> d = OpDataOfFunctionEvents({Call("aten::mm", 10, 0)}, 0);
   ASSERT_FALSE(d.ok());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "trace/model_finish.h"
 
@@ -89,16 +90,20 @@ class InProcessBuilder {
         m_.external_id.Set(i, static_cast<int64_t>(it->second));
     };
     m_.ReserveEvents(m_.size() + a.api.size() + a.device.size());
+    std::unordered_set<uint32_t> launched;  // correlation ids of the runtime calls kept
     for (const gpu::ApiCall& c : a.api) {
       if (!Overlaps(c.begin_ns, std::max(c.end_ns, c.begin_ns + 1))) continue;
       const EventKind k = c.driver ? EventKind::kDriver : EventKind::kRuntime;
       tie(m_.Add(k, a.names[c.name], Unix(c.begin_ns), c.end_ns - c.begin_ns, HostTrack(c.tid)),
           c.correlation);
+      if (c.correlation != 0) launched.insert(c.correlation);
     }
     for (const gpu::DeviceActivity& d : a.device) {
-      if (d.kind == gpu::ActivityKind::kSync ||
-          !Overlaps(d.begin_ns, std::max(d.end_ns, d.begin_ns + 1)))
-        continue;
+      // The GPU runs behind the host: device work goes with its launch, kept or not.
+      const bool kept = d.correlation != 0
+                            ? launched.contains(d.correlation)
+                            : Overlaps(d.begin_ns, std::max(d.end_ns, d.begin_ns + 1));
+      if (d.kind == gpu::ActivityKind::kSync || !kept) continue;
       const size_t i =
           m_.Add(KindOf(d.kind), a.names[d.name], Unix(d.begin_ns), d.end_ns - d.begin_ns,
                  m_.FindOrAddTrack({d.device, d.stream, d.device, d.stream}));

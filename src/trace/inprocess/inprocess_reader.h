@@ -35,8 +35,9 @@ struct InProcessRecording {
   const torchlib::OpData* ops = nullptr;   // times in ns since t0; may be null
   const gpu::ActivityData* gpu = nullptr;  // times in ns since t0; may be null
   std::vector<InProcessStep> steps;        // the recorded steps
-  // The span kept, in ns since t0: the calls that overlap it, the allocator reports and GPU work
-  // inside it (the observer also records the schedule's warm-up steps, which reports leave out).
+  // The span kept, in ns since t0: the calls that overlap it, the allocator reports inside it,
+  // and the device work those calls launched (or, with no launch, that overlaps it), wherever
+  // it ran (the observer also records the schedule's warm-up steps, which reports leave out).
   int64_t from_ns = INT64_MIN, to_ns = INT64_MAX;
 };
 

@@ -150,5 +150,19 @@ TEST(InProcessReader, OnlyWhatOverlapsTheSpan) {
   EXPECT_EQ(m.memory_events[0].bytes, -4096);
 }
 
+// The GPU runs behind the host: a kernel goes with its launch. [250, 380) keeps the launch at
+// 300 and so its kernel at [400, 700); [360, 880) drops the launch and so the kernel too.
+TEST(InProcessReader, DeviceWorkGoesWithItsLaunch) {
+  Recording r;
+  r.rec.from_ns = 250, r.rec.to_ns = 380;
+  TraceModel m = ReadInProcess(r.rec);
+  Find(m, "cudaLaunchKernel");
+  Find(m, "gemm_kernel");
+  r.rec.from_ns = 360, r.rec.to_ns = 880;
+  m = ReadInProcess(r.rec);
+  EXPECT_EQ(m.size(), 3u);  // the step and the two operators
+  for (size_t i = 0; i < m.size(); ++i) EXPECT_NE(m.name_of(i), "gemm_kernel");
+}
+
 }  // namespace
 }  // namespace trainprof::trace
