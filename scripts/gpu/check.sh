@@ -139,10 +139,15 @@ for s in r["sections"]:
             print("  ", t["id"], [c["key"] for c in t["columns"]][:14], len(t.get("rows", [])), "rows")
 print("diagnostics:", [(d["name"], d["message"][:160]) for d in r.get("diagnostics", [])])
 # analyze's views of the in-process recording (trace/inprocess/): compare with cpp-analyze.txt
-print("in-process analyze sections:", [s["id"] for s in r["sections"] if s["id"].startswith("trace_")])
-for s in r["sections"]:
-    if s["id"] in ("trace_overview", "trace_kernels"):
+views = [s for s in r["sections"] if s["title"].startswith("in-process recording: ")]
+print("in-process analyze sections:", [s["id"] for s in views])
+for s in views:
+    if s["id"] in ("overview", "trace_overview", "gpu", "memory", "trace_memory"):
         print(s["id"], {k: m.get("value") for k, m in s.get("metrics", {}).items()})
+ops = next(s for s in r["sections"] if s["id"] == "operators")
+rows = next(t for t in ops["tables"] if t["id"] == "operators")["rows"]
+print("operators with Self CUDA > 0:", sum(1 for x in rows if (x.get("self_cuda_s") or 0) > 0),
+      "of", len(rows))
 PY
   "$T" analyze "$dir/memory_snapshot.pickle" -o "$RES/cpp-snapshot" --db off \
     >"$RES/cpp-snapshot.txt" 2>&1
