@@ -8,6 +8,7 @@
 
 #include "analysis/key_averages.h"
 #include "analysis/op_tree.h"
+#include "analysis/units.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -18,7 +19,6 @@ using report::Value;
 
 constexpr int kCpu = 0, kGpu = 1;
 
-double Seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 int64_t SelfNet(const KeyAverage& r, int d) { return r.self_alloc[d] - r.self_freed[d]; }
 
 // torch's table(sort_by=...) keys; largest first.
