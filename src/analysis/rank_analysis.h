@@ -3,6 +3,7 @@
 // summaries read it without reaching back up to analyze.h, which runs the analyses.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,17 @@ struct AnalyzeOptions {
   FlopsOptions flops;                    // --peak-tflops
 };
 
+class DetailStore;
+
+// Where a rank's detail (ranks/detail_store.h) waits while it is out of its analysis, and how
+// long the lists that went held.
+struct SpilledDetail {
+  std::shared_ptr<DetailStore> store;              // null: the detail is in the analysis
+  int64_t at = 0, bytes = 0;                       // its record in the store's scratch file
+  std::vector<int64_t> curve_points, role_points;  // per memory device
+  int64_t shape_rows = 0, stack_rows = 0;
+};
+
 struct RankAnalysis {
   StepsResult steps;
   Overview overview;
@@ -67,6 +79,9 @@ struct RankAnalysis {
   std::vector<StepMarks> step_marks;           // one per step of `steps` (cross_rank_path.h)
   std::vector<Candidate> candidates;           // this rank's recommendation candidates
   std::vector<CpWindow> critical_paths;        // with --critical-path
+  // Many ranks: the detail only per-rank CSV rows read, held in a scratch file until they are
+  // written (ranks/detail_store.h). Not in the summary file.
+  SpilledDetail spilled;
 };
 
 // Thresholds of the recommendations (docs/trace-analysis.md).

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "analysis/rank_summary.h"
+#include "analysis/ranks/detail_store.h"
 #include "trace/input_kind.h"
 
 namespace trainprof::analysis {
@@ -298,6 +299,7 @@ class Decoder {
 }  // namespace
 
 std::string EncodeSummary(const RankSummary& s) {
+  DetailHold hold(s.analysis);  // a spilled summary is written whole
   Encoder e;
   e.out = kMagic;
   e(kSummaryVersion, s);
@@ -337,6 +339,43 @@ StatusOr<RankSummary> DecodeSummary(std::string_view bytes) {
   if (!CommNamesInRange(s.analysis))
     return InvalidArgument("rank summary corrupt: a communication kernel's name is out of range");
   return s;
+}
+
+namespace {
+
+// What of an analysis ranks/detail_store.h moves out: only per-rank CSV rows read it.
+template <class A>
+void DetailFields(A& a, RankAnalysis& r) {
+  a(r.memory.allocations, r.memory.operators, r.memory.op_names, r.operator_kernels,
+    r.hta.top_kernels, r.idle.largest, r.operators_by_shape, r.operators_by_stack);
+  for (DeviceMemory& d : r.memory.devices) a(d.curve, d.live_at_peak, d.role_timeline);
+}
+
+// Lets each list go, its memory too.
+struct Freer {
+  template <class... T>
+  void operator()(T&... v) {
+    ((v = T()), ...);
+  }
+};
+
+}  // namespace
+
+std::string EncodeDetail(const RankAnalysis& a) {
+  Encoder e;
+  DetailFields(e, const_cast<RankAnalysis&>(a));  // an Encoder only reads
+  return std::move(e.out);
+}
+
+bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {
+  Decoder d(bytes);
+  DetailFields(d, a);
+  return !d.bad() && d.left() == 0;
+}
+
+void FreeDetail(RankAnalysis& a) {
+  Freer f;
+  DetailFields(f, a);
 }
 
 std::string EncodeOptions(const AnalyzeOptions& o) {

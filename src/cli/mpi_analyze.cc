@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "analysis/rank_summary.h"
+#include "analysis/ranks/detail_store.h"
+#include "analysis/sections/sections.h"
 #include "base/bytes.h"
 #include "cli/analyze_run.h"
 #include "trace/file_shares.h"
@@ -104,7 +106,9 @@ class Spill {
 };
 
 // Decodes one process's packed results into their places in `out` (the run's file order).
-void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out) {
+// With many ranks each summary's per-rank detail goes to `detail` (ranks/detail_store.h).
+void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out,
+                const std::shared_ptr<analysis::DetailStore>& detail) {
   base::ByteReader r{all};
   while (!r.in.empty()) {
     const uint64_t index = r.U64(), ok = r.U64();
@@ -112,6 +116,7 @@ void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary
     if (!r.ok || index >= out.size()) break;
     out[index] = ok ? analysis::DecodeSummary(bytes)
                     : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes)));
+    if (out[index].ok()) analysis::Spill(detail, out[index]->analysis);
   }
 }
 
@@ -162,9 +167,11 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
     out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
   for (size_t k = 0; k < index.size(); ++k) out[index[k]] = std::move(results[k]);
   results.clear();
+  const auto detail =
+      run.files.size() > analysis::kInlineRanks ? analysis::DetailStore::Open() : nullptr;
   for (int from = 1; from < size; ++from)
     for (std::string chunk = ReceiveFrom(from); !chunk.empty(); chunk = ReceiveFrom(from))
-      UnpackInto(chunk, out);
+      UnpackInto(chunk, out, detail);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -73,18 +74,24 @@ void AppendCsvRows(std::string& out, const Table& t, const std::vector<std::vect
   }
 }
 
-// The table's CSV, handed to `sink` a block at a time (the header, then each block of rows).
-template <typename Sink>
-void RenderCsv(const Table& t, Sink&& sink) {
-  std::string text;
+void AppendHeader(std::string& text, const Table& t) {
   for (size_t i = 0; i < t.columns.size(); ++i) {
     if (i > 0) text += ',';
     Field(text, t.columns[i].key);
   }
   text += '\n';
+}
+
+constexpr size_t kFlushBytes = size_t{1} << 16;
+
+// The table's CSV, handed to `sink` a block at a time (the header, then each block of rows).
+template <typename Sink>
+void RenderCsv(const Table& t, Sink&& sink) {
+  std::string text;
+  AppendHeader(text, t);
   t.ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
     AppendCsvRows(text, t, rows);
-    if (text.size() >= (size_t{1} << 16)) {
+    if (text.size() >= kFlushBytes) {
       sink(std::string_view(text));
       text.clear();
     }
@@ -98,6 +105,36 @@ Status WriteCsvTable(const Table& t, const std::string& path) {
   TRAINPROF_RETURN_IF_ERROR(f.Open(path));
   RenderCsv(t, [&](std::string_view text) { f.Write(text); });
   return f.Commit();
+}
+
+// Tables whose sources share a batch key, written part by part: each part is made ready once
+// (RowSource::BeginPart) for all of them, then each table's rows of it go to its file.
+Status WriteCsvBatch(const std::vector<const Table*>& tables,
+                     const std::vector<std::string>& paths) {
+  std::vector<base::AtomicFile> files(tables.size());
+  std::vector<std::string> text(tables.size());
+  for (size_t i = 0; i < tables.size(); ++i) {
+    TRAINPROF_RETURN_IF_ERROR(files[i].Open(paths[i]));
+    AppendHeader(text[i], *tables[i]);
+  }
+  std::vector<std::vector<Value>> block;
+  const size_t parts = tables.front()->source->parts();
+  for (size_t p = 0; p < parts; ++p) {
+    for (const Table* t : tables) t->source->BeginPart(p);
+    for (size_t i = 0; i < tables.size(); ++i) {
+      block.clear();
+      tables[i]->source->AppendRows(p, block);
+      AppendCsvRows(text[i], *tables[i], block);
+      if (text[i].size() >= kFlushBytes) files[i].Write(text[i]), text[i].clear();
+    }
+    for (const Table* t : tables) t->source->EndPart(p);
+  }
+  for (size_t i = 0; i < tables.size(); ++i) {
+    AppendCsvRows(text[i], *tables[i], tables[i]->footer);
+    files[i].Write(text[i]);
+    TRAINPROF_RETURN_IF_ERROR(files[i].Commit());
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -134,18 +171,43 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
   std::set<std::string> later;
   for (size_t i = files.size(); i-- > 0;)
     if (!later.insert(files[i].name).second) files.erase(files.begin() + static_cast<long>(i));
-  // Two threads: many ranks' tables are tens of MB of text, formatted value by value.
+  // Two threads: many ranks' tables are tens of MB of text, formatted value by value. A batch's
+  // tables (one key of RowSource::batch) go in two halves, one a thread, each part by part.
+  std::vector<std::vector<size_t>> jobs;
+  std::map<const void*, std::vector<size_t>> batches;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const Table* t = files[i].table;
+    const void* key = t != nullptr && t->source != nullptr ? t->source->batch() : nullptr;
+    if (key != nullptr) batches[key].push_back(i);
+    if (key == nullptr) jobs.push_back({i});
+  }
+  for (auto& [key, members] : batches) {  // every other table: neighbours are alike in size
+    for (size_t half = 0; half < 2 && half < members.size(); ++half) {
+      jobs.emplace_back();
+      for (size_t k = half; k < members.size(); k += 2) jobs.back().push_back(members[k]);
+    }
+  }
   std::vector<Status> results(files.size(), Status::Ok());
-  base::ParallelFor(files.size(), 2, [&](size_t i) {
-    const File& f = files[i];
-    const std::string path = fmt::format("{}/{}", dir, f.name);
+  base::ParallelFor(jobs.size(), 2, [&](size_t j) {
+    const std::vector<size_t>& job = jobs[j];
+    const File& f = files[job[0]];
+    auto path = [&](size_t i) { return fmt::format("{}/{}", dir, files[i].name); };
+    if (job.size() > 1 ||
+        (f.table != nullptr && f.table->source != nullptr && f.table->source->batch() != nullptr)) {
+      std::vector<const Table*> tables;
+      std::vector<std::string> paths;
+      for (size_t i : job) tables.push_back(files[i].table), paths.push_back(path(i));
+      const Status s = WriteCsvBatch(tables, paths);
+      for (size_t i : job) results[i] = s;
+      return;
+    }
     if (f.table != nullptr) {
-      results[i] = WriteCsvTable(*f.table, path);
+      results[job[0]] = WriteCsvTable(*f.table, path(job[0]));
       return;
     }
     std::ostringstream text;
     RenderCsvMetrics(*f.metrics, text);
-    results[i] = base::WriteFileAtomically(path, text.str());
+    results[job[0]] = base::WriteFileAtomically(path(job[0]), text.str());
   });
   Status first = Status::Ok();
   for (size_t i = 0; i < files.size(); ++i) {

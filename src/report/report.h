@@ -117,8 +117,16 @@ class RowSource {
  public:
   virtual ~RowSource() = default;
   virtual size_t parts() const = 0;
-  // Appends part `part`'s rows (each columns.size() values) to `rows`.
+  // Appends part `part`'s rows (each columns.size() values) to `rows`, between BeginPart(part)
+  // and EndPart(part).
   virtual void AppendRows(size_t part, std::vector<std::vector<Value>>& rows) const = 0;
+  // What a part needs (a rank's detail read back from a scratch file) is made ready here and let
+  // go at EndPart; calls nest, so a batch's tables share one readying per part.
+  virtual void BeginPart(size_t /*part*/) const {}
+  virtual void EndPart(size_t /*part*/) const {}
+  // Sources with the same key (not null) have the same parts: the CSV writer writes their tables
+  // together, part by part, each part made ready once for all of them.
+  virtual const void* batch() const { return nullptr; }
 };
 
 // Rows of a table the terminal shows; a longer one is a detail table (Table::MarkLong).
@@ -151,7 +159,9 @@ struct Table {
     std::vector<std::vector<Value>> block;
     for (size_t p = 0; p < source->parts(); ++p) {
       block.clear();
+      source->BeginPart(p);
       source->AppendRows(p, block);
+      source->EndPart(p);
       f(static_cast<const std::vector<std::vector<Value>>&>(block));
     }
   }

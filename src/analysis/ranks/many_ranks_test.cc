@@ -5,11 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "analysis/analyze.h"
+#include "analysis/rank_summary.h"
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 #include "report/csv.h"
 #include "report/html.h"
@@ -40,6 +45,13 @@ RankAnalysis Rank(int64_t r) {
   a.memory.allocations.push_back({.device = 0, .bytes = 64, .alloc_ns = 15});
   a.memory.operators.push_back({.device = 0, .calls = 1});
   a.memory.events = 2;
+  a.memory.devices[0].role_timeline = {{.time = 12, .bytes = {}}};
+  a.memory.op_names = {{7, "aten::empty"}};
+  a.memory.allocations.push_back({.device = 0, .op = 7, .bytes = 32, .alloc_ns = 16});
+  a.operators_by_stack = a.operators;
+  a.operators_by_stack[1].call_stack = "train.py(12): step";
+  a.idle.idle_ns = 40 + r;
+  a.idle.largest.push_back({.device = 0, .begin_ns = 5, .end_ns = 25 + r, .host = "sleep"});
   return a;
 }
 
@@ -71,11 +83,19 @@ const report::Table* Find(const report::Report& r, std::string_view id) {
 }
 
 constexpr const char* kPerRankTables[] = {
-    "operator_view",       "operator_view_by_shape",
-    "kernel_view",         "operator_kernel_view",
-    "module_view",         "memory_curves",
-    "memory_live_at_peak", "memory_operators",
-    "memory_allocations",  "top_kernels",
+    "operator_view",
+    "operator_view_by_shape",
+    "kernel_view",
+    "operator_kernel_view",
+    "module_view",
+    "memory_curves",
+    "memory_live_at_peak",
+    "memory_operators",
+    "memory_allocations",
+    "top_kernels",
+    "memory_role_timeline",
+    "operator_view_by_stack",
+    "idle_gaps",
 };
 
 TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
@@ -129,6 +149,74 @@ TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
   std::ostringstream html;
   report::HtmlRenderer().Render(streamed, html);
   EXPECT_NE(html.str().find("(rows in operator_view.csv)"), std::string::npos);
+}
+
+// Every table's CSV (rows made the way the CSV writer makes them: batches part by part) and
+// report.json.
+std::vector<std::string> Files(const report::Report& r) {
+  std::vector<std::string> out = {report::RenderJsonString(r)};
+  const std::string dir = ::testing::TempDir() + "/spill_files";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> written;
+  EXPECT_TRUE(report::WriteCsvFiles(r, dir, &written).ok());
+  std::sort(written.begin(), written.end());
+  for (const std::string& name : written) {
+    std::ifstream f(dir + "/" + name);
+    out.push_back(name + "\n" + std::string(std::istreambuf_iterator<char>(f), {}));
+  }
+  return out;
+}
+
+TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
+  const Ranks in = MakeRanks(kInlineRanks + 4);
+  const std::vector<std::string> kept =
+      Files(BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", true));
+  Ranks spilled = in;
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  for (RankAnalysis& a : spilled.analyses) Spill(store, a);
+  const RankAnalysis& a = spilled.analyses[3];
+  EXPECT_TRUE(a.memory.devices[0].curve.empty());  // out of memory, its count kept
+  EXPECT_TRUE(a.memory.allocations.empty() && a.operators_by_shape.empty());
+  EXPECT_EQ(CurvePoints(a, 0), 2);
+  EXPECT_EQ(ShapeRows(a), 3);
+  EXPECT_EQ(a.memory.devices[0].peak_allocated, 303);  // what views across ranks read stays
+  const report::Report r =
+      BuildAnalyzeReport(spilled.infos, spilled.analyses, spilled.options, "x", true);
+  const std::vector<std::string> files = Files(r);
+  ASSERT_EQ(files.size(), kept.size());
+  for (size_t i = 0; i < files.size(); ++i) EXPECT_EQ(files[i], kept[i]);
+  EXPECT_NE(std::ranges::find_if(files,
+                                 [](const std::string& f) {
+                                   return f.starts_with("memory_role_timeline.csv") &&
+                                          f.find("\n11,") != f.npos;
+                                 }),
+            files.end());
+  EXPECT_TRUE(a.memory.allocations.empty()) << "let go again once written";
+}
+
+TEST(ManyRanks, HoldsOfSpilledDetailNest) {
+  RankAnalysis a = Rank(2);
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  Spill(store, a);
+  {
+    DetailHold outer(a);
+    {
+      DetailHold inner(a);
+      EXPECT_EQ(a.memory.allocations.size(), 2u);
+    }
+    EXPECT_EQ(a.memory.allocations.size(), 2u) << "still held by the outer hold";
+    EXPECT_EQ(a.idle.largest.at(0).host, "sleep");
+  }
+  EXPECT_TRUE(a.memory.allocations.empty());
+  // A spilled summary is written whole, as one never spilled.
+  RankSummary whole{.analysis = Rank(2)}, out{.analysis = a};
+  EXPECT_EQ(EncodeSummary(out), EncodeSummary(whole));
+  Unspill(a);
+  EXPECT_EQ(a.spilled.store, nullptr);
+  EXPECT_EQ(a.memory.devices[0].curve.size(), 2u);
 }
 
 TEST(ManyRanks, AFewRanksKeepEveryTableWhole) {

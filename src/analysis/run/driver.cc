@@ -11,6 +11,7 @@
 #include "analysis/analyze.h"
 #include "analysis/diff.h"
 #include "analysis/ranks/cross_rank_path.h"
+#include "analysis/ranks/detail_store.h"
 #include "analysis/ranks/digest.h"
 #include "analysis/run/snapshot_run.h"
 #include "analysis/sections/sections.h"
@@ -170,6 +171,8 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
   o.split_lone_rank = LoneRankHasSpareCore(files.size(), r.threads);
   std::vector<std::optional<StatusOr<RankSummary>>> results(files.size());
   const bool compact = files.size() > kInlineRanks && !hooks.take;
+  // Many ranks: each summary's per-rank detail waits in a scratch file (ranks/detail_store.h).
+  const std::shared_ptr<DetailStore> detail = compact ? DetailStore::Open() : nullptr;
   std::mutex taking;  // hooks.take is called one result at a time
   auto keep = [&](size_t i, StatusOr<RankSummary> result) {
     if (!hooks.take) return results[i].emplace(std::move(result)), void();
@@ -182,6 +185,7 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
                             RankSummary s = SummariseRank(*m, o, input);
                             if (hooks.model) hooks.model(i, *m, s);
                             if (compact) Compact(s);  // many ranks: held until the report
+                            Spill(detail, s.analysis);
                             keep(i, std::move(s));
                           });
   if (hooks.take) return {};
@@ -230,6 +234,8 @@ StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
 
 StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in) {
   if (in.step_range) TRAINPROF_RETURN_IF_ERROR(KeepStepRange(read.summaries, in));
+  if (read.summaries.size() <= kInlineRanks)  // every view reads a few ranks' detail
+    for (RankSummary& s : read.summaries) Unspill(s.analysis);
   TRAINPROF_ASSIGN_OR_RETURN(Summaries all, CombineSummaries(std::move(read.summaries), in.input));
   const size_t n = in.files.size();
   const std::string what = !in.what.empty() ? in.what

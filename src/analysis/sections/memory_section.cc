@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 #include "memory/roles.h"
 #include "snapshot/snapshot_section.h"
@@ -89,13 +90,15 @@ void AddPeaks(report::Section& s, const AnalyzeInput& in) {
                                  {"peak_reserved_bytes", "Peak reserved", Unit::kBytes},
                                  {"events", "Events", Unit::kCount}});
   for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const int64_t t0 = in.analyses[i].memory.t0_ns;
-    for (const DeviceMemory& d : in.analyses[i].memory.devices)
+    const RankAnalysis& a = in.analyses[i];
+    for (size_t k = 0; k < a.memory.devices.size(); ++k) {
+      const DeviceMemory& d = a.memory.devices[k];
       t.rows.push_back(
           {in.RankLabel(i), MemoryDeviceName(d.device), d.peak_allocated,
-           Seconds(d.peak_ts_ns - t0),
+           Seconds(d.peak_ts_ns - a.memory.t0_ns),
            d.peak_reserved == trace::kNone ? report::Value{} : report::Value{d.peak_reserved},
-           static_cast<int64_t>(d.curve.size())});
+           CurvePoints(a, k)});
+    }
   }
 }
 
@@ -217,8 +220,7 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
       });
   size_t timelines = 0;  // one chart for one device's timeline; else the CSV alone
   for (const RankAnalysis& a : in.analyses)
-    timelines += std::ranges::count_if(
-        a.memory.devices, [](const DeviceMemory& d) { return !d.role_timeline.empty(); });
+    for (size_t k = 0; k < a.memory.devices.size(); ++k) timelines += HasRoleTimeline(a, k);
   if (timelines == 1) snapshot::AddRoleTimelineChart(tl);
   t.notes.push_back(
       "Roles from lifetimes and phases (docs/snapshot-analysis.md): made in Optimizer.step and "

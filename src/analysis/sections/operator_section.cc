@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
@@ -82,6 +83,7 @@ struct Grouping {
   const char* what;  // "shape", "call stack"
   std::vector<OperatorRow> RankAnalysis::*rows;
   std::string OperatorRow::*text;
+  int64_t (*count)(const RankAnalysis&);  // the rows' count, spilled or not (detail_store.h)
 };
 
 // Per operator and shape or stack, the kMaxShapeRows of each rank with the most device time.
@@ -101,8 +103,8 @@ report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grou
                    });
   size_t left_out = 0;
   for (const RankAnalysis& a : in.analyses) {
-    const std::vector<OperatorRow>& rows = a.*g.rows;
-    left_out += rows.size() - std::min(rows.size(), kMaxShapeRows);
+    const auto rows = static_cast<size_t>(g.count(a));
+    left_out += rows - std::min(rows, kMaxShapeRows);
   }
   if (left_out > 0)
     t.notes.push_back(fmt::format(
@@ -120,12 +122,13 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
               {"input_dims", "Input dims", Unit::kText, true, false, 120},
               "shape",
               &RankAnalysis::operators_by_shape,
-              &OperatorRow::input_dims});
-  const bool shapes = std::ranges::any_of(
-      in.analyses, [](const RankAnalysis& a) { return !a.operators_by_shape.empty(); });
+              &OperatorRow::input_dims,
+              &ShapeRows});
+  const bool shapes =
+      std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return ShapeRows(a) > 0; });
   if (!shapes) s.notes.push_back(NoShapesNote(in, "no grouping by input shape"));
-  const bool stacks = std::ranges::any_of(
-      in.analyses, [](const RankAnalysis& a) { return !a.operators_by_stack.empty(); });
+  const bool stacks =
+      std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return StackRows(a) > 0; });
   if (stacks)
     AddGrouped(s, in,
                {"operator_view_by_stack",
@@ -133,7 +136,8 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
                 {"call_stack", "Call stack", Unit::kText, true, false, 120},
                 "call stack",
                 &RankAnalysis::operators_by_stack,
-                &OperatorRow::call_stack});
+                &OperatorRow::call_stack,
+                &StackRows});
 }
 
 // Many ranks: per operator, its device self time over the ranks, the most first.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "analysis/ranks/detail_store.h"
 #include "report/packed_rows.h"
 
 namespace trainprof::analysis {
@@ -24,6 +25,9 @@ class RankRows : public report::RowSource {
   void AppendRows(size_t part, std::vector<std::vector<report::Value>>& rows) const override {
     rows_of_(analyses_[part], (*labels_)[part], rows);
   }
+  void BeginPart(size_t part) const override { HoldDetail(analyses_[part]); }
+  void EndPart(size_t part) const override { LetDetailGo(analyses_[part]); }
+  const void* batch() const override { return &analyses_; }
 
  private:
   const std::vector<RankAnalysis>& analyses_;
@@ -162,7 +166,10 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
       return t;
     }
   }
-  for (size_t i = 0; i < in.analyses.size(); ++i) rows_of(in.analyses[i], in.RankLabel(i), t.rows);
+  for (size_t i = 0; i < in.analyses.size(); ++i) {
+    DetailHold hold(in.analyses[i]);
+    rows_of(in.analyses[i], in.RankLabel(i), t.rows);
+  }
   return t;
 }
 

@@ -1,0 +1,110 @@
+#include "analysis/ranks/detail_store.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace trainprof::analysis {
+
+std::shared_ptr<DetailStore> DetailStore::Open() {
+  std::FILE* f = std::tmpfile();
+  if (f == nullptr) return nullptr;
+  return std::shared_ptr<DetailStore>(new DetailStore(f));
+}
+
+DetailStore::~DetailStore() { std::fclose(file_); }
+
+int64_t DetailStore::Append(const std::string& bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (full_ || std::fseek(file_, end_, SEEK_SET) != 0 ||
+      std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    full_ = true;  // what is written stays readable; nothing more is taken
+    return -1;
+  }
+  const int64_t at = end_;
+  end_ += static_cast<int64_t>(bytes.size());
+  return at;
+}
+
+void DetailStore::Acquire(RankAnalysis& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (holds_[&a]++ > 0) return;
+  std::string bytes(static_cast<size_t>(a.spilled.bytes), '\0');
+  const bool read = std::fseek(file_, a.spilled.at, SEEK_SET) == 0 &&
+                    std::fread(bytes.data(), 1, bytes.size(), file_) == bytes.size();
+  // The file was written by this process a moment ago: a record that cannot be read back is a
+  // broken machine, and a report missing it would be wrong without a word.
+  if (!read || !DecodeDetail(bytes, a)) {
+    fmt::print(stderr, "trainprof: the scratch file of the ranks' detail cannot be read back\n");
+    std::abort();
+  }
+}
+
+void DetailStore::Release(RankAnalysis& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = holds_.find(&a);
+  if (it == holds_.end() || --it->second > 0) return;
+  holds_.erase(it);
+  FreeDetail(a);
+}
+
+void DetailStore::Forget(const RankAnalysis& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  holds_.erase(&a);
+}
+
+void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
+  if (store == nullptr || a.spilled.store != nullptr) return;
+  const std::string bytes = EncodeDetail(a);
+  const int64_t at = store->Append(bytes);
+  if (at < 0) return;  // kept in place
+  SpilledDetail& s = a.spilled;
+  s.at = at;
+  s.bytes = static_cast<int64_t>(bytes.size());
+  for (const DeviceMemory& d : a.memory.devices) {
+    s.curve_points.push_back(static_cast<int64_t>(d.curve.size()));
+    s.role_points.push_back(static_cast<int64_t>(d.role_timeline.size()));
+  }
+  s.shape_rows = static_cast<int64_t>(a.operators_by_shape.size());
+  s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
+  s.store = store;
+  FreeDetail(a);
+}
+
+void Unspill(RankAnalysis& a) {
+  if (a.spilled.store == nullptr) return;
+  HoldDetail(a);
+  a.spilled.store->Forget(a);
+  a.spilled = SpilledDetail{};
+}
+
+void HoldDetail(const RankAnalysis& a) {
+  if (a.spilled.store != nullptr) a.spilled.store->Acquire(const_cast<RankAnalysis&>(a));
+}
+
+void LetDetailGo(const RankAnalysis& a) {
+  if (a.spilled.store != nullptr) a.spilled.store->Release(const_cast<RankAnalysis&>(a));
+}
+
+int64_t CurvePoints(const RankAnalysis& a, size_t device) {
+  if (a.spilled.store == nullptr)
+    return static_cast<int64_t>(a.memory.devices[device].curve.size());
+  return a.spilled.curve_points[device];
+}
+
+bool HasRoleTimeline(const RankAnalysis& a, size_t device) {
+  if (a.spilled.store == nullptr) return !a.memory.devices[device].role_timeline.empty();
+  return a.spilled.role_points[device] > 0;
+}
+
+int64_t ShapeRows(const RankAnalysis& a) {
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.operators_by_shape.size())
+                                    : a.spilled.shape_rows;
+}
+
+int64_t StackRows(const RankAnalysis& a) {
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.operators_by_stack.size())
+                                    : a.spilled.stack_rows;
+}
+
+}  // namespace trainprof::analysis

@@ -1,0 +1,89 @@
+// Many ranks' detail in a scratch file. The part of a rank's analysis that only the rank's rows
+// of the per-rank detail tables read (CSV only past kInlineRanks ranks: the memory curves, role
+// timelines, allocations, memory per operator and live at the peak, the kernels per operator,
+// HTA's top kernels, the longest idle gaps, the operators by shape and by stack) is about half of
+// a real rank's summary. The process that builds a report of thousands of ranks moves it out of
+// each summary as the summary arrives (Spill) and reads it back for the rows (DetailHold), so it
+// holds the rest only. The report is the same byte for byte.
+//
+//   auto store = DetailStore::Open();            // null: no scratch file; nothing is spilled
+//   Spill(store, summary.analysis);              // the detail goes to the file
+//   { DetailHold hold(a);  ... a.memory.allocations ... }  // back in `a` while held
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "analysis/rank_analysis.h"
+
+namespace trainprof::analysis {
+
+class DetailStore {
+ public:
+  // A store on a new scratch file (std::tmpfile, removed at exit); null when none can be made.
+  static std::shared_ptr<DetailStore> Open();
+  ~DetailStore();
+  DetailStore(const DetailStore&) = delete;
+  DetailStore& operator=(const DetailStore&) = delete;
+
+  // Appends a record; its offset, or -1 when the file takes no more (a full disk).
+  int64_t Append(const std::string& bytes);
+  // Puts the detail of `a` (spilled here) back in it while it is held: the first hold of a
+  // record reads it back, the last one's release clears it again. Thread-safe.
+  void Acquire(RankAnalysis& a);
+  void Release(RankAnalysis& a);
+  // Drops the holds of `a`, whose detail stays in it (Unspill).
+  void Forget(const RankAnalysis& a);
+
+ private:
+  explicit DetailStore(std::FILE* file) : file_(file) {}
+  std::FILE* file_;
+  int64_t end_ = 0;
+  bool full_ = false;
+  std::mutex mu_;
+  std::unordered_map<const RankAnalysis*, int> holds_;  // analysis -> its holds
+};
+
+// Moves the detail of `a` to `store` (none: leaves it). Call once a summary is final (after
+// Compact); a second call does nothing.
+void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a);
+
+// The detail of `a` back in it for good (a report of few ranks reads it everywhere).
+void Unspill(RankAnalysis& a);
+
+// The detail of `a` back in it until as many LetDetailGo (nothing to do when it is not spilled).
+// `a` is const to its readers; the store owns those fields while they are out.
+void HoldDetail(const RankAnalysis& a);
+void LetDetailGo(const RankAnalysis& a);
+
+// The detail of `a` present for as long as the hold lives (nothing to do when it is not
+// spilled).
+class DetailHold {
+ public:
+  explicit DetailHold(const RankAnalysis& a) : a_(a) { HoldDetail(a_); }
+  ~DetailHold() { LetDetailGo(a_); }
+  DetailHold(const DetailHold&) = delete;
+  DetailHold& operator=(const DetailHold&) = delete;
+
+ private:
+  const RankAnalysis& a_;
+};
+
+// The detail's bytes, read back into `a` (false: cut short), and its lists let go (with their
+// memory). In summary_codec.cc, beside the summary's own fields.
+std::string EncodeDetail(const RankAnalysis& a);
+bool DecodeDetail(std::string_view bytes, RankAnalysis& a);
+void FreeDetail(RankAnalysis& a);
+
+// The lengths readers across ranks ask of spilled lists, whether or not they are out.
+int64_t CurvePoints(const RankAnalysis& a, size_t device);  // memory.devices[device].curve
+bool HasRoleTimeline(const RankAnalysis& a, size_t device);
+int64_t ShapeRows(const RankAnalysis& a);  // operators_by_shape
+int64_t StackRows(const RankAnalysis& a);  // operators_by_stack
+
+}  // namespace trainprof::analysis
