@@ -51,7 +51,8 @@ struct SpilledDetail {
   std::shared_ptr<DetailStore> store;              // null: the detail is in the analysis
   int64_t at = 0, bytes = 0;                       // its record in the store's scratch file
   std::vector<int64_t> curve_points, role_points;  // per memory device
-  int64_t shape_rows = 0, stack_rows = 0;
+  int64_t shape_rows = 0, stack_rows = 0, module_rows = 0;
+  int64_t module_root_ns = 0;  // the device time of the modules at depth 0
 };
 
 struct RankAnalysis {

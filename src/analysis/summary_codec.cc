@@ -347,7 +347,7 @@ namespace {
 template <class A>
 void DetailFields(A& a, RankAnalysis& r) {
   a(r.memory.allocations, r.memory.operators, r.memory.op_names, r.operator_kernels,
-    r.hta.top_kernels, r.idle.largest, r.operators_by_shape, r.operators_by_stack);
+    r.hta.top_kernels, r.idle.largest, r.operators_by_shape, r.operators_by_stack, r.modules);
   for (DeviceMemory& d : r.memory.devices) a(d.curve, d.live_at_peak, d.role_timeline);
 }
 

@@ -18,9 +18,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <functional>
+#include <thread>
 #include <utility>
 #endif
 
@@ -125,7 +127,13 @@ constexpr int kResultsTag = 17;
 // Process `from`'s packed results, received whole ("" when it sent none it could count in an int).
 std::string ReceiveFrom(int from) {
   MPI_Status st;
-  MPI_Probe(from, kResultsTag, MPI_COMM_WORLD, &st);
+  // Asked every millisecond, not waited for in MPI_Probe, which spins on a core (Open MPI's
+  // default) that the process still reading its share could use: process 0 is often done first.
+  for (int ready = 0;;) {
+    MPI_Iprobe(from, kResultsTag, MPI_COMM_WORLD, &ready, &st);
+    if (ready) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   int len = 0;
   MPI_Get_count(&st, MPI_CHAR, &len);
   std::string bytes(static_cast<size_t>(std::max(len, 0)), '\0');

@@ -67,6 +67,8 @@ void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
   }
   s.shape_rows = static_cast<int64_t>(a.operators_by_shape.size());
   s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
+  s.module_rows = static_cast<int64_t>(a.modules.size());
+  s.module_root_ns = ModuleRootNs(a);
   s.store = store;
   FreeDetail(a);
 }
@@ -105,6 +107,18 @@ int64_t ShapeRows(const RankAnalysis& a) {
 int64_t StackRows(const RankAnalysis& a) {
   return a.spilled.store == nullptr ? static_cast<int64_t>(a.operators_by_stack.size())
                                     : a.spilled.stack_rows;
+}
+
+int64_t ModuleRootNs(const RankAnalysis& a) {
+  if (a.spilled.store != nullptr) return a.spilled.module_root_ns;
+  int64_t ns = 0;
+  for (const ModuleRow& m : a.modules) ns += m.depth == 0 ? m.device_ns : 0;
+  return ns;
+}
+
+int64_t ModuleRows(const RankAnalysis& a) {
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.modules.size())
+                                    : a.spilled.module_rows;
 }
 
 }  // namespace trainprof::analysis

@@ -31,7 +31,10 @@ RankAnalysis Rank(int64_t r) {
                            .device_self_ns = 1000 * (r + 1) + k});
     a.kernels.push_back({.name = "gemm" + std::to_string(k), .calls = 1, .total_ns = 500 * r + k});
     a.operator_kernels.push_back(a.kernels.back());
-    a.modules.push_back({.name = "Linear_" + std::to_string(k), .path = "Net", .depth = 1});
+    a.modules.push_back({.name = "Linear_" + std::to_string(k),
+                         .path = "Net",
+                         .depth = k == 0 ? 0 : 1,
+                         .device_ns = 100 * (k + 1) + r});
   }
   a.operators_by_shape = a.operators;
   a.hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
@@ -51,6 +54,7 @@ RankAnalysis Rank(int64_t r) {
   a.operators_by_stack = a.operators;
   a.operators_by_stack[1].call_stack = "train.py(12): step";
   a.idle.idle_ns = 40 + r;
+  a.gpu_ns = 10000;
   a.idle.largest.push_back({.device = 0, .begin_ns = 5, .end_ns = 25 + r, .host = "sleep"});
   return a;
 }
@@ -194,6 +198,8 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
                                  }),
             files.end());
   EXPECT_TRUE(a.memory.allocations.empty()) << "let go again once written";
+  EXPECT_TRUE(a.modules.empty());
+  EXPECT_NE(files[0].find("\"device_coverage_pct\""), std::string::npos);
 }
 
 TEST(ManyRanks, HoldsOfSpilledDetailNest) {

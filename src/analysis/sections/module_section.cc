@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
@@ -13,14 +14,17 @@ using report::Unit;
 namespace {
 
 // Many ranks: per module (its path), its device time over the ranks, in the first rank's order.
+// Each rank's modules are read back from the detail store for this one pass (detail_store.h).
 void AddModulesAcrossRanks(report::Section& s, const AnalyzeInput& in) {
   AcrossRanks across;
-  std::unordered_map<std::string, const ModuleRow*> first;  // path -> its first row
-  for (size_t i = 0; i < in.analyses.size(); ++i)
+  std::unordered_map<std::string, ModuleRow> first;  // path -> its first row
+  for (size_t i = 0; i < in.analyses.size(); ++i) {
+    DetailHold hold(in.analyses[i]);
     for (const ModuleRow& m : in.analyses[i].modules) {
-      first.try_emplace(m.path, &m);
+      first.try_emplace(m.path, m);
       across.Add(m.path, i, static_cast<double>(m.device_ns));
     }
+  }
   std::vector<report::Column> cols = {{.key = "module", .title = "Module", .terminal_width = 80},
                                       {"path", "Path", Unit::kText, false},
                                       {"depth", "Depth", Unit::kCount, false}};
@@ -28,7 +32,7 @@ void AddModulesAcrossRanks(report::Section& s, const AnalyzeInput& in) {
   report::Table& t =
       s.AddTable("module_view_across_ranks", "Device time per nn.Module across ranks", cols);
   for (const AcrossRanks::Row& row : across.Rows()) {
-    const ModuleRow& m = *first.at(row.key);
+    const ModuleRow& m = first.at(row.key);
     std::vector<report::Value> v = {std::string(2 * static_cast<size_t>(m.depth), ' ') + m.name,
                                     m.path, static_cast<int64_t>(m.depth)};
     for (report::Value& c : AcrossRanks::Cells(row, in)) v.push_back(std::move(c));
@@ -62,14 +66,9 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
   if (!in.ManyRanks()) MarkLong(t);
   if (in.ManyRanks()) AddModulesAcrossRanks(s, in);
   const bool any =
-      std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return !a.modules.empty(); });
+      std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return ModuleRows(a) > 0; });
   if (any) {
-    AddCoverageMetric(s, in, "device_coverage_pct", "GPU time under a module",
-                      [](const RankAnalysis& a) {
-                        int64_t ns = 0;
-                        for (const ModuleRow& m : a.modules) ns += m.depth == 0 ? m.device_ns : 0;
-                        return ns;
-                      });
+    AddCoverageMetric(s, in, "device_coverage_pct", "GPU time under a module", &ModuleRootNs);
   } else {
     s.notes.push_back(
         !in.AnyPyTorch() ? "No modules: the profile has no PyTorch in it (no aten or autograd "
