@@ -124,11 +124,20 @@ void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary
 
 constexpr int kResultsTag = 17;
 
+// Waits for `r` asking every millisecond: Open MPI's blocking calls spin on a core, which a
+// process still reading its share, or process 0 writing the report, could use.
+void WaitGently(MPI_Request& r) {
+  for (int done = 0;;) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // Process `from`'s packed results, received whole ("" when it sent none it could count in an int).
 std::string ReceiveFrom(int from) {
   MPI_Status st;
-  // Asked every millisecond, not waited for in MPI_Probe, which spins on a core (Open MPI's
-  // default) that the process still reading its share could use: process 0 is often done first.
+  // Asked every millisecond, as WaitGently waits: process 0 is often done with its share first.
   for (int ready = 0;;) {
     MPI_Iprobe(from, kResultsTag, MPI_COMM_WORLD, &ready, &st);
     if (ready) break;
@@ -163,7 +172,9 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
     std::string chunk;
     for (bool more = spill.Next(&chunk);; more = spill.Next(&chunk)) {
       const int len = !more || chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
-      MPI_Send(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
+      MPI_Request sent;
+      MPI_Isend(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD, &sent);
+      WaitGently(sent);
       if (len == 0) break;
     }
     return {};
@@ -279,7 +290,9 @@ int RunAnalyzeMpi(const AnalyzeFlags& f, const StatusOr<trace::TraceListing>& li
   // Every process exits with the worst code: process 0's, or a digest another could not write.
   if (DigestFailed().load()) code = std::max(code, kExitNoOutput);
   int worst = code;
-  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Request reduced;  // the others wait here while process 0 writes the report
+  MPI_Iallreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &reduced);
+  WaitGently(reduced);
   code = worst;
   MPI_Finalize();
   return code;
