@@ -25,13 +25,15 @@ namespace trainprof::trace {
 // fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing).
 class RawBuffer {
  public:
-  explicit RawBuffer(size_t n) : data_(new char[n]), size_(n) {}
+  // Its pages are made present at once when it is large (Populate): it is about to be filled.
+  explicit RawBuffer(size_t n) : data_(new char[n]), size_(n) { Populate(); }
   char* data() const { return data_.get(); }
   size_t size() const { return size_; }
   // Reallocates to `n` bytes, keeping the first `keep`.
   void Grow(size_t n, size_t keep);
 
  private:
+  void Populate();
   std::unique_ptr<char[]> data_;
   size_t size_;
 };
