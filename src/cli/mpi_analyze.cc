@@ -123,6 +123,7 @@ void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary
 }
 
 constexpr int kResultsTag = 17;
+constexpr int kGoTag = 18;  // process 0 to another: it is ready for that one's results
 
 // Waits for `r` asking every millisecond: Open MPI's blocking calls spin on a core, which a
 // process still reading its share, or process 0 writing the report, could use.
@@ -167,14 +168,17 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
     SummariseEach(mine, f, run.dir, [&](size_t k, StatusOr<analysis::RankSummary> result) {
       spill.Add(index[k], std::move(result));
     });
-    // Then an empty message: the end. One over INT_MAX bytes (a single summary that large)
-    // cannot be counted in a message: it ends the results early, said as missing ones.
+    // Sent once process 0 is taking them, so that the sends (which spin until then) run at
+    // full speed. Then an empty message: the end. One over INT_MAX bytes (a single summary that
+    // large) cannot be counted in a message: it ends the results early, said as missing ones.
+    int go = 0;
+    MPI_Request asked;
+    MPI_Irecv(&go, 1, MPI_INT, 0, kGoTag, MPI_COMM_WORLD, &asked);
+    WaitGently(asked);
     std::string chunk;
     for (bool more = spill.Next(&chunk);; more = spill.Next(&chunk)) {
       const int len = !more || chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
-      MPI_Request sent;
-      MPI_Isend(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD, &sent);
-      WaitGently(sent);
+      MPI_Send(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
       if (len == 0) break;
     }
     return {};
@@ -188,9 +192,12 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
   results.clear();
   const auto detail =
       run.files.size() > analysis::kInlineRanks ? analysis::DetailStore::Open() : nullptr;
-  for (int from = 1; from < size; ++from)
+  for (int from = 1; from < size; ++from) {
+    int go = 1;
+    MPI_Send(&go, 1, MPI_INT, from, kGoTag, MPI_COMM_WORLD);
     for (std::string chunk = ReceiveFrom(from); !chunk.empty(); chunk = ReceiveFrom(from))
       UnpackInto(chunk, out, detail);
+  }
   return out;
 }
 

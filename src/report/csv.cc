@@ -108,33 +108,35 @@ Status WriteCsvTable(const Table& t, const std::string& path) {
 }
 
 // Tables whose sources share a batch key, written part by part: each part is made ready once
-// (RowSource::BeginPart) for all of them, then each table's rows of it go to its file.
-Status WriteCsvBatch(const std::vector<const Table*>& tables,
-                     const std::vector<std::string>& paths) {
-  std::vector<base::AtomicFile> files(tables.size());
-  std::vector<std::string> text(tables.size());
-  for (size_t i = 0; i < tables.size(); ++i) {
-    TRAINPROF_RETURN_IF_ERROR(files[i].Open(paths[i]));
-    AppendHeader(text[i], *tables[i]);
+// (RowSource::BeginPart) for all of them, then each table's rows of it go to its file. Each
+// table's status in `results` (one that cannot be opened is left out; the others are written).
+void WriteCsvBatch(const std::vector<const Table*>& all, const std::vector<std::string>& paths,
+                   std::vector<Status>& results) {
+  std::vector<base::AtomicFile> files(all.size());
+  std::vector<std::string> text(all.size());
+  std::vector<size_t> open;  // the tables whose file opened
+  for (size_t i = 0; i < all.size(); ++i) {
+    results[i] = files[i].Open(paths[i]);
+    if (results[i].ok()) AppendHeader(text[i], *all[i]), open.push_back(i);
   }
+  if (open.empty()) return;
   std::vector<std::vector<Value>> block;
-  const size_t parts = tables.front()->source->parts();
+  const size_t parts = all[open[0]]->source->parts();
   for (size_t p = 0; p < parts; ++p) {
-    for (const Table* t : tables) t->source->BeginPart(p);
-    for (size_t i = 0; i < tables.size(); ++i) {
+    for (size_t i : open) all[i]->source->BeginPart(p);
+    for (size_t i : open) {
       block.clear();
-      tables[i]->source->AppendRows(p, block);
-      AppendCsvRows(text[i], *tables[i], block);
+      all[i]->source->AppendRows(p, block);
+      AppendCsvRows(text[i], *all[i], block);
       if (text[i].size() >= kFlushBytes) files[i].Write(text[i]), text[i].clear();
     }
-    for (const Table* t : tables) t->source->EndPart(p);
+    for (size_t i : open) all[i]->source->EndPart(p);
   }
-  for (size_t i = 0; i < tables.size(); ++i) {
-    AppendCsvRows(text[i], *tables[i], tables[i]->footer);
+  for (size_t i : open) {
+    AppendCsvRows(text[i], *all[i], all[i]->footer);
     files[i].Write(text[i]);
-    TRAINPROF_RETURN_IF_ERROR(files[i].Commit());
+    results[i] = files[i].Commit();
   }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -197,8 +199,9 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
       std::vector<const Table*> tables;
       std::vector<std::string> paths;
       for (size_t i : job) tables.push_back(files[i].table), paths.push_back(path(i));
-      const Status s = WriteCsvBatch(tables, paths);
-      for (size_t i : job) results[i] = s;
+      std::vector<Status> each(job.size(), Status::Ok());
+      WriteCsvBatch(tables, paths, each);
+      for (size_t k = 0; k < job.size(); ++k) results[job[k]] = each[k];
       return;
     }
     if (f.table != nullptr) {

@@ -161,20 +161,20 @@ void RawBuffer::Grow(size_t n, size_t keep) {
   std::memcpy(d.get(), data_.get(), std::min(keep, n));
   data_ = std::move(d);
   size_ = n;
-  Populate();
 }
 
-// A fresh page costs a fault when first written, about 10 µs each on a VM (docs/perf-log/
-// reader-and-analyze.md); asked for all at once the kernel fills them in about half that. Only
-// for buffers of a MiB or more, which the allocator maps fresh and the reader fills whole.
-void RawBuffer::Populate() {
+void RawBuffer::Populate(size_t from, size_t to) const {
 #ifdef MADV_POPULATE_WRITE
-  constexpr size_t kPage = 4096, kLarge = size_t{1} << 20;
-  if (size_ < kLarge) return;
-  const auto begin = (reinterpret_cast<uintptr_t>(data_.get()) + kPage - 1) & ~(kPage - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(data_.get()) + size_) & ~(kPage - 1);
+  static const auto kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  constexpr size_t kLarge = size_t{1} << 20;
+  to = std::min(to, size_);
+  if (to < from + kLarge) return;
+  const auto at = reinterpret_cast<uintptr_t>(data_.get());
+  const uintptr_t begin = (at + from + kPage - 1) & ~(kPage - 1), end = (at + to) & ~(kPage - 1);
   if (end > begin)  // an old kernel says EINVAL: the pages come one fault at a time as before
     madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)from, (void)to;
 #endif
 }
 
@@ -286,6 +286,7 @@ class ReadAheadSource : public ByteSource {
   struct Chunk {
     RawBuffer data{kChunkBytes};
     size_t size = 0, used = 0;
+    bool populated = false;
   };
 
   void Produce() {
@@ -297,7 +298,10 @@ class ReadAheadSource : public ByteSource {
         if (stop_) return;
       }
       Chunk& c = chunks_[tail];
+      // A stream that filled a chunk whole is long: the next chunks will be filled whole too.
+      if (long_ && !c.populated) c.data.Populate(0, c.data.size()), c.populated = true;
       StatusOr<size_t> n = inner_->Read(c.data.data(), c.data.size());
+      if (n.ok() && *n == c.data.size()) long_ = true;
       raw_done_.store(inner_->raw_bytes_done(), std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(mu_);
       if (!n.ok() || *n == 0) {
@@ -320,6 +324,7 @@ class ReadAheadSource : public ByteSource {
   std::condition_variable cv_;
   size_t head_ = 0, filled_ = 0;
   bool ended_ = false, stop_ = false;
+  bool long_ = false;  // the producer's own
   Status status_ = Status::Ok();
   std::atomic<int64_t> raw_done_{0};
   std::thread thread_;

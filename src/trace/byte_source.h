@@ -25,15 +25,18 @@ namespace trainprof::trace {
 // fills (with a zero-filled vector, 1,000 small rank files paid 4 GB of page clearing).
 class RawBuffer {
  public:
-  // Its pages are made present at once when it is large (Populate): it is about to be filled.
-  explicit RawBuffer(size_t n) : data_(new char[n]), size_(n) { Populate(); }
+  explicit RawBuffer(size_t n) : data_(new char[n]), size_(n) {}
   char* data() const { return data_.get(); }
   size_t size() const { return size_; }
   // Reallocates to `n` bytes, keeping the first `keep`.
   void Grow(size_t n, size_t keep);
+  // Makes the pages of bytes [from, to) present in one call, for a range about to be written:
+  // a page faulted in on its first write costs about twice as much on a VM
+  // (docs/perf-log/reader-and-analyze.md). For a range under a MiB, or on a kernel without
+  // MADV_POPULATE_WRITE, it does nothing.
+  void Populate(size_t from, size_t to) const;
 
  private:
-  void Populate();
   std::unique_ptr<char[]> data_;
   size_t size_;
 };

@@ -1,25 +1,50 @@
 #include "analysis/ranks/detail_store.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 namespace trainprof::analysis {
 
-std::shared_ptr<DetailStore> DetailStore::Open() {
-  std::FILE* f = std::tmpfile();
-  if (f == nullptr) return nullptr;
-  return std::shared_ptr<DetailStore>(new DetailStore(f));
+namespace {
+
+// A file in $TMPDIR (else /tmp) that is gone from its folder as soon as it is open: nothing is
+// left behind however the process ends. -1 when none can be made.
+int ScratchFile() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string path =
+      fmt::format("{}/trainprof-detail-XXXXXX", dir != nullptr && *dir ? dir : "/tmp");
+  const int fd = mkstemp(path.data());
+  if (fd >= 0) unlink(path.c_str());
+  return fd;
 }
 
-DetailStore::~DetailStore() { std::fclose(file_); }
+}  // namespace
+
+std::shared_ptr<DetailStore> DetailStore::Open() {
+  const int fd = ScratchFile();
+  if (fd < 0) return nullptr;
+  return std::shared_ptr<DetailStore>(new DetailStore(fd));
+}
+
+DetailStore::~DetailStore() { close(fd_); }
 
 int64_t DetailStore::Append(const std::string& bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (full_ || std::fseek(file_, end_, SEEK_SET) != 0 ||
-      std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
-    full_ = true;  // what is written stays readable; nothing more is taken
-    return -1;
+  if (full_) return -1;
+  // pwrite, not stdio: a full disk fails this call, not a later one, and reads and writes at
+  // their own offsets need no shared file position (a fork() shares it).
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = pwrite(fd_, bytes.data() + done, bytes.size() - done,
+                             static_cast<off_t>(end_ + static_cast<int64_t>(done)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      full_ = true;  // the records before this one are whole; this one and the rest stay put
+      return -1;
+    }
+    done += static_cast<size_t>(n);
   }
   const int64_t at = end_;
   end_ += static_cast<int64_t>(bytes.size());
@@ -30,11 +55,17 @@ void DetailStore::Acquire(RankAnalysis& a) {
   std::lock_guard<std::mutex> lock(mu_);
   if (holds_[&a]++ > 0) return;
   std::string bytes(static_cast<size_t>(a.spilled.bytes), '\0');
-  const bool read = std::fseek(file_, a.spilled.at, SEEK_SET) == 0 &&
-                    std::fread(bytes.data(), 1, bytes.size(), file_) == bytes.size();
-  // The file was written by this process a moment ago: a record that cannot be read back is a
-  // broken machine, and a report missing it would be wrong without a word.
-  if (!read || !DecodeDetail(bytes, a)) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = pread(fd_, bytes.data() + done, bytes.size() - done,
+                            static_cast<off_t>(a.spilled.at + static_cast<int64_t>(done)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  // Every byte was written by this process (Append returns only whole records): one that
+  // cannot be read back is a failing disk, and a report without it would be wrong silently.
+  if (done < bytes.size() || !DecodeDetail(bytes, a)) {
     fmt::print(stderr, "trainprof: the scratch file of the ranks' detail cannot be read back\n");
     std::abort();
   }

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,13 +25,15 @@ namespace trainprof::analysis {
 
 class DetailStore {
  public:
-  // A store on a new scratch file (std::tmpfile, removed at exit); null when none can be made.
+  // A store on a new scratch file in $TMPDIR (else /tmp), unlinked at once; null when none can
+  // be made (then nothing is spilled).
   static std::shared_ptr<DetailStore> Open();
   ~DetailStore();
   DetailStore(const DetailStore&) = delete;
   DetailStore& operator=(const DetailStore&) = delete;
 
-  // Appends a record; its offset, or -1 when the file takes no more (a full disk).
+  // Appends a record; its offset, or -1 when the file takes no more (a full disk: the record
+  // and every later one stay in their analyses).
   int64_t Append(const std::string& bytes);
   // Puts the detail of `a` (spilled here) back in it while it is held: the first hold of a
   // record reads it back, the last one's release clears it again. Thread-safe.
@@ -42,8 +43,8 @@ class DetailStore {
   void Forget(const RankAnalysis& a);
 
  private:
-  explicit DetailStore(std::FILE* file) : file_(file) {}
-  std::FILE* file_;
+  explicit DetailStore(int fd) : fd_(fd) {}
+  int fd_;
   int64_t end_ = 0;
   bool full_ = false;
   std::mutex mu_;

@@ -85,15 +85,19 @@ class PartCutter {
  private:
   static constexpr size_t kAhead = 1;        // parts cut and not yet taken
   static constexpr size_t kLook = 16 << 10;  // bytes read at a time to find a cut
+  bool long_ = false;                        // Fill's own (the cutting thread's)
 
   // Reads up to `want` more bytes into `b` after its first *n (growing it); false at the end.
   bool Fill(RawBuffer& b, size_t* n, size_t want) {
     if (b.size() - *n < want + 1) b.Grow(*n + want + part_, *n);
+    // A stream that filled a read whole is long: the next reads will be filled whole too.
+    if (long_) b.Populate(*n, *n + want);
     StatusOr<size_t> got = src_->Read(b.data() + *n, want);
     if (!got.ok()) {
       error_ = true;
       return false;
     }
+    long_ = long_ || *got == want;
     *n += *got;
     return *got > 0;
   }
