@@ -125,25 +125,28 @@ void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary
 constexpr int kResultsTag = 17;
 constexpr int kGoTag = 18;  // process 0 to another: it is ready for that one's results
 
-// Waits for `r` asking every millisecond: Open MPI's blocking calls spin on a core, which a
-// process still reading its share, or process 0 writing the report, could use.
+// Asks `ready` every millisecond until it says yes: Open MPI's blocking calls spin on a core,
+// which a process still reading its share, or process 0 writing the report, could use.
+void PollGently(const std::function<bool()>& ready) {
+  while (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 void WaitGently(MPI_Request& r) {
-  for (int done = 0;;) {
+  PollGently([&] {
+    int done = 0;
     MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+    return done != 0;
+  });
 }
 
 // Process `from`'s packed results, received whole ("" when it sent none it could count in an int).
 std::string ReceiveFrom(int from) {
   MPI_Status st;
-  // Asked every millisecond, as WaitGently waits: process 0 is often done with its share first.
-  for (int ready = 0;;) {
+  PollGently([&] {  // process 0 is often done with its share first
+    int ready = 0;
     MPI_Iprobe(from, kResultsTag, MPI_COMM_WORLD, &ready, &st);
-    if (ready) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+    return ready != 0;
+  });
   int len = 0;
   MPI_Get_count(&st, MPI_CHAR, &len);
   std::string bytes(static_cast<size_t>(std::max(len, 0)), '\0');

@@ -175,42 +175,45 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
     if (!later.insert(files[i].name).second) files.erase(files.begin() + static_cast<long>(i));
   // Two threads: many ranks' tables are tens of MB of text, formatted value by value. A batch's
   // tables (one key of RowSource::batch) go in two halves, one a thread, each part by part.
-  std::vector<std::vector<size_t>> jobs;
+  struct Job {
+    std::vector<size_t> files;
+    bool batch = false;
+  };
+  std::vector<Job> jobs;
   std::map<const void*, std::vector<size_t>> batches;
   for (size_t i = 0; i < files.size(); ++i) {
     const Table* t = files[i].table;
     const void* key = t != nullptr && t->source != nullptr ? t->source->batch() : nullptr;
     if (key != nullptr) batches[key].push_back(i);
-    if (key == nullptr) jobs.push_back({i});
+    if (key == nullptr) jobs.push_back({{i}});
   }
   for (auto& [key, members] : batches) {  // every other table: neighbours are alike in size
     for (size_t half = 0; half < 2 && half < members.size(); ++half) {
-      jobs.emplace_back();
-      for (size_t k = half; k < members.size(); k += 2) jobs.back().push_back(members[k]);
+      Job& job = jobs.emplace_back(Job{{}, true});
+      for (size_t k = half; k < members.size(); k += 2) job.files.push_back(members[k]);
     }
   }
   std::vector<Status> results(files.size(), Status::Ok());
+  auto path = [&](size_t i) { return fmt::format("{}/{}", dir, files[i].name); };
   base::ParallelFor(jobs.size(), 2, [&](size_t j) {
-    const std::vector<size_t>& job = jobs[j];
-    const File& f = files[job[0]];
-    auto path = [&](size_t i) { return fmt::format("{}/{}", dir, files[i].name); };
-    if (job.size() > 1 ||
-        (f.table != nullptr && f.table->source != nullptr && f.table->source->batch() != nullptr)) {
+    const Job& job = jobs[j];
+    const size_t i = job.files[0];
+    if (job.batch) {
       std::vector<const Table*> tables;
       std::vector<std::string> paths;
-      for (size_t i : job) tables.push_back(files[i].table), paths.push_back(path(i));
-      std::vector<Status> each(job.size(), Status::Ok());
+      for (size_t k : job.files) tables.push_back(files[k].table), paths.push_back(path(k));
+      std::vector<Status> each(job.files.size(), Status::Ok());
       WriteCsvBatch(tables, paths, each);
-      for (size_t k = 0; k < job.size(); ++k) results[job[k]] = each[k];
+      for (size_t k = 0; k < job.files.size(); ++k) results[job.files[k]] = each[k];
       return;
     }
-    if (f.table != nullptr) {
-      results[job[0]] = WriteCsvTable(*f.table, path(job[0]));
+    if (files[i].table != nullptr) {
+      results[i] = WriteCsvTable(*files[i].table, path(i));
       return;
     }
     std::ostringstream text;
-    RenderCsvMetrics(*f.metrics, text);
-    results[job[0]] = base::WriteFileAtomically(path(job[0]), text.str());
+    RenderCsvMetrics(*files[i].metrics, text);
+    results[i] = base::WriteFileAtomically(path(i), text.str());
   });
   Status first = Status::Ok();
   for (size_t i = 0; i < files.size(); ++i) {
