@@ -7,7 +7,6 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libisal-dev libpng-dev libsqlite3-dev
-  libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libgloo-dev
   libopenmpi-dev openmpi-bin

@@ -87,7 +87,7 @@ build() {
   fi
   cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$torch_cmake;$prefix/usr" -DTRAINPROF_WITH_TORCH=ON \
-    -DTRAINPROF_WITH_MPI=OFF -DTRAINPROF_WITH_HTTPLIB=OFF -DTRAINPROF_BUILD_BENCH=OFF \
+    -DTRAINPROF_WITH_MPI=OFF -DTRAINPROF_BUILD_BENCH=OFF \
     -DPython_EXECUTABLE="$(command -v python3)" "${pybind_args[@]}" \
     "${nccl_args[@]}" "${cupti_args[@]}" | grep -E "trainprof:|Error|error" || return 1
   # -k 0: a test that does not compile must not keep the commands from linking. The whole log

@@ -5,12 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "live/http_server.h"
 #include "report/html.h"
-
-#if TRAINPROF_HAVE_HTTPLIB
-#include <httplib.h>
-#include <sys/socket.h>
-#endif
 
 namespace trainprof::live {
 
@@ -108,64 +104,21 @@ std::string LivePage::Latest() {
   return json_;
 }
 
-#if TRAINPROF_HAVE_HTTPLIB
-
-struct LivePage::Server {
-  httplib::Server http;
-  std::thread thread;
-};
-
 StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string& host, int port) {
   auto page = std::unique_ptr<LivePage>(new LivePage());
-  page->server_ = std::make_unique<Server>();
-  httplib::Server& http = page->server_->http;
-  http.new_task_queue = [] { return new httplib::ThreadPool(2); };  // a page or two, no more
-  // SO_REUSEADDR alone: httplib's default adds SO_REUSEPORT, which lets a second server share a
-  // port already in use instead of saying so.
-  http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  http.Get("/", [html = LivePageHtml()](const httplib::Request&, httplib::Response& res) {
-    res.set_content(html, "text/html; charset=utf-8");
-  });
-  http.Get("/live.json", [page = page.get()](const httplib::Request&, httplib::Response& res) {
-    const std::string s = page->Latest();
-    res.set_header("Cache-Control", "no-store");
-    res.set_content(s.empty() ? std::string("{\"waiting\":true}") : s, "application/json");
-  });
-  page->port_ =
-      port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
-  if (page->port_ <= 0)
-    return UnavailableError(fmt::format(
-        "cannot serve the live page on {}:{}: the port is in use, or the address is not this "
-        "machine's",
-        host, port));
-  page->server_->thread = std::thread([&http] { http.listen_after_bind(); });
-  // stop() only reaches a server that is running: wait for it (a few ms at most).
-  for (int i = 0; i < 2000 && !http.is_running(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::map<std::string, HttpServer::Handler> routes;
+  routes["/"] = [html = LivePageHtml()] {
+    return HttpAnswer{200, "text/html; charset=utf-8", html};
+  };
+  routes["/live.json"] = [p = page.get()] {
+    const std::string s = p->Latest();
+    return HttpAnswer{200, "application/json", s.empty() ? "{\"waiting\":true}" : s, true};
+  };
+  TRAINPROF_ASSIGN_OR_RETURN(page->server_, HttpServer::Start(host, port, std::move(routes)));
+  page->port_ = page->server_->port();
   return page;
 }
 
-LivePage::~LivePage() {
-  if (server_ == nullptr) return;
-  server_->http.stop();
-  if (server_->thread.joinable()) server_->thread.join();
-}
-
-#else
-
-struct LivePage::Server {};
-
-StatusOr<std::unique_ptr<LivePage>> LivePage::Start(const std::string&, int) {
-  return UnimplementedError(
-      "this trainprof was built without cpp-httplib, so it cannot serve the live page "
-      "(apt-get install libcpp-httplib-dev, then rebuild)");
-}
-
-LivePage::~LivePage() = default;
-
-#endif
+LivePage::~LivePage() = default;  // the server stops before the snapshot it reads goes
 
 }  // namespace trainprof::live

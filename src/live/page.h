@@ -1,5 +1,5 @@
-// The live view as a web page (issue 57, live.port): a local HTTP server (cpp-httplib, from
-// Debian's libcpp-httplib-dev) on its own thread serves the page at "/" and the latest snapshot
+// The live view as a web page (issue 57, live.port): a local HTTP server (live/http_server.h)
+// on its own thread serves the page at "/" and the latest snapshot
 // at "/live.json"; the page, in report.html's style, fetches it once a second and redraws the
 // figures, the split, the devices, the world and the verdict. The page keeps the latest
 // snapshot its owner published, so the Session (each tick), `trainprof run` and
@@ -19,14 +19,15 @@
 
 namespace trainprof::live {
 
+class HttpServer;
+
 // The page itself: HTML, CSS and the script that polls /live.json.
 std::string LivePageHtml();
 
 class LivePage {
  public:
   // Serves on host:port (0: a free port the kernel picks; port() says which). Errors: the port
-  // is in use or cannot be bound (Unavailable, naming host and port); this build has no
-  // cpp-httplib (Unimplemented, saying which package gives it).
+  // is in use or cannot be bound (Unavailable, naming host and port).
   static StatusOr<std::unique_ptr<LivePage>> Start(const std::string& host, int port);
   ~LivePage();  // stops the server and joins its thread
   int port() const { return port_; }
@@ -34,12 +35,11 @@ class LivePage {
   void Publish(std::string json);
 
  private:
-  struct Server;
   LivePage() = default;
   std::string Latest();
   std::mutex mu_;
-  std::string json_;  // "" until the first Publish
-  std::unique_ptr<Server> server_;
+  std::string json_;                    // "" until the first Publish
+  std::unique_ptr<HttpServer> server_;  // after json_: stopped before json_ goes
   int port_ = 0;
 };
 
