@@ -16,6 +16,8 @@
 
 #ifdef TRAINPROF_HAVE_MPI
 #include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -154,6 +156,18 @@ std::string ReceiveFrom(int from) {
   return bytes;
 }
 
+// mpirun binds each process to a core of its own (with as many processes as cores). Once every
+// other process has sent its last results it only waits, so process 0 may build and write the
+// report on every core of its node (the CSV files are written on two threads). The kernel keeps
+// the mask within the job's cpuset; if it refuses, nothing changes.
+void UseEveryCoreOfTheNode() {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  const long cores = sysconf(_SC_NPROCESSORS_CONF);
+  for (long c = 0; c < cores && c < CPU_SETSIZE; ++c) CPU_SET(static_cast<int>(c), &all);
+  sched_setaffinity(0, sizeof all, &all);
+}
+
 // This process's share of run `r` of the shared listing (the files it owns), summarised.
 // Process 0 keeps its own results as they are and decodes the others' one message at a time
 // (a few MB), letting each one's bytes go before the next arrives, so it never holds more than
@@ -201,6 +215,7 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
     for (std::string chunk = ReceiveFrom(from); !chunk.empty(); chunk = ReceiveFrom(from))
       UnpackInto(chunk, out, detail);
   }
+  if (r + 1 == shared.listing.runs.size()) UseEveryCoreOfTheNode();  // the others only wait now
   return out;
 }
 
