@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/kernel_class.h"
+#include "base/name_memo.h"
 #include "base/text.h"
 #include "trace/graph_capture.h"
 
@@ -97,7 +98,9 @@ OpCategory CategoryOfOp(std::string_view op) {
   return OpCategory::kOther;
 }
 
-OpCategory CategoryOfKernel(std::string_view kernel) {
+namespace {
+
+OpCategory ScanForCategory(std::string_view kernel) {
   if (IsCommunicationKernel(kernel)) return OpCategory::kCommunication;
   if (kernel.starts_with("Memcpy") || kernel.starts_with("Memset")) return OpCategory::kMemcpy;
   if (kernel.starts_with("triton_")) return OpCategory::kCompiled;  // Inductor's kernels
@@ -121,6 +124,13 @@ OpCategory CategoryOfKernel(std::string_view kernel) {
       "rotary",      "rope"};
   if (HasAny(low, kElementwise)) return OpCategory::kElementwise;
   return OpCategory::kOther;
+}
+
+}  // namespace
+
+OpCategory CategoryOfKernel(std::string_view kernel) {
+  static base::NameMemo<OpCategory> memo;
+  return memo.Get(kernel, [&] { return ScanForCategory(kernel); });
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/name_memo.h"
 #include "base/text.h"
 
 namespace trainprof::analysis {
@@ -22,7 +23,9 @@ const char* KernelTypeName(KernelType t) {
   return "COMPUTATION";
 }
 
-bool IsCommunicationKernel(std::string_view name) {
+namespace {
+
+bool ScanForCommunication(std::string_view name) {
   // NCCL's kernels were "ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<type>" until 2.12 and are
   // "ncclDevKernel_<Coll>_..." or the generic "ncclDevKernel_Generic_N" since; RCCL keeps NCCL's
   // names, MSCCL adds "mscclKernel_*", Habana's HCCL "hccl*". PyTorch's symmetric-memory
@@ -48,6 +51,13 @@ bool IsCommunicationKernel(std::string_view name) {
                                                                   "pplx::",
                                                                   "uccl"};
   return base::ContainsAnyNoCase(name, kLibraries);
+}
+
+}  // namespace
+
+bool IsCommunicationKernel(std::string_view name) {
+  static base::NameMemo<bool> memo;
+  return memo.Get(name, [&] { return ScanForCommunication(name); });
 }
 
 KernelType ClassifyGpuEvent(trace::EventKind kind, std::string_view name) {
@@ -156,7 +166,9 @@ bool IsSimtMatmul(std::string_view low) {
 
 }  // namespace
 
-std::string_view MatrixCoreFamily(std::string_view name) {
+namespace {
+
+std::string_view ScanForMatrixCoreFamily(std::string_view name) {
   const std::string low = base::AsciiLower(name);
   if (IsSimtMatmul(low)) return {};
   for (const FamilyRule& r : FamilyRules()) {
@@ -167,14 +179,24 @@ std::string_view MatrixCoreFamily(std::string_view name) {
   return {};
 }
 
+}  // namespace
+
+std::string_view MatrixCoreFamily(std::string_view name) {
+  static base::NameMemo<std::string_view> memo;  // the families are literals
+  return memo.Get(name, [&] { return ScanForMatrixCoreFamily(name); });
+}
+
 bool UsesTensorCores(std::string_view n) { return !MatrixCoreFamily(n).empty(); }
 
 bool IsSimtGemm(std::string_view kernel_name) {
-  const std::string low = base::AsciiLower(kernel_name);
-  // CUTLASS's "simt" names the cores, not the type: its dgemm / hgemm are fp64 and fp16, which
-  // TF32 cannot help; only its sgemm is fp32.
-  if (HasToken(low, "simt") && low.find("sgemm") == std::string::npos) return false;
-  return IsSimtGemmLower(low);
+  static base::NameMemo<bool> memo;
+  return memo.Get(kernel_name, [&] {
+    const std::string low = base::AsciiLower(kernel_name);
+    // CUTLASS's "simt" names the cores, not the type: its dgemm / hgemm are fp64 and fp16,
+    // which TF32 cannot help; only its sgemm is fp32.
+    if (HasToken(low, "simt") && low.find("sgemm") == std::string::npos) return false;
+    return IsSimtGemmLower(low);
+  });
 }
 
 namespace {

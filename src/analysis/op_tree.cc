@@ -6,6 +6,7 @@
 
 #include "analysis/kernel_class.h"
 #include "analysis/steps.h"
+#include "base/name_memo.h"
 
 namespace trainprof::analysis {
 
@@ -241,7 +242,9 @@ bool IsTensorCoreEligibleOp(std::string_view name) {
   return std::find(kOps.begin(), kOps.end(), name) != kOps.end();
 }
 
-bool KernelUsesTensorCores(std::string_view name) {
+namespace {
+
+bool ScanForTensorCores(std::string_view name) {
   static constexpr std::array<std::string_view, 18> kPlugin = {
       "h884",
       "s884",
@@ -264,6 +267,13 @@ bool KernelUsesTensorCores(std::string_view name) {
   if (UsesTensorCores(name)) return true;
   return std::any_of(kPlugin.begin(), kPlugin.end(),
                      [&](std::string_view p) { return name.find(p) != std::string_view::npos; });
+}
+
+}  // namespace
+
+bool KernelUsesTensorCores(std::string_view name) {
+  static base::NameMemo<bool> memo;
+  return memo.Get(name, [&] { return ScanForTensorCores(name); });
 }
 
 bool IsExcludedFromOperatorView(std::string_view name) {
