@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <utility>
 
 #include "analysis/analyze.h"
 #include "analysis/hta/hta_launches.h"
@@ -24,8 +25,12 @@ RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
 }
 
 void Compact(RankSummary& s) {
+  // A spilled summary is compacted without its detail (EncodeSummary would read it back): the
+  // lists it left are empty, and its record in the scratch file stays its own.
+  SpilledDetail spilled = std::exchange(s.analysis.spilled, {});
   StatusOr<RankSummary> back = DecodeSummary(EncodeSummary(s));
   if (back.ok()) s = std::move(*back);
+  s.analysis.spilled = std::move(spilled);
 }
 
 namespace {

@@ -36,6 +36,7 @@ RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
 
 // The summary held in as little memory as it takes (every list at its length, as decoded): a
 // rank analysed in place holds its lists' spare room, a third of it for a large world's ranks.
+// A summary whose detail was spilled (ranks/detail_store.h) keeps it where it is.
 void Compact(RankSummary& s);
 
 // The file format: "TPSUMMARY", a format version, then the fields in a fixed order

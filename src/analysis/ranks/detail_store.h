@@ -51,8 +51,8 @@ class DetailStore {
   std::unordered_map<const RankAnalysis*, int> holds_;  // analysis -> its holds
 };
 
-// Moves the detail of `a` to `store` (none: leaves it). Call once a summary is final (after
-// Compact); a second call does nothing.
+// Moves the detail of `a` to `store` (none: leaves it). Call once a summary is final (Compact
+// may follow); a second call does nothing.
 void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a);
 
 // The detail of `a` back in it for good (a report of few ranks reads it everywhere).
