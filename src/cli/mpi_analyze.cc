@@ -41,11 +41,13 @@ int RunAnalyzeMpi(const AnalyzeFlags&, const StatusOr<trace::TraceListing>&) {
 namespace {
 
 // One process's results for a run, in messages of about kChunkBytes: per file it read, its
-// index in the run, 1 and the summary's bytes, or 0 and the error message. A process other than
-// 0 writes each result to a scratch file as soon as it is made (Add, on the reading threads, one
-// at a time) and lets it go, so it holds a few summaries, not its share; then sends the file.
+// index in the run, then kSplit and the summary's bytes (its detail and the rest apart), or
+// kError and the error message. A process other than 0 writes each result to a scratch file as
+// soon as it is made (Add, on the reading threads, one at a time) and lets it go, so it holds a
+// few summaries, not its share; then sends the file.
 // Without a scratch file (std::tmpfile failed: no writable /tmp) the records wait in memory.
 constexpr size_t kChunkBytes = size_t{4} << 20;
+constexpr uint64_t kError = 0, kSplit = 2;
 
 class Spill {
  public:
@@ -57,9 +59,15 @@ class Spill {
   void Add(uint64_t index, StatusOr<analysis::RankSummary> result) {
     std::string record;
     base::PutU64(record, index);
-    base::PutU64(record, result.ok() ? 1 : 0);
-    base::PutText(record, result.ok() ? analysis::EncodeSummary(*result)
-                                      : std::string(result.status().message()));
+    base::PutU64(record, result.ok() ? kSplit : kError);
+    if (result.ok()) {
+      std::string body;  // the detail apart, which process 0 stores as it comes
+      base::PutText(body, analysis::TakeDetail(result->analysis));
+      base::PutText(body, analysis::EncodeSummary(*result));
+      base::PutText(record, body);
+    } else {
+      base::PutText(record, result.status().message());
+    }
     // After a failed write (a full disk) the file takes no more: its last record may be cut,
     // which Next stops at, and this one and the rest wait in memory.
     if (file_ == nullptr || full_ ||
@@ -109,18 +117,31 @@ class Spill {
   std::vector<std::string> kept_;
 };
 
+// A summary sent as kSplit: the rest decoded, the detail stored as it came (or decoded in
+// place when `detail` is null: a run of few ranks).
+StatusOr<analysis::RankSummary> Unsplit(std::string_view body,
+                                        const std::shared_ptr<analysis::DetailStore>& detail) {
+  base::ByteReader r{body};
+  const std::string_view taken = r.Bytes(r.U64()), rest = r.Bytes(r.U64());
+  StatusOr<analysis::RankSummary> s =
+      r.done() ? analysis::DecodeSummary(rest) : InvalidArgument("a result cut short in transit");
+  if (s.ok() && !analysis::GiveDetail(taken, detail, s->analysis))
+    return InvalidArgument("a rank's detail cut short or corrupt in transit");
+  return s;
+}
+
 // Decodes one process's packed results into their places in `out` (the run's file order).
 // With many ranks each summary's per-rank detail goes to `detail` (ranks/detail_store.h).
 void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out,
                 const std::shared_ptr<analysis::DetailStore>& detail) {
   base::ByteReader r{all};
   while (!r.in.empty()) {
-    const uint64_t index = r.U64(), ok = r.U64();
+    const uint64_t index = r.U64(), kind = r.U64();
     const std::string_view bytes = r.Bytes(r.U64());
     if (!r.ok || index >= out.size()) break;
-    out[index] = ok ? analysis::DecodeSummary(bytes)
-                    : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes)));
-    if (out[index].ok()) analysis::Spill(detail, out[index]->analysis);
+    out[index] = kind == kSplit
+                     ? Unsplit(bytes, detail)
+                     : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes)));
   }
 }
 

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "base/bytes.h"
+
 namespace trainprof::analysis {
 
 namespace {
@@ -31,7 +33,7 @@ std::shared_ptr<DetailStore> DetailStore::Open() {
 
 DetailStore::~DetailStore() { close(fd_); }
 
-int64_t DetailStore::Append(const std::string& bytes) {
+int64_t DetailStore::Append(std::string_view bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (full_) return -1;
   // pwrite, not stdio: a full disk fails this call, not a later one, and reads and writes at
@@ -84,14 +86,10 @@ void DetailStore::Forget(const RankAnalysis& a) {
   holds_.erase(&a);
 }
 
-void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
-  if (store == nullptr || a.spilled.store != nullptr) return;
-  const std::string bytes = EncodeDetail(a);
-  const int64_t at = store->Append(bytes);
-  if (at < 0) return;  // kept in place
-  SpilledDetail& s = a.spilled;
-  s.at = at;
-  s.bytes = static_cast<int64_t>(bytes.size());
+namespace {
+
+// The lengths the readers across ranks ask of a spilled analysis (SpilledDetail's counts).
+void CountDetail(const RankAnalysis& a, SpilledDetail& s) {
   for (const DeviceMemory& d : a.memory.devices) {
     s.curve_points.push_back(static_cast<int64_t>(d.curve.size()));
     s.role_points.push_back(static_cast<int64_t>(d.role_timeline.size()));
@@ -100,8 +98,62 @@ void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
   s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
   s.module_rows = static_cast<int64_t>(a.modules.size());
   s.module_root_ns = ModuleRootNs(a);
-  s.store = store;
+}
+
+// `a`'s detail, counted in `counts`, is now record `at` of `store` (`bytes` long).
+void Spilled(const std::shared_ptr<DetailStore>& store, int64_t at, size_t bytes,
+             SpilledDetail counts, RankAnalysis& a) {
+  a.spilled = std::move(counts);
+  a.spilled.at = at;
+  a.spilled.bytes = static_cast<int64_t>(bytes);
+  a.spilled.store = store;
   FreeDetail(a);
+}
+
+}  // namespace
+
+void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
+  if (store == nullptr || a.spilled.store != nullptr) return;
+  const std::string bytes = EncodeDetail(a);
+  const int64_t at = store->Append(bytes);
+  if (at < 0) return;  // kept in place
+  SpilledDetail counts;
+  CountDetail(a, counts);
+  Spilled(store, at, bytes.size(), std::move(counts), a);
+}
+
+std::string TakeDetail(RankAnalysis& a) {
+  DetailHold hold(a);
+  SpilledDetail c;
+  CountDetail(a, c);
+  std::string out;
+  base::PutU64(out, c.curve_points.size());
+  for (size_t d = 0; d < c.curve_points.size(); ++d) {
+    base::PutU64(out, static_cast<uint64_t>(c.curve_points[d]));
+    base::PutU64(out, static_cast<uint64_t>(c.role_points[d]));
+  }
+  for (int64_t v : {c.shape_rows, c.stack_rows, c.module_rows, c.module_root_ns})
+    base::PutU64(out, static_cast<uint64_t>(v));
+  out += EncodeDetail(a);
+  if (a.spilled.store == nullptr) FreeDetail(a);  // a held one is let go by the hold
+  return out;
+}
+
+bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& store,
+                RankAnalysis& a) {
+  base::ByteReader r{bytes};
+  SpilledDetail c;
+  for (uint64_t d = 0, n = r.Count(2 * sizeof(uint64_t)); d < n; ++d) {
+    c.curve_points.push_back(static_cast<int64_t>(r.U64()));
+    c.role_points.push_back(static_cast<int64_t>(r.U64()));
+  }
+  for (int64_t* v : {&c.shape_rows, &c.stack_rows, &c.module_rows, &c.module_root_ns})
+    *v = static_cast<int64_t>(r.U64());
+  if (!r.ok || c.curve_points.size() != a.memory.devices.size()) return false;
+  const int64_t at = store != nullptr ? store->Append(r.in) : -1;
+  if (at < 0) return DecodeDetail(r.in, a);  // no store, or it takes no more: kept in place
+  Spilled(store, at, r.in.size(), std::move(c), a);
+  return true;
 }
 
 void Unspill(RankAnalysis& a) {

@@ -34,7 +34,7 @@ class DetailStore {
 
   // Appends a record; its offset, or -1 when the file takes no more (a full disk: the record
   // and every later one stay in their analyses).
-  int64_t Append(const std::string& bytes);
+  int64_t Append(std::string_view bytes);
   // Puts the detail of `a` (spilled here) back in it while it is held: the first hold of a
   // record reads it back, the last one's release clears it again. Thread-safe.
   void Acquire(RankAnalysis& a);
@@ -57,6 +57,13 @@ void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a);
 
 // The detail of `a` back in it for good (a report of few ranks reads it everywhere).
 void Unspill(RankAnalysis& a);
+
+// The detail of `a` as bytes that carry its counts (SpilledDetail), for another process to
+// spill as it came (--mpi's process 0 stores the others' detail without decoding it); the lists
+// leave `a`. GiveDetail puts such bytes into `a`: spilled to `store` when it takes them, else
+// decoded in place. False: the bytes are cut short or corrupt (`a` then holds no detail).
+std::string TakeDetail(RankAnalysis& a);
+bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& store, RankAnalysis& a);
 
 // The detail of `a` back in it until as many LetDetailGo (nothing to do when it is not spilled).
 // `a` is const to its readers; the store owns those fields while they are out.
