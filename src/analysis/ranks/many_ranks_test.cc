@@ -225,6 +225,38 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
   EXPECT_EQ(a.memory.devices[0].curve.size(), 2u);
 }
 
+// --mpi's other processes send a rank's detail apart (TakeDetail) and process 0 stores it as
+// it came (GiveDetail): the summary reads the same as the rank it left.
+TEST(ManyRanks, DetailTakenApartIsGivenBackWholeOrSpilled) {
+  const RankSummary whole{.analysis = Rank(2)};
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  for (const std::shared_ptr<DetailStore>& to : {std::shared_ptr<DetailStore>(), store}) {
+    RankSummary sent{.analysis = Rank(2)};
+    const std::string detail = TakeDetail(sent.analysis);
+    EXPECT_TRUE(sent.analysis.memory.allocations.empty());
+    EXPECT_TRUE(sent.analysis.modules.empty());
+    StatusOr<RankSummary> got = DecodeSummary(EncodeSummary(sent));
+    ASSERT_TRUE(got.ok());
+    ASSERT_TRUE(GiveDetail(detail, to, got->analysis));
+    EXPECT_EQ(got->analysis.spilled.store, to);
+    if (to != nullptr) {
+      EXPECT_TRUE(got->analysis.memory.allocations.empty()) << "spilled";
+      EXPECT_EQ(CurvePoints(got->analysis, 0), 2);
+      EXPECT_EQ(ModuleRows(got->analysis), ModuleRows(whole.analysis));
+    }
+    EXPECT_EQ(EncodeSummary(*got), EncodeSummary(whole));
+  }
+  // Bytes cut short, or counts for another number of devices, are refused.
+  RankSummary sent{.analysis = Rank(2)};
+  const std::string detail = TakeDetail(sent.analysis);
+  RankAnalysis fresh = sent.analysis;
+  EXPECT_FALSE(GiveDetail(std::string_view(detail).substr(0, 5), store, fresh));
+  EXPECT_FALSE(GiveDetail(std::string_view(detail).substr(0, detail.size() - 3), nullptr, fresh));
+  fresh.memory.devices.emplace_back();
+  EXPECT_FALSE(GiveDetail(detail, store, fresh));
+}
+
 TEST(ManyRanks, AFewRanksKeepEveryTableWhole) {
   const Ranks in = MakeRanks(kInlineRanks);
   const report::Report r =
