@@ -77,10 +77,12 @@ class ReadProgress {
 
 // Reads and summarises each file (in parallel, f.threads), keeping one model per thread at a
 // time; results in the files' order, a file that cannot be read as its error. With `take`
-// (RunHooks::take), each result goes there as it is made instead, its digest written first.
+// (RunHooks::take), each result goes there as it is made instead, its digest written first,
+// and with `claim` only the files it claims are read (RunHooks::claim).
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(
     const std::vector<std::string>& files, const AnalyzeFlags& f, const std::string& input,
-    const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take = {});
+    const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take = {},
+    const std::function<bool(size_t)>& claim = {});
 
 // One run from its files' summaries (SummariseEach's results, in file order): its report
 // written (EmitRun), or with --summary-only its summaries. Returns the exit code, or

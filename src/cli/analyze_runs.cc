@@ -81,9 +81,10 @@ bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
 
 std::vector<StatusOr<analysis::RankSummary>> SummariseEach(
     const std::vector<std::string>& files, const AnalyzeFlags& f, const std::string& input,
-    const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take) {
+    const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take,
+    const std::function<bool(size_t)>& claim) {
   ReadProgress progress(f, files.size());
-  analysis::RunHooks hooks{progress.Callback(), {}, {}, {}};
+  analysis::RunHooks hooks{progress.Callback(), {}, {}, {}, claim};
   if (take) {
     if (!f.digest.empty() && !MakeDigestFolder(f)) DigestFailed().store(true);
     hooks.take = [&](size_t i, StatusOr<analysis::RankSummary> r) {

@@ -24,6 +24,8 @@
 #include <climits>
 #include <cstdio>
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #endif
@@ -177,6 +179,107 @@ std::string ReceiveFrom(int from) {
   return bytes;
 }
 
+constexpr int kAskTag = 19;    // another process to process 0: its next batch of files, please
+constexpr int kGrantTag = 20;  // process 0 to another: the batch [first, last), empty at the end
+
+// The files of a run handed out as the processes go, when every process sees every file (a
+// shared file system): a process that reads faster, or has less else to do, reads more, where
+// fixed shares left process 0 (which also keeps its results and decodes the others') reading
+// for seconds after the others were done. Process 0 keeps the queue, a batch of files at a time
+// in the run's order; each other process asks for its next batch as soon as it has one, so the
+// answer is there when it needs it. Process 0 answers on its reading threads, between its own
+// files, and once its reading is done until every other process was told the queue is empty.
+// Claim is the reading's claim hook (trace::ReadManyOptions::claim); MPI is called from the
+// reading threads one call at a time (MPI_THREAD_SERIALIZED).
+class FileQueue {
+ public:
+  FileQueue(size_t files, int rank, int size)
+      : mine_(files, 0),
+        files_(files),
+        batch_(std::clamp<size_t>(files / (static_cast<size_t>(size) * 64), 1, 16)),
+        rank_(rank),
+        size_(size) {}
+
+  bool Claim(size_t i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rank_ == 0) Serve();
+    while (!empty_ && i >= end_) {
+      const auto [first, last] = Next();
+      empty_ = first >= last;
+      for (size_t k = first; k < last; ++k) mine_[k] = 1;
+      end_ = std::max(end_, last);
+    }
+    return i < files_ && mine_[i] != 0;
+  }
+
+  // After this process's reading: process 0 answers until every other process was told the
+  // queue is empty; another takes the answer to its last question (which says so).
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rank_ != 0) {
+      while (!empty_) empty_ = Ask().first >= files_;
+      return;
+    }
+    PollGently([&] { return Serve(), told_empty_ == size_ - 1; });
+  }
+
+ private:
+  using Batch = std::pair<size_t, size_t>;
+
+  Batch Take() {
+    const size_t first = next_;
+    next_ = std::min(files_, next_ + batch_);
+    return {first, next_};
+  }
+
+  // The next batch: process 0 takes it; another receives the answer to its question and asks
+  // the next one at once.
+  Batch Next() {
+    if (rank_ == 0) return Take();
+    const Batch b = Ask();
+    if (b.first < b.second) {
+      Send(0, kAskTag, {0, 0});
+      asked_ = true;
+    }
+    return b;
+  }
+
+  Batch Ask() {
+    if (!asked_) Send(0, kAskTag, {0, 0});
+    asked_ = false;
+    uint64_t got[2] = {0, 0};
+    MPI_Recv(got, 2, MPI_UINT64_T, 0, kGrantTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return {static_cast<size_t>(got[0]), static_cast<size_t>(got[1])};
+  }
+
+  static void Send(int to, int tag, Batch b) {
+    uint64_t out[2] = {b.first, b.second};
+    MPI_Send(out, 2, MPI_UINT64_T, to, tag, MPI_COMM_WORLD);
+  }
+
+  // Process 0: a batch for each question waiting.
+  void Serve() {
+    for (;;) {
+      int waiting = 0;
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kAskTag, MPI_COMM_WORLD, &waiting, &st);
+      if (waiting == 0) return;
+      uint64_t question[2];
+      MPI_Recv(question, 2, MPI_UINT64_T, st.MPI_SOURCE, kAskTag, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      const Batch b = Take();
+      Send(st.MPI_SOURCE, kGrantTag, b);
+      if (b.first >= b.second) ++told_empty_;
+    }
+  }
+
+  std::mutex mu_;
+  std::vector<char> mine_;  // per file: this process reads it
+  size_t files_, batch_, next_ = 0, end_ = 0;
+  int rank_, size_, told_empty_ = 0;
+  bool empty_ = false, asked_ = false;
+};
+
 // mpirun binds each process to a core of its own (with as many processes as cores). Once every
 // other process has sent its last results it only waits, so process 0 may build and write the
 // report on every core of its node (the CSV files are written on two threads). The kernel keeps
@@ -189,23 +292,35 @@ void UseEveryCoreOfTheNode() {
   sched_setaffinity(0, sizeof all, &all);
 }
 
-// This process's share of run `r` of the shared listing (the files it owns), summarised.
-// Process 0 keeps its own results as they are and decodes the others' one message at a time
-// (a few MB), letting each one's bytes go before the next arrives, so it never holds more than
-// one message's bytes; it returns every file's result. The others send theirs and return
-// nothing.
+// This process's share of run `r` of the shared listing, summarised: the files it owns, or with
+// `as_we_go` (every process sees every file) those it claims from the FileQueue. Process 0
+// keeps its own results (their detail spilled with many ranks) and decodes the others' one
+// message at a time (a few MB), letting each one's bytes go before the next arrives, so it
+// never holds more than one message's bytes; it returns every file's result. The others send
+// theirs and return nothing.
 std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedListing& shared,
                                                          size_t r, const AnalyzeFlags& f, int rank,
-                                                         int size) {
+                                                         int size, bool as_we_go) {
   const trace::TraceRun& run = shared.listing.runs[r];
   const std::vector<size_t> index = trace::FilesOf(shared, r, rank);
   std::vector<std::string> mine;
   for (size_t i : index) mine.push_back(run.files[i]);
+  std::optional<FileQueue> queue;
+  if (as_we_go) queue.emplace(run.files.size(), rank, size);
+  const auto claim = [&](size_t i) { return queue->Claim(i); };
   if (rank != 0) {
     Spill spill;
-    SummariseEach(mine, f, run.dir, [&](size_t k, StatusOr<analysis::RankSummary> result) {
-      spill.Add(index[k], std::move(result));
-    });
+    if (queue) {
+      SummariseEach(
+          run.files, f, run.dir,
+          [&](size_t i, StatusOr<analysis::RankSummary> res) { spill.Add(i, std::move(res)); },
+          claim);
+      queue->Finish();
+    } else {
+      SummariseEach(mine, f, run.dir, [&](size_t k, StatusOr<analysis::RankSummary> result) {
+        spill.Add(index[k], std::move(result));
+      });
+    }
     // Sent once process 0 is taking them, so that the sends (which spin until then) run at
     // full speed. Then an empty message: the end. One over INT_MAX bytes (a single summary that
     // large) cannot be counted in a message: it ends the results early, said as missing ones.
@@ -221,15 +336,27 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
     }
     return {};
   }
-  std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
   std::vector<StatusOr<analysis::RankSummary> > out;
   out.reserve(run.files.size());
   for (size_t i = 0; i < run.files.size(); ++i)
     out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
-  for (size_t k = 0; k < index.size(); ++k) out[index[k]] = std::move(results[k]);
-  results.clear();
-  const auto detail =
-      run.files.size() > analysis::kInlineRanks ? analysis::DetailStore::Open() : nullptr;
+  const bool many = run.files.size() > analysis::kInlineRanks;
+  const auto detail = many ? analysis::DetailStore::Open() : nullptr;
+  if (queue) {
+    // As SummariseFiles keeps many ranks: the detail to the scratch file, the rest compacted.
+    SummariseEach(
+        run.files, f, run.dir,
+        [&](size_t i, StatusOr<analysis::RankSummary> res) {
+          if (res.ok()) analysis::Spill(detail, res->analysis);
+          if (res.ok() && many) analysis::Compact(*res);
+          out[i] = std::move(res);
+        },
+        claim);
+    queue->Finish();
+  } else {
+    std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
+    for (size_t k = 0; k < index.size(); ++k) out[index[k]] = std::move(results[k]);
+  }
   for (int from = 1; from < size; ++from) {
     int go = 1;
     MPI_Send(&go, 1, MPI_INT, from, kGoTag, MPI_COMM_WORLD);
@@ -282,11 +409,13 @@ std::vector<std::string> GatherListings(const std::string& bytes, int rank, int 
 // The listing every process reads from, with each file's owner. On a shared file system every
 // process listed the same, and keeps its own; else (node-local disks) process 0 merges the
 // listings, assigns each file to a process that sees it, and sends the result to every process.
+// `everywhere`: every process listed the same.
 StatusOr<trace::SharedListing> ShareListing(const StatusOr<trace::TraceListing>& mine, int rank,
-                                            int size) {
+                                            int size, bool& everywhere) {
   trace::TraceListing own = mine.ok() ? *mine : trace::TraceListing{};  // none: nothing here
   const std::string bytes = trace::EncodeListing(own);
-  if (ListedAlike(bytes)) return trace::SameEverywhere(std::move(own), size);
+  everywhere = ListedAlike(bytes);
+  if (everywhere) return trace::SameEverywhere(std::move(own), size);
   std::string shared;
   if (const std::vector<std::string> all = GatherListings(bytes, rank, size); rank == 0) {
     std::vector<trace::TraceListing> listings;
@@ -309,14 +438,18 @@ StatusOr<trace::SharedListing> ShareListing(const StatusOr<trace::TraceListing>&
 }  // namespace
 
 int RunAnalyzeMpi(const AnalyzeFlags& f, const StatusOr<trace::TraceListing>& listing) {
-  int initialized = 0;
+  int initialized = 0, threads = MPI_THREAD_SINGLE;
   MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
+  if (!initialized)
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &threads);
+  else
+    MPI_Query_thread(&threads);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int code = kExitOk;
-  StatusOr<trace::SharedListing> shared = ShareListing(listing, rank, size);
+  bool everywhere = false;  // every process listed the same files
+  StatusOr<trace::SharedListing> shared = ShareListing(listing, rank, size, everywhere);
   if (!shared.ok() || shared->listing.runs.empty()) {
     if (rank == 0) {
       fmt::print(stderr, "trainprof: {}\n",
@@ -325,13 +458,21 @@ int RunAnalyzeMpi(const AnalyzeFlags& f, const StatusOr<trace::TraceListing>& li
                                 : listing.status().message());
     }
     code = kExitBadInput;
-  } else if (rank == 0) {
-    size_t next = 0;  // AnalyzeRuns asks for the runs in their order
-    code = AnalyzeRuns(f, shared->listing, [&](const trace::TraceRun&) {
-      return ShareOfRun(*shared, next++, f, rank, size);
-    });
   } else {
-    for (size_t r = 0; r < shared->listing.runs.size(); ++r) ShareOfRun(*shared, r, f, rank, size);
+    // Files are shared as the processes go when every process sees every file and every one
+    // may call MPI from its reading threads; else each reads the files it owns.
+    int can = everywhere && threads >= MPI_THREAD_SERIALIZED ? 1 : 0, all = 0;
+    MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const bool as_we_go = all == 1 && size > 1;
+    if (rank == 0) {
+      size_t next = 0;  // AnalyzeRuns asks for the runs in their order
+      code = AnalyzeRuns(f, shared->listing, [&](const trace::TraceRun&) {
+        return ShareOfRun(*shared, next++, f, rank, size, as_we_go);
+      });
+    } else {
+      for (size_t r = 0; r < shared->listing.runs.size(); ++r)
+        ShareOfRun(*shared, r, f, rank, size, as_we_go);
+    }
   }
   // Every process exits with the worst code: process 0's, or a digest another could not write.
   if (DigestFailed().load()) code = std::max(code, kExitNoOutput);

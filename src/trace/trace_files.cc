@@ -226,6 +226,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = std::max(1, cores / static_cast<int>(std::max<size_t>(1, files.size())));
   base::ParallelFor(files.size(), options.threads, [&](size_t i) {
+    if (options.claim && !options.claim(i)) return;
     if (options.cancelled && options.cancelled()) {
       fn(i, Status(StatusCode::kCancelled, files[i] + ": cancelled"));
       return;

@@ -53,6 +53,11 @@ struct ReadManyOptions {
   std::function<void(int64_t done, int64_t total)> progress;
   // True stops the reading: files not started and the chunks not read fail with kCancelled.
   std::function<bool()> cancelled;
+  // When set, asked on the reading thread before file i is read (the files' indices come in
+  // nearly ascending order, from several threads at once): false leaves the file to another
+  // reader (`analyze --mpi`'s processes share the files as they go), and `fn` is not called
+  // for it.
+  std::function<bool(size_t i)> claim;
   // When set, a file that cannot be read as a trace (a config.json, a corrupt file) is left out
   // and its one-line error appended here; the call fails only when no file can be read.
   std::vector<std::string>* skipped = nullptr;

@@ -76,6 +76,7 @@ trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& ho
   ro.threads = r.threads;
   ro.progress = hooks.progress;
   ro.cancelled = hooks.cancelled;
+  ro.claim = hooks.claim;
   ro.capture_traces = r.capture_traces;
   return ro;
 }

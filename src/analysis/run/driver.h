@@ -75,6 +75,8 @@ struct RunHooks {
   // soon as it is made, from the reading threads, one call at a time, and is not kept:
   // SummariseFiles then returns no results (`--mpi` sends each on its way).
   std::function<void(size_t, StatusOr<RankSummary>)> take;
+  // With take: which files this process reads (trace::ReadManyOptions::claim).
+  std::function<bool(size_t)> claim;
 };
 
 // The summaries that were read, in file order, and the run's skipped entries (the inputs' and
