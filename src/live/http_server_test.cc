@@ -1,38 +1,16 @@
 #include "live/http_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <string>
+
+#include "util/golden.h"
 
 namespace trainprof::live {
 namespace {
 
-// Sends `request` to 127.0.0.1:port and returns everything the server answered until it closed.
-std::string Exchange(int port, const std::string& request) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(request.size())) {
-    shutdown(fd, SHUT_WR);  // all asked
-    char buf[4096];
-    for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;)
-      out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
 std::string Get(int port, const std::string& target, const std::string& method = "GET") {
-  return Exchange(port, method + " " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  return testutil::HttpExchange(port, method + " " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
 }
 
 std::unique_ptr<HttpServer> Serve() {
@@ -70,13 +48,14 @@ TEST(HttpServer, SaysWhatItCannotAnswer) {
   const int port = server->port();
   EXPECT_EQ(Get(port, "/nothing").substr(0, 24), "HTTP/1.1 404 Not Found\r\n");
   EXPECT_EQ(Get(port, "/", "POST").substr(0, 33), "HTTP/1.1 405 Method Not Allowed\r\n");
-  EXPECT_EQ(Exchange(port, "nonsense\r\n\r\n").substr(0, 26), "HTTP/1.1 400 Bad Request\r\n");
+  EXPECT_EQ(testutil::HttpExchange(port, "nonsense\r\n\r\n").substr(0, 26),
+            "HTTP/1.1 400 Bad Request\r\n");
   // HEAD: the head of GET's answer, no body.
   const std::string head = Get(port, "/", "HEAD");
   EXPECT_NE(head.find("Content-Length: 9\r\n"), std::string::npos) << head;
   EXPECT_EQ(head.substr(head.size() - 4), "\r\n\r\n");
   // A client that closes without a request does not stop the server.
-  EXPECT_EQ(Exchange(port, ""), "");
+  EXPECT_EQ(testutil::HttpExchange(port, ""), "");
   EXPECT_EQ(Get(port, "/").substr(0, 17), "HTTP/1.1 200 OK\r\n");
 }
 

@@ -188,20 +188,7 @@ TEST(LiveView, ATrackerThatCannotBeWrittenIsOneLine) {
 
 // One HTTP GET on loopback, the whole answer ("" when nothing answers).
 std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    (void)!write(fd, req.data(), req.size());
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
+  return testutil::HttpExchange(port, "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n");
 }
 
 // live.port serves the page and the latest snapshot from memory while the loop runs (live.mode

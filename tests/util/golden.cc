@@ -239,4 +239,23 @@ int FreeTcpPort() {
   return ntohs(a.sin_port);
 }
 
+std::string HttpExchange(int port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    shutdown(fd, SHUT_WR);
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;)
+      out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
 }  // namespace trainprof::testutil

@@ -26,6 +26,9 @@ bool SharedTracesPresent();
 std::string FreshTempDir();
 // A loopback port the kernel just picked as free.
 int FreeTcpPort();
+// Sends `request` to 127.0.0.1:port, says it is done (shuts the writing side), and returns all
+// the server answered until it closed ("" when nothing answers).
+std::string HttpExchange(int port, const std::string& request);
 // Has `path` (a file or folder) removed when the running test passes; returns it.
 std::string RemoveAfterTest(std::string path);
 std::string ReadText(const std::string& path);
