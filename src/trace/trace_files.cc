@@ -219,6 +219,16 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
     total += sizes[i];
   }
   std::mutex progress_mu;
+  int64_t sum = 0;  // of done
+  // File i's bytes read so far; a file another reader claimed counts whole when it is passed,
+  // so the line shows the run's progress whoever reads it.
+  auto advance = [&](size_t i, int64_t bytes) {
+    if (!options.progress) return;
+    std::lock_guard<std::mutex> lock(progress_mu);
+    sum += bytes - done[i];
+    done[i] = bytes;
+    options.progress(sum, total);
+  };
   CaptureCache captures;
   // Cores left over when there are fewer files than cores read parts of one big file.
   const int cores = options.threads > 0
@@ -226,7 +236,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = std::max(1, cores / static_cast<int>(std::max<size_t>(1, files.size())));
   base::ParallelFor(files.size(), options.threads, [&](size_t i) {
-    if (options.claim && !options.claim(i)) return;
+    if (options.claim && !options.claim(i)) return advance(i, sizes[i]);
     if (options.cancelled && options.cancelled()) {
       fn(i, Status(StatusCode::kCancelled, files[i] + ": cancelled"));
       return;
@@ -234,15 +244,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
     ReadOptions ro;
     ro.threads = threads;
     ro.cancelled = options.cancelled;
-    if (options.progress) {
-      ro.progress = [&, i](int64_t bytes) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        done[i] = bytes;
-        int64_t sum = 0;
-        for (int64_t d : done) sum += d;
-        options.progress(sum, total);
-      };
-    }
+    if (options.progress) ro.progress = [&, i](int64_t bytes) { advance(i, bytes); };
     fn(i, ReadModel(files[i], ro, options.capture_traces, &captures));
   });
 }
