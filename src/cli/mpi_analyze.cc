@@ -343,12 +343,10 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
   const bool many = run.files.size() > analysis::kInlineRanks;
   const auto detail = many ? analysis::DetailStore::Open() : nullptr;
   if (queue) {
-    // As SummariseFiles keeps many ranks: the detail to the scratch file, the rest compacted.
     SummariseEach(
         run.files, f, run.dir,
         [&](size_t i, StatusOr<analysis::RankSummary> res) {
-          if (res.ok()) analysis::Spill(detail, res->analysis);
-          if (res.ok() && many) analysis::Compact(*res);
+          if (res.ok() && many) analysis::KeepUntilReport(detail, *res);
           out[i] = std::move(res);
         },
         claim);

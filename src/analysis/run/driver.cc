@@ -185,10 +185,7 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
                             if (!m.ok()) return keep(i, m.status());
                             RankSummary s = SummariseRank(*m, o, input);
                             if (hooks.model) hooks.model(i, *m, s);
-                            // Many ranks: the detail to the scratch file, the rest held until
-                            // the report in as little memory as it takes.
-                            Spill(detail, s.analysis);
-                            if (compact) Compact(s);
+                            if (compact) KeepUntilReport(detail, s);  // many ranks
                             keep(i, std::move(s));
                           });
   if (hooks.take) return {};
