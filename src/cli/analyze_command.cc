@@ -14,6 +14,7 @@
 
 #include "analysis/run/driver.h"
 #include "base/atomic_file.h"
+#include "base/malloc_tuning.h"
 #include "base/progress.h"
 #include "base/text.h"
 #include "cli/analyze_run.h"
@@ -88,15 +89,17 @@ StatusOr<analysis::RunInputs> DiffSideInputs(const std::string& side, const Anal
 
 }  // namespace
 
-// The model's columns grow by doubling, in reading threads' arenas. glibc raises its mmap
-// threshold as big blocks are freed, so later growth lands in the arena and freed buffers stay
-// resident; a fixed threshold maps every block over 1 MiB on its own and returns it when freed
-// (peak RSS on a 1 GB trace: 183 MB with, 217 MB without). Only for a single file: over many
-// files each model would map, fault in and unmap its columns afresh (1,000 rank files of 1 MB:
-// 223,000 page faults and 1.1 s of system time with it, 11,000 and 0.46 s without, at the
-// same 46 MB peak).
-void ReturnFreedMemory(size_t trace_files) {
-  if (trace_files == 1) mallopt(M_MMAP_THRESHOLD, 1 << 20);
+// The model's columns grow by doubling. For a single file, a fixed 1 MiB mmap threshold maps
+// every bigger block on its own and returns it when freed (peak RSS on a 1 GB trace: 183 MB
+// with, 217 MB without), and its reading threads pass parts along one pipeline, so they share
+// the main heap (base/malloc_tuning.h). Over many files each model would map, fault in and
+// unmap its columns afresh (1,000 rank files of 1 MB: 223,000 page faults and 1.1 s of system
+// time with it, 11,000 and 0.46 s without, at the same 46 MB peak), and the reading threads
+// work apart, each in its own heap.
+void TuneMallocForTraces(size_t trace_files) {
+  if (trace_files != 1) return;
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  base::ShareOneHeapAcrossThreads();
 }
 
 namespace {
@@ -164,7 +167,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   size_t files = 0;
   for (const trace::TraceRun& run : listing.ok() ? listing->runs : std::vector<trace::TraceRun>{})
     files += run.files.size();
-  ReturnFreedMemory(files);
+  TuneMallocForTraces(files);
   // Under --mpi a process that sees no trace (its node's disk holds none) still takes part.
   if (f.mpi) return RunAnalyzeMpi(f, listing);
   if (!listing.ok()) {
@@ -176,7 +179,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
-  ReturnFreedMemory(1);  // each side is held whole, as one big trace is
+  TuneMallocForTraces(1);  // each side is held whole, as one big trace is
   StatusOr<analysis::RunInputs> a = DiffSideInputs(f.path, f);
   StatusOr<analysis::RunInputs> b = a.ok() ? DiffSideInputs(b_path, f) : a.status();
   if (!b.ok()) {

@@ -41,8 +41,8 @@ bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
 // Set when WriteDigests failed in this process: the command then exits kExitNoOutput.
 std::atomic<bool>& DigestFailed();
 
-// Big blocks are mapped on their own and returned when freed (analyze_command.cc says why).
-void ReturnFreedMemory(size_t trace_files);
+// How malloc serves the reading of this many trace files (analyze_command.cc says why).
+void TuneMallocForTraces(size_t trace_files);
 
 // --format, --progress, the snapshot and output folder options, and the analysis options that
 // diff takes too (analysis/run/options.h).

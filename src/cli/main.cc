@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/malloc_tuning.h"
 #include "cli/commands.h"
 #include "cli/ranks.h"
 #include "trainprof/version.h"
@@ -59,6 +60,7 @@ bool IsMpiAnalyze(int argc, char** argv) {
 #endif
 
 int main(int argc, char** argv) {
+  trainprof::base::TuneMallocForCommand();
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
     return trainprof::cli::ExecSibling(argv, "trainprof-profile", "profile");
