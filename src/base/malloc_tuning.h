@@ -4,7 +4,7 @@
 // some 3,300 faults (a third of its time) for 20 MB of peak memory. Tuned, about 550
 // (docs/perf-log/reader-and-analyze.md).
 //
-//   int main(int argc, char** argv) { trainprof::base::TuneMallocForCommand(); ... }
+//   base::TuneMallocForCommand();  // analyze, before it reads (cli/analyze_command.cc)
 #pragma once
 
 namespace trainprof::base {
@@ -16,8 +16,8 @@ namespace trainprof::base {
 // whole: peak memory rises (analyze of a 58 MB trace: 20 -> 31 MB), and a larger reserve
 // would raise it further for big traces (a 1 GB trace at 256 MiB: 136 -> 179 MB, for 3.5 ->
 // 1.7 s). Memory is not returned before exit.
-// Call it first thing in a command's main, never in a library user's process (import
-// trainprof, a training loop).
+// Call it in a command that analyses, before it reads; never in a library user's process
+// (import trainprof, a training loop, the job `trainprof profile` measures).
 void TuneMallocForCommand();
 
 // Serves every thread from the main heap, for threads that hand their work along one pipeline

@@ -89,14 +89,18 @@ StatusOr<analysis::RunInputs> DiffSideInputs(const std::string& side, const Anal
 
 }  // namespace
 
-// The model's columns grow by doubling. For a single file, a fixed 1 MiB mmap threshold maps
-// every bigger block on its own and returns it when freed (peak RSS on a 1 GB trace: 183 MB
-// with, 217 MB without), and its reading threads pass parts along one pipeline, so they share
-// the main heap (base/malloc_tuning.h). Over many files each model would map, fault in and
+// How a command's malloc serves the analysis (base/malloc_tuning.h): freed memory kept, the main
+// heap in huge pages. Only here, not in main: `trainprof profile` runs the user's LibTorch job
+// in its process, whose memory is what it measures, and the long-lived commands (mcp, watch)
+// should give memory back. The model's columns grow by doubling. For a single file, a fixed
+// 1 MiB mmap threshold maps every bigger block on its own and returns it when freed (peak RSS
+// on a 1 GB trace: 183 MB with, 217 MB without), and its reading threads pass parts along one
+// pipeline, so they share the main heap. Over many files each model would map, fault in and
 // unmap its columns afresh (1,000 rank files of 1 MB: 223,000 page faults and 1.1 s of system
 // time with it, 11,000 and 0.46 s without, at the same 46 MB peak), and the reading threads
 // work apart, each in its own heap.
 void TuneMallocForTraces(size_t trace_files) {
+  base::TuneMallocForCommand();
   if (trace_files != 1) return;
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   base::ShareOneHeapAcrossThreads();

@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "base/malloc_tuning.h"
 #include "cli/commands.h"
 #include "cli/ranks.h"
 #include "trainprof/version.h"
@@ -60,7 +59,6 @@ bool IsMpiAnalyze(int argc, char** argv) {
 #endif
 
 int main(int argc, char** argv) {
-  trainprof::base::TuneMallocForCommand();
 #ifdef TRAINPROF_LIGHT_MAIN
   if (argc > 1 && std::string_view(argv[1]) == "profile")
     return trainprof::cli::ExecSibling(argv, "trainprof-profile", "profile");
