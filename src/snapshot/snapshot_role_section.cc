@@ -80,7 +80,7 @@ void AddRoleTimeline(report::Section& s, const std::vector<DeviceMemory>& ds) {
                                  {"start_s", "Start", Unit::kSeconds},
                                  {"end_s", "End", Unit::kSeconds}});
   for (const DeviceMemory& d : ds) {
-    AppendRoleTimeline(d.roles.timeline, 1e-6, 0, {Dev(d.device)}, t.rows);
+    AppendRoleTimeline(d.roles.timeline, 1e6, 0, {Dev(d.device)}, t.rows);
     for (const memory::PhaseSpan& ph : d.roles.phases)
       p.rows.push_back({Dev(d.device), memory::PhaseName(ph.phase), Sec(ph.start), Sec(ph.end)});
   }
@@ -100,7 +100,7 @@ void AddRoleTimelineColumns(std::vector<report::Column>& cols) {
   cols.push_back({"mark", "Mark", Unit::kText});
 }
 
-void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double seconds_per_tick,
+void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double ticks_per_second,
                         int64_t t0, const std::vector<report::Value>& prefix,
                         std::vector<std::vector<report::Value>>& rows) {
   auto sum = [](const memory::RolePoint& x) {
@@ -109,7 +109,7 @@ void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double seconds
   const auto top = std::ranges::max_element(tl, {}, sum);
   for (auto it = tl.begin(); it != tl.end(); ++it) {
     std::vector<report::Value> row = prefix;
-    row.push_back(static_cast<double>(it->time - t0) * seconds_per_tick);
+    row.push_back(static_cast<double>(it->time - t0) / ticks_per_second);
     for (int64_t b : it->bytes) row.push_back(b);
     row.push_back(it == top ? "peak" : "");
     rows.push_back(std::move(row));

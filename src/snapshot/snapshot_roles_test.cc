@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "operators/memory_snapshot.h"
+#include "report/format.h"
 #include "snapshot/snapshot_analysis.h"
 #include "snapshot/snapshot_model.h"
 #include "snapshot/snapshot_section.h"
@@ -206,6 +207,25 @@ TEST(SnapshotRoles, DiffSaysWhichRoleMoved) {
   EXPECT_EQ(std::get<int64_t>(t->rows[2][4]), 100 * kMiB);
   ASSERT_EQ(s->findings.size(), 2u);
   EXPECT_EQ(s->findings[1].text, "cuda:0: by role, activation +100 MiB");
+}
+
+// A timeline's times are whole ticks divided, so they print as the decimals they are: 1,198,430
+// ns after t0 is 0.00119843 s, as memory_curves.csv says, not 0.0011984300000000001 (which the
+// product with 1e-9 was).
+TEST(SnapshotRoles, TimelineTimesAreTheTicksAsDecimals) {
+  std::vector<memory::RolePoint> tl(2);
+  tl[0].time = 5'000'000'000 + 1'198'430;
+  tl[1].time = 5'000'000'000 + 2'000'001;
+  tl[1].bytes[0] = 8;
+  std::vector<std::vector<report::Value>> rows;
+  AppendRoleTimeline(tl, 1e9, 5'000'000'000, {"0", "CPU"}, rows);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(report::FormatMachine(rows[0][2]), "0.00119843");
+  EXPECT_EQ(report::FormatMachine(rows[1][2]), "0.002000001");
+  EXPECT_EQ(std::get<std::string>(rows[1].back()), "peak");
+  rows.clear();
+  AppendRoleTimeline({tl[0]}, 1e6, 5'000'000'000, {}, rows);  // a snapshot's microseconds
+  EXPECT_EQ(report::FormatMachine(rows[0][0]), "1.19843");
 }
 
 }  // namespace roles_test

@@ -42,9 +42,11 @@ std::string GradientsKeptAnswer(int64_t bytes);
 std::string RoleMoves(const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t scale);
 // A timeline by role as a table for every source (the Memory view's too): after the caller's own
 // columns, time_s, one "<role>_bytes" column a role and "mark"; rows of `tl` after `prefix`, times
-// (t - t0) * seconds_per_tick, the highest point marked "peak"; the stacked chart with it red.
+// (t - t0) / ticks_per_second (divided, so that whole ticks print as the decimals they are:
+// 1198430 ns is 0.00119843, not 0.0011984300000000001), the highest point marked "peak"; the
+// stacked chart with it red.
 void AddRoleTimelineColumns(std::vector<report::Column>& cols);
-void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double seconds_per_tick,
+void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double ticks_per_second,
                         int64_t t0, const std::vector<report::Value>& prefix,
                         std::vector<std::vector<report::Value>>& rows);
 void AddRoleTimelineChart(report::Table& t);

@@ -215,7 +215,7 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
       [](const RankAnalysis& a, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
         for (const DeviceMemory& d : a.memory.devices)
-          snapshot::AppendRoleTimeline(d.role_timeline, 1e-9, a.memory.t0_ns,
+          snapshot::AppendRoleTimeline(d.role_timeline, 1e9, a.memory.t0_ns,
                                        {rank, MemoryDeviceName(d.device)}, rows);
       });
   size_t timelines = 0;  // one chart for one device's timeline; else the CSV alone
