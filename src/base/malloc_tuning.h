@@ -1,7 +1,7 @@
 // How a command's malloc gets and keeps memory. By default glibc gives a block of 128 KiB or more
 // back to the kernel when it is freed, and grows its heap a few 4 KiB pages at a time; each
 // first touch of a page then faults, about 10 µs on a VM, and analyze of a 58 MB trace took
-// some 3,300 faults (a third of its time) for 20 MB of peak memory. Tuned, about 550
+// some 4,000 faults (a third of its time) for 20 MB of peak memory. Tuned, 420-830
 // (docs/perf-log/reader-and-analyze.md).
 //
 //   base::TuneMallocForCommand();  // analyze, before it reads (cli/analyze_command.cc)
