@@ -12,11 +12,20 @@
 namespace trainprof::base {
 namespace {
 
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-constexpr bool kGlibcMalloc = true;
+extern "C" char end;  // the linker's: the first byte past the program's data, where brk starts
+
+// Whether malloc serves small blocks from the brk heap, as glibc's does (not a sanitizer's own
+// allocator, whose blocks lie far from it, nor musl's).
+bool MallocUsesTheBrkHeap() {
+#if defined(__GLIBC__)
+  void* volatile p = malloc(64);
+  const bool in_heap = static_cast<char*>(p) > &end && static_cast<char*>(p) < sbrk(0);
+  free(p);
+  return in_heap;
 #else
-constexpr bool kGlibcMalloc = false;  // musl, or a sanitizer's own allocator
+  return false;
 #endif
+}
 
 // The THPeligible line of /proc/self/smaps for the mapping that holds `p`; -1 if none.
 int ThpEligible(const void* p) {
@@ -41,7 +50,8 @@ std::string ThpSetting() {
 }
 
 TEST(MallocTuning, FreedBlocksStayForTheNextAllocation) {
-  if (!kGlibcMalloc) GTEST_SKIP() << "malloc is not glibc's here (a sanitizer's allocator)";
+  if (!MallocUsesTheBrkHeap())
+    GTEST_SKIP() << "malloc is not glibc's brk heap here (a sanitizer's allocator, or musl)";
   TuneMallocForCommand();
   void* volatile block = malloc(size_t{8} << 20);  // under the 32 MiB threshold: from the heap
   const void* end = sbrk(0);
@@ -53,7 +63,8 @@ TEST(MallocTuning, FreedBlocksStayForTheNextAllocation) {
 }
 
 TEST(MallocTuning, HeapAsksForHugePages) {
-  if (!kGlibcMalloc) GTEST_SKIP() << "malloc is not glibc's here (a sanitizer's allocator)";
+  if (!MallocUsesTheBrkHeap())
+    GTEST_SKIP() << "malloc is not glibc's brk heap here (a sanitizer's allocator, or musl)";
   const std::string setting = ThpSetting();
   if (setting.empty() || setting.find("[never]") != std::string::npos)
     GTEST_SKIP() << "the kernel has transparent huge pages off (" << setting << ")";
