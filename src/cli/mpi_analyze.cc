@@ -302,25 +302,30 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
                                                          size_t r, const AnalyzeFlags& f, int rank,
                                                          int size, bool as_we_go) {
   const trace::TraceRun& run = shared.listing.runs[r];
-  const std::vector<size_t> index = trace::FilesOf(shared, r, rank);
-  std::vector<std::string> mine;
-  for (size_t i : index) mine.push_back(run.files[i]);
+  // What this process reads: every file of the run, each claimed from the queue as it comes,
+  // or the files it owns (its k-th is the run's file index[k]).
   std::optional<FileQueue> queue;
-  if (as_we_go) queue.emplace(run.files.size(), rank, size);
-  const auto claim = [&](size_t i) { return queue->Claim(i); };
+  std::function<bool(size_t)> claim;
+  std::vector<size_t> index;
+  std::vector<std::string> mine;
+  if (as_we_go) {
+    queue.emplace(run.files.size(), rank, size);
+    claim = [&](size_t i) { return queue->Claim(i); };
+  } else {
+    index = trace::FilesOf(shared, r, rank);
+    for (size_t i : index) mine.push_back(run.files[i]);
+  }
+  const std::vector<std::string>& read = queue ? run.files : mine;
+  const auto file_of = [&](size_t k) { return queue ? k : index[k]; };
   if (rank != 0) {
     Spill spill;
-    if (queue) {
-      SummariseEach(
-          run.files, f, run.dir,
-          [&](size_t i, StatusOr<analysis::RankSummary> res) { spill.Add(i, std::move(res)); },
-          claim);
-      queue->Finish();
-    } else {
-      SummariseEach(mine, f, run.dir, [&](size_t k, StatusOr<analysis::RankSummary> result) {
-        spill.Add(index[k], std::move(result));
-      });
-    }
+    SummariseEach(
+        read, f, run.dir,
+        [&](size_t k, StatusOr<analysis::RankSummary> res) {
+          spill.Add(file_of(k), std::move(res));
+        },
+        claim);
+    if (queue) queue->Finish();
     // Sent once process 0 is taking them, so that the sends (which spin until then) run at
     // full speed. Then an empty message: the end. One over INT_MAX bytes (a single summary that
     // large) cannot be counted in a message: it ends the results early, said as missing ones.
@@ -344,7 +349,7 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
   const auto detail = many ? analysis::DetailStore::Open() : nullptr;
   if (queue) {
     SummariseEach(
-        run.files, f, run.dir,
+        read, f, run.dir,
         [&](size_t i, StatusOr<analysis::RankSummary> res) {
           if (res.ok() && many) analysis::KeepUntilReport(detail, *res);
           out[i] = std::move(res);
@@ -352,8 +357,8 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
         claim);
     queue->Finish();
   } else {
-    std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(mine, f, run.dir);
-    for (size_t k = 0; k < index.size(); ++k) out[index[k]] = std::move(results[k]);
+    std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(read, f, run.dir);
+    for (size_t k = 0; k < results.size(); ++k) out[file_of(k)] = std::move(results[k]);
   }
   for (int from = 1; from < size; ++from) {
     int go = 1;
