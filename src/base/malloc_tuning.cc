@@ -33,17 +33,16 @@ void ReserveHugeHeap() {
 
 }  // namespace
 
-void TuneMallocForCommand() {
+void TuneMallocForCommand(size_t input_files) {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the reserve's block must come from the heap
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   ReserveHugeHeap();
-#endif
-}
-
-void ShareOneHeapAcrossThreads() {
-#if defined(__GLIBC__)
+  if (input_files != 1) return;
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   mallopt(M_ARENA_MAX, 1);
+#else
+  (void)input_files;
 #endif
 }
 

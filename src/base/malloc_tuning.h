@@ -4,26 +4,34 @@
 // some 4,000 faults (a third of its time) for 20 MB of peak memory. Tuned, 420-830
 // (docs/perf-log/reader-and-analyze.md).
 //
-//   base::TuneMallocForCommand();  // analyze, before it reads (cli/analyze_command.cc)
+//   base::TuneMallocForCommand(files.size());  // analyze, before it reads
 #pragma once
+
+#include <cstddef>
 
 namespace trainprof::base {
 
-// Makes malloc (glibc's; elsewhere these do nothing) keep what is freed for the next
-// allocation, serve blocks up to 32 MiB from its heaps, and reserve the main heap's first
-// 64 MiB at once with transparent huge pages asked for over it (madvise; where the kernel's
-// THP setting is "never" the pages stay small). A page touched anywhere is then resident
-// whole: peak memory rises (analyze of a 58 MB trace: 20 -> 31 MB), and a larger reserve
-// would raise it further for big traces (a 1 GB trace at 256 MiB: 136 -> 179 MB, for 3.5 ->
-// 1.7 s). Memory is not returned before exit.
-// Call it in a command that analyses, before it reads; never in a library user's process
-// (import trainprof, a training loop, the job `trainprof profile` measures).
-void TuneMallocForCommand();
-
-// Serves every thread from the main heap, for threads that hand their work along one pipeline
-// (one trace: an inflating thread, parsing threads, the caller): what one frees the next
-// reuses, in huge pages. Threads working apart (many rank files) would wait on its lock instead
-// (1,000 ranks: 1.38 -> 1.65 s). Takes effect only before a second thread first allocates.
-void ShareOneHeapAcrossThreads();
+// Makes malloc (glibc's; elsewhere this does nothing) keep what is freed for the next
+// allocation and reserve the main heap's first 64 MiB at once with transparent huge pages asked
+// for over it (madvise; where the kernel's THP setting is "never" the pages stay small). A page
+// touched anywhere is then resident whole: peak memory rises (analyze of a 58 MB trace: 20 ->
+// 31 MB), and a larger reserve would raise it further for big traces (a 1 GB trace at 256 MiB:
+// 136 -> 179 MB, for 3.5 -> 1.7 s). Memory is not returned before exit.
+//
+// How big blocks are served depends on `input_files`, the files the command is about to read:
+// * one: every block over 1 MiB mapped on its own and returned when freed (a model's columns
+//   grow by doubling; peak RSS on a 1 GB trace 183 MB with, 217 MB without), and every thread
+//   served from the main heap: the inflating thread, the parsers and the caller hand their
+//   buffers along one pipeline, what one frees the next reuses, in huge pages (a thread's own
+//   heap grows in steps that never cover a huge page);
+// * several: blocks up to 32 MiB from the heaps (each model mapping, faulting in and unmapping
+//   its columns afresh cost 1,000 rank files of 1 MB 223,000 faults and 1.1 s of system time,
+//   against 11,000 and 0.46 s), and a heap per thread: threads reading files apart would wait
+//   on one heap's lock (1,000 ranks: 1.38 -> 1.65 s).
+//
+// Call it in a command that analyses, before it reads and before a second thread allocates;
+// never in a library user's process (import trainprof, a training loop, the job `trainprof
+// profile` measures) nor in a long-lived command (mcp, watch), which should give memory back.
+void TuneMallocForCommand(size_t input_files);
 
 }  // namespace trainprof::base

@@ -52,7 +52,7 @@ std::string ThpSetting() {
 TEST(MallocTuning, FreedBlocksStayForTheNextAllocation) {
   if (!MallocUsesTheBrkHeap())
     GTEST_SKIP() << "malloc is not glibc's brk heap here (a sanitizer's allocator, or musl)";
-  TuneMallocForCommand();
+  TuneMallocForCommand(2);
   void* volatile block = malloc(size_t{8} << 20);  // under the 32 MiB threshold: from the heap
   const void* end = sbrk(0);
   free(block);
@@ -68,7 +68,7 @@ TEST(MallocTuning, HeapAsksForHugePages) {
   const std::string setting = ThpSetting();
   if (setting.empty() || setting.find("[never]") != std::string::npos)
     GTEST_SKIP() << "the kernel has transparent huge pages off (" << setting << ")";
-  TuneMallocForCommand();
+  TuneMallocForCommand(2);
   void* volatile block = malloc(size_t{8} << 20);
   // Its first bytes may lie below the reserve, in the heap's small pages; its last do not.
   EXPECT_EQ(ThpEligible(static_cast<char*>(block) + (size_t{8} << 20) - 1), 1)

@@ -3,7 +3,6 @@
 // recommendations) and written to a run folder like `profile`'s.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -89,23 +88,6 @@ StatusOr<analysis::RunInputs> DiffSideInputs(const std::string& side, const Anal
 
 }  // namespace
 
-// How a command's malloc serves the analysis (base/malloc_tuning.h): freed memory kept, the main
-// heap in huge pages. Only here, not in main: `trainprof profile` runs the user's LibTorch job
-// in its process, whose memory is what it measures, and the long-lived commands (mcp, watch)
-// should give memory back. The model's columns grow by doubling. For a single file, a fixed
-// 1 MiB mmap threshold maps every bigger block on its own and returns it when freed (peak RSS
-// on a 1 GB trace: 183 MB with, 217 MB without), and its reading threads pass parts along one
-// pipeline, so they share the main heap. Over many files each model would map, fault in and
-// unmap its columns afresh (1,000 rank files of 1 MB: 223,000 page faults and 1.1 s of system
-// time with it, 11,000 and 0.46 s without, at the same 46 MB peak), and the reading threads
-// work apart, each in its own heap.
-void TuneMallocForTraces(size_t trace_files) {
-  base::TuneMallocForCommand();
-  if (trace_files != 1) return;
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
-  base::ShareOneHeapAcrossThreads();
-}
-
 namespace {
 
 // Writes the run folder and prints the report (or its JSON).
@@ -171,7 +153,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
   size_t files = 0;
   for (const trace::TraceRun& run : listing.ok() ? listing->runs : std::vector<trace::TraceRun>{})
     files += run.files.size();
-  TuneMallocForTraces(files);
+  base::TuneMallocForCommand(files);  // before reading: its memory (base/malloc_tuning.h)
   // Under --mpi a process that sees no trace (its node's disk holds none) still takes part.
   if (f.mpi) return RunAnalyzeMpi(f, listing);
   if (!listing.ok()) {
@@ -183,7 +165,7 @@ int RunAnalyze(const AnalyzeFlags& f) {
 }
 
 int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
-  TuneMallocForTraces(1);  // each side is held whole, as one big trace is
+  base::TuneMallocForCommand(1);  // each side is held whole, as one big trace is
   StatusOr<analysis::RunInputs> a = DiffSideInputs(f.path, f);
   StatusOr<analysis::RunInputs> b = a.ok() ? DiffSideInputs(b_path, f) : a.status();
   if (!b.ok()) {

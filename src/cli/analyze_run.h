@@ -41,9 +41,6 @@ bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
 // Set when WriteDigests failed in this process: the command then exits kExitNoOutput.
 std::atomic<bool>& DigestFailed();
 
-// How malloc serves the reading of this many trace files (analyze_command.cc says why).
-void TuneMallocForTraces(size_t trace_files);
-
 // --format, --progress, the snapshot and output folder options, and the analysis options that
 // diff takes too (analysis/run/options.h).
 void AddCommonOptions(CLI::App* sub, AnalyzeFlags* f);
