@@ -28,7 +28,7 @@ struct ReadOptions {
   // A plain (not gzipped) file of at least twice min_segment_bytes is cut into up to this many
   // parts of at least that size, one a thread; the result is the same as one thread's. A gzip
   // file as large, with threads > 1, is inflated once on its own thread and cut into parts of
-  // half min_segment_bytes, which this many threads parse in turn.
+  // an eighth of min_segment_bytes, which this many threads parse in turn.
   int threads = 1;
   int64_t min_segment_bytes = int64_t{8} << 20;
   // One part of a file that holds several ranks (input_kind.h's parts: an Nsight Systems
