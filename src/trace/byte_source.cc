@@ -183,9 +183,7 @@ namespace {
 class GzipSource : public ByteSource {
  public:
   GzipSource(std::unique_ptr<ByteSource> raw, std::string path)
-      : raw_(std::move(raw)), path_(std::move(path)), z_(NewInflater()) {
-    in_.resize(size_t{256} << 10);
-  }
+      : raw_(std::move(raw)), path_(std::move(path)), z_(NewInflater()) {}
   StatusOr<size_t> Read(char* dst, size_t max) override {
     size_t total = 0;
     while (total < max && !done_) {
@@ -233,7 +231,10 @@ class GzipSource : public ByteSource {
   std::unique_ptr<ByteSource> raw_;
   std::string path_;
   std::unique_ptr<Inflater> z_;
-  std::vector<char> in_;
+  // The compressed bytes, 64 KiB at a time, in a buffer not zeroed: each of its pages is fresh
+  // memory (about 10 us on a VM), and a zero-filled 256 KiB vector was 64 of the 700 page
+  // faults of analysing a 33 MB trace, and 2.5 GB of zeroing for 10,000 rank files.
+  RawBuffer in_{size_t{64} << 10};
   bool done_ = false, in_member_ = false, cut_short_ = false;
 };
 
