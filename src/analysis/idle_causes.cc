@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <utility>
 
 #include "analysis/intervals.h"
 #include "analysis/phase_view.h"
@@ -82,19 +83,26 @@ std::map<int64_t, Intervals> GpuBusy(const trace::TraceModel& m, int64_t* resolu
   return out;
 }
 
+// Blame's buffers, kept from one gap to the next: a trace has thousands of gaps.
+struct BlameScratch {
+  Intervals left, near, held, rest;
+};
+
 // `gap`'s time by cause: each part to the first cause whose host activity holds it.
 std::array<int64_t, kIdleCauses> Blame(const Interval& gap,
-                                       const std::array<Intervals, kIdleElsewhere>& host) {
+                                       const std::array<Intervals, kIdleElsewhere>& host,
+                                       BlameScratch& s) {
   std::array<int64_t, kIdleCauses> ns{};
-  Intervals left{gap};
-  for (int c = 0; c < kIdleElsewhere && !left.empty(); ++c) {
+  s.left.assign(1, gap);
+  for (int c = 0; c < kIdleElsewhere && !s.left.empty(); ++c) {
     // Within: a rank has a million host intervals and thousands of gaps.
-    const Intervals held =
-        Intersect(left, Within(host[static_cast<size_t>(c)], gap.begin, gap.end));
-    ns[static_cast<size_t>(c)] = Length(held);
-    left = Subtract(left, held);
+    WithinInto(host[static_cast<size_t>(c)], gap.begin, gap.end, &s.near);
+    IntersectInto(s.left, s.near, &s.held);
+    ns[static_cast<size_t>(c)] = Length(s.held);
+    SubtractInto(s.left, s.held, &s.rest);
+    std::swap(s.left, s.rest);
   }
-  ns[kIdleElsewhere] = Length(left);
+  ns[kIdleElsewhere] = Length(s.left);
   return ns;
 }
 
@@ -148,11 +156,12 @@ IdleCauses ComputeIdleCauses(const trace::TraceModel& m, const StepsResult& step
   HostCauses causes(m, dataloader_patterns, steps_from);
   const auto host = HostActivity(m, causes);
   int64_t resolution_ns = 1;
+  BlameScratch scratch;
   for (const auto& [dev, busy] : GpuBusy(m, &resolution_ns)) {
     for (const Interval& gap : Subtract(window, busy)) {
       // A gap of one tick is the rounding of two adjacent events' times, not idle time.
       if (gap.end - gap.begin <= resolution_ns) continue;
-      const std::array<int64_t, kIdleCauses> ns = Blame(gap, host);
+      const std::array<int64_t, kIdleCauses> ns = Blame(gap, host, scratch);
       for (size_t c = 0; c < ns.size(); ++c) out.ns[c] += ns[c];
       out.idle_ns += gap.end - gap.begin;
       const int cause = static_cast<int>(std::max_element(ns.begin(), ns.end()) - ns.begin());
