@@ -3,9 +3,10 @@
 # view, all report files) against a Python process that imports Holistic Trace Analysis, loads
 # the same folder and makes the five breakdown calls HTA users make (temporal, idle time, GPU
 # kernels, comm/comp overlap, kernel launch stats; visualize off). HTA and each trainprof
-# binary in turn, REPEATS times; medians of wall time (nanosecond clock) and of peak RSS (from
-# /usr/bin/time), and HTA's time over each binary's. HTA's import (pandas, plotly) is part of
-# its process, as trainprof's start is of ours. docs/perf-log/reader-and-analyze.md (issue 39) holds figures.
+# binary in turn (their order rotated each repeat), REPEATS times; medians of wall time
+# (nanosecond clock) and of peak RSS (from /usr/bin/time), and HTA's time over each binary's.
+# HTA's import (pandas, plotly) is part of its process, as trainprof's start is of ours.
+# docs/perf-log/reader-and-analyze.md (issue 39) holds figures.
 #   bench/hta_process_bench.sh HTA_PYTHONPATH REPEATS "TRAINPROF_BIN..." TRACE_DIR...
 set -euo pipefail
 HTA_PATH=$1 N=$2
@@ -41,7 +42,10 @@ for dir in "$@"; do
   for k in "${!BINS[@]}"; do : >"$OUT/bin$k.times"; done
   for ((i = 0; i < N; i++)); do
     PYTHONPATH=$HTA_PATH timed "$OUT/hta.times" /usr/bin/python3 -c "$HTA_FIVE" "$dir"
-    for k in "${!BINS[@]}"; do
+    # The binaries in turn, starting one further each repeat: the first after HTA runs on the
+    # memory HTA just freed, 10-25 % slower here than the next (docs/perf-log/reader-and-analyze.md).
+    for j in "${!BINS[@]}"; do
+      k=$(((i + j) % ${#BINS[@]}))
       timed "$OUT/bin$k.times" "${BINS[$k]}" analyze "$dir" --run-dir "$OUT/run" --overwrite \
         --db off --progress off
     done
