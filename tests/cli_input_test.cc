@@ -109,6 +109,23 @@ TEST_F(CliInput, EachHelpListsItsOwnExitCodes) {
   EXPECT_FALSE(Has(profile.out, "  4 "));
 }
 
+// main() adds the command groups only up to the one argv[1] names: the last group's command
+// still runs, and the top-level help, which names no command first, still lists every command.
+TEST_F(CliInput, EveryCommandIsThereWhetherNamedOrNot) {
+  ProcessResult help = RunProcess({kCli, "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (const char* cmd : {"analyze", "diff", "merge", "runs", "compare", "gate", "export",
+                          "dataset", "run", "mcp", "watch"}) {
+    EXPECT_TRUE(Has(help.out, std::string("\n  ") + cmd + " ")) << cmd << " in:\n" << help.out;
+    ProcessResult h = RunProcess({kCli, cmd, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << cmd << ": " << h.err;
+    EXPECT_TRUE(Has(h.out, std::string("Usage: trainprof ") + cmd + " ")) << cmd << ":\n" << h.out;
+  }
+  ProcessResult watch = RunProcess({kCli, "watch", dir_ + "/no-such-run"});
+  EXPECT_NE(watch.exit_code, 0);
+  EXPECT_FALSE(Has(watch.err, "unknown command")) << watch.err;
+}
+
 TEST_F(CliInput, UnreadableConfigFilesSayWhatAndWhy) {
   fs::create_directories(dir_ + "/folder.yaml");
   fs::create_symlink("loop.yaml", dir_ + "/loop.yaml");

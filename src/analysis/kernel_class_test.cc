@@ -252,6 +252,20 @@ TEST(Intervals, UnionIntersectSubtract) {
   EXPECT_EQ(Within(u, 100, 200), Intervals{});
 }
 
+// The Into forms replace what their buffer held, and give what the returning forms give.
+TEST(Intervals, IntoFormsReplaceTheBuffer) {
+  const Intervals u = {{0, 25}, {30, 40}}, v = {{8, 32}, {38, 60}};
+  Intervals out = {{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}};
+  IntersectInto(u, v, &out);
+  EXPECT_EQ(out, Intersect(u, v));
+  SubtractInto(u, v, &out);
+  EXPECT_EQ(out, (Intervals{{0, 8}, {32, 38}}));
+  WithinInto(u, 20, 35, &out);
+  EXPECT_EQ(out, (Intervals{{20, 25}, {30, 35}}));
+  WithinInto(u, 100, 200, &out);
+  EXPECT_EQ(out, Intervals{});
+}
+
 // Big inputs are sorted by radix: the union must be the one of a plain sort and sweep, also
 // with equal begins, empty intervals, negative times and begins spanning all 64 bits.
 TEST(Intervals, UnionOfManyIsTheSortedSweep) {

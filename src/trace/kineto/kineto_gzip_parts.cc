@@ -303,7 +303,8 @@ class PartReader {
 // buffer of a part and a read step, and every buffer is fresh memory, which on a VM costs
 // about 3 ms a MiB right after another process (the kernel clears each page the hypervisor
 // hands back): 2 MiB parts held 6 MB more of it, and a 33 MB trace read after a 220 MB
-// process took 106 ms against 97 (medians of 16, alternated). A 1 GB trace reads as fast.
+// process took 120 ms against 106 (bench/fresh_memory_ab.sh, 24 rounds). A 1 GB trace reads
+// as fast.
 constexpr int64_t kPartsPerSegment = 8;
 
 StatusOr<TraceModel> ReadGzipInParts(std::unique_ptr<ByteSource> src, const std::string& path,
