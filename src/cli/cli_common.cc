@@ -1,8 +1,6 @@
 // Options and help texts every subcommand shares.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "base/text.h"
 #include "cli/commands.h"
 
@@ -37,13 +35,18 @@ std::string ExitCodesHelp(const std::vector<std::pair<int, std::string>>& codes)
   return out;
 }
 
+bool HasSubcommand(const CLI::App& app, std::string_view name) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->get_name() == name) return true;
+  return false;
+}
+
 int CheckSubcommand(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return 0;
+  if (argc < 2 || argv[1][0] == '-' || HasSubcommand(app, argv[1])) return 0;
   const std::string word = argv[1];
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     names.push_back(sub->get_name());
-  if (std::find(names.begin(), names.end(), word) != names.end()) return 0;
   const std::string near = base::NearestWord(word, names);
   std::string all;
   for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;

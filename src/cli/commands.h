@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/report.h"
@@ -48,6 +49,8 @@ void PrintError(const Status& s);
 // The exit code of a failed lookup: 1 when the history could not be read (locked, I/O), else 2.
 int ExitFor(const Status& s);
 
+// Whether `app` has a command of that name.
+bool HasSubcommand(const CLI::App& app, std::string_view name);
 // A first word that is not an option and not a command: one line naming the nearest command,
 // and kExitBadInput; else 0.
 int CheckSubcommand(const CLI::App& app, int argc, char** argv);

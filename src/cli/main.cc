@@ -60,12 +60,6 @@ bool IsMpiAnalyze(int argc, char** argv) {
 
 namespace {
 
-bool HasSubcommand(const CLI::App& app, std::string_view name) {
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-    if (sub->get_name() == name) return true;
-  return false;
-}
-
 // The commands, in groups, until the group that has `word` (argv[1]) is added: every group's
 // options, checks and help texts cost each start of `trainprof analyze` 1.2 ms of its 10 (`perf
 // stat`, a missing path). `trainprof --help`, a misspelt command and no command get them all.
@@ -80,7 +74,7 @@ void AddCommands(CLI::App& app, std::function<int()>* run, std::string_view word
   };
   for (Add add : kGroups) {
     add(app, run);
-    if (!word.empty() && word[0] != '-' && HasSubcommand(app, word)) return;
+    if (!word.empty() && word[0] != '-' && trainprof::cli::HasSubcommand(app, word)) return;
   }
 }
 
