@@ -19,8 +19,10 @@ namespace trainprof::base {
 // 136 -> 179 MB, for 3.5 -> 1.7 s). Memory is not returned before exit.
 //
 // How big blocks are served depends on `input_files`, the files the command is about to read:
-// * one: every block over 1 MiB mapped on its own and returned when freed (a model's columns
-//   grow by doubling; peak RSS on a 1 GB trace 183 MB with, 217 MB without), and every thread
+// * one: every block over 1 MiB that the reserve cannot hold mapped on its own and returned when
+//   freed (glibc asks its mmap threshold only when the heap's top is too small, so blocks are
+//   served from the reserve while it lasts; a model's columns grow by doubling; peak RSS on a
+//   1 GB trace 183 MB with, 217 MB without), and every thread
 //   served from the main heap: the inflating thread, the parsers and the caller hand their
 //   buffers along one pipeline, what one frees the next reuses, in huge pages (a thread's own
 //   heap grows in steps that never cover a huge page);
