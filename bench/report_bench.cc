@@ -1,5 +1,6 @@
-// report.html and the run history: the page for the largest shared trace's analysis
-// (trace_diff_control, 35 MB of JSON), and `runs list` over 10 000 stored runs.
+// report.html, many ranks' CSV files and the run history: the page for the largest shared
+// trace's analysis (trace_diff_control, 35 MB of JSON), the CSVs of 1,000 copies of a real H100
+// rank (as `analyze` writes them for thousands of ranks), and `runs list` over 10 000 stored runs.
 // TRAINPROF_BENCH_KEEP_DB=PATH leaves the 10 000-run database at PATH, so
 // scripts/report-benchmark.sh can time the whole `trainprof runs list` command on it.
 #include <benchmark/benchmark.h>
@@ -10,8 +11,12 @@
 #include <sstream>
 
 #include "analysis/analyze.h"
+#include "analysis/rank_summary.h"
+#include "analysis/ranks/detail_store.h"
 #include "base/atomic_file.h"
+#include "base/malloc_tuning.h"
 #include "history/run_db.h"
+#include "report/csv.h"
 #include "report/html.h"
 #include "report/terminal.h"
 #include "scratch_path.h"
@@ -63,6 +68,58 @@ void BM_Html_LargestAnalysis(benchmark::State& state) {
   state.counters["page_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_Html_LargestAnalysis)->Unit(benchmark::kMillisecond);
+
+// `n` copies of one rank's summary, kept as `analyze` keeps thousands of ranks (the detail in a
+// scratch file, read back as each rank's CSV rows are written).
+struct ManyRanks {
+  std::shared_ptr<analysis::DetailStore> detail = analysis::DetailStore::Open();
+  analysis::Summaries all;
+  report::Report report;
+};
+
+const ManyRanks& CopiesOfOneRank(int n) {
+  static const ManyRanks* made = [n] {
+    std::string path = std::string(TRAINPROF_SHARED_DIR) +
+                       "/data/traces/modern/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) path = kOwnTrace;
+    auto models = trace::ReadTraceFiles({path}, {});
+    if (!models.ok()) {
+      fmt::print(stderr, "{}\n", models.status().message());
+      std::exit(1);
+    }
+    base::TuneMallocForCommand(static_cast<size_t>(n));  // as `analyze` of n files does
+    auto* m = new ManyRanks;
+    const analysis::AnalyzeOptions o;
+    const analysis::RankSummary one = analysis::SummariseRank((*models)[0], o, path);
+    m->all.options = o;
+    for (int i = 0; i < n; ++i) {
+      analysis::RankSummary s = one;
+      s.info.rank = i;
+      analysis::KeepUntilReport(m->detail, s);
+      m->all.ranks.push_back(std::move(s.info));
+      m->all.analyses.push_back(std::move(s.analysis));
+    }
+    m->report = analysis::BuildAnalyzeReport(m->all.ranks, m->all.analyses, o, path, true);
+    return m;
+  }();
+  return *made;
+}
+
+void BM_Csv_ManyRanks(benchmark::State& state) {
+  const ManyRanks& m = CopiesOfOneRank(Smoke() ? 20 : 1000);
+  static const bench::ScratchPath out("csv");
+  std::filesystem::create_directories(out.path());
+  for (auto _ : state) {
+    if (!report::WriteCsvFiles(m.report, out.path(), nullptr).ok())
+      state.SkipWithError("write failed");
+  }
+  uintmax_t bytes = 0;
+  for (const auto& f : std::filesystem::directory_iterator(out.path())) bytes += f.file_size();
+  state.counters["csv_bytes"] = static_cast<double>(bytes);
+  state.SetLabel(fmt::format("{} ranks", m.all.ranks.size()));
+}
+BENCHMARK(BM_Csv_ManyRanks)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A database of `n` runs with varied figures, made once per process.
 const std::string& HistoryDb(int n) {

@@ -4,12 +4,14 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string_view>
 
 #include "base/atomic_file.h"
 #include "base/parallel.h"
+#include "report/csv_batch.h"
 #include "report/format.h"
 
 namespace trainprof::report {
@@ -64,34 +66,14 @@ void AppendMachine(std::string& out, const Value& v) {
   if (const auto* b = std::get_if<bool>(&v)) out += *b ? "true" : "false";
 }
 
-void AppendCsvRows(std::string& out, const Table& t, const std::vector<std::vector<Value>>& rows) {
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < t.columns.size(); ++i) {
-      if (i > 0) out += ',';
-      if (i < r.size()) AppendMachine(out, r[i]);
-    }
-    out += '\n';
-  }
-}
-
-void AppendHeader(std::string& text, const Table& t) {
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (i > 0) text += ',';
-    Field(text, t.columns[i].key);
-  }
-  text += '\n';
-}
-
-constexpr size_t kFlushBytes = size_t{1} << 16;
-
 // The table's CSV, handed to `sink` a block at a time (the header, then each block of rows).
 template <typename Sink>
 void RenderCsv(const Table& t, Sink&& sink) {
   std::string text;
-  AppendHeader(text, t);
+  AppendCsvHeader(text, t);
   t.ForEachRowBlock([&](const std::vector<std::vector<Value>>& rows) {
     AppendCsvRows(text, t, rows);
-    if (text.size() >= kFlushBytes) {
+    if (text.size() >= kCsvFlushBytes) {
       sink(std::string_view(text));
       text.clear();
     }
@@ -107,39 +89,25 @@ Status WriteCsvTable(const Table& t, const std::string& path) {
   return f.Commit();
 }
 
-// Tables whose sources share a batch key, written part by part: each part is made ready once
-// (RowSource::BeginPart) for all of them, then each table's rows of it go to its file. Each
-// table's status in `results` (one that cannot be opened is left out; the others are written).
-void WriteCsvBatch(const std::vector<const Table*>& all, const std::vector<std::string>& paths,
-                   std::vector<Status>& results) {
-  std::vector<base::AtomicFile> files(all.size());
-  std::vector<std::string> text(all.size());
-  std::vector<size_t> open;  // the tables whose file opened
-  for (size_t i = 0; i < all.size(); ++i) {
-    results[i] = files[i].Open(paths[i]);
-    if (results[i].ok()) AppendHeader(text[i], *all[i]), open.push_back(i);
-  }
-  if (open.empty()) return;
-  std::vector<std::vector<Value>> block;
-  const size_t parts = all[open[0]]->source->parts();
-  for (size_t p = 0; p < parts; ++p) {
-    for (size_t i : open) all[i]->source->BeginPart(p);
-    for (size_t i : open) {
-      block.clear();
-      all[i]->source->AppendRows(p, block);
-      AppendCsvRows(text[i], *all[i], block);
-      if (text[i].size() >= kFlushBytes) files[i].Write(text[i]), text[i].clear();
+}  // namespace
+
+void AppendCsvRows(std::string& out, const Table& t, const std::vector<std::vector<Value>>& rows) {
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      if (i > 0) out += ',';
+      if (i < r.size()) AppendMachine(out, r[i]);
     }
-    for (size_t i : open) all[i]->source->EndPart(p);
-  }
-  for (size_t i : open) {
-    AppendCsvRows(text[i], *all[i], all[i]->footer);
-    files[i].Write(text[i]);
-    results[i] = files[i].Commit();
+    out += '\n';
   }
 }
 
-}  // namespace
+void AppendCsvHeader(std::string& out, const Table& t) {
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i > 0) out += ',';
+    Field(out, t.columns[i].key);
+  }
+  out += '\n';
+}
 
 void RenderCsvTable(const Table& t, std::ostream& out) {
   RenderCsv(t, [&](std::string_view text) { out << text; });
@@ -174,39 +142,29 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
   for (size_t i = files.size(); i-- > 0;)
     if (!later.insert(files[i].name).second) files.erase(files.begin() + static_cast<long>(i));
   // Two threads: many ranks' tables are tens of MB of text, formatted value by value. A batch's
-  // tables (one key of RowSource::batch) go in two halves, one a thread, each part by part.
-  struct Job {
-    std::vector<size_t> files;
-    bool batch = false;
-  };
-  std::vector<Job> jobs;
+  // tables (one key of RowSource::batch) are written by both threads together (CsvBatch); the
+  // other files one a thread, after them.
   std::map<const void*, std::vector<size_t>> batches;
+  std::vector<size_t> single;
   for (size_t i = 0; i < files.size(); ++i) {
     const Table* t = files[i].table;
     const void* key = t != nullptr && t->source != nullptr ? t->source->batch() : nullptr;
     if (key != nullptr) batches[key].push_back(i);
-    if (key == nullptr) jobs.push_back({{i}});
+    if (key == nullptr) single.push_back(i);
   }
-  for (auto& [key, members] : batches) {  // every other table: neighbours are alike in size
-    for (size_t half = 0; half < 2 && half < members.size(); ++half) {
-      Job& job = jobs.emplace_back(Job{{}, true});
-      for (size_t k = half; k < members.size(); k += 2) job.files.push_back(members[k]);
-    }
-  }
-  std::vector<Status> results(files.size(), Status::Ok());
   auto path = [&](size_t i) { return fmt::format("{}/{}", dir, files[i].name); };
-  base::ParallelFor(jobs.size(), 2, [&](size_t j) {
-    const Job& job = jobs[j];
-    const size_t i = job.files[0];
-    if (job.batch) {
-      std::vector<const Table*> tables;
-      std::vector<std::string> paths;
-      for (size_t k : job.files) tables.push_back(files[k].table), paths.push_back(path(k));
-      std::vector<Status> each(job.files.size(), Status::Ok());
-      WriteCsvBatch(tables, paths, each);
-      for (size_t k = 0; k < job.files.size(); ++k) results[job.files[k]] = each[k];
-      return;
-    }
+  std::vector<std::unique_ptr<CsvBatch>> writers;
+  for (const auto& [key, members] : batches) {
+    std::vector<const Table*> tables;
+    std::vector<std::string> paths;
+    for (size_t k : members) tables.push_back(files[k].table), paths.push_back(path(k));
+    writers.push_back(std::make_unique<CsvBatch>(tables, paths));
+  }
+  constexpr size_t kThreads = 2;
+  std::vector<Status> results(files.size(), Status::Ok());
+  base::ParallelFor(writers.size() * kThreads + single.size(), kThreads, [&](size_t j) {
+    if (j < writers.size() * kThreads) return writers[j / kThreads]->Work();
+    const size_t i = single[j - writers.size() * kThreads];
     if (files[i].table != nullptr) {
       results[i] = WriteCsvTable(*files[i].table, path(i));
       return;
@@ -215,6 +173,11 @@ Status WriteCsvFiles(const Report& r, const std::string& dir, std::vector<std::s
     RenderCsvMetrics(*files[i].metrics, text);
     results[i] = base::WriteFileAtomically(path(i), text.str());
   });
+  size_t w = 0;
+  for (const auto& [key, members] : batches) {
+    for (size_t k = 0; k < members.size(); ++k) results[members[k]] = writers[w]->result(k);
+    ++w;
+  }
   Status first = Status::Ok();
   for (size_t i = 0; i < files.size(); ++i) {
     if (!results[i].ok()) {
