@@ -23,9 +23,12 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 #endif
@@ -42,18 +45,55 @@ int RunAnalyzeMpi(const AnalyzeFlags&, const StatusOr<trace::TraceListing>&) {
 #else
 namespace {
 
+// Every MPI call of this process, whichever thread makes it (MPI_THREAD_SERIALIZED): the
+// reading threads ask for files (FileQueue) and send or take results (Spill) between files.
+std::mutex& MpiLock() {
+  static std::mutex mu;
+  return mu;
+}
+
+// Asks `ready` every millisecond until it says yes: Open MPI's blocking calls spin on a core,
+// which a process still reading its share, or process 0 writing the report, could use.
+void PollGently(const std::function<bool()>& ready) {
+  while (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void WaitGently(MPI_Request& r) {
+  PollGently([&] {
+    int done = 0;
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+}
+
+constexpr int kResultsTag = 17;
+constexpr int kGoTag = 18;  // process 0 to another: it is ready for that one's results
+
 // One process's results for a run, in messages of about kChunkBytes: per file it read, its
 // index in the run, then kSplit and the summary's bytes (its detail and the rest apart), or
-// kError and the error message. A process other than 0 writes each result to a scratch file as
-// soon as it is made (Add, on the reading threads, one at a time) and lets it go, so it holds a
-// few summaries, not its share; then sends the file.
+// kError and the error message. A process other than 0 makes each result's record as soon as
+// the result is made (Add, on the reading threads, one at a time) and lets the result go, so it
+// holds a few summaries, not its share. With `stream` (files handed out as the processes go:
+// process 0 takes results between its own files) each kChunkBytes of records is sent at once,
+// so process 0 decodes them while both read instead of after, when the others only wait; up to
+// kInFlight sends wait for process 0, and records beyond them go to a scratch file, sent at the
+// end as every record is without `stream`. A streamed message is about StreamBytes().
 // Without a scratch file (std::tmpfile failed: no writable /tmp) the records wait in memory.
 constexpr size_t kChunkBytes = size_t{4} << 20;
+constexpr size_t kInFlight = 4;
+
+// 1 MiB, or TRAINPROF_MPI_STREAM_BYTES (for tests: a few small ranks stream only with a few
+// bytes a message).
+size_t StreamBytes() {
+  const char* env = std::getenv("TRAINPROF_MPI_STREAM_BYTES");
+  const unsigned long long n = env != nullptr ? std::strtoull(env, nullptr, 10) : 0;
+  return n > 0 ? static_cast<size_t>(n) : size_t{1} << 20;
+}
 constexpr uint64_t kError = 0, kSplit = 2;
 
 class Spill {
  public:
-  Spill() : file_(std::tmpfile()) {}
+  explicit Spill(bool stream) : file_(std::tmpfile()), stream_(stream ? StreamBytes() : 0) {}
   ~Spill() { Close(); }
   Spill(const Spill&) = delete;
   Spill& operator=(const Spill&) = delete;
@@ -70,13 +110,18 @@ class Spill {
     } else {
       base::PutText(record, result.status().message());
     }
-    // After a failed write (a full disk) the file takes no more: its last record may be cut,
-    // which Next stops at, and this one and the rest wait in memory.
-    if (file_ == nullptr || full_ ||
-        std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
-      full_ = file_ != nullptr;
-      Keep(std::move(record));
-    }
+    if (stream_ == 0) return Store(record);
+    pending_ += record;
+    if (pending_.size() >= stream_) Stream();
+  }
+
+  // Once process 0 takes the rest: every send made, the records not sent go to the scratch file
+  // (Next reads them back).
+  void EndStream() {
+    for (Flight& f : flights_) WaitGently(f.request);
+    flights_.clear();
+    Store(pending_);
+    pending_.clear();
   }
 
   // The next message of about kChunkBytes (whole records), read back from the scratch file one
@@ -109,14 +154,52 @@ class Spill {
     if (file_ != nullptr) std::fclose(file_);
     file_ = nullptr;
   }
-  void Keep(std::string record) {
+  // After a failed write (a full disk) the file takes no more: its last record may be cut,
+  // which Next stops at, and these records and the rest wait in memory.
+  void Store(const std::string& records) {
+    if (records.empty()) return;
+    if (file_ == nullptr || full_ ||
+        std::fwrite(records.data(), 1, records.size(), file_) != records.size()) {
+      full_ = file_ != nullptr;
+      Keep(records);
+    }
+  }
+  void Keep(const std::string& record) {
     if (kept_.empty() || kept_.back().size() + record.size() > kChunkBytes) kept_.emplace_back();
     kept_.back() += record;
   }
 
+  // The pending records sent when fewer than kInFlight sends wait (those done let go first),
+  // else stored.
+  void Stream() {
+    std::lock_guard<std::mutex> lock(MpiLock());
+    std::erase_if(flights_, [](Flight& f) {
+      int done = 0;
+      MPI_Test(&f.request, &done, MPI_STATUS_IGNORE);
+      return done != 0;
+    });
+    if (flights_.size() >= kInFlight || pending_.size() > INT_MAX) {
+      Store(pending_);
+    } else {
+      Flight& f = flights_.emplace_back();
+      f.bytes.swap(pending_);
+      MPI_Isend(f.bytes.data(), static_cast<int>(f.bytes.size()), MPI_CHAR, 0, kResultsTag,
+                MPI_COMM_WORLD, &f.request);
+    }
+    pending_.clear();
+  }
+
+  struct Flight {  // a message on its way to process 0: its bytes live until it arrives
+    std::string bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+
   std::FILE* file_;
+  size_t stream_;  // the bytes a streamed message gathers; 0: none is streamed
   bool full_ = false, reading_ = false;
   std::vector<std::string> kept_;
+  std::string pending_;         // records not yet sent (stream_)
+  std::deque<Flight> flights_;  // sent, not yet known to have arrived
 };
 
 // A summary sent as kSplit: the rest decoded, the detail stored as it came (or decoded in
@@ -147,21 +230,14 @@ void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary
   }
 }
 
-constexpr int kResultsTag = 17;
-constexpr int kGoTag = 18;  // process 0 to another: it is ready for that one's results
-
-// Asks `ready` every millisecond until it says yes: Open MPI's blocking calls spin on a core,
-// which a process still reading its share, or process 0 writing the report, could use.
-void PollGently(const std::function<bool()>& ready) {
-  while (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
-void WaitGently(MPI_Request& r) {
-  PollGently([&] {
-    int done = 0;
-    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-    return done != 0;
-  });
+// The results message `st` found (probed), received whole.
+std::string ReceiveNow(const MPI_Status& st) {
+  int len = 0;
+  MPI_Get_count(&st, MPI_CHAR, &len);
+  std::string bytes(static_cast<size_t>(std::max(len, 0)), '\0');
+  MPI_Recv(bytes.data(), len, MPI_CHAR, st.MPI_SOURCE, kResultsTag, MPI_COMM_WORLD,
+           MPI_STATUS_IGNORE);
+  return bytes;
 }
 
 // Process `from`'s packed results, received whole ("" when it sent none it could count in an int).
@@ -172,11 +248,7 @@ std::string ReceiveFrom(int from) {
     MPI_Iprobe(from, kResultsTag, MPI_COMM_WORLD, &ready, &st);
     return ready != 0;
   });
-  int len = 0;
-  MPI_Get_count(&st, MPI_CHAR, &len);
-  std::string bytes(static_cast<size_t>(std::max(len, 0)), '\0');
-  MPI_Recv(bytes.data(), len, MPI_CHAR, from, kResultsTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  return bytes;
+  return ReceiveNow(st);
 }
 
 constexpr int kAskTag = 19;    // another process to process 0: its next batch of files, please
@@ -193,34 +265,49 @@ constexpr int kGrantTag = 20;  // process 0 to another: the batch [first, last),
 // reading threads one call at a time (MPI_THREAD_SERIALIZED).
 class FileQueue {
  public:
-  FileQueue(size_t files, int rank, int size)
+  // `results` (process 0): what to do with a message of another process's results (Spill's
+  // stream), called outside the MPI lock.
+  using Results = std::function<void(std::string_view)>;
+  FileQueue(size_t files, int rank, int size, Results results = {})
       : mine_(files, 0),
         files_(files),
         batch_(std::clamp<size_t>(files / (static_cast<size_t>(size) * 64), 1, 16)),
         rank_(rank),
-        size_(size) {}
+        size_(size),
+        results_(std::move(results)) {}
 
   bool Claim(size_t i) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (rank_ == 0) Serve();
-    while (!empty_ && i >= end_) {
-      const auto [first, last] = Next();
-      empty_ = first >= last;
-      for (size_t k = first; k < last; ++k) mine_[k] = 1;
-      end_ = std::max(end_, last);
+    std::vector<std::string> got;
+    bool mine = false;
+    {
+      std::lock_guard<std::mutex> lock(MpiLock());
+      if (rank_ == 0) Serve(got);
+      while (!empty_ && i >= end_) {
+        const auto [first, last] = Next();
+        empty_ = first >= last;
+        for (size_t k = first; k < last; ++k) mine_[k] = 1;
+        end_ = std::max(end_, last);
+      }
+      mine = i < files_ && mine_[i] != 0;
     }
-    return i < files_ && mine_[i] != 0;
+    for (const std::string& g : got) results_(g);
+    return mine;
   }
 
   // After this process's reading: process 0 answers until every other process was told the
   // queue is empty; another takes the answer to its last question (which says so).
   void Finish() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(MpiLock());
     if (rank_ != 0) {
       while (!empty_) empty_ = Ask().first >= files_;
       return;
     }
-    PollGently([&] { return Serve(), told_empty_ == size_ - 1; });
+    PollGently([&] {
+      std::vector<std::string> got;
+      Serve(got);
+      for (const std::string& g : got) results_(g);
+      return told_empty_ == size_ - 1;
+    });
   }
 
  private:
@@ -257,8 +344,13 @@ class FileQueue {
     MPI_Send(out, 2, MPI_UINT64_T, to, tag, MPI_COMM_WORLD);
   }
 
-  // Process 0: a batch for each question waiting.
-  void Serve() {
+  // Process 0: a batch for each question waiting, and the results messages that came.
+  void Serve(std::vector<std::string>& got) {
+    for (int ready = results_ ? 1 : 0; ready != 0;) {
+      MPI_Status st;
+      MPI_Iprobe(MPI_ANY_SOURCE, kResultsTag, MPI_COMM_WORLD, &ready, &st);
+      if (ready != 0) got.push_back(ReceiveNow(st));
+    }
     for (;;) {
       int waiting = 0;
       MPI_Status st;
@@ -273,10 +365,10 @@ class FileQueue {
     }
   }
 
-  std::mutex mu_;
   std::vector<char> mine_;  // per file: this process reads it
   size_t files_, batch_, next_ = 0, end_ = 0;
   int rank_, size_, told_empty_ = 0;
+  Results results_;
   bool empty_ = false, asked_ = false;
 };
 
@@ -292,74 +384,89 @@ void UseEveryCoreOfTheNode() {
   sched_setaffinity(0, sizeof all, &all);
 }
 
-// This process's share of run `r` of the shared listing, summarised: the files it owns, or with
-// `as_we_go` (every process sees every file) those it claims from the FileQueue. Process 0
-// keeps its own results (their detail spilled with many ranks) and decodes the others' one
-// message at a time (a few MB), letting each one's bytes go before the next arrives, so it
-// never holds more than one message's bytes; it returns every file's result. The others send
-// theirs and return nothing.
-std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedListing& shared,
-                                                         size_t r, const AnalyzeFlags& f, int rank,
-                                                         int size, bool as_we_go) {
-  const trace::TraceRun& run = shared.listing.runs[r];
-  // What this process reads: every file of the run, each claimed from the queue as it comes,
-  // or the files it owns (its k-th is the run's file index[k]).
+// What a process reads of a run: every file, each claimed from the queue as it comes (every
+// process sees every file), or the files it owns (its k-th is the run's file index[k]).
+struct Share {
+  const trace::TraceRun& run;
   std::optional<FileQueue> queue;
-  std::function<bool(size_t)> claim;
   std::vector<size_t> index;
   std::vector<std::string> mine;
-  if (as_we_go) {
-    queue.emplace(run.files.size(), rank, size);
-    claim = [&](size_t i) { return queue->Claim(i); };
-  } else {
+
+  Share(const trace::SharedListing& shared, size_t r, int rank, int size, bool as_we_go,
+        FileQueue::Results results = {})
+      : run(shared.listing.runs[r]) {
+    if (as_we_go) {
+      queue.emplace(run.files.size(), rank, size, std::move(results));
+      return;
+    }
     index = trace::FilesOf(shared, r, rank);
     for (size_t i : index) mine.push_back(run.files[i]);
   }
-  const std::vector<std::string>& read = queue ? run.files : mine;
-  const auto file_of = [&](size_t k) { return queue ? k : index[k]; };
+  const std::vector<std::string>& files() const { return queue ? run.files : mine; }
+  size_t FileOf(size_t k) const { return queue ? k : index[k]; }
+  std::function<bool(size_t)> claim() {
+    if (!queue) return {};
+    return [this](size_t i) { return queue->Claim(i); };
+  }
+};
+
+// A process other than 0: its share summarised and sent (Spill), the rest once process 0 takes
+// it, so that the blocking sends (which spin until then) run at full speed; then an empty
+// message: the end. One over INT_MAX bytes (a single summary that large) cannot be counted in a
+// message: it ends the results early, said as missing ones.
+void SendShare(Share& share, const AnalyzeFlags& f) {
+  Spill spill(share.queue.has_value());
+  SummariseEach(
+      share.files(), f, share.run.dir,
+      [&](size_t k, StatusOr<analysis::RankSummary> res) {
+        spill.Add(share.FileOf(k), std::move(res));
+      },
+      share.claim());
+  if (share.queue) share.queue->Finish();
+  int go = 0;
+  MPI_Request asked;
+  MPI_Irecv(&go, 1, MPI_INT, 0, kGoTag, MPI_COMM_WORLD, &asked);
+  WaitGently(asked);
+  spill.EndStream();
+  std::string chunk;
+  for (bool more = spill.Next(&chunk);; more = spill.Next(&chunk)) {
+    const int len = !more || chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
+    MPI_Send(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
+    if (len == 0) break;
+  }
+}
+
+// This process's share of run `r` of the shared listing, summarised: the files it owns, or with
+// `as_we_go` (every process sees every file) those it claims from the FileQueue. Process 0
+// keeps its own results (their detail spilled with many ranks) and decodes the others' one
+// message at a time (a few MB; as they come, between its own files, when they stream), letting
+// each one's bytes go once decoded, so it holds a few messages' bytes at most; it returns every
+// file's result. The others send theirs and return nothing.
+std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedListing& shared,
+                                                         size_t r, const AnalyzeFlags& f, int rank,
+                                                         int size, bool as_we_go) {
   if (rank != 0) {
-    Spill spill;
-    SummariseEach(
-        read, f, run.dir,
-        [&](size_t k, StatusOr<analysis::RankSummary> res) {
-          spill.Add(file_of(k), std::move(res));
-        },
-        claim);
-    if (queue) queue->Finish();
-    // Sent once process 0 is taking them, so that the sends (which spin until then) run at
-    // full speed. Then an empty message: the end. One over INT_MAX bytes (a single summary that
-    // large) cannot be counted in a message: it ends the results early, said as missing ones.
-    int go = 0;
-    MPI_Request asked;
-    MPI_Irecv(&go, 1, MPI_INT, 0, kGoTag, MPI_COMM_WORLD, &asked);
-    WaitGently(asked);
-    std::string chunk;
-    for (bool more = spill.Next(&chunk);; more = spill.Next(&chunk)) {
-      const int len = !more || chunk.size() > INT_MAX ? 0 : static_cast<int>(chunk.size());
-      MPI_Send(chunk.data(), len, MPI_CHAR, 0, kResultsTag, MPI_COMM_WORLD);
-      if (len == 0) break;
-    }
+    Share share(shared, r, rank, size, as_we_go);
+    SendShare(share, f);
     return {};
   }
+  const trace::TraceRun& run = shared.listing.runs[r];
   std::vector<StatusOr<analysis::RankSummary> > out;
   out.reserve(run.files.size());
   for (size_t i = 0; i < run.files.size(); ++i)
     out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
   const bool many = run.files.size() > analysis::kInlineRanks;
   const auto detail = many ? analysis::DetailStore::Open() : nullptr;
-  if (queue) {
-    SummariseEach(
-        read, f, run.dir,
-        [&](size_t i, StatusOr<analysis::RankSummary> res) {
-          if (res.ok() && many) analysis::KeepUntilReport(detail, *res);
-          out[i] = std::move(res);
-        },
-        claim);
-    queue->Finish();
-  } else {
-    std::vector<StatusOr<analysis::RankSummary> > results = SummariseEach(read, f, run.dir);
-    for (size_t k = 0; k < results.size(); ++k) out[file_of(k)] = std::move(results[k]);
-  }
+  Share share(shared, r, rank, size, as_we_go,
+              [&](std::string_view chunk) { UnpackInto(chunk, out, detail); });
+  SummariseEach(
+      share.files(), f, run.dir,
+      [&](size_t k, StatusOr<analysis::RankSummary> res) {
+        if (res.ok() && many) analysis::KeepUntilReport(detail, *res);
+        out[share.FileOf(k)] = std::move(res);
+      },
+      share.claim());
+  if (share.queue) share.queue->Finish();
   for (int from = 1; from < size; ++from) {
     int go = 1;
     MPI_Send(&go, 1, MPI_INT, from, kGoTag, MPI_COMM_WORLD);
