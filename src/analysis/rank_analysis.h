@@ -53,6 +53,7 @@ struct SpilledDetail {
   std::vector<int64_t> curve_points, role_points;  // per memory device
   int64_t shape_rows = 0, stack_rows = 0, module_rows = 0;
   int64_t module_root_ns = 0;  // the device time of the modules at depth 0
+  int64_t module_bytes = 0;    // the modules' bytes at the start of the record (ModulesOf)
 };
 
 struct RankAnalysis {

@@ -35,17 +35,17 @@ void Compact(RankSummary& s) {
 
 namespace {
 
-// `all` sorted by rank: each of two summaries or more of one rank names the first other one.
-void MarkDuplicateRanks(std::vector<RankSummary>& all) {
+// `all` sorted by rank: each of two ranks or more of one number names the first other one.
+void MarkDuplicateRanks(std::vector<RankInfo>& all) {
   for (size_t b = 0, e = 0; b < all.size(); b = e) {
-    for (e = b + 1; e < all.size() && all[e].info.rank == all[b].info.rank;) ++e;
+    for (e = b + 1; e < all.size() && all[e].rank == all[b].rank;) ++e;
     if (e - b < 2) continue;
     for (size_t i = b; i < e; ++i) {
-      RankInfo& a = all[i].info;
+      RankInfo& a = all[i];
       a.diagnostics.push_back({base::DiagnosticId::kDuplicateRank, 1,
                                fmt::format("{}: rank {} also comes from {}; each file is "
                                            "analysed as its own span",
-                                           a.path, a.rank, all[i == b ? b + 1 : b].info.path)});
+                                           a.path, a.rank, all[i == b ? b + 1 : b].path)});
     }
   }
 }
@@ -63,27 +63,24 @@ StatusOr<Summaries> CombineSummaries(std::vector<RankSummary> all, const std::st
           s.info.path, all.front().info.path));
     }
   }
-  // By rank, stable; an index is sorted, so each summary (dozens of vectors) moves once.
+  // By rank, stable; an index is sorted, so each summary (dozens of vectors) moves once, into
+  // its place in `out`.
   std::vector<size_t> order(all.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return all[a].info.rank < all[b].info.rank; });
-  std::vector<RankSummary> sorted;
-  sorted.reserve(all.size());
-  for (size_t i : order) sorted.push_back(std::move(all[i]));
-  all = std::move(sorted);
-  MarkDuplicateRanks(all);
   Summaries out;
-  out.options = all.front().options;
-  out.input = all.front().input;
+  out.options = all[order[0]].options;
+  out.input = all[order[0]].input;
   for (const RankSummary& s : all)
     if (s.input != out.input) out.input = fallback;
   out.ranks.reserve(all.size());
   out.analyses.reserve(all.size());
-  for (RankSummary& s : all) {
-    out.ranks.push_back(std::move(s.info));
-    out.analyses.push_back(std::move(s.analysis));
+  for (size_t i : order) {
+    out.ranks.push_back(std::move(all[i].info));
+    out.analyses.push_back(std::move(all[i].analysis));
   }
+  MarkDuplicateRanks(out.ranks);
   return out;
 }
 

@@ -343,12 +343,19 @@ StatusOr<RankSummary> DecodeSummary(std::string_view bytes) {
 
 namespace {
 
-// What of an analysis ranks/detail_store.h moves out: only per-rank CSV rows read it.
+// What of an analysis ranks/detail_store.h moves out: only per-rank CSV rows read it, and one
+// pass across ranks the modules, which come first so that it reads them back alone.
+template <class A>
+void DetailAfterModules(A& a, RankAnalysis& r) {
+  a(r.memory.allocations, r.memory.operators, r.memory.op_names, r.operator_kernels,
+    r.hta.top_kernels, r.idle.largest, r.operators_by_shape, r.operators_by_stack);
+  for (DeviceMemory& d : r.memory.devices) a(d.curve, d.live_at_peak, d.role_timeline);
+}
+
 template <class A>
 void DetailFields(A& a, RankAnalysis& r) {
-  a(r.memory.allocations, r.memory.operators, r.memory.op_names, r.operator_kernels,
-    r.hta.top_kernels, r.idle.largest, r.operators_by_shape, r.operators_by_stack, r.modules);
-  for (DeviceMemory& d : r.memory.devices) a(d.curve, d.live_at_peak, d.role_timeline);
+  a(r.modules);
+  DetailAfterModules(a, r);
 }
 
 // Lets each list go, its memory too.
@@ -361,10 +368,19 @@ struct Freer {
 
 }  // namespace
 
-std::string EncodeDetail(const RankAnalysis& a) {
+std::string EncodeDetail(const RankAnalysis& a, int64_t* modules_bytes) {
   Encoder e;
-  DetailFields(e, const_cast<RankAnalysis&>(a));  // an Encoder only reads
+  auto& r = const_cast<RankAnalysis&>(a);  // an Encoder only reads
+  e(r.modules);
+  if (modules_bytes != nullptr) *modules_bytes = static_cast<int64_t>(e.out.size());
+  DetailAfterModules(e, r);
   return std::move(e.out);
+}
+
+bool DecodeModules(std::string_view bytes, std::vector<ModuleRow>& modules) {
+  Decoder d(bytes);
+  d(modules);
+  return !d.bad() && d.left() == 0;
 }
 
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {

@@ -23,6 +23,13 @@ int ScratchFile() {
   return fd;
 }
 
+// A record that cannot be read back is a failing disk, and a report without it would be wrong
+// silently.
+[[noreturn]] void Unreadable() {
+  fmt::print(stderr, "trainprof: the scratch file of the ranks' detail cannot be read back\n");
+  std::abort();
+}
+
 }  // namespace
 
 std::shared_ptr<DetailStore> DetailStore::Open() {
@@ -53,24 +60,31 @@ int64_t DetailStore::Append(std::string_view bytes) {
   return at;
 }
 
-void DetailStore::Acquire(RankAnalysis& a) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (holds_[&a]++ > 0) return;
-  std::string bytes(static_cast<size_t>(a.spilled.bytes), '\0');
+void DetailStore::ReadBack(int64_t at, std::string& bytes) const {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = pread(fd_, bytes.data() + done, bytes.size() - done,
-                            static_cast<off_t>(a.spilled.at + static_cast<int64_t>(done)));
+                            static_cast<off_t>(at + static_cast<int64_t>(done)));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  // Every byte was written by this process (Append returns only whole records): one that
-  // cannot be read back is a failing disk, and a report without it would be wrong silently.
-  if (done < bytes.size() || !DecodeDetail(bytes, a)) {
-    fmt::print(stderr, "trainprof: the scratch file of the ranks' detail cannot be read back\n");
-    std::abort();
-  }
+  // Every byte was written by this process (Append returns only whole records).
+  if (done < bytes.size()) Unreadable();
+}
+
+void DetailStore::Acquire(RankAnalysis& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (holds_[&a]++ > 0) return;
+  std::string bytes(static_cast<size_t>(a.spilled.bytes), '\0');
+  ReadBack(a.spilled.at, bytes);
+  if (!DecodeDetail(bytes, a)) Unreadable();
+}
+
+void DetailStore::ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const {
+  std::string bytes(static_cast<size_t>(a.spilled.module_bytes), '\0');
+  ReadBack(a.spilled.at, bytes);
+  if (!DecodeModules(bytes, modules)) Unreadable();
 }
 
 void DetailStore::Release(RankAnalysis& a) {
@@ -114,10 +128,10 @@ void Spilled(const std::shared_ptr<DetailStore>& store, int64_t at, size_t bytes
 
 void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
   if (store == nullptr || a.spilled.store != nullptr) return;
-  const std::string bytes = EncodeDetail(a);
+  SpilledDetail counts;
+  const std::string bytes = EncodeDetail(a, &counts.module_bytes);
   const int64_t at = store->Append(bytes);
   if (at < 0) return;  // kept in place
-  SpilledDetail counts;
   CountDetail(a, counts);
   Spilled(store, at, bytes.size(), std::move(counts), a);
 }
@@ -132,9 +146,10 @@ std::string TakeDetail(RankAnalysis& a) {
     base::PutU64(out, static_cast<uint64_t>(c.curve_points[d]));
     base::PutU64(out, static_cast<uint64_t>(c.role_points[d]));
   }
-  for (int64_t v : {c.shape_rows, c.stack_rows, c.module_rows, c.module_root_ns})
+  const std::string detail = EncodeDetail(a, &c.module_bytes);
+  for (int64_t v : {c.shape_rows, c.stack_rows, c.module_rows, c.module_root_ns, c.module_bytes})
     base::PutU64(out, static_cast<uint64_t>(v));
-  out += EncodeDetail(a);
+  out += detail;
   if (a.spilled.store == nullptr) FreeDetail(a);  // a held one is let go by the hold
   return out;
 }
@@ -147,9 +162,12 @@ bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& stor
     c.curve_points.push_back(static_cast<int64_t>(r.U64()));
     c.role_points.push_back(static_cast<int64_t>(r.U64()));
   }
-  for (int64_t* v : {&c.shape_rows, &c.stack_rows, &c.module_rows, &c.module_root_ns})
+  for (int64_t* v :
+       {&c.shape_rows, &c.stack_rows, &c.module_rows, &c.module_root_ns, &c.module_bytes})
     *v = static_cast<int64_t>(r.U64());
-  if (!r.ok || c.curve_points.size() != a.memory.devices.size()) return false;
+  if (!r.ok || c.curve_points.size() != a.memory.devices.size() || c.module_bytes < 0 ||
+      static_cast<size_t>(c.module_bytes) > r.in.size())
+    return false;
   const int64_t at = store != nullptr ? store->Append(r.in) : -1;
   if (at < 0) return DecodeDetail(r.in, a);  // no store, or it takes no more: kept in place
   Spilled(store, at, r.in.size(), std::move(c), a);
@@ -195,6 +213,12 @@ int64_t ShapeRows(const RankAnalysis& a) {
 int64_t StackRows(const RankAnalysis& a) {
   return a.spilled.store == nullptr ? static_cast<int64_t>(a.operators_by_stack.size())
                                     : a.spilled.stack_rows;
+}
+
+const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch) {
+  if (a.spilled.store == nullptr) return a.modules;
+  a.spilled.store->ReadModules(a, scratch);
+  return scratch;
 }
 
 int64_t ModuleRootNs(const RankAnalysis& a) {

@@ -40,11 +40,17 @@ class DetailStore {
   // record reads it back, the last one's release clears it again. Thread-safe.
   void Acquire(RankAnalysis& a);
   void Release(RankAnalysis& a);
+  // The modules of `a` (spilled here) into `modules`, whether or not it is held.
+  void ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const;
   // Drops the holds of `a`, whose detail stays in it (Unspill).
   void Forget(const RankAnalysis& a);
 
  private:
   explicit DetailStore(int fd) : fd_(fd) {}
+  // `bytes.size()` bytes of record `at` (the scratch file is only appended to, so a record
+  // written is read without the lock); a failing disk aborts: a report without them would be
+  // wrong silently.
+  void ReadBack(int64_t at, std::string& bytes) const;
   int fd_;
   int64_t end_ = 0;
   bool full_ = false;
@@ -88,10 +94,17 @@ class DetailHold {
   const RankAnalysis& a_;
 };
 
-// The detail's bytes, read back into `a` (false: cut short), and its lists let go (with their
-// memory). In summary_codec.cc, beside the summary's own fields.
-std::string EncodeDetail(const RankAnalysis& a);
+// The modules of `a`, the one spilled list a pass across ranks reads: in `a` when it is not
+// spilled, else read back alone into `scratch` (the first bytes of its record), so that the
+// pass reads a fifth of each rank's detail and decodes nothing else.
+const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch);
+
+// The detail's bytes (the modules first, `modules_bytes` of them), read back into `a` (false:
+// cut short), and its lists let go (with their memory). In summary_codec.cc, beside the
+// summary's own fields.
+std::string EncodeDetail(const RankAnalysis& a, int64_t* modules_bytes = nullptr);
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a);
+bool DecodeModules(std::string_view bytes, std::vector<ModuleRow>& modules);
 void FreeDetail(RankAnalysis& a);
 
 // The lengths readers across ranks ask of spilled lists, whether or not they are out.

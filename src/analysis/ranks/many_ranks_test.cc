@@ -225,6 +225,37 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
   EXPECT_EQ(a.memory.devices[0].curve.size(), 2u);
 }
 
+// The pass across ranks reads a spilled rank's modules alone (the first bytes of its record),
+// stored here or given by another process, held or not: the modules the rank had.
+TEST(ManyRanks, ModulesAreReadBackAlone) {
+  const RankAnalysis whole = Rank(3);
+  ASSERT_FALSE(whole.modules.empty());
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  RankAnalysis spilled = Rank(3), given = Rank(3);
+  Spill(store, spilled);
+  ASSERT_TRUE(GiveDetail(TakeDetail(given), store, given));
+  auto same = [&](const std::vector<ModuleRow>& m) {
+    ASSERT_EQ(m.size(), whole.modules.size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      EXPECT_EQ(m[i].path, whole.modules[i].path);
+      EXPECT_EQ(m[i].device_ns, whole.modules[i].device_ns);
+    }
+  };
+  for (RankAnalysis* a : {&spilled, &given}) {
+    ASSERT_EQ(a->spilled.store, store);
+    EXPECT_GT(a->spilled.module_bytes, 0);
+    EXPECT_LT(a->spilled.module_bytes, a->spilled.bytes) << "the modules alone, not the record";
+    std::vector<ModuleRow> scratch;
+    same(ModulesOf(*a, scratch));
+    EXPECT_TRUE(a->modules.empty()) << "read into the scratch, not the analysis";
+    DetailHold hold(*a);
+    same(ModulesOf(*a, scratch));
+  }
+  std::vector<ModuleRow> unused;
+  EXPECT_EQ(&ModulesOf(whole, unused), &whole.modules) << "not spilled: its own";
+}
+
 // --mpi's other processes send a rank's detail apart (TakeDetail) and process 0 stores it as
 // it came (GiveDetail): the summary reads the same as the rank it left.
 TEST(ManyRanks, DetailTakenApartIsGivenBackWholeOrSpilled) {

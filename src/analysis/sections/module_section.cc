@@ -14,13 +14,14 @@ using report::Unit;
 namespace {
 
 // Many ranks: per module (its path), its device time over the ranks, in the first rank's order.
-// Each rank's modules are read back from the detail store for this one pass (detail_store.h).
+// Each rank's modules alone are read back from the detail store for this one pass
+// (detail_store.h).
 void AddModulesAcrossRanks(report::Section& s, const AnalyzeInput& in) {
   AcrossRanks across;
   std::unordered_map<std::string, ModuleRow> first;  // path -> its first row
+  std::vector<ModuleRow> scratch;
   for (size_t i = 0; i < in.analyses.size(); ++i) {
-    DetailHold hold(in.analyses[i]);
-    for (const ModuleRow& m : in.analyses[i].modules) {
+    for (const ModuleRow& m : ModulesOf(in.analyses[i], scratch)) {
       first.try_emplace(m.path, m);
       across.Add(m.path, i, static_cast<double>(m.device_ns));
     }
