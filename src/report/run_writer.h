@@ -22,9 +22,10 @@ struct RunFiles {
   bool replace = false;           // exporters: a run already exported is written again
 };
 
-// When a writer runs: kMain on the calling thread, kSide on a second thread beside it (a
-// report of 1,000 ranks takes seconds of number formatting), kExport after every file of the
-// folder is written (exporters copy them).
+// When a writer runs: kMain on the calling thread, kSide each on a thread of its own beside it
+// (a report of 1,000 ranks takes seconds of number formatting; the CSV files waited for
+// report.json when the side writers shared a thread), kExport after every file of the folder is
+// written (exporters copy them).
 enum class WritePhase { kMain, kSide, kExport };
 
 // An output.* key an exporter reads, and the field it sets.

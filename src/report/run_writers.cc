@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "base/atomic_file.h"
 #include "report/csv.h"
@@ -98,11 +99,18 @@ Status WriteFolderFiles(const Report& r, const std::string& dir, const Options::
   TerminalRenderer().Render(r, text);
   *summary = text.str();
   const RunFiles files{r, dir, output, *summary};
-  Status main = Status::Ok(), side = Status::Ok();
-  std::thread other([&] { RunPhase(WritePhase::kSide, files, side); });
-  RunPhase(WritePhase::kMain, files, main);
-  other.join();
-  Status first = !main.ok() ? std::move(main) : std::move(side);
+  std::vector<const RunWriter*> side;
+  for (const RunWriter& w : RunWriters())
+    if (w.phase == WritePhase::kSide && Enabled(w, output)) side.push_back(&w);
+  std::vector<Status> side_status(side.size(), Status::Ok());
+  std::vector<std::thread> others;
+  for (size_t i = 0; i < side.size(); ++i)
+    others.emplace_back([&, i] { side_status[i] = side[i]->write(files); });
+  Status first = Status::Ok();
+  RunPhase(WritePhase::kMain, files, first);
+  for (std::thread& t : others) t.join();
+  for (Status& s : side_status)
+    if (!s.ok() && first.ok()) first = std::move(s);
   for (const ExtraFile& e : extra) {
     Status s = e.write();
     if (!s.ok() && first.ok()) first = std::move(s);
