@@ -83,8 +83,13 @@ std::vector<std::string> Cli(std::vector<std::string> args) {
 }
 
 #ifdef TRAINPROF_HAVE_MPI
-// `mpirun -n N trainprof analyze TRACES --mpi --run-dir RUN_DIR`.
-// `more`: arguments of trainprof; `mpi`: of mpirun (-x VAR=value).
+// `mpirun` on the PATH as `var`, or the test skips saying what to install.
+#define MPIRUN_OR_SKIP(var)                               \
+  const std::string var = testutil::FindOnPath("mpirun"); \
+  if (var.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)"
+
+// `mpirun -n N trainprof analyze TRACES --mpi --run-dir RUN_DIR`; `more`: arguments of
+// trainprof; `mpi`: of mpirun (-x VAR=value).
 testutil::ProcessResult AnalyzeUnderMpi(const std::string& mpirun, const char* n,
                                         const std::string& traces, const std::string& run_dir,
                                         const std::vector<std::string>& more = {},
@@ -208,8 +213,7 @@ TEST(Mpi, TwoProcessesWriteTheSameReport) {
   EXPECT_NE(no.err.find("without MPI"), std::string::npos) << no.err;
   GTEST_SKIP() << "trainprof was built without MPI";
 #else
-  const std::string mpirun = testutil::FindOnPath("mpirun");
-  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  MPIRUN_OR_SKIP(mpirun);
   for (const char* n : {"1", "2"}) {
     auto r = AnalyzeUnderMpi(mpirun, n, traces, tmp + "/mpi" + n);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -226,8 +230,7 @@ TEST(Mpi, ResultsStreamedWhileReadingMakeTheSameFiles) {
 #ifndef TRAINPROF_HAVE_MPI
   GTEST_SKIP() << "trainprof was built without MPI";
 #else
-  const std::string mpirun = testutil::FindOnPath("mpirun");
-  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  MPIRUN_OR_SKIP(mpirun);
   const std::string tmp = testutil::FreshTempDir(), traces = GeneratedRanks(tmp, 24);
   auto plain = RunProcess(Cli({"analyze", traces, "--run-dir", tmp + "/plain"}));
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
@@ -257,8 +260,7 @@ TEST(Mpi, TheSameCulpritWhateverTheProcessCount) {
 #ifndef TRAINPROF_HAVE_MPI
   GTEST_SKIP() << "trainprof was built without MPI";
 #else
-  const std::string mpirun = testutil::FindOnPath("mpirun");
-  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  MPIRUN_OR_SKIP(mpirun);
   const std::string tmp = testutil::FreshTempDir(), traces = tmp + "/world";
   std::filesystem::create_directories(traces);
   for (const auto& [spec, rank] : testutil::GenerateWorld({})) {
@@ -298,8 +300,7 @@ TEST(Mpi, NodeLocalTracesAreReadWhereTheyLie) {
 #ifndef TRAINPROF_HAVE_MPI
   GTEST_SKIP() << "trainprof was built without MPI";
 #else
-  const std::string mpirun = testutil::FindOnPath("mpirun");
-  if (mpirun.empty()) GTEST_SKIP() << "mpirun is not installed (apt-get install openmpi-bin)";
+  MPIRUN_OR_SKIP(mpirun);
   const std::string tmp = testutil::FreshTempDir(), all = GeneratedRanks(tmp + "/all", 4);
   for (int r = 0; r < 4; ++r) {
     const std::string node = tmp + (r < 2 ? "/a/traces" : "/b/traces");
