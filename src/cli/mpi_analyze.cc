@@ -74,10 +74,10 @@ constexpr int kGoTag = 18;  // process 0 to another: it is ready for that one's 
 // kError and the error message. A process other than 0 makes each result's record as soon as
 // the result is made (Add, on the reading threads, one at a time) and lets the result go, so it
 // holds a few summaries, not its share. With `stream` (files handed out as the processes go:
-// process 0 takes results between its own files) each kChunkBytes of records is sent at once,
-// so process 0 decodes them while both read instead of after, when the others only wait; up to
-// kInFlight sends wait for process 0, and records beyond them go to a scratch file, sent at the
-// end as every record is without `stream`. A streamed message is about StreamBytes().
+// process 0 takes results between its own files) each StreamBytes() of records is sent at
+// once, so process 0 decodes them while both read instead of after, when the others only wait;
+// up to kInFlight sends wait for process 0, and records beyond them go to a scratch file, sent
+// at the end as every record is without `stream`.
 // Without a scratch file (std::tmpfile failed: no writable /tmp) the records wait in memory.
 constexpr size_t kChunkBytes = size_t{4} << 20;
 constexpr size_t kInFlight = 4;
