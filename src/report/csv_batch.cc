@@ -14,7 +14,7 @@ constexpr size_t kNoChunk = static_cast<size_t>(-1);
 }  // namespace
 
 // What one thread in Work() keeps: the chunk whose parts it holds ready, and its buffers for
-// rows and text, reused item after item (new ones were new pages each time, a fifth more CPU).
+// rows and text, reused item after item (a new string each item was new pages each time).
 struct CsvBatch::Held {
   size_t chunk = kNoChunk;
   std::vector<std::vector<Value>> block;
