@@ -59,15 +59,16 @@ void CsvBatch::Work() {
       for (size_t p = chunk * kPartsPerChunk; p < end; ++p) lead.BeginPart(p);
       held.chunk = chunk;
     }
-    held.text.clear();
-    Render(chunk, table, held.text, held);
+    Render(chunk, table, held);
     Deliver(chunk, table, held.text);
   }
   let_go();
 }
 
-void CsvBatch::Render(size_t chunk, size_t table, std::string& text, Held& held) const {
+// The table's rows of the chunk, as CSV text, into held.text.
+void CsvBatch::Render(size_t chunk, size_t table, Held& held) const {
   const Table& t = *tables_[table];
+  held.text.clear();
   const size_t end = std::min(parts_, (chunk + 1) * kPartsPerChunk);
   // Ready while Work() holds the chunk: a batch's sources share one readying per part
   // (RowSource::batch), so the table's own BeginPart would only count, under the lock a
@@ -75,7 +76,7 @@ void CsvBatch::Render(size_t chunk, size_t table, std::string& text, Held& held)
   for (size_t p = chunk * kPartsPerChunk; p < end; ++p) {
     held.block.clear();
     t.source->AppendRows(p, held.block);
-    AppendCsvRows(text, t, held.block);
+    AppendCsvRows(held.text, t, held.block);
   }
 }
 

@@ -55,7 +55,7 @@ class CsvBatch {
   };
   struct Held;  // the chunk a thread holds ready
 
-  void Render(size_t chunk, size_t table, std::string& text, Held& held) const;
+  void Render(size_t chunk, size_t table, Held& held) const;
   void Deliver(size_t chunk, size_t table, const std::string& text);
 
   std::vector<const Table*> tables_;

@@ -37,12 +37,19 @@ bool Enabled(const RunWriter& w, const Options::Output& o) {
   return w.enabled != nullptr ? w.enabled(o) : !(o.*(w.keys.at(0).field)).empty();
 }
 
+// The writers of one phase that `o` switches on, in the list's order.
+std::vector<const RunWriter*> EnabledWriters(WritePhase phase, const Options::Output& o) {
+  std::vector<const RunWriter*> out;
+  for (const RunWriter& w : RunWriters())
+    if (w.phase == phase && Enabled(w, o)) out.push_back(&w);
+  return out;
+}
+
 // Runs the enabled writers of one phase; the first error (each names its file or store) is
 // kept, and the others still run.
 void RunPhase(WritePhase phase, const RunFiles& f, Status& first) {
-  for (const RunWriter& w : RunWriters()) {
-    if (w.phase != phase || !Enabled(w, f.output)) continue;
-    Status s = w.write(f);
+  for (const RunWriter* w : EnabledWriters(phase, f.output)) {
+    Status s = w->write(f);
     if (!s.ok() && first.ok()) first = std::move(s);
   }
 }
@@ -66,10 +73,7 @@ std::string ExportFlag(const ExportKey& k) {
 }
 
 std::vector<const RunWriter*> EnabledExporters(const Options::Output& o) {
-  std::vector<const RunWriter*> out;
-  for (const RunWriter& w : RunWriters())
-    if (w.phase == WritePhase::kExport && Enabled(w, o)) out.push_back(&w);
-  return out;
+  return EnabledWriters(WritePhase::kExport, o);
 }
 
 std::vector<RunWriter>& RunWriters() {
@@ -99,9 +103,7 @@ Status WriteFolderFiles(const Report& r, const std::string& dir, const Options::
   TerminalRenderer().Render(r, text);
   *summary = text.str();
   const RunFiles files{r, dir, output, *summary};
-  std::vector<const RunWriter*> side;
-  for (const RunWriter& w : RunWriters())
-    if (w.phase == WritePhase::kSide && Enabled(w, output)) side.push_back(&w);
+  const std::vector<const RunWriter*> side = EnabledWriters(WritePhase::kSide, output);
   std::vector<Status> side_status(side.size(), Status::Ok());
   std::vector<std::thread> others;
   for (size_t i = 0; i < side.size(); ++i)
