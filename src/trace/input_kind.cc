@@ -1,13 +1,16 @@
 #include "trace/input_kind.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <optional>
+#include <span>
 
 #include "trace/kineto/kineto_reader.h"
 #include "trace/nsys/nsys_reader.h"
@@ -15,9 +18,9 @@
 namespace trainprof::trace {
 namespace {
 
-// Up to kSniffBytes inflated from the start of gzip data (`raw` holds its first bytes); what
+// Up to kSniffBytes inflated from the start of gzip data (`raw`: its first bytes); what
 // inflated before an error when the stream is corrupt.
-std::string InflateHead(const std::string& raw) {
+std::string InflateHead(std::string_view raw) {
   std::string out(kSniffBytes, '\0');
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
@@ -31,17 +34,23 @@ std::string InflateHead(const std::string& raw) {
   return out;
 }
 
-// The first decoded bytes of the file: gunzipped when it starts with gzip's magic.
-std::string ReadHead(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::string raw(512, '\0');  // enough for every sniff; gzip'd JSON inflates to a few KiB
-  in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
-  raw.resize(static_cast<size_t>(in.gcount()));
-  const bool gzip = raw.size() >= 2 && static_cast<uint8_t>(raw[0]) == 0x1f &&
-                    static_cast<uint8_t>(raw[1]) == 0x8b;
-  if (gzip) return InflateHead(raw);
-  return raw;
+// The first bytes of the file into `buf` (512 are enough for every sniff; gzip'd JSON inflates
+// to a few KiB); how many, 0 when it cannot be read. One pread, no stream: every input is
+// sniffed when listed and again when read (10,000 rank files at once).
+size_t ReadStart(const std::string& path, std::span<char> buf) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = 0;
+  do {
+    n = ::pread(fd, buf.data(), buf.size(), 0);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+bool IsGzipStart(std::string_view raw) {
+  return raw.size() >= 2 && static_cast<uint8_t>(raw[0]) == 0x1f &&
+         static_cast<uint8_t>(raw[1]) == 0x8b;
 }
 
 // A pickle of protocol 2 to 5: the PROTO opcode (0x80) and its version byte.
@@ -119,7 +128,10 @@ const InputFormat* FindInputFormat(InputKind kind) {
 }
 
 InputKind SniffInput(const std::string& path) {
-  const std::string head = ReadHead(SplitInputPart(path).first);
+  std::array<char, 512> raw;
+  std::string_view head(raw.data(), ReadStart(SplitInputPart(path).first, raw));
+  std::string inflated;  // the first decoded bytes of gzip data
+  if (IsGzipStart(head)) head = inflated = InflateHead(head);
   for (const InputFormat& f : kFormats)
     if (f.sniff(head)) return f.kind;
   return InputKind::kUnknown;
