@@ -48,6 +48,21 @@ const char* UnitName(Unit unit);  // "text", "count", "seconds", ... (used in re
 
 using Value = std::variant<std::monostate, int64_t, double, std::string, bool>;
 
+// A row of `cells`, each made in place. rows.push_back(MakeRow(a, b)) copies a text cell once;
+// rows.push_back({a, b}) copies it twice (into the initializer list, then out of it) and
+// allocates twice. The per-rank tables of many ranks make millions of rows (csv_batch.h).
+template <typename... T>
+void AppendCells(std::vector<Value>& row, T&&... cells) {
+  (row.emplace_back(std::forward<T>(cells)), ...);
+}
+template <typename... T>
+std::vector<Value> MakeRow(T&&... cells) {
+  std::vector<Value> row;
+  row.reserve(sizeof...(T));
+  AppendCells(row, std::forward<T>(cells)...);
+  return row;
+}
+
 // The value as a number: int64 and double as they are, anything else (empty, text) NaN.
 double AsNumber(const Value& v);
 

@@ -108,7 +108,9 @@ void AppendRoleTimeline(const std::vector<memory::RolePoint>& tl, double ticks_p
   };
   const auto top = std::ranges::max_element(tl, {}, sum);
   for (auto it = tl.begin(); it != tl.end(); ++it) {
-    std::vector<report::Value> row = prefix;
+    std::vector<report::Value> row;
+    row.reserve(prefix.size() + it->bytes.size() + 2);  // one allocation a row, not four
+    row.insert(row.end(), prefix.begin(), prefix.end());
     row.push_back(static_cast<double>(it->time - t0) / ticks_per_second);
     for (int64_t b : it->bytes) row.push_back(b);
     row.push_back(it == top ? "peak" : "");

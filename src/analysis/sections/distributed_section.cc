@@ -33,9 +33,9 @@ void AddStepTable(const AnalyzeInput& in, report::Section& s) {
         const std::vector<CommBreakdown>& b = a.comm_breakdowns;
         for (size_t k = 0; k < b.size(); ++k) {
           const Step& st = a.steps.steps[k];
-          rows.push_back({rank, st.name, Seconds(st.dur_ns()), Seconds(b[k].computation_ns),
-                          Seconds(b[k].overlap_ns), Seconds(b[k].communication_ns),
-                          Seconds(b[k].other_ns)});
+          rows.push_back(report::MakeRow(rank, st.name, Seconds(st.dur_ns()),
+                                         Seconds(b[k].computation_ns), Seconds(b[k].overlap_ns),
+                                         Seconds(b[k].communication_ns), Seconds(b[k].other_ns)));
         }
       });
   if (t.rows.size() > 40) t.kind = report::TableKind::kDetail;

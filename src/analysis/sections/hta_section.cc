@@ -145,9 +145,9 @@ void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
         for (const KernelStats& k : a.hta.top_kernels)
-          rows.push_back({rank, std::string(KernelTypeName(k.type)), k.name, k.count,
-                          Seconds(k.sum_ns), Seconds(k.mean_ns), Seconds(k.min_ns),
-                          Seconds(k.max_ns), Seconds(k.std_ns)});
+          rows.push_back(report::MakeRow(rank, std::string(KernelTypeName(k.type)), k.name, k.count,
+                                         Seconds(k.sum_ns), Seconds(k.mean_ns), Seconds(k.min_ns),
+                                         Seconds(k.max_ns), Seconds(k.std_ns)));
       });
   if (top.rows.size() > 40) top.kind = report::TableKind::kDetail;
 }

@@ -39,26 +39,26 @@ void AddCauseTable(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddGapTable(report::Section& s, const AnalyzeInput& in) {
-  AddRankTable(
-      s, in, "idle_gaps", "Longest GPU idle gaps",
-      {{"rank", "Rank", Unit::kText},
-       {"gpu", "GPU", Unit::kCount},
-       {"start_s", "Starts after step 1", Unit::kSeconds},
-       {"length_s", "Length", Unit::kSeconds},
-       {"share_pct", "Share of idle", Unit::kPercent},
-       {"cause", "Host was mostly in", Unit::kText},
-       {"host", "Longest host range in it", Unit::kText}},
-      report::TableKind::kTable,
-      [](const RankAnalysis& a, const std::string& label,
-         std::vector<std::vector<report::Value>>& rows) {
-        const int64_t origin = a.steps.steps.empty() ? 0 : a.steps.steps[0].begin_ns;
-        for (const IdleGap& g : a.idle.largest) {
-          rows.push_back({label, g.device, Seconds(g.begin_ns - origin), Seconds(g.dur_ns()),
-                          100.0 * static_cast<double>(g.dur_ns()) /
-                              static_cast<double>(std::max<int64_t>(1, a.idle.idle_ns)),
-                          std::string(IdleCauseName(g.cause)), g.host});
-        }
-      });
+  AddRankTable(s, in, "idle_gaps", "Longest GPU idle gaps",
+               {{"rank", "Rank", Unit::kText},
+                {"gpu", "GPU", Unit::kCount},
+                {"start_s", "Starts after step 1", Unit::kSeconds},
+                {"length_s", "Length", Unit::kSeconds},
+                {"share_pct", "Share of idle", Unit::kPercent},
+                {"cause", "Host was mostly in", Unit::kText},
+                {"host", "Longest host range in it", Unit::kText}},
+               report::TableKind::kTable,
+               [](const RankAnalysis& a, const std::string& label,
+                  std::vector<std::vector<report::Value>>& rows) {
+                 const int64_t origin = a.steps.steps.empty() ? 0 : a.steps.steps[0].begin_ns;
+                 for (const IdleGap& g : a.idle.largest) {
+                   rows.push_back(report::MakeRow(
+                       label, g.device, Seconds(g.begin_ns - origin), Seconds(g.dur_ns()),
+                       100.0 * static_cast<double>(g.dur_ns()) /
+                           static_cast<double>(std::max<int64_t>(1, a.idle.idle_ns)),
+                       std::string(IdleCauseName(g.cause)), g.host));
+                 }
+               });
 }
 
 }  // namespace

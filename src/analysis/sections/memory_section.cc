@@ -35,7 +35,9 @@ void AppendCurve(const DeviceMemory& d, int64_t t0, const std::vector<report::Va
     for (size_t j = a; j < end; ++j)
       if (d.curve[j].allocated > d.curve[top].allocated) top = j;
     const MemoryPoint& p = d.curve[top];
-    std::vector<report::Value> row = prefix;
+    std::vector<report::Value> row;
+    row.reserve(prefix.size() + 3);  // one allocation a row, not two
+    row.insert(row.end(), prefix.begin(), prefix.end());
     row.insert(row.end(),
                {Seconds(p.ts_ns - t0), p.allocated,
                 p.reserved == trace::kNone ? report::Value{} : report::Value{p.reserved}});
@@ -103,23 +105,25 @@ void AddPeaks(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = AddRankTable(
-      s, in, "memory_live_at_peak", "Live at the peak, by operator",
-      {{"rank", "Rank", Unit::kText},
-       {"device", "Device", Unit::kText},
-       {.key = "operator", .title = "Operator", .terminal_width = 80},
-       {"bytes", "Bytes", Unit::kBytes}},
-      report::TableKind::kTable,
-      [](const RankAnalysis& a, const std::string& rank,
-         std::vector<std::vector<report::Value>>& rows) {
-        for (const DeviceMemory& d : a.memory.devices) {
-          for (const LiveBytes& l : d.live_at_peak)
-            rows.push_back({rank, MemoryDeviceName(d.device), OpName(a.memory, l.op), l.bytes});
-          if (d.live_unknown > 0)
-            rows.push_back({rank, MemoryDeviceName(d.device),
-                            std::string("(allocated before the trace)"), d.live_unknown});
-        }
-      });
+  report::Table& t =
+      AddRankTable(s, in, "memory_live_at_peak", "Live at the peak, by operator",
+                   {{"rank", "Rank", Unit::kText},
+                    {"device", "Device", Unit::kText},
+                    {.key = "operator", .title = "Operator", .terminal_width = 80},
+                    {"bytes", "Bytes", Unit::kBytes}},
+                   report::TableKind::kTable,
+                   [](const RankAnalysis& a, const std::string& rank,
+                      std::vector<std::vector<report::Value>>& rows) {
+                     for (const DeviceMemory& d : a.memory.devices) {
+                       for (const LiveBytes& l : d.live_at_peak)
+                         rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                                        OpName(a.memory, l.op), l.bytes));
+                       if (d.live_unknown > 0)
+                         rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                                        std::string("(allocated before the trace)"),
+                                                        d.live_unknown));
+                     }
+                   });
   if (!in.ManyRanks()) MarkLong(t);
   t.charts.push_back({.kind = report::ChartKind::kBars, .label = "operator", .values = {"bytes"}});
 }
@@ -140,37 +144,37 @@ void AddAllocations(report::Section& s, const AnalyzeInput& in) {
         const int64_t t0 = an.memory.t0_ns;
         for (const Allocation& a : an.memory.allocations) {
           const bool freed = a.free_ns != trace::kNone;
-          rows.push_back(
-              {rank, MemoryDeviceName(a.device), OpName(an.memory, a.op), a.bytes,
-               Seconds(a.alloc_ns - t0),
-               freed ? report::Value{Seconds(a.free_ns - t0)} : report::Value{},
-               freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}});
+          rows.push_back(report::MakeRow(
+              rank, MemoryDeviceName(a.device), OpName(an.memory, a.op), a.bytes,
+              Seconds(a.alloc_ns - t0),
+              freed ? report::Value{Seconds(a.free_ns - t0)} : report::Value{},
+              freed ? report::Value{Seconds(a.free_ns - a.alloc_ns)} : report::Value{}));
         }
       });
   if (!in.ManyRanks()) MarkLong(t);
 }
 
 void AddOperators(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t =
-      AddRankTable(s, in, "memory_operators", "Memory per operator",
-                   {{"rank", "Rank", Unit::kText},
-                    {"device", "Device", Unit::kText},
-                    {.key = "operator", .title = "Operator", .terminal_width = 80},
-                    {"calls", "Calls", Unit::kCount},
-                    {"self_allocations", "Allocations", Unit::kCount},
-                    {"self_alloc_bytes", "Allocated", Unit::kBytes},
-                    {"self_increase_bytes", "Self increase", Unit::kBytes},
-                    {"allocations", "Total allocations", Unit::kCount},
-                    {"alloc_bytes", "Total allocated", Unit::kBytes},
-                    {"increase_bytes", "Total increase", Unit::kBytes}},
-                   report::TableKind::kTable,
-                   [](const RankAnalysis& a, const std::string& rank,
-                      std::vector<std::vector<report::Value>>& rows) {
-                     for (const OperatorMemory& o : a.memory.operators)
-                       rows.push_back({rank, MemoryDeviceName(o.device), OpName(a.memory, o.op),
-                                       o.calls, o.self_count, o.self_bytes, o.self_increase,
-                                       o.total_count, o.total_bytes, o.total_increase});
-                   });
+  report::Table& t = AddRankTable(
+      s, in, "memory_operators", "Memory per operator",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {.key = "operator", .title = "Operator", .terminal_width = 80},
+       {"calls", "Calls", Unit::kCount},
+       {"self_allocations", "Allocations", Unit::kCount},
+       {"self_alloc_bytes", "Allocated", Unit::kBytes},
+       {"self_increase_bytes", "Self increase", Unit::kBytes},
+       {"allocations", "Total allocations", Unit::kCount},
+       {"alloc_bytes", "Total allocated", Unit::kBytes},
+       {"increase_bytes", "Total increase", Unit::kBytes}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (const OperatorMemory& o : a.memory.operators)
+          rows.push_back(report::MakeRow(rank, MemoryDeviceName(o.device), OpName(a.memory, o.op),
+                                         o.calls, o.self_count, o.self_bytes, o.self_increase,
+                                         o.total_count, o.total_bytes, o.total_increase));
+      });
   if (!in.ManyRanks()) MarkLong(t);
 }
 
@@ -189,9 +193,9 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
         for (const DeviceMemory& d : a.memory.devices)
           for (size_t r = 0; r < d.role_bytes.size(); ++r)
             if (d.role_bytes[r] != 0)
-              rows.push_back({rank, MemoryDeviceName(d.device),
-                              memory::RoleName(static_cast<memory::Role>(r)), d.role_bytes[r],
-                              Percent(d.role_bytes[r], d.peak_allocated)});
+              rows.push_back(report::MakeRow(
+                  rank, MemoryDeviceName(d.device), memory::RoleName(static_cast<memory::Role>(r)),
+                  d.role_bytes[r], Percent(d.role_bytes[r], d.peak_allocated)));
       });
   AddRankTable(s, in, "memory_role_rules", "How the roles at the peak were decided",
                {{"rank", "Rank", Unit::kText},
@@ -204,8 +208,9 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
                  for (const DeviceMemory& d : a.memory.devices)
                    for (size_t r = 0; r < d.rule_bytes.size(); ++r)
                      if (d.rule_bytes[r] != 0)
-                       rows.push_back({rank, MemoryDeviceName(d.device),
-                                       memory::RuleText(static_cast<uint8_t>(r)), d.rule_bytes[r]});
+                       rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                                      memory::RuleText(static_cast<uint8_t>(r)),
+                                                      d.rule_bytes[r]));
                });
   std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
                                       {"device", "Device", Unit::kText}};

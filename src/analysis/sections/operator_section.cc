@@ -35,17 +35,17 @@ std::vector<report::Column> OperatorColumns() {
           {"tc_total_pct", "TC total", Unit::kPercent}};
 }
 
-std::vector<Value> OperatorCells(const std::string& rank, const OperatorRow& o) {
-  return {rank,
-          o.name,
-          o.calls,
-          Seconds(o.device_self_ns),
-          Seconds(o.device_total_ns),
-          Seconds(o.host_self_ns),
-          Seconds(o.host_total_ns),
-          o.tc_eligible,
-          o.tc_self_pct(),
-          o.tc_total_pct()};
+// An operator's cells; `text` (a grouped view's shape or call stack) right after its name.
+std::vector<Value> OperatorCells(const std::string& rank, const OperatorRow& o,
+                                 const std::string* text = nullptr) {
+  std::vector<Value> v;
+  v.reserve(11);
+  report::AppendCells(v, rank, o.name);
+  if (text != nullptr) v.emplace_back(*text);
+  report::AppendCells(v, o.calls, Seconds(o.device_self_ns), Seconds(o.device_total_ns),
+                      Seconds(o.host_self_ns), Seconds(o.host_total_ns), o.tc_eligible,
+                      o.tc_self_pct(), o.tc_total_pct());
+  return v;
 }
 
 std::vector<report::Column> KernelColumns(bool per_operator) {
@@ -66,12 +66,13 @@ std::vector<report::Column> KernelColumns(bool per_operator) {
 }
 
 std::vector<Value> KernelCells(const std::string& rank, const KernelRow& k, bool per_operator) {
-  std::vector<Value> v = {rank};
-  if (per_operator) v.push_back(k.op.empty() ? "(no operator)" : k.op);
-  for (Value x : std::vector<Value>{k.name, k.tensor_cores, k.calls, Seconds(k.total_ns),
-                                    Seconds(k.mean_ns()), Seconds(k.max_ns), Seconds(k.min_ns),
-                                    OrEmpty(k.blocks_per_sm), OrEmpty(k.occupancy_pct)})
-    v.push_back(std::move(x));
+  std::vector<Value> v;
+  v.reserve(11);
+  v.emplace_back(rank);
+  if (per_operator) v.emplace_back(k.op.empty() ? std::string("(no operator)") : k.op);
+  report::AppendCells(v, k.name, k.tensor_cores, k.calls, Seconds(k.total_ns), Seconds(k.mean_ns()),
+                      Seconds(k.max_ns), Seconds(k.min_ns), OrEmpty(k.blocks_per_sm),
+                      OrEmpty(k.occupancy_pct));
   return v;
 }
 
@@ -96,9 +97,7 @@ report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grou
                                                      std::vector<std::vector<Value>>& out) {
                      const std::vector<OperatorRow>& rows = a.*rows_of;
                      for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
-                       std::vector<Value> v = OperatorCells(rank, rows[k]);
-                       v.insert(v.begin() + 2, rows[k].*text);
-                       out.push_back(std::move(v));
+                       out.push_back(OperatorCells(rank, rows[k], &(rows[k].*text)));
                      }
                    });
   size_t left_out = 0;

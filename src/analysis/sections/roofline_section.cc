@@ -86,20 +86,13 @@ std::vector<Value> Row(const std::string& rank, const ShapeRow& s, const PeakTfl
   if (above_roof && above) above->Add(rank, s, p);
   const bool timed = s.device_ns > 0;
   auto rate = [&](double v) { return timed ? Value{v} : Value{}; };
-  return {rank,
-          s.name,
-          std::string(OpCategoryName(s.category)),
-          s.dims,
-          s.dtype,
-          s.calls,
-          s.flops / 1e9,
-          s.bytes > 0 ? Value{s.bytes} : Value{},
-          s.bytes > 0 ? Value{s.intensity()} : Value{},
-          Seconds(s.device_ns),
-          rate(s.tflops_per_s()),
-          s.bytes > 0 ? rate(s.tbps()) : Value{},
-          p.known ? Value{std::string(p.compute_bound ? "compute" : "memory")} : Value{},
-          p.known && !above_roof ? Value{p.pct} : Value{}};
+  return report::MakeRow(
+      rank, s.name, std::string(OpCategoryName(s.category)), s.dims, s.dtype, s.calls,
+      s.flops / 1e9, s.bytes > 0 ? Value{s.bytes} : Value{},
+      s.bytes > 0 ? Value{s.intensity()} : Value{}, Seconds(s.device_ns), rate(s.tflops_per_s()),
+      s.bytes > 0 ? rate(s.tbps()) : Value{},
+      p.known ? Value{std::string(p.compute_bound ? "compute" : "memory")} : Value{},
+      p.known && !above_roof ? Value{p.pct} : Value{});
 }
 
 std::string PeakNote(const std::string& rank, const FlopsResult& f) {
