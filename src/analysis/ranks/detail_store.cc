@@ -92,7 +92,7 @@ void DetailStore::Release(RankAnalysis& a) {
   auto it = holds_.find(&a);
   if (it == holds_.end() || --it->second > 0) return;
   holds_.erase(it);
-  FreeDetail(a);
+  RecycleDetail(a);
 }
 
 void DetailStore::Forget(const RankAnalysis& a) {

@@ -106,6 +106,9 @@ std::string EncodeDetail(const RankAnalysis& a, int64_t* modules_bytes = nullptr
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a);
 bool DecodeModules(std::string_view bytes, std::vector<ModuleRow>& modules);
 void FreeDetail(RankAnalysis& a);
+// FreeDetail, but the lists are kept on this thread for its next DecodeDetail (a few ranks'
+// at most): for a rank's detail decoded to be read and let go.
+void RecycleDetail(RankAnalysis& a);
 
 // The lengths readers across ranks ask of spilled lists, whether or not they are out.
 int64_t CurvePoints(const RankAnalysis& a, size_t device);  // memory.devices[device].curve

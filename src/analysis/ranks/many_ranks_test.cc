@@ -225,6 +225,28 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
   EXPECT_EQ(a.memory.devices[0].curve.size(), 2u);
 }
 
+// A rank's detail let go after its rows are written is decoded into again by the next rank read
+// on that thread: into the lists' memory, with none of the last rank's rows or fields left.
+TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
+  RankAnalysis big = Rank(4), small = Rank(5);
+  for (int k = 0; k < 40; ++k) {
+    big.operators_by_shape.push_back({.name = std::string(40, 'x'), .input_dims = "[[1]]"});
+    big.memory.op_names.push_back({100 + k, "aten::a_rather_long_operator_name"});
+  }
+  big.idle.largest[0].host = "a host range with a long name that the small rank lacks";
+  small.operators_by_shape.resize(1);
+  const std::string small_whole = EncodeDetail(small);
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  Spill(store, big);
+  Spill(store, small);
+  { DetailHold hold(big); }  // read and let go: its lists kept for this thread
+  DetailHold hold(small);
+  EXPECT_EQ(EncodeDetail(small), small_whole);
+  EXPECT_EQ(small.operators_by_shape.size(), 1u);
+  EXPECT_GE(small.memory.op_names.capacity(), 41u) << "decoded into the big rank's lists";
+}
+
 // The pass across ranks reads a spilled rank's modules alone (the first bytes of its record),
 // stored here or given by another process, held or not: the modules the rank had.
 TEST(ManyRanks, ModulesAreReadBackAlone) {
