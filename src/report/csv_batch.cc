@@ -43,6 +43,9 @@ CsvBatch::~CsvBatch() = default;
 void CsvBatch::Work() {
   if (open_.empty()) return;
   const RowSource& lead = *tables_[open_[0]]->source;
+  // Both threads work in the same chunk; the one that readies it from its last part reads
+  // ranks back while the other reads from its first, not waiting for each.
+  const bool backwards = workers_++ % 2 == 1;
   Held held;
   auto let_go = [&] {
     if (held.chunk == kNoChunk) return;
@@ -55,8 +58,9 @@ void CsvBatch::Work() {
     const size_t chunk = k / open_.size(), table = open_[k % open_.size()];
     if (chunk != held.chunk) {
       let_go();
-      const size_t end = std::min(parts_, (chunk + 1) * kPartsPerChunk);
-      for (size_t p = chunk * kPartsPerChunk; p < end; ++p) lead.BeginPart(p);
+      const size_t first = chunk * kPartsPerChunk;
+      const size_t n = std::min(parts_, first + kPartsPerChunk) - first;
+      for (size_t k = 0; k < n; ++k) lead.BeginPart(backwards ? first + n - 1 - k : first + k);
       held.chunk = chunk;
     }
     Render(chunk, table, held);

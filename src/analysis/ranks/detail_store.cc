@@ -74,11 +74,16 @@ void DetailStore::ReadBack(int64_t at, std::string& bytes) const {
 }
 
 void DetailStore::Acquire(RankAnalysis& a) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (holds_[&a]++ > 0) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  Hold& h = holds_[&a];  // stays: this hold keeps it from Release's erase
+  if (h.count++ > 0) return back_.wait(lock, [&h] { return h.back; });
+  lock.unlock();
   std::string bytes(static_cast<size_t>(a.spilled.bytes), '\0');
   ReadBack(a.spilled.at, bytes);
   if (!DecodeDetail(bytes, a)) Unreadable();
+  lock.lock();
+  h.back = true;
+  back_.notify_all();
 }
 
 void DetailStore::ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const {
@@ -90,7 +95,7 @@ void DetailStore::ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& mod
 void DetailStore::Release(RankAnalysis& a) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = holds_.find(&a);
-  if (it == holds_.end() || --it->second > 0) return;
+  if (it == holds_.end() || --it->second.count > 0) return;
   holds_.erase(it);
   RecycleDetail(a);
 }

@@ -12,6 +12,7 @@
 //   { DetailHold hold(a);  ... a.memory.allocations ... }  // back in `a` while held
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -37,7 +38,9 @@ class DetailStore {
   // and every later one stay in their analyses).
   int64_t Append(std::string_view bytes);
   // Puts the detail of `a` (spilled here) back in it while it is held: the first hold of a
-  // record reads it back, the last one's release clears it again. Thread-safe.
+  // record reads it back, the last one's release clears it again. Thread-safe: the first hold
+  // reads and decodes outside the lock (two threads bring two ranks back at once), a hold that
+  // comes meanwhile waits for it.
   void Acquire(RankAnalysis& a);
   void Release(RankAnalysis& a);
   // The modules of `a` (spilled here) into `modules`, whether or not it is held.
@@ -54,8 +57,13 @@ class DetailStore {
   int fd_;
   int64_t end_ = 0;
   bool full_ = false;
+  struct Hold {
+    int count = 0;
+    bool back = false;  // its detail is read back and decoded
+  };
   std::mutex mu_;
-  std::unordered_map<const RankAnalysis*, int> holds_;  // analysis -> its holds
+  std::condition_variable back_;  // a first hold's detail is back
+  std::unordered_map<const RankAnalysis*, Hold> holds_;
 };
 
 // Moves the detail of `a` to `store` (none: leaves it). Call once a summary is final (Compact

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analysis/analyze.h"
@@ -245,6 +247,33 @@ TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
   EXPECT_EQ(EncodeDetail(small), small_whole);
   EXPECT_EQ(small.operators_by_shape.size(), 1u);
   EXPECT_GE(small.memory.op_names.capacity(), 41u) << "decoded into the big rank's lists";
+}
+
+// The first hold of a rank reads it back outside the store's lock; a hold that comes meanwhile
+// from another thread waits until the whole detail is back (CsvBatch's two threads hold the
+// same chunk from its two ends).
+TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
+  Ranks in = MakeRanks(16);
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  for (RankAnalysis& a : in.analyses) Spill(store, a);
+  std::atomic<int> partial{0};
+  auto walk = [&](bool backwards) {
+    for (int round = 0; round < 200; ++round) {
+      for (size_t k = 0; k < in.analyses.size(); ++k) {
+        RankAnalysis& a = in.analyses[backwards ? in.analyses.size() - 1 - k : k];
+        DetailHold hold(a);
+        const bool whole = a.memory.allocations.size() == 2 && a.idle.largest.size() == 1 &&
+                           a.operators_by_stack.size() == 3 && a.modules.size() == 3;
+        partial += whole ? 0 : 1;
+      }
+    }
+  };
+  std::thread other(walk, true);
+  walk(false);
+  other.join();
+  EXPECT_EQ(partial.load(), 0);
+  EXPECT_TRUE(in.analyses[5].memory.allocations.empty()) << "let go after the last hold";
 }
 
 // The pass across ranks reads a spilled rank's modules alone (the first bytes of its record),
