@@ -181,10 +181,9 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   std::vector<std::pair<const OperatorRow*, size_t>> ranked;  // row, rank index
   for (size_t i = 0; i < in.ranks.size(); ++i)
     for (const OperatorRow& o : in.analyses[i].operators) ranked.emplace_back(&o, i);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.first->device_self_ns != b.first->device_self_ns
-               ? a.first->device_self_ns > b.first->device_self_ns
-               : a.first->host_self_ns > b.first->host_self_ns;
+  StableTop(ranked, kTopRows, [](const OperatorRow& a, const OperatorRow& b) {
+    return a.device_self_ns != b.device_self_ns ? a.device_self_ns > b.device_self_ns
+                                                : a.host_self_ns > b.host_self_ns;
   });
   for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
     top.rows.push_back(OperatorCells(in.RankLabel(ranked[k].second), *ranked[k].first));
@@ -233,8 +232,8 @@ void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
       if (row.tensor_cores) tc_ns += static_cast<double>(row.total_ns);
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return Seconds(a.first->total_ns) > Seconds(b.first->total_ns);
+  StableTop(ranked, kTopRows, [](const KernelRow& a, const KernelRow& b) {
+    return Seconds(a.total_ns) > Seconds(b.total_ns);
   });
   for (size_t i = 0; i < ranked.size() && i < kTopRows; ++i)
     top.rows.push_back(KernelCells(in.RankLabel(ranked[i].second), *ranked[i].first, false));

@@ -149,9 +149,8 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
     s.tables.back().notes.push_back(kNoShapeRows);
     return;
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.first->device_ns > b.first->device_ns;
-  });
+  StableTop(ranked, kTopShapes,
+            [](const ShapeRow& a, const ShapeRow& b) { return a.device_ns > b.device_ns; });
   report::Table& top = s.AddTable(
       "roofline_top",
       fmt::format("Roofline: the {} shapes with the most device time, over all ranks", kTopShapes),

@@ -10,11 +10,14 @@
 //   }
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analysis/rank_analysis.h"
@@ -94,6 +97,23 @@ const SectionDescriptor* FindSection(std::string_view id);  // nullptr for none
 // "docs/trace-analysis.md, section \"GPU summary\"": where a report section of analyze (or of
 // diff, or the data-quality section) is explained; "" for a section the doc has no heading for.
 std::string DocOfSection(std::string_view section_id);
+
+// Every rank's rows (row, rank index), rank after rank: puts first the `n` that a stable sort
+// by `before` would put first, in that order (ties in the order given), and leaves the rest in
+// no order. The top tables of many ranks take a few rows of hundreds of thousands, which a
+// stable sort ordered whole.
+template <class Row, class Before>
+void StableTop(std::vector<std::pair<const Row*, size_t>>& ranked, size_t n, Before before) {
+  n = std::min(n, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end(),
+                    [&before](const auto& a, const auto& b) {
+                      if (before(*a.first, *b.first)) return true;
+                      if (before(*b.first, *a.first)) return false;
+                      // A rank's rows are one vector's elements: their addresses are their order.
+                      return a.second != b.second ? a.second < b.second
+                                                  : std::less<const Row*>()(a.first, b.first);
+                    });
+}
 
 // A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
 inline void MarkLong(report::Table& t) { t.MarkLong(); }
