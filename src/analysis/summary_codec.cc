@@ -395,6 +395,10 @@ void SwapLists(RankAnalysis& x, RankAnalysis& y) {
 // ranks decodes and lets go each rank's detail once; making and freeing its rows and strings
 // anew was about a tenth of that time.
 constexpr size_t kSpareDetails = 16;  // two chunks of CsvBatch
+// Only a rank whose record is smaller is kept: a thread keeps the lists of 16 such records at
+// most (a process that lives on, Python's, keeps its main thread's), and a big rank's lists cost
+// little to make again against its rows.
+constexpr int64_t kSpareRecordBytes = int64_t{1} << 20;
 std::vector<RankAnalysis>& Spare() {
   thread_local std::vector<RankAnalysis> spare;
   return spare;
@@ -435,7 +439,8 @@ void FreeDetail(RankAnalysis& a) {
 
 void RecycleDetail(RankAnalysis& a) {
   std::vector<RankAnalysis>& spare = Spare();
-  if (spare.size() < kSpareDetails) SwapLists(a, spare.emplace_back());
+  if (spare.size() < kSpareDetails && a.spilled.bytes <= kSpareRecordBytes)
+    SwapLists(a, spare.emplace_back());
   FreeDetail(a);
 }
 

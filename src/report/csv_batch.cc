@@ -60,7 +60,7 @@ void CsvBatch::Work() {
       let_go();
       const size_t first = chunk * kPartsPerChunk;
       const size_t n = std::min(parts_, first + kPartsPerChunk) - first;
-      for (size_t k = 0; k < n; ++k) lead.BeginPart(backwards ? first + n - 1 - k : first + k);
+      for (size_t i = 0; i < n; ++i) lead.BeginPart(backwards ? first + n - 1 - i : first + i);
       held.chunk = chunk;
     }
     Render(chunk, table, held);
