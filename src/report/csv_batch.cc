@@ -49,8 +49,8 @@ void CsvBatch::Work() {
   Held held;
   auto let_go = [&] {
     if (held.chunk == kNoChunk) return;
-    const size_t end = std::min(parts_, (held.chunk + 1) * kPartsPerChunk);
-    for (size_t p = held.chunk * kPartsPerChunk; p < end; ++p) lead.EndPart(p);
+    const auto [first, end] = PartsOf(held.chunk);
+    for (size_t p = first; p < end; ++p) lead.EndPart(p);
     held.chunk = kNoChunk;
   };
   const size_t items = chunks_ * open_.size();
@@ -58,9 +58,8 @@ void CsvBatch::Work() {
     const size_t chunk = k / open_.size(), table = open_[k % open_.size()];
     if (chunk != held.chunk) {
       let_go();
-      const size_t first = chunk * kPartsPerChunk;
-      const size_t n = std::min(parts_, first + kPartsPerChunk) - first;
-      for (size_t i = 0; i < n; ++i) lead.BeginPart(backwards ? first + n - 1 - i : first + i);
+      const auto [first, end] = PartsOf(chunk);
+      for (size_t i = 0; i < end - first; ++i) lead.BeginPart(backwards ? end - 1 - i : first + i);
       held.chunk = chunk;
     }
     Render(chunk, table, held);
@@ -69,15 +68,19 @@ void CsvBatch::Work() {
   let_go();
 }
 
+std::pair<size_t, size_t> CsvBatch::PartsOf(size_t chunk) const {
+  return {chunk * kPartsPerChunk, std::min(parts_, (chunk + 1) * kPartsPerChunk)};
+}
+
 // The table's rows of the chunk, as CSV text, into held.text.
 void CsvBatch::Render(size_t chunk, size_t table, Held& held) const {
   const Table& t = *tables_[table];
   held.text.clear();
-  const size_t end = std::min(parts_, (chunk + 1) * kPartsPerChunk);
+  const auto [first, end] = PartsOf(chunk);
   // Ready while Work() holds the chunk: a batch's sources share one readying per part
   // (RowSource::batch), so the table's own BeginPart would only count, under the lock a
   // reading-back thread holds.
-  for (size_t p = chunk * kPartsPerChunk; p < end; ++p) {
+  for (size_t p = first; p < end; ++p) {
     held.block.clear();
     t.source->AppendRows(p, held.block);
     AppendCsvRows(held.text, t, held.block);

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/atomic_file.h"
@@ -55,6 +56,8 @@ class CsvBatch {
   };
   struct Held;  // the chunk a thread holds ready
 
+  // The parts of a chunk: [first, end).
+  std::pair<size_t, size_t> PartsOf(size_t chunk) const;
   void Render(size_t chunk, size_t table, Held& held) const;
   void Deliver(size_t chunk, size_t table, const std::string& text);
 

@@ -45,13 +45,15 @@ std::vector<const RunWriter*> EnabledWriters(WritePhase phase, const Options::Ou
   return out;
 }
 
-// Runs the enabled writers of one phase; the first error (each names its file or store) is
-// kept, and the others still run.
+// `s` into `first` when it is the first error: each names its file or store, and the writers
+// after it still run.
+void KeepFirst(Status& first, Status s) {
+  if (!s.ok() && first.ok()) first = std::move(s);
+}
+
+// Runs the enabled writers of one phase, keeping the first error.
 void RunPhase(WritePhase phase, const RunFiles& f, Status& first) {
-  for (const RunWriter* w : EnabledWriters(phase, f.output)) {
-    Status s = w->write(f);
-    if (!s.ok() && first.ok()) first = std::move(s);
-  }
+  for (const RunWriter* w : EnabledWriters(phase, f.output)) KeepFirst(first, w->write(f));
 }
 
 }  // namespace
@@ -111,12 +113,8 @@ Status WriteFolderFiles(const Report& r, const std::string& dir, const Options::
   Status first = Status::Ok();
   RunPhase(WritePhase::kMain, files, first);
   for (std::thread& t : others) t.join();
-  for (Status& s : side_status)
-    if (!s.ok() && first.ok()) first = std::move(s);
-  for (const ExtraFile& e : extra) {
-    Status s = e.write();
-    if (!s.ok() && first.ok()) first = std::move(s);
-  }
+  for (Status& s : side_status) KeepFirst(first, std::move(s));
+  for (const ExtraFile& e : extra) KeepFirst(first, e.write());
   return first;
 }
 
