@@ -52,10 +52,7 @@ void Row(std::ostream& out, const std::vector<std::string>& fields) {
 void AppendMachine(std::string& out, const Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return Field(out, *s);
   if (const auto* d = std::get_if<double>(&v)) {
-    if (!std::isfinite(*d)) return;
-    char buf[64];  // the shortest text that reads back as *d, as fmt::format("{}") writes it
-    const auto end = fmt::format_to_n(buf, sizeof buf, "{}", *d);
-    out.append(buf, end.out);
+    if (std::isfinite(*d)) AppendShortest(out, *d);
     return;
   }
   if (const auto* i = std::get_if<int64_t>(&v)) {

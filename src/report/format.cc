@@ -1,5 +1,6 @@
 #include "report/format.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -122,7 +123,18 @@ std::string FormatMachine(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   const double d = std::get<double>(v);
   if (!std::isfinite(d)) return "";
-  return fmt::format("{}", d);
+  std::string out;
+  AppendShortest(out, d);
+  return out;
+}
+
+void AppendShortest(std::string& out, double d) {
+  // The format compiled: the same text as fmt::format("{}", d), without parsing "{}" for each
+  // value (a third of many ranks' CSV writing, where most cells are seconds).
+  // Written straight into the buffer: the longest such text ("-2.2250738585072014e-308") is 24
+  // bytes.
+  char buf[32];
+  out.append(buf, fmt::format_to(buf, FMT_COMPILE("{}"), d));
 }
 
 }  // namespace trainprof::report

@@ -17,6 +17,8 @@ namespace trainprof::report {
 std::string FormatHuman(const Value& v, Unit unit);
 // Full precision, no units, no separators (shortest round-trip form for doubles); empty = "".
 std::string FormatMachine(const Value& v);
+// A finite double's shortest round-trip text (FormatMachine's), appended to `out`.
+void AppendShortest(std::string& out, double d);
 // Meta entry `key` of `r` as FormatHuman shows text; "" when the report has none.
 std::string MetaText(const Report& r, std::string_view key);
 
