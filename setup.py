@@ -7,14 +7,14 @@ python/trainprof/:
 
     trainprof/_core.cpython-311-x86_64-linux-gnu.so   the extension (and any other one built)
     trainprof/_bin/trainprof                         the command; `trainprof` on PATH runs it
-    trainprof.libs/libfmt-1a2b3c4d.so.9              shared libraries bundled as auditwheel does
+    trainprof.libs/libyaml-cpp-1a2b3c4d.so.0.7       shared libraries bundled as auditwheel does
 
 The wheel is self-contained: its native files may load only the system's own libraries
-(ALLOWED_LIBRARIES). Everything else that ldd finds (fmt, yaml-cpp, SQLite, libpng, ISA-L) is
-copied into trainprof.libs/ under a soname of its own, so it cannot be taken for another copy
-in the same process, and found through an RPATH of $ORIGIN/..., set with patchelf. (Linking
-them statically is not possible: Debian's .a files are not position-independent, and the
-extension is a shared object.)
+(ALLOWED_LIBRARIES). Everything else that ldd finds (the extension's yaml-cpp, SQLite, libpng;
+ISA-L) is copied into trainprof.libs/ under a soname of its own, so it cannot be taken for
+another copy in the same process, and found through an RPATH of $ORIGIN/..., set with patchelf.
+(The command links those statically, and fmt is header-only everywhere; the extension cannot:
+Debian's .a files are not position-independent, and the extension is a shared object.)
 
 The build folder is build/pip-<interpreter> (kept, so a rebuild is incremental), configured
 without tests, benchmarks, LibTorch or MPI. TRAINPROF_CMAKE_BUILD_DIR=DIR takes an already
