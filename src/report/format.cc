@@ -3,7 +3,11 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 
 namespace trainprof::report {
 namespace {
@@ -128,7 +132,70 @@ std::string FormatMachine(const Value& v) {
   return out;
 }
 
+namespace {
+
+// n and k such that d is the double nearest to n / 10^k, |n| < 10^15, trying k = 9 (seconds made
+// from nanoseconds) then k = 0 (counts, bytes); false when neither holds, and for zeros (whose
+// sign fmt keeps).
+bool AsScaledInteger(double d, int64_t* n, int* k) {
+  constexpr double kScale[] = {1e9, 1};
+  constexpr int kPower[] = {9, 0};
+  for (size_t i = 0; i < std::size(kScale) && d != 0; ++i) {
+    const double scaled = d * kScale[i];
+    if (!(std::fabs(scaled) < 1e15)) continue;
+    // Rounded by hand: std::llround is a call into libm.
+    const auto v = static_cast<int64_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
+    if (static_cast<double>(v) / kScale[i] != d) continue;
+    *n = v, *k = kPower[i];
+    return true;
+  }
+  return false;
+}
+
+// d's shortest round-trip text when it is a scaled integer (AsScaledInteger): every decimal of
+// 15 significant digits or fewer names a double of its own, so no shorter decimal rounds to d,
+// and n's digits less their trailing zeros are the shortest. Laid out as fmt's "{}" lays them
+// out: with an exponent when the first digit's is below -4 or from 16 ("1.5e-05"), else plain
+// ("0.00012", "42", "1.5").
+bool AppendScaled(std::string& out, double d) {
+  int64_t n = 0;
+  int k = 0;
+  if (!AsScaledInteger(d, &n, &k)) return false;
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, n < 0 ? -n : n).ptr;
+  const int exp = static_cast<int>(end - digits) - 1 - k;  // the first digit's power of ten
+  while (end[-1] == '0') --end;
+  const auto count = static_cast<size_t>(end - digits);
+  char text[48];  // at most a sign, 15 digits, a point, "0.0000" or "e-09"
+  char* t = text;
+  auto put = [&](const char* from, size_t len) { t = std::copy_n(from, len, t); };
+  if (n < 0) *t++ = '-';
+  if (exp < -4 || exp >= 16) {
+    *t++ = digits[0];
+    if (count > 1) *t++ = '.', put(digits + 1, count - 1);
+    put(exp < 0 ? "e-" : "e+", 2);
+    const int e = exp < 0 ? -exp : exp;
+    if (e < 10) *t++ = '0';
+    t = std::to_chars(t, text + sizeof text, e).ptr;
+  } else if (exp < 0) {
+    put("0.0000", static_cast<size_t>(1 - exp));
+    put(digits, count);
+  } else if (count <= static_cast<size_t>(exp) + 1) {
+    put(digits, count);
+    t = std::fill_n(t, static_cast<size_t>(exp) + 1 - count, '0');
+  } else {
+    put(digits, static_cast<size_t>(exp) + 1);
+    *t++ = '.';
+    put(digits + exp + 1, count - static_cast<size_t>(exp) - 1);
+  }
+  out.append(text, t);
+  return true;
+}
+
+}  // namespace
+
 void AppendShortest(std::string& out, double d) {
+  if (AppendScaled(out, d)) return;  // most doubles in the reports, in a fifth of the time
   // The format compiled: the same text as fmt::format("{}", d), without parsing "{}" for each
   // value (a third of many ranks' CSV writing, where most cells are seconds).
   // Written straight into the buffer: the longest such text ("-2.2250738585072014e-308") is 24

@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "report/csv.h"
@@ -80,6 +83,62 @@ TEST(Format, HumanUnits) {
   EXPECT_EQ(FormatHuman(Value(), Unit::kSeconds), "-");
   EXPECT_EQ(FormatMachine(0.1), "0.1");
   EXPECT_EQ(FormatMachine(Value()), "");
+}
+
+// AppendShortest writes doubles made from integers (seconds from nanoseconds, counts) without
+// fmt; its text must be fmt's "{}" to the byte, for those and for every other double.
+std::string Shortest(double d) {
+  std::string out;
+  AppendShortest(out, d);
+  return out;
+}
+
+TEST(Format, ShortestIsFmtsTextForEveryDouble) {
+  const double cases[] = {1e-9,
+                          1.5e-8,
+                          1.2e-5,
+                          1e-5,
+                          9.9999e-5,
+                          1e-4,
+                          0.000123,
+                          0.1,
+                          0.25,
+                          1,
+                          42,
+                          1.5,
+                          123.456,
+                          999999.999999999,
+                          1e6,
+                          1.5e10,
+                          999999999999999,
+                          1e15,
+                          1e16,
+                          1.5e17,
+                          -2.5e-7,
+                          -42,
+                          0,
+                          -0.0,
+                          0.1 + 0.2,
+                          1.0 / 3,
+                          1e-300,
+                          1e300,
+                          5e-324,
+                          2.2250738585072014e-308,
+                          123456789.123456789};
+  for (double d : cases) EXPECT_EQ(Shortest(d), fmt::format("{}", d)) << d;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    const auto n = static_cast<int64_t>(rng() % 1000000000000000ULL) >> (rng() % 50);
+    const double scaled[] = {static_cast<double>(n) / 1e9, static_cast<double>(n),
+                             static_cast<double>(-n) / 1e9, static_cast<double>(n) / 1e6};
+    for (double d : scaled) ASSERT_EQ(Shortest(d), fmt::format("{}", d)) << n;
+    double any;  // any finite double, from its bits
+    const uint64_t bits = rng();
+    std::memcpy(&any, &bits, sizeof any);
+    if (std::isfinite(any)) {
+      ASSERT_EQ(Shortest(any), fmt::format("{}", any)) << bits;
+    }
+  }
 }
 
 TEST(Format, PhysicalUnits) {
