@@ -29,22 +29,22 @@ std::string Thousands(int64_t v) {
 std::string Plain(double x) {
   const double a = std::fabs(x);
   if (a >= 1000) return Thousands(static_cast<int64_t>(std::llround(x)));
-  if (a >= 100) return fmt::format("{:.0f}", x);
-  if (a >= 10) return fmt::format("{:.1f}", x);
-  if (a >= 1 || a == 0) return fmt::format("{:.2f}", x);
-  return fmt::format("{:.3g}", x);
+  if (a >= 100) return fmt::format(FMT_COMPILE("{:.0f}"), x);
+  if (a >= 10) return fmt::format(FMT_COMPILE("{:.1f}"), x);
+  if (a >= 1 || a == 0) return fmt::format(FMT_COMPILE("{:.2f}"), x);
+  return fmt::format(FMT_COMPILE("{:.3g}"), x);
 }
 
 std::string Seconds(double s) {
   const double a = std::fabs(s);
   if (a == 0) return "0 s";
-  if (a < 1e-6) return fmt::format("{} ns", Plain(s * 1e9));
-  if (a < 1e-3) return fmt::format("{} µs", Plain(s * 1e6));
-  if (a < 1) return fmt::format("{} ms", Plain(s * 1e3));
-  if (a < 600) return fmt::format("{} s", Plain(s));
+  if (a < 1e-6) return fmt::format(FMT_COMPILE("{} ns"), Plain(s * 1e9));
+  if (a < 1e-3) return fmt::format(FMT_COMPILE("{} µs"), Plain(s * 1e6));
+  if (a < 1) return fmt::format(FMT_COMPILE("{} ms"), Plain(s * 1e3));
+  if (a < 600) return fmt::format(FMT_COMPILE("{} s"), Plain(s));
   const int64_t total = static_cast<int64_t>(std::llround(s));
-  if (total < 3600) return fmt::format("{}m {:02}s", total / 60, total % 60);
-  return fmt::format("{}h {:02}m", total / 3600, total / 60 % 60);
+  if (total < 3600) return fmt::format(FMT_COMPILE("{}m {:02}s"), total / 60, total % 60);
+  return fmt::format(FMT_COMPILE("{}h {:02}m"), total / 3600, total / 60 % 60);
 }
 
 std::string Bytes(double b) {
@@ -54,14 +54,15 @@ std::string Bytes(double b) {
     b /= 1024;
     ++u;
   }
-  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{} {}", Plain(b), kUnits[u]);
+  return u == 0 ? fmt::format(FMT_COMPILE("{:.0f} B"), b)
+                : fmt::format(FMT_COMPILE("{} {}"), Plain(b), kUnits[u]);
 }
 
 std::string Joules(double j) {
   const double a = std::fabs(j);
-  if (a >= 1e6) return fmt::format("{} MJ", Plain(j / 1e6));
-  if (a >= 1e3) return fmt::format("{} kJ", Plain(j / 1e3));
-  return fmt::format("{} J", Plain(j));
+  if (a >= 1e6) return fmt::format(FMT_COMPILE("{} MJ"), Plain(j / 1e6));
+  if (a >= 1e3) return fmt::format(FMT_COMPILE("{} kJ"), Plain(j / 1e3));
+  return fmt::format(FMT_COMPILE("{} J"), Plain(j));
 }
 
 double AsDouble(const Value& v) {
@@ -89,26 +90,26 @@ std::string FormatHuman(const Value& v, Unit unit) {
     case Unit::kBytes:
       return Bytes(x);
     case Unit::kPercent:
-      return fmt::format("{:.1f} %", x);
+      return fmt::format(FMT_COMPILE("{:.1f} %"), x);
     case Unit::kPercentPoints:
-      return fmt::format("{:+.1f} pp", x);
+      return fmt::format(FMT_COMPILE("{:+.1f} pp"), x);
     case Unit::kBytesPerSecond:
       return Bytes(x) + "/s";
     case Unit::kWatts:
-      return fmt::format("{} W", Plain(x));
+      return fmt::format(FMT_COMPILE("{} W"), Plain(x));
     case Unit::kJoules:
       return Joules(x);
     case Unit::kCelsius:
-      return fmt::format("{} °C", Plain(x));
+      return fmt::format(FMT_COMPILE("{} °C"), Plain(x));
     case Unit::kMegahertz:
-      return fmt::format("{} MHz", Plain(x));
+      return fmt::format(FMT_COMPILE("{} MHz"), Plain(x));
     case Unit::kId:
-      if (const auto* i = std::get_if<int64_t>(&v)) return fmt::format("{}", *i);
+      if (const auto* i = std::get_if<int64_t>(&v)) return fmt::format(FMT_COMPILE("{}"), *i);
       return Plain(x);
     case Unit::kCount:
       if (const auto* i = std::get_if<int64_t>(&v)) return Thousands(*i);
       if (x == std::round(x) && std::fabs(x) < 9e15) return Thousands(std::llround(x));
-      return fmt::format("{:.1f}", x);  // a mean of counts
+      return fmt::format(FMT_COMPILE("{:.1f}"), x);  // a mean of counts
     case Unit::kText:
     case Unit::kNumber:
     case Unit::kPerSecond:
