@@ -13,7 +13,7 @@ The wheel is self-contained: its native files may load only the system's own lib
 (ALLOWED_LIBRARIES). Everything else that ldd finds (the extension's yaml-cpp, SQLite, libpng;
 ISA-L) is copied into trainprof.libs/ under a soname of its own, so it cannot be taken for
 another copy in the same process, and found through an RPATH of $ORIGIN/..., set with patchelf.
-(The command links those statically, and fmt is header-only everywhere; the extension cannot:
+(The command links those statically, and fmt is compiled in; the extension cannot link them:
 Debian's .a files are not position-independent, and the extension is a shared object.)
 
 The build folder is build/pip-<interpreter> (kept, so a rebuild is incremental), configured
