@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -393,10 +394,15 @@ void EventBuilder::ReadTopValue(std::string_view key, std::string_view text) {
                      fmt::format("{}: \"{}\" could not be read", name_, key));
     return;
   }
+  // An integer, or a float that is one within int64's range; anything else is as if absent (a
+  // rank of 1e24 read as a float and cast to int64 was undefined behaviour: the fuzzer's find).
   auto get_int = [](const nlohmann::json& o, const char* k) -> std::optional<int64_t> {
     auto it = o.find(k);
     if (it == o.end() || !it->is_number()) return std::nullopt;
-    return it->get<int64_t>();
+    if (it->is_number_integer()) return it->get<int64_t>();
+    const double x = it->get<double>();
+    if (!(std::fabs(x) < 9.2e18) || x != std::trunc(x)) return std::nullopt;
+    return static_cast<int64_t>(x);
   };
   if (key == "distributedInfo" && j.is_object()) {
     if (auto r = get_int(j, "rank")) {

@@ -77,6 +77,30 @@ TEST(ToInt, EveryLengthAndForm) {
   EXPECT_EQ(json::ToInt(""), std::nullopt);
 }
 
+// Metadata numbers past int64 arrive as floats: such a rank is as if absent (the file name's
+// rank, or none), and a float that is a whole number is that number.
+TEST(KinetoReader, MetadataNumbersOutOfRangeAreAbsent) {
+  const char* kEvent = R"J(], "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a",
+      "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})J";
+  auto huge = ParseTrace(std::string(R"J({"distributedInfo": {"rank": 888888888888888888888881,
+      "world_size": 2}, "deviceProperties": [{"id": 0, "numSms": 1e30})J") +
+                             kEvent,
+                         "h.json");
+  ASSERT_TRUE(huge.ok()) << huge.status().message();
+  EXPECT_NE(huge->rank_source, "distributedInfo");
+  EXPECT_EQ(huge->world_size, 2);
+  ASSERT_EQ(huge->devices.size(), 1u);
+  EXPECT_EQ(huge->devices[0].num_sms, 0);
+  auto whole = ParseTrace(std::string(R"J({"distributedInfo": {"rank": 3.0}, "deviceProperties": [
+      {"id": 0, "numSms": 132.0})J") +
+                              kEvent,
+                          "w.json");
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(whole->rank, 3);
+  EXPECT_EQ(whole->rank_source, "distributedInfo");
+  EXPECT_EQ(whole->devices[0].num_sms, 132);
+}
+
 TEST(KinetoReader, ReadsEventsExactlyWithMetadata) {
   auto m = ParseTrace(kSmall, "small.json");
   ASSERT_TRUE(m.ok()) << m.status().message();
