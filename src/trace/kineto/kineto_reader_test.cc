@@ -54,8 +54,9 @@ TEST(MicrosToNs, PlainAndExponentForms) {
   EXPECT_EQ(json::MicrosToNs("12345678a"), std::nullopt);
 }
 
-// Digits are read eight at a time where eight are there: every length gives what from_chars
-// gives, and a byte just outside '0'..'9' at any place sends the text to the general path.
+// Digits are read eight, then four, at a time where they are there: every length gives what
+// from_chars gives, and a byte just outside '0'..'9' at any place sends the text to the general
+// path.
 TEST(ToInt, EveryLengthAndForm) {
   const std::string digits = "9081726354453627180";
   for (size_t n = 1; n <= digits.size(); ++n) {
