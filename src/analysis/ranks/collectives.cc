@@ -14,11 +14,18 @@ namespace trainprof::analysis {
 
 namespace {
 
-std::string Normalized(std::string_view s) {
-  std::string out;
+// Calls put(c) with each byte of `s` lower-cased, less '_', ' ' and ':' ("c10::BFloat16" ->
+// "c10bfloat16", "all_reduce" -> "allreduce").
+template <class Put>
+void ForNormalized(std::string_view s, Put put) {
   for (char c : s)
     if (c != '_' && c != ' ' && c != ':')
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      put(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+}
+
+std::string Normalized(std::string_view s) {
+  std::string out;
+  ForNormalized(s, [&](char c) { out += c; });
   return out;
 }
 
@@ -169,9 +176,9 @@ int64_t DtypeBytes(std::string_view dtype) {
   // one is cut, and then only the "float8" prefix can match it.
   char buf[32];
   size_t n = 0;
-  for (char c : dtype)
-    if (c != '_' && c != ' ' && c != ':' && n < sizeof buf)
-      buf[n++] = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  ForNormalized(dtype, [&](char c) {
+    if (n < sizeof buf) buf[n++] = c;
+  });
   std::string_view d(buf, n);
   if (d.starts_with("c10")) d.remove_prefix(3);
   if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
