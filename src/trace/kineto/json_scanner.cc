@@ -429,9 +429,11 @@ ScanResult Scanner::Value(const char*& p, const char* e, Scalar* out, std::strin
   }
   if (*p != '{' && *p != '[') return NumberOrLiteral(p, e, out);
   if (depth > 64) return Fail(p, "nested too deeply (over 64 levels)");
+  // Members and elements as ValueAt reads them (q at the value), plain strings and numbers
+  // inline: shapes and dtypes ([[1, 512], []], ["float", ""]) are many small values.
   auto member = [&](std::string_view, const char*& q, const char* qe) {
     Scalar tmp;
-    return Value(q, qe, &tmp, &tmp_, depth + 1);
+    return ValueAt(q, qe, &tmp, &tmp_, depth + 1);
   };
   if (*p == '{') {
     TRAINPROF_JSON_TRY(Members(p, e, "", member));
@@ -442,11 +444,8 @@ ScanResult Scanner::Value(const char*& p, const char* e, Scalar* out, std::strin
       ++p;
     } else {
       for (;;) {
-        // Elements as ValueAt reads them: shapes and dtypes ([[1, 512], []], ["float", ""])
-        // were a tenth of reading a cpu_op-heavy trace when each number took the general path.
         TRAINPROF_JSON_TRY(Ws(p, e));
-        Scalar element;
-        TRAINPROF_JSON_TRY(ValueAt(p, e, &element, &tmp_, depth + 1));
+        TRAINPROF_JSON_TRY(member({}, p, e));
         TRAINPROF_JSON_TRY(Ws(p, e));
         if (*p == ',') {
           ++p;
