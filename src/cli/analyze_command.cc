@@ -127,6 +127,7 @@ int EmitReport(report::Report& r, const AnalyzeFlags& f, const Options::Output& 
 int EmitRun(analysis::RunResult& run, const AnalyzeFlags& f, const Options::Output& out,
             std::string* json) {
   report::Report& r = run.report;
+  run.LetDetailGoOnceWritten();  // written once here; what follows reads no rank's detail
   const int code = Emit(r, f, /*record=*/true, json, &out, run.Extras());
   if (!report::HasDataError(r)) return code;
   // The reports are written; the figures they hold are not to be trusted as they stand.

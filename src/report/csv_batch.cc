@@ -33,6 +33,7 @@ CsvBatch::CsvBatch(const std::vector<const Table*>& tables, const std::vector<st
   if (open_.empty()) return;
   parts_ = tables_[open_[0]]->source->parts();
   chunks_ = (parts_ + kPartsPerChunk - 1) / kPartsPerChunk;
+  rendered_.reset(new std::atomic<size_t>[chunks_]());
   if (chunks_ == 0) {  // no rows: each file is its header and footer
     for (size_t i : open_) Deliver(0, i, "");
   }
@@ -64,6 +65,10 @@ void CsvBatch::Work() {
     }
     Render(chunk, table, held);
     Deliver(chunk, table, held.text);
+    if (++rendered_[chunk] < open_.size()) continue;
+    // No item of the chunk is left: its parts are written (each let go at its last EndPart).
+    const auto [first, end] = PartsOf(chunk);
+    for (size_t p = first; p < end; ++p) lead.PartWritten(p);
   }
   let_go();
 }

@@ -66,6 +66,7 @@ class CsvBatch {
   std::unique_ptr<Output[]> out_;
   size_t parts_ = 0, chunks_ = 0;
   std::atomic<size_t> next_{0};
+  std::unique_ptr<std::atomic<size_t>[]> rendered_;  // per chunk: its (chunk, table) items done
   std::atomic<int> workers_{0};  // Work() calls so far: every other one readies a chunk backwards
 };
 

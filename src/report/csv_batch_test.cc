@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -18,13 +19,16 @@ namespace trainprof::report {
 namespace {
 
 // Parts of uneven sizes (part p of table `id` has (p * 7 + id) % 5 rows), readied by the batch:
-// AppendRows checks that its part is held, and counts how often a part was readied.
+// AppendRows checks that its part is held, and counts how often a part was readied and each
+// part's rows made; PartWritten counts each part and how many tables had its rows by then.
 class Uneven : public RowSource {
  public:
   struct Shared {
     std::mutex mu;
     std::multiset<size_t> held;
     std::atomic<int> unheld_reads{0}, readied{0};
+    std::map<size_t, int> appended, written;  // per part: tables' rows made, PartWritten calls
+    std::map<size_t, int> appended_when_written;
   };
   Uneven(int parts, int id, std::shared_ptr<Shared> shared)
       : parts_(parts), id_(id), shared_(std::move(shared)) {}
@@ -33,6 +37,7 @@ class Uneven : public RowSource {
     {
       std::lock_guard<std::mutex> lock(shared_->mu);
       if (shared_->held.count(part) == 0) ++shared_->unheld_reads;
+      ++shared_->appended[part];
     }
     for (size_t i = 0; i < (part * 7 + static_cast<size_t>(id_)) % 5; ++i)
       rows.push_back({static_cast<int64_t>(part), fmt::format("t{} \"{}\"", id_, i), 0.1 * i});
@@ -45,6 +50,11 @@ class Uneven : public RowSource {
   void EndPart(size_t part) const override {
     std::lock_guard<std::mutex> lock(shared_->mu);
     shared_->held.erase(shared_->held.find(part));
+  }
+  void PartWritten(size_t part) const override {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    ++shared_->written[part];
+    shared_->appended_when_written[part] = shared_->appended[part];
   }
   const void* batch() const override { return shared_.get(); }
 
@@ -90,6 +100,12 @@ TEST(CsvBatch, TwoThreadsWriteEachFileInOrder) {
     EXPECT_TRUE(shared->held.empty()) << "every part let go";
     // Readied once by each thread that worked in its chunk, not once a table.
     EXPECT_LE(shared->readied.load(), 2 * parts);
+    // Each part is said written once, by the lead table's source, when every table has its rows.
+    ASSERT_EQ(shared->written.size(), static_cast<size_t>(parts));
+    for (const auto& [part, calls] : shared->written) {
+      EXPECT_EQ(calls, 1) << "part " << part;
+      EXPECT_EQ(shared->appended_when_written[part], n) << "part " << part;
+    }
     for (size_t i = 0; i < tables.size(); ++i) {
       ASSERT_TRUE(batch.result(i).ok()) << batch.result(i).message();
       auto text = base::ReadFile(paths[i]);

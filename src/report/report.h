@@ -139,6 +139,9 @@ class RowSource {
   // go at EndPart; calls nest, so a batch's tables share one readying per part.
   virtual void BeginPart(size_t /*part*/) const {}
   virtual void EndPart(size_t /*part*/) const {}
+  // The CSV writer has every row of the part in its file: what the part was read back from may
+  // go once it is let go, where the source's owner allows it (DetailStore::RetireOnceWritten).
+  virtual void PartWritten(size_t /*part*/) const {}
   // Sources with the same key (not null) have the same parts: the CSV writer writes their tables
   // together, part by part, each part made ready once for all of them.
   virtual const void* batch() const { return nullptr; }

@@ -1,5 +1,6 @@
 #include "analysis/ranks/detail_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -75,6 +76,7 @@ void DetailStore::ReadBack(int64_t at, std::string& bytes) const {
 
 void DetailStore::Acquire(RankAnalysis& a) {
   std::unique_lock<std::mutex> lock(mu_);
+  CheckNotCut(a);
   Hold& h = holds_[&a];  // stays: this hold keeps it from Release's erase
   if (h.count++ > 0) return back_.wait(lock, [&h] { return h.back; });
   lock.unlock();
@@ -87,6 +89,10 @@ void DetailStore::Acquire(RankAnalysis& a) {
 }
 
 void DetailStore::ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CheckNotCut(a);
+  }
   std::string bytes(static_cast<size_t>(a.spilled.module_bytes), '\0');
   ReadBack(a.spilled.at, bytes);
   if (!DecodeModules(bytes, modules)) Unreadable();
@@ -96,8 +102,45 @@ void DetailStore::Release(RankAnalysis& a) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = holds_.find(&a);
   if (it == holds_.end() || --it->second.count > 0) return;
+  const bool retire = it->second.retire;
   holds_.erase(it);
   RecycleDetail(a);
+  if (retire) CutOut(a);
+}
+
+void DetailStore::RetireOnceWritten() {
+  std::lock_guard<std::mutex> lock(mu_);
+  retire_ = true;
+}
+
+void DetailStore::Retire(const RankAnalysis& a) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!retire_) return;
+  auto it = holds_.find(&a);
+  if (it != holds_.end() && it->second.count > 0) {
+    it->second.retire = true;
+    return;
+  }
+  CutOut(a);
+}
+
+void DetailStore::CutOut(const RankAnalysis& a) {
+  if (!cut_.insert(&a).second) return;
+  // Punched, not truncated: the records around it stay where they are. A file system without
+  // holes keeps the bytes (the file is as large as before; nothing is lost).
+  constexpr int64_t kPage = 4096;
+  const int64_t first = (a.spilled.at + kPage - 1) / kPage * kPage;
+  const int64_t end = (a.spilled.at + a.spilled.bytes) / kPage * kPage;
+  if (end > first)
+    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, first, end - first);
+}
+
+void DetailStore::CheckNotCut(const RankAnalysis& a) const {
+  if (!cut_.contains(&a)) return;
+  fmt::print(stderr,
+             "trainprof: internal error: a rank's detail was read after its CSV rows were "
+             "written and its scratch record let go\n");
+  std::abort();
 }
 
 void DetailStore::Forget(const RankAnalysis& a) {
@@ -197,6 +240,15 @@ void HoldDetail(const RankAnalysis& a) {
 
 void LetDetailGo(const RankAnalysis& a) {
   if (a.spilled.store != nullptr) a.spilled.store->Release(const_cast<RankAnalysis&>(a));
+}
+
+void RetireDetail(const RankAnalysis& a) {
+  if (a.spilled.store != nullptr) a.spilled.store->Retire(a);
+}
+
+void RetireDetailOnceWritten(const std::vector<RankAnalysis>& analyses) {
+  for (const RankAnalysis& a : analyses)
+    if (a.spilled.store != nullptr) a.spilled.store->RetireOnceWritten();
 }
 
 int64_t CurvePoints(const RankAnalysis& a, size_t device) {

@@ -10,6 +10,11 @@
 //   auto store = DetailStore::Open();            // null: no scratch file; nothing is spilled
 //   Spill(store, summary.analysis);              // the detail goes to the file
 //   { DetailHold hold(a);  ... a.memory.allocations ... }  // back in `a` while held
+//
+// A process that writes the report once and reads no rank's detail after its CSV rows
+// (`trainprof analyze`) lets each record go as its rows are written (RetireOnceWritten), so the
+// file shrinks while the CSV files grow: the pages its records held take the CSV text, and
+// $TMPDIR (a tmpfs is memory) holds the two at most once.
 #pragma once
 
 #include <condition_variable>
@@ -19,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/rank_analysis.h"
 #include "analysis/rank_summary.h"
@@ -47,6 +53,12 @@ class DetailStore {
   void ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const;
   // Drops the holds of `a`, whose detail stays in it (Unspill).
   void Forget(const RankAnalysis& a);
+  // From now on, a record retired (Retire) is cut out of the file at its last release; nothing
+  // may read it again (an Acquire or ReadModules of it is a bug, and aborts).
+  void RetireOnceWritten();
+  // `a`'s rows are written: its record goes when its holds end (now, when it has none), if
+  // RetireOnceWritten was called; else nothing.
+  void Retire(const RankAnalysis& a);
 
  private:
   explicit DetailStore(int fd) : fd_(fd) {}
@@ -54,15 +66,23 @@ class DetailStore {
   // written is read without the lock); a failing disk aborts: a report without them would be
   // wrong silently.
   void ReadBack(int64_t at, std::string& bytes) const;
+  // The record's whole pages given back to the file system (a hole); the pages it shares with
+  // its neighbours stay. Under mu_.
+  void CutOut(const RankAnalysis& a);
+  // Aborts when `a`'s record was cut out. Under mu_.
+  void CheckNotCut(const RankAnalysis& a) const;
   int fd_;
   int64_t end_ = 0;
   bool full_ = false;
   struct Hold {
     int count = 0;
-    bool back = false;  // its detail is read back and decoded
+    bool back = false;    // its detail is read back and decoded
+    bool retire = false;  // cut out at the last release
   };
-  std::mutex mu_;
-  std::condition_variable back_;  // a first hold's detail is back
+  mutable std::mutex mu_;
+  std::condition_variable back_;                 // a first hold's detail is back
+  bool retire_ = false;                          // RetireOnceWritten
+  std::unordered_set<const RankAnalysis*> cut_;  // the records cut out
   std::unordered_map<const RankAnalysis*, Hold> holds_;
 };
 
@@ -88,6 +108,11 @@ bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& stor
 // `a` is const to its readers; the store owns those fields while they are out.
 void HoldDetail(const RankAnalysis& a);
 void LetDetailGo(const RankAnalysis& a);
+// `a`'s detail tables are written (DetailStore::Retire; nothing when it is not spilled).
+void RetireDetail(const RankAnalysis& a);
+// The stores of `analyses` retire each record once its rows are written (RetireOnceWritten):
+// for a process that writes their report once and reads no detail after it.
+void RetireDetailOnceWritten(const std::vector<RankAnalysis>& analyses);
 
 // The detail of `a` present for as long as the hold lives (nothing to do when it is not
 // spilled).

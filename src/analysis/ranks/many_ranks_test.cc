@@ -3,6 +3,7 @@
 // A few ranks keep every table whole (the goldens hold their layout).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -202,6 +203,55 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
   EXPECT_TRUE(a.memory.allocations.empty()) << "let go again once written";
   EXPECT_TRUE(a.modules.empty());
   EXPECT_NE(files[0].find("\"device_coverage_pct\""), std::string::npos);
+}
+
+// The bytes the open scratch file of the ranks' detail takes on disk (its blocks); -1: none open.
+int64_t ScratchDiskBytes() {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec).string().find("trainprof-detail-") ==
+        std::string::npos)
+      continue;
+    struct stat st {};
+    if (stat(e.path().c_str(), &st) == 0) return static_cast<int64_t>(st.st_blocks) * 512;
+  }
+  return -1;
+}
+
+// A process that writes the report once (trainprof analyze) lets each rank's record go once its
+// rows are written: the scratch file gives its pages back, the files are the same, and the table
+// read after them (the run history's step_breakdown) reads no detail. Without that word, the
+// records stay for any later reader.
+TEST(ManyRanks, RecordsLetGoOnceWrittenLeaveTheSameFiles) {
+  Ranks in = MakeRanks(kInlineRanks + 8);
+  for (RankAnalysis& a : in.analyses) {
+    for (int k = 0; k < 400; ++k)  // a record of ten pages or so
+      a.operators_by_shape.push_back({.name = fmt::format("aten::op_with_a_long_name_{}", k)});
+    a.overview.steps.push_back({.step = "ProfilerStep#3", .total_ns = 4000});
+  }
+  const std::vector<std::string> kept =
+      Files(BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", true));
+  Ranks spilled = in;
+  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  for (RankAnalysis& a : spilled.analyses) Spill(store, a);
+  const int64_t before = ScratchDiskBytes();
+  ASSERT_GT(before, static_cast<int64_t>(spilled.analyses.size()) * 8 * 4096);
+  const report::Report r =
+      BuildAnalyzeReport(spilled.infos, spilled.analyses, spilled.options, "x", true);
+  EXPECT_EQ(Files(r), kept);
+  EXPECT_EQ(ScratchDiskBytes(), before) << "no word given: every record stays";
+  { DetailHold hold(spilled.analyses[2]); }
+
+  RetireDetailOnceWritten(spilled.analyses);
+  EXPECT_EQ(Files(r), kept);
+  EXPECT_LT(ScratchDiskBytes(), before / 4) << "only the pages records share stay";
+  const report::Table* steps = Find(r, "step_breakdown");
+  ASSERT_NE(steps, nullptr);
+  size_t rows = 0;
+  steps->ForEachRowBlock([&](const auto& block) { rows += block.size(); });
+  EXPECT_EQ(rows, spilled.analyses.size());
+  EXPECT_DEATH({ DetailHold hold(spilled.analyses[2]); }, "read after its CSV rows were written");
 }
 
 TEST(ManyRanks, HoldsOfSpilledDetailNest) {

@@ -205,6 +205,8 @@ RunResult::~RunResult() = default;
 
 report::ExtrasFor RunResult::Extras() const { return RunExtras(*summaries, matched); }
 
+void RunResult::LetDetailGoOnceWritten() const { RetireDetailOnceWritten(summaries->analyses); }
+
 LoadedRun::LoadedRun() = default;
 LoadedRun::LoadedRun(LoadedRun&&) noexcept = default;
 LoadedRun& LoadedRun::operator=(LoadedRun&&) noexcept = default;

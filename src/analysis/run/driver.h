@@ -113,6 +113,10 @@ struct RunResult {
   // The files a run folder of this run gets beyond the report's own (RunExtras); the result
   // must outlive the writing.
   report::ExtrasFor Extras() const;
+  // For a process that writes this run's folder once and then only records it (the run
+  // history and the exporters read no rank's detail): each rank's scratch record goes as its
+  // CSV rows are written (ranks/detail_store.h). Nothing to do for a run of few ranks.
+  void LetDetailGoOnceWritten() const;
   std::unique_ptr<Summaries> summaries;         // never null
   std::shared_ptr<const RanksMatched> matched;  // the report's, kept for the run's files
   report::Report report;

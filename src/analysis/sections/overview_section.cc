@@ -26,7 +26,8 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
           for (int c = 0; c < kNumCategories; ++c) row.push_back(Seconds(b.ns[c]));
           rows.push_back(std::move(row));
         }
-      });
+      },
+      RankDetail::kNotRead);
   std::vector<report::Column> pcols = {{"rank", "Rank", Unit::kText},
                                        {"steps", "Steps", Unit::kCount},
                                        {"step_time_s", "Avg step", Unit::kSeconds}};

@@ -19,20 +19,34 @@ namespace {
 class RankRows : public report::RowSource {
  public:
   RankRows(const std::vector<RankAnalysis>& analyses,
-           std::shared_ptr<const std::vector<std::string>> labels, RankRowsFn rows_of)
-      : analyses_(analyses), labels_(std::move(labels)), rows_of_(std::move(rows_of)) {}
+           std::shared_ptr<const std::vector<std::string>> labels, RankRowsFn rows_of,
+           RankDetail detail)
+      : analyses_(analyses),
+        labels_(std::move(labels)),
+        rows_of_(std::move(rows_of)),
+        detail_(detail == RankDetail::kRead) {}
   size_t parts() const override { return analyses_.size(); }
   void AppendRows(size_t part, std::vector<std::vector<report::Value>>& rows) const override {
     rows_of_(analyses_[part], (*labels_)[part], rows);
   }
-  void BeginPart(size_t part) const override { HoldDetail(analyses_[part]); }
-  void EndPart(size_t part) const override { LetDetailGo(analyses_[part]); }
-  const void* batch() const override { return &analyses_; }
+  void BeginPart(size_t part) const override {
+    if (detail_) HoldDetail(analyses_[part]);
+  }
+  void EndPart(size_t part) const override {
+    if (detail_) LetDetailGo(analyses_[part]);
+  }
+  void PartWritten(size_t part) const override {
+    if (detail_) RetireDetail(analyses_[part]);
+  }
+  // The tables that read the detail are written together, each rank's read back once for all
+  // of them; the others on their own.
+  const void* batch() const override { return detail_ ? &analyses_ : nullptr; }
 
  private:
   const std::vector<RankAnalysis>& analyses_;
   std::shared_ptr<const std::vector<std::string>> labels_;
   RankRowsFn rows_of_;
+  bool detail_;
 };
 
 }  // namespace
@@ -157,12 +171,12 @@ bool AnalyzeInput::AnyGpuWork() const {
 
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
                             std::string title, std::vector<report::Column> cols,
-                            report::TableKind kind, RankRowsFn rows_of) {
+                            report::TableKind kind, RankRowsFn rows_of, RankDetail detail) {
   report::Table& t = s.AddTable(std::move(id), std::move(title), std::move(cols), kind);
   if (in.ManyRanks()) {
     t.KeepInCsvOnly();
     if (in.stream_rank_tables) {
-      t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of));
+      t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of), detail);
       return t;
     }
   }

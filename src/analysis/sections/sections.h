@@ -77,9 +77,14 @@ using RankRowsFn = std::function<void(const RankAnalysis& a, const std::string& 
 // `rows` as any table's; with more it is a report::Table::csv_only table of kind kDetail (or
 // kSeries), whose rows are made now, or, with in.stream_rank_tables, one rank at a time when its
 // CSV is written (reading in.analyses then). `rows_of` must not hold references to `in`.
+// `detail`: whether `rows_of` reads the lists a rank's detail holds (ranks/detail_store.h);
+// rows that do not are read without it, also after the CSV files let it go (the run history
+// reads step_breakdown then).
+enum class RankDetail { kRead, kNotRead };
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
                             std::string title, std::vector<report::Column> cols,
-                            report::TableKind kind, RankRowsFn rows_of);
+                            report::TableKind kind, RankRowsFn rows_of,
+                            RankDetail detail = RankDetail::kRead);
 
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 
