@@ -10,6 +10,7 @@
 
 #include "analysis/intervals.h"
 #include "analysis/kernel_class.h"
+#include "base/radix_sort.h"
 
 namespace trainprof::analysis {
 
@@ -36,9 +37,11 @@ void SmEfficiencySweep(const trace::TraceModel& m, const std::vector<uint32_t>& 
     edges.push_back({m.ts_ns[i], b});
     edges.push_back({m.end_ns(i), -b});
   }
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
-    return a.t != b.t ? a.t < b.t : (a.v > 0 && b.v < 0);
-  });
+  // In time, a start before an end at the same time (tens of thousands of edges: compared one by
+  // one, this sort was a fifth of a rank's timeline views). Equal keys keep their order, and the
+  // order of those changes nothing: blocks per SM are a kernel's blocks over the SMs (at least
+  // 1 / SMs), whose running sum a double holds exactly.
+  base::RadixSortBy(edges, [](const Edge& e) { return 2 * e.t + (e.v < 0 ? 1 : 0); });
   double running = 0;
   for (size_t i = 0; i + 1 < edges.size(); ++i) {
     running += edges[i].v;
