@@ -175,14 +175,24 @@ std::vector<std::string> Files(const report::Report& r) {
   return out;
 }
 
+// The files of the report of `in` with every rank whole (`kept`), and a copy of the ranks with
+// their detail spilled to a new store (none: no scratch file could be made).
+struct SpilledRanks {
+  std::vector<std::string> kept;
+  Ranks spilled;
+  std::shared_ptr<DetailStore> store;
+};
+SpilledRanks Spilled(const Ranks& in) {
+  SpilledRanks out{Files(BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", true)), in,
+                   DetailStore::Open()};
+  if (out.store != nullptr)
+    for (RankAnalysis& a : out.spilled.analyses) Spill(out.store, a);
+  return out;
+}
+
 TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
-  const Ranks in = MakeRanks(kInlineRanks + 4);
-  const std::vector<std::string> kept =
-      Files(BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", true));
-  Ranks spilled = in;
-  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  auto [kept, spilled, store] = Spilled(MakeRanks(kInlineRanks + 4));
   ASSERT_NE(store, nullptr);
-  for (RankAnalysis& a : spilled.analyses) Spill(store, a);
   const RankAnalysis& a = spilled.analyses[3];
   EXPECT_TRUE(a.memory.devices[0].curve.empty());  // out of memory, its count kept
   EXPECT_TRUE(a.memory.allocations.empty() && a.operators_by_shape.empty());
@@ -229,12 +239,8 @@ TEST(ManyRanks, RecordsLetGoOnceWrittenLeaveTheSameFiles) {
       a.operators_by_shape.push_back({.name = fmt::format("aten::op_with_a_long_name_{}", k)});
     a.overview.steps.push_back({.step = "ProfilerStep#3", .total_ns = 4000});
   }
-  const std::vector<std::string> kept =
-      Files(BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", true));
-  Ranks spilled = in;
-  const std::shared_ptr<DetailStore> store = DetailStore::Open();
+  auto [kept, spilled, store] = Spilled(in);
   ASSERT_NE(store, nullptr);
-  for (RankAnalysis& a : spilled.analyses) Spill(store, a);
   const int64_t before = ScratchDiskBytes();
   ASSERT_GT(before, static_cast<int64_t>(spilled.analyses.size()) * 8 * 4096);
   const report::Report r =
