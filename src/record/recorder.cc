@@ -1,7 +1,6 @@
 #include "record/recorder.h"
 
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <unordered_map>
 
 #include "base/published_log.h"
+#include "base/thread_id.h"
 
 namespace trainprof {
 namespace internal {
@@ -75,7 +75,7 @@ Registry& GetRegistry() {
 
 std::atomic<uint32_t> g_epoch{0};
 
-int64_t CurrentTid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
+int64_t CurrentTid() { return base::ThisThreadId(); }
 
 // The name a thread shows in trace.json when SetThreadName() gave it none. The kernel keeps 15
 // characters of a name and names a program started as /proc/self/exe "exe", so the main thread

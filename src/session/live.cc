@@ -1,6 +1,5 @@
 #include "session/live.h"
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "base/text.h"
+#include "base/thread_id.h"
 #include "live/mlflow_live.h"
 #include "live/snapshot.h"
 #include "live/system_figures.h"
@@ -137,7 +137,7 @@ LiveExtension::~LiveExtension() { OnStop(); }
 void LiveExtension::OnStep(int64_t profiler_step) {
   const int64_t now = base::SteadyNowNs() - src_.start.steady_ns;
   std::lock_guard<std::mutex> lock(mu_);
-  if (loop_tid_ == 0) loop_tid_ = static_cast<int64_t>(syscall(SYS_gettid));
+  if (loop_tid_ == 0) loop_tid_ = base::ThisThreadId();
   if (profiler_step == steps_) return;  // the call at attach
   steps_ = profiler_step;
   bounds_.push_back(now);

@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/config_schema.h"
 #include "base/text.h"
+#include "base/thread_id.h"
 #include "record/options_schema.h"
 #include "record/recorder.h"
 #include "record/statistics.h"
@@ -44,8 +45,6 @@ template <typename V>
 report::Value ToValue(const V& v) {
   return std::visit([](const auto& x) { return report::Value(x); }, v);
 }
-
-int64_t CurrentTid() { return static_cast<int64_t>(gettid()); }
 
 }  // namespace
 
@@ -169,7 +168,7 @@ void Session::Step() {
   if (s.finished) return;
   const int st = s.stage == Stage::kTrain ? 0 : 1;
   s.steps.push_back({s.stage, s.epoch, s.batch_size, s.stage_index[st]++, s.profiler_step,
-                     s.step_begin, now, CurrentTid()});
+                     s.step_begin, now, base::ThisThreadId()});
   if (s.stage == Stage::kTrain) ++s.global_step;
   ++s.profiler_step;
   s.step_begin = now;
