@@ -75,13 +75,11 @@ Registry& GetRegistry() {
 
 std::atomic<uint32_t> g_epoch{0};
 
-int64_t CurrentTid() { return base::ThisThreadId(); }
-
 // The name a thread shows in trace.json when SetThreadName() gave it none. The kernel keeps 15
 // characters of a name and names a program started as /proc/self/exe "exe", so the main thread
 // is named from the program's own path ("trainprof-profile", not "trainprof-profi").
 std::string PthreadName() {
-  if (CurrentTid() == static_cast<int64_t>(getpid())) {
+  if (base::ThisThreadId() == static_cast<int64_t>(getpid())) {
     char exe[4096];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n > 0) {
@@ -117,7 +115,7 @@ ThreadBuffer* Attach(uint32_t epoch) {
   auto* buf = static_cast<ThreadBuffer*>(internal::t_state.buffer);
   if (buf == nullptr) {
     r.buffers.push_back(std::make_unique<ThreadBuffer>(
-        CurrentTid(), t_thread_name.empty() ? PthreadName() : t_thread_name));
+        base::ThisThreadId(), t_thread_name.empty() ? PthreadName() : t_thread_name));
     buf = r.buffers.back().get();
     t_owner.buffer = buf;
     internal::t_state.buffer = buf;

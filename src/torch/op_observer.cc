@@ -4,8 +4,6 @@
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <fmt/format.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +14,7 @@
 #include <unordered_map>
 
 #include "base/published_log.h"
+#include "base/thread_id.h"
 
 namespace trainprof::torchlib {
 namespace {
@@ -83,7 +82,7 @@ ThreadLog* Log() {
   Registry& r = GetRegistry();
   std::lock_guard<std::mutex> lock(r.mu);
   if (!r.installed || r.generation != gen) return nullptr;
-  r.logs.push_back(std::make_unique<ThreadLog>(syscall(SYS_gettid), r.capacity));
+  r.logs.push_back(std::make_unique<ThreadLog>(base::ThisThreadId(), r.capacity));
   t_log = r.logs.back().get();
   t_generation = gen;
   return t_log;

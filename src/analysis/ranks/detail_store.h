@@ -13,8 +13,8 @@
 //
 // A process that writes the report once and reads no rank's detail after its CSV rows
 // (`trainprof analyze`) lets each record go as its rows are written (RetireOnceWritten), so the
-// file shrinks while the CSV files grow: the pages its records held take the CSV text, and
-// $TMPDIR (a tmpfs is memory) holds the two at most once.
+// file shrinks while the CSV files grow: the pages its records held take the CSV text, and a
+// $TMPDIR on tmpfs (memory) gets its memory back as the rows are written.
 #pragma once
 
 #include <condition_variable>
