@@ -22,6 +22,7 @@
 #include "report/csv.h"
 #include "report/html.h"
 #include "report/json.h"
+#include "util/golden.h"
 
 namespace trainprof::analysis {
 namespace {
@@ -162,9 +163,7 @@ TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
 // report.json.
 std::vector<std::string> Files(const report::Report& r) {
   std::vector<std::string> out = {report::RenderJsonString(r)};
-  const std::string dir = ::testing::TempDir() + "/spill_files";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = testutil::FreshTempDir();  // its own: ctest runs tests side by side
   std::vector<std::string> written;
   EXPECT_TRUE(report::WriteCsvFiles(r, dir, &written).ok());
   std::sort(written.begin(), written.end());
