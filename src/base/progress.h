@@ -21,6 +21,7 @@ class Progress {
   void Begin(std::string label, int64_t total, std::string unit = "");
   void Update(int64_t done, std::string_view extra);
   void End(std::string_view extra = "");
+  bool off() const { return mode_ == Mode::kOff; }
 
  private:
   void Print(bool final, std::string_view extra);

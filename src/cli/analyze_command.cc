@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -175,10 +176,13 @@ int RunDiff(const AnalyzeFlags& f, const std::string& b_path) {
   }
   // One side's progress line, then the other's.
   ReadProgress pa(f, a->files.size()), pb(f, b->files.size());
-  auto b_progress = [&pa, on_b = pb.Callback()](int64_t done, int64_t total) {
-    pa.End();
-    on_b(done, total);
-  };
+  std::function<void(int64_t, int64_t)> b_progress;  // none when progress is off
+  if (auto on_b = pb.Callback()) {
+    b_progress = [&pa, on_b](int64_t done, int64_t total) {
+      pa.End();
+      on_b(done, total);
+    };
+  }
   std::vector<std::string> cut;
   StatusOr<report::Report> r =
       analysis::DiffRun(*a, *b, f, {pa.Callback(), {}, {}, {}}, {b_progress, {}, {}, {}}, &cut);

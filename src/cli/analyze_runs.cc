@@ -31,6 +31,7 @@ void ReadProgress::End() {
 }
 
 std::function<void(int64_t, int64_t)> ReadProgress::Callback() {
+  if (progress_.off()) return {};  // nothing to show: the files are not even sized
   return [this](int64_t done, int64_t total) { Update(done, total); };
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -14,6 +15,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if TRAINPROF_HAVE_ISAL
@@ -41,12 +43,13 @@ class MemorySource : public ByteSource {
 
 class FileSource : public ByteSource {
  public:
-  // `limit`: bytes to read at most, or -1 for all.
-  FileSource(int fd, std::string path, int64_t limit = -1)
-      : fd_(fd), path_(std::move(path)), limit_(limit) {}
+  // `limit`: bytes to read at most, or -1 for all. `done`: bytes of it read already.
+  FileSource(int fd, std::string path, int64_t limit = -1, int64_t done = 0)
+      : fd_(fd), path_(std::move(path)), limit_(limit), done_(done) {}
   ~FileSource() override { ::close(fd_); }
   StatusOr<size_t> Read(char* dst, size_t max) override {
     if (limit_ >= 0) max = static_cast<size_t>(std::min<int64_t>(limit_ - done_, max));
+    if (max == 0) return size_t{0};
     for (;;) {
       ssize_t n = ::read(fd_, dst, max);
       if (n >= 0) {
@@ -63,7 +66,7 @@ class FileSource : public ByteSource {
   int fd_;
   std::string path_;
   int64_t limit_;
-  int64_t done_ = 0;
+  int64_t done_;
 };
 
 // One gzip member after another, inflated into the caller's buffer. The two implementations
@@ -362,19 +365,48 @@ bool IsGzip(std::string_view head) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path, bool inflate_ahead) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+StatusOr<OpenedFile> OpenedFile::Open(const std::string& path, size_t head_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NotFound(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  auto file = std::make_unique<FileSource>(fd, path);
-  char head[2] = {0, 0};
+  OpenedFile f(path, fd);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) f.size_ = static_cast<int64_t>(st.st_size);
+  f.head_.resize(f.size_ >= 0 ? std::min<size_t>(head_bytes, f.size_) : head_bytes);
   size_t got = 0;
-  while (got < 2) {
-    TRAINPROF_ASSIGN_OR_RETURN(size_t n, file->Read(head + got, 2 - got));
+  while (got < f.head_.size()) {
+    const ssize_t n = ::read(fd, f.head_.data() + got, f.head_.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return InvalidArgument(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
     if (n == 0) break;
-    got += n;
+    got += static_cast<size_t>(n);
   }
-  std::string_view magic(head, got);
-  auto raw = std::make_unique<PrefixedSource>(std::string(magic), std::move(file));
+  f.head_.resize(got);
+  return f;
+}
+
+OpenedFile::OpenedFile(OpenedFile&& o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), head_(std::move(o.head_)) {
+  o.fd_ = -1;
+}
+
+OpenedFile::~OpenedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int OpenedFile::TakeFd() { return std::exchange(fd_, -1); }
+
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path, bool inflate_ahead) {
+  TRAINPROF_ASSIGN_OR_RETURN(OpenedFile file, OpenedFile::Open(path, 2));
+  return OpenTraceBytes(std::move(file), inflate_ahead);
+}
+
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(OpenedFile f, bool inflate_ahead) {
+  const std::string path = f.path();
+  const auto head = static_cast<int64_t>(f.head().size());
+  auto file = std::make_unique<FileSource>(f.TakeFd(), path, f.size(), head);
+  const std::string magic(f.head().substr(0, 2));
+  auto raw = std::make_unique<PrefixedSource>(std::string(f.head()), std::move(file));
   if (!IsGzip(magic)) return std::unique_ptr<ByteSource>(std::move(raw));
   if (!inflate_ahead)
     return std::unique_ptr<ByteSource>(std::make_unique<GzipSource>(std::move(raw), path));

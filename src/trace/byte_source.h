@@ -55,10 +55,39 @@ class ByteSource {
   virtual const char* decoder() const { return "plain"; }
 };
 
+// A file opened once for reading: its size when opened and its first bytes, read to tell its
+// kind and then given back to its reader (OpenTraceBytes), so a rank file costs one open, one
+// fstat and the reads of its bytes (each system call is dear on a VM: 10,000 rank files were
+// opened three times each). Move-only; closes the file unless a source took it.
+class OpenedFile {
+ public:
+  // Errors: "<path>: cannot open: <why>", or "<path>: cannot read: <why>" (a folder).
+  static StatusOr<OpenedFile> Open(const std::string& path, size_t head_bytes = 512);
+  OpenedFile(OpenedFile&& o) noexcept;
+  OpenedFile& operator=(OpenedFile&& o) = delete;
+  ~OpenedFile();
+  const std::string& path() const { return path_; }
+  // The size when opened; -1 when it is no regular file's.
+  int64_t size() const { return size_; }
+  // The first bytes (fewer when the file is shorter); the file is read on from there.
+  std::string_view head() const { return head_; }
+  int TakeFd();  // the descriptor, now the caller's to close
+
+ private:
+  OpenedFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = -1;
+  std::string head_;
+};
+
 // The file at `path`, gunzipped when it starts with gzip's magic bytes (not by its name), on a
 // second thread unless `inflate_ahead` is false (then in the caller's Read()).
 StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(const std::string& path,
                                                      bool inflate_ahead = true);
+// The same for a file already opened: its head replayed, then the rest. A regular file's bytes
+// end at the size it had when opened (no read past it to find the end).
+StatusOr<std::unique_ptr<ByteSource>> OpenTraceBytes(OpenedFile file, bool inflate_ahead = true);
 
 // `inner` read ahead on a second thread, a few MiB deep (what OpenTraceBytes does for gzip).
 std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner);

@@ -34,9 +34,8 @@ std::string InflateHead(std::string_view raw) {
   return out;
 }
 
-// The first bytes of the file into `buf` (512 are enough for every sniff; gzip'd JSON inflates
-// to a few KiB); how many, 0 when it cannot be read. One pread, no stream: every input is
-// sniffed when listed and again when read (10,000 rank files at once).
+// The first bytes of the file into `buf`; how many, 0 when it cannot be read. One pread, no
+// stream: every input is sniffed when listed (10,000 rank files at once).
 size_t ReadStart(const std::string& path, std::span<char> buf) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -90,6 +89,11 @@ bool SniffRankDigest(std::string_view head) {
 }
 bool SniffOtherSqlite(std::string_view head) { return SqliteApplicationId(head).has_value(); }
 
+// SQLite opens the file by its name.
+StatusOr<TraceModel> ReadNsysInput(OpenedFile& file, const ReadOptions& options) {
+  return ReadNsysFile(file.path(), options);
+}
+
 constexpr std::string_view kMergeReads = "trainprof merge reads it";
 constexpr std::string_view kAnalyzeReads = "trainprof analyze reads it on its own";
 
@@ -102,7 +106,7 @@ constexpr std::array kFormats{
     InputFormat{InputKind::kMemorySnapshot, "PyTorch memory snapshot", SniffPickle, nullptr,
                 nullptr, kAnalyzeReads},
     InputFormat{InputKind::kNsysSqlite, "Nsight Systems SQLite export", SniffNsysSqlite,
-                ReadNsysFile, NsysParts},
+                ReadNsysInput, NsysParts},
     InputFormat{InputKind::kRankSummary, "trainprof rank summary", SniffRankSummary, nullptr,
                 nullptr, kMergeReads},
     InputFormat{InputKind::kRankDigest, "trainprof rank digest", SniffRankDigest, nullptr, nullptr,
@@ -127,14 +131,17 @@ const InputFormat* FindInputFormat(InputKind kind) {
   return nullptr;
 }
 
-InputKind SniffInput(const std::string& path) {
-  std::array<char, 512> raw;
-  std::string_view head(raw.data(), ReadStart(SplitInputPart(path).first, raw));
+InputKind SniffHead(std::string_view head) {
   std::string inflated;  // the first decoded bytes of gzip data
   if (IsGzipStart(head)) head = inflated = InflateHead(head);
   for (const InputFormat& f : kFormats)
     if (f.sniff(head)) return f.kind;
   return InputKind::kUnknown;
+}
+
+InputKind SniffInput(const std::string& path) {
+  std::array<char, kHeadBytes> raw;
+  return SniffHead(std::string_view(raw.data(), ReadStart(SplitInputPart(path).first, raw)));
 }
 
 bool IsMemorySnapshot(const std::string& path) {
@@ -180,7 +187,8 @@ std::vector<std::string> ExpandInputParts(std::vector<std::string> files) {
 
 StatusOr<TraceModel> ReadInput(const std::string& input, const ReadOptions& options) {
   auto [path, part] = SplitInputPart(input);
-  const InputKind kind = SniffInput(path);
+  StatusOr<OpenedFile> file = OpenedFile::Open(path, kHeadBytes);
+  const InputKind kind = file.ok() ? SniffHead(file->head()) : InputKind::kUnknown;
   if (kind == InputKind::kUnknown && IsNsysReport(path)) {
     return InvalidArgument(fmt::format(
         "{}: an Nsight Systems report, which only nsys reads; export it to SQLite first: nsys "
@@ -189,12 +197,13 @@ StatusOr<TraceModel> ReadInput(const std::string& input, const ReadOptions& opti
   }
   const InputFormat* f =
       FindInputFormat(kind == InputKind::kUnknown ? InputKind::kKinetoJson : kind);
+  if (!file.ok()) return file.status();  // "<path>: cannot open: ...", as the Kineto reader said
   if (f->read == nullptr)
     return InvalidArgument(fmt::format("{}: a {}, not a trace ({})", path, f->name, f->read_by));
-  if (part.empty()) return f->read(path, options);
+  if (part.empty()) return f->read(*file, options);
   ReadOptions o = options;
   o.part = part;
-  return f->read(path, o);
+  return f->read(*file, o);
 }
 
 }  // namespace trainprof::trace

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/byte_source.h"
 #include "trace/read_options.h"
 #include "trace/trace_model.h"
 #include "trainprof/status.h"
@@ -45,7 +46,8 @@ struct InputFormat {
   bool (*sniff)(std::string_view head);
   // The file read into a TraceModel; null for a kind that is not a timeline (snapshots have
   // their own model, snapshot/). Errors: as the kind's reader says (one line naming the file).
-  StatusOr<TraceModel> (*read)(const std::string& path, const ReadOptions& options);
+  // The file comes opened, read as far as its head (its kind was told from it).
+  StatusOr<TraceModel> (*read)(OpenedFile& file, const ReadOptions& options);
   // For a kind whose file can hold several ranks: their parts (ReadOptions::part), empty when
   // the file is one rank; null when it always is. Errors: the file is not of this kind.
   StatusOr<std::vector<std::string>> (*parts)(const std::string& path) = nullptr;
@@ -55,6 +57,8 @@ struct InputFormat {
 };
 
 inline constexpr size_t kSniffBytes = 4096;
+// The raw bytes a sniff reads (enough for every sniff; gzip'd JSON inflates to a few KiB).
+inline constexpr size_t kHeadBytes = 512;
 
 // Every kind, in the order they are tried.
 std::span<const InputFormat> InputFormats();
@@ -65,6 +69,8 @@ const InputFormat* FindInputFormat(InputKind kind);
 // The kind of the file at `path`: the first entry whose sniff takes its first bytes; kUnknown
 // when none does, or the file cannot be opened.
 InputKind SniffInput(const std::string& path);
+// The same for a file's first kHeadBytes raw bytes (fewer when it is shorter).
+InputKind SniffHead(std::string_view head);
 
 // The inputs of `files`: each file as it is, but one that holds several ranks as one input per
 // rank, "<file>#<part>" (an Nsight Systems export of several processes). A file whose parts

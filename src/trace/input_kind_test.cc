@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "trace/byte_source.h"
 #include "trace/trace_files.h"
 #include "util/golden.h"
 #include "util/gzip.h"
@@ -103,6 +104,49 @@ TEST(InputKind, ReadInputReadsARenamedTraceAndRefusesASnapshot) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find(dir + "/bad.json: byte 0"), std::string::npos)
       << bad.status().message();
+}
+
+// A rank file is opened once: its kind told from the head read for it, the head given back to
+// the reader, and the bytes read up to the size the file had when opened.
+TEST(InputKind, AFileOpenedOnceIsReadWholeFromItsHead) {
+  const std::string dir = testutil::FreshTempDir();
+  // The one event lies past the head's 512 bytes.
+  const std::string padded =
+      "{\"pad\": \"" + std::string(700, 'x') + "\", " + std::string(kTrace).substr(1);
+  for (const std::string& data : {padded, testutil::GzipText(padded)}) {
+    const std::string path = WriteInput(dir, "rank.bin", data);
+    auto file = OpenedFile::Open(path, kHeadBytes);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    EXPECT_EQ(file->size(), static_cast<int64_t>(data.size()));
+    EXPECT_EQ(file->head(), std::string_view(data).substr(0, kHeadBytes));
+    EXPECT_EQ(SniffHead(file->head()), InputKind::kKinetoJson);
+    auto m = ReadInput(path, {});
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(m->size(), 1u);
+    EXPECT_EQ(m->rank, 3);
+  }
+  // Bytes written after the file was opened are not read.
+  const std::string path = WriteInput(dir, "short.json", "0123456789");
+  auto file = OpenedFile::Open(path, 4);
+  ASSERT_TRUE(file.ok());
+  std::ofstream(path, std::ios::app) << "abcdef";
+  auto src = OpenTraceBytes(std::move(*file), /*inflate_ahead=*/false);
+  ASSERT_TRUE(src.ok());
+  std::string got(64, '\0');
+  size_t n = 0;
+  for (size_t k; (k = *(*src)->Read(got.data() + n, got.size() - n)) > 0;) n += k;
+  EXPECT_EQ(got.substr(0, n), "0123456789");
+  EXPECT_EQ((*src)->raw_bytes_done(), 10);
+}
+
+TEST(InputKind, AnInputThatCannotBeOpenedOrReadSaysSo) {
+  const std::string dir = testutil::FreshTempDir();
+  auto missing = ReadInput(dir + "/none.json", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), dir + "/none.json: cannot open: No such file or directory");
+  auto folder = ReadInput(dir, {});
+  ASSERT_FALSE(folder.ok());
+  EXPECT_EQ(folder.status().message(), dir + ": cannot read: Is a directory");
 }
 
 TEST(InputKind, AFolderListsTracesByTheirBytes) {

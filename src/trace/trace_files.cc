@@ -133,12 +133,15 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::path& p = it->path();
     std::error_code e2;
-    const auto s = fs::status(p, e2);  // follows links: a dangling one or a loop fails here
+    // The type the listing gave (no stat but for a link, whose target's type is asked: a
+    // dangling one or a loop fails here).
+    const bool folder = it->is_directory(e2);
+    const bool file = !e2 && !folder && it->is_regular_file(e2);
     if (e2) {
       out.skipped.push_back(fmt::format("{}: skipped: {}", p.string(), e2.message()));
       continue;
     }
-    if (fs::is_directory(s) && IsCaptureFolderOfARun(p)) {
+    if (folder && IsCaptureFolderOfARun(p)) {
       // vLLM's and SGLang's capture_traces/ beside a run's trace: data of that run (its graphs'
       // operators), read with it (graph_capture.h), not a run of its own.
       it.disable_recursion_pending();
@@ -147,7 +150,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
           p.string(), p.parent_path().string()));
       continue;
     }
-    if (fs::is_directory(s) && fs::exists(p.parent_path() / "report.json", e2)) {
+    if (folder && fs::exists(p.parent_path() / "report.json", e2)) {
       // A trainprof run folder: its own trace.json is the run; rank<N>/, traces/ and session/
       // below it are parts of that run, not runs of their own.
       it.disable_recursion_pending();
@@ -156,7 +159,7 @@ StatusOr<TraceListing> ListTraceRuns(const std::string& path) {
       continue;
     }
     std::optional<std::vector<std::string>> inputs;
-    if (fs::is_regular_file(s)) inputs = ListedInputs(p, &out);
+    if (file) inputs = ListedInputs(p, &out);
     if (inputs) by_dir[p.parent_path().string()].emplace_back(p.string(), std::move(*inputs));
   }
   if (ec) out.skipped.push_back(fmt::format("{}: not listed in full: {}", path, ec.message()));
@@ -212,7 +215,7 @@ void ForEachTraceFile(const std::vector<std::string>& files, const ReadManyOptio
                       const std::function<void(size_t, StatusOr<TraceModel>)>& fn) {
   std::vector<int64_t> sizes(files.size(), 0), done(files.size(), 0);
   int64_t total = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
+  for (size_t i = 0; options.progress && i < files.size(); ++i) {  // sizes only for the line
     std::error_code ec;
     sizes[i] = static_cast<int64_t>(fs::file_size(SplitInputPart(files[i]).first, ec));
     if (ec) sizes[i] = 0;

@@ -7,7 +7,6 @@
 #include "trace/kineto/kineto_reader.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <string_view>
 
@@ -19,28 +18,34 @@
 namespace trainprof::trace {
 
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options) {
+  TRAINPROF_ASSIGN_OR_RETURN(OpenedFile file, OpenedFile::Open(path, 2));
+  return ReadTraceFile(file, options);
+}
+
+StatusOr<TraceModel> ReadTraceFile(OpenedFile& file, const ReadOptions& options) {
   const bool parts = options.threads > 1;
+  const std::string path = file.path();
+  const int64_t size = file.size();
   TRAINPROF_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src,
-                             OpenTraceBytes(path, /*inflate_ahead=*/false));
+                             OpenTraceBytes(std::move(file), /*inflate_ahead=*/false));
   if (std::string_view(src->decoder()) != "plain") {
     // Only ISA-L inflates fast enough to feed two parsers; zlib inflates at about half the
     // parser's speed, so it only runs beside one.
     if (parts && InflatesWithIsal()) return ReadGzipInParts(std::move(src), path, options);
     src = ReadAhead(std::move(src));
   }
-  std::error_code ec;
-  const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
-  if (parts && !ec && size >= 2 * options.min_segment_bytes) {
+  const bool sized = size >= 0;
+  if (parts && sized && size >= 2 * options.min_segment_bytes) {
     std::vector<int64_t> starts = GuessPartStarts(path, size, options);
     if (!starts.empty()) return ReadInParts(std::move(src), path, options, starts);
   }
   // A small plain file gets a window its own size: a 4 MiB buffer zeroed for each of 1,000
   // rank files of 1 MB was a quarter of the time of reading them.
   ReadOptions o = options;
-  if (!ec && std::string_view(src->decoder()) == "plain")
+  if (sized && std::string_view(src->decoder()) == "plain")
     o.chunk_bytes = std::min(o.chunk_bytes, static_cast<size_t>(size) + 1);
   KinetoParser parser(src.get(), path, o);
-  if (!ec && std::string_view(src->decoder()) == "plain") parser.ReserveForBytes(size);
+  if (sized && std::string_view(src->decoder()) == "plain") parser.ReserveForBytes(size);
   return parser.Run();
 }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "trace/byte_source.h"
 #include "trace/read_options.h"
 #include "trace/trace_model.h"
 #include "trainprof/status.h"
@@ -27,6 +28,8 @@ namespace trainprof::trace {
 // Reads one trace file; gzip is recognised by its magic bytes, not the name. The rank is taken
 // from distributedInfo.rank, else from the file name (RankFromFileName), else 0 (diagnostic).
 StatusOr<TraceModel> ReadTraceFile(const std::string& path, const ReadOptions& options);
+// The same for a file already opened (its kind told from its head): read on from there.
+StatusOr<TraceModel> ReadTraceFile(OpenedFile& file, const ReadOptions& options);
 
 // Whether the first decoded bytes of a file look like a Kineto trace: JSON whose top value is an
 // object or an array (Kineto writes an object; the legacy profiler's Chrome traces, an array),
