@@ -5,12 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace trainprof::base {
 
@@ -28,6 +32,28 @@ Status ErrnoStatus(const std::string& what, int err) {
   }
 }
 
+namespace {
+
+std::mutex in_place_mu;
+std::vector<std::string> in_place;  // the InPlaceFolders', each with a '/' at its end
+
+bool WrittenInPlace(const std::string& path) {
+  std::lock_guard<std::mutex> lock(in_place_mu);
+  return std::ranges::any_of(in_place, [&](const std::string& f) { return path.starts_with(f); });
+}
+
+}  // namespace
+
+InPlaceFolder::InPlaceFolder(std::string folder) : folder_(std::move(folder) + "/") {
+  std::lock_guard<std::mutex> lock(in_place_mu);
+  in_place.push_back(folder_);
+}
+
+InPlaceFolder::~InPlaceFolder() {
+  std::lock_guard<std::mutex> lock(in_place_mu);
+  in_place.erase(std::ranges::find(in_place, folder_));
+}
+
 AtomicFile::~AtomicFile() { Discard(); }
 
 Status AtomicFile::Open(const std::string& path) {
@@ -36,7 +62,7 @@ Status AtomicFile::Open(const std::string& path) {
   // The pid keeps processes apart, the count the writers of one process: two threads writing
   // one path must not share a temporary file (the rename of the second found it gone).
   static std::atomic<uint64_t> opened{0};
-  tmp_path_ = fmt::format("{}.tmp.{}.{}", path, getpid(), opened++);
+  tmp_path_ = WrittenInPlace(path) ? path : fmt::format("{}.tmp.{}.{}", path, getpid(), opened++);
   file_ = std::fopen(tmp_path_.c_str(), "wb");
   if (file_ == nullptr) return ErrnoStatus(fmt::format("cannot write {}", path), errno);
   static constexpr size_t kBuf = 1 << 20;
@@ -63,7 +89,7 @@ Status AtomicFile::Commit() {
     std::remove(tmp_path_.c_str());
     return ErrnoStatus(fmt::format("cannot write {}", path_), err);
   }
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+  if (tmp_path_ != path_ && std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
     err = errno;
     std::remove(tmp_path_.c_str());
     return ErrnoStatus(fmt::format("cannot rename {} to {}", tmp_path_, path_), err);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@ std::vector<std::string> FilesIn(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -63,6 +65,41 @@ TEST(AtomicFile, DiscardedLeavesNothing) {
     f.Write("{}");
   }
   EXPECT_TRUE(FilesIn(dir).empty());
+}
+
+// Inside a folder put in place whole, a file is written at its own name (no temporary file, no
+// rename) and one not committed is removed; a sibling folder and the folder once let go are
+// written atomically again.
+TEST(AtomicFile, InAFolderPutInPlaceWholeFilesAreWrittenInPlace) {
+  const std::string dir = testutil::FreshTempDir();
+  const std::string whole = dir + "/run.partial", beside = dir + "/run.partial-2";
+  std::filesystem::create_directories(whole + "/rank0");
+  std::filesystem::create_directories(beside);
+  {
+    const InPlaceFolder in_place(whole);
+    for (const std::string& path : {whole + "/report.json", whole + "/rank0/trace.json"}) {
+      AtomicFile f;
+      ASSERT_TRUE(f.Open(path).ok());
+      f.Write("{}");
+      EXPECT_TRUE(std::filesystem::exists(path)) << "written at its name";
+      EXPECT_TRUE(f.Commit().ok());
+      EXPECT_EQ(testutil::ReadText(path), "{}");
+    }
+    {
+      AtomicFile dropped;
+      ASSERT_TRUE(dropped.Open(whole + "/x.csv").ok());
+      dropped.Write("a,b");
+    }
+    EXPECT_EQ(FilesIn(whole), (std::vector<std::string>{"rank0", "report.json"}));
+    AtomicFile other;
+    ASSERT_TRUE(other.Open(beside + "/report.json").ok());
+    EXPECT_FALSE(std::filesystem::exists(beside + "/report.json")) << "not the prefix's folder";
+  }
+  AtomicFile after;
+  ASSERT_TRUE(after.Open(whole + "/late.json").ok());
+  EXPECT_FALSE(std::filesystem::exists(whole + "/late.json")) << "let go: atomic again";
+  EXPECT_TRUE(after.Commit().ok());
+  EXPECT_TRUE(std::filesystem::exists(whole + "/late.json"));
 }
 
 }  // namespace

@@ -105,9 +105,11 @@ StatusOr<std::string> WriteRunFolder(Report& r, const Options::Output& out, int6
   Status st = ClaimRunDir(partial, false, /*fresh=*/true);
   StampMeta(r, unix_ns);
   r.AddMeta("run_dir", final);
-  if (st.ok())
+  if (st.ok()) {
+    const base::InPlaceFolder whole(partial);  // renamed into place whole, below
     st = WriteFolderFiles(r, partial, out, summary,
                           extras ? extras(partial) : std::vector<ExtraFile>{});
+  }
   ReleaseRunDir(partial);  // written: its lock file goes with it, and marks a run
   if (st.ok()) st = PutInPlace(partial, final, out.overwrite);
   if (st.ok()) {
