@@ -195,9 +195,9 @@ StatusOr<TraceModel> ReadInput(const std::string& input, const ReadOptions& opti
         "export --type sqlite --output {}.sqlite {}",
         path, path.substr(0, path.rfind('.')), path));
   }
+  if (!file.ok()) return file.status();  // "<path>: cannot open: ...", as the Kineto reader said
   const InputFormat* f =
       FindInputFormat(kind == InputKind::kUnknown ? InputKind::kKinetoJson : kind);
-  if (!file.ok()) return file.status();  // "<path>: cannot open: ...", as the Kineto reader said
   if (f->read == nullptr)
     return InvalidArgument(fmt::format("{}: a {}, not a trace ({})", path, f->name, f->read_by));
   if (part.empty()) return f->read(*file, options);
