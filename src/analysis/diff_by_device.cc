@@ -10,6 +10,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/kernel_class.h"
+#include "analysis/ranks/detail_store.h"
 
 namespace trainprof::analysis {
 
@@ -33,6 +34,7 @@ std::map<std::string, DevicePerStep> PerStepOverRanks(const DiffSide& s, Add add
   std::map<std::string, DevicePerStep> out;
   const double ranks = std::max<double>(1, static_cast<double>(s.analyses->size()));
   for (const RankAnalysis& a : *s.analyses) {
+    DetailHold hold(a);  // a side of many ranks keeps its lists in a scratch file
     const double n = StepsOf(a) * ranks;
     add(a, [&](const std::string& name, double ns, double flops) {
       DevicePerStep& p = out[name];

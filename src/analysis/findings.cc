@@ -10,6 +10,7 @@
 
 #include "analysis/dataloader_advice.h"
 #include "analysis/op_tree.h"
+#include "analysis/ranks/detail_store.h"
 #include "analysis/ranks/distributed.h"
 #include "analysis/units.h"
 #include "report/format.h"
@@ -532,7 +533,8 @@ std::string RankRanges(std::vector<int64_t> ranks) {
 bool HasTrainingLoop(const RankAnalysis& a) {
   for (const PhaseRow& r : a.phases.rows)
     if (r.phase == "backward" || r.phase == "optimizer") return true;
-  for (const OperatorRow& o : a.operators)
+  std::vector<OperatorRow> scratch;  // a spilled rank's read back (ranks/detail_store.h)
+  for (const OperatorRow& o : OperatorsOf(a, scratch))
     if (o.name.find("Backward") != std::string::npos || o.name.starts_with("autograd::engine"))
       return true;
   return false;

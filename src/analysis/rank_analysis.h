@@ -3,6 +3,7 @@
 // summaries read it without reaching back up to analyze.h, which runs the analyses.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,15 +46,22 @@ struct AnalyzeOptions {
 
 class DetailStore;
 
+// The lists of a rank's detail that a pass across ranks reads on its own (the modules across
+// ranks, the top operators, kernels and shapes of all ranks), first in its record in this order.
+enum class AcrossList { kModules, kOperators, kKernels, kShapes };
+inline constexpr size_t kAcrossLists = 4;
+
 // Where a rank's detail (ranks/detail_store.h) waits while it is out of its analysis, and how
 // long the lists that went held.
 struct SpilledDetail {
   std::shared_ptr<DetailStore> store;              // null: the detail is in the analysis
   int64_t at = 0, bytes = 0;                       // its record in the store's scratch file
   std::vector<int64_t> curve_points, role_points;  // per memory device
-  int64_t shape_rows = 0, stack_rows = 0, module_rows = 0;
+  int64_t shape_rows = 0, stack_rows = 0, module_rows = 0, flops_rows = 0;
   int64_t module_root_ns = 0;  // the device time of the modules at depth 0
-  int64_t module_bytes = 0;    // the modules' bytes at the start of the record (ModulesOf)
+  // Where each list that passes across ranks read alone ends in the record, which they open in
+  // AcrossList's order (ListOf, ranks/detail_store.h).
+  std::array<int64_t, kAcrossLists> list_ends{};
 };
 
 struct RankAnalysis {

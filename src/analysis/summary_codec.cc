@@ -346,23 +346,28 @@ StatusOr<RankSummary> DecodeSummary(std::string_view bytes) {
 
 namespace {
 
-// What of an analysis ranks/detail_store.h moves out: only per-rank CSV rows read it, and one
-// pass across ranks the modules, which come first so that it reads them back alone.
+// What of an analysis ranks/detail_store.h moves out: the lists that passes across ranks read
+// alone first, in AcrossList's order, then those only per-rank CSV rows read.
 template <class A>
-auto ListsAfterModules(A& a, RankAnalysis& r) {  // the rank's, not its devices'
-  return a(r.memory.allocations, r.memory.operators, r.memory.op_names, r.operator_kernels,
-           r.hta.top_kernels, r.idle.largest, r.operators_by_shape, r.operators_by_stack);
+auto AcrossLists(A& a, RankAnalysis& r) {
+  return a(r.modules, r.operators, r.kernels, r.flops.shapes);
 }
 template <class A>
-void DetailAfterModules(A& a, RankAnalysis& r) {
-  ListsAfterModules(a, r);
+auto ListsAfterAcross(A& a, RankAnalysis& r) {  // the rank's, not its devices'
+  return a(r.flops.operators, r.memory.allocations, r.memory.operators, r.memory.op_names,
+           r.operator_kernels, r.hta.top_kernels, r.idle.largest, r.operators_by_shape,
+           r.operators_by_stack);
+}
+template <class A>
+void DetailAfterAcross(A& a, RankAnalysis& r) {
+  ListsAfterAcross(a, r);
   for (DeviceMemory& d : r.memory.devices) a(d.curve, d.live_at_peak, d.role_timeline);
 }
 
 template <class A>
 void DetailFields(A& a, RankAnalysis& r) {
-  a(r.modules);
-  DetailAfterModules(a, r);
+  AcrossLists(a, r);
+  DetailAfterAcross(a, r);
 }
 
 // Lets each list go, its memory too.
@@ -383,11 +388,13 @@ struct Tie {
 // The rank's detail lists (its devices' curves aside: numbers, one allocation each) swapped
 // between two analyses.
 void SwapLists(RankAnalysis& x, RankAnalysis& y) {
-  std::swap(x.modules, y.modules);
   Tie tie;
-  auto xs = ListsAfterModules(tie, x);
-  auto ys = ListsAfterModules(tie, y);
+  auto xs = AcrossLists(tie, x);
+  auto ys = AcrossLists(tie, y);
   xs.swap(ys);  // swaps what the references name
+  auto xl = ListsAfterAcross(tie, x);
+  auto yl = ListsAfterAcross(tie, y);
+  xl.swap(yl);
 }
 
 // Detail lists a thread let go (RecycleDetail), to decode into again on that thread: decoding
@@ -404,21 +411,53 @@ std::vector<RankAnalysis>& Spare() {
   return spare;
 }
 
+// Encodes each across list, then notes where it ends (EncodeDetail).
+struct EachEnding {
+  Encoder e;
+  std::array<int64_t, kAcrossLists>* ends = nullptr;
+  size_t list = 0;
+  template <class... T>
+  void operator()(T&... v) {
+    ((e(v), End()), ...);
+  }
+  void End() {
+    if (ends != nullptr) (*ends)[list++] = static_cast<int64_t>(e.out.size());
+  }
+};
+
 }  // namespace
 
-std::string EncodeDetail(const RankAnalysis& a, int64_t* modules_bytes) {
-  Encoder e;
+std::string EncodeDetail(const RankAnalysis& a, std::array<int64_t, kAcrossLists>* ends) {
+  EachEnding each{.ends = ends};
   auto& r = const_cast<RankAnalysis&>(a);  // an Encoder only reads
-  e(r.modules);
-  if (modules_bytes != nullptr) *modules_bytes = static_cast<int64_t>(e.out.size());
-  DetailAfterModules(e, r);
+  AcrossLists(each, r);
+  Encoder& e = each.e;
+  DetailAfterAcross(e, r);
   return std::move(e.out);
 }
 
-bool DecodeModules(std::string_view bytes, std::vector<ModuleRow>& modules) {
+namespace {
+
+template <class T>
+bool DecodeOneList(std::string_view bytes, std::vector<T>& rows) {
   Decoder d(bytes);
-  d(modules);
+  d(rows);
   return !d.bad() && d.left() == 0;
+}
+
+}  // namespace
+
+bool DecodeList(std::string_view bytes, std::vector<ModuleRow>& rows) {
+  return DecodeOneList(bytes, rows);
+}
+bool DecodeList(std::string_view bytes, std::vector<OperatorRow>& rows) {
+  return DecodeOneList(bytes, rows);
+}
+bool DecodeList(std::string_view bytes, std::vector<KernelRow>& rows) {
+  return DecodeOneList(bytes, rows);
+}
+bool DecodeList(std::string_view bytes, std::vector<ShapeRow>& rows) {
+  return DecodeOneList(bytes, rows);
 }
 
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analysis/kernel_class.h"
+#include "analysis/ranks/detail_store.h"
 #include "analysis/units.h"
 #include "base/stats.h"
 #include "base/text.h"
@@ -62,12 +63,14 @@ KernelGrowth GrownKernel(const std::vector<RankAnalysis>& an,
     std::vector<double> per_step, calls, mean;
   };
   std::unordered_map<std::string, Others> others;
-  for (const KernelRow& k : an[culprit].kernels)
+  std::vector<KernelRow> mine, scratch;  // a spilled rank's read back (ranks/detail_store.h)
+  const std::vector<KernelRow>& culprits = KernelsOf(an[culprit], mine);
+  for (const KernelRow& k : culprits)
     if (!IsCommunicationKernel(k.name)) others[k.name];
   for (size_t i = 0; i < an.size(); ++i) {
     if (i == culprit || !per[i].ok) continue;
     for (auto& [name, o] : others) o.per_step.push_back(0), o.calls.push_back(0);
-    for (const KernelRow& k : an[i].kernels) {
+    for (const KernelRow& k : KernelsOf(an[i], scratch)) {
       auto it = others.find(k.name);
       if (it == others.end()) continue;
       it->second.per_step.back() += static_cast<double>(k.total_ns) / per[i].steps;
@@ -77,7 +80,7 @@ KernelGrowth GrownKernel(const std::vector<RankAnalysis>& an,
   }
   KernelGrowth best;
   const double steps = per[culprit].steps;
-  for (const KernelRow& k : an[culprit].kernels) {
+  for (const KernelRow& k : culprits) {
     auto it = others.find(k.name);
     if (it == others.end() || it->second.per_step.empty()) continue;
     double excess = static_cast<double>(k.total_ns) / steps - base::Median(it->second.per_step);

@@ -88,14 +88,15 @@ void DetailStore::Acquire(RankAnalysis& a) {
   back_.notify_all();
 }
 
-void DetailStore::ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const {
+void DetailStore::ReadList(const RankAnalysis& a, AcrossList list, std::string& bytes) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     CheckNotCut(a);
   }
-  std::string bytes(static_cast<size_t>(a.spilled.module_bytes), '\0');
-  ReadBack(a.spilled.at, bytes);
-  if (!DecodeModules(bytes, modules)) Unreadable();
+  const auto i = static_cast<size_t>(list);
+  const int64_t begin = i == 0 ? 0 : a.spilled.list_ends[i - 1];
+  bytes.resize(static_cast<size_t>(a.spilled.list_ends[i] - begin));
+  ReadBack(a.spilled.at + begin, bytes);
 }
 
 void DetailStore::Release(RankAnalysis& a) {
@@ -159,6 +160,7 @@ void CountDetail(const RankAnalysis& a, SpilledDetail& s) {
   s.shape_rows = static_cast<int64_t>(a.operators_by_shape.size());
   s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
   s.module_rows = static_cast<int64_t>(a.modules.size());
+  s.flops_rows = static_cast<int64_t>(a.flops.operators.size());
   s.module_root_ns = ModuleRootNs(a);
 }
 
@@ -177,7 +179,7 @@ void Spilled(const std::shared_ptr<DetailStore>& store, int64_t at, size_t bytes
 void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a) {
   if (store == nullptr || a.spilled.store != nullptr) return;
   SpilledDetail counts;
-  const std::string bytes = EncodeDetail(a, &counts.module_bytes);
+  const std::string bytes = EncodeDetail(a, &counts.list_ends);
   const int64_t at = store->Append(bytes);
   if (at < 0) return;  // kept in place
   CountDetail(a, counts);
@@ -194,9 +196,10 @@ std::string TakeDetail(RankAnalysis& a) {
     base::PutU64(out, static_cast<uint64_t>(c.curve_points[d]));
     base::PutU64(out, static_cast<uint64_t>(c.role_points[d]));
   }
-  const std::string detail = EncodeDetail(a, &c.module_bytes);
-  for (int64_t v : {c.shape_rows, c.stack_rows, c.module_rows, c.module_root_ns, c.module_bytes})
+  const std::string detail = EncodeDetail(a, &c.list_ends);
+  for (int64_t v : {c.shape_rows, c.stack_rows, c.module_rows, c.flops_rows, c.module_root_ns})
     base::PutU64(out, static_cast<uint64_t>(v));
+  for (int64_t end : c.list_ends) base::PutU64(out, static_cast<uint64_t>(end));
   out += detail;
   if (a.spilled.store == nullptr) FreeDetail(a);  // a held one is let go by the hold
   return out;
@@ -211,10 +214,16 @@ bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& stor
     c.role_points.push_back(static_cast<int64_t>(r.U64()));
   }
   for (int64_t* v :
-       {&c.shape_rows, &c.stack_rows, &c.module_rows, &c.module_root_ns, &c.module_bytes})
+       {&c.shape_rows, &c.stack_rows, &c.module_rows, &c.flops_rows, &c.module_root_ns})
     *v = static_cast<int64_t>(r.U64());
-  if (!r.ok || c.curve_points.size() != a.memory.devices.size() || c.module_bytes < 0 ||
-      static_cast<size_t>(c.module_bytes) > r.in.size())
+  int64_t begin = 0;
+  for (int64_t& end : c.list_ends) {
+    end = static_cast<int64_t>(r.U64());
+    if (end < begin) return false;
+    begin = end;
+  }
+  if (!r.ok || c.curve_points.size() != a.memory.devices.size() ||
+      static_cast<uint64_t>(begin) > r.in.size())
     return false;
   const int64_t at = store != nullptr ? store->Append(r.in) : -1;
   if (at < 0) return DecodeDetail(r.in, a);  // no store, or it takes no more: kept in place
@@ -272,10 +281,36 @@ int64_t StackRows(const RankAnalysis& a) {
                                     : a.spilled.stack_rows;
 }
 
-const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch) {
-  if (a.spilled.store == nullptr) return a.modules;
-  a.spilled.store->ReadModules(a, scratch);
+namespace {
+
+// `kept` (a list of `a`) when `a` is not spilled, else the list read back alone into `scratch`.
+template <class Row>
+const std::vector<Row>& ListOf(const RankAnalysis& a, AcrossList list, const std::vector<Row>& kept,
+                               std::vector<Row>& scratch) {
+  if (a.spilled.store == nullptr) return kept;
+  thread_local std::string bytes;
+  a.spilled.store->ReadList(a, list, bytes);
+  if (!DecodeList(bytes, scratch)) Unreadable();
   return scratch;
+}
+
+}  // namespace
+
+const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch) {
+  return ListOf(a, AcrossList::kModules, a.modules, scratch);
+}
+
+const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
+                                            std::vector<OperatorRow>& scratch) {
+  return ListOf(a, AcrossList::kOperators, a.operators, scratch);
+}
+
+const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch) {
+  return ListOf(a, AcrossList::kKernels, a.kernels, scratch);
+}
+
+const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a, std::vector<ShapeRow>& scratch) {
+  return ListOf(a, AcrossList::kShapes, a.flops.shapes, scratch);
 }
 
 int64_t ModuleRootNs(const RankAnalysis& a) {
@@ -288,6 +323,11 @@ int64_t ModuleRootNs(const RankAnalysis& a) {
 int64_t ModuleRows(const RankAnalysis& a) {
   return a.spilled.store == nullptr ? static_cast<int64_t>(a.modules.size())
                                     : a.spilled.module_rows;
+}
+
+int64_t FlopsRows(const RankAnalysis& a) {
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.flops.operators.size())
+                                    : a.spilled.flops_rows;
 }
 
 }  // namespace trainprof::analysis

@@ -1,15 +1,19 @@
 // Many ranks' detail in a scratch file. The part of a rank's analysis that only the rank's rows
 // of the per-rank detail tables read (CSV only past kInlineRanks ranks: the memory curves, role
-// timelines, allocations, memory per operator and live at the peak, the kernels per operator,
-// HTA's top kernels, the longest idle gaps, the operators by shape and by stack), with the
-// modules, which one pass across ranks reads besides, is about 80 % of a real rank's summary. The
-// process that builds a report of thousands of ranks moves it out of each summary as the summary
-// arrives (Spill) and reads it back for the rows (DetailHold), so it holds the rest only. The
-// report is the same byte for byte.
+// timelines, allocations, memory per operator and live at the peak, FLOPs per operator, the
+// kernels per operator, HTA's top kernels, the longest idle gaps, the operators by shape and by
+// stack), with the lists that a pass across ranks reads besides (the modules, operators, kernels
+// and roofline shapes: AcrossList), is nine tenths of a real rank's summary, and the part whose
+// size depends on what the rank ran. The process that builds a report of thousands of ranks moves
+// it out of each summary as the summary arrives (Spill) and reads it back for the rows
+// (DetailHold), or one list alone for a pass across ranks (ListOf), so it holds the rest only:
+// the same few kilobytes whatever a rank holds. The report is the same byte for byte.
 //
 //   auto store = DetailStore::Open();            // null: no scratch file; nothing is spilled
 //   Spill(store, summary.analysis);              // the detail goes to the file
 //   { DetailHold hold(a);  ... a.memory.allocations ... }  // back in `a` while held
+//   std::vector<KernelRow> scratch;
+//   for (const KernelRow& k : KernelsOf(a, scratch)) ...  // that list alone
 //
 // A process that writes the report once and reads no rank's detail after its CSV rows
 // (`trainprof analyze`) lets each record go as its rows are written (RetireOnceWritten), so the
@@ -17,6 +21,7 @@
 // $TMPDIR on tmpfs (memory) gets its memory back as the rows are written.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -49,12 +54,13 @@ class DetailStore {
   // comes meanwhile waits for it.
   void Acquire(RankAnalysis& a);
   void Release(RankAnalysis& a);
-  // The modules of `a` (spilled here) into `modules`, whether or not it is held.
-  void ReadModules(const RankAnalysis& a, std::vector<ModuleRow>& modules) const;
+  // The bytes of `a`'s across list `list` (spilled here) into `bytes`, whether or not it is
+  // held.
+  void ReadList(const RankAnalysis& a, AcrossList list, std::string& bytes) const;
   // Drops the holds of `a`, whose detail stays in it (Unspill).
   void Forget(const RankAnalysis& a);
   // From now on, a record retired (Retire) is cut out of the file at its last release; nothing
-  // may read it again (an Acquire or ReadModules of it is a bug, and aborts).
+  // may read it again (an Acquire or ReadList of it is a bug, and aborts).
   void RetireOnceWritten();
   // `a`'s rows are written: its record goes when its holds end (now, when it has none), if
   // RetireOnceWritten was called; else nothing.
@@ -127,17 +133,25 @@ class DetailHold {
   const RankAnalysis& a_;
 };
 
-// The modules of `a`, the one spilled list a pass across ranks reads: in `a` when it is not
-// spilled, else read back alone into `scratch` (the first bytes of its record), so that the
-// pass reads a fifth of each rank's detail and decodes nothing else.
+// A spilled list that a pass across ranks reads (AcrossList): in `a` when it is not spilled,
+// else its bytes alone read back and decoded into `scratch` (one of the first slices of its
+// record), so that the pass reads a few kilobytes of each rank's detail and decodes nothing else.
 const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch);
+const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
+                                            std::vector<OperatorRow>& scratch);
+const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch);
+const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a,
+                                      std::vector<ShapeRow>& scratch);  // flops.shapes
 
-// The detail's bytes (the modules first, `modules_bytes` of them), read back into `a` (false:
-// cut short), and its lists let go (with their memory). In summary_codec.cc, beside the
-// summary's own fields.
-std::string EncodeDetail(const RankAnalysis& a, int64_t* modules_bytes = nullptr);
+// The detail's bytes (the across lists first, in AcrossList's order, each ending at its `ends`),
+// read back into `a` (false: cut short), and its lists let go (with their memory). In
+// summary_codec.cc, beside the summary's own fields.
+std::string EncodeDetail(const RankAnalysis& a, std::array<int64_t, kAcrossLists>* ends = nullptr);
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a);
-bool DecodeModules(std::string_view bytes, std::vector<ModuleRow>& modules);
+bool DecodeList(std::string_view bytes, std::vector<ModuleRow>& rows);
+bool DecodeList(std::string_view bytes, std::vector<OperatorRow>& rows);
+bool DecodeList(std::string_view bytes, std::vector<KernelRow>& rows);
+bool DecodeList(std::string_view bytes, std::vector<ShapeRow>& rows);
 void FreeDetail(RankAnalysis& a);
 // FreeDetail, but the lists are kept on this thread for its next DecodeDetail (a few ranks'
 // at most): for a rank's detail decoded to be read and let go.
@@ -149,6 +163,7 @@ bool HasRoleTimeline(const RankAnalysis& a, size_t device);
 int64_t ShapeRows(const RankAnalysis& a);     // operators_by_shape
 int64_t StackRows(const RankAnalysis& a);     // operators_by_stack
 int64_t ModuleRows(const RankAnalysis& a);    // modules
+int64_t FlopsRows(const RankAnalysis& a);     // flops.operators
 int64_t ModuleRootNs(const RankAnalysis& a);  // the device time of the modules at depth 0
 
 }  // namespace trainprof::analysis

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/overview.h"
+#include "analysis/ranks/detail_store.h"
 #include "trace/input_kind.h"
 #include "trace/sqlite_db.h"
 
@@ -214,6 +215,7 @@ Status WriteDigest(const RankSummary& s, const std::string& path) {
       "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA application_id={}; BEGIN;{}",
       trace::kRankDigestApplicationId, Schema());
   bool ok = sqlite3_exec(raw, setup.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+  DetailHold hold(s.analysis);  // the top kernels and operators of a spilled rank
   ok = ok && WriteMeta(raw, s) && WriteSteps(raw, s.analysis) &&
        WriteCollectives(raw, s.analysis) && WriteTops(raw, s.analysis) && WriteBlobs(raw, s);
   ok = ok && sqlite3_exec(raw, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;

@@ -40,6 +40,14 @@ RankAnalysis Rank(int64_t r) {
                          .depth = k == 0 ? 0 : 1,
                          .device_ns = 100 * (k + 1) + r});
   }
+  a.flops.has_shapes = true;
+  a.flops.operators.push_back({.name = "aten::mm", .calls = 2, .flops = 4e9, .device_ns = 900 + r});
+  for (int k = 0; k < 2; ++k)
+    a.flops.shapes.push_back({.name = "aten::mm",
+                              .dims = fmt::format("[[{}, 8], [8, 8]]", 16 << k),
+                              .calls = 1,
+                              .flops = 2e9,
+                              .device_ns = 400 * (k + 1) + r % 5});
   a.operators_by_shape = a.operators;
   a.hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
   a.operators_by_shape[0].input_dims = "[[2, 3]]";
@@ -333,33 +341,70 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
 
 // The pass across ranks reads a spilled rank's modules alone (the first bytes of its record),
 // stored here or given by another process, held or not: the modules the rank had.
-TEST(ManyRanks, ModulesAreReadBackAlone) {
+// The lists a pass across ranks reads (AcrossList) are read back each alone, from a rank spilled
+// here or given by another process, held or not.
+TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
   const RankAnalysis whole = Rank(3);
-  ASSERT_FALSE(whole.modules.empty());
+  ASSERT_FALSE(whole.modules.empty() || whole.operators.empty() || whole.kernels.empty() ||
+               whole.flops.shapes.empty());
   const std::shared_ptr<DetailStore> store = DetailStore::Open();
   ASSERT_NE(store, nullptr);
   RankAnalysis spilled = Rank(3), given = Rank(3);
   Spill(store, spilled);
   ASSERT_TRUE(GiveDetail(TakeDetail(given), store, given));
-  auto same = [&](const std::vector<ModuleRow>& m) {
-    ASSERT_EQ(m.size(), whole.modules.size());
-    for (size_t i = 0; i < m.size(); ++i) {
-      EXPECT_EQ(m[i].path, whole.modules[i].path);
-      EXPECT_EQ(m[i].device_ns, whole.modules[i].device_ns);
-    }
+  auto lists = [](const RankAnalysis& a) {
+    std::vector<ModuleRow> m;
+    std::vector<OperatorRow> o;
+    std::vector<KernelRow> k;
+    std::vector<ShapeRow> s;
+    std::string out;
+    for (const ModuleRow& r : ModulesOf(a, m))
+      out += fmt::format("{}/{} {}\n", r.path, r.name, r.device_ns);
+    for (const OperatorRow& r : OperatorsOf(a, o))
+      out += fmt::format("{} {}\n", r.name, r.device_self_ns);
+    for (const KernelRow& r : KernelsOf(a, k)) out += fmt::format("{} {}\n", r.name, r.total_ns);
+    for (const ShapeRow& r : ShapesOf(a, s)) out += fmt::format("{} {}\n", r.dims, r.device_ns);
+    return out;
   };
+  const std::string expected = lists(whole);
   for (RankAnalysis* a : {&spilled, &given}) {
     ASSERT_EQ(a->spilled.store, store);
-    EXPECT_GT(a->spilled.module_bytes, 0);
-    EXPECT_LT(a->spilled.module_bytes, a->spilled.bytes) << "the modules alone, not the record";
-    std::vector<ModuleRow> scratch;
-    same(ModulesOf(*a, scratch));
-    EXPECT_TRUE(a->modules.empty()) << "read into the scratch, not the analysis";
+    int64_t begin = 0;
+    for (int64_t end : a->spilled.list_ends) {
+      EXPECT_GT(end, begin);
+      begin = end;
+    }
+    EXPECT_LT(begin, a->spilled.bytes) << "the lists alone, not the record";
+    EXPECT_EQ(lists(*a), expected);
+    EXPECT_TRUE(a->modules.empty() && a->operators.empty() && a->kernels.empty() &&
+                a->flops.shapes.empty())
+        << "read into the scratch, not the analysis";
+    EXPECT_EQ(FlopsRows(*a), 1);
     DetailHold hold(*a);
-    same(ModulesOf(*a, scratch));
+    EXPECT_EQ(lists(*a), expected);
   }
-  std::vector<ModuleRow> unused;
-  EXPECT_EQ(&ModulesOf(whole, unused), &whole.modules) << "not spilled: its own";
+  std::vector<OperatorRow> unused;
+  EXPECT_EQ(&OperatorsOf(whole, unused), &whole.operators) << "not spilled: its own";
+}
+
+// A rank's top rows across ranks are those a stable sort puts first: ties go to the lower rank,
+// then to the earlier row.
+TEST(ManyRanks, TopRowsAreThoseAStableSortPutsFirst) {
+  TopRows<KernelRow> top(
+      3, [](const KernelRow& a, const KernelRow& b) { return a.total_ns > b.total_ns; });
+  top.Add({{.name = "a", .total_ns = 5}, {.name = "b", .total_ns = 9}}, 0);
+  top.Add({}, 1);
+  top.Add(
+      {{.name = "c", .total_ns = 9}, {.name = "d", .total_ns = 5}, {.name = "e", .total_ns = 7}},
+      2);
+  top.Add({{.name = "f", .total_ns = 7}}, 3);
+  std::string got;
+  for (const auto& [row, rank] : top.rows()) got += fmt::format("{}{} ", row.name, rank);
+  EXPECT_EQ(got, "b0 c2 e2 ");
+  TopRows<KernelRow> none(3, [](const KernelRow&, const KernelRow&) { return false; });
+  none.Add({}, 0);
+  EXPECT_FALSE(none.any());
+  EXPECT_TRUE(top.any());
 }
 
 // --mpi's other processes send a rank's detail apart (TakeDetail) and process 0 stores it as

@@ -1,48 +1,52 @@
 // The MFU and roofline section (flops.h): FLOPs, TFLOP/s and MFU per operator and per step.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
 
 using report::Unit;
+using report::Value;
 
 namespace {
 
-report::Value Mfu(double tflops, double peak) {
-  return peak > 0 ? report::Value{100 * tflops / peak} : report::Value{};
-}
+Value Mfu(double tflops, double peak) { return peak > 0 ? Value{100 * tflops / peak} : Value{}; }
 
 void AddMfuOperators(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = s.AddTable("mfu_operators", "FLOPs and MFU per operator",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"operator", "Operator", Unit::kText, true, false, 60},
-                                 {"precision", "Precision", Unit::kText},
-                                 {"calls", "Calls", Unit::kCount},
-                                 {"gflops", "GFLOPs", Unit::kNumber},
-                                 {"device_s", "Device total", Unit::kSeconds},
-                                 {"tflops_per_s", "TFLOP/s", Unit::kNumber},
-                                 {"mfu_pct", "MFU", Unit::kPercent},
-                                 {"flops_per_byte", "FLOPs/byte", Unit::kNumber}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const FlopsResult& f = in.analyses[i].flops;
-    for (const FlopsRow& o : f.operators) {
-      const bool timed = o.device_ns > 0;  // without GPU time there is no rate
-      t.rows.push_back({in.RankLabel(i), o.name, std::string(PrecisionName(o.precision)), o.calls,
-                        o.flops / 1e9, Seconds(o.device_ns),
-                        timed ? report::Value{o.tflops_per_s()} : report::Value{},
-                        timed ? Mfu(o.tflops_per_s(), f.peak.For(o.precision)) : report::Value{},
-                        o.bytes > 0 ? report::Value{o.intensity()} : report::Value{}});
-    }
-  }
+  report::Table& t = AddRankTable(
+      s, in, "mfu_operators", "FLOPs and MFU per operator",
+      {{"rank", "Rank", Unit::kText},
+       {"operator", "Operator", Unit::kText, true, false, 60},
+       {"precision", "Precision", Unit::kText},
+       {"calls", "Calls", Unit::kCount},
+       {"gflops", "GFLOPs", Unit::kNumber},
+       {"device_s", "Device total", Unit::kSeconds},
+       {"tflops_per_s", "TFLOP/s", Unit::kNumber},
+       {"mfu_pct", "MFU", Unit::kPercent},
+       {"flops_per_byte", "FLOPs/byte", Unit::kNumber}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
+        const FlopsResult& f = a.flops;
+        for (const FlopsRow& o : f.operators) {
+          const bool timed = o.device_ns > 0;  // without GPU time there is no rate
+          out.push_back({rank, o.name, std::string(PrecisionName(o.precision)), o.calls,
+                         o.flops / 1e9, Seconds(o.device_ns),
+                         timed ? Value{o.tflops_per_s()} : Value{},
+                         timed ? Mfu(o.tflops_per_s(), f.peak.For(o.precision)) : Value{},
+                         o.bytes > 0 ? Value{o.intensity()} : Value{}});
+        }
+      });
   MarkLong(t);
-  if (t.rows.empty()) {
+  if (std::ranges::none_of(in.analyses, [](const RankAnalysis& a) { return FlopsRows(a) > 0; })) {
     t.notes.push_back(
         "No mm, addmm, bmm, linear, convolution or attention call with Input Dims that fit.");
     return;
   }
+  if (in.ManyRanks()) return;  // the rows are in its CSV only
   t.charts.push_back({.kind = report::ChartKind::kBars,
                       .title = "Achieved TFLOP/s per operator",
                       .label = "operator",

@@ -139,12 +139,37 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
                 &StackRows});
 }
 
-// Many ranks: per operator, its device self time over the ranks, the most first.
-void AddAcrossRanks(report::Section& s, const AnalyzeInput& in) {
+// What the operator view reads of every rank's operators, in one pass (each rank's list read
+// back once when it is spilled): the top rows, the figures across ranks (many ranks only) and
+// each rank's device self time.
+struct OperatorsAcrossRanks {
+  TopRows<OperatorRow> top{kTopRows, [](const OperatorRow& a, const OperatorRow& b) {
+                             return a.device_self_ns != b.device_self_ns
+                                        ? a.device_self_ns > b.device_self_ns
+                                        : a.host_self_ns > b.host_self_ns;
+                           }};
   AcrossRanks across;
-  for (size_t i = 0; i < in.analyses.size(); ++i)
-    for (const OperatorRow& o : in.analyses[i].operators)
-      across.Add(o.name, i, static_cast<double>(o.device_self_ns));
+  std::vector<int64_t> device_self_ns;  // per rank
+};
+
+OperatorsAcrossRanks ReadOperators(const AnalyzeInput& in) {
+  OperatorsAcrossRanks out;
+  std::vector<OperatorRow> scratch;
+  for (size_t i = 0; i < in.analyses.size(); ++i) {
+    const std::vector<OperatorRow>& ops = OperatorsOf(in.analyses[i], scratch);
+    out.top.Add(ops, i);
+    int64_t ns = 0;
+    for (const OperatorRow& o : ops) {
+      ns += o.device_self_ns;
+      if (in.ManyRanks()) out.across.Add(o.name, i, static_cast<double>(o.device_self_ns));
+    }
+    out.device_self_ns.push_back(ns);
+  }
+  return out;
+}
+
+// Many ranks: per operator, its device self time over the ranks, the most first.
+void AddAcrossRanks(report::Section& s, const AnalyzeInput& in, const AcrossRanks& across) {
   std::vector<AcrossRanks::Row> rows = across.Rows();
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.mean > b.mean; });
@@ -178,23 +203,13 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
         for (const OperatorRow& o : a.operators) out.push_back(OperatorCells(rank, o));
       });
-  std::vector<std::pair<const OperatorRow*, size_t>> ranked;  // row, rank index
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const OperatorRow& o : in.analyses[i].operators) ranked.emplace_back(&o, i);
-  StableTop(ranked, kTopRows, [](const OperatorRow& a, const OperatorRow& b) {
-    return a.device_self_ns != b.device_self_ns ? a.device_self_ns > b.device_self_ns
-                                                : a.host_self_ns > b.host_self_ns;
-  });
-  for (size_t k = 0; k < ranked.size() && k < kTopRows; ++k)
-    top.rows.push_back(OperatorCells(in.RankLabel(ranked[k].second), *ranked[k].first));
-  if (in.ManyRanks()) AddAcrossRanks(s, in);
-  if (ranked.empty()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
+  const OperatorsAcrossRanks ops = ReadOperators(in);
+  for (const auto& [row, rank] : ops.top.rows())
+    top.rows.push_back(OperatorCells(in.RankLabel(rank), row));
+  if (in.ManyRanks()) AddAcrossRanks(s, in, ops.across);
+  if (!ops.top.any()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
   AddCoverageMetric(s, in, "device_coverage_pct", "GPU time under an operator (device self)",
-                    [](const RankAnalysis& a) {
-                      int64_t ns = 0;
-                      for (const OperatorRow& o : a.operators) ns += o.device_self_ns;
-                      return ns;
-                    });
+                    [&](const RankAnalysis& a) { return ops.device_self_ns[in.IndexOf(a)]; });
   AddByShapeAndStack(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "
@@ -224,24 +239,25 @@ void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
         for (const KernelRow& row : a.operator_kernels) out.push_back(KernelCells(rank, row, true));
       });
   double tc_ns = 0, all_ns = 0;
-  std::vector<std::pair<const KernelRow*, size_t>> ranked;  // row, rank index
+  TopRows<KernelRow> ranked(kTopRows, [](const KernelRow& a, const KernelRow& b) {
+    return Seconds(a.total_ns) > Seconds(b.total_ns);
+  });
+  std::vector<KernelRow> scratch;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
-    for (const KernelRow& row : in.analyses[i].kernels) {
-      ranked.emplace_back(&row, i);
+    const std::vector<KernelRow>& kernels = KernelsOf(in.analyses[i], scratch);
+    ranked.Add(kernels, i);
+    for (const KernelRow& row : kernels) {
       all_ns += static_cast<double>(row.total_ns);
       if (row.tensor_cores) tc_ns += static_cast<double>(row.total_ns);
     }
   }
-  StableTop(ranked, kTopRows, [](const KernelRow& a, const KernelRow& b) {
-    return Seconds(a.total_ns) > Seconds(b.total_ns);
-  });
-  for (size_t i = 0; i < ranked.size() && i < kTopRows; ++i)
-    top.rows.push_back(KernelCells(in.RankLabel(ranked[i].second), *ranked[i].first, false));
+  for (const auto& [row, rank] : ranked.rows())
+    top.rows.push_back(KernelCells(in.RankLabel(rank), row, false));
   if (!in.ManyRanks()) MarkLong(ok);
   if (all_ns > 0)
     s.AddMetric("tensor_core_kernel_pct", "Kernel time on Tensor Cores", 100 * tc_ns / all_ns,
                 Unit::kPercent);
-  if (ranked.empty()) s.notes.push_back("No kernels in the trace.");
+  if (!ranked.any()) s.notes.push_back("No kernels in the trace.");
   k.notes.push_back(
       "Mean blocks/SM and est. achieved occupancy are weighted by duration; an instance without "
       "the figure counts as 0 (the plugin's rule); empty when no instance has it.");

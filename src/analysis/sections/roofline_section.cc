@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
@@ -141,23 +142,21 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
         for (const ShapeRow& r : a.flops.shapes) rows.push_back(Row(rank, r, a.flops.peak));
       });
   AboveRoofline above;
-  std::vector<std::pair<const ShapeRow*, size_t>> ranked;  // row, rank index
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const ShapeRow& r : in.analyses[i].flops.shapes) ranked.emplace_back(&r, i);
+  TopRows<ShapeRow> ranked(
+      kTopShapes, [](const ShapeRow& a, const ShapeRow& b) { return a.device_ns > b.device_ns; });
+  std::vector<ShapeRow> scratch;
+  for (size_t i = 0; i < in.ranks.size(); ++i) ranked.Add(ShapesOf(in.analyses[i], scratch), i);
   AddPeakNotes(s, in);
-  if (ranked.empty()) {
+  if (!ranked.any()) {
     s.tables.back().notes.push_back(kNoShapeRows);
     return;
   }
-  StableTop(ranked, kTopShapes,
-            [](const ShapeRow& a, const ShapeRow& b) { return a.device_ns > b.device_ns; });
   report::Table& top = s.AddTable(
       "roofline_top",
       fmt::format("Roofline: the {} shapes with the most device time, over all ranks", kTopShapes),
       Columns());
-  for (size_t k = 0; k < ranked.size() && k < kTopShapes; ++k)
-    top.rows.push_back(Row(in.RankLabel(ranked[k].second), *ranked[k].first,
-                           in.analyses[ranked[k].second].flops.peak, &above));
+  for (const auto& [row, rank] : ranked.rows())
+    top.rows.push_back(Row(in.RankLabel(rank), row, in.analyses[rank].flops.peak, &above));
   above.AddNote(s);
   s.notes.push_back(kHowNote);
 }
@@ -178,10 +177,12 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   top.id = "roofline_top";
   top.title = fmt::format("Roofline: the {} shapes with the most device time", kTopShapes);
   AboveRoofline above;
+  std::vector<ShapeRow> scratch;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const FlopsResult& f = in.analyses[i].flops;
-    for (size_t k = 0; k < f.shapes.size(); ++k) {
-      t.rows.push_back(Row(in.RankLabel(i), f.shapes[k], f.peak, &above));
+    const std::vector<ShapeRow>& shapes = ShapesOf(in.analyses[i], scratch);
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      t.rows.push_back(Row(in.RankLabel(i), shapes[k], f.peak, &above));
       if (k < kTopShapes) top.rows.push_back(t.rows.back());
     }
   }

@@ -44,6 +44,8 @@ struct AnalyzeInput {
   // CSV is written (BuildAnalyzeReport's `stream_rank_tables`).
   bool stream_rank_tables = false;
 
+  // The index of `a`, one of `analyses`.
+  size_t IndexOf(const RankAnalysis& a) const { return static_cast<size_t>(&a - analyses.data()); }
   // "3", or "3 (file.json)" when two models share a rank.
   const std::string& RankLabel(size_t i) const { return (*labels)[i]; }
   // More ranks than report.json holds per-rank detail for (AddRankTable).
@@ -103,22 +105,39 @@ const SectionDescriptor* FindSection(std::string_view id);  // nullptr for none
 // diff, or the data-quality section) is explained; "" for a section the doc has no heading for.
 std::string DocOfSection(std::string_view section_id);
 
-// Every rank's rows (row, rank index), rank after rank: puts first the `n` that a stable sort
-// by `before` would put first, in that order (ties in the order given), and leaves the rest in
-// no order. The top tables of many ranks take a few rows of hundreds of thousands, which a
-// stable sort ordered whole.
-template <class Row, class Before>
-void StableTop(std::vector<std::pair<const Row*, size_t>>& ranked, size_t n, Before before) {
-  n = std::min(n, ranked.size());
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end(),
-                    [&before](const auto& a, const auto& b) {
-                      if (before(*a.first, *b.first)) return true;
-                      if (before(*b.first, *a.first)) return false;
-                      // A rank's rows are one vector's elements: their addresses are their order.
-                      return a.second != b.second ? a.second < b.second
-                                                  : std::less<const Row*>()(a.first, b.first);
-                    });
-}
+// The first `n` rows that a stable sort by `before` puts first of every rank's rows, ranks added
+// in ascending order (ties: the lower rank, then the earlier row), kept as copies: a pass across
+// ranks reads each rank's list back alone (ranks/detail_store.h) and lets it go, and a top table
+// of many ranks takes a few rows of hundreds of thousands.
+//
+//   TopRows<KernelRow> top(15, [](const KernelRow& a, const KernelRow& b) { ... });
+//   for (size_t i = 0; i < n; ++i) top.Add(KernelsOf(analyses[i], scratch), i);
+//   for (const auto& [row, rank] : top.rows()) ...
+template <class Row>
+class TopRows {
+ public:
+  using Before = std::function<bool(const Row&, const Row&)>;
+  TopRows(size_t n, Before before) : n_(n), before_(std::move(before)) {}
+  void Add(const std::vector<Row>& rows, size_t rank) {
+    for (const Row& r : rows) {
+      any_ = true;
+      if (n_ == 0 || (top_.size() == n_ && !before_(r, top_.back().first))) continue;
+      auto at = std::upper_bound(
+          top_.begin(), top_.end(), r,
+          [this](const Row& x, const auto& kept) { return before_(x, kept.first); });
+      top_.insert(at, {r, rank});
+      if (top_.size() > n_) top_.pop_back();
+    }
+  }
+  const std::vector<std::pair<Row, size_t>>& rows() const { return top_; }  // (row, rank index)
+  bool any() const { return any_; }                                         // some rank had a row
+
+ private:
+  size_t n_;
+  Before before_;
+  std::vector<std::pair<Row, size_t>> top_;
+  bool any_ = false;
+};
 
 // A table longer than a terminal screen is kept for the CSV, report.json and report.html only.
 inline void MarkLong(report::Table& t) { t.MarkLong(); }
