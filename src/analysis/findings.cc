@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "analysis/dataloader_advice.h"
 #include "analysis/op_tree.h"
@@ -458,61 +460,121 @@ std::string Fig(const Candidate& c, double v) {
   return fmt::vformat(c.figure_format, fmt::make_format_args(v));
 }
 
-// One finding from the same rule's candidates on one or more ranks; `worst` leads the detail.
-report::Finding Merge(const std::vector<const Candidate*>& group, bool many_ranks) {
-  const Candidate* worst = group.front();
-  double lo = worst->figure, hi = worst->figure;
-  std::vector<int64_t> ranks;
-  for (const Candidate* c : group) {
-    if (c->saves_ns > worst->saves_ns ||
-        (c->saves_ns == worst->saves_ns && c->figure > worst->figure))
-      worst = c;
-    lo = std::min(lo, c->figure);
-    hi = std::max(hi, c->figure);
-    ranks.push_back(c->rank);
+// The candidates of each rule (a straggler is its own rule) as they come, in the order each rule
+// first came: what its finding needs (the worst candidate, the range of the figure, the ranks),
+// not every candidate, so that the findings of many ranks read each rank's candidates once
+// and keep none of them.
+class RuleGroups {
+ public:
+  void Add(const Candidate& c) {
+    auto [it, fresh] = index_.try_emplace(c.key, groups_.size());
+    if (fresh) groups_.push_back({.worst = c, .lo = c.figure, .hi = c.figure});
+    Group& g = groups_[it->second];
+    if (fresh) {
+      g.severity = c.severity, g.root_cause = c.root_cause;
+    } else if (c.saves_ns > g.worst.saves_ns ||
+               (c.saves_ns == g.worst.saves_ns && c.figure > g.worst.figure)) {
+      g.worst = c;
+    }
+    g.lo = std::min(g.lo, c.figure);
+    g.hi = std::max(g.hi, c.figure);
+    g.cost = std::max(g.cost, c.saves_ns);
+    g.ranks.push_back(c.rank);
   }
-  std::string fig = Fig(*worst, lo) == Fig(*worst, hi)
-                        ? Fig(*worst, lo)
-                        : fmt::format("{}–{}", Fig(*worst, lo), Fig(*worst, hi));
-  std::string headline = worst->headline;
-  if (size_t at = headline.find("{fig}"); at != std::string::npos) headline.replace(at, 5, fig);
-  std::string who;
-  if (many_ranks)
-    who = fmt::format("{} {}: ", ranks.size() > 1 ? "Ranks" : "Rank", RankRanges(ranks));
-  std::string detail = worst->detail;
-  if (!detail.empty() && group.size() > 1) detail = fmt::format("rank {}: {}", worst->rank, detail);
-  report::Finding f{worst->severity,
-                    fmt::format("{}{}{}. {}", who, headline,
-                                detail.empty() ? "" : " (" + detail + ")", worst->advice)};
-  f.rule = worst->key;
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  f.ranks = std::move(ranks);
-  if (worst->saves_ns > 0) f.saves_s = worst->saves_ns / 1e9;
-  return f;
+
+  // One finding per rule: errors first, then root causes that save time, the symptoms that do,
+  // those without an estimate, and what the trace is; the largest saving first within a tier,
+  // else the order the rules came in.
+  std::vector<report::Finding> Findings(bool many_ranks) const {
+    std::vector<const Group*> order;
+    for (const Group& g : groups_) order.push_back(&g);
+    std::stable_sort(order.begin(), order.end(), [](const Group* a, const Group* b) {
+      const int ta = Tier(*a), tb = Tier(*b);
+      return ta != tb ? ta < tb : a->cost > b->cost;
+    });
+    std::vector<report::Finding> out;
+    for (const Group* g : order) out.push_back(Merge(*g, many_ranks));
+    return out;
+  }
+
+ private:
+  struct Group {
+    Candidate worst;  // the most time saved, then the largest figure; the first of equals
+    double lo = 0, hi = 0, cost = 0;
+    Severity severity = Severity::kWarning;  // the first candidate's
+    bool root_cause = false;                 // the first candidate's
+    std::vector<int64_t> ranks;              // one per candidate
+  };
+
+  static int Tier(const Group& g) {
+    if (g.severity == Severity::kError) return 0;
+    if (g.severity == Severity::kInfo) return 4;  // what the trace is, after what to fix
+    if (g.cost > 0) return g.root_cause ? 1 : 2;
+    return 3;
+  }
+
+  // One finding from the same rule's candidates on one or more ranks; `worst` leads the detail.
+  static report::Finding Merge(const Group& g, bool many_ranks) {
+    const Candidate& worst = g.worst;
+    std::string fig = Fig(worst, g.lo) == Fig(worst, g.hi)
+                          ? Fig(worst, g.lo)
+                          : fmt::format("{}–{}", Fig(worst, g.lo), Fig(worst, g.hi));
+    std::string headline = worst.headline;
+    if (size_t at = headline.find("{fig}"); at != std::string::npos) headline.replace(at, 5, fig);
+    std::string who;
+    if (many_ranks)
+      who = fmt::format("{} {}: ", g.ranks.size() > 1 ? "Ranks" : "Rank", RankRanges(g.ranks));
+    std::string detail = worst.detail;
+    if (!detail.empty() && g.ranks.size() > 1)
+      detail = fmt::format("rank {}: {}", worst.rank, detail);
+    report::Finding f{worst.severity,
+                      fmt::format("{}{}{}. {}", who, headline,
+                                  detail.empty() ? "" : " (" + detail + ")", worst.advice)};
+    f.rule = worst.key;
+    std::vector<int64_t> ranks = g.ranks;
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    f.ranks = std::move(ranks);
+    if (worst.saves_ns > 0) f.saves_s = worst.saves_ns / 1e9;
+    return f;
+  }
+
+  std::vector<Group> groups_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// Every candidate in order (those across ranks, then each rank's, read back alone when it is
+// spilled: ranks/detail_store.h), with the straggler's victims named.
+void ForEachCandidate(const std::vector<RankAnalysis>& an, const std::vector<Candidate>& across,
+                      const Victims* victims, const std::function<void(const Candidate&)>& f) {
+  for (const Candidate& k : across) f(k);
+  std::vector<Candidate> scratch, mine;
+  for (const RankAnalysis& a : an) {
+    mine = CandidatesOf(a, scratch);
+    for (Candidate& k : mine) {
+      if (victims != nullptr) victims->Name(k);
+      f(k);
+    }
+  }
 }
 
-// Drops what the same rank's other candidates contradict, and turns a symptom's generic advice
-// into a pointer at its causes.
-void Reconcile(std::vector<Candidate>* all) {
-  std::set<std::pair<int64_t, std::string>> present;
-  std::set<int64_t> has_cause;
-  for (const Candidate& c : *all) {
-    present.insert({c.rank, c.key});
+// What a rank's other candidates say against one: a measured host wait outweighs the launch
+// delay statistic ("the CPU does not launch fast enough" and "the GPU queue is long" cannot both
+// hold), and a symptom (low utilization) with causes listed points at them.
+struct Contradictions {
+  std::set<int64_t> host_wait, has_cause;  // ranks
+  void Add(const Candidate& c) {
+    if (c.key == "host_wait") host_wait.insert(c.rank);
     if (c.root_cause && c.saves_ns > 0) has_cause.insert(c.rank);
   }
-  // "The CPU does not launch fast enough" and "the GPU queue is long" cannot both hold: the
-  // measured host wait wins over the delay statistic.
-  all->erase(
-      std::remove_if(all->begin(), all->end(),
-                     [&](const Candidate& c) {
-                       return c.key == "launch_delay" && present.count({c.rank, "host_wait"});
-                     }),
-      all->end());
-  for (Candidate& c : *all)
-    if (c.key == "low_utilization" && has_cause.count(c.rank))
+  // False: `c` is dropped.
+  bool Reconcile(Candidate& c) const {
+    if (c.key == "launch_delay" && host_wait.contains(c.rank)) return false;
+    if (c.key == "low_utilization" && has_cause.contains(c.rank))
       c.advice = "It follows from the causes listed above it; fix those first.";
-}
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -595,36 +657,23 @@ std::vector<Candidate> ImbalanceCandidates(const std::vector<RankInfo>& models,
 void AddFindings(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
                  const AnalyzeOptions& o, report::Section& rec, const CollectivesResult& c,
                  const CrossRankPath& path) {
-  std::vector<Candidate> all = StragglerCandidates(models, an, c, path);
-  const bool straggler = !all.empty();
-  if (!straggler) all = ImbalanceCandidates(models, an);
-  for (const RankAnalysis& a : an) all.insert(all.end(), a.candidates.begin(), a.candidates.end());
-  if (straggler) NameVictims(models, an, c, all.front().rank, &all);
-  Reconcile(&all);
-  // Group by rule (a straggler is its own group), keeping the first-seen order for ties.
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const Candidate*>> groups;
-  for (const Candidate& c : all) {
-    if (!groups.count(c.key)) order.push_back(c.key);
-    groups[c.key].push_back(&c);
+  std::vector<Candidate> across = StragglerCandidates(models, an, c, path);
+  std::optional<Victims> victims;
+  if (!across.empty()) {
+    victims.emplace(models, an, c, across.front().rank);
+    for (Candidate& k : across) victims->Name(k);
+  } else {
+    across = ImbalanceCandidates(models, an);
   }
-  auto cost = [&](const std::string& key) {
-    double best = 0;
-    for (const Candidate* c : groups[key]) best = std::max(best, c->saves_ns);
-    return best;
-  };
-  auto tier = [&](const std::string& key) {
-    const Candidate& c = *groups[key].front();
-    if (c.severity == Severity::kError) return 0;
-    if (c.severity == Severity::kInfo) return 4;  // what the trace is, after what to fix
-    if (cost(key) > 0) return c.root_cause ? 1 : 2;
-    return 3;
-  };
-  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
-    int ta = tier(a), tb = tier(b);
-    return ta != tb ? ta < tb : cost(a) > cost(b);
+  const Victims* named = victims ? &*victims : nullptr;
+  Contradictions against;
+  ForEachCandidate(an, across, named, [&](const Candidate& k) { against.Add(k); });
+  RuleGroups groups;
+  ForEachCandidate(an, across, named, [&](const Candidate& k) {
+    Candidate mine = k;
+    if (against.Reconcile(mine)) groups.Add(mine);
   });
-  for (const std::string& key : order) rec.findings.push_back(Merge(groups[key], an.size() > 1));
+  for (report::Finding& f : groups.Findings(an.size() > 1)) rec.findings.push_back(std::move(f));
   if (rec.findings.empty())
     rec.findings.push_back({Severity::kInfo, "No recommendation: no threshold was crossed."});
   if (models.size() > 1 && !OneDistributedJob(models)) {

@@ -47,9 +47,10 @@ struct AnalyzeOptions {
 class DetailStore;
 
 // The lists of a rank's detail that a pass across ranks reads on its own (the modules across
-// ranks, the top operators, kernels and shapes of all ranks), first in its record in this order.
-enum class AcrossList { kModules, kOperators, kKernels, kShapes };
-inline constexpr size_t kAcrossLists = 4;
+// ranks, the top operators, kernels and shapes of all ranks, the recommendations), first in its
+// record in this order.
+enum class AcrossList { kModules, kOperators, kKernels, kShapes, kCandidates };
+inline constexpr size_t kAcrossLists = 5;
 
 // Where a rank's detail (ranks/detail_store.h) waits while it is out of its analysis, and how
 // long the lists that went held.

@@ -350,7 +350,7 @@ namespace {
 // alone first, in AcrossList's order, then those only per-rank CSV rows read.
 template <class A>
 auto AcrossLists(A& a, RankAnalysis& r) {
-  return a(r.modules, r.operators, r.kernels, r.flops.shapes);
+  return a(r.modules, r.operators, r.kernels, r.flops.shapes, r.candidates);
 }
 template <class A>
 auto ListsAfterAcross(A& a, RankAnalysis& r) {  // the rank's, not its devices'
@@ -457,6 +457,9 @@ bool DecodeList(std::string_view bytes, std::vector<KernelRow>& rows) {
   return DecodeOneList(bytes, rows);
 }
 bool DecodeList(std::string_view bytes, std::vector<ShapeRow>& rows) {
+  return DecodeOneList(bytes, rows);
+}
+bool DecodeList(std::string_view bytes, std::vector<Candidate>& rows) {
   return DecodeOneList(bytes, rows);
 }
 

@@ -313,6 +313,10 @@ const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a, std::vector<ShapeRo
   return ListOf(a, AcrossList::kShapes, a.flops.shapes, scratch);
 }
 
+const std::vector<Candidate>& CandidatesOf(const RankAnalysis& a, std::vector<Candidate>& scratch) {
+  return ListOf(a, AcrossList::kCandidates, a.candidates, scratch);
+}
+
 int64_t ModuleRootNs(const RankAnalysis& a) {
   if (a.spilled.store != nullptr) return a.spilled.module_root_ns;
   int64_t ns = 0;

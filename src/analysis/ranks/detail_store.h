@@ -2,12 +2,13 @@
 // of the per-rank detail tables read (CSV only past kInlineRanks ranks: the memory curves, role
 // timelines, allocations, memory per operator and live at the peak, FLOPs per operator, the
 // kernels per operator, HTA's top kernels, the longest idle gaps, the operators by shape and by
-// stack), with the lists that a pass across ranks reads besides (the modules, operators, kernels
-// and roofline shapes: AcrossList), is nine tenths of a real rank's summary, and the part whose
-// size depends on what the rank ran. The process that builds a report of thousands of ranks moves
-// it out of each summary as the summary arrives (Spill) and reads it back for the rows
-// (DetailHold), or one list alone for a pass across ranks (ListOf), so it holds the rest only:
-// the same few kilobytes whatever a rank holds. The report is the same byte for byte.
+// stack), with the lists that a pass across ranks reads besides (the modules, operators, kernels,
+// roofline shapes and recommendation candidates: AcrossList), is nine tenths of a real rank's
+// summary, and the part whose size depends on what the rank ran. The process that builds a report
+// of thousands of ranks moves it out of each summary as the summary arrives (Spill) and reads it
+// back for the rows (DetailHold), or one list alone for a pass across ranks (ListOf), so it holds
+// the rest only: the same few kilobytes whatever a rank holds. The report is the same byte for
+// byte.
 //
 //   auto store = DetailStore::Open();            // null: no scratch file; nothing is spilled
 //   Spill(store, summary.analysis);              // the detail goes to the file
@@ -142,6 +143,7 @@ const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
 const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch);
 const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a,
                                       std::vector<ShapeRow>& scratch);  // flops.shapes
+const std::vector<Candidate>& CandidatesOf(const RankAnalysis& a, std::vector<Candidate>& scratch);
 
 // The detail's bytes (the across lists first, in AcrossList's order, each ending at its `ends`),
 // read back into `a` (false: cut short), and its lists let go (with their memory). In
@@ -152,6 +154,7 @@ bool DecodeList(std::string_view bytes, std::vector<ModuleRow>& rows);
 bool DecodeList(std::string_view bytes, std::vector<OperatorRow>& rows);
 bool DecodeList(std::string_view bytes, std::vector<KernelRow>& rows);
 bool DecodeList(std::string_view bytes, std::vector<ShapeRow>& rows);
+bool DecodeList(std::string_view bytes, std::vector<Candidate>& rows);
 void FreeDetail(RankAnalysis& a);
 // FreeDetail, but the lists are kept on this thread for its next DecodeDetail (a few ranks'
 // at most): for a rank's detail decoded to be read and let go.

@@ -139,35 +139,36 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
   return {cand};
 }
 
-void NameVictims(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
-                 const CollectivesResult& c, int64_t culprit, std::vector<Candidate>* all) {
-  std::map<int64_t, double> wait;   // rank -> its waits in collectives, per step
-  std::map<int64_t, size_t> index;  // rank -> its model
-  for (size_t i = 0; i < models.size(); ++i) index.emplace(models[i].rank, i);
+Victims::Victims(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
+                 const CollectivesResult& c, int64_t culprit)
+    : culprit_(culprit) {
+  for (size_t i = 0; i < models.size(); ++i)
+    step_.emplace(models[i].rank, an[i].overview.avg_total_ns);
   for (const Collective& x : c.collectives)
     for (size_t i = 0; i < x.ops.size(); ++i) {
       const size_t m = x.ops[i].model;
       const double steps = std::max<double>(1, an[m].overview.steps.size());
-      wait[models[m].rank] += static_cast<double>(x.wait_ns(i)) / steps;
+      wait_[models[m].rank] += static_cast<double>(x.wait_ns(i)) / steps;
     }
-  for (Candidate& k : *all) {
-    if (k.key != "communication" || k.rank == culprit) continue;
-    const double step = an[index.at(k.rank)].overview.avg_total_ns;
-    if (100 * wait[k.rank] < kStragglerWaitPct * step) continue;
-    k.key = RuleKey("waits_for_straggler").key();
-    k.root_cause = false;
-    k.headline = fmt::format(
-        "{{fig}} of the step time is communication not hidden behind computation, much of it "
-        "waiting in collectives for rank {}, the straggler: these ranks wait, they are not slow",
-        culprit);
-    k.detail =
-        fmt::format("{:.3f} ms a step, {:.3f} ms of it waiting", Ms(k.saves_ns), Ms(wait[k.rank]));
-    k.advice = fmt::format(
-        "Fix rank {} (above): its late arrival is this wait. Overlapping communication would only "
-        "hide it.",
-        culprit);
-    k.saves_ns = 0;
-  }
+}
+
+void Victims::Name(Candidate& k) const {
+  if (k.key != "communication" || k.rank == culprit_) return;
+  auto wait = wait_.find(k.rank);
+  const double waited = wait == wait_.end() ? 0 : wait->second;
+  if (100 * waited < kStragglerWaitPct * step_.at(k.rank)) return;
+  k.key = RuleKey("waits_for_straggler").key();
+  k.root_cause = false;
+  k.headline = fmt::format(
+      "{{fig}} of the step time is communication not hidden behind computation, much of it "
+      "waiting in collectives for rank {}, the straggler: these ranks wait, they are not slow",
+      culprit_);
+  k.detail = fmt::format("{:.3f} ms a step, {:.3f} ms of it waiting", Ms(k.saves_ns), Ms(waited));
+  k.advice = fmt::format(
+      "Fix rank {} (above): its late arrival is this wait. Overlapping communication would only "
+      "hide it.",
+      culprit_);
+  k.saves_ns = 0;
 }
 
 }  // namespace trainprof::analysis

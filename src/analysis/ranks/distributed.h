@@ -53,7 +53,16 @@ std::vector<Candidate> StragglerCandidates(const std::vector<RankInfo>& models,
 // With a straggler (rank `culprit`), the other ranks' "communication" candidates of ranks that
 // wait in collectives at least kStragglerWaitPct of their step become "waits_for_straggler":
 // named as waiting for it, with no advice to overlap and no saving of their own.
-void NameVictims(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
-                 const CollectivesResult& c, int64_t culprit, std::vector<Candidate>* all);
+class Victims {
+ public:
+  Victims(const std::vector<RankInfo>& models, const std::vector<RankAnalysis>& an,
+          const CollectivesResult& c, int64_t culprit);
+  void Name(Candidate& k) const;  // a candidate of any rank
+
+ private:
+  int64_t culprit_;
+  std::map<int64_t, double> wait_;  // rank -> its waits in collectives, per step
+  std::map<int64_t, double> step_;  // rank -> its mean step time (its first model's)
+};
 
 }  // namespace trainprof::analysis

@@ -48,6 +48,7 @@ RankAnalysis Rank(int64_t r) {
                               .calls = 1,
                               .flops = 2e9,
                               .device_ns = 400 * (k + 1) + r % 5});
+  a.candidates.push_back({.key = "low_utilization", .rank = r, .figure = 30.0 + r % 3});
   a.operators_by_shape = a.operators;
   a.hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
   a.operators_by_shape[0].input_dims = "[[2, 3]]";
@@ -346,7 +347,7 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
 TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
   const RankAnalysis whole = Rank(3);
   ASSERT_FALSE(whole.modules.empty() || whole.operators.empty() || whole.kernels.empty() ||
-               whole.flops.shapes.empty());
+               whole.flops.shapes.empty() || whole.candidates.empty());
   const std::shared_ptr<DetailStore> store = DetailStore::Open();
   ASSERT_NE(store, nullptr);
   RankAnalysis spilled = Rank(3), given = Rank(3);
@@ -357,6 +358,7 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
     std::vector<OperatorRow> o;
     std::vector<KernelRow> k;
     std::vector<ShapeRow> s;
+    std::vector<Candidate> c;
     std::string out;
     for (const ModuleRow& r : ModulesOf(a, m))
       out += fmt::format("{}/{} {}\n", r.path, r.name, r.device_ns);
@@ -364,6 +366,7 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
       out += fmt::format("{} {}\n", r.name, r.device_self_ns);
     for (const KernelRow& r : KernelsOf(a, k)) out += fmt::format("{} {}\n", r.name, r.total_ns);
     for (const ShapeRow& r : ShapesOf(a, s)) out += fmt::format("{} {}\n", r.dims, r.device_ns);
+    for (const Candidate& r : CandidatesOf(a, c)) out += fmt::format("{} {}\n", r.key, r.figure);
     return out;
   };
   const std::string expected = lists(whole);
@@ -377,7 +380,7 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
     EXPECT_LT(begin, a->spilled.bytes) << "the lists alone, not the record";
     EXPECT_EQ(lists(*a), expected);
     EXPECT_TRUE(a->modules.empty() && a->operators.empty() && a->kernels.empty() &&
-                a->flops.shapes.empty())
+                a->flops.shapes.empty() && a->candidates.empty())
         << "read into the scratch, not the analysis";
     EXPECT_EQ(FlopsRows(*a), 1);
     DetailHold hold(*a);
