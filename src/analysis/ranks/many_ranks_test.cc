@@ -168,6 +168,34 @@ TEST(ManyRanks, PerRankTablesAreInTheirCsvOnlyStreamedOrHeldAlike) {
   EXPECT_NE(html.str().find("(rows in operator_view.csv)"), std::string::npos);
 }
 
+// The tables of a few rows a rank (the figures ranks are compared by) keep their rows, in
+// report.json, up to kMaxJsonRowsManyRanks ranks; past that they are made a rank at a time as
+// their CSV is written, with the same text.
+TEST(ManyRanks, RankSummaryTablesPastAThousandRanksAreStreamed) {
+  constexpr const char* kSummaryTables[] = {"memory_peaks",        "temporal_breakdown",
+                                            "kernel_launch_stats", "step_breakdown_average",
+                                            "mfu_steps",           "idle_causes"};
+  for (size_t n : {kInlineRanks + 1, kMaxJsonRowsManyRanks + 1}) {
+    Ranks in = MakeRanks(n);
+    for (RankAnalysis& a : in.analyses) a.flops.steps.push_back({.step = "ProfilerStep#1"});
+    const report::Report held = BuildAnalyzeReport(in.infos, in.analyses, in.options, "x");
+    const report::Report streamed =
+        BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", /*stream_rank_tables=*/true);
+    for (const char* id : kSummaryTables) {
+      const report::Table* h = Find(held, id);
+      const report::Table* s = Find(streamed, id);
+      ASSERT_NE(h, nullptr) << id;
+      ASSERT_NE(s, nullptr) << id;
+      const std::string csv = Csv(*s);
+      EXPECT_EQ(Csv(*h), csv) << id;
+      EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<long>(1 + n)) << id;
+      const bool past = n > kMaxJsonRowsManyRanks;
+      EXPECT_EQ(s->csv_only, past) << id;
+      EXPECT_EQ(s->rows.empty(), past) << id << ": made when written past a thousand ranks";
+    }
+  }
+}
+
 // Every table's CSV (rows made the way the CSV writer makes them: batches part by part) and
 // report.json.
 std::vector<std::string> Files(const report::Report& r) {

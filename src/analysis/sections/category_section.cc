@@ -10,6 +10,7 @@
 namespace trainprof::analysis {
 
 using report::Unit;
+using report::Value;
 
 namespace {
 
@@ -45,20 +46,26 @@ void AddMetrics(const AnalyzeInput& in, report::Section& s) {
 
 void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("categories", "Operator categories");
-  report::Table& t = s.AddTable("op_categories", "GPU time per operator category",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"category", "Category", Unit::kText},
-                                 {"gpu_s", "GPU time", Unit::kSeconds},
-                                 {"share_pct", "Share", Unit::kPercent},
-                                 {"kernels", "Kernels", Unit::kCount},
-                                 {"top", "Largest operator", Unit::kText, true, false, 50}});
+  report::Table& t = AddRankSummaryTable(
+      s, in, "op_categories", "GPU time per operator category",
+      {{"rank", "Rank", Unit::kText},
+       {"category", "Category", Unit::kText},
+       {"gpu_s", "GPU time", Unit::kSeconds},
+       {"share_pct", "Share", Unit::kPercent},
+       {"kernels", "Kernels", Unit::kCount},
+       {"top", "Largest operator", Unit::kText, true, false, 50}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const CategoryResult& c = a.categories;
+        for (OpCategory k : ByTime(c)) {
+          const CategoryShare& sh = c.by[static_cast<size_t>(k)];
+          rows.push_back({rank, std::string(OpCategoryName(k)), Seconds(sh.ns), c.share_pct(k),
+                          sh.kernels, sh.top_op});
+        }
+      });
+  bool any = false;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const CategoryResult& c = in.analyses[i].categories;
-    for (OpCategory k : ByTime(c)) {
-      const CategoryShare& sh = c.by[static_cast<size_t>(k)];
-      t.rows.push_back({in.RankLabel(i), std::string(OpCategoryName(k)), Seconds(sh.ns),
-                        c.share_pct(k), sh.kernels, sh.top_op});
-    }
+    any |= !ByTime(c).empty();
     // Said when it shows as at least 0.1 %: "0.0 % ... has no operator" is noise.
     if (c.by_kernel_ns > 0 && 1000 * c.by_kernel_ns >= c.total_ns)
       s.notes.push_back(fmt::format(
@@ -68,7 +75,7 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
   }
   MarkLong(t);
   AddMetrics(in, s);
-  if (t.rows.empty()) {
+  if (!any) {
     s.notes.push_back("No GPU kernels, memcpys or memsets in the trace.");
     return;
   }

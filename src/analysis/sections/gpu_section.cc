@@ -14,29 +14,30 @@ using report::Value;
 
 void AddGpuSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& gs = r.AddSection("gpu", "GPU summary");
-  report::Table& gt =
-      gs.AddTable("gpu_summary", "GPU summary (over the steps)",
-                  {{"rank", "Rank", Unit::kText},
-                   {"device", "GPU", Unit::kCount},
-                   {"name", "Name", Unit::kText},
-                   {"memory_bytes", "Memory", Unit::kBytes},
-                   {"arch", "Architecture", Unit::kText},
-                   {"kernels", "Kernels", Unit::kCount},
-                   {"utilization_pct", "GPU utilization", Unit::kPercent},
-                   {"sm_efficiency_pct", "Est. SM efficiency", Unit::kPercent},
-                   {"occupancy_pct", "Est. achieved occupancy", Unit::kPercent},
-                   {"tensor_core_pct", "Kernel time on Tensor / matrix cores", Unit::kPercent}});
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const GpuSummary& g : in.analyses[i].gpus) {
-      auto opt = [](const std::optional<double>& v) -> Value {
-        return v ? Value(*v) : Value(std::monostate{});
-      };
-      Value memory = g.memory_bytes > 0 ? Value(g.memory_bytes) : Value(std::monostate{});
-      gt.rows.push_back({in.RankLabel(i), g.device, g.name, memory, g.arch, g.kernels,
-                         g.utilization_pct, opt(g.sm_efficiency_pct), opt(g.occupancy_pct),
-                         g.tensor_core_pct});
-    }
-  if (gt.rows.empty()) gs.notes.push_back("No GPU kernels in the trace: a CPU-only run.");
+  AddRankSummaryTable(
+      gs, in, "gpu_summary", "GPU summary (over the steps)",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "GPU", Unit::kCount},
+       {"name", "Name", Unit::kText},
+       {"memory_bytes", "Memory", Unit::kBytes},
+       {"arch", "Architecture", Unit::kText},
+       {"kernels", "Kernels", Unit::kCount},
+       {"utilization_pct", "GPU utilization", Unit::kPercent},
+       {"sm_efficiency_pct", "Est. SM efficiency", Unit::kPercent},
+       {"occupancy_pct", "Est. achieved occupancy", Unit::kPercent},
+       {"tensor_core_pct", "Kernel time on Tensor / matrix cores", Unit::kPercent}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        auto opt = [](const std::optional<double>& v) -> Value {
+          return v ? Value(*v) : Value(std::monostate{});
+        };
+        for (const GpuSummary& g : a.gpus) {
+          Value memory = g.memory_bytes > 0 ? Value(g.memory_bytes) : Value(std::monostate{});
+          rows.push_back({rank, g.device, g.name, memory, g.arch, g.kernels, g.utilization_pct,
+                          opt(g.sm_efficiency_pct), opt(g.occupancy_pct), g.tensor_core_pct});
+        }
+      });
+  if (std::ranges::all_of(in.analyses, [](const RankAnalysis& a) { return a.gpus.empty(); }))
+    gs.notes.push_back("No GPU kernels in the trace: a CPU-only run.");
   // Headline figures for run history and `trainprof compare`.
   double util_sum = 0;
   int64_t gpus = 0, peak = -1;

@@ -17,44 +17,45 @@ namespace {
 using AddTableFn = void (*)(const AnalyzeInput& in, report::Section& s);
 
 void TemporalBreakdownTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& tt = s.AddTable("temporal_breakdown", "Temporal breakdown (GPU busy span)",
-                                 {{"rank", "Rank", Unit::kText},
-                                  {"idle_s", "Idle", Unit::kSeconds},
-                                  {"compute_s", "Compute", Unit::kSeconds},
-                                  {"non_compute_s", "Non-compute", Unit::kSeconds},
-                                  {"kernel_span_s", "Kernel span", Unit::kSeconds},
-                                  {"idle_pct", "Idle %", Unit::kPercent},
-                                  {"compute_pct", "Compute %", Unit::kPercent},
-                                  {"non_compute_pct", "Non-compute %", Unit::kPercent}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const Temporal& t = in.analyses[i].hta.temporal;
-    tt.rows.push_back({in.RankLabel(i), Seconds(t.idle_ns), Seconds(t.compute_ns),
-                       Seconds(t.non_compute_ns), Seconds(t.span_ns), t.pct(t.idle_ns),
-                       t.pct(t.compute_ns), t.pct(t.non_compute_ns)});
-  }
+  AddRankSummaryTable(
+      s, in, "temporal_breakdown", "Temporal breakdown (GPU busy span)",
+      {{"rank", "Rank", Unit::kText},
+       {"idle_s", "Idle", Unit::kSeconds},
+       {"compute_s", "Compute", Unit::kSeconds},
+       {"non_compute_s", "Non-compute", Unit::kSeconds},
+       {"kernel_span_s", "Kernel span", Unit::kSeconds},
+       {"idle_pct", "Idle %", Unit::kPercent},
+       {"compute_pct", "Compute %", Unit::kPercent},
+       {"non_compute_pct", "Non-compute %", Unit::kPercent}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const Temporal& t = a.hta.temporal;
+        rows.push_back({rank, Seconds(t.idle_ns), Seconds(t.compute_ns), Seconds(t.non_compute_ns),
+                        Seconds(t.span_ns), t.pct(t.idle_ns), t.pct(t.compute_ns),
+                        t.pct(t.non_compute_ns)});
+      });
 }
 
 void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
-  report::Table& it = sec.AddTable("idle_time_breakdown", "Idle time per stream",
-                                   {{"rank", "Rank", Unit::kText},
-                                    {"stream", "Stream", Unit::kCount},
-                                    {"host_wait_s", "Host wait", Unit::kSeconds},
-                                    {"kernel_wait_s", "Kernel wait", Unit::kSeconds},
-                                    {"other_s", "Other", Unit::kSeconds},
-                                    {"host_wait_pct", "Host wait %", Unit::kPercent},
-                                    {"idle_intervals", "Idle intervals", Unit::kCount}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    std::vector<StreamIdle> idle = in.analyses[i].hta.idle;
-    std::sort(idle.begin(), idle.end(),
-              [](const StreamIdle& a, const StreamIdle& b) { return a.stream < b.stream; });
-    for (const StreamIdle& s : idle) {
-      int64_t sum = s.ns[0] + s.ns[1] + s.ns[2];
-      it.rows.push_back({in.RankLabel(i), s.stream, Seconds(s.ns[kHostWait]),
-                         Seconds(s.ns[kKernelWait]), Seconds(s.ns[kIdleOther]),
-                         sum > 0 ? 100.0 * s.ns[kHostWait] / sum : 0.0,
-                         s.gaps[0] + s.gaps[1] + s.gaps[2]});
-    }
-  }
+  report::Table& it = AddRankSummaryTable(
+      sec, in, "idle_time_breakdown", "Idle time per stream",
+      {{"rank", "Rank", Unit::kText},
+       {"stream", "Stream", Unit::kCount},
+       {"host_wait_s", "Host wait", Unit::kSeconds},
+       {"kernel_wait_s", "Kernel wait", Unit::kSeconds},
+       {"other_s", "Other", Unit::kSeconds},
+       {"host_wait_pct", "Host wait %", Unit::kPercent},
+       {"idle_intervals", "Idle intervals", Unit::kCount}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        std::vector<StreamIdle> idle = a.hta.idle;
+        std::sort(idle.begin(), idle.end(),
+                  [](const StreamIdle& x, const StreamIdle& y) { return x.stream < y.stream; });
+        for (const StreamIdle& s : idle) {
+          int64_t sum = s.ns[0] + s.ns[1] + s.ns[2];
+          rows.push_back({rank, s.stream, Seconds(s.ns[kHostWait]), Seconds(s.ns[kKernelWait]),
+                          Seconds(s.ns[kIdleOther]), sum > 0 ? 100.0 * s.ns[kHostWait] / sum : 0.0,
+                          s.gaps[0] + s.gaps[1] + s.gaps[2]});
+        }
+      });
   if (!it.rows.empty() && it.rows.size() <= 64) {  // beyond that, a bar per stream is unreadable
     it.charts.push_back({.kind = report::ChartKind::kBars,
                          .title = "GPU idle time per rank and stream",
@@ -69,32 +70,37 @@ void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
 }
 
 void CommCompOverlapTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& ct =
-      s.AddTable("comm_comp_overlap", "Communication-computation overlap",
-                 {{"rank", "Rank", Unit::kText},
-                  {"overlap_pct", "Comm. time overlapped by compute", Unit::kPercent}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const HtaResult& h = in.analyses[i].hta;
-    if (h.has_communication) ct.rows.push_back({in.RankLabel(i), h.comm_comp_overlap_pct});
-  }
-  if (ct.rows.empty()) s.notes.push_back("No communication kernels: no overlap to measure.");
+  AddRankSummaryTable(
+      s, in, "comm_comp_overlap", "Communication-computation overlap",
+      {{"rank", "Rank", Unit::kText},
+       {"overlap_pct", "Comm. time overlapped by compute", Unit::kPercent}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        if (a.hta.has_communication) rows.push_back({rank, a.hta.comm_comp_overlap_pct});
+      });
+  if (std::ranges::none_of(in.analyses,
+                           [](const RankAnalysis& a) { return a.hta.has_communication; }))
+    s.notes.push_back("No communication kernels: no overlap to measure.");
 }
 
 void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& lt = s.AddTable("kernel_launch_stats", "Kernel launch statistics",
-                                 {{"rank", "Rank", Unit::kText},
-                                  {"launches", "Launches", Unit::kCount},
-                                  {"short_kernels", "Short kernels", Unit::kCount},
-                                  {"runtime_outliers", "Runtime outliers", Unit::kCount},
-                                  {"launch_delay_outliers", "Delay outliers", Unit::kCount},
-                                  {"mean_launch_s", "Mean launch", Unit::kSeconds},
-                                  {"median_delay_s", "Median delay", Unit::kSeconds},
-                                  {"p95_delay_s", "p95 delay", Unit::kSeconds}});
+  report::Table& lt = AddRankSummaryTable(
+      s, in, "kernel_launch_stats", "Kernel launch statistics",
+      {{"rank", "Rank", Unit::kText},
+       {"launches", "Launches", Unit::kCount},
+       {"short_kernels", "Short kernels", Unit::kCount},
+       {"runtime_outliers", "Runtime outliers", Unit::kCount},
+       {"launch_delay_outliers", "Delay outliers", Unit::kCount},
+       {"mean_launch_s", "Mean launch", Unit::kSeconds},
+       {"median_delay_s", "Median delay", Unit::kSeconds},
+       {"p95_delay_s", "p95 delay", Unit::kSeconds}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const LaunchStats& l = a.hta.launch;
+        rows.push_back({rank, l.launches, l.short_kernels, l.runtime_outliers,
+                        l.launch_delay_outliers, Seconds(l.mean_launch_ns),
+                        Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
+      });
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     const LaunchStats& l = in.analyses[i].hta.launch;
-    lt.rows.push_back({in.RankLabel(i), l.launches, l.short_kernels, l.runtime_outliers,
-                       l.launch_delay_outliers, Seconds(l.mean_launch_ns),
-                       Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
     if (l.graph_launches > 0)
       lt.notes.push_back(fmt::format(
           "Rank {}: {} CUDA/HIP graph launch{} started {} kernels ({:.1f}% of the launched GPU "
@@ -153,19 +159,21 @@ void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
 }
 
 void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& t = s.AddTable("queue_length", "Queue length per stream (whole trace)",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"stream", "Stream", Unit::kCount},
-                                 {"max", "Max", Unit::kCount},
-                                 {"mean", "Mean (HTA)", Unit::kNumber},
-                                 {"time_mean", "Mean over time", Unit::kNumber},
-                                 {"blocked_s", "Blocked on full queue", Unit::kSeconds},
-                                 {"blocked_pct", "Blocked %", Unit::kPercent}});
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const StreamQueue& q : in.analyses[i].hta.queues)
-      t.rows.push_back({in.RankLabel(i), q.stream, q.max_length, q.mean_length, q.time_mean_length,
-                        Seconds(q.blocked_ns),
-                        q.span_ns > 0 ? 100.0 * q.blocked_ns / q.span_ns : 0.0});
+  report::Table& t = AddRankSummaryTable(
+      s, in, "queue_length", "Queue length per stream (whole trace)",
+      {{"rank", "Rank", Unit::kText},
+       {"stream", "Stream", Unit::kCount},
+       {"max", "Max", Unit::kCount},
+       {"mean", "Mean (HTA)", Unit::kNumber},
+       {"time_mean", "Mean over time", Unit::kNumber},
+       {"blocked_s", "Blocked on full queue", Unit::kSeconds},
+       {"blocked_pct", "Blocked %", Unit::kPercent}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        for (const StreamQueue& q : a.hta.queues)
+          rows.push_back({rank, q.stream, q.max_length, q.mean_length, q.time_mean_length,
+                          Seconds(q.blocked_ns),
+                          q.span_ns > 0 ? 100.0 * q.blocked_ns / q.span_ns : 0.0});
+      });
   t.notes.push_back(fmt::format(
       "Outstanding operations: +1 at the launch call, -1 when the work starts on the GPU. "
       "Blocked: {} or more outstanding, when a further launch waits. Mean (HTA): over the "

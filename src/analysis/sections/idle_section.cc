@@ -25,15 +25,17 @@ void AddCauseTable(report::Section& s, const AnalyzeInput& in) {
     cols.push_back({cause_keys.back(), name, Unit::kSeconds});
   }
   cols.push_back({"cause", "Largest cause", Unit::kText});
-  report::Table& t = s.AddTable("idle_causes", "GPU idle time by what the host was doing", cols);
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const IdleCauses& c = in.analyses[i].idle;
-    if (c.idle_ns == 0) continue;
-    std::vector<report::Value> row{in.RankLabel(i), Seconds(c.idle_ns)};
-    for (int64_t ns : c.ns) row.push_back(Seconds(ns));
-    row.push_back(std::string(IdleCauseName(c.Largest())));
-    t.rows.push_back(std::move(row));
-  }
+  report::Table& t =
+      AddRankSummaryTable(s, in, "idle_causes", "GPU idle time by what the host was doing", cols,
+                          [](const RankAnalysis& a, const std::string& rank,
+                             std::vector<std::vector<report::Value>>& rows) {
+                            const IdleCauses& c = a.idle;
+                            if (c.idle_ns == 0) return;
+                            std::vector<report::Value> row{rank, Seconds(c.idle_ns)};
+                            for (int64_t ns : c.ns) row.push_back(Seconds(ns));
+                            row.push_back(std::string(IdleCauseName(c.Largest())));
+                            rows.push_back(std::move(row));
+                          });
   t.charts.push_back(
       {.kind = report::ChartKind::kBars, .label = "rank", .values = std::move(cause_keys)});
 }

@@ -8,25 +8,28 @@ using report::Unit;
 
 void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("memcpy_bandwidth", "Memcpy bandwidth");
-  report::Table& t = s.AddTable("memcpy_bandwidth", "Memcpy bandwidth per direction",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"direction", "Direction", Unit::kText},
-                                 {"copies", "Copies", Unit::kCount},
-                                 {"bytes", "Bytes", Unit::kBytes},
-                                 {"time_s", "Time", Unit::kSeconds},
-                                 {"bandwidth", "Mean bandwidth", Unit::kBytesPerSecond},
-                                 {"max_bandwidth", "Fastest copy", Unit::kBytesPerSecond}});
-  bool any_bytes = false;
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const MemcpyBandwidth& b : in.analyses[i].memcpy) {
-      any_bytes |= b.dur_ns > 0;
-      t.rows.push_back({in.RankLabel(i), b.direction, b.copies, b.bytes, Seconds(b.dur_ns),
-                        b.bytes_per_s(), static_cast<double>(b.max_bytes_per_s)});
-    }
+  report::Table& t = AddRankSummaryTable(
+      s, in, "memcpy_bandwidth", "Memcpy bandwidth per direction",
+      {{"rank", "Rank", Unit::kText},
+       {"direction", "Direction", Unit::kText},
+       {"copies", "Copies", Unit::kCount},
+       {"bytes", "Bytes", Unit::kBytes},
+       {"time_s", "Time", Unit::kSeconds},
+       {"bandwidth", "Mean bandwidth", Unit::kBytesPerSecond},
+       {"max_bandwidth", "Fastest copy", Unit::kBytesPerSecond}},
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (const MemcpyBandwidth& b : a.memcpy)
+          rows.push_back({rank, b.direction, b.copies, b.bytes, Seconds(b.dur_ns), b.bytes_per_s(),
+                          static_cast<double>(b.max_bytes_per_s)});
+      });
+  bool any_bytes = false, any = false;
+  for (const RankAnalysis& a : in.analyses)
+    for (const MemcpyBandwidth& b : a.memcpy) any = true, any_bytes |= b.dur_ns > 0;
   if (any_bytes)
     t.charts.push_back(
         {.kind = report::ChartKind::kBars, .label = "direction", .values = {"bandwidth"}});
-  if (t.rows.empty())
+  if (!any)
     s.notes.push_back("No memcpy events.");
   else if (!any_bytes)
     s.notes.push_back("The memcpy events carry no \"bytes\": no bandwidth to show.");

@@ -84,24 +84,25 @@ void AddCurves(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddPeaks(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = s.AddTable("memory_peaks", "Memory peak per device",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"device", "Device", Unit::kText},
-                                 {"peak_allocated_bytes", "Peak allocated", Unit::kBytes},
-                                 {"peak_time_s", "At", Unit::kSeconds},
-                                 {"peak_reserved_bytes", "Peak reserved", Unit::kBytes},
-                                 {"events", "Events", Unit::kCount}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const RankAnalysis& a = in.analyses[i];
-    for (size_t k = 0; k < a.memory.devices.size(); ++k) {
-      const DeviceMemory& d = a.memory.devices[k];
-      t.rows.push_back(
-          {in.RankLabel(i), MemoryDeviceName(d.device), d.peak_allocated,
-           Seconds(d.peak_ts_ns - a.memory.t0_ns),
-           d.peak_reserved == trace::kNone ? report::Value{} : report::Value{d.peak_reserved},
-           CurvePoints(a, k)});
-    }
-  }
+  AddRankSummaryTable(
+      s, in, "memory_peaks", "Memory peak per device",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {"peak_allocated_bytes", "Peak allocated", Unit::kBytes},
+       {"peak_time_s", "At", Unit::kSeconds},
+       {"peak_reserved_bytes", "Peak reserved", Unit::kBytes},
+       {"events", "Events", Unit::kCount}},
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (size_t k = 0; k < a.memory.devices.size(); ++k) {
+          const DeviceMemory& d = a.memory.devices[k];
+          rows.push_back(
+              {rank, MemoryDeviceName(d.device), d.peak_allocated,
+               Seconds(d.peak_ts_ns - a.memory.t0_ns),
+               d.peak_reserved == trace::kNone ? report::Value{} : report::Value{d.peak_reserved},
+               CurvePoints(a, k)});
+        }
+      });
 }
 
 void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {

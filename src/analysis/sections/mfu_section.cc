@@ -54,19 +54,20 @@ void AddMfuOperators(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddSteps(report::Section& s, const AnalyzeInput& in) {
-  report::Table& t = s.AddTable("mfu_steps", "FLOPs and MFU per step",
-                                {{"rank", "Rank", Unit::kText},
-                                 {"step", "Step", Unit::kText},
-                                 {"tflop", "TFLOP", Unit::kNumber},
-                                 {"step_s", "Step time", Unit::kSeconds},
-                                 {"tflops_per_s", "TFLOP/s", Unit::kNumber},
-                                 {"mfu_pct", "MFU", Unit::kPercent}});
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const FlopsResult& f = in.analyses[i].flops;
-    for (const StepFlops& st : f.steps)
-      t.rows.push_back({in.RankLabel(i), st.step, st.flops / 1e12, Seconds(st.dur_ns),
-                        st.tflops_per_s(), Mfu(st.tflops_per_s(), f.peak.For(f.main_precision))});
-  }
+  AddRankSummaryTable(
+      s, in, "mfu_steps", "FLOPs and MFU per step",
+      {{"rank", "Rank", Unit::kText},
+       {"step", "Step", Unit::kText},
+       {"tflop", "TFLOP", Unit::kNumber},
+       {"step_s", "Step time", Unit::kSeconds},
+       {"tflops_per_s", "TFLOP/s", Unit::kNumber},
+       {"mfu_pct", "MFU", Unit::kPercent}},
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const FlopsResult& f = a.flops;
+        for (const StepFlops& st : f.steps)
+          rows.push_back({rank, st.step, st.flops / 1e12, Seconds(st.dur_ns), st.tflops_per_s(),
+                          Mfu(st.tflops_per_s(), f.peak.For(f.main_precision))});
+      });
 }
 
 void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {

@@ -33,8 +33,16 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
                                        {"step_time_s", "Avg step", Unit::kSeconds}};
   for (int c = 0; c < kNumCategories; ++c)
     pcols.push_back({std::string(CategoryKey(c)) + "_pct", CategoryTitle(c), Unit::kPercent});
-  report::Table& avg =
-      ov.AddTable("step_breakdown_average", "Average step, share of step time", pcols);
+  AddRankSummaryTable(
+      ov, in, "step_breakdown_average", "Average step, share of step time", pcols,
+      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const Overview& o = a.overview;
+        std::vector<Value> row = {rank, static_cast<int64_t>(o.steps.size()),
+                                  Seconds(o.avg_total_ns)};
+        for (int c = 0; c < kNumCategories; ++c)
+          row.push_back(o.avg_total_ns > 0 ? 100 * o.avg_ns[c] / o.avg_total_ns : 0.0);
+        rows.push_back(std::move(row));
+      });
   double all_total = 0;
   int64_t all_steps = 0;
   size_t ranks_with_steps = 0;
@@ -42,11 +50,6 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
     const Overview& o2 = in.analyses[i].overview;
     std::string rank = in.RankLabel(i);
     ranks_with_steps += o2.steps.empty() ? 0 : 1;
-    std::vector<Value> row = {rank, static_cast<int64_t>(o2.steps.size()),
-                              Seconds(o2.avg_total_ns)};
-    for (int c = 0; c < kNumCategories; ++c)
-      row.push_back(o2.avg_total_ns > 0 ? 100 * o2.avg_ns[c] / o2.avg_total_ns : 0.0);
-    avg.rows.push_back(std::move(row));
     all_total += o2.avg_total_ns * static_cast<double>(o2.steps.size());
     all_steps += static_cast<int64_t>(o2.steps.size());
     const StepsResult& s = in.analyses[i].steps;

@@ -169,22 +169,48 @@ bool AnalyzeInput::AnyGpuWork() const {
   return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
 }
 
-report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
-                            std::string title, std::vector<report::Column> cols,
-                            report::TableKind kind, RankRowsFn rows_of, RankDetail detail) {
-  report::Table& t = s.AddTable(std::move(id), std::move(title), std::move(cols), kind);
-  if (in.ManyRanks()) {
-    t.KeepInCsvOnly();
+namespace {
+
+// Table `added` of `rows_of` each rank: in its CSV only past `inline_ranks` ranks, and then made
+// a rank at a time as its CSV is written when the input streams its rank tables.
+report::Table& FillWithRanks(report::Table& added, const AnalyzeInput& in, size_t inline_ranks,
+                             RankRowsFn rows_of, RankDetail detail) {
+  if (in.ranks.size() > inline_ranks) {
+    added.KeepInCsvOnly();
     if (in.stream_rank_tables) {
-      t.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of), detail);
-      return t;
+      added.source = std::make_shared<RankRows>(in.analyses, in.labels, std::move(rows_of), detail);
+      return added;
     }
   }
   for (size_t i = 0; i < in.analyses.size(); ++i) {
+    if (detail == RankDetail::kNotRead) {
+      rows_of(in.analyses[i], in.RankLabel(i), added.rows);
+      continue;
+    }
     DetailHold hold(in.analyses[i]);
-    rows_of(in.analyses[i], in.RankLabel(i), t.rows);
+    rows_of(in.analyses[i], in.RankLabel(i), added.rows);
   }
-  return t;
+  return added;
+}
+
+}  // namespace
+
+report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                            std::string title, std::vector<report::Column> cols,
+                            report::TableKind kind, RankRowsFn rows_of, RankDetail detail) {
+  return FillWithRanks(s.AddTable(std::move(id), std::move(title), std::move(cols), kind), in,
+                       kInlineRanks, std::move(rows_of), detail);
+}
+
+report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                                   std::string title, std::vector<report::Column> cols,
+                                   RankRowsFn rows_of, report::TableKind kind) {
+  return FillWithRanks(s.AddTable(std::move(id), std::move(title), std::move(cols), kind), in,
+                       kMaxJsonRowsManyRanks, std::move(rows_of), RankDetail::kNotRead);
+}
+
+bool RankSummaryRowsStreamed(const AnalyzeInput& in) {
+  return in.ranks.size() > kMaxJsonRowsManyRanks && in.stream_rank_tables;
 }
 
 }  // namespace trainprof::analysis

@@ -88,6 +88,19 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
                             report::TableKind kind, RankRowsFn rows_of,
                             RankDetail detail = RankDetail::kRead);
 
+// A table of a few rows per rank (one, or one per device, stream or step: the figures ranks are
+// compared by) of what a rank keeps besides its detail: like any table's, its rows are made now
+// (in report.json up to kMaxJsonRowsManyRanks rows), but with more ranks than that it is in its
+// CSV only, made a rank at a time as AddRankTable's with in.stream_rank_tables, so that a report
+// of a hundred thousand ranks never holds them all.
+report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                                   std::string title, std::vector<report::Column> cols,
+                                   RankRowsFn rows_of,
+                                   report::TableKind kind = report::TableKind::kTable);
+// Whether AddRankSummaryTable's rows are made a rank at a time as the CSV is written (then
+// `t.rows` is empty when the view is built).
+bool RankSummaryRowsStreamed(const AnalyzeInput& in);
+
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 
 // One section of the analyze report (section_list.cc holds them, in report order).
