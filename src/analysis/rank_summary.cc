@@ -9,6 +9,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/hta/hta_launches.h"
+#include "analysis/ranks/detail_store.h"
 #include "base/diagnostics.h"
 
 namespace trainprof::analysis {
@@ -82,6 +83,11 @@ StatusOr<Summaries> CombineSummaries(std::vector<RankSummary> all, const std::st
   }
   MarkDuplicateRanks(out.ranks);
   return out;
+}
+
+void KeepUntilReport(const std::shared_ptr<DetailStore>& store, RankSummary& s) {
+  Spill(store, s.analysis);
+  Compact(s);
 }
 
 }  // namespace trainprof::analysis

@@ -11,6 +11,7 @@
 //   report::Report r = BuildAnalyzeReport(all->ranks, all->analyses, all->options, all->input);
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,11 @@ RankSummary SummariseRank(const trace::TraceModel& m, const AnalyzeOptions& o,
 // rank analysed in place holds its lists' spare room, a third of it for a large world's ranks.
 // A summary whose detail was spilled (ranks/detail_store.h) keeps it where it is.
 void Compact(RankSummary& s);
+
+// One of many ranks' summaries kept until the report: its detail moved to `store`
+// (ranks/detail_store.h; none: kept in it), then the rest compacted (Compact), in that order, so
+// the detail is encoded once.
+void KeepUntilReport(const std::shared_ptr<DetailStore>& store, RankSummary& s);
 
 // The file format: "TPSUMMARY", a format version, then the fields in a fixed order
 // (little-endian integers and doubles, strings and lists with their length first).

@@ -231,11 +231,6 @@ bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& stor
   return true;
 }
 
-void KeepUntilReport(const std::shared_ptr<DetailStore>& store, RankSummary& s) {
-  Spill(store, s.analysis);
-  Compact(s);
-}
-
 void Unspill(RankAnalysis& a) {
   if (a.spilled.store == nullptr) return;
   HoldDetail(a);

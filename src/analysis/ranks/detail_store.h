@@ -33,7 +33,6 @@
 #include <unordered_set>
 
 #include "analysis/rank_analysis.h"
-#include "analysis/rank_summary.h"
 
 namespace trainprof::analysis {
 
@@ -99,10 +98,6 @@ void Spill(const std::shared_ptr<DetailStore>& store, RankAnalysis& a);
 
 // The detail of `a` back in it for good (a report of few ranks reads it everywhere).
 void Unspill(RankAnalysis& a);
-
-// One of many ranks' summaries kept until the report: its detail moved to `store` (none: kept
-// in it), then the rest compacted (Compact), in that order, so the detail is encoded once.
-void KeepUntilReport(const std::shared_ptr<DetailStore>& store, RankSummary& s);
 
 // The detail of `a` as bytes that carry its counts (SpilledDetail), for another process to
 // spill as it came (--mpi's process 0 stores the others' detail without decoding it); the lists
