@@ -16,7 +16,9 @@
 
 #include "analysis/analyze.h"
 #include "analysis/ranks/collectives.h"
+#include "analysis/ranks/detail_store.h"
 #include "analysis/ranks/distributed.h"
+#include "report/json.h"
 #include "trace/kineto/kineto_reader.h"
 #include "util/generated_ranks.h"
 #include "util/golden.h"
@@ -166,6 +168,33 @@ TEST(Distributed, NamesTheStragglerOnceWithTheWaitItCauses) {
   EXPECT_NEAR(report::AsNumber(late->rows[2][late->ColumnIndex("caused_wait_s")]), 9 * 200e-6,
               1e-12);
   EXPECT_EQ(std::get<int64_t>(late->rows[0][late->ColumnIndex("late_at")]), 0);
+}
+
+// Past the 8 ranks a report holds whole, each rank's kernels and candidates wait in a scratch
+// file (analysis/ranks/detail_store.h): the straggler, its grown kernel and the ranks that wait
+// for it are read back a rank at a time, and said as from ranks held whole.
+TEST(Distributed, AStragglerAmongManySpilledRanksIsNamedAsAmongHeldOnes) {
+  std::vector<int64_t> compute(12, 1000 * kUs);
+  compute[5] = 1200 * kUs;
+  Analysed r = Analyze({.compute_ns = compute});
+  ASSERT_EQ(r.an.size(), 12u);
+  const std::shared_ptr<analysis::DetailStore> store = analysis::DetailStore::Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<analysis::RankAnalysis> spilled = r.an;
+  for (analysis::RankAnalysis& a : spilled) analysis::Spill(store, a);
+  ASSERT_TRUE(spilled[5].kernels.empty() && spilled[5].candidates.empty());
+  const analysis::AnalyzeOptions o;
+  const report::Report held = analysis::BuildAnalyzeReport(r.models, r.an, o, "x");
+  const report::Report from_store = analysis::BuildAnalyzeReport(r.models, spilled, o, "x");
+  const std::vector<std::string> f = Findings(from_store);
+  EXPECT_EQ(f, Findings(held));
+  auto has = [&](const std::string& text) {
+    return std::ranges::any_of(f, [&](const std::string& x) { return x.find(text) != x.npos; });
+  };
+  EXPECT_TRUE(has("Rank 5: rank 5 is the straggler")) << ::testing::PrintToString(f);
+  EXPECT_TRUE(has("grew most")) << "its grown kernel, from every rank's kernels";
+  EXPECT_TRUE(has("waiting in collectives for rank 5")) << "the victims, named";
+  EXPECT_EQ(report::RenderJsonString(from_store), report::RenderJsonString(held));
 }
 
 TEST(Distributed, NoStragglerWhenRanksArriveTogether) {
