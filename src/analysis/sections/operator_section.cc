@@ -141,7 +141,7 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
 
 // What the operator view reads of every rank's operators, in one pass (each rank's list read
 // back once when it is spilled): the top rows, the figures across ranks (many ranks only) and
-// each rank's device self time.
+// the device self time of all ranks.
 struct OperatorsAcrossRanks {
   TopRows<OperatorRow> top{kTopRows, [](const OperatorRow& a, const OperatorRow& b) {
                              return a.device_self_ns != b.device_self_ns
@@ -149,7 +149,7 @@ struct OperatorsAcrossRanks {
                                         : a.host_self_ns > b.host_self_ns;
                            }};
   AcrossRanks across;
-  std::vector<int64_t> device_self_ns;  // per rank
+  int64_t device_self_ns = 0;
 };
 
 OperatorsAcrossRanks ReadOperators(const AnalyzeInput& in) {
@@ -158,12 +158,10 @@ OperatorsAcrossRanks ReadOperators(const AnalyzeInput& in) {
   for (size_t i = 0; i < in.analyses.size(); ++i) {
     const std::vector<OperatorRow>& ops = OperatorsOf(in.analyses[i], scratch);
     out.top.Add(ops, i);
-    int64_t ns = 0;
     for (const OperatorRow& o : ops) {
-      ns += o.device_self_ns;
+      out.device_self_ns += o.device_self_ns;
       if (in.ManyRanks()) out.across.Add(o.name, i, static_cast<double>(o.device_self_ns));
     }
-    out.device_self_ns.push_back(ns);
   }
   return out;
 }
@@ -209,7 +207,7 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   if (in.ManyRanks()) AddAcrossRanks(s, in, ops.across);
   if (!ops.top.any()) s.notes.push_back("No cpu_op events in the trace: no operator to show.");
   AddCoverageMetric(s, in, "device_coverage_pct", "GPU time under an operator (device self)",
-                    [&](const RankAnalysis& a) { return ops.device_self_ns[in.IndexOf(a)]; });
+                    ops.device_self_ns);
   AddByShapeAndStack(s, in);
   s.notes.push_back(
       "Device self: GPU time launched by the operator's own runtime calls; device total adds its "

@@ -80,10 +80,17 @@ void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
 void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
                        const std::string& title,
                        const std::function<int64_t(const RankAnalysis&)>& covered) {
-  int64_t gpu = 0, in_view = 0;
-  for (const RankAnalysis& a : in.analyses) gpu += a.gpu_ns, in_view += covered(a);
+  int64_t in_view = 0;
+  for (const RankAnalysis& a : in.analyses) in_view += covered(a);
+  AddCoverageMetric(s, in, key, title, in_view);
+}
+
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
+                       const std::string& title, int64_t covered_ns) {
+  int64_t gpu = 0;
+  for (const RankAnalysis& a : in.analyses) gpu += a.gpu_ns;
   if (gpu <= 0) return;
-  s.AddMetric(key, title, 100.0 * static_cast<double>(in_view) / static_cast<double>(gpu),
+  s.AddMetric(key, title, 100.0 * static_cast<double>(covered_ns) / static_cast<double>(gpu),
               report::Unit::kPercent);
 }
 
@@ -207,10 +214,6 @@ report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, s
                                    RankRowsFn rows_of, report::TableKind kind) {
   return FillWithRanks(s.AddTable(std::move(id), std::move(title), std::move(cols), kind), in,
                        kMaxJsonRowsManyRanks, std::move(rows_of), RankDetail::kNotRead);
-}
-
-bool RankSummaryRowsStreamed(const AnalyzeInput& in) {
-  return in.ranks.size() > kMaxJsonRowsManyRanks && in.stream_rank_tables;
 }
 
 }  // namespace trainprof::analysis

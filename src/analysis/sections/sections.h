@@ -44,8 +44,6 @@ struct AnalyzeInput {
   // CSV is written (BuildAnalyzeReport's `stream_rank_tables`).
   bool stream_rank_tables = false;
 
-  // The index of `a`, one of `analyses`.
-  size_t IndexOf(const RankAnalysis& a) const { return static_cast<size_t>(&a - analyses.data()); }
   // "3", or "3 (file.json)" when two models share a rank.
   const std::string& RankLabel(size_t i) const { return (*labels)[i]; }
   // More ranks than report.json holds per-rank detail for (AddRankTable).
@@ -97,9 +95,6 @@ report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, s
                                    std::string title, std::vector<report::Column> cols,
                                    RankRowsFn rows_of,
                                    report::TableKind kind = report::TableKind::kTable);
-// Whether AddRankSummaryTable's rows are made a rank at a time as the CSV is written (then
-// `t.rows` is empty when the view is built).
-bool RankSummaryRowsStreamed(const AnalyzeInput& in);
 
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 
@@ -196,6 +191,9 @@ class AcrossRanks {
 void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
                        const std::string& title,
                        const std::function<int64_t(const RankAnalysis&)>& covered);
+// The same when a pass across ranks has summed what the view covers: `covered_ns` of all ranks.
+void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,
+                       const std::string& title, int64_t covered_ns);
 
 // Where a per-rank note names its rank (AddRankNotes).
 inline constexpr std::string_view kRankMark = "\x01";
