@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <utility>
@@ -53,34 +54,111 @@ void MarkDuplicateRanks(std::vector<RankInfo>& all) {
 
 }  // namespace
 
-StatusOr<Summaries> CombineSummaries(std::vector<RankSummary> all, const std::string& fallback) {
-  if (all.empty()) return InvalidArgument("no rank summary to merge");
-  const std::string options = EncodeOptions(all.front().options);
-  for (const RankSummary& s : all) {
-    if (EncodeOptions(s.options) != options) {
+RankResults::RankResults(size_t files)
+    : status_(files, InvalidArgument("not read")),
+      infos_(files),
+      analyses_(files),
+      origins_(files),
+      origin_lock_(std::make_unique<std::mutex>()) {}
+RankResults::RankResults(RankResults&&) noexcept = default;
+RankResults& RankResults::operator=(RankResults&&) noexcept = default;
+RankResults::~RankResults() = default;
+
+void RankResults::Set(size_t i, StatusOr<RankSummary> result) {
+  if (!result.ok()) {
+    status_[i] = result.status();
+    return;
+  }
+  RankSummary& s = *result;
+  status_[i] = Status::Ok();
+  infos_[i] = std::move(s.info);
+  analyses_[i] = std::move(s.analysis);
+  std::string options = EncodeOptions(s.options);
+  std::lock_guard<std::mutex> lock(*origin_lock_);
+  for (const auto& o : distinct_) {  // one in a run, two or three in a merge at most
+    if (o->input == s.input && o->encoded == options) {
+      origins_[i] = o;
+      return;
+    }
+  }
+  origins_[i] = distinct_.emplace_back(std::make_shared<const Origin>(
+      Origin{std::move(s.options), std::move(s.input), std::move(options)}));
+}
+
+RankSummary RankResults::Lend(size_t i) {
+  RankSummary s;
+  s.options = origins_[i]->options;
+  s.input = origins_[i]->input;
+  s.info = std::move(infos_[i]);
+  s.analysis = std::move(analyses_[i]);
+  return s;
+}
+
+void RankResults::GiveBack(size_t i, RankSummary s) {
+  infos_[i] = std::move(s.info);
+  analyses_[i] = std::move(s.analysis);
+}
+
+void RankResults::CutFailed() {
+  size_t kept = 0;
+  for (size_t i = 0; i < size(); ++i) {
+    if (!status_[i].ok()) continue;
+    if (kept != i) {
+      infos_[kept] = std::move(infos_[i]);
+      analyses_[kept] = std::move(analyses_[i]);
+      origins_[kept] = std::move(origins_[i]);
+      status_[kept] = Status::Ok();
+    }
+    ++kept;
+  }
+  status_.resize(kept);
+  infos_.resize(kept);
+  analyses_.resize(kept);
+  origins_.resize(kept);
+}
+
+namespace {
+
+// Puts row order[k] at row k of each column, in place: each cycle of the permutation is walked
+// once with swaps, so no column is copied.
+template <class... Column>
+void Permute(const std::vector<size_t>& order, Column&... columns) {
+  std::vector<bool> placed(order.size());
+  for (size_t start = 0; start < order.size(); ++start) {
+    for (size_t k = start; !placed[k]; k = order[k]) {
+      placed[k] = true;
+      if (order[k] != start) (std::swap(columns[k], columns[order[k]]), ...);
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<Summaries> CombineSummaries(RankResults all, const std::string& fallback) {
+  all.CutFailed();
+  if (all.size() == 0) return InvalidArgument("no rank summary to merge");
+  const auto& first = all.origins_[0];
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all.origins_[i]->encoded != first->encoded) {
       return InvalidArgument(fmt::format(
           "{} was analysed with other options than {} (--steps, --hta-compat, the cutoffs, "
           "--dataloader-pattern, --critical-path must be the same for every rank)",
-          s.info.path, all.front().info.path));
+          all.infos_[i].path, all.infos_[0].path));
     }
   }
-  // By rank, stable; an index is sorted, so each summary (dozens of vectors) moves once, into
-  // its place in `out`.
+  Summaries out;
+  out.options = first->options;
+  out.input = first->input;
+  for (const auto& o : all.origins_)
+    if (o->input != out.input) out.input = fallback;
+  // By rank, stable; the rows are put in that order in place.
   std::vector<size_t> order(all.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return all[a].info.rank < all[b].info.rank; });
-  Summaries out;
-  out.options = all[order[0]].options;
-  out.input = all[order[0]].input;
-  for (const RankSummary& s : all)
-    if (s.input != out.input) out.input = fallback;
-  out.ranks.reserve(all.size());
-  out.analyses.reserve(all.size());
-  for (size_t i : order) {
-    out.ranks.push_back(std::move(all[i].info));
-    out.analyses.push_back(std::move(all[i].analysis));
-  }
+                   [&](size_t a, size_t b) { return all.infos_[a].rank < all.infos_[b].rank; });
+  Permute(order, all.infos_, all.analyses_);
+  out.ranks = std::move(all.infos_);
+  out.analyses = std::move(all.analyses_);
   MarkDuplicateRanks(out.ranks);
   return out;
 }

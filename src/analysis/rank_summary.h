@@ -7,11 +7,14 @@
 //   RankSummary s = SummariseRank(model, options);     // then drop the model
 //   std::string bytes = EncodeSummary(s);               // the .tpsum file
 //   StatusOr<RankSummary> back = DecodeSummary(bytes);
-//   StatusOr<Summaries> all = CombineSummaries(std::move(summaries), "traces/");
+//   RankResults results(files.size());                  // one row per file, in file order
+//   results.Set(i, std::move(s));                       // from any thread, each its own row
+//   StatusOr<Summaries> all = CombineSummaries(std::move(results), "traces/");
 //   report::Report r = BuildAnalyzeReport(all->ranks, all->analyses, all->options, all->input);
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,11 +66,52 @@ struct Summaries {
   std::vector<RankAnalysis> analyses;
 };
 
-// Sorts by rank (stable: equal ranks keep their order) and gives two summaries of one rank each
-// a "duplicate_rank" diagnostic naming the other, as trace::ReadTraceFiles does for models.
-// `input` is the summaries' own when they agree, else `fallback`. Errors: no summary, or they
-// were analysed with different options (naming the first file that differs).
-StatusOr<Summaries> CombineSummaries(std::vector<RankSummary> summaries,
-                                     const std::string& fallback);
+// Every file's result of one run, in the files' order, held from the start in the columns the
+// report reads (Summaries::ranks and ::analyses): a summary moves once, into its row, and
+// CombineSummaries cuts the failed rows and sorts the rest by rank in place, so a run's results
+// are never held twice on their way to the report (a summary is 2.3 KB before its lists: a
+// second copy of 100,000 ranks' is 230 MB). The options and input, the same for nearly every
+// row, are kept once per distinct value.
+class RankResults {
+ public:
+  // `files` rows, each "not read" until set.
+  explicit RankResults(size_t files = 0);
+  RankResults(RankResults&&) noexcept;
+  RankResults& operator=(RankResults&&) noexcept;
+  ~RankResults();
+
+  size_t size() const { return status_.size(); }
+  // Row i's result; several threads may set rows at once, each its own.
+  void Set(size_t i, StatusOr<RankSummary> result);
+  const Status& status(size_t i) const { return status_[i]; }
+  const RankInfo& info(size_t i) const { return infos_[i]; }
+  RankAnalysis& analysis(size_t i) { return analyses_[i]; }
+  // Row i (a read one) lent as a whole summary and given back: for what reads one
+  // (--summary-only's files, the digests, merge --step-range). Rows lent at once must differ.
+  RankSummary Lend(size_t i);
+  void GiveBack(size_t i, RankSummary s);
+  // Cuts the rows that were not read, keeping the others' order.
+  void CutFailed();
+
+ private:
+  friend StatusOr<Summaries> CombineSummaries(RankResults, const std::string&);
+  struct Origin {
+    AnalyzeOptions options;
+    std::string input;
+    std::string encoded;  // the options (EncodeOptions), to compare
+  };
+  std::vector<Status> status_;
+  std::vector<RankInfo> infos_;
+  std::vector<RankAnalysis> analyses_;
+  std::vector<std::shared_ptr<const Origin>> origins_;   // per row; null: not read
+  std::vector<std::shared_ptr<const Origin>> distinct_;  // the rows' origins, each once
+  std::unique_ptr<std::mutex> origin_lock_;              // Set's, for distinct_
+};
+
+// The rows read, sorted by rank (stable: equal ranks keep their order); two summaries of one
+// rank each get a "duplicate_rank" diagnostic naming the other, as trace::ReadTraceFiles does
+// for models. `input` is the summaries' own when they agree, else `fallback`. Errors: no row
+// read, or rows analysed with different options (naming the first file that differs).
+StatusOr<Summaries> CombineSummaries(RankResults results, const std::string& fallback);
 
 }  // namespace trainprof::analysis

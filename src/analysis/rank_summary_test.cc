@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace trainprof::analysis {
 namespace {
 
@@ -75,10 +77,17 @@ TEST(RankSummary, RefusesWhatIsNotAWholeSummaryOfThisVersion) {
             std::string::npos);
 }
 
+// The summaries as one run's rows, in this order.
+RankResults Rows(const std::vector<RankSummary>& all) {
+  RankResults rows(all.size());
+  for (size_t i = 0; i < all.size(); ++i) rows.Set(i, all[i]);
+  return rows;
+}
+
 TEST(RankSummary, CombinesInRankOrderAndMarksDuplicates) {
   std::vector<RankSummary> all = {Sample(2), Sample(0), Sample(2)};
   all[2].info.path = "other/rank2.json";
-  StatusOr<Summaries> c = CombineSummaries(all, "fallback");
+  StatusOr<Summaries> c = CombineSummaries(Rows(all), "fallback");
   ASSERT_TRUE(c.ok()) << c.status().message();
   ASSERT_EQ(c->ranks.size(), 3u);
   EXPECT_EQ(c->ranks[0].rank, 0);
@@ -87,12 +96,50 @@ TEST(RankSummary, CombinesInRankOrderAndMarksDuplicates) {
   EXPECT_EQ(c->ranks[0].diagnostics.back().name(), "rank_unknown");
   EXPECT_EQ(c->input, "traces/");
   all[1].input = "elsewhere/";
-  EXPECT_EQ(CombineSummaries(all, "fallback")->input, "fallback");
+  EXPECT_EQ(CombineSummaries(Rows(all), "fallback")->input, "fallback");
   all[1].options.steps = StepsMode::kComplete;
-  StatusOr<Summaries> bad = CombineSummaries(all, "x");
+  StatusOr<Summaries> bad = CombineSummaries(Rows(all), "x");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("other options"), std::string::npos);
-  EXPECT_FALSE(CombineSummaries({}, "x").ok());
+  EXPECT_NE(bad.status().message().find("traces/rank0.json was analysed with other options "
+                                        "than traces/rank2.json"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(CombineSummaries(RankResults{}, "x").ok());
+  RankResults none(2);
+  none.Set(1, InvalidArgument("unreadable"));
+  EXPECT_EQ(CombineSummaries(std::move(none), "x").status().message(), "no rank summary to merge");
+}
+
+TEST(RankSummary, RowsArePutInRankOrderInPlaceWhateverTheFileOrder) {
+  // Every order of five files with ranks 0..4 (cycles of every length), each analysis telling
+  // its rank: each row lands with its own analysis; failed rows are cut first.
+  std::vector<int> ranks = {0, 1, 2, 3, 4};
+  do {
+    RankResults rows(ranks.size() + 1);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      RankSummary s = Sample(ranks[i]);
+      s.analysis.gpu_ns = 1000 + ranks[i];
+      rows.Set(i < 2 ? i : i + 1, std::move(s));
+    }
+    rows.Set(2, InvalidArgument("unreadable"));
+    StatusOr<Summaries> c = CombineSummaries(std::move(rows), "x");
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    ASSERT_EQ(c->ranks.size(), 5u);
+    for (size_t k = 0; k < 5; ++k) {
+      EXPECT_EQ(c->ranks[k].rank, static_cast<int>(k));
+      EXPECT_EQ(c->analyses[k].gpu_ns, 1000 + static_cast<int64_t>(k));
+    }
+  } while (std::next_permutation(ranks.begin(), ranks.end()));
+}
+
+TEST(RankSummary, ARowLentAsASummaryComesBackWhole) {
+  RankSummary a = Sample(3);
+  RankResults rows = Rows({a});
+  RankSummary lent = rows.Lend(0);
+  EXPECT_EQ(EncodeSummary(lent), EncodeSummary(a));  // options and input with the row
+  rows.GiveBack(0, std::move(lent));
+  EXPECT_EQ(EncodeSummary(rows.Lend(0)), EncodeSummary(a));
 }
 
 }  // namespace

@@ -35,8 +35,7 @@ struct AnalyzeFlags : analysis::AnalyzeRequest {
 
 // With --digest DIR, each summary's digest written into DIR (in parallel). Returns false, having
 // said why on stderr, when one could not be written.
-bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
-                  const AnalyzeFlags& f);
+bool WriteDigests(analysis::RankResults& results, const AnalyzeFlags& f);
 
 // Set when WriteDigests failed in this process: the command then exits kExitNoOutput.
 std::atomic<bool>& DigestFailed();
@@ -76,7 +75,7 @@ class ReadProgress {
 // time; results in the files' order, a file that cannot be read as its error. With `take`
 // (RunHooks::take), each result goes there as it is made instead, its digest written first,
 // and with `claim` only the files it claims are read (RunHooks::claim).
-std::vector<StatusOr<analysis::RankSummary>> SummariseEach(
+analysis::RankResults SummariseEach(
     const std::vector<std::string>& files, const AnalyzeFlags& f, const std::string& input,
     const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take = {},
     const std::function<bool(size_t)>& claim = {});
@@ -86,20 +85,18 @@ std::vector<StatusOr<analysis::RankSummary>> SummariseEach(
 // kRunUnreadable when no file could be read (said on stderr, as "skipped" when the input holds
 // `many` runs).
 inline constexpr int kRunUnreadable = -1;
-int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
-              std::vector<StatusOr<analysis::RankSummary>> read, const Options::Output& out,
-              bool many, std::string* json);
+int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f, analysis::RankResults read,
+              const Options::Output& out, bool many, std::string* json);
 
 // Every run of the listing, each summarised by `summarise` (in file order; empty: SummariseEach
 // here) and reported with ReportRun; the exit code is the worst run's (kExitBadInput when none
 // could be read).
-using SummariseRunFn =
-    std::function<std::vector<StatusOr<analysis::RankSummary>>(const trace::TraceRun&)>;
+using SummariseRunFn = std::function<analysis::RankResults(const trace::TraceRun&)>;
 int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
                 const SummariseRunFn& summarise = {});
 
 // DIR/<trace file name>.tpsum for each summary. Errors: the folder or a file cannot be written.
-Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir);
+Status WriteSummaries(analysis::RankResults& all, const std::string& dir);
 
 // `analyze --mpi` (mpi_analyze.cc): every process's listing merged (a process's own may have
 // failed: its node holds no trace), this process's share of the ranks read, reduced to MPI rank

@@ -69,18 +69,20 @@ bool WriteOneDigest(const analysis::RankSummary& s, const AnalyzeFlags& f) {
 
 }  // namespace
 
-bool WriteDigests(const std::vector<StatusOr<analysis::RankSummary>>& results,
-                  const AnalyzeFlags& f) {
+bool WriteDigests(analysis::RankResults& results, const AnalyzeFlags& f) {
   if (f.digest.empty()) return true;
   if (!MakeDigestFolder(f)) return false;
   std::atomic<bool> ok{true};
   base::ParallelFor(results.size(), f.threads, [&](size_t i) {
-    if (results[i].ok() && !WriteOneDigest(*results[i], f)) ok = false;
+    if (!results.status(i).ok()) return;
+    analysis::RankSummary s = results.Lend(i);
+    if (!WriteOneDigest(s, f)) ok = false;
+    results.GiveBack(i, std::move(s));
   });
   return ok;
 }
 
-std::vector<StatusOr<analysis::RankSummary>> SummariseEach(
+analysis::RankResults SummariseEach(
     const std::vector<std::string>& files, const AnalyzeFlags& f, const std::string& input,
     const std::function<void(size_t, StatusOr<analysis::RankSummary>)>& take,
     const std::function<bool(size_t)>& claim) {
@@ -103,15 +105,17 @@ std::atomic<bool>& DigestFailed() {
   return failed;
 }
 
-Status WriteSummaries(const std::vector<analysis::RankSummary>& all, const std::string& dir) {
+Status WriteSummaries(analysis::RankResults& all, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return InvalidArgument(fmt::format("{}: cannot create: {}", dir, ec.message()));
-  for (const analysis::RankSummary& s : all) {
-    const std::string name = std::filesystem::path(s.info.path).filename().string();
-    TRAINPROF_RETURN_IF_ERROR(
-        base::WriteFileAtomically(fmt::format("{}/{}{}", dir, name, analysis::kSummaryExtension),
-                                  analysis::EncodeSummary(s)));
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string name = std::filesystem::path(all.info(i).path).filename().string();
+    analysis::RankSummary s = all.Lend(i);
+    const std::string bytes = analysis::EncodeSummary(s);
+    all.GiveBack(i, std::move(s));
+    TRAINPROF_RETURN_IF_ERROR(base::WriteFileAtomically(
+        fmt::format("{}/{}{}", dir, name, analysis::kSummaryExtension), bytes));
   }
   return Status::Ok();
 }
@@ -129,9 +133,8 @@ void KeepUntilExit(std::unique_ptr<analysis::RunResult> run) {
 
 }  // namespace
 
-int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
-              std::vector<StatusOr<analysis::RankSummary>> read, const Options::Output& out,
-              bool many, std::string* json) {
+int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f, analysis::RankResults read,
+              const Options::Output& out, bool many, std::string* json) {
   auto kept = analysis::KeepRun(in, std::move(read));
   if (!kept.ok()) {
     fmt::print(stderr, "trainprof: {}{}\n", many ? "skipped: " : "", kept.status().message());
@@ -139,8 +142,8 @@ int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f,
   }
   if (f.summary_only) {
     const std::string dir = out.run_dir.empty() ? out.dir : out.run_dir;
-    const size_t n = kept->summaries.size();
-    Status w = WriteSummaries(kept->summaries, dir);
+    const size_t n = kept->summaries->size();
+    Status w = WriteSummaries(*kept->summaries, dir);
     if (w.ok()) {
       fmt::print(stderr, "{} rank summar{} written to {}/ (trainprof merge {} builds the report)\n",
                  n, n == 1 ? "y" : "ies", dir, dir);

@@ -84,17 +84,13 @@ StatusOr<analysis::RankSummary> ReadOne(const SummaryFile& file, analysis::Diges
 
 // In parallel (10,000 digests in about 1.5 s on two cores, most of it SQLite opening each file);
 // the first error, in file order, is the result's.
-StatusOr<std::vector<analysis::RankSummary>> ReadSummaries(const std::vector<SummaryFile>& files,
-                                                           analysis::DigestPart part) {
-  std::vector<std::optional<StatusOr<analysis::RankSummary>>> read(files.size());
-  base::ParallelFor(files.size(), 0, [&](size_t i) { read[i] = ReadOne(files[i], part); });
-  std::vector<analysis::RankSummary> out;
-  out.reserve(files.size());
-  for (auto& r : read) {
-    if (!r->ok()) return r->status();
-    out.push_back(std::move(**r));
-  }
-  return out;
+StatusOr<analysis::RankResults> ReadSummaries(const std::vector<SummaryFile>& files,
+                                              analysis::DigestPart part) {
+  analysis::RankResults read(files.size());
+  base::ParallelFor(files.size(), 0, [&](size_t i) { read.Set(i, ReadOne(files[i], part)); });
+  for (size_t i = 0; i < read.size(); ++i)
+    if (!read.status(i).ok()) return read.status(i);
+  return read;
 }
 
 // "10-19" -> (10, 19); "12" -> (12, 12). Errors: anything else, or first > last.
@@ -111,10 +107,10 @@ StatusOr<std::pair<int64_t, int64_t>> ParseStepRange(const std::string& v) {
 
 int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs, const std::string& step_range) {
   auto files = ListSummaryFiles(dirs);
-  StatusOr<std::vector<analysis::RankSummary>> summaries =
+  StatusOr<analysis::RankResults> summaries =
       files.ok() ? ReadSummaries(*files, step_range.empty() ? analysis::DigestPart::kWhole
                                                             : analysis::DigestPart::kAcrossRanks)
-                 : StatusOr<std::vector<analysis::RankSummary>>(files.status());
+                 : StatusOr<analysis::RankResults>(files.status());
   if (!summaries.ok()) {
     fmt::print(stderr, "trainprof: {}\n", summaries.status().message());
     return kExitBadInput;
@@ -128,13 +124,13 @@ int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs, const std::s
     }
     in.step_range = *range;
   }
-  for (const analysis::RankSummary& s : *summaries) in.files.push_back(s.info.path);
+  for (size_t i = 0; i < summaries->size(); ++i) in.files.push_back(summaries->info(i).path);
   std::sort(in.files.begin(), in.files.end());
   // The summaries' own input when they agree (CombineSummaries), else the folders given; the
   // error names (in.what) follow from it.
   in.input = fmt::format("{}", fmt::join(dirs, ", "));
   analysis::ReadRunResult read;
-  read.summaries = std::move(*summaries);
+  *read.summaries = std::move(*summaries);
   auto run = analysis::ReportRun(std::move(read), in);
   if (!run.ok()) {
     fmt::print(stderr, "trainprof: {}\n", run.status().message());

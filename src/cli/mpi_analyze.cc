@@ -217,16 +217,16 @@ StatusOr<analysis::RankSummary> Unsplit(std::string_view body,
 
 // Decodes one process's packed results into their places in `out` (the run's file order).
 // With many ranks each summary's per-rank detail goes to `detail` (ranks/detail_store.h).
-void UnpackInto(std::string_view all, std::vector<StatusOr<analysis::RankSummary> >& out,
+void UnpackInto(std::string_view all, analysis::RankResults& out,
                 const std::shared_ptr<analysis::DetailStore>& detail) {
   base::ByteReader r{all};
   while (!r.in.empty()) {
     const uint64_t index = r.U64(), kind = r.U64();
     const std::string_view bytes = r.Bytes(r.U64());
     if (!r.ok || index >= out.size()) break;
-    out[index] = kind == kSplit
-                     ? Unsplit(bytes, detail)
-                     : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes)));
+    out.Set(index, kind == kSplit
+                       ? Unsplit(bytes, detail)
+                       : StatusOr<analysis::RankSummary>(InvalidArgument(std::string(bytes))));
   }
 }
 
@@ -442,19 +442,17 @@ void SendShare(Share& share, const AnalyzeFlags& f) {
 // message at a time (a few MB; as they come, between its own files, when they stream), letting
 // each one's bytes go once decoded, so it holds a few messages' bytes at most; it returns every
 // file's result. The others send theirs and return nothing.
-std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedListing& shared,
-                                                         size_t r, const AnalyzeFlags& f, int rank,
-                                                         int size, bool as_we_go) {
+analysis::RankResults ShareOfRun(const trace::SharedListing& shared, size_t r,
+                                 const AnalyzeFlags& f, int rank, int size, bool as_we_go) {
   if (rank != 0) {
     Share share(shared, r, rank, size, as_we_go);
     SendShare(share, f);
-    return {};
+    return analysis::RankResults{};
   }
   const trace::TraceRun& run = shared.listing.runs[r];
-  std::vector<StatusOr<analysis::RankSummary> > out;
-  out.reserve(run.files.size());
+  analysis::RankResults out(run.files.size());
   for (size_t i = 0; i < run.files.size(); ++i)
-    out.emplace_back(InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
+    out.Set(i, InvalidArgument(fmt::format("file {}: no result from its MPI process", i)));
   const bool many = run.files.size() > analysis::kInlineRanks;
   const auto detail = many ? analysis::DetailStore::Open() : nullptr;
   Share share(shared, r, rank, size, as_we_go,
@@ -463,7 +461,7 @@ std::vector<StatusOr<analysis::RankSummary> > ShareOfRun(const trace::SharedList
       share.files(), f, run.dir,
       [&](size_t k, StatusOr<analysis::RankSummary> res) {
         if (res.ok() && many) analysis::KeepUntilReport(detail, *res);
-        out[share.FileOf(k)] = std::move(res);
+        out.Set(share.FileOf(k), std::move(res));
       },
       share.claim());
   if (share.queue) share.queue->Finish();

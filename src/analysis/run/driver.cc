@@ -82,11 +82,15 @@ trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& ho
 }
 
 // Each summary cut to in.step_range. Errors: no rank has a step in it.
-Status KeepStepRange(std::vector<RankSummary>& all, const RunInputs& in) {
+Status KeepStepRange(RankResults& all, const RunInputs& in) {
   const auto [first, last] = *in.step_range;
   size_t with = 0;
-  for (RankSummary& s : all) with += WindowSummary(s, first, last) > 0;
-  if (with > 0 || all.empty()) return Status::Ok();
+  for (size_t i = 0; i < all.size(); ++i) {
+    RankSummary s = all.Lend(i);
+    with += WindowSummary(s, first, last) > 0;
+    all.GiveBack(i, std::move(s));
+  }
+  if (with > 0 || all.size() == 0) return Status::Ok();
   return InvalidArgument(
       fmt::format("{}: no rank has a step numbered {} to {}", in.input, first, last));
 }
@@ -165,18 +169,17 @@ StatusOr<RunInputs> InputsOfOneRun(const std::vector<std::string>& paths,
   return in;
 }
 
-std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>& files,
-                                                  const AnalyzeRequest& r, const std::string& input,
-                                                  const RunHooks& hooks) {
+RankResults SummariseFiles(const std::vector<std::string>& files, const AnalyzeRequest& r,
+                           const std::string& input, const RunHooks& hooks) {
   AnalyzeOptions o = ToOptions(r);
   o.split_lone_rank = LoneRankHasSpareCore(files.size(), r.threads);
-  std::vector<std::optional<StatusOr<RankSummary>>> results(files.size());
+  RankResults results(hooks.take ? 0 : files.size());
   const bool compact = files.size() > kInlineRanks && !hooks.take;
   // Many ranks: each summary's per-rank detail waits in a scratch file (ranks/detail_store.h).
   const std::shared_ptr<DetailStore> detail = compact ? DetailStore::Open() : nullptr;
   std::mutex taking;  // hooks.take is called one result at a time
   auto keep = [&](size_t i, StatusOr<RankSummary> result) {
-    if (!hooks.take) return results[i].emplace(std::move(result)), void();
+    if (!hooks.take) return results.Set(i, std::move(result));
     std::lock_guard<std::mutex> lock(taking);
     hooks.take(i, std::move(result));
   };
@@ -188,14 +191,10 @@ std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>
                             if (compact) KeepUntilReport(detail, s);  // many ranks
                             keep(i, std::move(s));
                           });
-  if (hooks.take) return {};
-  std::vector<StatusOr<RankSummary>> out;
-  out.reserve(files.size());
-  for (auto& res : results) out.push_back(std::move(*res));
-  return out;
+  return results;
 }
 
-ReadRunResult::ReadRunResult() = default;
+ReadRunResult::ReadRunResult() : summaries(std::make_unique<RankResults>()) {}
 ReadRunResult::ReadRunResult(ReadRunResult&&) noexcept = default;
 ReadRunResult& ReadRunResult::operator=(ReadRunResult&&) noexcept = default;
 ReadRunResult::~ReadRunResult() = default;
@@ -212,21 +211,24 @@ LoadedRun::LoadedRun(LoadedRun&&) noexcept = default;
 LoadedRun& LoadedRun::operator=(LoadedRun&&) noexcept = default;
 LoadedRun::~LoadedRun() = default;
 
-StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSummary>> results) {
+StatusOr<ReadRunResult> KeepRun(const RunInputs& in, RankResults results) {
   ReadRunResult out;
   out.skipped = in.skipped;
-  out.summaries.reserve(results.size());  // each summary (2.4 KB, dozens of lists) moved once
   Status first = Status::Ok();
-  for (auto& r : results) {
+  size_t read = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Status& r = results.status(i);
     if (r.ok()) {
-      out.summaries.push_back(std::move(*r));
+      ++read;
       continue;
     }
-    if (!in.skip_unreadable) return r.status();
-    if (first.ok()) first = r.status();
-    out.skipped.push_back(fmt::format("{} (file skipped)", r.status().message()));
+    if (!in.skip_unreadable) return r;
+    if (first.ok()) first = r;
+    out.skipped.push_back(fmt::format("{} (file skipped)", r.message()));
   }
-  if (out.summaries.empty() && !first.ok()) return first;
+  if (read == 0 && !first.ok()) return first;
+  results.CutFailed();  // in place: each summary stays where it was made
+  *out.summaries = std::move(results);
   return out;
 }
 
@@ -236,10 +238,11 @@ StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
 }
 
 StatusOr<std::unique_ptr<RunResult>> ReportRun(ReadRunResult read, const RunInputs& in) {
-  if (in.step_range) TRAINPROF_RETURN_IF_ERROR(KeepStepRange(read.summaries, in));
-  if (read.summaries.size() <= kInlineRanks)  // every view reads a few ranks' detail
-    for (RankSummary& s : read.summaries) Unspill(s.analysis);
-  TRAINPROF_ASSIGN_OR_RETURN(Summaries all, CombineSummaries(std::move(read.summaries), in.input));
+  RankResults& rows = *read.summaries;
+  if (in.step_range) TRAINPROF_RETURN_IF_ERROR(KeepStepRange(rows, in));
+  if (rows.size() <= kInlineRanks)  // every view reads a few ranks' detail
+    for (size_t i = 0; i < rows.size(); ++i) Unspill(rows.analysis(i));
+  TRAINPROF_ASSIGN_OR_RETURN(Summaries all, CombineSummaries(std::move(rows), in.input));
   const size_t n = in.files.size();
   const std::string what = !in.what.empty() ? in.what
                            : n == 1         ? in.files[0]

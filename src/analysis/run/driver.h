@@ -33,6 +33,7 @@ namespace trainprof::analysis {
 // ends that handle summaries themselves (merge, --mpi, --summary-only, Python's HTA methods)
 // include rank_summary.h.
 struct RankAnalysis;
+class RankResults;
 
 // One run's inputs: its trace files and how the run is named.
 struct RunInputs {
@@ -79,29 +80,28 @@ struct RunHooks {
   std::function<bool(size_t)> claim;
 };
 
-// The summaries that were read, in file order, and the run's skipped entries (the inputs' and
-// the unreadable files').
+// The summaries that were read, in file order (every row read), and the run's skipped entries
+// (the inputs' and the unreadable files').
 struct ReadRunResult {
   ReadRunResult();
   ReadRunResult(ReadRunResult&&) noexcept;
   ReadRunResult& operator=(ReadRunResult&&) noexcept;
   ~ReadRunResult();
-  std::vector<RankSummary> summaries;
+  std::unique_ptr<RankResults> summaries;  // never null
   std::vector<std::string> skipped;
 };
 
 // Reads and summarises each file (in parallel, r.threads), keeping one model per thread at a
 // time; results in the files' order, a file that cannot be read as its error.
-std::vector<StatusOr<RankSummary>> SummariseFiles(const std::vector<std::string>& files,
-                                                  const AnalyzeRequest& r, const std::string& input,
-                                                  const RunHooks& hooks);
+RankResults SummariseFiles(const std::vector<std::string>& files, const AnalyzeRequest& r,
+                           const std::string& input, const RunHooks& hooks);
 
 // Reads and summarises every file, in parallel. Errors: no file could be read (the first
 // failure), or with !in.skip_unreadable, the first file that could not be.
 StatusOr<ReadRunResult> ReadRun(const RunInputs& in, const AnalyzeRequest& r,
                                 const RunHooks& hooks);
 // The same from summaries made elsewhere (SummariseFiles' results, `--mpi`'s gathered ones).
-StatusOr<ReadRunResult> KeepRun(const RunInputs& in, std::vector<StatusOr<RankSummary>> results);
+StatusOr<ReadRunResult> KeepRun(const RunInputs& in, RankResults results);
 
 // A run analysed: its report, and the summaries it is built from, which many-rank tables read
 // as they are written (keep the result until the report is written).

@@ -87,7 +87,7 @@ TEST(Driver, TheStepsMeetWhereTheFrontEndsStopAndStart) {
   ASSERT_TRUE(in.ok());
   auto read = ReadRun(*in, {}, {});
   ASSERT_TRUE(read.ok());
-  EXPECT_EQ(read->summaries.size(), 2u);
+  EXPECT_EQ(read->summaries->size(), 2u);
   EXPECT_EQ(read->skipped.size(), 1u);  // config.json, read and found no trace
   auto split = ReportRun(std::move(*read), *in);
   auto whole = AnalyzeRun(*in, {}, {});
