@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -499,7 +500,8 @@ TEST(ManyRanks, RankLabelsNameTheFileWhenTwoShareARank) {
 }
 
 TEST(ManyRanks, EachDistinctRankNoteOnceNamingHowManyShareIt) {
-  auto notes_of = [](size_t n) {
+  auto a_or_b = [](size_t i) -> std::string { return i == 3 ? "B" : "A"; };
+  auto notes_of = [](size_t n, const std::function<std::string(size_t)>& peak) {
     const Ranks r = MakeRanks(n);
     const CollectivesResult none;
     const CrossRankPath no_path;
@@ -507,17 +509,30 @@ TEST(ManyRanks, EachDistinctRankNoteOnceNamingHowManyShareIt) {
     for (size_t i = 0; i < n; ++i) labels->push_back(std::to_string(i));
     const AnalyzeInput labelled{r.infos, r.analyses, r.options, none, no_path, labels, false};
     std::vector<std::string> notes;
-    AddRankNotes(notes, labelled, [](size_t i) {
-      if (i == 5) return std::string();
-      return fmt::format("Rank {}: peak {}.", kRankMark, i == 3 ? "B" : "A");
-    });
+    AddRankNotes(
+        notes, labelled,
+        [&](size_t i) {
+          if (i == 5) return std::string();
+          return fmt::format("Rank {}: peak {}.", kRankMark, peak(i));
+        },
+        "peaks.csv");
     return notes;
   };
-  EXPECT_EQ(notes_of(kInlineRanks + 4),
+  EXPECT_EQ(notes_of(kInlineRanks + 4, a_or_b),
             (std::vector<std::string>{"Rank 0 and 9 other ranks: peak A.", "Rank 3: peak B."}));
-  const std::vector<std::string> few = notes_of(4);
+  const std::vector<std::string> few = notes_of(4, a_or_b);
   EXPECT_EQ(few, (std::vector<std::string>{"Rank 0: peak A.", "Rank 1: peak A.", "Rank 2: peak A.",
                                            "Rank 3: peak B."}));
+  // Notes that differ by a figure: the first kMostRankNotes, then one for the rest (rank 5 has
+  // none; ranks 10 and 11 share one).
+  const std::vector<std::string> many =
+      notes_of(20, [](size_t i) { return std::to_string(i == 11 ? 10 : i); });
+  ASSERT_EQ(many.size(), kMostRankNotes + 1);
+  EXPECT_EQ(many[0], "Rank 0: peak 0.");
+  EXPECT_EQ(many[7], "Rank 8: peak 8.");
+  EXPECT_EQ(many[8],
+            "Rank 9 and 10 other ranks: the same notes as above, with figures of their own "
+            "(peaks.csv).");
 }
 
 }  // namespace

@@ -63,16 +63,19 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
         }
       });
   bool any = false;
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const CategoryResult& c = in.analyses[i].categories;
-    any |= !ByTime(c).empty();
-    // Said when it shows as at least 0.1 %: "0.0 % ... has no operator" is noise.
-    if (c.by_kernel_ns > 0 && 1000 * c.by_kernel_ns >= c.total_ns)
-      s.notes.push_back(fmt::format(
-          "Rank {}: {:.1f}% of the GPU time has no operator above it (a GPU-only trace or "
-          "graph replays): placed by the kernel's name.",
-          in.RankLabel(i), 100.0 * static_cast<double>(c.by_kernel_ns) / c.total_ns));
-  }
+  for (const RankAnalysis& a : in.analyses) any |= !ByTime(a.categories).empty();
+  AddRankNotes(
+      s.notes, in,
+      [&](size_t i) {
+        const CategoryResult& c = in.analyses[i].categories;
+        // Said when it shows as at least 0.1 %: "0.0 % ... has no operator" is noise.
+        if (c.by_kernel_ns == 0 || 1000 * c.by_kernel_ns < c.total_ns) return std::string();
+        return fmt::format(
+            "Rank {}: {:.1f}% of the GPU time has no operator above it (a GPU-only trace or graph "
+            "replays): placed by the kernel's name.",
+            kRankMark, 100.0 * static_cast<double>(c.by_kernel_ns) / c.total_ns);
+      },
+      "op_categories.csv");
   MarkLong(t);
   AddMetrics(in, s);
   if (!any) {

@@ -99,15 +99,15 @@ void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
                         l.launch_delay_outliers, Seconds(l.mean_launch_ns),
                         Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
       });
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
+  AddRankNotes(lt.notes, in, [&](size_t i) {
     const LaunchStats& l = in.analyses[i].hta.launch;
-    if (l.graph_launches > 0)
-      lt.notes.push_back(fmt::format(
-          "Rank {}: {} CUDA/HIP graph launch{} started {} kernels ({:.1f}% of the launched GPU "
-          "time); each graph launch counts once, its delay to its first kernel.",
-          in.RankLabel(i), l.graph_launches, l.graph_launches == 1 ? "" : "es", l.graph_kernels,
-          l.gpu_ns > 0 ? 100.0 * static_cast<double>(l.graph_gpu_ns) / l.gpu_ns : 0.0));
-  }
+    if (l.graph_launches == 0) return std::string();
+    return fmt::format(
+        "Rank {}: {} CUDA/HIP graph launch{} started {} kernels ({:.1f}% of the launched GPU "
+        "time); each graph launch counts once, its delay to its first kernel.",
+        kRankMark, l.graph_launches, l.graph_launches == 1 ? "" : "es", l.graph_kernels,
+        l.gpu_ns > 0 ? 100.0 * static_cast<double>(l.graph_gpu_ns) / l.gpu_ns : 0.0);
+  });
   const HtaOptions& o = in.options.hta;
   lt.notes.push_back(fmt::format(
       "Short: GPU time under the launch call's time (calls <= {} µs). Runtime outliers: calls "

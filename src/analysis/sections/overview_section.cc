@@ -11,6 +11,45 @@ namespace trainprof::analysis {
 using report::Unit;
 using report::Value;
 
+namespace {
+
+// What the ranks' steps are worth saying: each kind of note for the ranks it is true of.
+void AddStepNotes(const AnalyzeInput& in, report::Section& ov) {
+  auto steps = [&](size_t i) -> const StepsResult& { return in.analyses[i].steps; };
+  AddRankNotes(
+      ov.notes, in,
+      [&](size_t i) {
+        if (steps(i).dropped.empty()) return std::string();
+        return fmt::format(
+            "Rank {}: dropped {} as incomplete: its GPU work was not captured (the TensorBoard "
+            "plugin's rule; --steps all keeps it).",
+            kRankMark, fmt::join(steps(i).dropped, ", "));
+      },
+      "step_breakdown.csv");
+  AddRankNotes(ov.notes, in, [&](size_t i) {
+    if (!steps(i).gpu_data_cut) return std::string();
+    return fmt::format(
+        "Rank {}: the trace file is cut short and part of its GPU events is lost: step times are "
+        "the host's, and the GPU categories show only what the cut left.",
+        kRankMark);
+  });
+  AddRankNotes(ov.notes, in, [&](size_t i) {
+    const StepsResult& s = steps(i);
+    if (!s.synthetic) return std::string();
+    return s.gpu_window ? fmt::format(
+                              "Rank {}: no ProfilerStep ranges (an inference, on-demand "
+                              "or GPU-only trace); the window analysed is the GPU's busy "
+                              "span, from its first GPU event to its last (\"all\").",
+                              kRankMark)
+                        : fmt::format(
+                              "Rank {}: no ProfilerStep ranges; the whole trace is one "
+                              "step (\"all\").",
+                              kRankMark);
+  });
+}
+
+}  // namespace
+
 void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& ov = r.AddSection("overview", "Overview (step time breakdown)");
   std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
@@ -46,34 +85,12 @@ void AddOverviewSection(const AnalyzeInput& in, report::Report& r) {
   double all_total = 0;
   int64_t all_steps = 0;
   size_t ranks_with_steps = 0;
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const Overview& o2 = in.analyses[i].overview;
-    std::string rank = in.RankLabel(i);
-    ranks_with_steps += o2.steps.empty() ? 0 : 1;
-    all_total += o2.avg_total_ns * static_cast<double>(o2.steps.size());
-    all_steps += static_cast<int64_t>(o2.steps.size());
-    const StepsResult& s = in.analyses[i].steps;
-    if (!s.dropped.empty())
-      ov.notes.push_back(fmt::format(
-          "Rank {}: dropped {} as incomplete: its GPU work was not captured (the TensorBoard "
-          "plugin's rule; --steps all keeps it).",
-          rank, fmt::join(s.dropped, ", ")));
-    if (s.gpu_data_cut)
-      ov.notes.push_back(fmt::format(
-          "Rank {}: the trace file is cut short and part of its GPU events is lost: step times are "
-          "the host's, and the GPU categories show only what the cut left.",
-          rank));
-    if (s.synthetic)
-      ov.notes.push_back(
-          s.gpu_window
-              ? fmt::format("Rank {}: no ProfilerStep ranges (an inference, on-demand or GPU-only "
-                            "trace); the window analysed is the GPU's busy span, from its first "
-                            "GPU event to its last (\"all\").",
-                            rank)
-              : fmt::format("Rank {}: no ProfilerStep ranges; the whole trace is one step "
-                            "(\"all\").",
-                            rank));
+  for (const RankAnalysis& a : in.analyses) {
+    ranks_with_steps += a.overview.steps.empty() ? 0 : 1;
+    all_total += a.overview.avg_total_ns * static_cast<double>(a.overview.steps.size());
+    all_steps += static_cast<int64_t>(a.overview.steps.size());
   }
+  AddStepNotes(in, ov);
   if (steps.rows.size() > 40) steps.kind = report::TableKind::kDetail;
   if (!steps.rows.empty()) {  // a stacked bar per step; "#12" for "ProfilerStep#12"
     report::ChartHint h{.kind = report::ChartKind::kBars,

@@ -52,29 +52,42 @@ class RankRows : public report::RowSource {
 }  // namespace
 
 void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
-                  const std::function<std::string(size_t)>& note) {
+                  const std::function<std::string(size_t)>& note, std::string_view figures_in) {
   std::vector<std::pair<std::string, std::vector<size_t>>> distinct;  // note, its ranks
+  std::unordered_map<std::string, size_t> at;                         // note -> in distinct
   for (size_t i = 0; i < in.ranks.size(); ++i) {
     std::string n = note(i);
     if (n.empty()) continue;
-    auto same = std::find_if(distinct.begin(), distinct.end(),
-                             [&](const auto& d) { return in.ManyRanks() && d.first == n; });
-    if (same != distinct.end()) {
-      same->second.push_back(i);
+    if (!in.ManyRanks()) {
+      distinct.push_back({std::move(n), {i}});
       continue;
     }
-    distinct.push_back({std::move(n), {i}});
+    auto [it, fresh] = at.try_emplace(n, distinct.size());
+    if (fresh) distinct.push_back({std::move(n), {}});
+    distinct[it->second].second.push_back(i);
   }
-  for (auto& [text, ranks] : distinct) {
-    const std::string who =
-        ranks.size() == 1
-            ? in.RankLabel(ranks[0])
-            : fmt::format("{} and {} other ranks", in.RankLabel(ranks[0]), ranks.size() - 1);
-    for (size_t at = text.find(kRankMark); at != std::string::npos;
-         at = text.find(kRankMark, at + who.size()))
-      text.replace(at, kRankMark.size(), who);
+  auto who = [&](size_t first, size_t others) {
+    return others == 0 ? in.RankLabel(first)
+                       : fmt::format("{} and {} other ranks", in.RankLabel(first), others);
+  };
+  size_t first_past = 0, past = 0;  // the ranks of the notes past kMostRankNotes
+  for (size_t k = 0; k < distinct.size(); ++k) {
+    auto& [text, ranks] = distinct[k];
+    if (in.ManyRanks() && k >= kMostRankNotes) {
+      if (past == 0) first_past = ranks[0];
+      past += ranks.size();
+      continue;
+    }
+    const std::string name = who(ranks[0], ranks.size() - 1);
+    for (size_t m = text.find(kRankMark); m != std::string::npos;
+         m = text.find(kRankMark, m + name.size()))
+      text.replace(m, kRankMark.size(), name);
     notes.push_back(std::move(text));
   }
+  if (past > 0)
+    notes.push_back(fmt::format("Rank {}: the same notes as above, with figures of {} own{}.",
+                                who(first_past, past - 1), past == 1 ? "its" : "their",
+                                figures_in.empty() ? "" : fmt::format(" ({})", figures_in)));
 }
 
 void AddCoverageMetric(report::Section& s, const AnalyzeInput& in, const std::string& key,

@@ -201,9 +201,12 @@ inline constexpr std::string_view kRankMark = "\x01";
 // Per-rank notes: `note(i)` is rank i's note, with kRankMark where its rank goes, or "" for none.
 // Up to kInlineRanks ranks, each rank's note in rank order; with more, each distinct note once,
 // in order of first appearance, naming its first rank and how many others share it ("Rank 0
-// and 999 other ranks: ...").
+// and 999 other ranks: ..."), and at most kMostRankNotes of them: the ranks of the notes past
+// those are named in one last note, which says their figures are in `figures_in` (when not
+// ""), so 10,000 ranks whose notes differ by a figure are not 10,000 lines.
+inline constexpr size_t kMostRankNotes = 8;
 void AddRankNotes(std::vector<std::string>& notes, const AnalyzeInput& in,
-                  const std::function<std::string(size_t)>& note);
+                  const std::function<std::string(size_t)>& note, std::string_view figures_in = "");
 
 void AddOverviewSection(const AnalyzeInput& in, report::Report& r);  // overview_section.cc
 void AddGpuSection(const AnalyzeInput& in, report::Report& r);       // gpu_section.cc
