@@ -468,14 +468,16 @@ class RuleGroups {
  public:
   void Add(const Candidate& c) {
     auto [it, fresh] = index_.try_emplace(c.key, groups_.size());
-    if (fresh) groups_.push_back({.worst = c, .lo = c.figure, .hi = c.figure});
+    if (fresh)
+      groups_.push_back({.worst = c,
+                         .lo = c.figure,
+                         .hi = c.figure,
+                         .severity = c.severity,
+                         .root_cause = c.root_cause});
     Group& g = groups_[it->second];
-    if (fresh) {
-      g.severity = c.severity, g.root_cause = c.root_cause;
-    } else if (c.saves_ns > g.worst.saves_ns ||
-               (c.saves_ns == g.worst.saves_ns && c.figure > g.worst.figure)) {
+    if (c.saves_ns > g.worst.saves_ns ||
+        (c.saves_ns == g.worst.saves_ns && c.figure > g.worst.figure))
       g.worst = c;
-    }
     g.lo = std::min(g.lo, c.figure);
     g.hi = std::max(g.hi, c.figure);
     g.cost = std::max(g.cost, c.saves_ns);

@@ -85,16 +85,12 @@ void RankResults::Set(size_t i, StatusOr<RankSummary> result) {
       Origin{std::move(s.options), std::move(s.input), std::move(options)}));
 }
 
-RankSummary RankResults::Lend(size_t i) {
-  RankSummary s;
-  s.options = origins_[i]->options;
-  s.input = origins_[i]->input;
-  s.info = std::move(infos_[i]);
-  s.analysis = std::move(analyses_[i]);
-  return s;
-}
-
-void RankResults::GiveBack(size_t i, RankSummary s) {
+void RankResults::WithSummary(size_t i, const std::function<void(RankSummary&)>& f) {
+  RankSummary s{.options = origins_[i]->options,
+                .input = origins_[i]->input,
+                .info = std::move(infos_[i]),
+                .analysis = std::move(analyses_[i])};
+  f(s);
   infos_[i] = std::move(s.info);
   analyses_[i] = std::move(s.analysis);
 }

@@ -13,6 +13,7 @@
 //   report::Report r = BuildAnalyzeReport(all->ranks, all->analyses, all->options, all->input);
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,10 +87,10 @@ class RankResults {
   const Status& status(size_t i) const { return status_[i]; }
   const RankInfo& info(size_t i) const { return infos_[i]; }
   RankAnalysis& analysis(size_t i) { return analyses_[i]; }
-  // Row i (a read one) lent as a whole summary and given back: for what reads one
-  // (--summary-only's files, the digests, merge --step-range). Rows lent at once must differ.
-  RankSummary Lend(size_t i);
-  void GiveBack(size_t i, RankSummary s);
+  // Calls `f` with row i (a read one) as a whole summary, then puts it back: for what reads or
+  // changes one (--summary-only's files, the digests, merge --step-range). Several threads may
+  // call it at once, each on its own row.
+  void WithSummary(size_t i, const std::function<void(RankSummary&)>& f);
   // Cuts the rows that were not read, keeping the others' order.
   void CutFailed();
 

@@ -136,10 +136,11 @@ TEST(RankSummary, RowsArePutInRankOrderInPlaceWhateverTheFileOrder) {
 TEST(RankSummary, ARowLentAsASummaryComesBackWhole) {
   RankSummary a = Sample(3);
   RankResults rows = Rows({a});
-  RankSummary lent = rows.Lend(0);
-  EXPECT_EQ(EncodeSummary(lent), EncodeSummary(a));  // options and input with the row
-  rows.GiveBack(0, std::move(lent));
-  EXPECT_EQ(EncodeSummary(rows.Lend(0)), EncodeSummary(a));
+  std::string lent, again;
+  rows.WithSummary(0, [&](RankSummary& s) { lent = EncodeSummary(s); });
+  EXPECT_EQ(lent, EncodeSummary(a));  // options and input with the row
+  rows.WithSummary(0, [&](RankSummary& s) { again = EncodeSummary(s); });
+  EXPECT_EQ(again, EncodeSummary(a));
 }
 
 }  // namespace

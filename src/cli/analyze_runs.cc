@@ -75,9 +75,9 @@ bool WriteDigests(analysis::RankResults& results, const AnalyzeFlags& f) {
   std::atomic<bool> ok{true};
   base::ParallelFor(results.size(), f.threads, [&](size_t i) {
     if (!results.status(i).ok()) return;
-    analysis::RankSummary s = results.Lend(i);
-    if (!WriteOneDigest(s, f)) ok = false;
-    results.GiveBack(i, std::move(s));
+    results.WithSummary(i, [&](analysis::RankSummary& s) {
+      if (!WriteOneDigest(s, f)) ok = false;
+    });
   });
   return ok;
 }
@@ -111,9 +111,8 @@ Status WriteSummaries(analysis::RankResults& all, const std::string& dir) {
   if (ec) return InvalidArgument(fmt::format("{}: cannot create: {}", dir, ec.message()));
   for (size_t i = 0; i < all.size(); ++i) {
     const std::string name = std::filesystem::path(all.info(i).path).filename().string();
-    analysis::RankSummary s = all.Lend(i);
-    const std::string bytes = analysis::EncodeSummary(s);
-    all.GiveBack(i, std::move(s));
+    std::string bytes;
+    all.WithSummary(i, [&](analysis::RankSummary& s) { bytes = analysis::EncodeSummary(s); });
     TRAINPROF_RETURN_IF_ERROR(base::WriteFileAtomically(
         fmt::format("{}/{}{}", dir, name, analysis::kSummaryExtension), bytes));
   }

@@ -85,11 +85,8 @@ trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& ho
 Status KeepStepRange(RankResults& all, const RunInputs& in) {
   const auto [first, last] = *in.step_range;
   size_t with = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    RankSummary s = all.Lend(i);
-    with += WindowSummary(s, first, last) > 0;
-    all.GiveBack(i, std::move(s));
-  }
+  for (size_t i = 0; i < all.size(); ++i)
+    all.WithSummary(i, [&](RankSummary& s) { with += WindowSummary(s, first, last) > 0; });
   if (with > 0 || all.size() == 0) return Status::Ok();
   return InvalidArgument(
       fmt::format("{}: no rank has a step numbered {} to {}", in.input, first, last));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "analysis/ranks/detail_store.h"
 #include "report/packed_rows.h"
@@ -203,11 +204,8 @@ report::Table& FillWithRanks(report::Table& added, const AnalyzeInput& in, size_
     }
   }
   for (size_t i = 0; i < in.analyses.size(); ++i) {
-    if (detail == RankDetail::kNotRead) {
-      rows_of(in.analyses[i], in.RankLabel(i), added.rows);
-      continue;
-    }
-    DetailHold hold(in.analyses[i]);
+    std::optional<DetailHold> hold;
+    if (detail == RankDetail::kRead) hold.emplace(in.analyses[i]);
     rows_of(in.analyses[i], in.RankLabel(i), added.rows);
   }
   return added;
