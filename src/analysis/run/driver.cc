@@ -83,7 +83,8 @@ trace::ReadManyOptions ReadOptionsOf(const AnalyzeRequest& r, const RunHooks& ho
 
 // Each summary cut to in.step_range. Errors: no rank has a step in it.
 Status KeepStepRange(RankResults& all, const RunInputs& in) {
-  const auto [first, last] = *in.step_range;
+  // Not a structured binding: clang 14 (the sanitizer build) cannot capture one in a lambda.
+  const int64_t first = in.step_range->first, last = in.step_range->second;
   size_t with = 0;
   for (size_t i = 0; i < all.size(); ++i)
     all.WithSummary(i, [&](RankSummary& s) { with += WindowSummary(s, first, last) > 0; });

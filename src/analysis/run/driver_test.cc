@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/rank_summary.h"
 #include "trace/inprocess/inprocess_reader.h"
 #include "util/golden.h"
 
