@@ -91,8 +91,8 @@ void ExpectSteps(const analysis::RankAnalysis& a, const testutil::Expected& x) {
 }
 
 void ExpectGpuSummary(const analysis::RankAnalysis& a, const testutil::Expected& x) {
-  ASSERT_EQ(a.gpus.size(), 1u);
-  const analysis::GpuSummary& g = a.gpus[0];
+  ASSERT_EQ(a.tables->gpus.size(), 1u);
+  const analysis::GpuSummary& g = a.tables->gpus[0];
   EXPECT_EQ(g.device, 0);
   EXPECT_EQ(g.name, "NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(g.arch, "sm_80");
@@ -153,7 +153,7 @@ void ExpectAllMatch(const Analysed& r) {
       ADD_FAILURE() << "diagnostic " << d.name() << ": " << d.message;
     ExpectSteps(r.an[i], r.expected[i]);
     ExpectGpuSummary(r.an[i], r.expected[i]);
-    ExpectHta(r.an[i].hta, r.expected[i]);
+    ExpectHta(r.an[i].tables->hta, r.expected[i]);
     int64_t peak = -1;
     for (const auto& [dev, bytes] : m.peak_allocated_bytes)
       if (dev == 0) peak = bytes;
@@ -234,7 +234,7 @@ TEST(GeneratedTrace, ComputeBound) {
   EXPECT_EQ(x.kernel_types.at("COMPUTATION overlapping MEMORY"), 3 * 50 * kUs);
   EXPECT_EQ(x.steps[0].launch_delays_ns, std::vector<int64_t>(9, 15 * kUs));
   ExpectAllMatch(r);
-  EXPECT_DOUBLE_EQ(r.an[0].gpus[0].tensor_core_pct, 100.0);
+  EXPECT_DOUBLE_EQ(r.an[0].tables->gpus[0].tensor_core_pct, 100.0);
 
   // Only the memory finding: no data loader, communication, idle or Tensor Core advice.
   EXPECT_EQ(Findings(r.report).size(), 1u) << AllFindings(r.report);
@@ -467,7 +467,7 @@ TEST(GeneratedTrace, IdleGpuWithLaunchDelays) {
   // + 12; the operators around them 4 + 4 + 4 + 9 × 4 + 0.5 (aten::cat starts before the last
   // add's kernel) + 4; nothing 3 + 3 + 16.5 + 9 × 6.5 - 0.5 + 1 + 74 (the step's tail after the
   // synchronize).
-  const analysis::IdleCauses& idle_causes = r.an[0].idle;
+  const analysis::IdleCauses& idle_causes = r.an[0].tables->idle;
   EXPECT_EQ(idle_causes.idle_ns, 3 * 420'500);
   const std::array<int64_t, analysis::kIdleCauses> by_cause = {0, 3 * 86'500, 3 * 126'000,
                                                                3 * 52'500, 3 * 155'500};
@@ -550,7 +550,7 @@ TEST(GeneratedTrace, FourRanksOneTwentyPercentSlower) {
       for (int c = 0; c < analysis::kNumCategories; ++c)
         EXPECT_EQ(ov.steps[s].ns[c] * den, ov0.steps[s].ns[c] * num) << i << " " << c;
     }
-    EXPECT_NEAR(r.an[i].gpus[0].utilization_pct, 95.0, 1e-9);
+    EXPECT_NEAR(r.an[i].tables->gpus[0].utilization_pct, 95.0, 1e-9);
   }
   EXPECT_EQ(r.an[2].overview.steps[0].total_ns, 2400 * kUs);
   const report::Table* avg = r.report.FindSection("overview")->FindTable("step_breakdown_average");
@@ -666,14 +666,14 @@ TEST(GeneratedTrace, LoneRankSplitOnTwoThreadsGivesTheSameReport) {
 TEST(GeneratedTrace, FlopsAndMfu) {
   Analysed r = GenerateAndAnalyze(MemoryAndFlops(), {{.rank = 0}}, Format::kJson);
   ASSERT_EQ(r.an.size(), 1u);
-  const analysis::FlopsResult& f = r.an[0].flops;
+  const analysis::FlopsResult& f = r.an[0].tables->flops;
   EXPECT_TRUE(f.has_shapes);
   EXPECT_EQ(f.peak.gpu, "A100 SXM");
   EXPECT_EQ(f.main_precision, analysis::Precision::kFp16);
   // 2 * 64 * 1024 * 4096 FLOPs a call, two calls each over 200 µs of gemm.
   const double per_call = 2.0 * 64 * 1024 * 4096;
-  ASSERT_EQ(f.operators.size(), 2u);
-  for (const analysis::FlopsRow& o : f.operators) {
+  ASSERT_EQ(r.an[0].flops_operators.size(), 2u);
+  for (const analysis::FlopsRow& o : r.an[0].flops_operators) {
     SCOPED_TRACE(o.name);
     EXPECT_EQ(o.calls, 2);
     EXPECT_EQ(o.flops, 2 * per_call);
@@ -714,9 +714,9 @@ TEST(GeneratedTrace, NoShapesNoMemorySaysSo) {
   // The copies' bandwidth: 1 MiB each (the generator's "bytes") over 20 µs.
   const report::Section* bw = r.report.FindSection("memcpy_bandwidth");
   ASSERT_NE(bw, nullptr);
-  ASSERT_EQ(r.an[0].memcpy.size(), 1u);
-  EXPECT_EQ(r.an[0].memcpy[0].direction, "HtoD");
-  EXPECT_DOUBLE_EQ(r.an[0].memcpy[0].bytes_per_s(), 1048576 / 20e-6);
+  ASSERT_EQ(r.an[0].tables->memcpy.size(), 1u);
+  EXPECT_EQ(r.an[0].tables->memcpy[0].direction, "HtoD");
+  EXPECT_DOUBLE_EQ(r.an[0].tables->memcpy[0].bytes_per_s(), 1048576 / 20e-6);
 }
 
 // --- the generator itself ---------------------------------------------------------------------

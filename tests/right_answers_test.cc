@@ -78,9 +78,9 @@ TEST(RightAnswers, Fp32SimtGemmsGetTf32Advice) {
   t.steps = {s, s, s};
   const testutil::AnalysedRanks r = Analyse(t);
   ASSERT_EQ(r.an.size(), 1u);
-  ASSERT_EQ(r.an[0].gpus.size(), 1u);
-  EXPECT_DOUBLE_EQ(r.an[0].gpus[0].tensor_core_pct, 50.0);
-  EXPECT_DOUBLE_EQ(r.an[0].gpus[0].simt_gemm_pct, 50.0);
+  ASSERT_EQ(r.an[0].tables->gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.an[0].tables->gpus[0].tensor_core_pct, 50.0);
+  EXPECT_DOUBLE_EQ(r.an[0].tables->gpus[0].simt_gemm_pct, 50.0);
   const report::Finding* f = FindingOf(r.report, "tensor_cores");
   ASSERT_NE(f, nullptr) << AllFindings(r.report);
   EXPECT_NE(f->text.find("50.0% of its kernel time in fp32 GEMMs on the CUDA cores"),
@@ -98,7 +98,7 @@ TEST(RightAnswers, Tf32GemmsGetNoTensorCoreAdvice) {
   GenTrace t;
   t.steps = {s, s, s};
   const testutil::AnalysedRanks r = Analyse(t);
-  EXPECT_DOUBLE_EQ(r.an.at(0).gpus.at(0).tensor_core_pct, 100.0);
+  EXPECT_DOUBLE_EQ(r.an.at(0).tables->gpus.at(0).tensor_core_pct, 100.0);
   EXPECT_EQ(FindingOf(r.report, "tensor_cores"), nullptr) << AllFindings(r.report);
 }
 
@@ -227,8 +227,8 @@ TEST(RightAnswers, AboveTheRooflineIsFlaggedNotPrinted) {
   ASSERT_NE(tab, nullptr);
   const size_t op_col = tab->ColumnIndex("operator"), pct_col = tab->ColumnIndex("roofline_pct");
   int above = 0, below = 0;
-  for (const analysis::ShapeRow& row : r.an[0].flops.shapes) {
-    const analysis::RooflinePoint p = analysis::Roofline(row, r.an[0].flops.peak);
+  for (const analysis::ShapeRow& row : r.an[0].flops_shapes) {
+    const analysis::RooflinePoint p = analysis::Roofline(row, r.an[0].tables->flops.peak);
     ASSERT_TRUE(p.known) << row.name;
     for (const auto& cells : tab->rows) {
       if (std::get<std::string>(cells[op_col]) != row.name) continue;
@@ -258,7 +258,7 @@ TEST(RightAnswers, GapsOfOneTickAreNoGaps) {
   GenTrace t;
   t.steps = {s, s};
   const testutil::AnalysedRanks r = Analyse(t);
-  const analysis::IdleCauses& idle = r.an.at(0).idle;
+  const analysis::IdleCauses& idle = r.an.at(0).tables->idle;
   ASSERT_FALSE(idle.largest.empty());
   for (const analysis::IdleGap& g : idle.largest) EXPECT_GT(g.dur_ns(), 1) << g.begin_ns;
   EXPECT_TRUE(std::ranges::any_of(

@@ -25,6 +25,7 @@
 #include "analysis/hta/hta_sequences.h"
 #include "analysis/hta/hta_stragglers.h"
 #include "analysis/rank_summary.h"
+#include "analysis/ranks/detail_store.h"
 #include "analysis/run/driver.h"
 #include "analysis/run/options.h"
 #include "base/text.h"
@@ -364,7 +365,9 @@ class Analysis {
     std::vector<StreamIdleRow> out;
     for (size_t i = 0; i < run->summaries->ranks.size(); ++i) {
       if (run->summaries->ranks[i].rank != rank) continue;
-      for (const analysis::StreamIdle& s : run->summaries->analyses[i].hta.idle) {
+      analysis::RankTables scratch;
+      const analysis::RankTables& tables = TablesOf(run->summaries->analyses[i], scratch);
+      for (const analysis::StreamIdle& s : tables.hta.idle) {
         std::vector<double> us;
         std::vector<bool> present;
         for (int c = 0; c < analysis::kNumIdle; ++c) {

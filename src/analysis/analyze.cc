@@ -33,9 +33,12 @@ void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnal
   a.operator_kernels = KernelView(m, tree, true);
   a.phases = ComputePhases(m, tree, o.dataloader_patterns, o.steps_from);
   a.modules = ModuleView(m, tree);
-  a.kernel_sequences = FrequentKernelSequences(m, tree, {});
-  a.flops = ComputeFlops(m, tree, a.steps, o.flops);
-  a.categories = ComputeCategories(m, tree);
+  a.tables->kernel_sequences = FrequentKernelSequences(m, tree, {});
+  FlopsResult flops = ComputeFlops(m, tree, a.steps, o.flops);
+  a.flops_operators = std::move(flops.operators);
+  a.flops_shapes = std::move(flops.shapes);
+  a.tables->flops = std::move(flops);
+  a.tables->categories = ComputeCategories(m, tree);
   a.gpu_ns = tree.gpu_ns;
 }
 
@@ -51,13 +54,13 @@ void RankViews(const trace::TraceModel& m, const AnalyzeOptions& o, const HtaOpt
                RankAnalysis& a) {
   const std::function<void()> groups[] = {
       [&] { OperatorViews(m, o, a); },
-      [&] { a.hta = ComputeHta(m, a.steps, hta); },
-      [&] { a.gpus = ComputeGpuSummaries(m, a.steps); },
+      [&] { a.tables->hta = ComputeHta(m, a.steps, hta); },
+      [&] { a.tables->gpus = ComputeGpuSummaries(m, a.steps); },
       [&] { a.overview = ComputeOverview(m, a.steps, o.dataloader_patterns, o.steps_from); },
       [&] {
-        a.idle = ComputeIdleCauses(m, a.steps, o.dataloader_patterns, o.steps_from);
+        a.tables->idle = ComputeIdleCauses(m, a.steps, o.dataloader_patterns, o.steps_from);
         a.memory = MemoryView(m);
-        a.memcpy = MemcpyBandwidthByDirection(m);
+        a.tables->memcpy = MemcpyBandwidthByDirection(m);
         a.comm_ops = RankCommOps(m, a.comm_names);
         a.comm_breakdowns = ComputeCommBreakdowns(m, a.steps);
         MarkPath(m, o, a);
@@ -94,10 +97,10 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
   a.steps = FindSteps(m, o.steps, o.steps_from);
   RankViews(m, o, hta, a);
   if (a.steps.gpu_data_cut) {  // the cut took the GPU events: no GPU figure is true
-    a.gpus.clear();
-    a.hta = HtaResult{};
-    a.hta.rank = m.rank;
-    a.idle = IdleCauses{};
+    a.tables->gpus.clear();
+    a.tables->hta = HtaResult{};
+    a.tables->hta.rank = m.rank;
+    a.tables->idle = IdleCauses{};
   }
   a.candidates = RankCandidates(m, a, o);
   if (o.critical_path)

@@ -50,7 +50,7 @@ std::map<std::string, DevicePerStep> OperatorGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (const OperatorRow& o : a.operators)
       if (o.device_self_ns > 0) emit(o.name, static_cast<double>(o.device_self_ns), 0);
-    for (const ShapeRow& r : a.flops.shapes)
+    for (const ShapeRow& r : a.flops_shapes)
       if (r.category == OpCategory::kGemm || r.category == OpCategory::kConvolution ||
           r.category == OpCategory::kAttention)
         emit(r.name, 0, r.flops);
@@ -60,9 +60,9 @@ std::map<std::string, DevicePerStep> OperatorGpu(const DiffSide& s) {
 std::map<std::string, DevicePerStep> CategoryGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
     for (size_t c = 0; c < kNumOpCategories; ++c)
-      if (a.categories.by[c].ns > 0)
-        emit(OpCategoryName(static_cast<OpCategory>(c)), static_cast<double>(a.categories.by[c].ns),
-             0);
+      if (a.tables->categories.by[c].ns > 0)  // held
+        emit(OpCategoryName(static_cast<OpCategory>(c)),
+             static_cast<double>(a.tables->categories.by[c].ns), 0);
   });
 }
 
@@ -119,8 +119,9 @@ void AddTable(report::Section& s, const std::string& id, const std::string& titl
 }  // namespace
 
 std::string DeviceOf(const DiffSide& s) {
+  RankTables scratch;
   for (size_t i = 0; i < s.models->size() && i < s.analyses->size(); ++i)
-    for (const GpuSummary& g : (*s.analyses)[i].gpus) {
+    for (const GpuSummary& g : TablesOf((*s.analyses)[i], scratch).gpus) {
       const trace::DeviceInfo* d = (*s.models)[i].FindDevice(g.device);
       if (d && !d->name.empty())
         return d->arch.empty() ? d->name : fmt::format("{} ({})", d->name, d->arch);

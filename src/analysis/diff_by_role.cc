@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "analysis/diff.h"
+#include "analysis/ranks/detail_store.h"
 #include "memory/allocation_log.h"
 #include "report/format.h"
 #include "snapshot/snapshot_section.h"
@@ -29,6 +30,7 @@ RolePeak RolesOf(const DiffSide& s) {
   RolePeak out;
   double ranks = 0;
   for (const RankAnalysis& a : *s.analyses) {
+    DetailHold hold(a);  // a side of many ranks keeps the roles in a scratch file
     const DeviceMemory* best = nullptr;
     for (const DeviceMemory& d : a.memory.devices) {
       if (d.role_bytes.size() != static_cast<size_t>(memory::kRoles)) continue;

@@ -50,9 +50,9 @@ bool HasMatrixCores(const trace::DeviceInfo& d) {
 
 // Whether the matmuls and convolutions ran in float32: with shapes recorded, some did; without,
 // it cannot be told and the kernels' names decide alone.
-bool MatmulsInFp32(const FlopsResult& f) {
-  if (!f.has_shapes) return true;
-  return std::any_of(f.operators.begin(), f.operators.end(), [](const FlopsRow& r) {
+bool MatmulsInFp32(const RankAnalysis& a) {
+  if (!a.tables->flops.has_shapes) return true;
+  return std::ranges::any_of(a.flops_operators, [](const FlopsRow& r) {
     return r.precision == Precision::kFp32 && r.device_ns > 0;
   });
 }
@@ -151,7 +151,7 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool train
   bool eligible_ops = false;
   for (size_t i = 0; i < m.size() && !eligible_ops; ++i)
     eligible_ops = m.kind[i] == trace::EventKind::kCpuOp && IsTensorCoreEligibleOp(m.name_of(i));
-  for (const GpuSummary& g : a.gpus) {
+  for (const GpuSummary& g : a.tables->gpus) {
     if (g.utilization_pct < kLowUtilizationPct) {
       Candidate c =
           Make("low_utilization", m.rank, (100 - g.utilization_pct) / 100 * a.overview.avg_total_ns,
@@ -181,7 +181,7 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool train
       continue;
     }
     if (d && HasMatrixCores(*d) && g.kernel_ns > 0 && g.tensor_core_pct == 0 && eligible_ops &&
-        MatmulsInFp32(a.flops)) {
+        MatmulsInFp32(a)) {
       Candidate c = Make("tensor_cores", m.rank, 0, static_cast<double>(g.kernel_ns) / 1e6);
       c.root_cause = true;
       c.figure_format = "{:.3f} ms";
@@ -189,7 +189,7 @@ void GpuCandidates(const trace::TraceModel& m, const RankAnalysis& a, bool train
           "GPU {} ({}) ran {{fig}} of kernels with none on {}, although matmul/convolution "
           "operators ran{}",
           g.device, g.arch, d->vendor == "AMD" ? "matrix cores" : "Tensor Cores",
-          a.flops.has_shapes ? " in fp32" : "");
+          a.tables->flops.has_shapes ? " in fp32" : "");
       c.advice = TensorCoreAdvice(*d);
       out->push_back(std::move(c));
     }
@@ -258,8 +258,8 @@ void CopyCandidates(const trace::TraceModel& m, const RankAnalysis& a,
       "(threshold {}%)",
       kCopyPct);
   c.detail = fmt::format("{:.1f} of {:.1f} ms per step; over the trace {}", Ms(copy), Ms(step),
-                         CopyDetail(a.memcpy));
-  c.advice = CopyAdvice(a.memcpy);
+                         CopyDetail(a.tables->memcpy));
+  c.advice = CopyAdvice(a.tables->memcpy);
   out->push_back(std::move(c));
 }
 
@@ -355,7 +355,7 @@ std::string LongGapAdvice(const IdleGap& g, bool pytorch) {
 
 void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const AnalyzeOptions& o,
                       std::optional<LoaderWait>& loader, std::vector<Candidate>* out) {
-  const HtaResult& h = a.hta;
+  const HtaResult& h = a.tables->hta;
   int64_t host = 0, idle = 0;
   for (const StreamIdle& s : h.idle) {
     host += s.ns[kHostWait];
@@ -373,11 +373,12 @@ void LaunchCandidates(const trace::TraceModel& m, const RankAnalysis& a, const A
     c.root_cause = true;
     c.headline = "The GPU is idle {fig} of its busy span";
     c.detail = fmt::format("{:.1f}% of the idle time is host wait", 100.0 * host / idle);
-    if (a.idle.idle_ns > 0) c.detail += "; " + IdleCauseDetail(a.idle);
-    c.advice = OneLongGap(a.idle)
-                   ? LongGapAdvice(a.idle.largest[0], ProfilesPyTorch(m))
-                   : IdleCauseAdvice(a.idle.idle_ns > 0 ? a.idle.Largest() : kIdleLaunch, h.launch,
-                                     LoaderWaitOf(m, a.overview, loader), ProfilesPyTorch(m));
+    if (a.tables->idle.idle_ns > 0) c.detail += "; " + IdleCauseDetail(a.tables->idle);
+    c.advice =
+        OneLongGap(a.tables->idle)
+            ? LongGapAdvice(a.tables->idle.largest[0], ProfilesPyTorch(m))
+            : IdleCauseAdvice(a.tables->idle.idle_ns > 0 ? a.tables->idle.Largest() : kIdleLaunch,
+                              h.launch, LoaderWaitOf(m, a.overview, loader), ProfilesPyTorch(m));
     out->push_back(std::move(c));
   }
   if (h.launch.graph_launches > 0) {

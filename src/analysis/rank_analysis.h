@@ -23,6 +23,7 @@
 #include "analysis/phase_view.h"
 #include "analysis/rank_parts.h"
 #include "analysis/steps.h"
+#include "base/box.h"
 
 namespace trainprof::analysis {
 
@@ -47,10 +48,26 @@ struct AnalyzeOptions {
 class DetailStore;
 
 // The lists of a rank's detail that a pass across ranks reads on its own (the modules across
-// ranks, the top operators, kernels and shapes of all ranks, the recommendations), first in its
-// record in this order.
-enum class AcrossList { kModules, kOperators, kKernels, kShapes, kCandidates };
-inline constexpr size_t kAcrossLists = 5;
+// ranks, the top operators, kernels and shapes of all ranks, the recommendations, and the
+// rank's tables: RankTables), first in its record in this order.
+enum class AcrossList { kModules, kOperators, kKernels, kShapes, kCandidates, kTables };
+inline constexpr size_t kAcrossLists = 6;
+
+// The figures of a rank that its own rows of the per-rank tables read, and a few notes and
+// metrics across ranks: with the detail in a scratch file while many ranks wait for their
+// report (ranks/detail_store.h), read back with TablesOf. A third of a rank's resident memory
+// (its fixed fields and a dozen small lists) before they moved out.
+struct RankTables {
+  std::vector<GpuSummary> gpus;
+  HtaResult hta;
+  IdleCauses idle;                               // what the host was doing while the GPU idled
+  std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
+  CategoryResult categories;                     // GPU time per operator category
+  std::vector<MemcpyBandwidth> memcpy;           // bandwidth per memcpy direction
+  // MFU and roofline: the figures (its lists are RankAnalysis::flops_operators and
+  // flops_shapes, empty here).
+  FlopsResult flops;
+};
 
 // Where a rank's detail (ranks/detail_store.h) waits while it is out of its analysis, and how
 // long the lists that went held.
@@ -68,20 +85,18 @@ struct SpilledDetail {
 struct RankAnalysis {
   StepsResult steps;
   Overview overview;
-  std::vector<GpuSummary> gpus;
-  HtaResult hta;
-  IdleCauses idle;  // what the host was doing while the GPU idled (idle_causes.h)
+  // Present but while the rank's detail waits in a scratch file (then empty: read it with
+  // TablesOf, or under a DetailHold, ranks/detail_store.h).
+  base::Box<RankTables> tables;
   std::vector<OperatorRow> operators;                // the Operator view (operator_view.h)
   std::vector<OperatorRow> operators_by_shape;       // ... grouped by input shape
   std::vector<OperatorRow> operators_by_stack;       // ... grouped by call stack
   std::vector<KernelRow> kernels, operator_kernels;  // the Kernel view
   PhaseResult phases;
-  std::vector<ModuleRow> modules;                // the Module view
-  std::vector<KernelSequence> kernel_sequences;  // HTA's frequent kernel sequences
-  MemoryResult memory;                           // the Memory view
-  FlopsResult flops;                             // MFU and roofline
-  CategoryResult categories;                     // GPU time per operator category
-  std::vector<MemcpyBandwidth> memcpy;           // bandwidth per memcpy direction
+  std::vector<ModuleRow> modules;         // the Module view
+  MemoryResult memory;                    // the Memory view
+  std::vector<FlopsRow> flops_operators;  // FLOPs per operator (FlopsResult::operators)
+  std::vector<ShapeRow> flops_shapes;     // the roofline per shape (FlopsResult::shapes)
   int64_t gpu_ns = 0;  // every GPU event's time in the trace: what the views' coverage is of
   // For the multi-rank report (rank_parts.h).
   std::vector<RankCommOp> comm_ops;            // communication kernels, in order of issue

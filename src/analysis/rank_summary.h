@@ -51,7 +51,7 @@ void KeepUntilReport(const std::shared_ptr<DetailStore>& store, RankSummary& s);
 
 // The file format: "TPSUMMARY", a format version, then the fields in a fixed order
 // (little-endian integers and doubles, strings and lists with their length first).
-inline constexpr uint32_t kSummaryVersion = 13;
+inline constexpr uint32_t kSummaryVersion = 14;
 inline constexpr std::string_view kSummaryExtension = ".tpsum";
 std::string EncodeSummary(const RankSummary& s);
 // Errors: not a summary, another version, or cut short (the message says which).
@@ -70,8 +70,8 @@ struct Summaries {
 // Every file's result of one run, in the files' order, held from the start in the columns the
 // report reads (Summaries::ranks and ::analyses): a summary moves once, into its row, and
 // CombineSummaries cuts the failed rows and sorts the rest by rank in place, so a run's results
-// are never held twice on their way to the report (a summary is 2.3 KB before its lists: a
-// second copy of 100,000 ranks' is 230 MB). The options and input, the same for nearly every
+// are never held twice on their way to the report (a summary's fixed fields are a kilobyte: a
+// second copy of 100,000 ranks' is 100 MB). The options and input, the same for nearly every
 // row, are kept once per distinct value.
 class RankResults {
  public:

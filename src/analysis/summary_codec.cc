@@ -165,12 +165,15 @@ template <class A> void Fields(A& a, IdleGap& g) {
   a(g.device, g.begin_ns, g.end_ns, g.cause, g.host);
 }
 template <class A> void Fields(A& a, IdleCauses& c) { a(c.idle_ns, c.ns, c.largest); }
+template <class A> void Fields(A& a, RankTables& t) {
+  a(t.gpus, t.hta, t.idle, t.kernel_sequences, t.categories, t.memcpy, t.flops);
+}
 template <class A> void Fields(A& a, RankAnalysis& r) {
-  a(r.steps, r.overview, r.gpus, r.hta, r.operators, r.kernels, r.operator_kernels, r.phases,
-    r.modules, r.kernel_sequences, r.comm_ops, r.comm_names, r.comm_breakdowns, r.step_marks,
-    r.candidates, r.critical_paths);
-  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops, r.memcpy, r.categories,
-    r.idle, r.gpu_ns);
+  a(r.steps, r.overview, r.tables, r.operators, r.kernels, r.operator_kernels, r.phases,
+    r.modules, r.comm_ops, r.comm_names, r.comm_breakdowns, r.step_marks, r.candidates,
+    r.critical_paths);
+  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops_operators, r.flops_shapes,
+    r.gpu_ns);
 }
 template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
 // clang-format on
@@ -215,6 +218,11 @@ class Encoder {
   void Put(const std::optional<T>& o) {
     Put(o.has_value());
     if (o) Put(*o);
+  }
+  template <class T>
+  void Put(const base::Box<T>& b) {  // as an optional
+    Put(static_cast<bool>(b));
+    if (b) Put(*b);
   }
   template <class T>
   requires std::is_class_v<T>
@@ -291,6 +299,14 @@ class Decoder {
     Get(*o);
   }
   template <class T>
+  void Get(base::Box<T>& b) {
+    bool has = false;
+    Get(has);
+    if (!has) return b.reset();
+    if (!b) b.emplace();
+    Get(*b);
+  }
+  template <class T>
   requires std::is_class_v<T>
   void Get(T& s) { Fields(*this, s); }
 
@@ -350,18 +366,18 @@ namespace {
 // alone first, in AcrossList's order, then those only per-rank CSV rows read.
 template <class A>
 auto AcrossLists(A& a, RankAnalysis& r) {
-  return a(r.modules, r.operators, r.kernels, r.flops.shapes, r.candidates);
+  return a(r.modules, r.operators, r.kernels, r.flops_shapes, r.candidates, r.tables);
 }
 template <class A>
 auto ListsAfterAcross(A& a, RankAnalysis& r) {  // the rank's, not its devices'
-  return a(r.flops.operators, r.memory.allocations, r.memory.operators, r.memory.op_names,
-           r.operator_kernels, r.hta.top_kernels, r.idle.largest, r.operators_by_shape,
-           r.operators_by_stack);
+  return a(r.flops_operators, r.memory.allocations, r.memory.operators, r.memory.op_names,
+           r.operator_kernels, r.operators_by_shape, r.operators_by_stack);
 }
 template <class A>
 void DetailAfterAcross(A& a, RankAnalysis& r) {
   ListsAfterAcross(a, r);
-  for (DeviceMemory& d : r.memory.devices) a(d.curve, d.live_at_peak, d.role_timeline);
+  for (DeviceMemory& d : r.memory.devices)
+    a(d.curve, d.live_at_peak, d.role_timeline, d.role_bytes, d.rule_bytes);
 }
 
 template <class A>
@@ -370,11 +386,19 @@ void DetailFields(A& a, RankAnalysis& r) {
   DetailAfterAcross(a, r);
 }
 
-// Lets each list go, its memory too.
+// Lets each list go, its memory too (the tables with their box).
 struct Freer {
   template <class... T>
   void operator()(T&... v) {
-    ((v = T()), ...);
+    (Free(v), ...);
+  }
+  template <class T>
+  static void Free(T& v) {
+    v = T();
+  }
+  template <class T>
+  static void Free(base::Box<T>& v) {
+    v.reset();
   }
 };
 
@@ -461,6 +485,13 @@ bool DecodeList(std::string_view bytes, std::vector<ShapeRow>& rows) {
 }
 bool DecodeList(std::string_view bytes, std::vector<Candidate>& rows) {
   return DecodeOneList(bytes, rows);
+}
+bool DecodeList(std::string_view bytes, RankTables& tables) {
+  Decoder d(bytes);
+  bool has = false;
+  d(has);
+  if (has) d(tables);
+  return has && !d.bad() && d.left() == 0;
 }
 
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {

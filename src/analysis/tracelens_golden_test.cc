@@ -76,14 +76,14 @@ TEST_P(TraceLensGolden, CategorySharesAndGemmRates) {
     auto it = kSameCategory.find(row[0]);
     if (it == kSameCategory.end()) continue;
     double ours = 0;
-    for (OpCategory c : it->second) ours += a.categories.share_pct(c);
+    for (OpCategory c : it->second) ours += a.tables->categories.share_pct(c);
     EXPECT_NEAR(ours, std::stod(row[2]), 2.0) << row[0];
   }
   const auto gemms = ReadCsv(GetParam().stem + ".gemm.csv");
   ASSERT_FALSE(gemms.empty());
   for (const auto& row : gemms) {
     const ShapeRow* ours = nullptr;
-    for (const ShapeRow& s : a.flops.shapes)
+    for (const ShapeRow& s : a.flops_shapes)
       if (s.name == row[0] && s.dims == row[1]) ours = &s;
     ASSERT_NE(ours, nullptr) << row[0] << " " << row[1];
     const double calls = std::stod(row[2]);
@@ -149,7 +149,7 @@ TEST(TraceLensGolden, InferenceCategoriesMatchTraceLensReport) {
       double o = 0;
       for (size_t c = 0; c < kNumOpCategories; ++c)
         if (ours_name == OpCategoryName(static_cast<OpCategory>(c)))
-          o = a.categories.share_pct(static_cast<OpCategory>(c));
+          o = a.tables->categories.share_pct(static_cast<OpCategory>(c));
       EXPECT_NEAR(o, t, 2.0) << dir << " " << ours_name;
     }
   }
@@ -171,8 +171,8 @@ TEST(TraceLensGolden, InferenceUtilizationIsTraceLensBusyTime) {
       if (line.starts_with("busy_time,")) busy_pct = std::stod(Fields(line)[2]);
     const RankAnalysis a = Analyse(std::string("inference/") + run);
     ASSERT_TRUE(a.steps.gpu_window) << dir;
-    ASSERT_EQ(a.gpus.size(), 1u) << dir;
-    EXPECT_NEAR(a.gpus.front().utilization_pct, busy_pct, 1.0) << dir;
+    ASSERT_EQ(a.tables->gpus.size(), 1u) << dir;
+    EXPECT_NEAR(a.tables->gpus.front().utilization_pct, busy_pct, 1.0) << dir;
     if (busy_pct > 90) {
       for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "low_utilization") << dir;
     }
@@ -204,7 +204,7 @@ TEST(TraceLensGolden, GraphedGemmsMatchTraceLensThroughTheCaptureTrace) {
       if (!name.starts_with("aten::")) continue;  // the same kernels under vLLM's / aiter's op
       const std::string& dims = f[col("Input Dims_first")];
       const ShapeRow* ours = nullptr;
-      for (const ShapeRow& s : a.flops.shapes)
+      for (const ShapeRow& s : a.flops_shapes)
         if (s.name == name && s.dims == dims) ours = &s;
       ASSERT_NE(ours, nullptr) << dir << " " << name << " " << dims;
       const double calls = std::stod(f[col("name_count")]);
@@ -267,10 +267,11 @@ TEST(TraceLensGolden, GpuOnlyTraceIsAnalysed) {
   const RankAnalysis a = Analyse("mi210/gpu_only_trace.json.gz");
   ASSERT_EQ(a.steps.steps.size(), 1u);
   EXPECT_TRUE(a.steps.gpu_window);
-  ASSERT_EQ(a.gpus.size(), 1u);
-  EXPECT_EQ(a.gpus.front().kernels, 562);
-  EXPECT_GT(a.gpus.front().utilization_pct, 0);
-  EXPECT_EQ(a.categories.by_kernel_ns, a.categories.total_ns);  // no operator above any kernel
+  ASSERT_EQ(a.tables->gpus.size(), 1u);
+  EXPECT_EQ(a.tables->gpus.front().kernels, 562);
+  EXPECT_GT(a.tables->gpus.front().utilization_pct, 0);
+  EXPECT_EQ(a.tables->categories.by_kernel_ns,
+            a.tables->categories.total_ns);  // no operator above any kernel
 }
 
 // The same model does the same GEMM work on both vendors, whatever their kernels are called.
@@ -281,7 +282,7 @@ TEST(TraceLensGolden, SameGemmFlopsOnH100AndMi300x) {
                             "facebook_timesformer-base-finetuned-k400__1016002.json.gz"}) {
     auto gemm_flops = [](const RankAnalysis& a) {
       double f = 0;
-      for (const ShapeRow& s : a.flops.shapes)
+      for (const ShapeRow& s : a.flops_shapes)
         if (s.category == OpCategory::kGemm) f += s.flops;
       return f;
     };

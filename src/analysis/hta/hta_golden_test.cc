@@ -30,7 +30,7 @@ Loaded LoadCompat(const std::string& folder) {
   l.models = std::move(*models);
   AnalyzeOptions o;  // the path `trainprof analyze --hta-compat` takes
   o.hta.hta_compat = true;
-  for (RankAnalysis& a : AnalyzeAll(l.models, o)) l.hta.push_back(std::move(a.hta));
+  for (RankAnalysis& a : AnalyzeAll(l.models, o)) l.hta.push_back(std::move(a.tables->hta));
   return l;
 }
 

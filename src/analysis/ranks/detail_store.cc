@@ -160,7 +160,7 @@ void CountDetail(const RankAnalysis& a, SpilledDetail& s) {
   s.shape_rows = static_cast<int64_t>(a.operators_by_shape.size());
   s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
   s.module_rows = static_cast<int64_t>(a.modules.size());
-  s.flops_rows = static_cast<int64_t>(a.flops.operators.size());
+  s.flops_rows = static_cast<int64_t>(a.flops_operators.size());
   s.module_root_ns = ModuleRootNs(a);
 }
 
@@ -278,11 +278,10 @@ int64_t StackRows(const RankAnalysis& a) {
 
 namespace {
 
-// `kept` (a list of `a`) when `a` is not spilled, else the list read back alone into `scratch`.
-template <class Row>
-const std::vector<Row>& ListOf(const RankAnalysis& a, AcrossList list, const std::vector<Row>& kept,
-                               std::vector<Row>& scratch) {
-  if (a.spilled.store == nullptr) return kept;
+// `*kept` (a list of `a`) when `a` is not spilled, else the list read back alone into `scratch`.
+template <class List>
+const List& ListOf(const RankAnalysis& a, AcrossList list, const List* kept, List& scratch) {
+  if (a.spilled.store == nullptr) return *kept;
   thread_local std::string bytes;
   a.spilled.store->ReadList(a, list, bytes);
   if (!DecodeList(bytes, scratch)) Unreadable();
@@ -292,24 +291,29 @@ const std::vector<Row>& ListOf(const RankAnalysis& a, AcrossList list, const std
 }  // namespace
 
 const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch) {
-  return ListOf(a, AcrossList::kModules, a.modules, scratch);
+  return ListOf(a, AcrossList::kModules, &a.modules, scratch);
 }
 
 const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
                                             std::vector<OperatorRow>& scratch) {
-  return ListOf(a, AcrossList::kOperators, a.operators, scratch);
+  return ListOf(a, AcrossList::kOperators, &a.operators, scratch);
 }
 
 const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch) {
-  return ListOf(a, AcrossList::kKernels, a.kernels, scratch);
+  return ListOf(a, AcrossList::kKernels, &a.kernels, scratch);
 }
 
 const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a, std::vector<ShapeRow>& scratch) {
-  return ListOf(a, AcrossList::kShapes, a.flops.shapes, scratch);
+  return ListOf(a, AcrossList::kShapes, &a.flops_shapes, scratch);
 }
 
 const std::vector<Candidate>& CandidatesOf(const RankAnalysis& a, std::vector<Candidate>& scratch) {
-  return ListOf(a, AcrossList::kCandidates, a.candidates, scratch);
+  return ListOf(a, AcrossList::kCandidates, &a.candidates, scratch);
+}
+
+const RankTables& TablesOf(const RankAnalysis& a, RankTables& scratch) {
+  if (a.tables) return *a.tables;  // not spilled, or held
+  return ListOf(a, AcrossList::kTables, a.tables.operator->(), scratch);
 }
 
 int64_t ModuleRootNs(const RankAnalysis& a) {
@@ -325,7 +329,7 @@ int64_t ModuleRows(const RankAnalysis& a) {
 }
 
 int64_t FlopsRows(const RankAnalysis& a) {
-  return a.spilled.store == nullptr ? static_cast<int64_t>(a.flops.operators.size())
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.flops_operators.size())
                                     : a.spilled.flops_rows;
 }
 

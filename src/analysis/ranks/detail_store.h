@@ -1,10 +1,12 @@
 // Many ranks' detail in a scratch file. The part of a rank's analysis that only the rank's rows
 // of the per-rank detail tables read (CSV only past kInlineRanks ranks: the memory curves, role
 // timelines, allocations, memory per operator and live at the peak, FLOPs per operator, the
-// kernels per operator, HTA's top kernels, the longest idle gaps, the operators by shape and by
-// stack), with the lists that a pass across ranks reads besides (the modules, operators, kernels,
-// roofline shapes and recommendation candidates: AcrossList), is nine tenths of a real rank's
-// summary, and the part whose size depends on what the rank ran. The process that builds a report
+// kernels per operator, the memory by role at the peak, the operators by shape and by stack),
+// with the lists that a pass across ranks reads besides (the modules, operators, kernels,
+// roofline shapes and recommendation candidates: AcrossList) and the rank's tables (RankTables:
+// its GPU summary, HTA's figures and top kernels, the idle causes and gaps, the categories, the
+// memcpy bandwidth, the FLOPs figures), is nine tenths of a real rank's summary, and the part
+// whose size depends on what the rank ran. The process that builds a report
 // of thousands of ranks moves it out of each summary as the summary arrives (Spill) and reads it
 // back for the rows (DetailHold), or one list alone for a pass across ranks (ListOf), so it holds
 // the rest only: the same few kilobytes whatever a rank holds. The report is the same byte for
@@ -15,6 +17,8 @@
 //   { DetailHold hold(a);  ... a.memory.allocations ... }  // back in `a` while held
 //   std::vector<KernelRow> scratch;
 //   for (const KernelRow& k : KernelsOf(a, scratch)) ...  // that list alone
+//   RankTables tables;
+//   TablesOf(a, tables).hta.temporal ...                  // the tables alone
 //
 // A process that writes the report once and reads no rank's detail after its CSV rows
 // (`trainprof analyze`) lets each record go as its rows are written (RetireOnceWritten), so the
@@ -137,8 +141,12 @@ const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
                                             std::vector<OperatorRow>& scratch);
 const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch);
 const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a,
-                                      std::vector<ShapeRow>& scratch);  // flops.shapes
+                                      std::vector<ShapeRow>& scratch);  // flops_shapes
 const std::vector<Candidate>& CandidatesOf(const RankAnalysis& a, std::vector<Candidate>& scratch);
+// The rank's tables (RankAnalysis::tables): in `a` when they are there (not spilled, or held),
+// else read back alone into `scratch`. No hold of `a` may begin or end on another thread
+// meanwhile (the CSV batches hold a rank on each of their threads before either reads it).
+const RankTables& TablesOf(const RankAnalysis& a, RankTables& scratch);
 
 // The detail's bytes (the across lists first, in AcrossList's order, each ending at its `ends`),
 // read back into `a` (false: cut short), and its lists let go (with their memory). In
@@ -150,6 +158,7 @@ bool DecodeList(std::string_view bytes, std::vector<OperatorRow>& rows);
 bool DecodeList(std::string_view bytes, std::vector<KernelRow>& rows);
 bool DecodeList(std::string_view bytes, std::vector<ShapeRow>& rows);
 bool DecodeList(std::string_view bytes, std::vector<Candidate>& rows);
+bool DecodeList(std::string_view bytes, RankTables& tables);  // the tables alone
 void FreeDetail(RankAnalysis& a);
 // FreeDetail, but the lists are kept on this thread for its next DecodeDetail (a few ranks'
 // at most): for a rank's detail decoded to be read and let go.
@@ -161,7 +170,7 @@ bool HasRoleTimeline(const RankAnalysis& a, size_t device);
 int64_t ShapeRows(const RankAnalysis& a);     // operators_by_shape
 int64_t StackRows(const RankAnalysis& a);     // operators_by_stack
 int64_t ModuleRows(const RankAnalysis& a);    // modules
-int64_t FlopsRows(const RankAnalysis& a);     // flops.operators
+int64_t FlopsRows(const RankAnalysis& a);     // flops_operators
 int64_t ModuleRootNs(const RankAnalysis& a);  // the device time of the modules at depth 0
 
 }  // namespace trainprof::analysis

@@ -41,17 +41,17 @@ RankAnalysis Rank(int64_t r) {
                          .depth = k == 0 ? 0 : 1,
                          .device_ns = 100 * (k + 1) + r});
   }
-  a.flops.has_shapes = true;
-  a.flops.operators.push_back({.name = "aten::mm", .calls = 2, .flops = 4e9, .device_ns = 900 + r});
+  a.tables->flops.has_shapes = true;
+  a.flops_operators.push_back({.name = "aten::mm", .calls = 2, .flops = 4e9, .device_ns = 900 + r});
   for (int k = 0; k < 2; ++k)
-    a.flops.shapes.push_back({.name = "aten::mm",
+    a.flops_shapes.push_back({.name = "aten::mm",
                               .dims = fmt::format("[[{}, 8], [8, 8]]", 16 << k),
                               .calls = 1,
                               .flops = 2e9,
                               .device_ns = 400 * (k + 1) + r % 5});
   a.candidates.push_back({.key = "low_utilization", .rank = r, .figure = 30.0 + r % 3});
   a.operators_by_shape = a.operators;
-  a.hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
+  a.tables->hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
   a.operators_by_shape[0].input_dims = "[[2, 3]]";
   DeviceMemory d;
   d.device = 0;
@@ -67,9 +67,29 @@ RankAnalysis Rank(int64_t r) {
   a.memory.allocations.push_back({.device = 0, .op = 7, .bytes = 32, .alloc_ns = 16});
   a.operators_by_stack = a.operators;
   a.operators_by_stack[1].call_stack = "train.py(12): step";
-  a.idle.idle_ns = 40 + r;
+  a.tables->idle.idle_ns = 40 + r;
   a.gpu_ns = 10000;
-  a.idle.largest.push_back({.device = 0, .begin_ns = 5, .end_ns = 25 + r, .host = "sleep"});
+  a.tables->idle.largest.push_back({.device = 0, .begin_ns = 5, .end_ns = 25 + r, .host = "sleep"});
+  // The rank's tables (RankTables) and the roles at its peak, which wait with the detail too.
+  RankTables& t = *a.tables;
+  t.gpus.push_back({.device = 0,
+                    .name = "NVIDIA H100 80GB HBM3",
+                    .kernels = 3 + r,
+                    .kernel_ns = 1500,
+                    .utilization_pct = 40.0 + static_cast<double>(r % 7)});
+  t.hta.temporal = {.idle_ns = 10 + r, .compute_ns = 60, .non_compute_ns = 30, .span_ns = 100 + r};
+  t.hta.idle.push_back({.stream = 7, .ns = {5, 3 + r, 2}, .gaps = {1, 2, 1}});
+  t.hta.launch.graph_launches = r % 2;  // two distinct launch notes
+  t.categories.by[0] = {.ns = 1000 + r, .kernels = 3, .top_op = "aten::mm", .top_ns = 900};
+  t.categories.total_ns = 2000;
+  t.categories.by_kernel_ns = 100 * (r % 3);
+  t.memcpy.push_back({.direction = "HtoD", .copies = 2, .bytes = 1 << 20, .dur_ns = 1000 + r});
+  t.flops.steps.push_back({.step = "ProfilerStep#1", .flops = 1e9 * (r + 1), .dur_ns = 5000});
+  t.flops.covered_ns = 900 + r;
+  t.flops.uncovered = {{"aten::add", 100 + r}};
+  a.memory.devices[0].role_bytes.assign(memory::kRoles, 0);
+  a.memory.devices[0].role_bytes[1] = 200 + r;
+  a.memory.devices[0].rule_bytes = {0, 200 + r};
   return a;
 }
 
@@ -177,8 +197,7 @@ TEST(ManyRanks, RankSummaryTablesPastAThousandRanksAreStreamed) {
                                             "kernel_launch_stats", "step_breakdown_average",
                                             "mfu_steps",           "idle_causes"};
   for (size_t n : {kInlineRanks + 1, kMaxJsonRowsManyRanks + 1}) {
-    Ranks in = MakeRanks(n);
-    for (RankAnalysis& a : in.analyses) a.flops.steps.push_back({.step = "ProfilerStep#1"});
+    Ranks in = MakeRanks(n);  // a step of FLOPs each (Rank)
     const report::Report held = BuildAnalyzeReport(in.infos, in.analyses, in.options, "x");
     const report::Report streamed =
         BuildAnalyzeReport(in.infos, in.analyses, in.options, "x", /*stream_rank_tables=*/true);
@@ -309,7 +328,7 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
       EXPECT_EQ(a.memory.allocations.size(), 2u);
     }
     EXPECT_EQ(a.memory.allocations.size(), 2u) << "still held by the outer hold";
-    EXPECT_EQ(a.idle.largest.at(0).host, "sleep");
+    EXPECT_EQ(a.tables->idle.largest.at(0).host, "sleep");
   }
   EXPECT_TRUE(a.memory.allocations.empty());
   // A spilled summary is written whole, as one never spilled.
@@ -328,7 +347,7 @@ TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
     big.operators_by_shape.push_back({.name = std::string(40, 'x'), .input_dims = "[[1]]"});
     big.memory.op_names.push_back({100 + k, "aten::a_rather_long_operator_name"});
   }
-  big.idle.largest[0].host = "a host range with a long name that the small rank lacks";
+  big.tables->idle.largest[0].host = "a host range with a long name that the small rank lacks";
   small.operators_by_shape.resize(1);
   const std::string small_whole = EncodeDetail(small);
   const std::shared_ptr<DetailStore> store = DetailStore::Open();
@@ -356,7 +375,7 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
       for (size_t k = 0; k < in.analyses.size(); ++k) {
         RankAnalysis& a = in.analyses[backwards ? in.analyses.size() - 1 - k : k];
         DetailHold hold(a);
-        const bool whole = a.memory.allocations.size() == 2 && a.idle.largest.size() == 1 &&
+        const bool whole = a.memory.allocations.size() == 2 && a.tables->idle.largest.size() == 1 &&
                            a.operators_by_stack.size() == 3 && a.modules.size() == 3;
         partial += whole ? 0 : 1;
       }
@@ -376,7 +395,7 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
 TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
   const RankAnalysis whole = Rank(3);
   ASSERT_FALSE(whole.modules.empty() || whole.operators.empty() || whole.kernels.empty() ||
-               whole.flops.shapes.empty() || whole.candidates.empty());
+               whole.flops_shapes.empty() || whole.candidates.empty());
   const std::shared_ptr<DetailStore> store = DetailStore::Open();
   ASSERT_NE(store, nullptr);
   RankAnalysis spilled = Rank(3), given = Rank(3);
@@ -396,6 +415,12 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
     for (const KernelRow& r : KernelsOf(a, k)) out += fmt::format("{} {}\n", r.name, r.total_ns);
     for (const ShapeRow& r : ShapesOf(a, s)) out += fmt::format("{} {}\n", r.dims, r.device_ns);
     for (const Candidate& r : CandidatesOf(a, c)) out += fmt::format("{} {}\n", r.key, r.figure);
+    RankTables t;
+    const RankTables& tables = TablesOf(a, t);
+    for (const GpuSummary& g : tables.gpus) out += fmt::format("{} {}\n", g.name, g.kernels);
+    out += fmt::format("{} {} {} {}\n", tables.hta.temporal.idle_ns, tables.idle.idle_ns,
+                       tables.categories.by[0].ns, tables.flops.steps.at(0).flops);
+    for (const KernelStats& k : tables.hta.top_kernels) out += fmt::format("{}\n", k.name);
     return out;
   };
   const std::string expected = lists(whole);
@@ -409,8 +434,9 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
     EXPECT_LT(begin, a->spilled.bytes) << "the lists alone, not the record";
     EXPECT_EQ(lists(*a), expected);
     EXPECT_TRUE(a->modules.empty() && a->operators.empty() && a->kernels.empty() &&
-                a->flops.shapes.empty() && a->candidates.empty())
+                a->flops_shapes.empty() && a->candidates.empty() && !a->tables)
         << "read into the scratch, not the analysis";
+    EXPECT_TRUE(a->memory.devices[0].role_bytes.empty()) << "the roles wait with the detail";
     EXPECT_EQ(FlopsRows(*a), 1);
     DetailHold hold(*a);
     EXPECT_EQ(lists(*a), expected);

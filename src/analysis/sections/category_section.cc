@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 #include "base/text.h"
 
@@ -28,11 +30,14 @@ std::vector<OpCategory> ByTime(const CategoryResult& c) {
 // Headline figures for `trainprof compare` (whatever the device): each category's GPU time per
 // step, the mean over the ranks.
 void AddMetrics(const AnalyzeInput& in, report::Section& s) {
+  std::array<double, kNumOpCategories> per_step{};
+  ForEachRankTables(in, [&](size_t i, const RankTables& t) {
+    const double steps = static_cast<double>(in.analyses[i].steps.steps.size());
+    for (size_t k = 0; k < kNumOpCategories; ++k)
+      per_step[k] += static_cast<double>(t.categories.by[k].ns) / std::max<double>(1, steps);
+  });
   for (size_t k = 0; k < kNumOpCategories; ++k) {
-    double ns = 0;
-    for (const RankAnalysis& a : in.analyses)
-      ns += static_cast<double>(a.categories.by[k].ns) /
-            std::max<double>(1, static_cast<double>(a.steps.steps.size()));
+    const double ns = per_step[k];
     if (ns <= 0) continue;
     const double ranks = static_cast<double>(in.analyses.size());
     const std::string name = OpCategoryName(static_cast<OpCategory>(k));
@@ -46,7 +51,7 @@ void AddMetrics(const AnalyzeInput& in, report::Section& s) {
 
 void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("categories", "Operator categories");
-  report::Table& t = AddRankSummaryTable(
+  report::Table& t = AddRankTablesTable(
       s, in, "op_categories", "GPU time per operator category",
       {{"rank", "Rank", Unit::kText},
        {"category", "Category", Unit::kText},
@@ -54,20 +59,21 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
        {"share_pct", "Share", Unit::kPercent},
        {"kernels", "Kernels", Unit::kCount},
        {"top", "Largest operator", Unit::kText, true, false, 50}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        const CategoryResult& c = a.categories;
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const CategoryResult& c = t.categories;
         for (OpCategory k : ByTime(c)) {
           const CategoryShare& sh = c.by[static_cast<size_t>(k)];
           rows.push_back({rank, std::string(OpCategoryName(k)), Seconds(sh.ns), c.share_pct(k),
                           sh.kernels, sh.top_op});
         }
       });
-  bool any = false;
-  for (const RankAnalysis& a : in.analyses) any |= !ByTime(a.categories).empty();
+  const bool any = AnyRankTables(
+      in, [](const RankTables& tables) { return !ByTime(tables.categories).empty(); });
+  RankTables scratch;
   AddRankNotes(
       s.notes, in,
       [&](size_t i) {
-        const CategoryResult& c = in.analyses[i].categories;
+        const CategoryResult& c = TablesOf(in.analyses[i], scratch).categories;
         // Said when it shows as at least 0.1 %: "0.0 % ... has no operator" is noise.
         if (c.by_kernel_ns == 0 || 1000 * c.by_kernel_ns < c.total_ns) return std::string();
         return fmt::format(

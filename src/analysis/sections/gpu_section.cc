@@ -14,7 +14,7 @@ using report::Value;
 
 void AddGpuSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& gs = r.AddSection("gpu", "GPU summary");
-  AddRankSummaryTable(
+  AddRankTablesTable(
       gs, in, "gpu_summary", "GPU summary (over the steps)",
       {{"rank", "Rank", Unit::kText},
        {"device", "GPU", Unit::kCount},
@@ -26,25 +26,24 @@ void AddGpuSection(const AnalyzeInput& in, report::Report& r) {
        {"sm_efficiency_pct", "Est. SM efficiency", Unit::kPercent},
        {"occupancy_pct", "Est. achieved occupancy", Unit::kPercent},
        {"tensor_core_pct", "Kernel time on Tensor / matrix cores", Unit::kPercent}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
         auto opt = [](const std::optional<double>& v) -> Value {
           return v ? Value(*v) : Value(std::monostate{});
         };
-        for (const GpuSummary& g : a.gpus) {
+        for (const GpuSummary& g : t.gpus) {
           Value memory = g.memory_bytes > 0 ? Value(g.memory_bytes) : Value(std::monostate{});
           rows.push_back({rank, g.device, g.name, memory, g.arch, g.kernels, g.utilization_pct,
                           opt(g.sm_efficiency_pct), opt(g.occupancy_pct), g.tensor_core_pct});
         }
       });
-  if (std::ranges::all_of(in.analyses, [](const RankAnalysis& a) { return a.gpus.empty(); }))
-    gs.notes.push_back("No GPU kernels in the trace: a CPU-only run.");
   // Headline figures for run history and `trainprof compare`.
   double util_sum = 0;
   int64_t gpus = 0, peak = -1;
-  for (size_t i = 0; i < in.ranks.size(); ++i) {
-    for (const GpuSummary& g : in.analyses[i].gpus) util_sum += g.utilization_pct, ++gpus;
+  ForEachRankTables(in, [&](size_t i, const RankTables& t) {
+    for (const GpuSummary& g : t.gpus) util_sum += g.utilization_pct, ++gpus;
     for (const auto& [dev, bytes] : in.ranks[i].peak_allocated_bytes) peak = std::max(peak, bytes);
-  }
+  });
+  if (gpus == 0) gs.notes.push_back("No GPU kernels in the trace: a CPU-only run.");
   if (gpus > 0)
     gs.AddMetric("avg_utilization_pct", "GPU utilization (mean over GPUs)",
                  util_sum / static_cast<double>(gpus), Unit::kPercent);

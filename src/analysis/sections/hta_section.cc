@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/ranks/detail_store.h"
 #include "analysis/sections/sections.h"
 
 namespace trainprof::analysis {
@@ -17,7 +18,7 @@ namespace {
 using AddTableFn = void (*)(const AnalyzeInput& in, report::Section& s);
 
 void TemporalBreakdownTable(const AnalyzeInput& in, report::Section& s) {
-  AddRankSummaryTable(
+  AddRankTablesTable(
       s, in, "temporal_breakdown", "Temporal breakdown (GPU busy span)",
       {{"rank", "Rank", Unit::kText},
        {"idle_s", "Idle", Unit::kSeconds},
@@ -27,8 +28,8 @@ void TemporalBreakdownTable(const AnalyzeInput& in, report::Section& s) {
        {"idle_pct", "Idle %", Unit::kPercent},
        {"compute_pct", "Compute %", Unit::kPercent},
        {"non_compute_pct", "Non-compute %", Unit::kPercent}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        const Temporal& t = a.hta.temporal;
+      [](const RankTables& tables, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const Temporal& t = tables.hta.temporal;
         rows.push_back({rank, Seconds(t.idle_ns), Seconds(t.compute_ns), Seconds(t.non_compute_ns),
                         Seconds(t.span_ns), t.pct(t.idle_ns), t.pct(t.compute_ns),
                         t.pct(t.non_compute_ns)});
@@ -36,7 +37,7 @@ void TemporalBreakdownTable(const AnalyzeInput& in, report::Section& s) {
 }
 
 void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
-  report::Table& it = AddRankSummaryTable(
+  report::Table& it = AddRankTablesTable(
       sec, in, "idle_time_breakdown", "Idle time per stream",
       {{"rank", "Rank", Unit::kText},
        {"stream", "Stream", Unit::kCount},
@@ -45,8 +46,8 @@ void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
        {"other_s", "Other", Unit::kSeconds},
        {"host_wait_pct", "Host wait %", Unit::kPercent},
        {"idle_intervals", "Idle intervals", Unit::kCount}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        std::vector<StreamIdle> idle = a.hta.idle;
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        std::vector<StreamIdle> idle = t.hta.idle;
         std::sort(idle.begin(), idle.end(),
                   [](const StreamIdle& x, const StreamIdle& y) { return x.stream < y.stream; });
         for (const StreamIdle& s : idle) {
@@ -70,20 +71,19 @@ void IdleTimeBreakdownTable(const AnalyzeInput& in, report::Section& sec) {
 }
 
 void CommCompOverlapTable(const AnalyzeInput& in, report::Section& s) {
-  AddRankSummaryTable(
+  AddRankTablesTable(
       s, in, "comm_comp_overlap", "Communication-computation overlap",
       {{"rank", "Rank", Unit::kText},
        {"overlap_pct", "Comm. time overlapped by compute", Unit::kPercent}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        if (a.hta.has_communication) rows.push_back({rank, a.hta.comm_comp_overlap_pct});
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        if (t.hta.has_communication) rows.push_back({rank, t.hta.comm_comp_overlap_pct});
       });
-  if (std::ranges::none_of(in.analyses,
-                           [](const RankAnalysis& a) { return a.hta.has_communication; }))
+  if (!AnyRankTables(in, [](const RankTables& t) { return t.hta.has_communication; }))
     s.notes.push_back("No communication kernels: no overlap to measure.");
 }
 
 void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& lt = AddRankSummaryTable(
+  report::Table& lt = AddRankTablesTable(
       s, in, "kernel_launch_stats", "Kernel launch statistics",
       {{"rank", "Rank", Unit::kText},
        {"launches", "Launches", Unit::kCount},
@@ -93,14 +93,15 @@ void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
        {"mean_launch_s", "Mean launch", Unit::kSeconds},
        {"median_delay_s", "Median delay", Unit::kSeconds},
        {"p95_delay_s", "p95 delay", Unit::kSeconds}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        const LaunchStats& l = a.hta.launch;
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const LaunchStats& l = t.hta.launch;
         rows.push_back({rank, l.launches, l.short_kernels, l.runtime_outliers,
                         l.launch_delay_outliers, Seconds(l.mean_launch_ns),
                         Seconds(l.median_delay_ns), Seconds(l.p95_delay_ns)});
       });
+  RankTables scratch;
   AddRankNotes(lt.notes, in, [&](size_t i) {
-    const LaunchStats& l = in.analyses[i].hta.launch;
+    const LaunchStats& l = TablesOf(in.analyses[i], scratch).hta.launch;
     if (l.graph_launches == 0) return std::string();
     return fmt::format(
         "Rank {}: {} CUDA/HIP graph launch{} started {} kernels ({:.1f}% of the launched GPU "
@@ -117,8 +118,9 @@ void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
 
 void KernelTypeBreakdownTable(const AnalyzeInput& in, report::Section& s) {
   std::map<std::string, int64_t> types;
-  for (const RankAnalysis& a : in.analyses)
-    for (const auto& [label, ns] : a.hta.kernel_types) types[label] += ns;
+  ForEachRankTables(in, [&](size_t, const RankTables& t) {
+    for (const auto& [label, ns] : t.hta.kernel_types) types[label] += ns;
+  });
   report::Table& kt = s.AddTable("kernel_type_breakdown", "Kernel type breakdown (all ranks)",
                                  {{"kernel_type", "Kernel type", Unit::kText},
                                   {"time_s", "Time", Unit::kSeconds},
@@ -150,7 +152,7 @@ void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
        {"std_s", "Std dev", Unit::kSeconds}},
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        for (const KernelStats& k : a.hta.top_kernels)
+        for (const KernelStats& k : a.tables->hta.top_kernels)
           rows.push_back(report::MakeRow(rank, std::string(KernelTypeName(k.type)), k.name, k.count,
                                          Seconds(k.sum_ns), Seconds(k.mean_ns), Seconds(k.min_ns),
                                          Seconds(k.max_ns), Seconds(k.std_ns)));
@@ -159,7 +161,7 @@ void GpuKernelBreakdownTable(const AnalyzeInput& in, report::Section& s) {
 }
 
 void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
-  report::Table& t = AddRankSummaryTable(
+  report::Table& t = AddRankTablesTable(
       s, in, "queue_length", "Queue length per stream (whole trace)",
       {{"rank", "Rank", Unit::kText},
        {"stream", "Stream", Unit::kCount},
@@ -168,8 +170,8 @@ void QueueLengthSummaryTable(const AnalyzeInput& in, report::Section& s) {
        {"time_mean", "Mean over time", Unit::kNumber},
        {"blocked_s", "Blocked on full queue", Unit::kSeconds},
        {"blocked_pct", "Blocked %", Unit::kPercent}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        for (const StreamQueue& q : a.hta.queues)
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        for (const StreamQueue& q : t.hta.queues)
           rows.push_back({rank, q.stream, q.max_length, q.mean_length, q.time_mean_length,
                           Seconds(q.blocked_ns),
                           q.span_ns > 0 ? 100.0 * q.blocked_ns / q.span_ns : 0.0});

@@ -26,16 +26,16 @@ void AddCauseTable(report::Section& s, const AnalyzeInput& in) {
   }
   cols.push_back({"cause", "Largest cause", Unit::kText});
   report::Table& t =
-      AddRankSummaryTable(s, in, "idle_causes", "GPU idle time by what the host was doing", cols,
-                          [](const RankAnalysis& a, const std::string& rank,
-                             std::vector<std::vector<report::Value>>& rows) {
-                            const IdleCauses& c = a.idle;
-                            if (c.idle_ns == 0) return;
-                            std::vector<report::Value> row{rank, Seconds(c.idle_ns)};
-                            for (int64_t ns : c.ns) row.push_back(Seconds(ns));
-                            row.push_back(std::string(IdleCauseName(c.Largest())));
-                            rows.push_back(std::move(row));
-                          });
+      AddRankTablesTable(s, in, "idle_causes", "GPU idle time by what the host was doing", cols,
+                         [](const RankTables& tables, const std::string& rank,
+                            std::vector<std::vector<report::Value>>& rows) {
+                           const IdleCauses& c = tables.idle;
+                           if (c.idle_ns == 0) return;
+                           std::vector<report::Value> row{rank, Seconds(c.idle_ns)};
+                           for (int64_t ns : c.ns) row.push_back(Seconds(ns));
+                           row.push_back(std::string(IdleCauseName(c.Largest())));
+                           rows.push_back(std::move(row));
+                         });
   t.charts.push_back(
       {.kind = report::ChartKind::kBars, .label = "rank", .values = std::move(cause_keys)});
 }
@@ -53,11 +53,12 @@ void AddGapTable(report::Section& s, const AnalyzeInput& in) {
                [](const RankAnalysis& a, const std::string& label,
                   std::vector<std::vector<report::Value>>& rows) {
                  const int64_t origin = a.steps.steps.empty() ? 0 : a.steps.steps[0].begin_ns;
-                 for (const IdleGap& g : a.idle.largest) {
+                 const IdleCauses& idle = a.tables->idle;  // held
+                 for (const IdleGap& g : idle.largest) {
                    rows.push_back(report::MakeRow(
                        label, g.device, Seconds(g.begin_ns - origin), Seconds(g.dur_ns()),
                        100.0 * static_cast<double>(g.dur_ns()) /
-                           static_cast<double>(std::max<int64_t>(1, a.idle.idle_ns)),
+                           static_cast<double>(std::max<int64_t>(1, idle.idle_ns)),
                        std::string(IdleCauseName(g.cause)), g.host));
                  }
                });
@@ -67,9 +68,7 @@ void AddGapTable(report::Section& s, const AnalyzeInput& in) {
 
 void AddIdleSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("idle_causes", "GPU idle time by cause");
-  const bool any =
-      std::ranges::any_of(in.analyses, [](const RankAnalysis& a) { return a.idle.idle_ns > 0; });
-  if (!any) {
+  if (!AnyRankTables(in, [](const RankTables& t) { return t.idle.idle_ns > 0; })) {
     s.notes.push_back("No GPU idle time inside the analysed steps (or no GPU work).");
     return;
   }

@@ -19,8 +19,8 @@ void AddKernelSequencesSection(const AnalyzeInput& in, report::Report& r) {
                                  {"total_s", "GPU time", Unit::kSeconds},
                                  {"mean_s", "GPU time per call", Unit::kSeconds},
                                  {.key = "sequence", .title = "Sequence", .terminal_width = 240}});
-  for (size_t i = 0; i < in.ranks.size(); ++i)
-    for (const KernelSequence& k : in.analyses[i].kernel_sequences) {
+  ForEachRankTables(in, [&](size_t i, const RankTables& tables) {
+    for (const KernelSequence& k : tables.kernel_sequences) {
       std::string seq;
       for (const std::string& name : k.kernels) seq += (seq.empty() ? "" : " → ") + name;
       t.rows.push_back({in.RankLabel(i), k.op, static_cast<int64_t>(k.kernels.size()), k.calls,
@@ -28,6 +28,7 @@ void AddKernelSequencesSection(const AnalyzeInput& in, report::Report& r) {
                         Seconds(static_cast<double>(k.total_ns) / static_cast<double>(k.calls)),
                         seq});
     }
+  });
   s.notes.push_back(fmt::format(
       "The kernels one outermost operator call launched, in GPU order, counted over the calls "
       "that launched exactly that sequence (at least 3 kernels, at least 2 calls): candidates "

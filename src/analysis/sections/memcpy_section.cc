@@ -8,7 +8,7 @@ using report::Unit;
 
 void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("memcpy_bandwidth", "Memcpy bandwidth");
-  report::Table& t = AddRankSummaryTable(
+  report::Table& t = AddRankTablesTable(
       s, in, "memcpy_bandwidth", "Memcpy bandwidth per direction",
       {{"rank", "Rank", Unit::kText},
        {"direction", "Direction", Unit::kText},
@@ -17,15 +17,16 @@ void AddMemcpyBandwidthSection(const AnalyzeInput& in, report::Report& r) {
        {"time_s", "Time", Unit::kSeconds},
        {"bandwidth", "Mean bandwidth", Unit::kBytesPerSecond},
        {"max_bandwidth", "Fastest copy", Unit::kBytesPerSecond}},
-      [](const RankAnalysis& a, const std::string& rank,
+      [](const RankTables& t, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
-        for (const MemcpyBandwidth& b : a.memcpy)
+        for (const MemcpyBandwidth& b : t.memcpy)
           rows.push_back({rank, b.direction, b.copies, b.bytes, Seconds(b.dur_ns), b.bytes_per_s(),
                           static_cast<double>(b.max_bytes_per_s)});
       });
   bool any_bytes = false, any = false;
-  for (const RankAnalysis& a : in.analyses)
-    for (const MemcpyBandwidth& b : a.memcpy) any = true, any_bytes |= b.dur_ns > 0;
+  ForEachRankTables(in, [&](size_t, const RankTables& tables) {
+    for (const MemcpyBandwidth& b : tables.memcpy) any = true, any_bytes |= b.dur_ns > 0;
+  });
   if (any_bytes)
     t.charts.push_back(
         {.kind = report::ChartKind::kBars, .label = "direction", .values = {"bandwidth"}});

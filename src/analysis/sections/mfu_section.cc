@@ -30,8 +30,8 @@ void AddMfuOperators(report::Section& s, const AnalyzeInput& in) {
        {"flops_per_byte", "FLOPs/byte", Unit::kNumber}},
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
-        const FlopsResult& f = a.flops;
-        for (const FlopsRow& o : f.operators) {
+        const FlopsResult& f = a.tables->flops;  // held
+        for (const FlopsRow& o : a.flops_operators) {
           const bool timed = o.device_ns > 0;  // without GPU time there is no rate
           out.push_back({rank, o.name, std::string(PrecisionName(o.precision)), o.calls,
                          o.flops / 1e9, Seconds(o.device_ns),
@@ -54,7 +54,7 @@ void AddMfuOperators(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddSteps(report::Section& s, const AnalyzeInput& in) {
-  AddRankSummaryTable(
+  AddRankTablesTable(
       s, in, "mfu_steps", "FLOPs and MFU per step",
       {{"rank", "Rank", Unit::kText},
        {"step", "Step", Unit::kText},
@@ -62,8 +62,8 @@ void AddSteps(report::Section& s, const AnalyzeInput& in) {
        {"step_s", "Step time", Unit::kSeconds},
        {"tflops_per_s", "TFLOP/s", Unit::kNumber},
        {"mfu_pct", "MFU", Unit::kPercent}},
-      [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        const FlopsResult& f = a.flops;
+      [](const RankTables& t, const std::string& rank, std::vector<std::vector<Value>>& rows) {
+        const FlopsResult& f = t.flops;
         for (const StepFlops& st : f.steps)
           rows.push_back({rank, st.step, st.flops / 1e12, Seconds(st.dur_ns), st.tflops_per_s(),
                           Mfu(st.tflops_per_s(), f.peak.For(f.main_precision))});
@@ -71,8 +71,9 @@ void AddSteps(report::Section& s, const AnalyzeInput& in) {
 }
 
 void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {
+  RankTables scratch;
   AddRankNotes(s.notes, in, [&](size_t i) {
-    const FlopsResult& f = in.analyses[i].flops;
+    const FlopsResult& f = TablesOf(in.analyses[i], scratch).flops;
     const double peak = f.peak.For(f.main_precision);
     return peak > 0 ? fmt::format("Rank {}: MFU against {} {} peak {:.1f} TFLOP/s ({}).", kRankMark,
                                   f.peak.gpu, PrecisionName(f.main_precision), peak,
@@ -87,19 +88,22 @@ void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {
 // What share of the GPU time the FLOPs cover, and what the rest is: an MFU of the covered part
 // read as the whole would overstate the rest's efficiency or hide it.
 void AddCoverage(report::Section& s, const AnalyzeInput& in) {
-  AddCoverageMetric(s, in, "flops_coverage_pct", "GPU time with a FLOP formula",
-                    [](const RankAnalysis& a) { return a.flops.covered_ns; });
+  int64_t covered = 0;
+  ForEachRankTables(in, [&](size_t, const RankTables& t) { covered += t.flops.covered_ns; });
+  AddCoverageMetric(s, in, "flops_coverage_pct", "GPU time with a FLOP formula", covered);
+  RankTables scratch;
   AddRankNotes(s.notes, in, [&](size_t i) {
     const RankAnalysis& a = in.analyses[i];
     if (a.gpu_ns <= 0) return std::string();
+    const FlopsResult& flops = TablesOf(a, scratch).flops;
     const auto pct = [&](int64_t ns) {
       return 100.0 * static_cast<double>(ns) / static_cast<double>(a.gpu_ns);
     };
     std::string rest;
-    for (const auto& [name, ns] : a.flops.uncovered)
+    for (const auto& [name, ns] : flops.uncovered)
       rest += fmt::format("{}{} {:.1f} %", rest.empty() ? "" : ", ", name, pct(ns));
     return fmt::format("Rank {}: FLOPs and MFU cover {:.1f} % of the GPU time{}.", kRankMark,
-                       pct(a.flops.covered_ns),
+                       pct(flops.covered_ns),
                        rest.empty() ? "" : "; the most of the rest is " + rest);
   });
 }
@@ -108,9 +112,7 @@ void AddCoverage(report::Section& s, const AnalyzeInput& in) {
 
 void AddMfuSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("mfu", "MFU and roofline");
-  bool shapes = false;
-  for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
-  if (!shapes) {
+  if (!AnyRankTables(in, [](const RankTables& t) { return t.flops.has_shapes; })) {
     s.notes.push_back(NoShapesNote(in, "no FLOPs, TFLOP/s or MFU"));
     return;
   }

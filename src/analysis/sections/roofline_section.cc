@@ -126,8 +126,9 @@ constexpr const char* kHowNote =
 
 // Each rank's roofline note (AddRankNotes: each distinct one once with many ranks).
 void AddPeakNotes(report::Section& s, const AnalyzeInput& in) {
+  RankTables scratch;
   AddRankNotes(s.notes, in, [&](size_t i) {
-    const FlopsResult& f = in.analyses[i].flops;
+    const FlopsResult& f = TablesOf(in.analyses[i], scratch).flops;
     return f.has_shapes ? PeakNote(std::string(kRankMark), f) : std::string();
   });
 }
@@ -139,7 +140,8 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       s, in, "roofline", "Roofline per operator, shape and dtype", Columns(),
       report::TableKind::kDetail,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
-        for (const ShapeRow& r : a.flops.shapes) rows.push_back(Row(rank, r, a.flops.peak));
+        const PeakTflops& peak = a.tables->flops.peak;  // held
+        for (const ShapeRow& r : a.flops_shapes) rows.push_back(Row(rank, r, peak));
       });
   AboveRoofline above;
   TopRows<ShapeRow> ranked(
@@ -155,8 +157,10 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       "roofline_top",
       fmt::format("Roofline: the {} shapes with the most device time, over all ranks", kTopShapes),
       Columns());
+  RankTables tables;
   for (const auto& [row, rank] : ranked.rows())
-    top.rows.push_back(Row(in.RankLabel(rank), row, in.analyses[rank].flops.peak, &above));
+    top.rows.push_back(
+        Row(in.RankLabel(rank), row, TablesOf(in.analyses[rank], tables).flops.peak, &above));
   above.AddNote(s);
   s.notes.push_back(kHowNote);
 }
@@ -165,9 +169,7 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
 
 void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   report::Section& s = r.AddSection("roofline", "Roofline per shape");
-  bool shapes = false;
-  for (const RankAnalysis& a : in.analyses) shapes |= a.flops.has_shapes;
-  if (!shapes) {
+  if (!AnyRankTables(in, [](const RankTables& t) { return t.flops.has_shapes; })) {
     s.notes.push_back(NoShapesNote(in, "no FLOPs or bytes per shape"));
     return;
   }
@@ -178,8 +180,9 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   top.title = fmt::format("Roofline: the {} shapes with the most device time", kTopShapes);
   AboveRoofline above;
   std::vector<ShapeRow> scratch;
+  RankTables tables;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const FlopsResult& f = in.analyses[i].flops;
+    const FlopsResult& f = TablesOf(in.analyses[i], tables).flops;
     const std::vector<ShapeRow>& shapes = ShapesOf(in.analyses[i], scratch);
     for (size_t k = 0; k < shapes.size(); ++k) {
       t.rows.push_back(Row(in.RankLabel(i), shapes[k], f.peak, &above));

@@ -25,7 +25,7 @@ class RankRows : public report::RowSource {
       : analyses_(analyses),
         labels_(std::move(labels)),
         rows_of_(std::move(rows_of)),
-        detail_(detail == RankDetail::kRead) {}
+        detail_(detail != RankDetail::kNotRead) {}
   size_t parts() const override { return analyses_.size(); }
   void AppendRows(size_t part, std::vector<std::vector<report::Value>>& rows) const override {
     rows_of_(analyses_[part], (*labels_)[part], rows);
@@ -39,8 +39,8 @@ class RankRows : public report::RowSource {
   void PartWritten(size_t part) const override {
     if (detail_) RetireDetail(analyses_[part]);
   }
-  // The tables that read the detail are written together, each rank's read back once for all
-  // of them; the others on their own.
+  // The tables that read the detail (or the tables) are written together, each rank's read back
+  // once for all of them; the others on their own.
   const void* batch() const override { return detail_ ? &analyses_ : nullptr; }
 
  private:
@@ -222,9 +222,33 @@ report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::str
 
 report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, std::string id,
                                    std::string title, std::vector<report::Column> cols,
-                                   RankRowsFn rows_of, report::TableKind kind) {
+                                   RankRowsFn rows_of, report::TableKind kind, RankDetail detail) {
   return FillWithRanks(s.AddTable(std::move(id), std::move(title), std::move(cols), kind), in,
-                       kMaxJsonRowsManyRanks, std::move(rows_of), RankDetail::kNotRead);
+                       kMaxJsonRowsManyRanks, std::move(rows_of), detail);
+}
+
+report::Table& AddRankTablesTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                                  std::string title, std::vector<report::Column> cols,
+                                  RankTablesRowsFn rows_of, report::TableKind kind) {
+  auto of_tables = [rows_of = std::move(rows_of)](const RankAnalysis& a, const std::string& rank,
+                                                  std::vector<std::vector<report::Value>>& rows) {
+    RankTables scratch;
+    rows_of(TablesOf(a, scratch), rank, rows);
+  };
+  return AddRankSummaryTable(s, in, std::move(id), std::move(title), std::move(cols),
+                             std::move(of_tables), kind, RankDetail::kTables);
+}
+
+void ForEachRankTables(const AnalyzeInput& in,
+                       const std::function<void(size_t, const RankTables&)>& f) {
+  RankTables scratch;
+  for (size_t i = 0; i < in.analyses.size(); ++i) f(i, TablesOf(in.analyses[i], scratch));
+}
+
+bool AnyRankTables(const AnalyzeInput& in, const std::function<bool(const RankTables&)>& pred) {
+  RankTables scratch;
+  return std::ranges::any_of(in.analyses,
+                             [&](const RankAnalysis& a) { return pred(TablesOf(a, scratch)); });
 }
 
 }  // namespace trainprof::analysis

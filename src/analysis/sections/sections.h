@@ -79,22 +79,42 @@ using RankRowsFn = std::function<void(const RankAnalysis& a, const std::string& 
 // CSV is written (reading in.analyses then). `rows_of` must not hold references to `in`.
 // `detail`: whether `rows_of` reads the lists a rank's detail holds (ranks/detail_store.h);
 // rows that do not are read without it, also after the CSV files let it go (the run history
-// reads step_breakdown then).
-enum class RankDetail { kRead, kNotRead };
+// reads step_breakdown then). kTables: it reads the rank's tables (TablesOf) and nothing else
+// of its detail, so it needs no hold, but its CSV is written with the detail's (before a
+// rank's record goes).
+enum class RankDetail { kRead, kNotRead, kTables };
 report::Table& AddRankTable(report::Section& s, const AnalyzeInput& in, std::string id,
                             std::string title, std::vector<report::Column> cols,
                             report::TableKind kind, RankRowsFn rows_of,
                             RankDetail detail = RankDetail::kRead);
 
 // A table of a few rows per rank (one, or one per device, stream or step: the figures ranks are
-// compared by) of what a rank keeps besides its detail: like any table's, its rows are made now
-// (in report.json up to kMaxJsonRowsManyRanks rows), but with more ranks than that it is in its
-// CSV only, made a rank at a time as AddRankTable's with in.stream_rank_tables, so that a report
-// of a hundred thousand ranks never holds them all.
+// compared by) of what a rank keeps besides its detail, or of its tables (`detail` kTables):
+// like any table's, its rows are made now (in report.json up to kMaxJsonRowsManyRanks rows), but
+// with more ranks than that it is in its CSV only, made a rank at a time as AddRankTable's with
+// in.stream_rank_tables, so that a report of a hundred thousand ranks never holds them all.
 report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, std::string id,
                                    std::string title, std::vector<report::Column> cols,
                                    RankRowsFn rows_of,
-                                   report::TableKind kind = report::TableKind::kTable);
+                                   report::TableKind kind = report::TableKind::kTable,
+                                   RankDetail detail = RankDetail::kNotRead);
+
+// A rank's rows of a table of its tables (RankTables), appended to `rows` (`rank`: its label).
+using RankTablesRowsFn = std::function<void(const RankTables& t, const std::string& rank,
+                                            std::vector<std::vector<report::Value>>& rows)>;
+
+// AddRankSummaryTable of the ranks' tables: `rows_of` gets each rank's, read back when they wait
+// in a scratch file (TablesOf).
+report::Table& AddRankTablesTable(report::Section& s, const AnalyzeInput& in, std::string id,
+                                  std::string title, std::vector<report::Column> cols,
+                                  RankTablesRowsFn rows_of,
+                                  report::TableKind kind = report::TableKind::kTable);
+
+// `f(i, tables)` for each rank i in order, its tables read back when they wait in a scratch
+// file (TablesOf); AnyRankTables stops at the first rank whose tables `pred` holds for.
+void ForEachRankTables(const AnalyzeInput& in,
+                       const std::function<void(size_t, const RankTables&)>& f);
+bool AnyRankTables(const AnalyzeInput& in, const std::function<bool(const RankTables&)>& pred);
 
 using AddViewFn = void (*)(const AnalyzeInput& in, report::Report& r);
 
