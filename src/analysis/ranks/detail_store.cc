@@ -278,42 +278,48 @@ int64_t StackRows(const RankAnalysis& a) {
 
 namespace {
 
-// `*kept` (a list of `a`) when `a` is not spilled, else the list read back alone into `scratch`.
+// List `list` of `a` (spilled) read back alone into `scratch`.
 template <class List>
-const List& ListOf(const RankAnalysis& a, AcrossList list, const List* kept, List& scratch) {
-  if (a.spilled.store == nullptr) return *kept;
+const List& ReadListBack(const RankAnalysis& a, AcrossList list, List& scratch) {
   thread_local std::string bytes;
   a.spilled.store->ReadList(a, list, bytes);
   if (!DecodeList(bytes, scratch)) Unreadable();
   return scratch;
 }
 
+// `kept` (a list of `a`) when `a` is not spilled, else the list read back alone into `scratch`.
+template <class Row>
+const std::vector<Row>& ListOf(const RankAnalysis& a, AcrossList list, const std::vector<Row>& kept,
+                               std::vector<Row>& scratch) {
+  return a.spilled.store == nullptr ? kept : ReadListBack(a, list, scratch);
+}
+
 }  // namespace
 
 const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch) {
-  return ListOf(a, AcrossList::kModules, &a.modules, scratch);
+  return ListOf(a, AcrossList::kModules, a.modules, scratch);
 }
 
 const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
                                             std::vector<OperatorRow>& scratch) {
-  return ListOf(a, AcrossList::kOperators, &a.operators, scratch);
+  return ListOf(a, AcrossList::kOperators, a.operators, scratch);
 }
 
 const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch) {
-  return ListOf(a, AcrossList::kKernels, &a.kernels, scratch);
+  return ListOf(a, AcrossList::kKernels, a.kernels, scratch);
 }
 
 const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a, std::vector<ShapeRow>& scratch) {
-  return ListOf(a, AcrossList::kShapes, &a.flops_shapes, scratch);
+  return ListOf(a, AcrossList::kShapes, a.flops_shapes, scratch);
 }
 
 const std::vector<Candidate>& CandidatesOf(const RankAnalysis& a, std::vector<Candidate>& scratch) {
-  return ListOf(a, AcrossList::kCandidates, &a.candidates, scratch);
+  return ListOf(a, AcrossList::kCandidates, a.candidates, scratch);
 }
 
 const RankTables& TablesOf(const RankAnalysis& a, RankTables& scratch) {
   if (a.tables) return *a.tables;  // not spilled, or held
-  return ListOf(a, AcrossList::kTables, a.tables.operator->(), scratch);
+  return ReadListBack(a, AcrossList::kTables, scratch);
 }
 
 int64_t ModuleRootNs(const RankAnalysis& a) {
