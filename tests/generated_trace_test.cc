@@ -629,9 +629,9 @@ TEST(GeneratedTrace, MemoryView) {
   const analysis::DeviceMemory& d = mem.devices[0];
   EXPECT_EQ(d.peak_allocated, x.peak_allocated_bytes);
   EXPECT_EQ(d.peak_reserved, 9 * kMiB + (1 << 21));
-  ASSERT_EQ(d.live_at_peak.size(), 2u);
-  EXPECT_EQ(m.names[d.live_at_peak[0].op], "aten::addmm");
-  EXPECT_EQ(d.live_at_peak[0].bytes, 8 * kMiB);
+  ASSERT_EQ(d.series->live_at_peak.size(), 2u);
+  EXPECT_EQ(m.names[d.series->live_at_peak[0].op], "aten::addmm");
+  EXPECT_EQ(d.series->live_at_peak[0].bytes, 8 * kMiB);
   EXPECT_EQ(d.live_unknown, 0);
   ASSERT_EQ(mem.allocations.size(), 3u);
   EXPECT_EQ(mem.allocations[0].free_ns - mem.allocations[0].alloc_ns, 540 * kUs);

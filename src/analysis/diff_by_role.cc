@@ -33,7 +33,7 @@ RolePeak RolesOf(const DiffSide& s) {
     DetailHold hold(a);  // a side of many ranks keeps the roles in a scratch file
     const DeviceMemory* best = nullptr;
     for (const DeviceMemory& d : a.memory.devices) {
-      if (d.role_bytes.size() != static_cast<size_t>(memory::kRoles)) continue;
+      if (d.series->role_bytes.size() != static_cast<size_t>(memory::kRoles)) continue;
       const bool better =
           best == nullptr || (d.device >= 0) > (best->device >= 0) ||
           ((d.device >= 0) == (best->device >= 0) && d.peak_allocated > best->peak_allocated);
@@ -42,7 +42,7 @@ RolePeak RolesOf(const DiffSide& s) {
     if (best == nullptr) continue;
     ranks += 1;
     for (int r = 0; r < memory::kRoles; ++r)
-      out.roles[r] += static_cast<double>(best->role_bytes[r]);
+      out.roles[r] += static_cast<double>(best->series->role_bytes[r]);
     out.peak += static_cast<double>(best->peak_allocated);
   }
   if (ranks == 0) return out;

@@ -140,10 +140,11 @@ TEST(DiffVerdict, StepsOnOneSideOnlyGiveNoVerdict) {
 void SetRoles(Side& s, int64_t params, int64_t state, int64_t activations) {
   DeviceMemory d;
   d.device = 0;
-  d.role_bytes.assign(memory::kRoles, 0);
-  d.role_bytes[static_cast<int>(memory::Role::kParameter)] = params;
-  d.role_bytes[static_cast<int>(memory::Role::kOptimizerState)] = state;
-  d.role_bytes[static_cast<int>(memory::Role::kActivation)] = activations;
+  std::vector<int64_t>& roles = d.series->role_bytes;
+  roles.assign(memory::kRoles, 0);
+  roles[static_cast<int>(memory::Role::kParameter)] = params;
+  roles[static_cast<int>(memory::Role::kOptimizerState)] = state;
+  roles[static_cast<int>(memory::Role::kActivation)] = activations;
   d.peak_allocated = params + state + activations;
   s.an[0].memory.devices = {d};
 }

@@ -200,11 +200,12 @@ std::vector<DeviceMemory> Curves(const TraceModel& m, std::vector<size_t>* peak_
     auto [it, fresh] = index.try_emplace(e.device_id, out.size());
     if (fresh) out.push_back({.device = e.device_id}), peak_event->push_back(k);
     DeviceMemory& d = out[it->second];
-    const int64_t running = (d.curve.empty() ? 0 : d.curve.back().allocated) + e.bytes;
-    d.curve.push_back(
+    std::vector<MemoryPoint>& curve = d.series->curve;
+    const int64_t running = (curve.empty() ? 0 : curve.back().allocated) + e.bytes;
+    curve.push_back(
         {e.ts_ns, e.total_allocated != kNone ? e.total_allocated : running, e.total_reserved});
-    if (d.curve.size() == 1 || d.curve.back().allocated > d.peak_allocated) {
-      d.peak_allocated = d.curve.back().allocated;
+    if (curve.size() == 1 || curve.back().allocated > d.peak_allocated) {
+      d.peak_allocated = curve.back().allocated;
       d.peak_ts_ns = e.ts_ns;
       (*peak_event)[it->second] = k;
     }
@@ -219,7 +220,7 @@ void LiveAtPeak(DeviceMemory& d, size_t peak_event, const memory::AllocationLog&
   for (const memory::KeyBytes& k : memory::LiveAt(
            log, d.device, static_cast<int64_t>(peak_event),
            [](const memory::Block& b) { return b.op; }, MadeInTrace)) {
-    d.live_at_peak.push_back({k.key, k.bytes});
+    d.series->live_at_peak.push_back({k.key, k.bytes});
     known += k.bytes;
   }
   d.live_unknown = std::max<int64_t>(0, d.peak_allocated - known);
@@ -229,7 +230,7 @@ void LiveAtPeak(DeviceMemory& d, size_t peak_event, const memory::AllocationLog&
 void KeepNames(const trace::TraceModel& m, MemoryResult& r) {
   std::set<uint32_t> ids;
   for (const DeviceMemory& d : r.devices)
-    for (const LiveBytes& l : d.live_at_peak) ids.insert(l.op);
+    for (const LiveBytes& l : d.series->live_at_peak) ids.insert(l.op);
   for (const Allocation& a : r.allocations) ids.insert(a.op);
   for (const OperatorMemory& o : r.operators) ids.insert(o.op);
   ids.erase(trace::kNoName);
@@ -255,9 +256,12 @@ MemoryResult MemoryView(const TraceModel& m) {
   for (size_t i = 0; i < r.devices.size(); ++i) {
     LiveAtPeak(r.devices[i], peak_event[i], matched.log);
     RolesAtPeak roles = MemoryRoles(m, r.devices[i].device, peak_event[i], matched.log);
-    r.devices[i].role_bytes = std::move(roles.role_bytes);
-    r.devices[i].role_timeline = std::move(roles.timeline);
-    r.devices[i].rule_bytes = std::move(roles.rule_bytes);
+    DeviceSeries& s = *r.devices[i].series;
+    s.role_bytes = std::move(roles.role_bytes);
+    s.role_timeline = std::move(roles.timeline);
+    s.rule_bytes = std::move(roles.rule_bytes);
+    r.devices[i].curve_points = static_cast<uint32_t>(s.curve.size());
+    r.devices[i].role_points = static_cast<uint32_t>(s.role_timeline.size());
   }
   std::ranges::sort(r.devices, {}, &DeviceMemory::device);
   r.allocations = Allocations(matched.log);

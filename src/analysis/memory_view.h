@@ -12,12 +12,14 @@
 //
 //   MemoryResult mem = MemoryView(model);
 //   for (const DeviceMemory& d : mem.devices) peak = std::max(peak, d.peak_allocated);
+//   d.series->curve  // the curve behind it
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "base/box.h"
 #include "memory/roles.h"
 #include "trace/trace_model.h"
 
@@ -35,19 +37,29 @@ struct LiveBytes {
   int64_t bytes = 0;
 };
 
-struct DeviceMemory {
-  int64_t device = -1;             // "Device Id"; -1: the CPU
-  std::vector<MemoryPoint> curve;  // one point per event, in time order
-  int64_t peak_allocated = 0;      // the first time the curve is highest
-  int64_t peak_ts_ns = 0;
-  int64_t peak_reserved = trace::kNone;
+// A device's memory over time and the detail of its peak: read only by the device's own rows of
+// the report, so while many ranks wait for it this waits with the rank's detail in a scratch
+// file (ranks/detail_store.h).
+struct DeviceSeries {
+  std::vector<MemoryPoint> curve;       // one point per event, in time order
   std::vector<LiveBytes> live_at_peak;  // by bytes, largest first
-  // Bytes live at the peak whose allocation the trace does not show (made before it began, or
-  // with no "Addr"): the peak minus what the matched allocations explain.
-  int64_t live_unknown = 0;
   // Memory by role at the peak (memory_roles.h): bytes by memory::Role and by memory::Rule.
   std::vector<int64_t> role_bytes, rule_bytes;
   std::vector<memory::RolePoint> role_timeline;  // bytes by role over time, the trace's clock
+};
+
+struct DeviceMemory {
+  int64_t device = -1;         // "Device Id"; -1: the CPU
+  int64_t peak_allocated = 0;  // the first time the curve is highest
+  int64_t peak_ts_ns = 0;
+  int64_t peak_reserved = trace::kNone;
+  // Bytes live at the peak whose allocation the trace does not show (made before it began, or
+  // with no "Addr"): the peak minus what the matched allocations explain.
+  int64_t live_unknown = 0;
+  // The lengths of the series' curve (the device's memory events) and role timeline, known
+  // while the series waits in a scratch file (CurvePoints, HasRoleTimeline).
+  uint32_t curve_points = 0, role_points = 0;
+  base::Box<DeviceSeries> series;
 };
 
 struct Allocation {

@@ -67,18 +67,19 @@ TEST(MemoryView, CurveAndPeakPerDevice) {
   EXPECT_EQ(r.events, 7);
   ASSERT_EQ(r.devices.size(), 1u);
   const DeviceMemory& d = r.devices[0];
-  ASSERT_EQ(d.curve.size(), 7u);
-  EXPECT_EQ(d.curve[1].allocated, 450);
-  EXPECT_EQ(d.curve[1].reserved, 1000);
+  ASSERT_EQ(d.series->curve.size(), 7u);
+  EXPECT_EQ(d.curve_points, 7u);  // known while the curve waits in a scratch file
+  EXPECT_EQ(d.series->curve[1].allocated, 450);
+  EXPECT_EQ(d.series->curve[1].reserved, 1000);
   EXPECT_EQ(d.peak_allocated, 450);
   EXPECT_EQ(d.peak_ts_ns, 200);
   EXPECT_EQ(d.peak_reserved, 1000);
   // At the peak: linear's 100 @A and addmm's 300 @B; the other 50 came before the trace.
-  ASSERT_EQ(d.live_at_peak.size(), 2u);
-  EXPECT_EQ(m.names[d.live_at_peak[0].op], "aten::addmm");
-  EXPECT_EQ(d.live_at_peak[0].bytes, 300);
-  EXPECT_EQ(m.names[d.live_at_peak[1].op], "aten::linear");
-  EXPECT_EQ(d.live_at_peak[1].bytes, 100);
+  ASSERT_EQ(d.series->live_at_peak.size(), 2u);
+  EXPECT_EQ(m.names[d.series->live_at_peak[0].op], "aten::addmm");
+  EXPECT_EQ(d.series->live_at_peak[0].bytes, 300);
+  EXPECT_EQ(m.names[d.series->live_at_peak[1].op], "aten::linear");
+  EXPECT_EQ(d.series->live_at_peak[1].bytes, 100);
   EXPECT_EQ(d.live_unknown, 50);
 }
 
@@ -135,7 +136,7 @@ TEST(MemoryView, RunningSumWithoutTotals) {
   EXPECT_EQ(r.devices[1].device, 0);
   EXPECT_EQ(r.devices[1].peak_allocated, 128);
   EXPECT_EQ(r.devices[1].peak_ts_ns, 30);
-  EXPECT_EQ(r.devices[1].curve.back().allocated, 28);
+  EXPECT_EQ(r.devices[1].series->curve.back().allocated, 28);
   EXPECT_EQ(r.devices[1].peak_reserved, kNone);
   EXPECT_EQ(r.devices[1].live_unknown, 0);
   EXPECT_EQ(r.unattributed, 4);
@@ -178,22 +179,23 @@ TEST(MemoryRolesOfATrace, TheOptimizerAndAutogradOpsTellTheRoles) {
   ASSERT_EQ(r.devices.size(), 1u);
   const DeviceMemory& d = r.devices[0];
   EXPECT_EQ(d.peak_allocated, 118);
-  ASSERT_EQ(d.role_bytes.size(), static_cast<size_t>(memory::kRoles));
-  auto at = [&](memory::Role role) { return d.role_bytes[static_cast<size_t>(role)]; };
+  ASSERT_EQ(d.series->role_bytes.size(), static_cast<size_t>(memory::kRoles));
+  auto at = [&](memory::Role role) { return d.series->role_bytes[static_cast<size_t>(role)]; };
   EXPECT_EQ(at(memory::Role::kParameter), 50);
   EXPECT_EQ(at(memory::Role::kGradient), 20);
   EXPECT_EQ(at(memory::Role::kOptimizerState), 40);
   EXPECT_EQ(at(memory::Role::kTemporary), 8);
   EXPECT_EQ(at(memory::Role::kUnknown), 0);
-  EXPECT_EQ(d.rule_bytes[memory::kOptimizerKept], 40);
+  EXPECT_EQ(d.series->rule_bytes[memory::kOptimizerKept], 40);
   // The live-at-peak table still names the allocating ops, and the weights as before the trace.
   EXPECT_EQ(d.live_unknown, 50);
   // The timeline by role: a point an event (8 here), in the trace's clock; its highest point is
   // the peak, and the weights made before the trace are in every point.
-  ASSERT_EQ(d.role_timeline.size(), 8u);
-  EXPECT_EQ(d.role_timeline.front().time, 110);
+  ASSERT_EQ(d.series->role_timeline.size(), 8u);
+  EXPECT_EQ(d.role_points, 8u);
+  EXPECT_EQ(d.series->role_timeline.front().time, 110);
   int64_t highest = 0;
-  for (const memory::RolePoint& p : d.role_timeline) {
+  for (const memory::RolePoint& p : d.series->role_timeline) {
     int64_t sum = 0;
     for (int64_t b : p.bytes) sum += b;
     highest = std::max(highest, sum);

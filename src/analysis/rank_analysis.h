@@ -72,9 +72,8 @@ struct RankTables {
 // Where a rank's detail (ranks/detail_store.h) waits while it is out of its analysis, and how
 // long the lists that went held.
 struct SpilledDetail {
-  std::shared_ptr<DetailStore> store;              // null: the detail is in the analysis
-  int64_t at = 0, bytes = 0;                       // its record in the store's scratch file
-  std::vector<int64_t> curve_points, role_points;  // per memory device
+  std::shared_ptr<DetailStore> store;  // null: the detail is in the analysis
+  int64_t at = 0, bytes = 0;           // its record in the store's scratch file
   int64_t shape_rows = 0, stack_rows = 0, module_rows = 0, flops_rows = 0;
   int64_t module_root_ns = 0;  // the device time of the modules at depth 0
   // Where each list that passes across ranks read alone ends in the record, which they open in

@@ -129,9 +129,12 @@ template <class A> void Fields(A& a, CpWindow& w) {
 template <class A> void Fields(A& a, MemoryPoint& p) { a(p.ts_ns, p.allocated, p.reserved); }
 template <class A> void Fields(A& a, LiveBytes& l) { a(l.op, l.bytes); }
 template <class A> void Fields(A& a, memory::RolePoint& p) { a(p.time, p.bytes); }
+template <class A> void Fields(A& a, DeviceSeries& s) {
+  a(s.curve, s.live_at_peak, s.role_bytes, s.rule_bytes, s.role_timeline);
+}
 template <class A> void Fields(A& a, DeviceMemory& d) {
-  a(d.device, d.curve, d.peak_allocated, d.peak_ts_ns, d.peak_reserved, d.live_at_peak,
-    d.live_unknown, d.role_bytes, d.rule_bytes, d.role_timeline);
+  a(d.device, d.peak_allocated, d.peak_ts_ns, d.peak_reserved, d.live_unknown, d.curve_points,
+    d.role_points, d.series);
 }
 template <class A> void Fields(A& a, Allocation& l) {
   a(l.device, l.op, l.bytes, l.alloc_ns, l.free_ns);
@@ -376,8 +379,7 @@ auto ListsAfterAcross(A& a, RankAnalysis& r) {  // the rank's, not its devices'
 template <class A>
 void DetailAfterAcross(A& a, RankAnalysis& r) {
   ListsAfterAcross(a, r);
-  for (DeviceMemory& d : r.memory.devices)
-    a(d.curve, d.live_at_peak, d.role_timeline, d.role_bytes, d.rule_bytes);
+  for (DeviceMemory& d : r.memory.devices) a(d.series);
 }
 
 template <class A>

@@ -153,10 +153,6 @@ namespace {
 
 // The lengths the readers across ranks ask of a spilled analysis (SpilledDetail's counts).
 void CountDetail(const RankAnalysis& a, SpilledDetail& s) {
-  for (const DeviceMemory& d : a.memory.devices) {
-    s.curve_points.push_back(static_cast<int64_t>(d.curve.size()));
-    s.role_points.push_back(static_cast<int64_t>(d.role_timeline.size()));
-  }
   s.shape_rows = static_cast<int64_t>(a.operators_by_shape.size());
   s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
   s.module_rows = static_cast<int64_t>(a.modules.size());
@@ -191,11 +187,7 @@ std::string TakeDetail(RankAnalysis& a) {
   SpilledDetail c;
   CountDetail(a, c);
   std::string out;
-  base::PutU64(out, c.curve_points.size());
-  for (size_t d = 0; d < c.curve_points.size(); ++d) {
-    base::PutU64(out, static_cast<uint64_t>(c.curve_points[d]));
-    base::PutU64(out, static_cast<uint64_t>(c.role_points[d]));
-  }
+  base::PutU64(out, a.memory.devices.size());  // their counts are in the summary
   const std::string detail = EncodeDetail(a, &c.list_ends);
   for (int64_t v : {c.shape_rows, c.stack_rows, c.module_rows, c.flops_rows, c.module_root_ns})
     base::PutU64(out, static_cast<uint64_t>(v));
@@ -209,10 +201,7 @@ bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& stor
                 RankAnalysis& a) {
   base::ByteReader r{bytes};
   SpilledDetail c;
-  for (uint64_t d = 0, n = r.Count(2 * sizeof(uint64_t)); d < n; ++d) {
-    c.curve_points.push_back(static_cast<int64_t>(r.U64()));
-    c.role_points.push_back(static_cast<int64_t>(r.U64()));
-  }
+  const uint64_t devices = r.U64();
   for (int64_t* v :
        {&c.shape_rows, &c.stack_rows, &c.module_rows, &c.flops_rows, &c.module_root_ns})
     *v = static_cast<int64_t>(r.U64());
@@ -222,8 +211,7 @@ bool GiveDetail(std::string_view bytes, const std::shared_ptr<DetailStore>& stor
     if (end < begin) return false;
     begin = end;
   }
-  if (!r.ok || c.curve_points.size() != a.memory.devices.size() ||
-      static_cast<uint64_t>(begin) > r.in.size())
+  if (!r.ok || devices != a.memory.devices.size() || static_cast<uint64_t>(begin) > r.in.size())
     return false;
   const int64_t at = store != nullptr ? store->Append(r.in) : -1;
   if (at < 0) return DecodeDetail(r.in, a);  // no store, or it takes no more: kept in place
@@ -253,17 +241,6 @@ void RetireDetail(const RankAnalysis& a) {
 void RetireDetailOnceWritten(const std::vector<RankAnalysis>& analyses) {
   for (const RankAnalysis& a : analyses)
     if (a.spilled.store != nullptr) a.spilled.store->RetireOnceWritten();
-}
-
-int64_t CurvePoints(const RankAnalysis& a, size_t device) {
-  if (a.spilled.store == nullptr)
-    return static_cast<int64_t>(a.memory.devices[device].curve.size());
-  return a.spilled.curve_points[device];
-}
-
-bool HasRoleTimeline(const RankAnalysis& a, size_t device) {
-  if (a.spilled.store == nullptr) return !a.memory.devices[device].role_timeline.empty();
-  return a.spilled.role_points[device] > 0;
 }
 
 int64_t ShapeRows(const RankAnalysis& a) {

@@ -165,8 +165,6 @@ void FreeDetail(RankAnalysis& a);
 void RecycleDetail(RankAnalysis& a);
 
 // The lengths readers across ranks ask of spilled lists, whether or not they are out.
-int64_t CurvePoints(const RankAnalysis& a, size_t device);  // memory.devices[device].curve
-bool HasRoleTimeline(const RankAnalysis& a, size_t device);
 int64_t ShapeRows(const RankAnalysis& a);     // operators_by_shape
 int64_t StackRows(const RankAnalysis& a);     // operators_by_stack
 int64_t ModuleRows(const RankAnalysis& a);    // modules

@@ -55,14 +55,16 @@ RankAnalysis Rank(int64_t r) {
   a.operators_by_shape[0].input_dims = "[[2, 3]]";
   DeviceMemory d;
   d.device = 0;
-  d.curve = {{.ts_ns = 10, .allocated = 100}, {.ts_ns = 20, .allocated = 300 + r}};
+  d.series->curve = {{.ts_ns = 10, .allocated = 100}, {.ts_ns = 20, .allocated = 300 + r}};
   d.peak_allocated = 300 + r;
-  d.live_at_peak = {{.op = trace::kNoName, .bytes = 64}};
+  d.curve_points = 2;
+  d.role_points = 1;
+  d.series->live_at_peak = {{.op = trace::kNoName, .bytes = 64}};
   a.memory.devices.push_back(d);
   a.memory.allocations.push_back({.device = 0, .bytes = 64, .alloc_ns = 15});
   a.memory.operators.push_back({.device = 0, .calls = 1});
   a.memory.events = 2;
-  a.memory.devices[0].role_timeline = {{.time = 12, .bytes = {}}};
+  a.memory.devices[0].series->role_timeline = {{.time = 12, .bytes = {}}};
   a.memory.op_names = {{7, "aten::empty"}};
   a.memory.allocations.push_back({.device = 0, .op = 7, .bytes = 32, .alloc_ns = 16});
   a.operators_by_stack = a.operators;
@@ -87,9 +89,10 @@ RankAnalysis Rank(int64_t r) {
   t.flops.steps.push_back({.step = "ProfilerStep#1", .flops = 1e9 * (r + 1), .dur_ns = 5000});
   t.flops.covered_ns = 900 + r;
   t.flops.uncovered = {{"aten::add", 100 + r}};
-  a.memory.devices[0].role_bytes.assign(memory::kRoles, 0);
-  a.memory.devices[0].role_bytes[1] = 200 + r;
-  a.memory.devices[0].rule_bytes = {0, 200 + r};
+  DeviceSeries& series = *a.memory.devices[0].series;
+  series.role_bytes.assign(memory::kRoles, 0);
+  series.role_bytes[1] = 200 + r;
+  series.rule_bytes = {0, 200 + r};
   return a;
 }
 
@@ -250,9 +253,10 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
   auto [kept, spilled, store] = Spilled(MakeRanks(kInlineRanks + 4));
   ASSERT_NE(store, nullptr);
   const RankAnalysis& a = spilled.analyses[3];
-  EXPECT_TRUE(a.memory.devices[0].curve.empty());  // out of memory, its count kept
+  EXPECT_FALSE(a.memory.devices[0].series);  // out of memory, its counts kept
   EXPECT_TRUE(a.memory.allocations.empty() && a.operators_by_shape.empty());
-  EXPECT_EQ(CurvePoints(a, 0), 2);
+  EXPECT_EQ(a.memory.devices[0].curve_points, 2u);
+  EXPECT_EQ(a.memory.devices[0].role_points, 1u);
   EXPECT_EQ(ShapeRows(a), 3);
   EXPECT_EQ(a.memory.devices[0].peak_allocated, 303);  // what views across ranks read stays
   const report::Report r =
@@ -336,7 +340,7 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
   EXPECT_EQ(EncodeSummary(out), EncodeSummary(whole));
   Unspill(a);
   EXPECT_EQ(a.spilled.store, nullptr);
-  EXPECT_EQ(a.memory.devices[0].curve.size(), 2u);
+  EXPECT_EQ(a.memory.devices[0].series->curve.size(), 2u);
 }
 
 // A rank's detail let go after its rows are written is decoded into again by the next rank read
@@ -436,7 +440,7 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
     EXPECT_TRUE(a->modules.empty() && a->operators.empty() && a->kernels.empty() &&
                 a->flops_shapes.empty() && a->candidates.empty() && !a->tables)
         << "read into the scratch, not the analysis";
-    EXPECT_TRUE(a->memory.devices[0].role_bytes.empty()) << "the roles wait with the detail";
+    EXPECT_FALSE(a->memory.devices[0].series) << "the roles wait with the detail";
     EXPECT_EQ(FlopsRows(*a), 1);
     DetailHold hold(*a);
     EXPECT_EQ(lists(*a), expected);
@@ -482,7 +486,7 @@ TEST(ManyRanks, DetailTakenApartIsGivenBackWholeOrSpilled) {
     EXPECT_EQ(got->analysis.spilled.store, to);
     if (to != nullptr) {
       EXPECT_TRUE(got->analysis.memory.allocations.empty()) << "spilled";
-      EXPECT_EQ(CurvePoints(got->analysis, 0), 2);
+      EXPECT_EQ(got->analysis.memory.devices[0].curve_points, 2u);
       EXPECT_EQ(ModuleRows(got->analysis), ModuleRows(whole.analysis));
     }
     EXPECT_EQ(EncodeSummary(*got), EncodeSummary(whole));

@@ -28,13 +28,14 @@ std::string OpName(const MemoryResult& r, uint32_t op) { return r.NameOf(op); }
 // appended to `rows` after `prefix` (the rank and device columns of the many-rank table).
 void AppendCurve(const DeviceMemory& d, int64_t t0, const std::vector<report::Value>& prefix,
                  std::vector<std::vector<report::Value>>& rows) {
-  const size_t stride = (d.curve.size() + kCurvePoints - 1) / kCurvePoints;
-  for (size_t a = 0; a < d.curve.size(); a += stride) {
-    const size_t end = std::min(d.curve.size(), a + stride);
+  const std::vector<MemoryPoint>& curve = d.series->curve;
+  const size_t stride = (curve.size() + kCurvePoints - 1) / kCurvePoints;
+  for (size_t a = 0; a < curve.size(); a += stride) {
+    const size_t end = std::min(curve.size(), a + stride);
     size_t top = a;
     for (size_t j = a; j < end; ++j)
-      if (d.curve[j].allocated > d.curve[top].allocated) top = j;
-    const MemoryPoint& p = d.curve[top];
+      if (curve[j].allocated > curve[top].allocated) top = j;
+    const MemoryPoint& p = curve[top];
     std::vector<report::Value> row;
     row.reserve(prefix.size() + 3);  // one allocation a row, not two
     row.insert(row.end(), prefix.begin(), prefix.end());
@@ -94,14 +95,12 @@ void AddPeaks(report::Section& s, const AnalyzeInput& in) {
        {"events", "Events", Unit::kCount}},
       [](const RankAnalysis& a, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
-        for (size_t k = 0; k < a.memory.devices.size(); ++k) {
-          const DeviceMemory& d = a.memory.devices[k];
+        for (const DeviceMemory& d : a.memory.devices)
           rows.push_back(
               {rank, MemoryDeviceName(d.device), d.peak_allocated,
                Seconds(d.peak_ts_ns - a.memory.t0_ns),
                d.peak_reserved == trace::kNone ? report::Value{} : report::Value{d.peak_reserved},
-               CurvePoints(a, k)});
-        }
+               static_cast<int64_t>(d.curve_points)});
       });
 }
 
@@ -116,7 +115,7 @@ void AddLiveAtPeak(report::Section& s, const AnalyzeInput& in) {
                    [](const RankAnalysis& a, const std::string& rank,
                       std::vector<std::vector<report::Value>>& rows) {
                      for (const DeviceMemory& d : a.memory.devices) {
-                       for (const LiveBytes& l : d.live_at_peak)
+                       for (const LiveBytes& l : d.series->live_at_peak)
                          rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
                                                         OpName(a.memory, l.op), l.bytes));
                        if (d.live_unknown > 0)
@@ -191,28 +190,32 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
-        for (const DeviceMemory& d : a.memory.devices)
-          for (size_t r = 0; r < d.role_bytes.size(); ++r)
-            if (d.role_bytes[r] != 0)
-              rows.push_back(report::MakeRow(
-                  rank, MemoryDeviceName(d.device), memory::RoleName(static_cast<memory::Role>(r)),
-                  d.role_bytes[r], Percent(d.role_bytes[r], d.peak_allocated)));
+        for (const DeviceMemory& d : a.memory.devices) {
+          const std::vector<int64_t>& bytes = d.series->role_bytes;
+          for (size_t r = 0; r < bytes.size(); ++r)
+            if (bytes[r] != 0)
+              rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                             memory::RoleName(static_cast<memory::Role>(r)),
+                                             bytes[r], Percent(bytes[r], d.peak_allocated)));
+        }
       });
-  AddRankTable(s, in, "memory_role_rules", "How the roles at the peak were decided",
-               {{"rank", "Rank", Unit::kText},
-                {"device", "Device", Unit::kText},
-                {.key = "rule", .title = "Rule", .terminal_width = 70},
-                {"bytes", "Bytes", Unit::kBytes}},
-               report::TableKind::kTable,
-               [](const RankAnalysis& a, const std::string& rank,
-                  std::vector<std::vector<report::Value>>& rows) {
-                 for (const DeviceMemory& d : a.memory.devices)
-                   for (size_t r = 0; r < d.rule_bytes.size(); ++r)
-                     if (d.rule_bytes[r] != 0)
-                       rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
-                                                      memory::RuleText(static_cast<uint8_t>(r)),
-                                                      d.rule_bytes[r]));
-               });
+  AddRankTable(
+      s, in, "memory_role_rules", "How the roles at the peak were decided",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {.key = "rule", .title = "Rule", .terminal_width = 70},
+       {"bytes", "Bytes", Unit::kBytes}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        for (const DeviceMemory& d : a.memory.devices) {
+          const std::vector<int64_t>& bytes = d.series->rule_bytes;
+          for (size_t r = 0; r < bytes.size(); ++r)
+            if (bytes[r] != 0)
+              rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                             memory::RuleText(static_cast<uint8_t>(r)), bytes[r]));
+        }
+      });
   std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
                                       {"device", "Device", Unit::kText}};
   snapshot::AddRoleTimelineColumns(cols);
@@ -221,12 +224,12 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
       [](const RankAnalysis& a, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
         for (const DeviceMemory& d : a.memory.devices)
-          snapshot::AppendRoleTimeline(d.role_timeline, 1e9, a.memory.t0_ns,
+          snapshot::AppendRoleTimeline(d.series->role_timeline, 1e9, a.memory.t0_ns,
                                        {rank, MemoryDeviceName(d.device)}, rows);
       });
   size_t timelines = 0;  // one chart for one device's timeline; else the CSV alone
   for (const RankAnalysis& a : in.analyses)
-    for (size_t k = 0; k < a.memory.devices.size(); ++k) timelines += HasRoleTimeline(a, k);
+    for (const DeviceMemory& d : a.memory.devices) timelines += d.role_points > 0;
   if (timelines == 1) snapshot::AddRoleTimelineChart(tl);
   t.notes.push_back(
       "Roles from lifetimes and phases (docs/snapshot-analysis.md): made in Optimizer.step and "
