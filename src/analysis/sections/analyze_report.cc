@@ -177,8 +177,14 @@ report::Report BuildAnalyzeReport(const std::vector<RankInfo>& models,
   AddAnalyzeConfig(r, models, o);
 
   if (matched == nullptr) matched = MatchRanks(models, an);
-  const AnalyzeInput in{
-      models, an, o, matched->collectives, matched->path, RankLabels(models), stream_rank_tables};
+  const AnalyzeInput in{models,
+                        an,
+                        o,
+                        matched->collectives,
+                        matched->path,
+                        RankLabels(models),
+                        stream_rank_tables,
+                        ReadTablesOnce(an)};
   for (const SectionDescriptor& d : AnalyzeSections()) {
     if (views != ReportViews::kAll && !d.across_ranks) continue;
     const size_t first = r.sections.size();

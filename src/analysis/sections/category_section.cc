@@ -73,7 +73,7 @@ void AddCategorySection(const AnalyzeInput& in, report::Report& r) {
   AddRankNotes(
       s.notes, in,
       [&](size_t i) {
-        const CategoryResult& c = TablesOf(in.analyses[i], scratch).categories;
+        const CategoryResult& c = in.TablesAt(i, scratch).categories;
         // Said when it shows as at least 0.1 %: "0.0 % ... has no operator" is noise.
         if (c.by_kernel_ns == 0 || 1000 * c.by_kernel_ns < c.total_ns) return std::string();
         return fmt::format(

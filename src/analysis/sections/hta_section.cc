@@ -101,7 +101,7 @@ void CudaKernelLaunchStatsTable(const AnalyzeInput& in, report::Section& s) {
       });
   RankTables scratch;
   AddRankNotes(lt.notes, in, [&](size_t i) {
-    const LaunchStats& l = TablesOf(in.analyses[i], scratch).hta.launch;
+    const LaunchStats& l = in.TablesAt(i, scratch).hta.launch;
     if (l.graph_launches == 0) return std::string();
     return fmt::format(
         "Rank {}: {} CUDA/HIP graph launch{} started {} kernels ({:.1f}% of the launched GPU "

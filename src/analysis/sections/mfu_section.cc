@@ -73,7 +73,7 @@ void AddSteps(report::Section& s, const AnalyzeInput& in) {
 void AddMfuPeaks(report::Section& s, const AnalyzeInput& in) {
   RankTables scratch;
   AddRankNotes(s.notes, in, [&](size_t i) {
-    const FlopsResult& f = TablesOf(in.analyses[i], scratch).flops;
+    const FlopsResult& f = in.TablesAt(i, scratch).flops;
     const double peak = f.peak.For(f.main_precision);
     return peak > 0 ? fmt::format("Rank {}: MFU against {} {} peak {:.1f} TFLOP/s ({}).", kRankMark,
                                   f.peak.gpu, PrecisionName(f.main_precision), peak,
@@ -95,7 +95,7 @@ void AddCoverage(report::Section& s, const AnalyzeInput& in) {
   AddRankNotes(s.notes, in, [&](size_t i) {
     const RankAnalysis& a = in.analyses[i];
     if (a.gpu_ns <= 0) return std::string();
-    const FlopsResult& flops = TablesOf(a, scratch).flops;
+    const FlopsResult& flops = in.TablesAt(i, scratch).flops;
     const auto pct = [&](int64_t ns) {
       return 100.0 * static_cast<double>(ns) / static_cast<double>(a.gpu_ns);
     };

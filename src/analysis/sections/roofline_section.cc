@@ -128,7 +128,7 @@ constexpr const char* kHowNote =
 void AddPeakNotes(report::Section& s, const AnalyzeInput& in) {
   RankTables scratch;
   AddRankNotes(s.notes, in, [&](size_t i) {
-    const FlopsResult& f = TablesOf(in.analyses[i], scratch).flops;
+    const FlopsResult& f = in.TablesAt(i, scratch).flops;
     return f.has_shapes ? PeakNote(std::string(kRankMark), f) : std::string();
   });
 }
@@ -159,8 +159,7 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       Columns());
   RankTables tables;
   for (const auto& [row, rank] : ranked.rows())
-    top.rows.push_back(
-        Row(in.RankLabel(rank), row, TablesOf(in.analyses[rank], tables).flops.peak, &above));
+    top.rows.push_back(Row(in.RankLabel(rank), row, in.TablesAt(rank, tables).flops.peak, &above));
   above.AddNote(s);
   s.notes.push_back(kHowNote);
 }
@@ -182,7 +181,7 @@ void AddRooflineSection(const AnalyzeInput& in, report::Report& r) {
   std::vector<ShapeRow> scratch;
   RankTables tables;
   for (size_t i = 0; i < in.ranks.size(); ++i) {
-    const FlopsResult& f = TablesOf(in.analyses[i], tables).flops;
+    const FlopsResult& f = in.TablesAt(i, tables).flops;
     const std::vector<ShapeRow>& shapes = ShapesOf(in.analyses[i], scratch);
     for (size_t k = 0; k < shapes.size(); ++k) {
       t.rows.push_back(Row(in.RankLabel(i), shapes[k], f.peak, &above));

@@ -190,6 +190,24 @@ bool AnalyzeInput::AnyGpuWork() const {
   return std::ranges::any_of(analyses, [](const RankAnalysis& a) { return a.gpu_ns > 0; });
 }
 
+const RankTables& AnalyzeInput::TablesAt(size_t i, RankTables& scratch) const {
+  return tables != nullptr ? (*tables)[i] : TablesOf(analyses[i], scratch);
+}
+
+std::shared_ptr<const std::vector<RankTables>> ReadTablesOnce(
+    const std::vector<RankAnalysis>& analyses) {
+  if (analyses.size() > kMaxJsonRowsManyRanks ||
+      std::ranges::all_of(analyses, [](const RankAnalysis& a) { return bool(a.tables); }))
+    return nullptr;
+  auto out = std::make_shared<std::vector<RankTables>>(analyses.size());
+  for (size_t i = 0; i < analyses.size(); ++i) {
+    RankTables& t = (*out)[i];
+    const RankTables& read = TablesOf(analyses[i], t);
+    if (&read != &t) t = read;  // the rank's own
+  }
+  return out;
+}
+
 namespace {
 
 // Table `added` of `rows_of` each rank: in its CSV only past `inline_ranks` ranks, and then made
@@ -230,10 +248,13 @@ report::Table& AddRankSummaryTable(report::Section& s, const AnalyzeInput& in, s
 report::Table& AddRankTablesTable(report::Section& s, const AnalyzeInput& in, std::string id,
                                   std::string title, std::vector<report::Column> cols,
                                   RankTablesRowsFn rows_of, report::TableKind kind) {
-  auto of_tables = [rows_of = std::move(rows_of)](const RankAnalysis& a, const std::string& rank,
-                                                  std::vector<std::vector<report::Value>>& rows) {
+  // Up to a thousand ranks the rows are made now, from the tables read once (`in.tables`);
+  // past that, as the CSV is written, from the tables the batch holds.
+  auto of_tables = [rows_of = std::move(rows_of), tables = in.tables, first = in.analyses.data()](
+                       const RankAnalysis& a, const std::string& rank,
+                       std::vector<std::vector<report::Value>>& rows) {
     RankTables scratch;
-    rows_of(TablesOf(a, scratch), rank, rows);
+    rows_of(tables != nullptr ? (*tables)[&a - first] : TablesOf(a, scratch), rank, rows);
   };
   return AddRankSummaryTable(s, in, std::move(id), std::move(title), std::move(cols),
                              std::move(of_tables), kind, RankDetail::kTables);
@@ -242,13 +263,14 @@ report::Table& AddRankTablesTable(report::Section& s, const AnalyzeInput& in, st
 void ForEachRankTables(const AnalyzeInput& in,
                        const std::function<void(size_t, const RankTables&)>& f) {
   RankTables scratch;
-  for (size_t i = 0; i < in.analyses.size(); ++i) f(i, TablesOf(in.analyses[i], scratch));
+  for (size_t i = 0; i < in.analyses.size(); ++i) f(i, in.TablesAt(i, scratch));
 }
 
 bool AnyRankTables(const AnalyzeInput& in, const std::function<bool(const RankTables&)>& pred) {
   RankTables scratch;
-  return std::ranges::any_of(in.analyses,
-                             [&](const RankAnalysis& a) { return pred(TablesOf(a, scratch)); });
+  for (size_t i = 0; i < in.analyses.size(); ++i)
+    if (pred(in.TablesAt(i, scratch))) return true;
+  return false;
 }
 
 }  // namespace trainprof::analysis

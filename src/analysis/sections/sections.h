@@ -43,6 +43,10 @@ struct AnalyzeInput {
   // With more than kInlineRanks ranks: whether per-rank tables read `analyses` only when their
   // CSV is written (BuildAnalyzeReport's `stream_rank_tables`).
   bool stream_rank_tables = false;
+  // Up to kMaxJsonRowsManyRanks ranks whose tables wait in a scratch file (RankTables): each
+  // rank's, read back once for the whole report (ReadTablesOnce); else null, and each reader
+  // reads a rank's back as it goes (a few MB for a thousand ranks; ten thousand would keep 25).
+  std::shared_ptr<const std::vector<RankTables>> tables;
 
   // "3", or "3 (file.json)" when two models share a rank.
   const std::string& RankLabel(size_t i) const { return (*labels)[i]; }
@@ -54,7 +58,14 @@ struct AnalyzeInput {
   bool AnyPyTorch() const;
   // Some rank has GPU work (RankAnalysis::gpu_ns); else a CPU-only run.
   bool AnyGpuWork() const;
+  // Rank i's tables: from `tables` when read once, else TablesOf (ranks/detail_store.h).
+  const RankTables& TablesAt(size_t i, RankTables& scratch) const;
 };
+
+// `tables` for AnalyzeInput: every rank's read back from its scratch file when some rank's wait
+// there and there are at most kMaxJsonRowsManyRanks ranks; else null.
+std::shared_ptr<const std::vector<RankTables>> ReadTablesOnce(
+    const std::vector<RankAnalysis>& analyses);
 
 // The note of a view that needs input shapes and has none: "No Input Dims ...: <lacking>. Record
 // with ..." in the words of the input (a torch.profiler trace, an Nsight profile of PyTorch, or a
