@@ -292,6 +292,28 @@ int64_t ScratchDiskBytes() {
 // rows are written: the scratch file gives its pages back, the files are the same, and the table
 // read after them (the run history's step_breakdown) reads no detail. Without that word, the
 // records stay for any later reader.
+// Up to a thousand ranks the report reads each spilled rank's tables back once; a run with none
+// spilled, or past a thousand ranks, reads none ahead.
+TEST(ManyRanks, AThousandRanksTablesAreReadBackOnce) {
+  auto [kept, spilled, store] = Spilled(MakeRanks(kInlineRanks + 4));
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(ReadTablesOnce(MakeRanks(3).analyses), nullptr) << "none spilled";
+  const auto tables = ReadTablesOnce(spilled.analyses);
+  ASSERT_NE(tables, nullptr);
+  ASSERT_EQ(tables->size(), spilled.analyses.size());
+  const RankTables& t = (*tables)[5];
+  const RankTables whole = *Rank(5).tables;
+  ASSERT_EQ(t.gpus.size(), 1u);
+  EXPECT_EQ(t.gpus[0].kernels, whole.gpus[0].kernels);
+  EXPECT_EQ(t.hta.temporal.span_ns, whole.hta.temporal.span_ns);
+  EXPECT_EQ(t.idle.idle_ns, whole.idle.idle_ns);
+  EXPECT_EQ(t.categories.by[0].ns, whole.categories.by[0].ns);
+  EXPECT_EQ(t.flops.covered_ns, whole.flops.covered_ns);
+  EXPECT_FALSE(spilled.analyses[5].tables) << "read into the copy, not the analysis";
+  std::vector<RankAnalysis> many(kMaxJsonRowsManyRanks + 1, spilled.analyses[5]);
+  EXPECT_EQ(ReadTablesOnce(many), nullptr) << "past a thousand, each reader reads its own";
+}
+
 TEST(ManyRanks, RecordsLetGoOnceWrittenLeaveTheSameFiles) {
   Ranks in = MakeRanks(kInlineRanks + 8);
   for (RankAnalysis& a : in.analyses) {
