@@ -2,7 +2,49 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
 namespace trainprof::analysis {
+
+namespace {
+
+auto KeyOf(const trace::DeviceInfo& d) {
+  return std::tie(d.id, d.name, d.total_memory_bytes, d.compute_major, d.compute_minor, d.num_sms,
+                  d.max_threads_per_sm, d.vendor, d.arch);
+}
+
+struct DevicesLess {
+  bool operator()(const std::vector<trace::DeviceInfo>& a,
+                  const std::vector<trace::DeviceInfo>& b) const {
+    return std::ranges::lexicographical_compare(
+        a, b,
+        [](const trace::DeviceInfo& x, const trace::DeviceInfo& y) { return KeyOf(x) < KeyOf(y); });
+  }
+};
+
+}  // namespace
+
+SharedDevices::SharedDevices(const std::vector<trace::DeviceInfo>& devices) {
+  if (devices.empty()) return;
+  // Every distinct list this process has seen, kept for its life (a handful).
+  static std::mutex mu;
+  static std::map<std::vector<trace::DeviceInfo>,
+                  std::shared_ptr<const std::vector<trace::DeviceInfo>>, DevicesLess>
+      seen;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = seen.try_emplace(devices);
+  if (fresh) it->second = std::make_shared<const std::vector<trace::DeviceInfo>>(devices);
+  p_ = it->second;
+}
+
+const std::vector<trace::DeviceInfo>& SharedDevices::list() const {
+  static const std::vector<trace::DeviceInfo> kNone;
+  return p_ != nullptr ? *p_ : kNone;
+}
 
 bool ProfilesPyTorch(const trace::TraceModel& m) {
   if (m.source == "kineto") return true;

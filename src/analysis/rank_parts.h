@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,24 @@
 
 namespace trainprof::analysis {
 
+// A rank's devices (TraceModel::devices), one list shared by every rank that lists the same
+// devices in this process: a trace lists its node's GPUs, about 200 bytes each, and 100,000
+// ranks of 8-GPU nodes would hold 1.5 KB a rank of a few distinct lists. Read as the list.
+class SharedDevices {
+ public:
+  SharedDevices() = default;
+  SharedDevices(const std::vector<trace::DeviceInfo>& devices);  // NOLINT: a list converts
+  const std::vector<trace::DeviceInfo>& list() const;
+  bool empty() const { return list().empty(); }
+  size_t size() const { return list().size(); }
+  const trace::DeviceInfo& front() const { return list().front(); }
+  auto begin() const { return list().begin(); }
+  auto end() const { return list().end(); }
+
+ private:
+  std::shared_ptr<const std::vector<trace::DeviceInfo>> p_;  // null: none
+};
+
 // The fields of a TraceModel that the report reads once the events are gone (same names).
 struct RankInfo {
   std::string path;    // the file read
@@ -29,7 +48,7 @@ struct RankInfo {
   bool truncated = false;
   int64_t json_bytes = 0;
   int64_t events = 0;  // TraceModel::size()
-  std::vector<trace::DeviceInfo> devices;
+  SharedDevices devices;
   std::vector<std::pair<int64_t, int64_t>> peak_allocated_bytes;  // device, bytes
   std::vector<base::Diagnostic> diagnostics;
   bool pytorch = true;  // ProfilesPyTorch

@@ -18,7 +18,8 @@ RankSummary Sample(int64_t rank) {
   s.info.path = "traces/rank" + std::to_string(rank) + ".json";
   s.info.rank = rank;
   s.info.host_name = "node-1";
-  s.info.devices.push_back({.id = 0, .name = "NVIDIA H100", .total_memory_bytes = 80});
+  s.info.devices =
+      std::vector<trace::DeviceInfo>{{.id = 0, .name = "NVIDIA H100", .total_memory_bytes = 80}};
   s.info.peak_allocated_bytes = {{0, 1234}};
   s.info.diagnostics.push_back({base::DiagnosticId::kRankUnknown, 1, "no rank"});
   RankAnalysis& a = s.analysis;
@@ -52,6 +53,23 @@ TEST(RankSummary, RoundTripsEveryField) {
   EXPECT_EQ(back->analysis.comm_ops[0].bytes, 4096);
   EXPECT_EQ(back->analysis.comm_names[back->analysis.comm_ops[0].type], "allreduce");
   EXPECT_EQ(CommKeyText(back->analysis.comm_ops[0], back->analysis.comm_names), "seq 1");
+  ASSERT_EQ(back->info.devices.size(), 1u);
+  EXPECT_EQ(back->info.devices.front().name, "NVIDIA H100");
+  EXPECT_EQ(&back->info.devices.list(), &s.info.devices.list()) << "one list for both";
+}
+
+// Ranks that list the same devices share one list; others, and none, are their own.
+TEST(RankSummary, RanksListingTheSameDevicesShareOneList) {
+  const std::vector<trace::DeviceInfo> node = {{.id = 0, .name = "NVIDIA H100"},
+                                               {.id = 1, .name = "NVIDIA H100"}};
+  std::vector<trace::DeviceInfo> other = node;
+  other[1].num_sms = 132;
+  const SharedDevices a(node), b(node), c(other), none;
+  EXPECT_EQ(&a.list(), &b.list());
+  EXPECT_NE(&a.list(), &c.list());
+  EXPECT_EQ(c.list()[1].num_sms, 132);
+  EXPECT_TRUE(none.empty());
+  EXPECT_TRUE(SharedDevices(std::vector<trace::DeviceInfo>{}).empty());
 }
 
 // A summary whose tables wait in a scratch file (--mpi's processes send them with the detail)

@@ -209,6 +209,7 @@ class Encoder {
     Put(static_cast<uint64_t>(v.size()));
     for (const T& x : v) Put(x);
   }
+  void Put(const SharedDevices& d) { Put(d.list()); }
   template <class T, size_t N>
   void Put(const std::array<T, N>& v) {
     for (const T& x : v) Put(x);
@@ -283,6 +284,11 @@ class Decoder {
   void Get(std::vector<T>& v) {
     v.resize(Length());
     for (T& x : v) Get(x);
+  }
+  void Get(SharedDevices& d) {
+    std::vector<trace::DeviceInfo> list;
+    Get(list);
+    d = SharedDevices(list);
   }
   template <class T, size_t N>
   void Get(std::array<T, N>& v) {

@@ -106,6 +106,7 @@ std::vector<ClockOffset> EstimateOffsets(const std::vector<RankInfo>& models,
     for (const CommOp& op : c.ops) diffs[op.model].push_back(op.end_ns - ref->end_ns);
   }
   std::vector<ClockOffset> out;
+  out.reserve(models.size());  // one a rank, held until the report: no doubling's slack
   for (size_t i = 0; i < models.size(); ++i) {
     ClockOffset o{models[i].rank};
     std::vector<int64_t>& d = diffs[i];

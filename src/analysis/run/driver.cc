@@ -64,6 +64,7 @@ report::Report BuildRunReport(const Summaries& s, std::shared_ptr<const RanksMat
       in.step_range ? ReportViews::kAcrossRanks : ReportViews::kAll, std::move(matched));
   if (in.step_range)
     r.AddMeta("step_range", fmt::format("{}-{}", in.step_range->first, in.step_range->second));
+  r.meta.reserve(r.meta.size() + files.size());  // a line a file: no doubling's slack
   for (size_t i = 0; i < files.size(); ++i) r.AddMeta(fmt::format("files.{}", i), files[i], false);
   for (const std::string& why : skipped)
     r.diagnostics.push_back({report::DiagnosticId::kInputSkipped, 1, why});
