@@ -1,7 +1,8 @@
 // A value kept on the heap: where it is held it takes a pointer's room, and it can be let go
 // (reset) while its holder stays. A copy copies the value. Made for the part of a large
 // record that is read rarely and kept out of memory between reads (analysis/rank_analysis.h's
-// RankTables, which a rank of many waits for in a scratch file).
+// RankTables and memory_view.h's DeviceSeries, which a rank of many waits for in a scratch
+// file).
 //
 //   base::Box<Tables> t;        // holds a Tables made with its default constructor
 //   t->rows.push_back(...);     // as a pointer

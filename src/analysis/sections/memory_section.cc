@@ -178,13 +178,13 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
   if (!in.ManyRanks()) MarkLong(t);
 }
 
-// Each device of `a` and index r of its series' `list` (bytes by role or by rule) not zero.
+// Each device of `a`, index r and bytes of its series' `list` (by role or by rule) not zero.
 template <class F>
 void ForEachNonZero(const RankAnalysis& a, std::vector<int64_t> DeviceSeries::*list, F f) {
   for (const DeviceMemory& d : a.memory.devices) {
     const std::vector<int64_t>& bytes = (*d.series).*list;
     for (size_t r = 0; r < bytes.size(); ++r)
-      if (bytes[r] != 0) f(d, r);
+      if (bytes[r] != 0) f(d, r, bytes[r]);
   }
 }
 
@@ -200,27 +200,28 @@ void AddRoles(report::Section& s, const AnalyzeInput& in) {
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
-        ForEachNonZero(a, &DeviceSeries::role_bytes, [&](const DeviceMemory& d, size_t r) {
-          const int64_t bytes = d.series->role_bytes[r];
-          rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
-                                         memory::RoleName(static_cast<memory::Role>(r)), bytes,
-                                         Percent(bytes, d.peak_allocated)));
-        });
+        ForEachNonZero(
+            a, &DeviceSeries::role_bytes, [&](const DeviceMemory& d, size_t r, int64_t bytes) {
+              rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                             memory::RoleName(static_cast<memory::Role>(r)), bytes,
+                                             Percent(bytes, d.peak_allocated)));
+            });
       });
-  AddRankTable(s, in, "memory_role_rules", "How the roles at the peak were decided",
-               {{"rank", "Rank", Unit::kText},
-                {"device", "Device", Unit::kText},
-                {.key = "rule", .title = "Rule", .terminal_width = 70},
-                {"bytes", "Bytes", Unit::kBytes}},
-               report::TableKind::kTable,
-               [](const RankAnalysis& a, const std::string& rank,
-                  std::vector<std::vector<report::Value>>& rows) {
-                 ForEachNonZero(a, &DeviceSeries::rule_bytes, [&](const DeviceMemory& d, size_t r) {
-                   rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
-                                                  memory::RuleText(static_cast<uint8_t>(r)),
-                                                  d.series->rule_bytes[r]));
-                 });
-               });
+  AddRankTable(
+      s, in, "memory_role_rules", "How the roles at the peak were decided",
+      {{"rank", "Rank", Unit::kText},
+       {"device", "Device", Unit::kText},
+       {.key = "rule", .title = "Rule", .terminal_width = 70},
+       {"bytes", "Bytes", Unit::kBytes}},
+      report::TableKind::kTable,
+      [](const RankAnalysis& a, const std::string& rank,
+         std::vector<std::vector<report::Value>>& rows) {
+        ForEachNonZero(
+            a, &DeviceSeries::rule_bytes, [&](const DeviceMemory& d, size_t r, int64_t bytes) {
+              rows.push_back(report::MakeRow(rank, MemoryDeviceName(d.device),
+                                             memory::RuleText(static_cast<uint8_t>(r)), bytes));
+            });
+      });
   std::vector<report::Column> cols = {{"rank", "Rank", Unit::kText},
                                       {"device", "Device", Unit::kText}};
   snapshot::AddRoleTimelineColumns(cols);
