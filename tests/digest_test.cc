@@ -63,8 +63,8 @@ TEST(Digest, TablesAsDocumentedAndTheSummaryBack) {
   StatusOr<analysis::RankSummary> lean =
       analysis::ReadDigest(path, analysis::DigestPart::kAcrossRanks);
   ASSERT_TRUE(lean.ok()) << lean.status().message();
-  EXPECT_TRUE(lean->analysis.kernels.empty());
-  EXPECT_FALSE(a.kernels.empty());
+  EXPECT_TRUE(lean->analysis.lists->kernels.empty());
+  EXPECT_FALSE(a.lists->kernels.empty());
   EXPECT_EQ(lean->analysis.comm_ops.size(), a.comm_ops.size());
   EXPECT_EQ(lean->analysis.step_marks.size(), a.step_marks.size());
 }
@@ -84,7 +84,7 @@ TEST(Digest, AWindowKeepsItsStepsAndTheirCollectives) {
     EXPECT_GE(o.start_ns, a.steps.steps.front().begin_ns);
     EXPECT_LT(o.start_ns, a.steps.steps.back().end_ns);
   }
-  EXPECT_TRUE(a.candidates.empty());
+  EXPECT_TRUE(a.lists->candidates.empty());
   EXPECT_EQ(analysis::WindowSummary(s, 7, 9), 0u);
 }
 

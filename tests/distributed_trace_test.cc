@@ -182,7 +182,7 @@ TEST(Distributed, AStragglerAmongManySpilledRanksIsNamedAsAmongHeldOnes) {
   ASSERT_NE(store, nullptr);
   std::vector<analysis::RankAnalysis> spilled = r.an;
   for (analysis::RankAnalysis& a : spilled) analysis::Spill(store, a);
-  ASSERT_TRUE(spilled[5].kernels.empty() && spilled[5].candidates.empty());
+  ASSERT_FALSE(spilled[5].lists);
   const analysis::AnalyzeOptions o;
   const report::Report held = analysis::BuildAnalyzeReport(r.models, r.an, o, "x");
   const report::Report from_store = analysis::BuildAnalyzeReport(r.models, spilled, o, "x");

@@ -672,8 +672,8 @@ TEST(GeneratedTrace, FlopsAndMfu) {
   EXPECT_EQ(f.main_precision, analysis::Precision::kFp16);
   // 2 * 64 * 1024 * 4096 FLOPs a call, two calls each over 200 µs of gemm.
   const double per_call = 2.0 * 64 * 1024 * 4096;
-  ASSERT_EQ(r.an[0].flops_operators.size(), 2u);
-  for (const analysis::FlopsRow& o : r.an[0].flops_operators) {
+  ASSERT_EQ(r.an[0].lists->flops_operators.size(), 2u);
+  for (const analysis::FlopsRow& o : r.an[0].lists->flops_operators) {
     SCOPED_TRACE(o.name);
     EXPECT_EQ(o.calls, 2);
     EXPECT_EQ(o.flops, 2 * per_call);
@@ -687,10 +687,11 @@ TEST(GeneratedTrace, FlopsAndMfu) {
     EXPECT_EQ(f.steps[i].dur_ns, x.steps[i].dur_ns);
   }
   // The Operator view by call stack: linear's two calls under their one stack.
-  ASSERT_EQ(r.an[0].operators_by_stack.size(), 1u);
-  EXPECT_EQ(r.an[0].operators_by_stack[0].call_stack, "train.py(12): step;model.py(40): forward");
-  EXPECT_EQ(r.an[0].operators_by_stack[0].calls, 2);
-  EXPECT_EQ(r.an[0].operators_by_stack[0].device_total_ns, 2 * 200 * kUs);
+  ASSERT_EQ(r.an[0].lists->operators_by_stack.size(), 1u);
+  EXPECT_EQ(r.an[0].lists->operators_by_stack[0].call_stack,
+            "train.py(12): step;model.py(40): forward");
+  EXPECT_EQ(r.an[0].lists->operators_by_stack[0].calls, 2);
+  EXPECT_EQ(r.an[0].lists->operators_by_stack[0].device_total_ns, 2 * 200 * kUs);
   const report::Section* ov = r.report.FindSection("operator_view");
   ASSERT_NE(ov, nullptr);
   EXPECT_NE(ov->FindTable("operator_view_by_stack"), nullptr);

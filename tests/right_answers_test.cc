@@ -227,7 +227,7 @@ TEST(RightAnswers, AboveTheRooflineIsFlaggedNotPrinted) {
   ASSERT_NE(tab, nullptr);
   const size_t op_col = tab->ColumnIndex("operator"), pct_col = tab->ColumnIndex("roofline_pct");
   int above = 0, below = 0;
-  for (const analysis::ShapeRow& row : r.an[0].flops_shapes) {
+  for (const analysis::ShapeRow& row : r.an[0].lists->flops_shapes) {
     const analysis::RooflinePoint p = analysis::Roofline(row, r.an[0].tables->flops.peak);
     ASSERT_TRUE(p.known) << row.name;
     for (const auto& cells : tab->rows) {

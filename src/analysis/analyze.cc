@@ -26,17 +26,17 @@ namespace {
 // The views of the operator tree (the TensorBoard plugin's), and the FLOPs of its operators.
 void OperatorViews(const trace::TraceModel& m, const AnalyzeOptions& o, RankAnalysis& a) {
   const OpTree tree = BuildOpTree(m);
-  a.operators = OperatorView(m, tree);
-  a.operators_by_shape = OperatorViewByShape(m, tree);
-  a.operators_by_stack = OperatorViewByStack(m, tree);
-  a.kernels = KernelView(m, tree, false);
-  a.operator_kernels = KernelView(m, tree, true);
+  a.lists->operators = OperatorView(m, tree);
+  a.lists->operators_by_shape = OperatorViewByShape(m, tree);
+  a.lists->operators_by_stack = OperatorViewByStack(m, tree);
+  a.lists->kernels = KernelView(m, tree, false);
+  a.lists->operator_kernels = KernelView(m, tree, true);
   a.phases = ComputePhases(m, tree, o.dataloader_patterns, o.steps_from);
-  a.modules = ModuleView(m, tree);
+  a.lists->modules = ModuleView(m, tree);
   a.tables->kernel_sequences = FrequentKernelSequences(m, tree, {});
   FlopsResult flops = ComputeFlops(m, tree, a.steps, o.flops);
-  a.flops_operators = std::move(flops.operators);
-  a.flops_shapes = std::move(flops.shapes);
+  a.lists->flops_operators = std::move(flops.operators);
+  a.lists->flops_shapes = std::move(flops.shapes);
   a.tables->flops = std::move(flops);
   a.tables->categories = ComputeCategories(m, tree);
   a.gpu_ns = tree.gpu_ns;
@@ -102,7 +102,7 @@ RankAnalysis AnalyzeRank(const trace::TraceModel& m, const AnalyzeOptions& o,
     a.tables->hta.rank = m.rank;
     a.tables->idle = IdleCauses{};
   }
-  a.candidates = RankCandidates(m, a, o);
+  a.lists->candidates = RankCandidates(m, a, o);
   if (o.critical_path)
     a.critical_paths = RankCriticalPaths(
         m, a, *o.critical_path,

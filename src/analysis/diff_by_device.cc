@@ -48,9 +48,9 @@ std::map<std::string, DevicePerStep> PerStepOverRanks(const DiffSide& s, Add add
 // and attention shapes (the other kinds' FLOPs are nominal).
 std::map<std::string, DevicePerStep> OperatorGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
-    for (const OperatorRow& o : a.operators)
+    for (const OperatorRow& o : a.lists->operators)
       if (o.device_self_ns > 0) emit(o.name, static_cast<double>(o.device_self_ns), 0);
-    for (const ShapeRow& r : a.flops_shapes)
+    for (const ShapeRow& r : a.lists->flops_shapes)
       if (r.category == OpCategory::kGemm || r.category == OpCategory::kConvolution ||
           r.category == OpCategory::kAttention)
         emit(r.name, 0, r.flops);
@@ -68,7 +68,7 @@ std::map<std::string, DevicePerStep> CategoryGpu(const DiffSide& s) {
 
 std::map<std::string, DevicePerStep> FamilyGpu(const DiffSide& s) {
   return PerStepOverRanks(s, [](const RankAnalysis& a, auto emit) {
-    for (const KernelRow& k : a.kernels)
+    for (const KernelRow& k : a.lists->kernels)
       emit(KernelFamily(k.name), static_cast<double>(k.total_ns), 0);
   });
 }

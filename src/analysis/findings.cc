@@ -52,7 +52,7 @@ bool HasMatrixCores(const trace::DeviceInfo& d) {
 // it cannot be told and the kernels' names decide alone.
 bool MatmulsInFp32(const RankAnalysis& a) {
   if (!a.tables->flops.has_shapes) return true;
-  return std::ranges::any_of(a.flops_operators, [](const FlopsRow& r) {
+  return std::ranges::any_of(a.lists->flops_operators, [](const FlopsRow& r) {
     return r.precision == Precision::kFp32 && r.device_ns > 0;
   });
 }

@@ -171,7 +171,7 @@ TEST(NsysGolden, OperatorGpuTimeIsItsKernelsByCorrelation) {
     const std::map<std::string, int64_t> want = DeviceSelfFromSql(db, rank);
     ASSERT_GE(want.size(), 10u);
     std::map<std::string, int64_t> got;
-    for (const OperatorRow& o : a[static_cast<size_t>(rank)].operators)
+    for (const OperatorRow& o : a[static_cast<size_t>(rank)].lists->operators)
       if (o.device_self_ns > 0) got[o.name] = o.device_self_ns;
     EXPECT_EQ(got, want) << "rank " << rank;
     EXPECT_GT(want.at("aten::addmm"), 0);

@@ -57,9 +57,10 @@ void MarkDuplicateRanks(std::vector<RankInfo>& all) {
 RankResults::RankResults(size_t files)
     : status_(files, InvalidArgument("not read")),
       infos_(files),
-      // A row not yet read holds no tables: a default RankTables is 1.3 KB, 130 MB for a
-      // hundred thousand rows before the first is read.
-      analyses_(files, RankAnalysis{.tables = base::Box<RankTables>(nullptr)}),
+      // A row not yet read holds no tables nor lists: a default RankTables is 1.3 KB, 130 MB
+      // for a hundred thousand rows before the first is read.
+      analyses_(files, RankAnalysis{.tables = base::Box<RankTables>(nullptr),
+                                    .lists = base::Box<RankLists>(nullptr)}),
       origins_(files),
       origin_lock_(std::make_unique<std::mutex>()) {}
 RankResults::RankResults(RankResults&&) noexcept = default;

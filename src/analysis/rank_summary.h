@@ -51,7 +51,7 @@ void KeepUntilReport(const std::shared_ptr<DetailStore>& store, RankSummary& s);
 
 // The file format: "TPSUMMARY", a format version, then the fields in a fixed order
 // (little-endian integers and doubles, strings and lists with their length first).
-inline constexpr uint32_t kSummaryVersion = 15;
+inline constexpr uint32_t kSummaryVersion = 16;
 inline constexpr std::string_view kSummaryExtension = ".tpsum";
 std::string EncodeSummary(const RankSummary& s);
 // Errors: not a summary, another version, or cut short (the message says which).

@@ -29,7 +29,7 @@ RankSummary Sample(int64_t rank) {
   a.tables->hta.kernel_types = {{"COMPUTATION", 42}};
   a.comm_names = {"", "0", "allreduce"};
   a.comm_ops.push_back({.key = 1, .bytes = 4096, .group = 1, .type = 2, .key_kind = CommKey::kSeq});
-  a.candidates.push_back({.key = "dataloader", .rank = rank, .figure = 12.5});
+  a.lists->candidates.push_back({.key = "dataloader", .rank = rank, .figure = 12.5});
   CpWindow w;
   w.label = "forward:1";
   w.category_ns[1] = 7;

@@ -171,12 +171,13 @@ template <class A> void Fields(A& a, IdleCauses& c) { a(c.idle_ns, c.ns, c.large
 template <class A> void Fields(A& a, RankTables& t) {
   a(t.gpus, t.hta, t.idle, t.kernel_sequences, t.categories, t.memcpy, t.flops);
 }
+template <class A> void Fields(A& a, RankLists& l) {
+  a(l.operators, l.operators_by_shape, l.operators_by_stack, l.kernels, l.operator_kernels,
+    l.modules, l.flops_operators, l.flops_shapes, l.candidates);
+}
 template <class A> void Fields(A& a, RankAnalysis& r) {
-  a(r.steps, r.overview, r.tables, r.operators, r.kernels, r.operator_kernels, r.phases,
-    r.modules, r.comm_ops, r.comm_names, r.comm_breakdowns, r.step_marks, r.candidates,
-    r.critical_paths);
-  a(r.operators_by_shape, r.operators_by_stack, r.memory, r.flops_operators, r.flops_shapes,
-    r.gpu_ns);
+  a(r.steps, r.overview, r.tables, r.lists, r.phases, r.comm_ops, r.comm_names,
+    r.comm_breakdowns, r.step_marks, r.critical_paths, r.memory, r.gpu_ns);
 }
 template <class A> void Fields(A& a, RankSummary& s) { a(s.options, s.input, s.info, s.analysis); }
 // clang-format on
@@ -373,14 +374,17 @@ namespace {
 
 // What of an analysis ranks/detail_store.h moves out: the lists that passes across ranks read
 // alone first, in AcrossList's order, then those only per-rank CSV rows read.
+// `r.lists` is present (the detail is in `r`).
 template <class A>
 auto AcrossLists(A& a, RankAnalysis& r) {
-  return a(r.modules, r.operators, r.kernels, r.flops_shapes, r.candidates, r.tables);
+  RankLists& l = *r.lists;
+  return a(l.modules, l.operators, l.kernels, l.flops_shapes, l.candidates, r.tables);
 }
 template <class A>
 auto ListsAfterAcross(A& a, RankAnalysis& r) {  // the rank's, not its devices'
-  return a(r.flops_operators, r.memory.allocations, r.memory.operators, r.memory.op_names,
-           r.operator_kernels, r.operators_by_shape, r.operators_by_stack);
+  RankLists& l = *r.lists;
+  return a(l.flops_operators, r.memory.allocations, r.memory.operators, r.memory.op_names,
+           l.operator_kernels, l.operators_by_shape, l.operators_by_stack);
 }
 template <class A>
 void DetailAfterAcross(A& a, RankAnalysis& r) {
@@ -504,6 +508,7 @@ bool DecodeList(std::string_view bytes, RankTables& tables) {
 
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {
   std::vector<RankAnalysis>& spare = Spare();
+  if (!a.lists) a.lists.emplace();
   if (!spare.empty()) {
     SwapLists(a, spare.back());
     spare.pop_back();
@@ -514,8 +519,10 @@ bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {
 }
 
 void FreeDetail(RankAnalysis& a) {
+  if (!a.lists) return;  // let go already
   Freer f;
   DetailFields(f, a);
+  a.lists.reset();
 }
 
 void RecycleDetail(RankAnalysis& a) {

@@ -83,7 +83,7 @@ TEST_P(TraceLensGolden, CategorySharesAndGemmRates) {
   ASSERT_FALSE(gemms.empty());
   for (const auto& row : gemms) {
     const ShapeRow* ours = nullptr;
-    for (const ShapeRow& s : a.flops_shapes)
+    for (const ShapeRow& s : a.lists->flops_shapes)
       if (s.name == row[0] && s.dims == row[1]) ours = &s;
     ASSERT_NE(ours, nullptr) << row[0] << " " << row[1];
     const double calls = std::stod(row[2]);
@@ -97,9 +97,9 @@ TEST_P(TraceLensGolden, CategorySharesAndGemmRates) {
 TEST_P(TraceLensGolden, NoPrecisionAdviceOnBf16MatrixCoreTraces) {
   TRAINPROF_SKIP_WITHOUT_SHARED_TRACES();
   const RankAnalysis a = Analyse(GetParam().trace);
-  for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "tensor_cores") << c.headline;
+  for (const Candidate& c : a.lists->candidates) EXPECT_NE(c.key, "tensor_cores") << c.headline;
   size_t gemm_kernels = 0;
-  for (const KernelRow& k : a.kernels) {
+  for (const KernelRow& k : a.lists->kernels) {
     // cuBLAS's GEMVs (a bmm with a dimension of 1) run on CUDA cores by design.
     if (CategoryOfKernel(k.name) != OpCategory::kGemm || k.name.find("gemv") != std::string::npos)
       continue;
@@ -174,7 +174,7 @@ TEST(TraceLensGolden, InferenceUtilizationIsTraceLensBusyTime) {
     ASSERT_EQ(a.tables->gpus.size(), 1u) << dir;
     EXPECT_NEAR(a.tables->gpus.front().utilization_pct, busy_pct, 1.0) << dir;
     if (busy_pct > 90) {
-      for (const Candidate& c : a.candidates) EXPECT_NE(c.key, "low_utilization") << dir;
+      for (const Candidate& c : a.lists->candidates) EXPECT_NE(c.key, "low_utilization") << dir;
     }
   }
 }
@@ -204,7 +204,7 @@ TEST(TraceLensGolden, GraphedGemmsMatchTraceLensThroughTheCaptureTrace) {
       if (!name.starts_with("aten::")) continue;  // the same kernels under vLLM's / aiter's op
       const std::string& dims = f[col("Input Dims_first")];
       const ShapeRow* ours = nullptr;
-      for (const ShapeRow& s : a.flops_shapes)
+      for (const ShapeRow& s : a.lists->flops_shapes)
         if (s.name == name && s.dims == dims) ours = &s;
       ASSERT_NE(ours, nullptr) << dir << " " << name << " " << dims;
       const double calls = std::stod(f[col("name_count")]);
@@ -249,7 +249,7 @@ TEST(TraceLensGolden, NoTrainingAdviceOnInferenceTraces) {
                           "sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
                           "vllm_prefilldecode_piecewise/graph_execution.json.gz"}) {
     const RankAnalysis a = Analyse(std::string("inference/") + run);
-    for (const Candidate& c : a.candidates) {
+    for (const Candidate& c : a.lists->candidates) {
       EXPECT_NE(c.key, "dataloader") << run;
       for (const char* word : {"batch size", "checkpointing", "DataLoader"})
         EXPECT_EQ(c.advice.find(word), std::string::npos) << run << ": " << c.advice;
@@ -282,7 +282,7 @@ TEST(TraceLensGolden, SameGemmFlopsOnH100AndMi300x) {
                             "facebook_timesformer-base-finetuned-k400__1016002.json.gz"}) {
     auto gemm_flops = [](const RankAnalysis& a) {
       double f = 0;
-      for (const ShapeRow& s : a.flops_shapes)
+      for (const ShapeRow& s : a.lists->flops_shapes)
         if (s.category == OpCategory::kGemm) f += s.flops;
       return f;
     };

@@ -153,10 +153,10 @@ namespace {
 
 // The lengths the readers across ranks ask of a spilled analysis (SpilledDetail's counts).
 void CountDetail(const RankAnalysis& a, SpilledDetail& s) {
-  s.shape_rows = static_cast<int64_t>(a.operators_by_shape.size());
-  s.stack_rows = static_cast<int64_t>(a.operators_by_stack.size());
-  s.module_rows = static_cast<int64_t>(a.modules.size());
-  s.flops_rows = static_cast<int64_t>(a.flops_operators.size());
+  s.shape_rows = static_cast<int64_t>(a.lists->operators_by_shape.size());
+  s.stack_rows = static_cast<int64_t>(a.lists->operators_by_stack.size());
+  s.module_rows = static_cast<int64_t>(a.lists->modules.size());
+  s.flops_rows = static_cast<int64_t>(a.lists->flops_operators.size());
   s.module_root_ns = ModuleRootNs(a);
 }
 
@@ -244,12 +244,12 @@ void RetireDetailOnceWritten(const std::vector<RankAnalysis>& analyses) {
 }
 
 int64_t ShapeRows(const RankAnalysis& a) {
-  return a.spilled.store == nullptr ? static_cast<int64_t>(a.operators_by_shape.size())
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.lists->operators_by_shape.size())
                                     : a.spilled.shape_rows;
 }
 
 int64_t StackRows(const RankAnalysis& a) {
-  return a.spilled.store == nullptr ? static_cast<int64_t>(a.operators_by_stack.size())
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.lists->operators_by_stack.size())
                                     : a.spilled.stack_rows;
 }
 
@@ -274,24 +274,24 @@ const std::vector<Row>& ListOf(const RankAnalysis& a, AcrossList list, const std
 }  // namespace
 
 const std::vector<ModuleRow>& ModulesOf(const RankAnalysis& a, std::vector<ModuleRow>& scratch) {
-  return ListOf(a, AcrossList::kModules, a.modules, scratch);
+  return ListOf(a, AcrossList::kModules, a.lists->modules, scratch);
 }
 
 const std::vector<OperatorRow>& OperatorsOf(const RankAnalysis& a,
                                             std::vector<OperatorRow>& scratch) {
-  return ListOf(a, AcrossList::kOperators, a.operators, scratch);
+  return ListOf(a, AcrossList::kOperators, a.lists->operators, scratch);
 }
 
 const std::vector<KernelRow>& KernelsOf(const RankAnalysis& a, std::vector<KernelRow>& scratch) {
-  return ListOf(a, AcrossList::kKernels, a.kernels, scratch);
+  return ListOf(a, AcrossList::kKernels, a.lists->kernels, scratch);
 }
 
 const std::vector<ShapeRow>& ShapesOf(const RankAnalysis& a, std::vector<ShapeRow>& scratch) {
-  return ListOf(a, AcrossList::kShapes, a.flops_shapes, scratch);
+  return ListOf(a, AcrossList::kShapes, a.lists->flops_shapes, scratch);
 }
 
 const std::vector<Candidate>& CandidatesOf(const RankAnalysis& a, std::vector<Candidate>& scratch) {
-  return ListOf(a, AcrossList::kCandidates, a.candidates, scratch);
+  return ListOf(a, AcrossList::kCandidates, a.lists->candidates, scratch);
 }
 
 const RankTables& TablesOf(const RankAnalysis& a, RankTables& scratch) {
@@ -302,17 +302,17 @@ const RankTables& TablesOf(const RankAnalysis& a, RankTables& scratch) {
 int64_t ModuleRootNs(const RankAnalysis& a) {
   if (a.spilled.store != nullptr) return a.spilled.module_root_ns;
   int64_t ns = 0;
-  for (const ModuleRow& m : a.modules) ns += m.depth == 0 ? m.device_ns : 0;
+  for (const ModuleRow& m : a.lists->modules) ns += m.depth == 0 ? m.device_ns : 0;
   return ns;
 }
 
 int64_t ModuleRows(const RankAnalysis& a) {
-  return a.spilled.store == nullptr ? static_cast<int64_t>(a.modules.size())
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.lists->modules.size())
                                     : a.spilled.module_rows;
 }
 
 int64_t FlopsRows(const RankAnalysis& a) {
-  return a.spilled.store == nullptr ? static_cast<int64_t>(a.flops_operators.size())
+  return a.spilled.store == nullptr ? static_cast<int64_t>(a.lists->flops_operators.size())
                                     : a.spilled.flops_rows;
 }
 

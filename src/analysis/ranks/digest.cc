@@ -156,12 +156,12 @@ bool WriteCollectives(sqlite3* db, const RankAnalysis& a) {
 bool WriteTops(sqlite3* db, const RankAnalysis& a) {
   Statement k(db, "INSERT INTO kernels VALUES(?, ?, ?, ?, ?)");
   bool ok = true;
-  for (size_t i = 0; i < a.kernels.size() && i < kDigestTopRows; ++i) {  // by total already
-    const KernelRow& r = a.kernels[i];
+  for (size_t i = 0; i < a.lists->kernels.size() && i < kDigestTopRows; ++i) {  // by total already
+    const KernelRow& r = a.lists->kernels[i];
     ok = k.Text(r.name).Int(r.calls).Int(r.total_ns).Int(r.min_ns).Int(r.max_ns).Run() && ok;
   }
   std::vector<const OperatorRow*> ops;
-  for (const OperatorRow& r : a.operators) ops.push_back(&r);
+  for (const OperatorRow& r : a.lists->operators) ops.push_back(&r);
   const size_t n = std::min(ops.size(), kDigestTopRows);
   std::partial_sort(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(n), ops.end(),
                     [](const OperatorRow* x, const OperatorRow* y) {

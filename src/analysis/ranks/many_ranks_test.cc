@@ -31,28 +31,30 @@ namespace {
 RankAnalysis Rank(int64_t r) {
   RankAnalysis a;
   for (int k = 0; k < 3; ++k) {
-    a.operators.push_back({.name = "aten::mm" + std::to_string(k),
-                           .calls = 2 + k,
-                           .device_self_ns = 1000 * (r + 1) + k});
-    a.kernels.push_back({.name = "gemm" + std::to_string(k), .calls = 1, .total_ns = 500 * r + k});
-    a.operator_kernels.push_back(a.kernels.back());
-    a.modules.push_back({.name = "Linear_" + std::to_string(k),
-                         .path = "Net",
-                         .depth = k == 0 ? 0 : 1,
-                         .device_ns = 100 * (k + 1) + r});
+    a.lists->operators.push_back({.name = "aten::mm" + std::to_string(k),
+                                  .calls = 2 + k,
+                                  .device_self_ns = 1000 * (r + 1) + k});
+    a.lists->kernels.push_back(
+        {.name = "gemm" + std::to_string(k), .calls = 1, .total_ns = 500 * r + k});
+    a.lists->operator_kernels.push_back(a.lists->kernels.back());
+    a.lists->modules.push_back({.name = "Linear_" + std::to_string(k),
+                                .path = "Net",
+                                .depth = k == 0 ? 0 : 1,
+                                .device_ns = 100 * (k + 1) + r});
   }
   a.tables->flops.has_shapes = true;
-  a.flops_operators.push_back({.name = "aten::mm", .calls = 2, .flops = 4e9, .device_ns = 900 + r});
+  a.lists->flops_operators.push_back(
+      {.name = "aten::mm", .calls = 2, .flops = 4e9, .device_ns = 900 + r});
   for (int k = 0; k < 2; ++k)
-    a.flops_shapes.push_back({.name = "aten::mm",
-                              .dims = fmt::format("[[{}, 8], [8, 8]]", 16 << k),
-                              .calls = 1,
-                              .flops = 2e9,
-                              .device_ns = 400 * (k + 1) + r % 5});
-  a.candidates.push_back({.key = "low_utilization", .rank = r, .figure = 30.0 + r % 3});
-  a.operators_by_shape = a.operators;
+    a.lists->flops_shapes.push_back({.name = "aten::mm",
+                                     .dims = fmt::format("[[{}, 8], [8, 8]]", 16 << k),
+                                     .calls = 1,
+                                     .flops = 2e9,
+                                     .device_ns = 400 * (k + 1) + r % 5});
+  a.lists->candidates.push_back({.key = "low_utilization", .rank = r, .figure = 30.0 + r % 3});
+  a.lists->operators_by_shape = a.lists->operators;
   a.tables->hta.top_kernels.push_back({.name = "gemm0", .count = 3, .sum_ns = 1500});
-  a.operators_by_shape[0].input_dims = "[[2, 3]]";
+  a.lists->operators_by_shape[0].input_dims = "[[2, 3]]";
   DeviceMemory d;
   d.device = 0;
   d.series->curve = {{.ts_ns = 10, .allocated = 100}, {.ts_ns = 20, .allocated = 300 + r}};
@@ -67,8 +69,8 @@ RankAnalysis Rank(int64_t r) {
   a.memory.devices[0].series->role_timeline = {{.time = 12, .bytes = {}}};
   a.memory.op_names = {{7, "aten::empty"}};
   a.memory.allocations.push_back({.device = 0, .op = 7, .bytes = 32, .alloc_ns = 16});
-  a.operators_by_stack = a.operators;
-  a.operators_by_stack[1].call_stack = "train.py(12): step";
+  a.lists->operators_by_stack = a.lists->operators;
+  a.lists->operators_by_stack[1].call_stack = "train.py(12): step";
   a.tables->idle.idle_ns = 40 + r;
   a.gpu_ns = 10000;
   a.tables->idle.largest.push_back({.device = 0, .begin_ns = 5, .end_ns = 25 + r, .host = "sleep"});
@@ -253,8 +255,8 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
   auto [kept, spilled, store] = Spilled(MakeRanks(kInlineRanks + 4));
   ASSERT_NE(store, nullptr);
   const RankAnalysis& a = spilled.analyses[3];
-  EXPECT_FALSE(a.memory.devices[0].series);  // out of memory, its counts kept
-  EXPECT_TRUE(a.memory.allocations.empty() && a.operators_by_shape.empty());
+  EXPECT_FALSE(a.memory.devices[0].series);               // out of memory, its counts kept
+  EXPECT_TRUE(a.memory.allocations.empty() && !a.lists);  // the lists' box let go
   EXPECT_EQ(a.memory.devices[0].curve_points, 2u);
   EXPECT_EQ(a.memory.devices[0].role_points, 1u);
   EXPECT_EQ(ShapeRows(a), 3);
@@ -271,7 +273,7 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
                                  }),
             files.end());
   EXPECT_TRUE(a.memory.allocations.empty()) << "let go again once written";
-  EXPECT_TRUE(a.modules.empty());
+  EXPECT_FALSE(a.lists);
   EXPECT_NE(files[0].find("\"device_coverage_pct\""), std::string::npos);
 }
 
@@ -318,7 +320,8 @@ TEST(ManyRanks, RecordsLetGoOnceWrittenLeaveTheSameFiles) {
   Ranks in = MakeRanks(kInlineRanks + 8);
   for (RankAnalysis& a : in.analyses) {
     for (int k = 0; k < 400; ++k)  // a record of ten pages or so
-      a.operators_by_shape.push_back({.name = fmt::format("aten::op_with_a_long_name_{}", k)});
+      a.lists->operators_by_shape.push_back(
+          {.name = fmt::format("aten::op_with_a_long_name_{}", k)});
     a.overview.steps.push_back({.step = "ProfilerStep#3", .total_ns = 4000});
   }
   auto [kept, spilled, store] = Spilled(in);
@@ -370,11 +373,11 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
 TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
   RankAnalysis big = Rank(4), small = Rank(5);
   for (int k = 0; k < 40; ++k) {
-    big.operators_by_shape.push_back({.name = std::string(40, 'x'), .input_dims = "[[1]]"});
+    big.lists->operators_by_shape.push_back({.name = std::string(40, 'x'), .input_dims = "[[1]]"});
     big.memory.op_names.push_back({100 + k, "aten::a_rather_long_operator_name"});
   }
   big.tables->idle.largest[0].host = "a host range with a long name that the small rank lacks";
-  small.operators_by_shape.resize(1);
+  small.lists->operators_by_shape.resize(1);
   const std::string small_whole = EncodeDetail(small);
   const std::shared_ptr<DetailStore> store = DetailStore::Open();
   ASSERT_NE(store, nullptr);
@@ -383,7 +386,7 @@ TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
   { DetailHold hold(big); }  // read and let go: its lists kept for this thread
   DetailHold hold(small);
   EXPECT_EQ(EncodeDetail(small), small_whole);
-  EXPECT_EQ(small.operators_by_shape.size(), 1u);
+  EXPECT_EQ(small.lists->operators_by_shape.size(), 1u);
   EXPECT_GE(small.memory.op_names.capacity(), 41u) << "decoded into the big rank's lists";
 }
 
@@ -402,7 +405,7 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
         RankAnalysis& a = in.analyses[backwards ? in.analyses.size() - 1 - k : k];
         DetailHold hold(a);
         const bool whole = a.memory.allocations.size() == 2 && a.tables->idle.largest.size() == 1 &&
-                           a.operators_by_stack.size() == 3 && a.modules.size() == 3;
+                           a.lists->operators_by_stack.size() == 3 && a.lists->modules.size() == 3;
         partial += whole ? 0 : 1;
       }
     }
@@ -420,8 +423,9 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
 // here or given by another process, held or not.
 TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
   const RankAnalysis whole = Rank(3);
-  ASSERT_FALSE(whole.modules.empty() || whole.operators.empty() || whole.kernels.empty() ||
-               whole.flops_shapes.empty() || whole.candidates.empty());
+  ASSERT_FALSE(whole.lists->modules.empty() || whole.lists->operators.empty() ||
+               whole.lists->kernels.empty() || whole.lists->flops_shapes.empty() ||
+               whole.lists->candidates.empty());
   const std::shared_ptr<DetailStore> store = DetailStore::Open();
   ASSERT_NE(store, nullptr);
   RankAnalysis spilled = Rank(3), given = Rank(3);
@@ -459,16 +463,14 @@ TEST(ManyRanks, EachAcrossListIsReadBackAlone) {
     }
     EXPECT_LT(begin, a->spilled.bytes) << "the lists alone, not the record";
     EXPECT_EQ(lists(*a), expected);
-    EXPECT_TRUE(a->modules.empty() && a->operators.empty() && a->kernels.empty() &&
-                a->flops_shapes.empty() && a->candidates.empty() && !a->tables)
-        << "read into the scratch, not the analysis";
+    EXPECT_TRUE(!a->lists && !a->tables) << "read into the scratch, not the analysis";
     EXPECT_FALSE(a->memory.devices[0].series) << "the roles wait with the detail";
     EXPECT_EQ(FlopsRows(*a), 1);
     DetailHold hold(*a);
     EXPECT_EQ(lists(*a), expected);
   }
   std::vector<OperatorRow> unused;
-  EXPECT_EQ(&OperatorsOf(whole, unused), &whole.operators) << "not spilled: its own";
+  EXPECT_EQ(&OperatorsOf(whole, unused), &whole.lists->operators) << "not spilled: its own";
 }
 
 // A rank's top rows across ranks are those a stable sort puts first: ties go to the lower rank,
@@ -501,7 +503,7 @@ TEST(ManyRanks, DetailTakenApartIsGivenBackWholeOrSpilled) {
     RankSummary sent{.analysis = Rank(2)};
     const std::string detail = TakeDetail(sent.analysis);
     EXPECT_TRUE(sent.analysis.memory.allocations.empty());
-    EXPECT_TRUE(sent.analysis.modules.empty());
+    EXPECT_FALSE(sent.analysis.lists);
     StatusOr<RankSummary> got = DecodeSummary(EncodeSummary(sent));
     ASSERT_TRUE(got.ok());
     ASSERT_TRUE(GiveDetail(detail, to, got->analysis));

@@ -31,7 +31,7 @@ void AddMfuOperators(report::Section& s, const AnalyzeInput& in) {
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
         const FlopsResult& f = a.tables->flops;  // held
-        for (const FlopsRow& o : a.flops_operators) {
+        for (const FlopsRow& o : a.lists->flops_operators) {
           const bool timed = o.device_ns > 0;  // without GPU time there is no rate
           out.push_back({rank, o.name, std::string(PrecisionName(o.precision)), o.calls,
                          o.flops / 1e9, Seconds(o.device_ns),

@@ -59,7 +59,7 @@ void AddModuleSection(const AnalyzeInput& in, report::Report& r) {
                    report::TableKind::kTable,
                    [](const RankAnalysis& a, const std::string& rank,
                       std::vector<std::vector<report::Value>>& rows) {
-                     for (const ModuleRow& m : a.modules)
+                     for (const ModuleRow& m : a.lists->modules)
                        rows.push_back(report::MakeRow(
                            rank, std::string(2 * static_cast<size_t>(m.depth), ' ') + m.name,
                            m.path, static_cast<int64_t>(m.depth), m.calls, Seconds(m.host_ns),

@@ -82,7 +82,7 @@ struct Grouping {
   const char* title;
   report::Column column;
   const char* what;  // "shape", "call stack"
-  std::vector<OperatorRow> RankAnalysis::*rows;
+  std::vector<OperatorRow> RankLists::*rows;
   std::string OperatorRow::*text;
   int64_t (*count)(const RankAnalysis&);  // the rows' count, spilled or not (detail_store.h)
 };
@@ -95,7 +95,7 @@ report::Table& AddGrouped(report::Section& s, const AnalyzeInput& in, const Grou
       AddRankTable(s, in, g.id, g.title, cols, report::TableKind::kDetail,
                    [rows_of = g.rows, text = g.text](const RankAnalysis& a, const std::string& rank,
                                                      std::vector<std::vector<Value>>& out) {
-                     const std::vector<OperatorRow>& rows = a.*rows_of;
+                     const std::vector<OperatorRow>& rows = (*a.lists).*rows_of;
                      for (size_t k = 0; k < rows.size() && k < kMaxShapeRows; ++k) {
                        out.push_back(OperatorCells(rank, rows[k], &(rows[k].*text)));
                      }
@@ -120,7 +120,7 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
               "Operators by input shape",
               {"input_dims", "Input dims", Unit::kText, true, false, 120},
               "shape",
-              &RankAnalysis::operators_by_shape,
+              &RankLists::operators_by_shape,
               &OperatorRow::input_dims,
               &ShapeRows});
   const bool shapes =
@@ -134,7 +134,7 @@ void AddByShapeAndStack(report::Section& s, const AnalyzeInput& in) {
                 "Operators by call stack",
                 {"call_stack", "Call stack", Unit::kText, true, false, 120},
                 "call stack",
-                &RankAnalysis::operators_by_stack,
+                &RankLists::operators_by_stack,
                 &OperatorRow::call_stack,
                 &StackRows});
 }
@@ -199,7 +199,7 @@ void AddOperatorSection(const AnalyzeInput& in, report::Report& r) {
   AddRankTable(
       s, in, "operator_view", "Operators", OperatorColumns(), report::TableKind::kDetail,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
-        for (const OperatorRow& o : a.operators) out.push_back(OperatorCells(rank, o));
+        for (const OperatorRow& o : a.lists->operators) out.push_back(OperatorCells(rank, o));
       });
   const OperatorsAcrossRanks ops = ReadOperators(in);
   for (const auto& [row, rank] : ops.top.rows())
@@ -228,13 +228,14 @@ void AddKernelSection(const AnalyzeInput& in, report::Report& r) {
   report::Table& k = AddRankTable(
       s, in, "kernel_view", "Kernels", KernelColumns(false), report::TableKind::kDetail,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
-        for (const KernelRow& row : a.kernels) out.push_back(KernelCells(rank, row, false));
+        for (const KernelRow& row : a.lists->kernels) out.push_back(KernelCells(rank, row, false));
       });
   report::Table& ok = AddRankTable(
       s, in, "operator_kernel_view", "Kernels per operator", KernelColumns(true),
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& out) {
-        for (const KernelRow& row : a.operator_kernels) out.push_back(KernelCells(rank, row, true));
+        for (const KernelRow& row : a.lists->operator_kernels)
+          out.push_back(KernelCells(rank, row, true));
       });
   double tc_ns = 0, all_ns = 0;
   TopRows<KernelRow> ranked(kTopRows, [](const KernelRow& a, const KernelRow& b) {

@@ -141,7 +141,7 @@ void AddManyRanks(report::Section& s, const AnalyzeInput& in) {
       report::TableKind::kDetail,
       [](const RankAnalysis& a, const std::string& rank, std::vector<std::vector<Value>>& rows) {
         const PeakTflops& peak = a.tables->flops.peak;  // held
-        for (const ShapeRow& r : a.flops_shapes) rows.push_back(Row(rank, r, peak));
+        for (const ShapeRow& r : a.lists->flops_shapes) rows.push_back(Row(rank, r, peak));
       });
   AboveRoofline above;
   TopRows<ShapeRow> ranked(
