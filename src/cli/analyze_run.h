@@ -85,14 +85,15 @@ analysis::RankResults SummariseEach(
 // kRunUnreadable when no file could be read (said on stderr, as "skipped" when the input holds
 // `many` runs).
 inline constexpr int kRunUnreadable = -1;
-int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f, analysis::RankResults read,
+int ReportRun(analysis::RunInputs in, const AnalyzeFlags& f, analysis::RankResults read,
               const Options::Output& out, bool many, std::string* json);
 
 // Every run of the listing, each summarised by `summarise` (in file order; empty: SummariseEach
 // here) and reported with ReportRun; the exit code is the worst run's (kExitBadInput when none
 // could be read).
 using SummariseRunFn = std::function<analysis::RankResults(const trace::TraceRun&)>;
-int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
+// Each run's files move out of the listing as it is reported (InputsOfListedRun).
+int AnalyzeRuns(const AnalyzeFlags& f, trace::TraceListing& listing,
                 const SummariseRunFn& summarise = {});
 
 // DIR/<trace file name>.tpsum for each summary. Errors: the folder or a file cannot be written.

@@ -132,7 +132,7 @@ void KeepUntilExit(std::unique_ptr<analysis::RunResult> run) {
 
 }  // namespace
 
-int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f, analysis::RankResults read,
+int ReportRun(analysis::RunInputs in, const AnalyzeFlags& f, analysis::RankResults read,
               const Options::Output& out, bool many, std::string* json) {
   auto kept = analysis::KeepRun(in, std::move(read));
   if (!kept.ok()) {
@@ -151,7 +151,7 @@ int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f, analysis::Ra
     fmt::print(stderr, "trainprof: {}\n", w.message());
     return kExitNoOutput;
   }
-  auto run = analysis::ReportRun(std::move(*kept), in);
+  auto run = analysis::ReportRun(std::move(*kept), std::move(in));
   if (!run.ok()) {
     fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;
@@ -161,7 +161,7 @@ int ReportRun(const analysis::RunInputs& in, const AnalyzeFlags& f, analysis::Ra
   return code;
 }
 
-int AnalyzeRuns(const AnalyzeFlags& f, const trace::TraceListing& listing,
+int AnalyzeRuns(const AnalyzeFlags& f, trace::TraceListing& listing,
                 const SummariseRunFn& summarise) {
   const size_t n = listing.runs.size();
   // Each run is read, reported and let go before the next (a log dir may hold many big runs).

@@ -131,7 +131,7 @@ int RunMerge(AnalyzeFlags& f, const std::vector<std::string>& dirs, const std::s
   in.input = fmt::format("{}", fmt::join(dirs, ", "));
   analysis::ReadRunResult read;
   *read.summaries = std::move(*summaries);
-  auto run = analysis::ReportRun(std::move(read), in);
+  auto run = analysis::ReportRun(std::move(read), std::move(in));
   if (!run.ok()) {
     fmt::print(stderr, "trainprof: {}\n", run.status().message());
     return kExitBadInput;
