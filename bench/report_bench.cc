@@ -1,6 +1,7 @@
 // report.html, many ranks' CSV files and the run history: the page for the largest shared
 // trace's analysis (trace_diff_control, 35 MB of JSON), the CSVs of 1,000 copies of a real H100
-// rank (as `analyze` writes them for thousands of ranks), and `runs list` over 10 000 stored runs.
+// rank (as `analyze` writes them for thousands of ranks), report.json's head for 100,000 rank
+// files, and `runs list` over 10 000 stored runs.
 // TRAINPROF_BENCH_KEEP_DB=PATH leaves the 10 000-run database at PATH, so
 // scripts/report-benchmark.sh can time the whole `trainprof runs list` command on it.
 #include <benchmark/benchmark.h>
@@ -18,6 +19,7 @@
 #include "history/run_db.h"
 #include "report/csv.h"
 #include "report/html.h"
+#include "report/json.h"
 #include "report/terminal.h"
 #include "scratch_path.h"
 #include "trace/trace_files.h"
@@ -160,5 +162,24 @@ void BM_History_RunsList(benchmark::State& state) {
   state.SetLabel(fmt::format("{} runs stored", n));
 }
 BENCHMARK(BM_History_RunsList)->Arg(20)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// report.json's head for a run of N rank files: a meta line a file (files.N), nested as
+// dotted keys. Linear in N (the JSON tree it replaced searched the keys before each one).
+void BM_Json_HeadOfManyFiles(benchmark::State& state) {
+  report::Report r;
+  for (int64_t i = 0; i < state.range(0); ++i)
+    r.AddMeta(fmt::format("files.{}", i), fmt::format("/scratch/run/rank{}.json", i), false);
+  for (auto _ : state) {
+    std::ostringstream out;
+    report::JsonRenderer().Render(r, out);
+    benchmark::DoNotOptimize(out.str());
+  }
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_Json_HeadOfManyFiles)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "base/text.h"
 #include "report/json_value.h"
@@ -15,19 +17,6 @@ namespace trainprof::report {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Sets obj["a"]["b"]["c"] for the key "a.b.c".
-void SetDotted(Json& obj, const std::string& key, Json value) {
-  Json* cur = &obj;
-  size_t start = 0;
-  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
-    Json& next = (*cur)[key.substr(start, dot - start)];
-    if (!next.is_object()) next = Json::object();
-    cur = &next;
-    start = dot + 1;
-  }
-  (*cur)[key.substr(start)] = std::move(value);
-}
 
 Json RowsJson(const Table& t, const std::vector<std::vector<Value>>& rows) {
   Json out = Json::array();
@@ -80,6 +69,90 @@ void AppendValue(std::string& out, const Value& v) {
   } else {
     out += "null";
   }
+}
+
+// Dotted keys ("files.12" -> {"files": {"12": ...}}) nested as an ordered_json nests them set
+// one by one (obj["files"]["12"] = ...), and written the way its dump(1) writes that object,
+// without the object: a
+// 100,000-rank report's meta holds a line a file, and the JSON tree of them (a value, a key and
+// a copy of the path each, found by a linear search of the keys before it) cost more time and
+// memory than the rest of the report's head. A key's first appearance fixes its place; a later
+// leaf replaces what was there, a later key below a leaf turns it into an object.
+class DottedKeys {
+ public:
+  DottedKeys() : nodes_(1) {}
+  void Set(std::string_view key, const Value& value) {
+    uint32_t cur = 0;
+    for (size_t dot = key.find('.'); dot != std::string_view::npos; dot = key.find('.')) {
+      cur = Child(cur, key.substr(0, dot));
+      nodes_[cur].value = nullptr;  // an object, if it was a leaf
+      key.remove_prefix(dot + 1);
+    }
+    const uint32_t leaf = Child(cur, key);
+    Drop(leaf);
+    nodes_[leaf].value = &value;
+  }
+  // The object, its opening brace where `text` ends, at `level`; the text so far goes to `out`
+  // as it grows (a line a file of 100,000).
+  void Write(std::ostream& out, std::string& text, int level) const { Append(out, text, 0, level); }
+
+ private:
+  struct Node {
+    std::string_view key;
+    const Value* value = nullptr;  // null: an object
+    std::vector<uint32_t> children;
+  };
+  struct Key {
+    uint32_t parent;
+    std::string_view name;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>()(k.name) ^ (size_t{k.parent} * 0x9E3779B97F4A7C15u);
+    }
+  };
+  uint32_t Child(uint32_t parent, std::string_view name) {
+    auto [it, added] = index_.try_emplace({parent, name}, static_cast<uint32_t>(nodes_.size()));
+    if (!added) return it->second;
+    nodes_[parent].children.push_back(it->second);
+    nodes_.push_back({.key = name});
+    return it->second;
+  }
+  // The node's children forgotten (a leaf takes its place).
+  void Drop(uint32_t node) {
+    for (uint32_t c : nodes_[node].children) {
+      Drop(c);
+      index_.erase({node, nodes_[c].key});
+    }
+    nodes_[node].children.clear();
+  }
+  void Append(std::ostream& os, std::string& out, uint32_t node, int level) const;
+  std::vector<Node> nodes_;  // [0]: the object itself
+  std::unordered_map<Key, uint32_t, KeyHash> index_;
+};
+
+void DottedKeys::Append(std::ostream& os, std::string& out, uint32_t node, int level) const {
+  const Node& n = nodes_[node];
+  if (n.value != nullptr) return AppendValue(out, *n.value);
+  if (n.children.empty()) {
+    out += "{}";
+    return;
+  }
+  out += "{\n";
+  for (size_t i = 0; i < n.children.size(); ++i) {
+    Indent(out, level + 1);
+    AppendString(out, nodes_[n.children[i]].key);
+    out += ": ";
+    Append(os, out, n.children[i], level + 1);
+    out += i + 1 < n.children.size() ? ",\n" : "\n";
+    if (constexpr size_t kFlushBytes = 1 << 16; out.size() >= kFlushBytes) {
+      os << out;
+      out.clear();
+    }
+  }
+  Indent(out, level);
+  out += "}";
 }
 
 // rows as an array of {"<key>": value} objects whose opening bracket is at `level`.
@@ -246,6 +319,19 @@ void AppendSection(std::string& out, const Section& s, int level) {
   out += "}";
 }
 
+// `rest` written up to `marker` (a member of the head, `"key": {}`), then the member with
+// `keys` in place of its empty object; `rest` then starts after it.
+void WriteInPlaceOf(std::ostream& out, std::string_view& rest, std::string_view marker,
+                    const DottedKeys& keys) {
+  const size_t at = rest.find(marker);
+  const size_t key_end = marker.size() - 2;  // before "{}"
+  out << rest.substr(0, at + key_end);
+  std::string text;
+  keys.Write(out, text, 1);
+  out << text;
+  rest.remove_prefix(at + marker.size());
+}
+
 }  // namespace
 
 void JsonRenderer::Render(const Report& r, std::ostream& out) const {
@@ -253,12 +339,8 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
   j["schema_version"] = r.schema_version;
   j["kind"] = r.kind;
   j["title"] = r.title;
-  Json meta = Json::object();
-  for (const MetaEntry& m : r.meta) SetDotted(meta, m.key, ValueToJson(m.value));
-  j["meta"] = std::move(meta);
-  Json config = Json::object();
-  for (const auto& [k, v] : r.config) SetDotted(config, k, ValueToJson(v));
-  j["config"] = std::move(config);
+  j["meta"] = Json::object();     // written below from the dotted keys (DottedKeys)
+  j["config"] = Json::object();   // the same
   j["sections"] = Json::array();  // written one by one below: never the whole tree at once
   Json diags = Json::array();
   for (const Diagnostic& d : r.diagnostics) {
@@ -269,17 +351,23 @@ void JsonRenderer::Render(const Report& r, std::ostream& out) const {
   }
   j["diagnostics"] = std::move(diags);
   const std::string top = j.dump(1, ' ', false, Json::error_handler_t::replace);
+  std::string_view rest = top;
+  DottedKeys meta, config;
+  for (const MetaEntry& m : r.meta) meta.Set(m.key, m.value);
+  for (const auto& [k, v] : r.config) config.Set(k, v);
+  WriteInPlaceOf(out, rest, "\"meta\": {}", meta);
+  WriteInPlaceOf(out, rest, "\"config\": {}", config);
   const std::string_view empty = "\"sections\": []";
-  const size_t at = top.find(empty);
-  out << std::string_view(top).substr(0, at);
+  const size_t at = rest.find(empty);
+  out << rest.substr(0, at);
+  rest.remove_prefix(at + empty.size());
   out << "\"sections\": [";
   for (size_t i = 0; i < r.sections.size(); ++i) {
     std::string text;  // one section at a time: never the whole document in memory
     AppendSection(text, r.sections[i], 2);
     out << (i == 0 ? "\n  " : ",\n  ") << text;
   }
-  out << (r.sections.empty() ? "]" : "\n ]") << std::string_view(top).substr(at + empty.size())
-      << '\n';
+  out << (r.sections.empty() ? "]" : "\n ]") << rest << '\n';
 }
 
 std::string RenderJsonString(const Report& r) {

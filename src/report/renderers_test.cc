@@ -14,6 +14,7 @@
 #include "report/format.h"
 #include "report/json.h"
 #include "report/json_reader.h"
+#include "report/json_value.h"
 #include "report/terminal.h"
 #include "util/golden.h"
 
@@ -287,6 +288,55 @@ TEST(JsonRenderer, NestsDottedKeysAndKeepsSchemaVersion) {
   EXPECT_TRUE(j["sections"][1]["metrics"]["nothing"]["value"].is_null());
   EXPECT_EQ(j["sections"][1]["tables"][1]["kind"], "series");
   EXPECT_EQ(j["sections"][1]["tables"][1]["rows"][1]["v"], 12.25);
+}
+
+// The head's dotted keys, written without a JSON tree, read as nlohmann's ordered_json writes the
+// same keys set one by one: first appearances keep their place, a later leaf replaces an
+// object, a later key below a leaf makes it an object, escapes and odd values alike.
+TEST(JsonRenderer, DottedKeysAreWhatADomDumpWouldWrite) {
+  using OJson = nlohmann::ordered_json;
+  Report r;
+  r.kind = "analyze";
+  const std::vector<std::pair<std::string, Value>> keys = {
+      {"input", std::string("/runs/a")},
+      {"files.0", std::string("/runs/a/rank0.json")},
+      {"files.1", std::string("/runs/a/r\"an\tk1.json")},
+      {"host.name", std::string("node-1")},
+      {"files.10", int64_t{7}},
+      {"host", std::string("replaced")},  // an object replaced by a leaf
+      {"host.cores", int64_t{2}},
+      {"ratio", 0.1 + 0.2},
+      {"nan", std::nan("")},
+      {"none", Value()},
+      {"flag", false},
+      {"files.1", std::string("again")},  // a leaf replaced where it stands
+      {"a.b.c", std::string("deep")},
+      {"a.b", std::string("leaf")},
+      {"a.b.d", std::string("deeper")}};  // the leaf an object again, its old children gone
+  OJson meta = OJson::object(), config = OJson::object();
+  for (const auto& [k, v] : keys) {
+    r.AddMeta(k, v);
+    r.config.emplace_back("cfg." + k, v);
+    for (auto [obj, key] : {std::pair{&meta, k}, std::pair{&config, "cfg." + k}}) {
+      OJson* cur = obj;
+      std::string_view rest = key;
+      for (size_t dot = rest.find('.'); dot != rest.npos; dot = rest.find('.')) {
+        OJson& next = (*cur)[std::string(rest.substr(0, dot))];
+        if (!next.is_object()) next = OJson::object();
+        cur = &next;
+        rest.remove_prefix(dot + 1);
+      }
+      (*cur)[std::string(rest)] = ValueToJson(v);
+    }
+  }
+  OJson expected = {{"schema_version", r.schema_version}, {"kind", r.kind}, {"title", r.title}};
+  expected["meta"] = meta;
+  expected["config"] = config;
+  expected["sections"] = OJson::array();
+  expected["diagnostics"] = OJson::array();
+  EXPECT_EQ(RenderJsonString(r),
+            expected.dump(1, ' ', false, OJson::error_handler_t::replace) + "\n");
+  EXPECT_EQ(OJson::parse(RenderJsonString(r))["meta"]["a"]["b"].size(), 1u);
 }
 
 TEST(CsvRenderer, GoldenFiles) {
