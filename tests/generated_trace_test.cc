@@ -623,7 +623,8 @@ TEST(GeneratedTrace, MemoryView) {
   EXPECT_EQ(mem.events, 5);
   EXPECT_EQ(mem.unattributed, x.memory_unattributed);
   std::map<std::string, int64_t> self;
-  for (const analysis::OperatorMemory& o : mem.operators) self[m.names[o.op]] = o.self_increase;
+  for (const analysis::OperatorMemory& o : mem.lists->operators)
+    self[m.names[o.op]] = o.self_increase;
   EXPECT_EQ(self, x.memory_self_increase);
   ASSERT_EQ(mem.devices.size(), 1u);
   const analysis::DeviceMemory& d = mem.devices[0];
@@ -633,10 +634,10 @@ TEST(GeneratedTrace, MemoryView) {
   EXPECT_EQ(m.names[d.series->live_at_peak[0].op], "aten::addmm");
   EXPECT_EQ(d.series->live_at_peak[0].bytes, 8 * kMiB);
   EXPECT_EQ(d.live_unknown, 0);
-  ASSERT_EQ(mem.allocations.size(), 3u);
-  EXPECT_EQ(mem.allocations[0].free_ns - mem.allocations[0].alloc_ns, 540 * kUs);
-  EXPECT_EQ(mem.allocations[1].free_ns - mem.allocations[1].alloc_ns, 600 * kUs);
-  EXPECT_EQ(mem.allocations[2].free_ns, trace::kNone);
+  ASSERT_EQ(mem.lists->allocations.size(), 3u);
+  EXPECT_EQ(mem.lists->allocations[0].free_ns - mem.lists->allocations[0].alloc_ns, 540 * kUs);
+  EXPECT_EQ(mem.lists->allocations[1].free_ns - mem.lists->allocations[1].alloc_ns, 600 * kUs);
+  EXPECT_EQ(mem.lists->allocations[2].free_ns, trace::kNone);
   const report::Section* s = r.report.FindSection("memory");
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->FindTable("memory_curve_r0_gpu0"), nullptr);

@@ -231,10 +231,10 @@ void KeepNames(const trace::TraceModel& m, MemoryResult& r) {
   std::set<uint32_t> ids;
   for (const DeviceMemory& d : r.devices)
     for (const LiveBytes& l : d.series->live_at_peak) ids.insert(l.op);
-  for (const Allocation& a : r.allocations) ids.insert(a.op);
-  for (const OperatorMemory& o : r.operators) ids.insert(o.op);
+  for (const Allocation& a : r.lists->allocations) ids.insert(a.op);
+  for (const OperatorMemory& o : r.lists->operators) ids.insert(o.op);
   ids.erase(trace::kNoName);
-  for (uint32_t id : ids) r.op_names.emplace_back(id, m.names[id]);
+  for (uint32_t id : ids) r.lists->op_names.emplace_back(id, m.names[id]);
   r.t0_ns = m.memory_events.empty() ? 0 : m.memory_events.front().ts_ns;
   for (size_t i = 0; i < m.size(); ++i) r.t0_ns = std::min(r.t0_ns, m.ts_ns[i]);
 }
@@ -249,7 +249,7 @@ MemoryResult MemoryView(const TraceModel& m) {
   std::vector<uint8_t> origin;
   const std::vector<uint32_t> owner = Attribute(m, per_op, origin);
   r.unattributed = std::ranges::count(owner, kNoOp);
-  r.operators = OperatorRows(m, per_op);
+  r.lists->operators = OperatorRows(m, per_op);
   Matched matched = MatchAllocations(m, owner, origin);
   std::vector<size_t> peak_event;
   r.devices = Curves(m, &peak_event);
@@ -264,13 +264,14 @@ MemoryResult MemoryView(const TraceModel& m) {
     r.devices[i].role_points = static_cast<uint32_t>(s.role_timeline.size());
   }
   std::ranges::sort(r.devices, {}, &DeviceMemory::device);
-  r.allocations = Allocations(matched.log);
+  r.lists->allocations = Allocations(matched.log);
   r.frees_without_alloc = matched.frees_without_alloc;
   KeepNames(m, r);
   return r;
 }
 
 std::string MemoryResult::NameOf(uint32_t op) const {
+  const auto& op_names = lists->op_names;
   auto it = std::lower_bound(op_names.begin(), op_names.end(), op,
                              [](const auto& n, uint32_t id) { return n.first < id; });
   return it != op_names.end() && it->first == op ? it->second : std::string("(no operator)");

@@ -83,17 +83,24 @@ struct OperatorMemory {
 void ForEachMemoryEventStack(const trace::TraceModel& m,
                              const std::function<void(size_t, const std::vector<uint32_t>&)>& f);
 
-struct MemoryResult {
-  std::vector<DeviceMemory> devices;      // by device id
+// The view's lists that only the rank's own rows of the report read: while many ranks wait for
+// it they wait with the rank's detail in a scratch file, a box of the result (a pointer's
+// room, not three lists' headers).
+struct MemoryLists {
   std::vector<Allocation> allocations;    // by alloc time
   std::vector<OperatorMemory> operators;  // by device, then total increase, largest first
-  int64_t events = 0;                     // [memory] events read
-  int64_t unattributed = 0;               // events inside no cpu_op
-  int64_t frees_without_alloc = 0;        // frees of memory allocated before the trace
   // For the report once the model is gone: the names of the operators above (op id -> name,
-  // by id) and the trace's first timestamp, from which the report's times count.
+  // by id).
   std::vector<std::pair<uint32_t, std::string>> op_names;
-  int64_t t0_ns = 0;
+};
+
+struct MemoryResult {
+  std::vector<DeviceMemory> devices;  // by device id
+  base::Box<MemoryLists> lists;
+  int64_t events = 0;               // [memory] events read
+  int64_t unattributed = 0;         // events inside no cpu_op
+  int64_t frees_without_alloc = 0;  // frees of memory allocated before the trace
+  int64_t t0_ns = 0;                // the trace's first timestamp, from which the report counts
   // The operator's name; "(no operator)" for kNoName.
   std::string NameOf(uint32_t op) const;
 };

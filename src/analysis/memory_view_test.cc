@@ -53,12 +53,12 @@ trace::TraceModel MemoryModel() {
 
 const OperatorMemory& Op(const MemoryResult& r, const trace::TraceModel& m,
                          const std::string& name) {
-  auto it = std::ranges::find_if(r.operators, [&](const OperatorMemory& o) {
+  auto it = std::ranges::find_if(r.lists->operators, [&](const OperatorMemory& o) {
     return o.op != trace::kNoName && m.names[o.op] == name;
   });
-  EXPECT_NE(it, r.operators.end()) << name;
+  EXPECT_NE(it, r.lists->operators.end()) << name;
   static const OperatorMemory kEmpty;
-  return it == r.operators.end() ? kEmpty : *it;
+  return it == r.lists->operators.end() ? kEmpty : *it;
 }
 
 TEST(MemoryView, CurveAndPeakPerDevice) {
@@ -106,20 +106,20 @@ TEST(MemoryView, OperatorsSelfAndTotal) {
   EXPECT_EQ(relu.self_bytes, 40);
   EXPECT_EQ(relu.self_increase, -10);
   // By total increase, largest first.
-  EXPECT_EQ(m.names[r.operators.front().op], "aten::linear");
+  EXPECT_EQ(m.names[r.lists->operators.front().op], "aten::linear");
 }
 
 TEST(MemoryView, AllocationsMatchedByAddress) {
   const trace::TraceModel m = MemoryModel();
   const MemoryResult r = MemoryView(m);
-  ASSERT_EQ(r.allocations.size(), 4u);
-  EXPECT_EQ(m.names[r.allocations[0].op], "aten::linear");
-  EXPECT_EQ(r.allocations[0].bytes, 100);
-  EXPECT_EQ(r.allocations[0].alloc_ns, 120);
-  EXPECT_EQ(r.allocations[0].free_ns, 300);
-  EXPECT_EQ(r.allocations[1].free_ns, 800);    // addmm's @B, freed outside every op
-  EXPECT_EQ(r.allocations[2].free_ns, kNone);  // relu's @C: live at the end
-  EXPECT_EQ(r.allocations[3].op, trace::kNoName);
+  ASSERT_EQ(r.lists->allocations.size(), 4u);
+  EXPECT_EQ(m.names[r.lists->allocations[0].op], "aten::linear");
+  EXPECT_EQ(r.lists->allocations[0].bytes, 100);
+  EXPECT_EQ(r.lists->allocations[0].alloc_ns, 120);
+  EXPECT_EQ(r.lists->allocations[0].free_ns, 300);
+  EXPECT_EQ(r.lists->allocations[1].free_ns, 800);    // addmm's @B, freed outside every op
+  EXPECT_EQ(r.lists->allocations[2].free_ns, kNone);  // relu's @C: live at the end
+  EXPECT_EQ(r.lists->allocations[3].op, trace::kNoName);
   EXPECT_EQ(r.frees_without_alloc, 1);
 }
 
@@ -149,7 +149,7 @@ TEST(MemoryView, EmptyWithoutMemoryEvents) {
   const MemoryResult r = MemoryView(m);
   EXPECT_EQ(r.events, 0);
   EXPECT_TRUE(r.devices.empty());
-  EXPECT_TRUE(r.operators.empty());
+  EXPECT_TRUE(r.lists->operators.empty());
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ RankResults::RankResults(size_t files)
       // A row not yet read holds no tables nor lists: a default RankTables is 1.3 KB, 130 MB
       // for a hundred thousand rows before the first is read.
       analyses_(files, RankAnalysis{.tables = base::Box<RankTables>(nullptr),
-                                    .lists = base::Box<RankLists>(nullptr)}),
+                                    .lists = base::Box<RankLists>(nullptr),
+                                    .memory = {.lists = base::Box<MemoryLists>(nullptr)}}),
       origins_(files),
       origin_lock_(std::make_unique<std::mutex>()) {}
 RankResults::RankResults(RankResults&&) noexcept = default;

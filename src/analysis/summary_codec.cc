@@ -143,9 +143,9 @@ template <class A> void Fields(A& a, OperatorMemory& o) {
   a(o.op, o.device, o.calls, o.self_count, o.self_bytes, o.self_increase, o.total_count,
     o.total_bytes, o.total_increase);
 }
+template <class A> void Fields(A& a, MemoryLists& l) { a(l.allocations, l.operators, l.op_names); }
 template <class A> void Fields(A& a, MemoryResult& m) {
-  a(m.devices, m.allocations, m.operators, m.events, m.unattributed, m.frees_without_alloc,
-    m.op_names, m.t0_ns);
+  a(m.devices, m.lists, m.events, m.unattributed, m.frees_without_alloc, m.t0_ns);
 }
 template <class A> void Fields(A& a, PeakTflops& p) { a(p.gpu, p.fp32, p.tf32, p.fp16, p.fp8, p.fp4, p.hbm_tbps); }
 template <class A> void Fields(A& a, FlopsRow& f) {
@@ -374,7 +374,7 @@ namespace {
 
 // What of an analysis ranks/detail_store.h moves out: the lists that passes across ranks read
 // alone first, in AcrossList's order, then those only per-rank CSV rows read.
-// `r.lists` is present (the detail is in `r`).
+// `r.lists` and `r.memory.lists` are present (the detail is in `r`).
 template <class A>
 auto AcrossLists(A& a, RankAnalysis& r) {
   RankLists& l = *r.lists;
@@ -383,8 +383,9 @@ auto AcrossLists(A& a, RankAnalysis& r) {
 template <class A>
 auto ListsAfterAcross(A& a, RankAnalysis& r) {  // the rank's, not its devices'
   RankLists& l = *r.lists;
-  return a(l.flops_operators, r.memory.allocations, r.memory.operators, r.memory.op_names,
-           l.operator_kernels, l.operators_by_shape, l.operators_by_stack);
+  MemoryLists& m = *r.memory.lists;
+  return a(l.flops_operators, m.allocations, m.operators, m.op_names, l.operator_kernels,
+           l.operators_by_shape, l.operators_by_stack);
 }
 template <class A>
 void DetailAfterAcross(A& a, RankAnalysis& r) {
@@ -509,6 +510,7 @@ bool DecodeList(std::string_view bytes, RankTables& tables) {
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {
   std::vector<RankAnalysis>& spare = Spare();
   if (!a.lists) a.lists.emplace();
+  if (!a.memory.lists) a.memory.lists.emplace();
   if (!spare.empty()) {
     SwapLists(a, spare.back());
     spare.pop_back();
@@ -523,6 +525,7 @@ void FreeDetail(RankAnalysis& a) {
   Freer f;
   DetailFields(f, a);
   a.lists.reset();
+  a.memory.lists.reset();
 }
 
 void RecycleDetail(RankAnalysis& a) {

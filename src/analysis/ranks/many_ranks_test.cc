@@ -63,12 +63,12 @@ RankAnalysis Rank(int64_t r) {
   d.role_points = 1;
   d.series->live_at_peak = {{.op = trace::kNoName, .bytes = 64}};
   a.memory.devices.push_back(d);
-  a.memory.allocations.push_back({.device = 0, .bytes = 64, .alloc_ns = 15});
-  a.memory.operators.push_back({.device = 0, .calls = 1});
+  a.memory.lists->allocations.push_back({.device = 0, .bytes = 64, .alloc_ns = 15});
+  a.memory.lists->operators.push_back({.device = 0, .calls = 1});
   a.memory.events = 2;
   a.memory.devices[0].series->role_timeline = {{.time = 12, .bytes = {}}};
-  a.memory.op_names = {{7, "aten::empty"}};
-  a.memory.allocations.push_back({.device = 0, .op = 7, .bytes = 32, .alloc_ns = 16});
+  a.memory.lists->op_names = {{7, "aten::empty"}};
+  a.memory.lists->allocations.push_back({.device = 0, .op = 7, .bytes = 32, .alloc_ns = 16});
   a.lists->operators_by_stack = a.lists->operators;
   a.lists->operators_by_stack[1].call_stack = "train.py(12): step";
   a.tables->idle.idle_ns = 40 + r;
@@ -255,8 +255,8 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
   auto [kept, spilled, store] = Spilled(MakeRanks(kInlineRanks + 4));
   ASSERT_NE(store, nullptr);
   const RankAnalysis& a = spilled.analyses[3];
-  EXPECT_FALSE(a.memory.devices[0].series);               // out of memory, its counts kept
-  EXPECT_TRUE(a.memory.allocations.empty() && !a.lists);  // the lists' box let go
+  EXPECT_FALSE(a.memory.devices[0].series);  // out of memory, its counts kept
+  EXPECT_TRUE(!a.memory.lists && !a.lists);  // the lists' boxes let go
   EXPECT_EQ(a.memory.devices[0].curve_points, 2u);
   EXPECT_EQ(a.memory.devices[0].role_points, 1u);
   EXPECT_EQ(ShapeRows(a), 3);
@@ -272,7 +272,7 @@ TEST(ManyRanks, DetailSpilledToAScratchFileGivesTheSameReport) {
                                           f.find("\n11,") != f.npos;
                                  }),
             files.end());
-  EXPECT_TRUE(a.memory.allocations.empty()) << "let go again once written";
+  EXPECT_FALSE(a.memory.lists) << "let go again once written";
   EXPECT_FALSE(a.lists);
   EXPECT_NE(files[0].find("\"device_coverage_pct\""), std::string::npos);
 }
@@ -354,12 +354,12 @@ TEST(ManyRanks, HoldsOfSpilledDetailNest) {
     DetailHold outer(a);
     {
       DetailHold inner(a);
-      EXPECT_EQ(a.memory.allocations.size(), 2u);
+      EXPECT_EQ(a.memory.lists->allocations.size(), 2u);
     }
-    EXPECT_EQ(a.memory.allocations.size(), 2u) << "still held by the outer hold";
+    EXPECT_EQ(a.memory.lists->allocations.size(), 2u) << "still held by the outer hold";
     EXPECT_EQ(a.tables->idle.largest.at(0).host, "sleep");
   }
-  EXPECT_TRUE(a.memory.allocations.empty());
+  EXPECT_FALSE(a.memory.lists);
   // A spilled summary is written whole, as one never spilled.
   RankSummary whole{.analysis = Rank(2)}, out{.analysis = a};
   EXPECT_EQ(EncodeSummary(out), EncodeSummary(whole));
@@ -374,7 +374,7 @@ TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
   RankAnalysis big = Rank(4), small = Rank(5);
   for (int k = 0; k < 40; ++k) {
     big.lists->operators_by_shape.push_back({.name = std::string(40, 'x'), .input_dims = "[[1]]"});
-    big.memory.op_names.push_back({100 + k, "aten::a_rather_long_operator_name"});
+    big.memory.lists->op_names.push_back({100 + k, "aten::a_rather_long_operator_name"});
   }
   big.tables->idle.largest[0].host = "a host range with a long name that the small rank lacks";
   small.lists->operators_by_shape.resize(1);
@@ -387,7 +387,7 @@ TEST(ManyRanks, DetailLetGoIsDecodedIntoAgainAsNew) {
   DetailHold hold(small);
   EXPECT_EQ(EncodeDetail(small), small_whole);
   EXPECT_EQ(small.lists->operators_by_shape.size(), 1u);
-  EXPECT_GE(small.memory.op_names.capacity(), 41u) << "decoded into the big rank's lists";
+  EXPECT_GE(small.memory.lists->op_names.capacity(), 41u) << "decoded into the big rank's lists";
 }
 
 // The first hold of a rank reads it back outside the store's lock; a hold that comes meanwhile
@@ -404,7 +404,8 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
       for (size_t k = 0; k < in.analyses.size(); ++k) {
         RankAnalysis& a = in.analyses[backwards ? in.analyses.size() - 1 - k : k];
         DetailHold hold(a);
-        const bool whole = a.memory.allocations.size() == 2 && a.tables->idle.largest.size() == 1 &&
+        const bool whole = a.memory.lists->allocations.size() == 2 &&
+                           a.tables->idle.largest.size() == 1 &&
                            a.lists->operators_by_stack.size() == 3 && a.lists->modules.size() == 3;
         partial += whole ? 0 : 1;
       }
@@ -414,7 +415,7 @@ TEST(ManyRanks, HoldsFromTwoThreadsSeeTheWholeDetail) {
   walk(false);
   other.join();
   EXPECT_EQ(partial.load(), 0);
-  EXPECT_TRUE(in.analyses[5].memory.allocations.empty()) << "let go after the last hold";
+  EXPECT_FALSE(in.analyses[5].memory.lists) << "let go after the last hold";
 }
 
 // The pass across ranks reads a spilled rank's modules alone (the first bytes of its record),
@@ -502,14 +503,14 @@ TEST(ManyRanks, DetailTakenApartIsGivenBackWholeOrSpilled) {
   for (const std::shared_ptr<DetailStore>& to : {std::shared_ptr<DetailStore>(), store}) {
     RankSummary sent{.analysis = Rank(2)};
     const std::string detail = TakeDetail(sent.analysis);
-    EXPECT_TRUE(sent.analysis.memory.allocations.empty());
+    EXPECT_FALSE(sent.analysis.memory.lists);
     EXPECT_FALSE(sent.analysis.lists);
     StatusOr<RankSummary> got = DecodeSummary(EncodeSummary(sent));
     ASSERT_TRUE(got.ok());
     ASSERT_TRUE(GiveDetail(detail, to, got->analysis));
     EXPECT_EQ(got->analysis.spilled.store, to);
     if (to != nullptr) {
-      EXPECT_TRUE(got->analysis.memory.allocations.empty()) << "spilled";
+      EXPECT_FALSE(got->analysis.memory.lists) << "spilled";
       EXPECT_EQ(got->analysis.memory.devices[0].curve_points, 2u);
       EXPECT_EQ(ModuleRows(got->analysis), ModuleRows(whole.analysis));
     }

@@ -142,7 +142,7 @@ void AddAllocations(report::Section& s, const AnalyzeInput& in) {
       [](const RankAnalysis& an, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
         const int64_t t0 = an.memory.t0_ns;
-        for (const Allocation& a : an.memory.allocations) {
+        for (const Allocation& a : an.memory.lists->allocations) {
           const bool freed = a.free_ns != trace::kNone;
           rows.push_back(report::MakeRow(
               rank, MemoryDeviceName(a.device), OpName(an.memory, a.op), a.bytes,
@@ -170,7 +170,7 @@ void AddOperators(report::Section& s, const AnalyzeInput& in) {
       report::TableKind::kTable,
       [](const RankAnalysis& a, const std::string& rank,
          std::vector<std::vector<report::Value>>& rows) {
-        for (const OperatorMemory& o : a.memory.operators)
+        for (const OperatorMemory& o : a.memory.lists->operators)
           rows.push_back(report::MakeRow(rank, MemoryDeviceName(o.device), OpName(a.memory, o.op),
                                          o.calls, o.self_count, o.self_bytes, o.self_increase,
                                          o.total_count, o.total_bytes, o.total_increase));
