@@ -192,17 +192,20 @@ void RenderCsvOnlyTable(std::string& out, const Table& t) {
   out += "</details>";
 }
 
-void RenderTable(std::string& out, const Table& t) {
+// `rows`: how many the table has, of which `t.rows` holds at least the first kHtmlRowLimit (a
+// table made for the page alone need not make the rows it does not show). `csv`: its rows are
+// in <id>.csv too (else in report.json only), as the note on rows left out says.
+void RenderTable(std::string& out, const Table& t, size_t rows, bool csv) {
   if (t.csv_only) return RenderCsvOnlyTable(out, t);
-  const size_t shown = std::min(kHtmlRowLimit, t.rows.size());
+  const size_t shown = std::min(kHtmlRowLimit, rows);
   if (t.kind != TableKind::kTable) {
     out += "<details><summary>";
     AppendEscaped(out, t.title);
-    if (shown < t.rows.size()) {
-      fmt::format_to(std::back_inserter(out), " (first {} of {} rows; all in {}.csv)", shown,
-                     t.rows.size(), Escaped(t.id));
+    if (shown < rows) {
+      fmt::format_to(std::back_inserter(out), " (first {} of {} rows; all in {})", shown, rows,
+                     csv ? Escaped(t.id) + ".csv" : "report.json");
     } else {
-      fmt::format_to(std::back_inserter(out), " ({} rows)", t.rows.size());
+      fmt::format_to(std::back_inserter(out), " ({} rows)", rows);
     }
     out += "</summary>";
   }
@@ -228,11 +231,10 @@ void RenderTable(std::string& out, const Table& t) {
     out += "</tfoot>";
   }
   out += "</table></div>";
-  if (t.kind == TableKind::kTable && shown < t.rows.size()) {
+  if (t.kind == TableKind::kTable && shown < rows) {
     fmt::format_to(std::back_inserter(out),
-                   "<p class=\"note\">The first {} of {} rows; all are in {}.csv and "
-                   "report.json.</p>",
-                   shown, t.rows.size(), Escaped(t.id));
+                   "<p class=\"note\">The first {} of {} rows; all are in {}report.json.</p>",
+                   shown, rows, csv ? Escaped(t.id) + ".csv and " : "");
   }
   for (const std::string& n : t.notes) {
     out += "<p class=\"note\">";
@@ -241,6 +243,8 @@ void RenderTable(std::string& out, const Table& t) {
   }
   if (t.kind != TableKind::kTable) out += "</details>";
 }
+
+void RenderTable(std::string& out, const Table& t) { RenderTable(out, t, t.rows.size(), true); }
 
 void RenderFindings(std::string& out, const Report& r) {
   out +=
@@ -355,13 +359,15 @@ void RenderRunDetails(std::string& out, const Report& r) {
       "<h2>Run details</h2>";
   Section d;
   Table& meta = d.AddTable("meta", "Metadata", {{"key", "Key"}, {"value", "Value"}});
-  for (const MetaEntry& m : r.meta) meta.rows.push_back({m.key, FormatHuman(m.value, Unit::kText)});
-  RenderTable(out, meta);
+  // The rows shown only: a run of 100,000 files has a meta line a file.
+  for (size_t i = 0; i < r.meta.size() && i < kHtmlRowLimit; ++i)
+    meta.rows.push_back({r.meta[i].key, FormatHuman(r.meta[i].value, Unit::kText)});
+  RenderTable(out, meta, r.meta.size(), false);
   if (!r.config.empty()) {
     Table& cfg = d.AddTable("config", "Configuration", {{"key", "Key"}, {"value", "Value"}},
                             TableKind::kDetail);
     for (const auto& [k, v] : r.config) cfg.rows.push_back({k, FormatHuman(v, Unit::kText)});
-    RenderTable(out, cfg);
+    RenderTable(out, cfg, cfg.rows.size(), false);
   }
   out += "</section>";
 }

@@ -179,6 +179,19 @@ TEST(HtmlTest, LongTablesOfEveryKindAreCutWithANote) {
             2500u);
 }
 
+// A run of many files has a meta line a file: the page shows the first lines of Run details
+// and says the rest are in report.json (there is no meta.csv).
+TEST(HtmlTest, ManyMetaLinesAreCutAndSaidToBeInReportJson) {
+  Report r;
+  for (int64_t i = 0; i < 1500; ++i)
+    r.AddMeta(fmt::format("files.{}", i), fmt::format("/runs/a/rank{}.json", i), false);
+  const std::string html = RenderHtmlString(r);
+  EXPECT_NE(html.find("The first 1000 of 1500 rows; all are in report.json."), std::string::npos);
+  EXPECT_NE(html.find("/runs/a/rank999.json"), std::string::npos);
+  EXPECT_EQ(html.find("/runs/a/rank1000.json"), std::string::npos);
+  EXPECT_EQ(html.find("meta.csv"), std::string::npos);
+}
+
 // 1,000 ranks of 49 steps: one bar per pixel at most, and the slowest step still drawn with its
 // own label.
 TEST(HtmlTest, ManyBarsKeepTheLargestOfEachGroup) {
