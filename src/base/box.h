@@ -1,10 +1,10 @@
 // A value kept on the heap: where it is held it takes a pointer's room, and it can be let go
 // (reset) while its holder stays. A copy copies the value. Made for the part of a large
 // record that is read rarely and kept out of memory between reads (analysis/rank_analysis.h's
-// RankTables and RankLists, memory_view.h's DeviceSeries, which a rank of many waits for in a
-// scratch file). A box let go reads, through a const path, as a value made with the default
-// constructor (lists let go read as empty, as they did before they moved into boxes); through
-// a mutable one it is a bug, and aborts.
+// RankTables and RankLists, memory_view.h's DeviceSeries and MemoryLists, which a rank of many
+// waits for in a scratch file). A box let go reads, through a const path, as a value made with the
+// default constructor (lists let go read as empty, as they did before they moved into boxes);
+// through a mutable one it is a bug, and aborts.
 //
 //   base::Box<Tables> t;        // holds a Tables made with its default constructor
 //   t->rows.push_back(...);     // as a pointer
