@@ -7,7 +7,6 @@
 #include <bit>
 #include <cstring>
 #include <optional>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -399,52 +398,23 @@ void DetailFields(A& a, RankAnalysis& r) {
   DetailAfterAcross(a, r);
 }
 
-// Lets each list go, its memory too (the tables with their box).
-struct Freer {
-  template <class... T>
-  void operator()(T&... v) {
-    (Free(v), ...);
-  }
-  template <class T>
-  static void Free(T& v) {
-    v = T();
-  }
-  template <class T>
-  static void Free(base::Box<T>& v) {
-    v.reset();
-  }
+// The boxes of the detail lists a thread let go (RecycleDetail; its devices' series aside:
+// numbers, one allocation each), to decode into again on that thread: decoding assigns every
+// field into rows and strings that already have their memory. A CSV file of many ranks decodes
+// and lets go each rank's detail once; making and freeing its rows and strings anew was about a
+// tenth of that time.
+struct SpareDetail {
+  base::Box<RankTables> tables{nullptr};
+  base::Box<RankLists> lists{nullptr};
+  base::Box<MemoryLists> memory{nullptr};
 };
-
-struct Tie {
-  template <class... T>
-  auto operator()(T&... v) {
-    return std::tie(v...);
-  }
-};
-
-// The rank's detail lists (its devices' curves aside: numbers, one allocation each) swapped
-// between two analyses.
-void SwapLists(RankAnalysis& x, RankAnalysis& y) {
-  Tie tie;
-  auto xs = AcrossLists(tie, x);
-  auto ys = AcrossLists(tie, y);
-  xs.swap(ys);  // swaps what the references name
-  auto xl = ListsAfterAcross(tie, x);
-  auto yl = ListsAfterAcross(tie, y);
-  xl.swap(yl);
-}
-
-// Detail lists a thread let go (RecycleDetail), to decode into again on that thread: decoding
-// assigns every field into rows and strings that already have their memory. A CSV file of many
-// ranks decodes and lets go each rank's detail once; making and freeing its rows and strings
-// anew was about a tenth of that time.
 constexpr size_t kSpareDetails = 16;  // two chunks of CsvBatch
 // Only a rank whose record is smaller is kept: a thread keeps the lists of 16 such records at
 // most (a process that lives on, Python's, keeps its main thread's), and a big rank's lists cost
 // little to make again against its rows.
 constexpr int64_t kSpareRecordBytes = int64_t{1} << 20;
-std::vector<RankAnalysis>& Spare() {
-  thread_local std::vector<RankAnalysis> spare;
+std::vector<SpareDetail>& Spare() {
+  thread_local std::vector<SpareDetail> spare;
   return spare;
 }
 
@@ -508,30 +478,33 @@ bool DecodeList(std::string_view bytes, RankTables& tables) {
 }
 
 bool DecodeDetail(std::string_view bytes, RankAnalysis& a) {
-  std::vector<RankAnalysis>& spare = Spare();
-  if (!a.lists) a.lists.emplace();
-  if (!a.memory.lists) a.memory.lists.emplace();
+  std::vector<SpareDetail>& spare = Spare();
   if (!spare.empty()) {
-    SwapLists(a, spare.back());
+    a.tables = std::move(spare.back().tables);
+    a.lists = std::move(spare.back().lists);
+    a.memory.lists = std::move(spare.back().memory);
     spare.pop_back();
   }
+  if (!a.lists) a.lists.emplace();
+  if (!a.memory.lists) a.memory.lists.emplace();
   Decoder d(bytes);
   DetailFields(d, a);
   return !d.bad() && d.left() == 0;
 }
 
 void FreeDetail(RankAnalysis& a) {
-  if (!a.lists) return;  // let go already
-  Freer f;
-  DetailFields(f, a);
+  // Every field DetailFields names is in a box: the tables, the lists of rows, the Memory
+  // view's lists and each device's series.
+  a.tables.reset();
   a.lists.reset();
   a.memory.lists.reset();
+  for (DeviceMemory& d : a.memory.devices) d.series.reset();
 }
 
 void RecycleDetail(RankAnalysis& a) {
-  std::vector<RankAnalysis>& spare = Spare();
-  if (spare.size() < kSpareDetails && a.spilled.bytes <= kSpareRecordBytes)
-    SwapLists(a, spare.emplace_back());
+  std::vector<SpareDetail>& spare = Spare();
+  if (spare.size() < kSpareDetails && a.spilled.bytes <= kSpareRecordBytes && a.lists)
+    spare.push_back({std::move(a.tables), std::move(a.lists), std::move(a.memory.lists)});
   FreeDetail(a);
 }
 
